@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: Apache-2.0
+# Options, warnings, sanitizers and detection of the optional parts. Each optional part is
+# AUTO (use it when found), ON (fail configure when missing) or OFF.
+
+include(CMakeDependentOption)
+find_package(PkgConfig REQUIRED)
+
+option(RDMAVIDEO_BUILD_TESTS "Build the GoogleTest suites" ON)
+option(RDMAVIDEO_BUILD_BENCH "Build the benchmark helpers" ON)
+option(RDMAVIDEO_WERROR "Treat warnings as errors (CI turns this on)" OFF)
+set(RDMAVIDEO_SANITIZE "" CACHE STRING "Sanitizers for every target, e.g. address,undefined")
+
+set(RDMAVIDEO_WITH_VERBS AUTO CACHE STRING "rdma-core (libibverbs, librdmacm): AUTO, ON or OFF")
+set(RDMAVIDEO_WITH_CUDA AUTO CACHE STRING "CUDA toolkit: AUTO, ON or OFF")
+set(RDMAVIDEO_WITH_FFMPEG AUTO CACHE STRING "FFmpeg libav*: AUTO, ON or OFF")
+set(RDMAVIDEO_WITH_GSTREAMER AUTO CACHE STRING "GStreamer: AUTO, ON or OFF")
+set(RDMAVIDEO_WITH_SDL2 AUTO CACHE STRING "SDL2: AUTO, ON or OFF")
+
+add_compile_options(-Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wpointer-arith)
+if(RDMAVIDEO_WERROR)
+  add_compile_options(-Werror)
+endif()
+if(RDMAVIDEO_SANITIZE)
+  add_compile_options(-fsanitize=${RDMAVIDEO_SANITIZE} -fno-omit-frame-pointer
+                      -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${RDMAVIDEO_SANITIZE})
+endif()
+
+# Required dependencies: every one is a Debian package that scripts/setup.sh installs.
+find_package(Threads REQUIRED)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json REQUIRED)
+find_package(tl-expected REQUIRED)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+
+set(_rdmavideo_found "")
+set(_rdmavideo_missing "")
+
+# rdmavideo_optional(NAME VAR found-expression...) records a part as found or missing and
+# fails when the user forced it ON but it is missing.
+macro(rdmavideo_optional name var found)
+  if(${found})
+    set(RDMAVIDEO_HAVE_${name} ON)
+    list(APPEND _rdmavideo_found ${name})
+  else()
+    set(RDMAVIDEO_HAVE_${name} OFF)
+    if(${var} STREQUAL "ON")
+      message(FATAL_ERROR "${var}=ON but ${name} was not found")
+    endif()
+    if(${var} STREQUAL "OFF")
+      list(APPEND _rdmavideo_missing "${name} (disabled)")
+    else()
+      list(APPEND _rdmavideo_missing ${name})
+    endif()
+  endif()
+endmacro()
+
+if(NOT RDMAVIDEO_WITH_VERBS STREQUAL "OFF")
+  pkg_check_modules(IBVERBS IMPORTED_TARGET libibverbs)
+  pkg_check_modules(RDMACM IMPORTED_TARGET librdmacm)
+endif()
+set(_verbs_found FALSE)
+if(IBVERBS_FOUND AND RDMACM_FOUND)
+  set(_verbs_found TRUE)
+endif()
+rdmavideo_optional(rdma-core RDMAVIDEO_WITH_VERBS _verbs_found)
+
+if(NOT RDMAVIDEO_WITH_CUDA STREQUAL "OFF")
+  find_package(CUDAToolkit QUIET)
+endif()
+rdmavideo_optional(CUDA RDMAVIDEO_WITH_CUDA CUDAToolkit_FOUND)
+
+if(NOT RDMAVIDEO_WITH_FFMPEG STREQUAL "OFF")
+  pkg_check_modules(FFMPEG IMPORTED_TARGET libavformat libavcodec libavutil libswscale)
+endif()
+rdmavideo_optional(FFmpeg RDMAVIDEO_WITH_FFMPEG FFMPEG_FOUND)
+
+if(NOT RDMAVIDEO_WITH_GSTREAMER STREQUAL "OFF")
+  pkg_check_modules(GST IMPORTED_TARGET gstreamer-1.0 gstreamer-base-1.0 gstreamer-video-1.0)
+endif()
+rdmavideo_optional(GStreamer RDMAVIDEO_WITH_GSTREAMER GST_FOUND)
+
+if(NOT RDMAVIDEO_WITH_SDL2 STREQUAL "OFF")
+  pkg_check_modules(SDL2 IMPORTED_TARGET sdl2)
+endif()
+rdmavideo_optional(SDL2 RDMAVIDEO_WITH_SDL2 SDL2_FOUND)
+
+function(rdmavideo_print_summary)
+  string(REPLACE ";" ", " found "${_rdmavideo_found}")
+  string(REPLACE ";" ", " missing "${_rdmavideo_missing}")
+  message(STATUS "rdmavideo ${PROJECT_VERSION} (${CMAKE_BUILD_TYPE})")
+  message(STATUS "  found:   ${found}")
+  message(STATUS "  missing: ${missing}")
+  if(RDMAVIDEO_SANITIZE)
+    message(STATUS "  sanitizers: ${RDMAVIDEO_SANITIZE}")
+  endif()
+endfunction()

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "rdmavideo/transport.hpp"
+
+namespace rdmavideo::receiver {
+
+struct Options {
+  Endpoint listen;
+  TransportKind transport = TransportKind::automatic;
+  uint32_t ring = 8;
+  std::string output;  // "" null sink, "-" stdout, else a file
+  bool verify = false;
+  std::optional<uint64_t> frames;
+  std::string stats_json;
+  bool quiet = false;
+};
+
+/// Parses the command line. Returns the exit code when the program should stop now.
+std::optional<int> parse_options(int argc, char** argv, Options& options);
+
+}  // namespace rdmavideo::receiver

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "raw_output.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+namespace rdmavideo::receiver {
+
+Result<RawOutput> RawOutput::open(const std::string& path) {
+  RawOutput out;
+  out.path_ = path;
+  if (path == "-") {
+    out.fd_ = STDOUT_FILENO;
+    return out;
+  }
+  out.fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out.fd_ < 0) return Unexpected(system_error(fmt::format("--output {}: open", path), errno));
+  out.owned_ = true;
+  return out;
+}
+
+Result<void> RawOutput::write_all(const std::byte* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd_, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Unexpected(system_error(fmt::format("--output {}: write", path_), errno));
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return {};
+}
+
+Result<void> RawOutput::write(const proto::StreamStart& format, std::span<const std::byte> frame) {
+  auto canonical = canonical_layout(format.pixel_format, format.width, format.height);
+  if (!canonical) return Unexpected(canonical.error());
+  bool packed = canonical->frame_bytes == format.layout.frame_bytes;
+  for (int p = 0; packed && p < canonical->plane_count; ++p) {
+    packed = canonical->planes[p].offset == format.layout.planes[p].offset &&
+             canonical->planes[p].stride == format.layout.planes[p].stride;
+  }
+  if (packed) return write_all(frame.data(), frame.size());
+  for (int p = 0; p < format.layout.plane_count; ++p) {
+    const Plane& plane = format.layout.planes[p];
+    const uint32_t row_bytes = canonical->planes[p].stride;
+    for (uint32_t row = 0; row < plane.rows; ++row) {
+      const auto* src = frame.data() + plane.offset + size_t{row} * plane.stride;
+      if (auto ok = write_all(src, row_bytes); !ok) return ok;
+    }
+  }
+  return {};
+}
+
+RawOutput::~RawOutput() {
+  if (auto ok = close(); !ok) {
+    // The caller skipped close(): say what was lost rather than nothing.
+    std::fprintf(stderr, "rdmavideo-recv: %s\n", ok.error().message().c_str());
+  }
+}
+
+Result<void> RawOutput::close() {
+  if (!owned_ || fd_ < 0) return {};
+  const int fd = std::exchange(fd_, -1);
+  if (fsync(fd) != 0 && errno != EINVAL) {
+    const int err = errno;
+    ::close(fd);
+    return Unexpected(system_error(fmt::format("--output {}: fsync", path_), err));
+  }
+  if (::close(fd) != 0) return Unexpected(system_error(fmt::format("--output {}: close", path_), errno));
+  return {};
+}
+
+}  // namespace rdmavideo::receiver

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+// rdmavideo-send: reads or generates frames and sends them into a receiver's ring.
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <thread>
+
+#include "options.hpp"
+#include "rdmavideo/frame_sender.hpp"
+#include "rdmavideo/log.hpp"
+#include "rdmavideo/test_pattern.hpp"
+
+namespace rdmavideo::sender {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+std::atomic<bool> g_stop{false};
+
+void on_signal(int) { g_stop = true; }
+
+void install_signal_handlers() {
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;  // no SA_RESTART: blocking calls return EINTR
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+// A frame source: the test pattern, or raw frames read from stdin.
+class Source {
+ public:
+  Source(const Options& options, const proto::StreamStart& format) {
+    if (options.testsrc) {
+      pattern_.emplace(format);
+    } else {
+      buffer_.resize(format.layout.frame_bytes);
+    }
+  }
+
+  // The next frame, empty at the end of input; an error for a truncated frame.
+  Result<std::span<const std::byte>> next(uint64_t sequence) {
+    if (pattern_) return std::span<const std::byte>(pattern_->frame(sequence));
+    size_t done = 0;
+    while (done < buffer_.size()) {
+      const ssize_t n = read(STDIN_FILENO, buffer_.data() + done, buffer_.size() - done);
+      if (n == 0) break;
+      if (n < 0) {
+        if (errno == EINTR && !g_stop) continue;
+        if (errno == EINTR) return std::span<const std::byte>{};
+        return Unexpected(system_error("stdin: read", errno));
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (done == 0) return std::span<const std::byte>{};
+    if (done < buffer_.size()) {
+      return make_error(ErrorCode::invalid_argument,
+                        "stdin: truncated frame {}: got {} of {} bytes (check -s and --pix-fmt)",
+                        sequence, done, buffer_.size());
+    }
+    return std::span<const std::byte>(buffer_);
+  }
+
+ private:
+  std::optional<TestPattern> pattern_;
+  std::vector<std::byte> buffer_;
+};
+
+int run(const Options& o) {
+  auto format = proto::make_stream_start(o.pix_fmt, o.width, o.height, o.rate);
+  if (!format) {
+    log().error("rdmavideo-send: {}", format.error().message());
+    return 2;
+  }
+  format->name = o.name;
+  if (o.realtime) format->flags |= proto::kStreamLive;
+  if (o.checksum) format->flags |= proto::kStreamChecksums;
+  if (o.testsrc) format->flags |= proto::kStreamTestPattern;
+  Source source(o, *format);
+
+  ConnectOptions connect_options;
+  connect_options.endpoint = o.connect;
+  connect_options.max_frame_bytes = format->layout.frame_bytes;
+  auto connection = connect(o.transport, connect_options);
+  if (!connection) {
+    log().error("{}", connection.error().message());
+    return 1;
+  }
+  auto& conn = **connection;
+  const std::string who = fmt::format("send {} \"{}\"", conn.peer(), o.name);
+  log().info("[{}] connected over {}{}; {}x{} {} at {} fps, {} bytes a frame, {}", who,
+             to_string(conn.kind()), o.transport == TransportKind::automatic ? " (auto)" : "",
+             o.width, o.height, name(o.pix_fmt), to_string(o.rate), format->layout.frame_bytes,
+             o.realtime ? "real time, dropping when the receiver is behind" : "no drops");
+  auto ring = conn.start_stream(*format);
+  if (!ring) {
+    log().error("{}", ring.error().message());
+    return 1;
+  }
+  log().debug("[{}] ring of {} slots", who, ring->slot_count);
+
+  stats::TransferStats stats;
+  stats::StatusLine status(fmt::format("[{}]", who), !o.quiet);
+  FrameSender sender(conn, {o.realtime, o.checksum}, stats, &g_stop);
+  const auto start = Clock::now();
+  const double period_s = 1.0 / o.rate.value();
+  int exit_code = 0;
+  bool receiver_ended = false;
+  uint64_t sequence = 0;
+  for (; !g_stop; ++sequence) {
+    if (o.frames && sequence >= *o.frames) break;
+    const auto now = Clock::now();
+    if (o.duration_s && std::chrono::duration<double>(now - start).count() >= *o.duration_s) break;
+    auto ready = now;
+    if (o.realtime) {
+      ready = start + std::chrono::duration_cast<Clock::duration>(
+                          std::chrono::duration<double>(period_s * static_cast<double>(sequence)));
+      std::this_thread::sleep_until(ready);
+    }
+    auto frame = source.next(sequence);
+    if (!frame) {
+      log().error("rdmavideo-send: {}", frame.error().message());
+      exit_code = 1;
+      break;
+    }
+    if (frame->empty()) break;  // end of input
+    const auto pts_ns = static_cast<int64_t>(static_cast<double>(sequence) * period_s * 1e9);
+    auto outcome = sender.send(*frame, sequence, pts_ns, ready);
+    if (!outcome) {
+      status.finish();
+      log().error("{}", outcome.error().message());
+      exit_code = 1;
+      break;
+    }
+    if (*outcome == FrameSender::Outcome::receiver_ended) {
+      receiver_ended = true;
+      break;
+    }
+    if (*outcome == FrameSender::Outcome::stopped) break;
+    status.maybe_print(stats);
+  }
+  status.finish();
+  // Also after a bad input frame: the receiver keeps every frame sent so far.
+  if (auto ok = conn.end_stream({stats.frames, stats.dropped}); !ok && exit_code == 0) {
+    log().error("{}", ok.error().message());
+    exit_code = 1;
+  }
+  stats.finish();
+  if (receiver_ended) log().info("[{}] the receiver ended the stream", who);
+  const stats::StreamFacts facts{std::string(to_string(conn.kind())), o.width, o.height,
+                                 std::string(name(o.pix_fmt)), to_string(o.rate), conn.peer()};
+  log().info("[{}] sent {}", who, stats::summary_text(stats, facts));
+  if (!o.stats_json.empty() && !stats::write_summary(o.stats_json, stats, facts)) exit_code = 1;
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace rdmavideo::sender
+
+int main(int argc, char** argv) {
+  using namespace rdmavideo::sender;
+  Options options;
+  if (auto code = parse_options(argc, argv, options)) return *code;
+  install_signal_handlers();
+  try {
+    return run(options);
+  } catch (const std::exception& e) {
+    rdmavideo::log().error("rdmavideo-send: {}", e.what());
+    return 1;
+  }
+}

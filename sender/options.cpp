@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+namespace rdmavideo::sender {
+
+std::optional<int> parse_options(int argc, char** argv, Options& o) {
+  CLI::App app{"rdmavideo-send: send raw video frames into a receiver's ring (RDMA or TCP)",
+               "rdmavideo-send"};
+  app.set_config("--config", "", "Read options from a TOML file (see configs/)");
+  std::string connect, transport = "auto", size, rate, pix_fmt = "uyvy422";
+  app.add_option("--connect", connect, "Receiver address, HOST:PORT")->required();
+  app.add_option("--transport", transport, "auto, tcp or verbs")->capture_default_str();
+  auto* testsrc = app.add_flag("--testsrc", o.testsrc, "Send the built-in moving test pattern");
+  auto* input = app.add_option("-i", o.input, "Input: - reads raw frames from stdin");
+  testsrc->excludes(input);
+  app.add_option("-s", size, "Frame size WxH (default 1920x1080)");
+  app.add_option("-r", rate, "Frame rate: 60, 59.94, 30000/1001 (default 60)");
+  app.add_option("--pix-fmt", pix_fmt, "Pixel format: " + pixel_format_names())
+      ->capture_default_str();
+  auto* frames = app.add_option("--frames", o.frames, "Stop after N source frames");
+  app.add_option("--duration", o.duration_s, "Stop after SEC seconds")->check(CLI::PositiveNumber);
+  auto* realtime = app.add_flag("--realtime", o.realtime,
+                                "Pace at -r and drop frames when the receiver has no free slot");
+  bool no_drop = false;
+  auto* nodrop = app.add_flag("--no-drop", no_drop,
+                              "Never drop: wait for the receiver (the default)");
+  realtime->excludes(nodrop);
+  app.add_flag("--checksum", o.checksum, "Send an XXH3-64 checksum with every frame");
+  app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
+  app.add_option("--name", o.name, "Stream name shown by the receiver");
+  app.add_flag("--quiet", o.quiet, "No status line");
+  (void)frames;
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "rdmavideo-send: %s (see --help)\n", e.what());
+    return 2;
+  }
+  auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "rdmavideo-send: %s\n", message.c_str());
+    return 2;
+  };
+  if (!o.testsrc && o.input.empty()) return fail("no source: give --testsrc or -i -");
+  if (!o.input.empty() && o.input != "-") {
+    return fail("-i " + o.input +
+                ": this build reads raw frames from stdin only (-i -); file and device inputs "
+                "need the FFmpeg source");
+  }
+  auto endpoint = parse_endpoint(connect, false);
+  if (!endpoint) return fail("--connect " + endpoint.error().message());
+  o.connect = *endpoint;
+  auto kind = parse_transport(transport);
+  if (!kind) return fail("--transport \"" + transport + "\" unknown (auto, tcp or verbs)");
+  o.transport = *kind;
+  if (!size.empty()) {
+    auto wh = parse_size(size);
+    if (!wh) return fail("-s \"" + size + "\" is not WIDTHxHEIGHT");
+    std::tie(o.width, o.height) = *wh;
+  }
+  if (!rate.empty()) {
+    auto r = parse_frame_rate(rate);
+    if (!r) return fail("-r \"" + rate + "\" is not a frame rate (60, 59.94, 30000/1001)");
+    o.rate = *r;
+  }
+  auto format = parse_pixel_format(pix_fmt);
+  if (!format) return fail("--pix-fmt \"" + pix_fmt + "\" unknown; known: " + pixel_format_names());
+  o.pix_fmt = *format;
+  if (auto layout = canonical_layout(o.pix_fmt, o.width, o.height); !layout) {
+    return fail("-s " + layout.error().message());
+  }
+  if (o.name.empty()) o.name = o.testsrc ? "testsrc" : "stdin";
+  return std::nullopt;
+}
+
+}  // namespace rdmavideo::sender

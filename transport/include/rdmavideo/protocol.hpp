@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// The wire protocol: fixed-layout little-endian messages, each a 16-byte Header followed by
+// a body. docs/protocol.md is the specification; the struct and field names here are the
+// names used there and in error messages.
+//
+// decode_header() and decode() check every field that can be checked without knowing the
+// connection's state (magic, version, lengths, ranges, format sanity) and name the first bad
+// field in the error. Checks that need state (is this slot granted? does the frame fit the
+// slot?) belong to the ring and the transports. encode() never fails for a message that
+// decode() would accept. All functions are pure and thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "rdmavideo/format.hpp"
+#include "rdmavideo/result.hpp"
+
+namespace rdmavideo::proto {
+
+inline constexpr uint32_t kMagic = 0x46564452;  // "RDVF" in memory order
+inline constexpr uint16_t kVersion = 1;         // the only version this build speaks
+inline constexpr uint16_t kMinVersion = 1;
+inline constexpr size_t kHeaderBytes = 16;
+inline constexpr uint32_t kMaxBodyBytes = 65536;
+inline constexpr uint32_t kMaxRingSlots = 1024;
+inline constexpr size_t kNameBytes = 64;
+inline constexpr size_t kSoftwareBytes = 32;
+inline constexpr size_t kMaxErrorText = 1024;
+
+enum class MessageType : uint16_t {
+  Hello = 1,
+  HelloAck = 2,
+  StreamStart = 3,
+  RingInfo = 4,
+  FrameWritten = 5,
+  CreditReturn = 6,
+  Keepalive = 7,
+  EndOfStream = 8,
+  Error = 9,
+};
+std::string_view to_string(MessageType type);
+
+struct Header {
+  uint16_t version = kVersion;
+  MessageType type = MessageType::Keepalive;
+  uint32_t length = 0;  ///< body bytes that follow the header (never the frame payload)
+};
+
+/// Capability and stream flags.
+inline constexpr uint32_t kCapChecksum = 1u << 0;  // Hello/HelloAck: can verify checksums
+
+inline constexpr uint32_t kStreamLive = 1u << 0;       // source is real-time; drops allowed
+inline constexpr uint32_t kStreamChecksums = 1u << 1;  // every FrameWritten has a checksum
+inline constexpr uint32_t kStreamTestPattern = 1u << 2;  // payload is the built-in pattern
+inline constexpr uint32_t kStreamKnownFlags = kStreamLive | kStreamChecksums | kStreamTestPattern;
+
+inline constexpr uint32_t kFrameHasChecksum = 1u << 0;
+
+/// Sender -> receiver, first message: which versions it speaks and what it needs.
+struct Hello {
+  uint16_t min_version = kMinVersion;
+  uint16_t max_version = kVersion;
+  uint32_t flags = 0;
+  uint64_t max_frame_bytes = 0;  ///< largest frame the sender will send
+  uint32_t credits_requested = 0;
+  std::string software;  ///< e.g. "rdmavideo 0.1.0"; at most kSoftwareBytes - 1
+};
+
+/// Receiver -> sender: the chosen version and the receiver's limits.
+struct HelloAck {
+  uint16_t version = kVersion;
+  uint32_t flags = 0;
+  uint64_t max_frame_bytes = 0;  ///< largest frame the receiver accepts
+  uint32_t credits = 0;          ///< ring slots the receiver will grant
+  std::string software;
+};
+
+/// Sender -> receiver: the format of the frames that follow. May be sent again to change
+/// format; the receiver answers each with a RingInfo for a new ring epoch.
+struct StreamStart {
+  uint32_t stream_id = 0;
+  PixelFormat pixel_format = PixelFormat::uyvy;
+  uint32_t width = 0;
+  uint32_t height = 0;
+  Rational frame_rate{};
+  uint32_t flags = 0;
+  FrameLayout layout{};
+  std::string name;  ///< at most kNameBytes - 1 bytes, no control characters
+};
+
+/// Receiver -> sender: the ring the sender writes into.
+struct RingInfo {
+  uint32_t ring_epoch = 0;   ///< the stream_id this ring answers
+  uint32_t slot_count = 0;   ///< 1..kMaxRingSlots
+  uint64_t slot_bytes = 0;   ///< usable bytes per slot, at least the frame
+  uint64_t slot_stride = 0;  ///< bytes between slot starts (verbs addressing)
+  uint64_t base_addr = 0;    ///< verbs: remote address of slot 0; TCP: 0
+  uint32_t rkey = 0;         ///< verbs: remote key of the ring; TCP: 0
+};
+
+/// Sender -> receiver: a frame is in a slot (verbs) or follows this message (TCP: exactly
+/// `bytes` payload bytes after the body).
+struct FrameWritten {
+  uint32_t ring_epoch = 0;
+  uint32_t slot = 0;
+  uint64_t sequence = 0;  ///< frame number from the source, dropped frames included
+  int64_t pts_ns = 0;     ///< presentation time from the source
+  uint64_t sent_ns = 0;   ///< sender's CLOCK_REALTIME as the frame's write began
+  uint32_t bytes = 0;     ///< payload bytes; equals StreamStart's frame_bytes
+  uint32_t flags = 0;
+  uint64_t checksum = 0;  ///< XXH3-64 of the payload when kFrameHasChecksum
+};
+
+/// Receiver -> sender: slots the sender may write again (batched credits).
+struct CreditReturn {
+  uint32_t ring_epoch = 0;
+  std::vector<uint32_t> slots;
+};
+
+/// Either way, when nothing else was sent for a while; proves the peer is alive.
+struct Keepalive {
+  uint64_t sent_ns = 0;
+};
+
+/// Sender -> receiver: no more frames. Receiver -> sender: stop, I have what I wanted.
+struct EndOfStream {
+  uint64_t frames = 0;
+  uint64_t dropped = 0;
+};
+
+/// Either way, before closing: why.
+struct ErrorMessage {
+  ErrorCode code = ErrorCode::protocol;
+  std::string text;
+};
+
+using Message = std::variant<Hello, HelloAck, StreamStart, RingInfo, FrameWritten,
+                             CreditReturn, Keepalive, EndOfStream, ErrorMessage>;
+
+MessageType type_of(const Message& message);
+
+Result<Header> decode_header(std::span<const std::byte> bytes);
+/// Decodes a body of exactly header.length bytes.
+Result<Message> decode(const Header& header, std::span<const std::byte> body);
+
+/// Appends header and body to out.
+void encode(const Message& message, std::vector<std::byte>& out);
+std::vector<std::byte> encode(const Message& message);
+
+/// The stream's format as a StreamStart without id, flags or name.
+Result<StreamStart> make_stream_start(PixelFormat format, uint32_t width, uint32_t height,
+                                      Rational frame_rate);
+
+}  // namespace rdmavideo::proto

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// Transfer statistics: counters, a latency histogram, the once-a-second status line and the
+// JSON summary that --stats-json writes.
+//
+// TransferStats is owned by one thread (the one moving frames); the status line is printed
+// from that thread too, by calling StatusLine::maybe_print() in its loop.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+namespace rdmavideo::stats {
+
+/// Log-linear histogram of durations in nanoseconds: 64 sub-buckets per power of two, so a
+/// percentile is within about 1.6% of the true value. Constant memory, O(1) record.
+class LatencyHistogram {
+ public:
+  void record_ns(uint64_t ns);
+  uint64_t count() const { return count_; }
+  uint64_t max_ns() const { return max_; }
+  /// The value at or below which `fraction` (0..1) of the samples lie; 0 when empty.
+  uint64_t percentile_ns(double fraction) const;
+  void reset() { *this = LatencyHistogram(); }
+
+ private:
+  static constexpr int kSubBits = 6;
+  static constexpr int kBuckets = (64 - kSubBits + 1) << kSubBits;
+  static size_t index_of(uint64_t ns);
+  static uint64_t upper_bound_of(size_t index);
+
+  std::array<uint64_t, kBuckets> buckets_{};
+  uint64_t count_ = 0;
+  uint64_t max_ = 0;
+};
+
+/// CPU time (user + system) this process has used, in seconds.
+double process_cpu_seconds();
+/// CLOCK_REALTIME in nanoseconds, the clock FrameWritten.sent_ns is stamped with.
+uint64_t realtime_ns();
+
+struct TransferStats {
+  uint64_t frames = 0;  ///< frames moved (sent or received)
+  uint64_t bytes = 0;   ///< payload bytes moved
+  uint64_t dropped = 0;
+  uint64_t checksum_failures = 0;  ///< checksum or pattern mismatches (receiver --verify)
+  LatencyHistogram latency;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point end{};  ///< set by finish()
+  double cpu_start = process_cpu_seconds();
+  double cpu_end = 0;
+
+  void finish();
+  double seconds() const;
+};
+
+/// Facts about the stream that go into the summary.
+struct StreamFacts {
+  std::string transport;  ///< "tcp" or "verbs"
+  uint32_t width = 0;
+  uint32_t height = 0;
+  std::string pix_fmt;
+  std::string frame_rate;
+  std::string peer;
+};
+
+nlohmann::json summary_json(const TransferStats& stats, const StreamFacts& facts);
+/// Writes the summary to `path`; returns false and logs on failure.
+bool write_summary(const std::string& path, const TransferStats& stats, const StreamFacts& facts);
+/// The human summary printed at the end.
+std::string summary_text(const TransferStats& stats, const StreamFacts& facts);
+
+/// Prints "frames fps GB/s dropped latency" to stderr once a second: on a terminal it
+/// rewrites one line, otherwise it prints a line each time.
+class StatusLine {
+ public:
+  StatusLine(std::string prefix, bool enabled);
+  void maybe_print(const TransferStats& stats);
+  void finish();  ///< ends a rewritten terminal line
+
+ private:
+  std::string prefix_;
+  bool enabled_;
+  bool tty_;
+  bool printed_ = false;
+  std::chrono::steady_clock::time_point last_;
+  uint64_t last_frames_ = 0;
+  uint64_t last_bytes_ = 0;
+};
+
+}  // namespace rdmavideo::stats

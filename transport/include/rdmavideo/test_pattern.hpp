@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// The built-in test source: colour bars with a moving box and a luma ramp, rendered once into
+// a few frames in the stream's layout, with the frame number stamped into the first bytes of
+// each frame as it is sent. Rendering up front means the source never limits throughput.
+//
+// A receiver builds the same TestPattern from the StreamStart and checks each frame against
+// it: the stamp must carry the frame's sequence number and every other byte must match.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rdmavideo/protocol.hpp"
+
+namespace rdmavideo {
+
+class TestPattern {
+ public:
+  /// Bytes at the start of plane 0 that carry the stamp: a tag and the sequence number.
+  static constexpr size_t kStampBytes = 16;
+
+  explicit TestPattern(const proto::StreamStart& format);
+
+  /// Frames rendered up front; a function of the frame size so both ends agree.
+  static uint32_t phase_count(uint32_t frame_bytes);
+
+  /// The frame for `sequence`, stamped. The buffer stays valid and unchanged until the same
+  /// phase comes round again (phase_count() frames later).
+  std::span<std::byte> frame(uint64_t sequence);
+
+  /// Where a received frame first differs from what the pattern says it should be.
+  struct Mismatch {
+    int plane;
+    size_t offset;  ///< byte offset within the plane
+    uint8_t got;
+    uint8_t expected;
+    std::string describe(uint64_t sequence) const;
+  };
+  std::optional<Mismatch> verify(uint64_t sequence, std::span<const std::byte> data) const;
+
+ private:
+  void stamp(std::span<std::byte> frame, uint64_t sequence) const;
+
+  proto::StreamStart format_;
+  std::vector<std::vector<std::byte>> phases_;  // rendered frames, one per phase
+};
+
+/// XXH3-64 of a frame, the checksum FrameWritten carries.
+uint64_t frame_checksum(std::span<const std::byte> data);
+
+}  // namespace rdmavideo

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: Apache-2.0
+// Message codec. Layouts are specified in docs/protocol.md; keep the two in step.
+#include "rdmavideo/protocol.hpp"
+
+#include <algorithm>
+
+#include "proto/wire.hpp"
+
+namespace rdmavideo::proto {
+namespace {
+
+constexpr uint32_t kHelloBytes = 56;
+constexpr uint32_t kHelloAckBytes = 56;
+constexpr uint32_t kStreamStartBytes = 152;
+constexpr uint32_t kRingInfoBytes = 40;
+constexpr uint32_t kFrameWrittenBytes = 48;
+constexpr uint32_t kKeepaliveBytes = 8;
+constexpr uint32_t kEndOfStreamBytes = 16;
+constexpr uint64_t kMaxFrameBytes = uint64_t{kMaxDimension} * kMaxDimension * 4;
+
+template <typename... Args>
+Unexpected bad(fmt::format_string<Args...> format, Args&&... args) {
+  return Unexpected(Error(ErrorCode::protocol, fmt::format(format, std::forward<Args>(args)...)));
+}
+
+// A NUL-terminated text field of fixed size. `field` names it for errors.
+Result<std::string> get_fixed_text(WireReader& in, size_t size, std::string_view field) {
+  auto bytes = in.get_bytes(size);
+  const auto* chars = reinterpret_cast<const char*>(bytes.data());
+  const auto* end = std::find(chars, chars + bytes.size(), '\0');
+  if (end == chars + bytes.size()) {
+    return bad("{} is not NUL-terminated within {} bytes", field, size);
+  }
+  for (const char* c = chars; c != end; ++c) {
+    if (static_cast<unsigned char>(*c) < 0x20 || *c == 0x7f) {
+      return bad("{} has control character 0x{:02x} at byte {}", field,
+                 static_cast<unsigned char>(*c), c - chars);
+    }
+  }
+  return std::string(chars, end);
+}
+
+Result<void> expect_length(const Header& header, uint32_t expected) {
+  if (header.length != expected) {
+    return bad("{} length {} wrong (must be {})", to_string(header.type), header.length, expected);
+  }
+  return {};
+}
+
+Result<Message> decode_hello(WireReader& in) {
+  Hello m;
+  m.min_version = in.get<uint16_t>();
+  m.max_version = in.get<uint16_t>();
+  m.flags = in.get<uint32_t>();
+  m.max_frame_bytes = in.get<uint64_t>();
+  m.credits_requested = in.get<uint32_t>();
+  in.get<uint32_t>();  // reserved
+  auto software = get_fixed_text(in, kSoftwareBytes, "Hello.software");
+  if (!software) return Unexpected(software.error());
+  m.software = std::move(*software);
+  if (m.min_version > m.max_version) {
+    return bad("Hello.min_version {} greater than max_version {}", m.min_version, m.max_version);
+  }
+  if (m.max_frame_bytes == 0 || m.max_frame_bytes > kMaxFrameBytes) {
+    return bad("Hello.max_frame_bytes {} out of range (1..{})", m.max_frame_bytes, kMaxFrameBytes);
+  }
+  if (m.credits_requested > kMaxRingSlots) {
+    return bad("Hello.credits_requested {} out of range (0..{})", m.credits_requested,
+               kMaxRingSlots);
+  }
+  return m;
+}
+
+Result<Message> decode_hello_ack(WireReader& in) {
+  HelloAck m;
+  m.version = in.get<uint16_t>();
+  in.get<uint16_t>();  // reserved
+  m.flags = in.get<uint32_t>();
+  m.max_frame_bytes = in.get<uint64_t>();
+  m.credits = in.get<uint32_t>();
+  in.get<uint32_t>();  // reserved
+  auto software = get_fixed_text(in, kSoftwareBytes, "HelloAck.software");
+  if (!software) return Unexpected(software.error());
+  m.software = std::move(*software);
+  if (m.version < kMinVersion || m.version > kVersion) {
+    return bad("HelloAck.version {} not spoken here ({}..{})", m.version, kMinVersion, kVersion);
+  }
+  if (m.max_frame_bytes == 0 || m.max_frame_bytes > kMaxFrameBytes) {
+    return bad("HelloAck.max_frame_bytes {} out of range (1..{})", m.max_frame_bytes,
+               kMaxFrameBytes);
+  }
+  if (m.credits == 0 || m.credits > kMaxRingSlots) {
+    return bad("HelloAck.credits {} out of range (1..{})", m.credits, kMaxRingSlots);
+  }
+  return m;
+}
+
+Result<Message> decode_stream_start(WireReader& in) {
+  StreamStart m;
+  m.stream_id = in.get<uint32_t>();
+  const uint32_t format = in.get<uint32_t>();
+  m.width = in.get<uint32_t>();
+  m.height = in.get<uint32_t>();
+  m.frame_rate.num = in.get<uint32_t>();
+  m.frame_rate.den = in.get<uint32_t>();
+  m.flags = in.get<uint32_t>();
+  const uint32_t plane_count = in.get<uint32_t>();
+  for (auto& plane : m.layout.planes) {
+    plane.offset = in.get<uint32_t>();
+    plane.stride = in.get<uint32_t>();
+    plane.rows = in.get<uint32_t>();
+  }
+  m.layout.frame_bytes = in.get<uint32_t>();
+  in.get<uint32_t>();  // reserved
+  auto name = get_fixed_text(in, kNameBytes, "StreamStart.name");
+  if (!name) return Unexpected(name.error());
+  m.name = std::move(*name);
+
+  auto pixel_format = pixel_format_from_wire(format);
+  if (!pixel_format) return bad("StreamStart.pixel_format {} unknown", format);
+  m.pixel_format = *pixel_format;
+  if (m.width == 0 || m.width > kMaxDimension) {
+    return bad("StreamStart.width {} out of range (1..{})", m.width, kMaxDimension);
+  }
+  if (m.height == 0 || m.height > kMaxDimension) {
+    return bad("StreamStart.height {} out of range (1..{})", m.height, kMaxDimension);
+  }
+  if (m.frame_rate.num == 0 || m.frame_rate.den == 0) {
+    return bad("StreamStart.frame_rate {}/{} invalid (both must be non-zero)", m.frame_rate.num,
+               m.frame_rate.den);
+  }
+  if (m.flags & ~kStreamKnownFlags) {
+    return bad("StreamStart.flags 0x{:x} has unknown bits 0x{:x}", m.flags,
+               m.flags & ~kStreamKnownFlags);
+  }
+  if (plane_count == 0 || plane_count > kMaxPlanes) {
+    return bad("StreamStart.plane_count {} out of range (1..{})", plane_count, kMaxPlanes);
+  }
+  m.layout.plane_count = static_cast<int>(plane_count);
+  if (auto ok = validate_layout(m.pixel_format, m.width, m.height, m.layout); !ok) {
+    return Unexpected(ok.error().context("StreamStart"));
+  }
+  return m;
+}
+
+Result<Message> decode_ring_info(WireReader& in) {
+  RingInfo m;
+  m.ring_epoch = in.get<uint32_t>();
+  m.slot_count = in.get<uint32_t>();
+  m.slot_bytes = in.get<uint64_t>();
+  m.slot_stride = in.get<uint64_t>();
+  m.base_addr = in.get<uint64_t>();
+  m.rkey = in.get<uint32_t>();
+  in.get<uint32_t>();  // reserved
+  if (m.slot_count == 0 || m.slot_count > kMaxRingSlots) {
+    return bad("RingInfo.slot_count {} out of range (1..{})", m.slot_count, kMaxRingSlots);
+  }
+  if (m.slot_bytes == 0 || m.slot_bytes > kMaxFrameBytes) {
+    return bad("RingInfo.slot_bytes {} out of range (1..{})", m.slot_bytes, kMaxFrameBytes);
+  }
+  if (m.slot_stride < m.slot_bytes) {
+    return bad("RingInfo.slot_stride {} less than slot_bytes {}", m.slot_stride, m.slot_bytes);
+  }
+  return m;
+}
+
+Result<Message> decode_frame_written(WireReader& in) {
+  FrameWritten m;
+  m.ring_epoch = in.get<uint32_t>();
+  m.slot = in.get<uint32_t>();
+  m.sequence = in.get<uint64_t>();
+  m.pts_ns = in.get<int64_t>();
+  m.sent_ns = in.get<uint64_t>();
+  m.bytes = in.get<uint32_t>();
+  m.flags = in.get<uint32_t>();
+  m.checksum = in.get<uint64_t>();
+  if (m.slot >= kMaxRingSlots) {
+    return bad("FrameWritten.slot {} out of range (0..{})", m.slot, kMaxRingSlots - 1);
+  }
+  if (m.bytes == 0) return bad("FrameWritten.bytes is 0");
+  if (m.flags & ~kFrameHasChecksum) {
+    return bad("FrameWritten.flags 0x{:x} has unknown bits 0x{:x}", m.flags,
+               m.flags & ~kFrameHasChecksum);
+  }
+  return m;
+}
+
+Result<Message> decode_credit_return(const Header& header, WireReader& in) {
+  CreditReturn m;
+  if (header.length < 8) {
+    return bad("CreditReturn length {} too short (at least 8)", header.length);
+  }
+  m.ring_epoch = in.get<uint32_t>();
+  const uint32_t count = in.get<uint32_t>();
+  if (count == 0 || count > kMaxRingSlots) {
+    return bad("CreditReturn.count {} out of range (1..{})", count, kMaxRingSlots);
+  }
+  if (header.length != 8 + 4 * count) {
+    return bad("CreditReturn length {} wrong for count {} (must be {})", header.length, count,
+               8 + 4 * count);
+  }
+  m.slots.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t slot = in.get<uint32_t>();
+    if (slot >= kMaxRingSlots) {
+      return bad("CreditReturn.slots[{}] {} out of range (0..{})", i, slot, kMaxRingSlots - 1);
+    }
+    m.slots.push_back(slot);
+  }
+  return m;
+}
+
+Result<Message> decode_error(const Header& header, WireReader& in) {
+  if (header.length < 8) return bad("Error length {} too short (at least 8)", header.length);
+  const uint32_t code = in.get<uint32_t>();
+  const uint32_t text_bytes = in.get<uint32_t>();
+  if (code > static_cast<uint32_t>(ErrorCode::system)) {
+    return bad("Error.code {} unknown", code);
+  }
+  if (text_bytes > kMaxErrorText) {
+    return bad("Error.length {} out of range (0..{})", text_bytes, kMaxErrorText);
+  }
+  if (header.length != 8 + text_bytes) {
+    return bad("Error length {} wrong for text of {} bytes (must be {})", header.length,
+               text_bytes, 8 + text_bytes);
+  }
+  auto text = in.get_bytes(text_bytes);
+  ErrorMessage m;
+  m.code = static_cast<ErrorCode>(code);
+  m.text.assign(reinterpret_cast<const char*>(text.data()), text.size());
+  // Printable only: the text ends up in our logs.
+  std::replace_if(m.text.begin(), m.text.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }, '?');
+  return m;
+}
+
+struct BodyEncoder {
+  WireWriter& w;
+
+  void operator()(const Hello& m) const {
+    w.put(m.min_version);
+    w.put(m.max_version);
+    w.put(m.flags);
+    w.put(m.max_frame_bytes);
+    w.put(m.credits_requested);
+    w.put(uint32_t{0});
+    w.put_fixed_text(m.software, kSoftwareBytes);
+  }
+  void operator()(const HelloAck& m) const {
+    w.put(m.version);
+    w.put(uint16_t{0});
+    w.put(m.flags);
+    w.put(m.max_frame_bytes);
+    w.put(m.credits);
+    w.put(uint32_t{0});
+    w.put_fixed_text(m.software, kSoftwareBytes);
+  }
+  void operator()(const StreamStart& m) const {
+    w.put(m.stream_id);
+    w.put(static_cast<uint32_t>(m.pixel_format));
+    w.put(m.width);
+    w.put(m.height);
+    w.put(m.frame_rate.num);
+    w.put(m.frame_rate.den);
+    w.put(m.flags);
+    w.put(static_cast<uint32_t>(m.layout.plane_count));
+    for (const auto& plane : m.layout.planes) {
+      w.put(plane.offset);
+      w.put(plane.stride);
+      w.put(plane.rows);
+    }
+    w.put(m.layout.frame_bytes);
+    w.put(uint32_t{0});
+    w.put_fixed_text(m.name, kNameBytes);
+  }
+  void operator()(const RingInfo& m) const {
+    w.put(m.ring_epoch);
+    w.put(m.slot_count);
+    w.put(m.slot_bytes);
+    w.put(m.slot_stride);
+    w.put(m.base_addr);
+    w.put(m.rkey);
+    w.put(uint32_t{0});
+  }
+  void operator()(const FrameWritten& m) const {
+    w.put(m.ring_epoch);
+    w.put(m.slot);
+    w.put(m.sequence);
+    w.put(m.pts_ns);
+    w.put(m.sent_ns);
+    w.put(m.bytes);
+    w.put(m.flags);
+    w.put(m.checksum);
+  }
+  void operator()(const CreditReturn& m) const {
+    w.put(m.ring_epoch);
+    w.put(static_cast<uint32_t>(m.slots.size()));
+    for (uint32_t slot : m.slots) w.put(slot);
+  }
+  void operator()(const Keepalive& m) const { w.put(m.sent_ns); }
+  void operator()(const EndOfStream& m) const {
+    w.put(m.frames);
+    w.put(m.dropped);
+  }
+  void operator()(const ErrorMessage& m) const {
+    const std::string_view text(m.text.data(), std::min(m.text.size(), kMaxErrorText));
+    w.put(static_cast<uint32_t>(m.code));
+    w.put(static_cast<uint32_t>(text.size()));
+    w.put_bytes(text);
+  }
+};
+
+}  // namespace
+
+std::string_view to_string(MessageType type) {
+  switch (type) {
+    case MessageType::Hello: return "Hello";
+    case MessageType::HelloAck: return "HelloAck";
+    case MessageType::StreamStart: return "StreamStart";
+    case MessageType::RingInfo: return "RingInfo";
+    case MessageType::FrameWritten: return "FrameWritten";
+    case MessageType::CreditReturn: return "CreditReturn";
+    case MessageType::Keepalive: return "Keepalive";
+    case MessageType::EndOfStream: return "EndOfStream";
+    case MessageType::Error: return "Error";
+  }
+  return "unknown";
+}
+
+MessageType type_of(const Message& message) {
+  // The variant's alternatives are in MessageType order, starting at Hello = 1.
+  return static_cast<MessageType>(message.index() + 1);
+}
+
+Result<Header> decode_header(std::span<const std::byte> bytes) {
+  if (bytes.size() < kHeaderBytes) {
+    return bad("Header truncated: {} bytes (needs {})", bytes.size(), kHeaderBytes);
+  }
+  WireReader in(bytes.first(kHeaderBytes));
+  const uint32_t magic = in.get<uint32_t>();
+  const uint16_t version = in.get<uint16_t>();
+  const uint16_t type = in.get<uint16_t>();
+  const uint32_t length = in.get<uint32_t>();
+  in.get<uint32_t>();  // reserved
+  if (magic != kMagic) {
+    return bad("Header.magic 0x{:08x} is not RDVF (0x{:08x})", magic, kMagic);
+  }
+  if (version < kMinVersion || version > kVersion) {
+    return Unexpected(Error(ErrorCode::unsupported,
+                            fmt::format("Header.version {} not spoken here ({}..{})", version,
+                                        kMinVersion, kVersion)));
+  }
+  if (type < static_cast<uint16_t>(MessageType::Hello) ||
+      type > static_cast<uint16_t>(MessageType::Error)) {
+    return bad("Header.type {} unknown", type);
+  }
+  if (length > kMaxBodyBytes) {
+    return bad("Header.length {} exceeds {}", length, kMaxBodyBytes);
+  }
+  return Header{version, static_cast<MessageType>(type), length};
+}
+
+Result<Message> decode(const Header& header, std::span<const std::byte> body) {
+  if (body.size() != header.length) {
+    return bad("{} body truncated: {} bytes of {}", to_string(header.type), body.size(),
+               header.length);
+  }
+  WireReader in(body);
+  auto fixed = [&](uint32_t size, auto&& fn) -> Result<Message> {
+    if (auto ok = expect_length(header, size); !ok) return Unexpected(ok.error());
+    return fn();
+  };
+  switch (header.type) {
+    case MessageType::Hello: return fixed(kHelloBytes, [&] { return decode_hello(in); });
+    case MessageType::HelloAck:
+      return fixed(kHelloAckBytes, [&] { return decode_hello_ack(in); });
+    case MessageType::StreamStart:
+      return fixed(kStreamStartBytes, [&] { return decode_stream_start(in); });
+    case MessageType::RingInfo:
+      return fixed(kRingInfoBytes, [&] { return decode_ring_info(in); });
+    case MessageType::FrameWritten:
+      return fixed(kFrameWrittenBytes, [&] { return decode_frame_written(in); });
+    case MessageType::CreditReturn: return decode_credit_return(header, in);
+    case MessageType::Keepalive:
+      return fixed(kKeepaliveBytes, [&]() -> Result<Message> {
+        return Keepalive{in.get<uint64_t>()};
+      });
+    case MessageType::EndOfStream:
+      return fixed(kEndOfStreamBytes, [&]() -> Result<Message> {
+        EndOfStream m;
+        m.frames = in.get<uint64_t>();
+        m.dropped = in.get<uint64_t>();
+        return m;
+      });
+    case MessageType::Error: return decode_error(header, in);
+  }
+  return bad("Header.type {} unknown", static_cast<uint16_t>(header.type));
+}
+
+void encode(const Message& message, std::vector<std::byte>& out) {
+  const size_t start = out.size();
+  WireWriter w(out);
+  w.put(kMagic);
+  w.put(kVersion);
+  w.put(static_cast<uint16_t>(type_of(message)));
+  w.put(uint32_t{0});  // length, patched below
+  w.put(uint32_t{0});  // reserved
+  std::visit(BodyEncoder{w}, message);
+  const auto length = static_cast<uint32_t>(out.size() - start - kHeaderBytes);
+  std::vector<std::byte> patch;
+  WireWriter(patch).put(length);
+  std::copy(patch.begin(), patch.end(), out.begin() + static_cast<ptrdiff_t>(start + 8));
+}
+
+std::vector<std::byte> encode(const Message& message) {
+  std::vector<std::byte> out;
+  out.reserve(kHeaderBytes + kStreamStartBytes);
+  encode(message, out);
+  return out;
+}
+
+Result<StreamStart> make_stream_start(PixelFormat format, uint32_t width, uint32_t height,
+                                      Rational frame_rate) {
+  auto layout = canonical_layout(format, width, height);
+  if (!layout) return Unexpected(layout.error());
+  if (frame_rate.num == 0 || frame_rate.den == 0) {
+    return make_error(ErrorCode::invalid_argument, "frame rate {}/{} invalid", frame_rate.num,
+                      frame_rate.den);
+  }
+  StreamStart m;
+  m.pixel_format = format;
+  m.width = width;
+  m.height = height;
+  m.frame_rate = frame_rate;
+  m.layout = *layout;
+  return m;
+}
+
+}  // namespace rdmavideo::proto

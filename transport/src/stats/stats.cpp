@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "rdmavideo/stats.hpp"
+
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "rdmavideo/log.hpp"
+
+namespace rdmavideo::stats {
+
+size_t LatencyHistogram::index_of(uint64_t ns) {
+  // Values below 2^kSubBits map one to one; above, each power of two has 2^kSubBits buckets.
+  if (ns < (1u << kSubBits)) return ns;
+  const int top = 63 - std::countl_zero(ns);  // >= kSubBits
+  const int shift = top - kSubBits;
+  const uint64_t sub = (ns >> shift) & ((1u << kSubBits) - 1);
+  return (static_cast<size_t>(shift + 1) << kSubBits) + sub;
+}
+
+uint64_t LatencyHistogram::upper_bound_of(size_t index) {
+  if (index < (1u << kSubBits)) return index;
+  const int shift = static_cast<int>(index >> kSubBits) - 1;
+  const uint64_t sub = index & ((1u << kSubBits) - 1);
+  return (((uint64_t{1} << kSubBits) + sub + 1) << shift) - 1;
+}
+
+void LatencyHistogram::record_ns(uint64_t ns) {
+  ++buckets_[index_of(ns)];
+  ++count_;
+  max_ = std::max(max_, ns);
+}
+
+uint64_t LatencyHistogram::percentile_ns(double fraction) const {
+  if (count_ == 0) return 0;
+  const auto rank = static_cast<uint64_t>(std::max(1.0, fraction * static_cast<double>(count_) + 0.5));
+  uint64_t seen = 0;
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    seen += buckets_[i];
+    if (seen >= rank) return std::min(upper_bound_of(i), max_);
+  }
+  return max_;
+}
+
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+uint64_t realtime_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void TransferStats::finish() {
+  end = std::chrono::steady_clock::now();
+  cpu_end = process_cpu_seconds();
+}
+
+double TransferStats::seconds() const {
+  const auto stop = end == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now() : end;
+  return std::chrono::duration<double>(stop - start).count();
+}
+
+nlohmann::json summary_json(const TransferStats& s, const StreamFacts& facts) {
+  const double secs = s.seconds();
+  const double cpu = (s.cpu_end ? s.cpu_end : process_cpu_seconds()) - s.cpu_start;
+  auto ms = [](uint64_t ns) { return static_cast<double>(ns) / 1e6; };
+  return nlohmann::json{
+      {"frames", s.frames},
+      {"bytes", s.bytes},
+      {"seconds", secs},
+      {"fps", secs > 0 ? static_cast<double>(s.frames) / secs : 0.0},
+      {"gbytes_per_s", secs > 0 ? static_cast<double>(s.bytes) / secs / 1e9 : 0.0},
+      {"dropped", s.dropped},
+      {"checksum_failures", s.checksum_failures},
+      {"latency_ms",
+       {{"p50", ms(s.latency.percentile_ns(0.5))},
+        {"p99", ms(s.latency.percentile_ns(0.99))},
+        {"max", ms(s.latency.max_ns())}}},
+      {"cpu_seconds", cpu},
+      {"cpu_seconds_per_gb", s.bytes ? cpu / (static_cast<double>(s.bytes) / 1e9) : 0.0},
+      {"transport", facts.transport},
+      {"width", facts.width},
+      {"height", facts.height},
+      {"pix_fmt", facts.pix_fmt},
+      {"frame_rate", facts.frame_rate},
+      {"peer", facts.peer},
+  };
+}
+
+bool write_summary(const std::string& path, const TransferStats& stats, const StreamFacts& facts) {
+  std::ofstream out(path, std::ios::trunc);
+  out << summary_json(stats, facts).dump(2) << '\n';
+  out.close();
+  if (!out) {
+    log().error("--stats-json {}: could not write the summary", path);
+    return false;
+  }
+  return true;
+}
+
+std::string summary_text(const TransferStats& s, const StreamFacts& facts) {
+  const double secs = s.seconds();
+  const double cpu = (s.cpu_end ? s.cpu_end : process_cpu_seconds()) - s.cpu_start;
+  return fmt::format(
+      "{} frames {}x{} {} over {} in {:.2f} s: {:.1f} fps, {:.3f} GB/s, dropped {}, "
+      "checksum failures {}, latency p50 {:.2f} ms p99 {:.2f} ms max {:.2f} ms, cpu {:.2f} s",
+      s.frames, facts.width, facts.height, facts.pix_fmt, facts.transport, secs,
+      secs > 0 ? s.frames / secs : 0.0, secs > 0 ? s.bytes / secs / 1e9 : 0.0, s.dropped,
+      s.checksum_failures, s.latency.percentile_ns(0.5) / 1e6, s.latency.percentile_ns(0.99) / 1e6,
+      s.latency.max_ns() / 1e6, cpu);
+}
+
+StatusLine::StatusLine(std::string prefix, bool enabled)
+    : prefix_(std::move(prefix)),
+      enabled_(enabled),
+      tty_(isatty(STDERR_FILENO) == 1),
+      last_(std::chrono::steady_clock::now()) {}
+
+void StatusLine::maybe_print(const TransferStats& s) {
+  if (!enabled_) return;
+  const auto now = std::chrono::steady_clock::now();
+  const double dt = std::chrono::duration<double>(now - last_).count();
+  if (dt < 1.0) return;
+  const double fps = (s.frames - last_frames_) / dt;
+  const double gbps = (s.bytes - last_bytes_) / dt / 1e9;
+  const std::string line =
+      fmt::format("{} frames {} fps {:.1f} {:.3f} GB/s dropped {} latency p50 {:.2f} ms", prefix_,
+                  s.frames, fps, gbps, s.dropped, s.latency.percentile_ns(0.5) / 1e6);
+  std::fprintf(stderr, tty_ ? "\r%s\033[K" : "%s\n", line.c_str());
+  std::fflush(stderr);
+  printed_ = true;
+  last_ = now;
+  last_frames_ = s.frames;
+  last_bytes_ = s.bytes;
+}
+
+void StatusLine::finish() {
+  if (enabled_ && tty_ && printed_) std::fputc('\n', stderr);
+  printed_ = false;
+}
+
+}  // namespace rdmavideo::stats

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+// A connected TCP socket with the blocking I/O the transport needs: exact reads and full
+// writes that wake every `tick` so the caller can send keepalives, and that give up after
+// `peer_timeout` without progress. Plus connect with a timeout and listen.
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <chrono>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "rdmavideo/transport.hpp"
+#include "util/unique_handle.hpp"
+
+namespace rdmavideo::tcp {
+
+struct IoPolicy {
+  std::chrono::milliseconds tick{1000};          ///< wake this often while blocked
+  std::chrono::milliseconds peer_timeout{5000};  ///< fail after this long with no progress
+  std::function<void()> on_tick;                 ///< called at each wake without progress
+};
+
+class Socket {
+ public:
+  Socket() = default;
+  Socket(UniqueFd fd, std::string peer);
+
+  int fd() const { return fd_.get(); }
+  const std::string& peer() const { return peer_; }
+  void close() { fd_.reset(); }
+
+  /// Sets TCP_NODELAY and the wake-up tick (SO_RCVTIMEO/SO_SNDTIMEO).
+  Result<void> configure(std::chrono::milliseconds tick);
+
+  /// Reads exactly buf.size() bytes. `what` names the data for errors ("FrameWritten payload").
+  Result<void> read_exact(std::span<std::byte> buf, const IoPolicy& policy, std::string_view what);
+  /// Reads whatever is there without blocking; 0 bytes when nothing is.
+  Result<size_t> read_available(std::span<std::byte> buf);
+  /// Waits until readable or `wait` passes; true when readable.
+  Result<bool> wait_readable(std::chrono::milliseconds wait);
+  /// Writes every byte of the iovecs (modified in place).
+  Result<void> write_all(std::span<iovec> iov, const IoPolicy& policy, std::string_view what);
+  Result<void> write_all(std::span<const std::byte> bytes, const IoPolicy& policy,
+                         std::string_view what);
+
+ private:
+  UniqueFd fd_;
+  std::string peer_;  // "host:port" for messages
+};
+
+/// Connects within `timeout`. The error names the endpoint and the cause.
+Result<Socket> connect(const Endpoint& endpoint, std::chrono::milliseconds timeout);
+
+class ListeningSocket {
+ public:
+  static Result<ListeningSocket> listen(const Endpoint& endpoint);
+  Endpoint local_endpoint() const { return local_; }
+  /// Waits for a connection; returns the accepted socket.
+  Result<Socket> accept();
+
+ private:
+  UniqueFd fd_;
+  Endpoint local_;
+};
+
+std::string format_address(const sockaddr* addr);
+
+}  // namespace rdmavideo::tcp

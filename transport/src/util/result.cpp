@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "rdmavideo/result.hpp"
+
+#include <cstring>
+
+namespace rdmavideo {
+
+std::string_view to_string(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::protocol: return "protocol";
+    case ErrorCode::peer_closed: return "peer_closed";
+    case ErrorCode::timeout: return "timeout";
+    case ErrorCode::resource: return "resource";
+    case ErrorCode::unsupported: return "unsupported";
+    case ErrorCode::invalid_argument: return "invalid_argument";
+    case ErrorCode::system: return "system";
+  }
+  return "unknown";
+}
+
+Error system_error(std::string_view what, int err) {
+  char buf[256];
+  // GNU strerror_r returns the message, which may or may not be buf.
+  const char* text = strerror_r(err, buf, sizeof buf);
+  return Error(ErrorCode::system, fmt::format("{}: {}", what, text), err);
+}
+
+}  // namespace rdmavideo

@@ -154,6 +154,10 @@ struct Session {
         if (options.verify) context->verifier.emplace(started->format);
         stream = std::move(context);
         const auto& f = started->format;
+        if (stats.frames == 0) {  // measure from the first stream, not from listening
+          stats.start = std::chrono::steady_clock::now();
+          stats.cpu_start = stats::process_cpu_seconds();
+        }
         facts = {std::string(to_string(conn.kind())), f.width, f.height,
                  std::string(name(f.pixel_format)), to_string(f.frame_rate), conn.peer()};
         log().info("[recv {} \"{}\"] stream {}: {}x{} {} at {} fps, {} bytes a frame, ring of {} slots{}",

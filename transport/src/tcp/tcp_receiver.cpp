@@ -3,6 +3,7 @@
 // into events and frame payloads into leases on ring slots.
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <mutex>
 
 #include "memory/host_memory.hpp"
@@ -236,9 +237,14 @@ class TcpReceiverConnection final : public ReceiverConnection {
     done_ = true;
     Error out = error.context(who_);
     const bool peer_gone = error.code() == ErrorCode::peer_closed || error.code() == ErrorCode::timeout;
-    if (tell_peer && !peer_gone) {
+    if (error.sys_errno() == EINTR) {
+      // A signal asked this process to stop: that is an end of stream for the sender.
+      const proto::Message end = proto::EndOfStream{0, 0};
+      state_->close(&end);
+    } else if (tell_peer && !peer_gone) {
       const proto::Message reply = proto::ErrorMessage{error.code(), error.message()};
       state_->close(&reply);
+      out = Error(out.code(), out.message() + "; closing", out.sys_errno());
     } else {
       state_->close(nullptr);
     }

@@ -180,16 +180,24 @@ class TcpSenderConnection final : public SenderConnection {
     if (Clock::now() - last_heard_ >= timeouts_.peer) {
       return make_error(ErrorCode::timeout, "receiver silent for {} ms", timeouts_.peer.count());
     }
-    return handle_inbox();
+    if (auto ok = handle_inbox(); !ok) return ok;
+    if (peer_eof_ && !receiver_ended_) {
+      return make_error(ErrorCode::peer_closed, "receiver closed the connection");
+    }
+    return {};
   }
 
   Result<size_t> read_into_inbox() {
     size_t total = 0;
-    for (;;) {
+    while (!peer_eof_) {
       const size_t old = inbox_.size();
       inbox_.resize(old + 65536);
       auto n = socket_.read_available(std::span(inbox_).subspan(old));
       inbox_.resize(old + (n ? *n : 0));
+      if (!n && n.error().code() == ErrorCode::peer_closed) {
+        peer_eof_ = true;  // act on what arrived before the close first
+        break;
+      }
       if (!n) return Unexpected(n.error());
       if (*n == 0) break;
       total += *n;
@@ -262,6 +270,7 @@ class TcpSenderConnection final : public SenderConnection {
   std::optional<proto::RingInfo> ring_;   // the ring answering stream_id_
   std::optional<ring::CreditPool> pool_;  // credits held for ring_
   bool receiver_ended_ = false;
+  bool peer_eof_ = false;  // the receiver closed its side; inbox_ holds its last words
   bool closed_ = false;
   Clock::time_point last_sent_ = Clock::now();
   Clock::time_point last_heard_ = Clock::now();

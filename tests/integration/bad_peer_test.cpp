@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: Apache-2.0
+// A receiver faced with broken peers: garbage, truncated and oversized messages, a wrong
+// version, a slot out of range, a frame larger than its slot, a sender that dies mid-frame,
+// and a corrupted payload. Each costs only its own connection: the error names the field,
+// the peer is told why, and the next good sender is served.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "process.hpp"
+#include "rdmavideo/protocol.hpp"
+#include "rdmavideo/test_pattern.hpp"
+
+namespace rdmavideo::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A hand-driven sender speaking raw bytes.
+class RawPeer {
+ public:
+  explicit RawPeer(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      throw std::runtime_error("connect failed");
+    }
+    timeval tv{10, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~RawPeer() { close(fd_); }
+
+  void send_bytes(std::span<const std::byte> bytes) {
+    ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  void send(const proto::Message& m) { send_bytes(proto::encode(m)); }
+
+  // The next message, or nullopt when the receiver closed.
+  std::optional<proto::Message> receive() {
+    std::vector<std::byte> header(proto::kHeaderBytes);
+    if (!read_exact(header)) return std::nullopt;
+    auto h = proto::decode_header(header);
+    if (!h) throw std::runtime_error(h.error().message());
+    std::vector<std::byte> body(h->length);
+    if (!read_exact(body)) return std::nullopt;
+    auto m = proto::decode(*h, body);
+    if (!m) throw std::runtime_error(m.error().message());
+    return *m;
+  }
+
+  // Reads until the receiver closes; returns the Error message it sent, if any.
+  std::optional<proto::ErrorMessage> error_before_close() {
+    std::optional<proto::ErrorMessage> error;
+    while (auto m = receive()) {
+      if (auto* e = std::get_if<proto::ErrorMessage>(&*m)) error = *e;
+    }
+    return error;
+  }
+
+  proto::HelloAck handshake() {
+    proto::Hello hello;
+    hello.max_frame_bytes = 1 << 20;
+    hello.software = "raw test peer";
+    send(hello);
+    auto ack = receive();
+    if (!ack || !std::holds_alternative<proto::HelloAck>(*ack)) throw std::runtime_error("no HelloAck");
+    return std::get<proto::HelloAck>(*ack);
+  }
+
+  // StreamStart, then the RingInfo and the first credits.
+  std::pair<proto::RingInfo, proto::CreditReturn> start(const proto::StreamStart& format) {
+    send(format);
+    auto ring = receive();
+    auto credits = receive();
+    if (!ring || !credits) throw std::runtime_error("no RingInfo/CreditReturn");
+    return {std::get<proto::RingInfo>(*ring), std::get<proto::CreditReturn>(*credits)};
+  }
+
+ private:
+  bool read_exact(std::span<std::byte> buf) {
+    size_t done = 0;
+    while (done < buf.size()) {
+      const ssize_t n = recv(fd_, buf.data() + done, buf.size() - done, 0);
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  int fd_ = -1;
+};
+
+proto::StreamStart small_format() {
+  auto f = proto::make_stream_start(PixelFormat::uyvy, 64, 36, {30, 1});
+  f->stream_id = 1;
+  f->name = "bad peer";
+  return *f;
+}
+
+class BadPeer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    recv_.emplace(dir_, std::vector<std::string>{"--verify", "--quiet", "--ring", "8",
+                                                 "--stats-json", (dir_ / "recv.json").string()});
+  }
+
+  // The receiver logged `needle` (the field and value) for this peer.
+  void expect_logged(const std::string& needle) {
+    EXPECT_TRUE(recv_->process().wait_for_stderr(std::regex_replace(
+        needle, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)"), 10s))
+        << "receiver log lacks \"" << needle << "\":\n" << recv_->process().stderr_text();
+  }
+
+  // After any bad peer, a good sender is served and the receiver exits cleanly.
+  void expect_next_sender_served() {
+    Process send({RDMAVIDEO_SEND_BIN, "--connect", recv_->address(), "--testsrc", "-s", "320x240",
+                  "--frames", "10", "--checksum", "--quiet"},
+                 dir_ / "good.stderr");
+    ASSERT_EQ(send.wait(30s), 0) << send.stderr_text();
+    ASSERT_EQ(recv_->process().wait(30s), 0) << recv_->process().stderr_text();
+    const auto r = read_json(dir_ / "recv.json");
+    EXPECT_EQ(r["frames"].get<int>(), 10 + extra_frames_);
+    EXPECT_EQ(r["checksum_failures"].get<int>(), expected_failures_);
+  }
+
+  TempDir dir_;
+  std::optional<Receiver> recv_;
+  int extra_frames_ = 0;       // frames a bad peer delivered whole before failing
+  int expected_failures_ = 0;  // frames meant to fail --verify
+};
+
+TEST_F(BadPeer, GarbageBytes) {
+  {
+    RawPeer peer(recv_->port());
+    std::vector<std::byte> garbage(64);
+    for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = std::byte(i * 37 + 11);
+    peer.send_bytes(garbage);
+    auto error = peer.error_before_close();
+    ASSERT_TRUE(error);
+    EXPECT_NE(error->text.find("Header.magic"), std::string::npos) << error->text;
+  }
+  expect_logged("Header.magic 0x");
+  expect_next_sender_served();
+}
+
+TEST_F(BadPeer, TruncatedMessage) {
+  {
+    RawPeer peer(recv_->port());
+    auto hello = proto::encode(proto::Hello{1, 1, 0, 1 << 20, 0, "x"});
+    peer.send_bytes(std::span(hello).first(proto::kHeaderBytes + 10));
+  }  // closed mid-body
+  expect_logged("in the middle of Hello (10 of 56 bytes)");
+  expect_next_sender_served();
+}
+
+TEST_F(BadPeer, OversizedMessage) {
+  {
+    RawPeer peer(recv_->port());
+    auto bytes = proto::encode(proto::Hello{1, 1, 0, 1 << 20, 0, "x"});
+    const uint32_t huge = 1 << 20;
+    std::memcpy(bytes.data() + 8, &huge, 4);
+    peer.send_bytes(bytes);
+    auto error = peer.error_before_close();
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->code, ErrorCode::protocol);
+  }
+  expect_logged("Header.length 1048576 exceeds 65536");
+  expect_next_sender_served();
+}
+
+TEST_F(BadPeer, WrongVersionInHello) {
+  {
+    RawPeer peer(recv_->port());
+    peer.send(proto::Hello{7, 9, 0, 1 << 20, 0, "future"});
+    auto error = peer.error_before_close();
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->code, ErrorCode::unsupported);
+    EXPECT_NE(error->text.find("7..9"), std::string::npos) << error->text;
+  }
+  expect_logged("Hello versions 7..9 do not overlap this receiver's 1..1");
+  expect_next_sender_served();
+}
+
+TEST_F(BadPeer, WrongHeaderVersion) {
+  {
+    RawPeer peer(recv_->port());
+    auto bytes = proto::encode(proto::Hello{1, 1, 0, 1 << 20, 0, "x"});
+    bytes[4] = std::byte{2};
+    peer.send_bytes(bytes);
+    EXPECT_TRUE(peer.error_before_close());
+  }
+  expect_logged("Header.version 2 not spoken here (1..1)");
+  expect_next_sender_served();
+}
+
+TEST_F(BadPeer, SlotOutOfRange) {
+  {
+    RawPeer peer(recv_->port());
+    peer.handshake();
+    auto [ring, credits] = peer.start(small_format());
+    EXPECT_EQ(ring.slot_count, 8u);
+    EXPECT_EQ(credits.slots.size(), 8u);
+    proto::FrameWritten frame{ring.ring_epoch, 12, 0, 0, 0, small_format().layout.frame_bytes, 0, 0};
+    peer.send(frame);
+    auto error = peer.error_before_close();
+    ASSERT_TRUE(error);
+    EXPECT_NE(error->text.find("FrameWritten.slot 12 out of range (ring has 8 slots)"),
+              std::string::npos)
+        << error->text;
+  }
+  expect_logged("FrameWritten.slot 12 out of range (ring has 8 slots); ");
+  expect_next_sender_served();
+}
+
+TEST_F(BadPeer, FrameLargerThanSlot) {
+  {
+    RawPeer peer(recv_->port());
+    peer.handshake();
+    auto [ring, credits] = peer.start(small_format());
+    const uint32_t too_big = small_format().layout.frame_bytes + 4096;
+    peer.send(proto::FrameWritten{ring.ring_epoch, credits.slots[0], 0, 0, 0, too_big, 0, 0});
+    EXPECT_TRUE(peer.error_before_close());
+  }
+  expect_logged("FrameWritten.bytes " + std::to_string(small_format().layout.frame_bytes + 4096) +
+                " larger than the slot");
+  expect_next_sender_served();
+}
+
+TEST_F(BadPeer, FrameInSlotNotGranted) {
+  {
+    RawPeer peer(recv_->port());
+    peer.handshake();
+    const auto format = small_format();
+    auto [ring, credits] = peer.start(format);
+    std::vector<std::byte> payload(format.layout.frame_bytes);
+    proto::FrameWritten frame{ring.ring_epoch, 3, 0, 0, 0, format.layout.frame_bytes, 0, 0};
+    peer.send(frame);
+    peer.send_bytes(payload);
+    peer.send(frame);  // slot 3 again, before any credit came back
+    EXPECT_TRUE(peer.error_before_close());
+  }
+  extra_frames_ = 1;
+  // Filled, or held by the receiver if the sink already let it go: never granted.
+  expect_logged("FrameWritten.slot 3 not granted (it is ");
+  expect_next_sender_served();
+}
+
+TEST_F(BadPeer, SenderDiesMidFrame) {
+  {
+    RawPeer peer(recv_->port());
+    peer.handshake();
+    const auto format = small_format();
+    auto [ring, credits] = peer.start(format);
+    peer.send(proto::FrameWritten{ring.ring_epoch, credits.slots[0], 0, 0, 0,
+                                  format.layout.frame_bytes, 0, 0});
+    std::vector<std::byte> half(format.layout.frame_bytes / 2);
+    peer.send_bytes(half);
+  }
+  expect_logged("in the middle of FrameWritten payload (2304 of 4608 bytes)");
+  expect_next_sender_served();
+}
+
+TEST_F(BadPeer, CorruptedPayloadFailsVerify) {
+  {
+    RawPeer peer(recv_->port());
+    peer.handshake();
+    auto format = small_format();
+    format.flags = proto::kStreamChecksums | proto::kStreamTestPattern;
+    auto [ring, credits] = peer.start(format);
+    TestPattern pattern(format);
+    auto frame = pattern.frame(0);
+    std::vector<std::byte> payload(frame.begin(), frame.end());
+    proto::FrameWritten info{ring.ring_epoch, credits.slots[0], 0, 0, 0,
+                             format.layout.frame_bytes, proto::kFrameHasChecksum,
+                             frame_checksum(payload)};
+    payload[1000] ^= std::byte{0x40};  // corrupted after the checksum was taken
+    peer.send(info);
+    peer.send_bytes(payload);
+    peer.send(proto::EndOfStream{1, 0});
+    EXPECT_FALSE(peer.error_before_close());
+  }
+  // The session ended normally, so the receiver exits (non-zero: a frame failed).
+  ASSERT_EQ(recv_->process().wait(30s), 1) << recv_->process().stderr_text();
+  expect_logged("does not match FrameWritten.checksum");
+  const auto r = read_json(dir_ / "recv.json");
+  EXPECT_EQ(r["frames"], 1);
+  EXPECT_EQ(r["checksum_failures"], 1);
+}
+
+TEST_F(BadPeer, SilentPeerTimesOutInHandshake) {
+  {
+    RawPeer peer(recv_->port());
+    auto error = peer.error_before_close();  // the receiver gives up on us
+    EXPECT_FALSE(error);
+  }
+  expect_logged("peer silent for 5000 ms (reading message header");
+  expect_next_sender_served();
+}
+
+}  // namespace
+}  // namespace rdmavideo::testing

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// Usage and start-up errors: one line on stderr that names what was wrong, and a non-zero
+// exit. No sockets are left behind.
+#include <gtest/gtest.h>
+
+#include "process.hpp"
+
+namespace rdmavideo::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Case {
+  const char* name;
+  std::vector<std::string> args;  // after the binary
+  bool sender;
+  int exit_code;
+  const char* needle;  // must appear in the one line
+};
+
+class CliErrors : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CliErrors, OneLineAndNonZeroExit) {
+  const Case& c = GetParam();
+  TempDir dir;
+  std::vector<std::string> argv{c.sender ? RDMAVIDEO_SEND_BIN : RDMAVIDEO_RECV_BIN};
+  argv.insert(argv.end(), c.args.begin(), c.args.end());
+  Process p(argv, dir / "stderr");
+  const auto code = p.wait(20s);
+  ASSERT_TRUE(code) << "did not exit";
+  EXPECT_EQ(*code, c.exit_code);
+  const std::string err = p.stderr_text();
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find(c.needle), std::string::npos) << err;
+}
+
+// A port nothing listens on: bind one, note it, close it.
+std::string closed_port() {
+  TempDir dir;
+  Receiver r(dir, {"--quiet"});
+  const std::string address = r.address();
+  r.process().signal(SIGKILL);
+  r.process().wait();
+  return address;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CliErrors,
+    ::testing::Values(
+        Case{"ConnectRefused", {"--connect", closed_port(), "--testsrc"}, true, 1, "Connection refused"},
+        Case{"UnknownFlag", {"--connect", "127.0.0.1:1", "--testsrc", "--bogus"}, true, 2, "--bogus"},
+        Case{"UnknownPixFmt", {"--connect", "127.0.0.1:1", "--testsrc", "--pix-fmt", "yuv9000"}, true, 2,
+             "--pix-fmt \"yuv9000\" unknown"},
+        Case{"ZeroSize", {"--connect", "127.0.0.1:1", "--testsrc", "-s", "0x1080"}, true, 2,
+             "out of range"},
+        Case{"HugeSize", {"--connect", "127.0.0.1:1", "--testsrc", "-s", "20000x20000"}, true, 2,
+             "out of range"},
+        Case{"BadRate", {"--connect", "127.0.0.1:1", "--testsrc", "-r", "0"}, true, 2, "-r \"0\""},
+        Case{"NoSource", {"--connect", "127.0.0.1:1"}, true, 2, "no source"},
+        Case{"RealtimeAndNoDrop", {"--connect", "127.0.0.1:1", "--testsrc", "--realtime", "--no-drop"},
+             true, 2, "excludes"},
+        Case{"BadConnectAddress", {"--connect", "127.0.0.1", "--testsrc"}, true, 2, "HOST:PORT"},
+        Case{"BadTransport", {"--connect", "127.0.0.1:1", "--testsrc", "--transport", "udp"}, true, 2,
+             "--transport \"udp\" unknown"},
+        Case{"RecvBadRing", {"--listen", "127.0.0.1:0", "--ring", "0"}, false, 2, "--ring"},
+        Case{"RecvMissingListen", {"--verify"}, false, 2, "--listen"},
+        Case{"RecvEncodedOutput", {"--listen", "127.0.0.1:0", "--output", "x.mov"}, false, 2,
+             "raw frames only"},
+        Case{"RecvUnresolvableAddress", {"--listen", "256.1.1.1:5000"}, false, 1, "256.1.1.1"}),
+    [](const auto& param_info) { return std::string(param_info.param.name); });
+
+}  // namespace
+}  // namespace rdmavideo::testing

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+// Test support: run the real binaries as child processes, with stdin/stdout redirected to
+// files or pipes and stderr captured to a file, and wait for them with a deadline.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace rdmavideo::testing {
+
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// A temporary directory removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "rdmavideo-test-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct Redirect {
+  std::string stdin_path;   ///< empty: /dev/null
+  std::string stdout_path;  ///< empty: /dev/null (unless stdout_pipe)
+  bool stdout_pipe = false;  ///< give the parent a pipe to read the child's stdout
+};
+
+class Process {
+ public:
+  Process(std::vector<std::string> argv, const std::filesystem::path& stderr_path,
+          const Redirect& redirect = {})
+      : stderr_path_(stderr_path) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    const std::string in = redirect.stdin_path.empty() ? "/dev/null" : redirect.stdin_path;
+    posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
+    int pipe_fds[2] = {-1, -1};
+    if (redirect.stdout_pipe) {
+      if (pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+      posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+    } else {
+      const std::string out = redirect.stdout_path.empty() ? "/dev/null" : redirect.stdout_path;
+      posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    }
+    posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    const int rc = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (pipe_fds[1] >= 0) close(pipe_fds[1]);
+    stdout_fd_ = pipe_fds[0];
+    if (rc != 0) throw std::runtime_error("posix_spawn " + argv[0] + " failed");
+  }
+  ~Process() {
+    if (pid_ > 0 && !exit_code_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (stdout_fd_ >= 0) close(stdout_fd_);
+  }
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  int stdout_fd() const { return stdout_fd_; }
+  void close_stdout() {
+    if (stdout_fd_ >= 0) close(stdout_fd_);
+    stdout_fd_ = -1;
+  }
+  void signal(int sig) { kill(pid_, sig); }
+
+  /// Exit code (128 + signal when killed); nullopt if still running at the deadline.
+  std::optional<int> wait(std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+    if (exit_code_) return exit_code_;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      int status = 0;
+      const pid_t r = waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return exit_code_;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  std::string stderr_text() const { return read_file(stderr_path_); }
+
+  /// Waits until stderr matches `pattern`; returns the first capture group.
+  std::optional<std::string> wait_for_stderr(const std::string& pattern,
+                                             std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    const std::regex re(pattern);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::smatch m;
+      const std::string text = stderr_text();
+      if (std::regex_search(text, m, re)) return m.size() > 1 ? m[1].str() : m[0].str();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return std::nullopt;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  std::filesystem::path stderr_path_;
+  std::optional<int> exit_code_;
+};
+
+/// Starts rdmavideo-recv on 127.0.0.1 port 0 and reads back the port it bound.
+class Receiver {
+ public:
+  Receiver(const TempDir& dir, std::vector<std::string> extra, const Redirect& redirect = {},
+           const std::string& tag = "recv")
+      : process_(args(extra), dir / (tag + ".stderr"), redirect) {
+    auto port = process_.wait_for_stderr(R"(listening on 127\.0\.0\.1:(\d+))");
+    if (!port) throw std::runtime_error("receiver did not report its port: " + process_.stderr_text());
+    port_ = std::stoi(*port);
+  }
+  Process& process() { return process_; }
+  int port() const { return port_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  static std::vector<std::string> args(std::vector<std::string> extra) {
+    std::vector<std::string> a{RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  Process process_;
+  int port_ = 0;
+};
+
+inline nlohmann::json read_json(const std::filesystem::path& path) {
+  return nlohmann::json::parse(read_file(path));
+}
+
+/// Runs a command line through /bin/sh; returns its exit code.
+inline int shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace rdmavideo::testing

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // rdmavideo-send: reads or generates frames and sends them into a receiver's ring.
+#include <poll.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include "options.hpp"
@@ -40,11 +42,20 @@ class Source {
     }
   }
 
-  // The next frame, empty at the end of input; an error for a truncated frame.
-  Result<std::span<const std::byte>> next(uint64_t sequence) {
+  // The next frame, empty at the end of input; an error for a truncated frame. `idle` is
+  // called about every 250 ms while the input has nothing to read.
+  Result<std::span<const std::byte>> next(uint64_t sequence,
+                                          const std::function<Result<void>()>& idle) {
     if (pattern_) return std::span<const std::byte>(pattern_->frame(sequence));
     size_t done = 0;
     while (done < buffer_.size()) {
+      pollfd pfd{STDIN_FILENO, POLLIN, 0};
+      const int ready = poll(&pfd, 1, 250);
+      if (ready == 0 || (ready < 0 && errno == EINTR)) {
+        if (g_stop) return std::span<const std::byte>{};
+        if (auto ok = idle(); !ok) return Unexpected(ok.error());
+        continue;
+      }
       const ssize_t n = read(STDIN_FILENO, buffer_.data() + done, buffer_.size() - done);
       if (n == 0) break;
       if (n < 0) {
@@ -117,9 +128,19 @@ int run(const Options& o) {
     if (o.realtime) {
       ready = start + std::chrono::duration_cast<Clock::duration>(
                           std::chrono::duration<double>(period_s * static_cast<double>(sequence)));
-      std::this_thread::sleep_until(ready);
+      // Sleep in slices so the connection is serviced even at very low frame rates.
+      while (Clock::now() < ready && !g_stop) {
+        std::this_thread::sleep_until(std::min(ready, Clock::now() + std::chrono::milliseconds(250)));
+        if (auto ok = conn.keep_alive(); !ok) {
+          status.finish();
+          log().error("{}", ok.error().message());
+          exit_code = 1;
+          break;
+        }
+      }
+      if (exit_code != 0) break;
     }
-    auto frame = source.next(sequence);
+    auto frame = source.next(sequence, [&] { return conn.keep_alive(); });
     if (!frame) {
       log().error("rdmavideo-send: {}", frame.error().message());
       exit_code = 1;

@@ -60,7 +60,7 @@ TEST(TcpEndToEnd, ChecksummedFramesFromStdinVerify) {
   }
   Receiver recv(dir, {"--verify", "--quiet", "--stats-json", (dir / "recv.json").string()});
   Process send(sender_args(recv, {"-i", "-", "-s", "64x36", "--pix-fmt", "rgba", "--checksum"}),
-               dir / "send.stderr", Redirect{raw.string(), "", false});
+               dir / "send.stderr", Redirect{raw.string(), "", false, false});
   ASSERT_EQ(send.wait(30s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
   EXPECT_EQ(read_json(dir / "recv.json")["frames"], 5);
@@ -91,10 +91,10 @@ TEST_P(RawThroughStdin, ByteForByte) {
 
   const auto piped = dir / "piped.raw";
   {
-    Receiver recv(dir, {"--output", "-", "--quiet"}, Redirect{"", piped.string(), false});
+    Receiver recv(dir, {"--output", "-", "--quiet"}, Redirect{"", piped.string(), false, false});
     Process send(sender_args(recv, {"-i", "-", "-s", c.size, "--pix-fmt", c.pix_fmt, "-r", "30",
                                     "--checksum"}),
-                 dir / "send.stderr", Redirect{reference.string(), "", false});
+                 dir / "send.stderr", Redirect{reference.string(), "", false, false});
     ASSERT_EQ(send.wait(30s), 0) << send.stderr_text();
     ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
   }
@@ -102,7 +102,7 @@ TEST_P(RawThroughStdin, ByteForByte) {
   {
     Receiver recv(dir, {"--output", file.string(), "--quiet"}, {}, "recv2");
     Process send(sender_args(recv, {"-i", "-", "-s", c.size, "--pix-fmt", c.pix_fmt}),
-                 dir / "send2.stderr", Redirect{reference.string(), "", false});
+                 dir / "send2.stderr", Redirect{reference.string(), "", false, false});
     ASSERT_EQ(send.wait(30s), 0) << send.stderr_text();
     ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
   }
@@ -133,17 +133,19 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
-// Reads the receiver's stdout slowly, like a consumer that cannot keep up.
-void drain_slowly(int fd, size_t frame_bytes, std::chrono::milliseconds per_frame) {
+// Reads the receiver's stdout slowly, like a consumer that cannot keep up: `per_frame` after
+// each frame, or only after the first when `once`.
+void drain_slowly(int fd, size_t frame_bytes, std::chrono::milliseconds per_frame,
+                  bool once = false) {
   std::vector<char> buf(frame_bytes);
-  for (;;) {
+  for (bool first = true;; first = false) {
     size_t done = 0;
     while (done < frame_bytes) {
       const ssize_t n = read(fd, buf.data() + done, frame_bytes - done);
       if (n <= 0) return;
       done += static_cast<size_t>(n);
     }
-    std::this_thread::sleep_for(per_frame);
+    if (first || !once) std::this_thread::sleep_for(per_frame);
   }
 }
 
@@ -151,8 +153,8 @@ TEST(TcpEndToEnd, LiveModeDropsAtTheSenderWhenTheReceiverIsSlow) {
   TempDir dir;
   Receiver recv(dir, {"--output", "-", "--ring", "2", "--quiet", "--stats-json",
                       (dir / "recv.json").string()},
-                Redirect{"", "", true});
-  std::thread reader(drain_slowly, recv.process().stdout_fd(), size_t{640} * 360 * 2, 60ms);
+                Redirect{"", "", true, false});
+  std::thread reader(drain_slowly, recv.process().stdout_fd(), size_t{640} * 360 * 2, 60ms, false);
   Process send(sender_args(recv, {"--testsrc", "-s", "640x360", "-r", "60", "--frames", "120",
                                   "--realtime", "--stats-json", (dir / "send.json").string()}),
                dir / "send.stderr");
@@ -171,8 +173,8 @@ TEST(TcpEndToEnd, NoDropModeWaitsForTheSlowReceiver) {
   TempDir dir;
   Receiver recv(dir, {"--output", "-", "--ring", "2", "--quiet", "--stats-json",
                       (dir / "recv.json").string()},
-                Redirect{"", "", true});
-  std::thread reader(drain_slowly, recv.process().stdout_fd(), size_t{640} * 360 * 2, 30ms);
+                Redirect{"", "", true, false});
+  std::thread reader(drain_slowly, recv.process().stdout_fd(), size_t{640} * 360 * 2, 30ms, false);
   Process send(sender_args(recv, {"--testsrc", "-s", "640x360", "--frames", "40", "--no-drop",
                                   "--checksum", "--stats-json", (dir / "send.json").string()}),
                dir / "send.stderr");
@@ -186,6 +188,43 @@ TEST(TcpEndToEnd, NoDropModeWaitsForTheSlowReceiver) {
   EXPECT_EQ(r["frames"], 40);
   // 40 frames at 30 ms each: the sender really waited for the consumer.
   EXPECT_GE(s["seconds"].get<double>(), 0.9);
+}
+
+// Longer than Timeouts::peer (5 s): only keepalives keep these connections up.
+constexpr auto kLongerThanPeerTimeout = 6500ms;
+
+TEST(TcpEndToEnd, KeepalivesCarryASenderWhoseInputIsQuiet) {
+  TempDir dir;
+  Receiver recv(dir, {"--quiet", "--verify", "--stats-json", (dir / "recv.json").string()});
+  Process send(sender_args(recv, {"-i", "-", "-s", "64x36", "--pix-fmt", "rgba", "--checksum"}),
+               dir / "send.stderr", Redirect{"", "", false, true});
+  std::vector<char> frame(64 * 36 * 4, 'a');
+  ASSERT_TRUE(send.write_stdin(frame.data(), frame.size()));
+  std::this_thread::sleep_for(kLongerThanPeerTimeout);
+  ASSERT_TRUE(send.write_stdin(frame.data(), frame.size()));
+  send.close_stdin();
+  ASSERT_EQ(send.wait(30s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  EXPECT_EQ(read_json(dir / "recv.json")["frames"], 2);
+}
+
+TEST(TcpEndToEnd, KeepalivesCarryASenderWaitingOnAStalledConsumer) {
+  TempDir dir;
+  Receiver recv(dir, {"--output", "-", "--ring", "1", "--quiet", "--stats-json",
+                      (dir / "recv.json").string()},
+                Redirect{"", "", true, false});
+  // The consumer takes one frame, then stalls: the only slot stays full, no credit flows.
+  std::thread reader(drain_slowly, recv.process().stdout_fd(), size_t{64} * 36 * 2,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(kLongerThanPeerTimeout),
+                     true);
+  Process send(sender_args(recv, {"--testsrc", "-s", "64x36", "--frames", "3", "--stats-json",
+                                  (dir / "send.json").string()}),
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  reader.join();
+  EXPECT_EQ(read_json(dir / "recv.json")["frames"], 3);
+  EXPECT_EQ(read_json(dir / "send.json")["dropped"], 0);
 }
 
 TEST(TcpEndToEnd, ReceiverFramesLimitStopsTheSenderCleanly) {

@@ -53,6 +53,7 @@ struct Redirect {
   std::string stdin_path;   ///< empty: /dev/null
   std::string stdout_path;  ///< empty: /dev/null (unless stdout_pipe)
   bool stdout_pipe = false;  ///< give the parent a pipe to read the child's stdout
+  bool stdin_pipe = false;   ///< give the parent a pipe to write the child's stdin
 };
 
 class Process {
@@ -62,8 +63,14 @@ class Process {
       : stderr_path_(stderr_path) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    const std::string in = redirect.stdin_path.empty() ? "/dev/null" : redirect.stdin_path;
-    posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
+    int in_fds[2] = {-1, -1};
+    if (redirect.stdin_pipe) {
+      if (pipe2(in_fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+      posix_spawn_file_actions_adddup2(&actions, in_fds[0], 0);
+    } else {
+      const std::string in = redirect.stdin_path.empty() ? "/dev/null" : redirect.stdin_path;
+      posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
+    }
     int pipe_fds[2] = {-1, -1};
     if (redirect.stdout_pipe) {
       if (pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
@@ -80,7 +87,9 @@ class Process {
     const int rc = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     if (pipe_fds[1] >= 0) close(pipe_fds[1]);
+    if (in_fds[0] >= 0) close(in_fds[0]);
     stdout_fd_ = pipe_fds[0];
+    stdin_fd_ = in_fds[1];
     if (rc != 0) throw std::runtime_error("posix_spawn " + argv[0] + " failed");
   }
   ~Process() {
@@ -89,12 +98,28 @@ class Process {
       waitpid(pid_, nullptr, 0);
     }
     if (stdout_fd_ >= 0) close(stdout_fd_);
+    close_stdin();
   }
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
 
   pid_t pid() const { return pid_; }
   int stdout_fd() const { return stdout_fd_; }
+  /// Writes all of `bytes` to the child's stdin pipe.
+  bool write_stdin(const void* bytes, size_t size) {
+    const char* p = static_cast<const char*>(bytes);
+    while (size > 0) {
+      const ssize_t n = ::write(stdin_fd_, p, size);
+      if (n <= 0) return false;
+      p += n;
+      size -= static_cast<size_t>(n);
+    }
+    return true;
+  }
+  void close_stdin() {
+    if (stdin_fd_ >= 0) close(stdin_fd_);
+    stdin_fd_ = -1;
+  }
   void close_stdout() {
     if (stdout_fd_ >= 0) close(stdout_fd_);
     stdout_fd_ = -1;
@@ -136,6 +161,7 @@ class Process {
  private:
   pid_t pid_ = -1;
   int stdout_fd_ = -1;
+  int stdin_fd_ = -1;
   std::filesystem::path stderr_path_;
   std::optional<int> exit_code_;
 };

@@ -47,6 +47,11 @@ class RingCredits {
   /// sent now: a batch has gathered, or the sender is running low.
   bool release(uint32_t slot);
 
+  /// True when pending credits should be sent now: a batch has gathered, or the sender is
+  /// down to its low-water mark. Checked after frame_arrived() too, so credits never sit here
+  /// while the sender starves and consumers hold the rest of the ring.
+  bool flush_due() const;
+
   /// The sender is gone: every slot not held by a consumer returns to the receiver.
   void reclaim();
 

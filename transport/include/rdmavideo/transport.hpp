@@ -165,6 +165,11 @@ class SenderConnection {
   /// Writes one frame of exactly the stream's frame_bytes into the credit's slot.
   virtual Result<void> send_frame(Credit credit, std::span<const std::byte> frame,
                                   const proto::FrameWritten& info) = 0;
+  /// Services the connection without taking a credit: acts on what the receiver sent and
+  /// sends a keepalive when we have been quiet. Call it at least once a second while no
+  /// frame is sent (a paced source between frames, a slow input), or the receiver will
+  /// take this sender for dead.
+  virtual Result<void> keep_alive() = 0;
   /// Tells the receiver no more frames follow and closes.
   virtual Result<void> end_stream(const proto::EndOfStream& end) = 0;
   /// The receiver sent EndOfStream: it wants no more frames.

@@ -169,7 +169,8 @@ std::optional<Rational> parse_frame_rate(std::string_view text) {
   } else if (auto dot = text.find('.'); dot != std::string_view::npos) {
     std::string_view frac = text.substr(dot + 1);
     uint64_t whole = 0, part = 0;
-    if (frac.size() > 6 || !parse_u64(text.substr(0, dot), whole) || !parse_u64(frac, part)) {
+    if (frac.size() > 6 || !parse_u64(text.substr(0, dot), whole) || !parse_u64(frac, part) ||
+        whole > 1000000) {  // bounds whole * den below overflow
       return std::nullopt;
     }
     den = 1;

@@ -138,7 +138,7 @@ Result<Message> decode_stream_start(WireReader& in) {
   }
   m.layout.plane_count = static_cast<int>(plane_count);
   if (auto ok = validate_layout(m.pixel_format, m.width, m.height, m.layout); !ok) {
-    return Unexpected(ok.error().context("StreamStart"));
+    return Unexpected(Error(ok.error().code(), "StreamStart." + ok.error().message()));
   }
   return m;
 }

@@ -53,7 +53,11 @@ bool RingCredits::release(uint32_t slot) {
   states_[slot] = SlotState::receiver;
   --filled_;
   pending_.push_back(slot);
-  return pending_.size() >= batch_ || granted_ <= low_water_;
+  return flush_due();
+}
+
+bool RingCredits::flush_due() const {
+  return !pending_.empty() && (pending_.size() >= batch_ || granted_ <= low_water_);
 }
 
 void RingCredits::reclaim() {

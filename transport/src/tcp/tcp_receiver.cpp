@@ -52,7 +52,9 @@ class ReceiverState final : public detail::SlotOwner {
 
   Result<void> frame_arrived(uint32_t slot) {
     std::lock_guard lock(mu_);
-    return credits_->frame_arrived(slot);
+    if (auto ok = credits_->frame_arrived(slot); !ok) return ok;
+    if (credits_->flush_due()) return send_credits_locked();
+    return {};
   }
 
   std::shared_ptr<memory::HostBuffer> memory() {
@@ -137,6 +139,9 @@ class TcpReceiverConnection final : public ReceiverConnection {
     for (;;) {
       auto message = read_message(state_->socket_for_reading(), read_policy_);
       if (!message) return fail(message.error());
+      // The tick only fires when the sender is quiet; a sender that keeps sending
+      // keepalives must hear ours too.
+      state_->keepalive_if_idle();
       switch (proto::type_of(*message)) {
         case proto::MessageType::StreamStart: {
           auto event = start_stream(std::get<proto::StreamStart>(*message));

@@ -132,6 +132,12 @@ class TcpSenderConnection final : public SenderConnection {
     return {};
   }
 
+  Result<void> keep_alive() override {
+    if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
+    if (auto ok = pump(milliseconds(0)); !ok) return fail(ok.error());
+    return {};
+  }
+
   Result<void> end_stream(const proto::EndOfStream& end) override {
     if (closed_) return {};
     auto ok = send(end);
@@ -255,6 +261,10 @@ class TcpSenderConnection final : public SenderConnection {
   Unexpected fail(const Error& error) {
     if (!closed_) {
       closed_ = true;
+      if (error.code() == ErrorCode::protocol) {
+        // The receiver broke the protocol: tell it why before closing (best effort).
+        (void)send(proto::ErrorMessage{error.code(), error.message()});
+      }
       socket_.close();
     }
     return Unexpected(error.context(who_));

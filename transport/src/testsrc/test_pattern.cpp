@@ -193,8 +193,8 @@ std::span<std::byte> TestPattern::frame(uint64_t sequence) {
 std::optional<TestPattern::Mismatch> TestPattern::verify(uint64_t sequence,
                                                          std::span<const std::byte> data) const {
   const auto& phase = phases_[sequence % phases_.size()];
-  std::vector<std::byte> expected_stamp(phase.begin(),
-                                        phase.begin() + std::min(phase.size(), size_t{64}));
+  const size_t stamp_end = std::min(phase.size(), size_t{format_.layout.planes[0].offset} + kStampBytes);
+  std::vector<std::byte> expected_stamp(phase.begin(), phase.begin() + static_cast<ptrdiff_t>(stamp_end));
   stamp(expected_stamp, sequence);
   auto locate = [&](size_t at) {
     int plane = 0;
@@ -203,7 +203,8 @@ std::optional<TestPattern::Mismatch> TestPattern::verify(uint64_t sequence,
     }
     const size_t got = at < data.size() ? static_cast<size_t>(data[at]) : 0;
     const size_t want = at < expected_stamp.size() ? static_cast<size_t>(expected_stamp[at])
-                                                   : static_cast<size_t>(phase[at]);
+                        : at < phase.size()        ? static_cast<size_t>(phase[at])
+                                                   : 0;  // data runs past the frame
     return Mismatch{plane, at - format_.layout.planes[plane].offset, static_cast<uint8_t>(got),
                     static_cast<uint8_t>(want)};
   };

@@ -1,0 +1,886 @@
+// SPDX-License-Identifier: Apache-2.0
+// The message codec: every message type round trips with every field intact, and every
+// rejection path in proto/protocol.cpp is hit once, asserting that the error names the field
+// and the value it saw. Bad inputs are valid encodings with bytes patched at the offsets of
+// the layouts in protocol.cpp.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "rdmavideo/format.hpp"
+#include "rdmavideo/protocol.hpp"
+
+namespace rdmavideo::proto {
+namespace {
+
+using Bytes = std::vector<std::byte>;
+
+// Offsets in a message: the header, then the body from kBody.
+constexpr size_t kMagicAt = 0;
+constexpr size_t kVersionAt = 4;
+constexpr size_t kTypeAt = 6;
+constexpr size_t kLengthAt = 8;
+constexpr size_t kBody = kHeaderBytes;
+constexpr uint64_t kMaxFrame = uint64_t{kMaxDimension} * kMaxDimension * 4;  // 1 GiB
+
+::testing::AssertionResult contains(const std::string& text, std::string_view part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
+}
+
+template <typename T>
+void poke(Bytes& bytes, size_t offset, T value) {
+  static_assert(std::is_integral_v<T>);
+  const auto bits = static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(value));
+  ASSERT_LE(offset + sizeof(T), bytes.size());
+  for (size_t i = 0; i < sizeof(T); ++i) bytes[offset + i] = std::byte((bits >> (8 * i)) & 0xff);
+}
+
+/// A header for `type` with the body's length, then the body.
+Bytes raw_message(MessageType type, const Bytes& body) {
+  Bytes out(kHeaderBytes);
+  poke(out, kMagicAt, kMagic);
+  poke(out, kVersionAt, kVersion);
+  poke(out, kTypeAt, static_cast<uint16_t>(type));
+  poke(out, kLengthAt, static_cast<uint32_t>(body.size()));
+  out.insert(out.end(), body.begin(), body.end());
+  return out;
+}
+
+Result<Message> decode_message(std::span<const std::byte> bytes) {
+  auto header = decode_header(bytes);
+  if (!header) return Unexpected(header.error());
+  return decode(*header, bytes.subspan(kHeaderBytes));
+}
+
+/// Decodes `bytes`, expecting a protocol error, and returns its message.
+std::string rejection(const Bytes& bytes, ErrorCode code = ErrorCode::protocol) {
+  auto decoded = decode_message(bytes);
+  if (decoded) {
+    ADD_FAILURE() << "decoded a message that should have been rejected";
+    return {};
+  }
+  EXPECT_EQ(decoded.error().code(), code) << decoded.error().message();
+  return decoded.error().message();
+}
+
+template <typename T>
+T round_trip(const T& message) {
+  const Bytes bytes = encode(Message{message});
+  auto header = decode_header(bytes);
+  EXPECT_TRUE(header) << header.error().message();
+  if (!header) return T{};
+  EXPECT_EQ(header->version, kVersion);
+  EXPECT_EQ(header->type, type_of(Message{message}));
+  EXPECT_EQ(header->length, bytes.size() - kHeaderBytes);
+  auto decoded = decode(*header, std::span(bytes).subspan(kHeaderBytes));
+  EXPECT_TRUE(decoded) << decoded.error().message();
+  if (!decoded) return T{};
+  EXPECT_TRUE(std::holds_alternative<T>(*decoded));
+  if (!std::holds_alternative<T>(*decoded)) return T{};
+  return std::get<T>(*decoded);
+}
+
+// Valid messages with every field set to something other than its default.
+
+Hello sample_hello() {
+  Hello m;
+  m.min_version = 1;
+  m.max_version = 7;
+  m.flags = kCapChecksum | 0x80000000u;  // unknown capability bits are allowed
+  m.max_frame_bytes = 0x3a0b0c0d;
+  m.credits_requested = 1024;
+  m.software = "rdmavideo-send 0.1.0";
+  return m;
+}
+
+HelloAck sample_hello_ack() {
+  HelloAck m;
+  m.version = kVersion;
+  m.flags = kCapChecksum;
+  m.max_frame_bytes = kMaxFrame;
+  m.credits = 17;
+  m.software = "rdmavideo-recv 0.1.0 \xc3\xa9";  // UTF-8 beyond ASCII is allowed
+  return m;
+}
+
+StreamStart sample_stream_start() {
+  auto m = make_stream_start(PixelFormat::nv12, 1918, 1078, Rational{60000, 1001});
+  EXPECT_TRUE(m) << m.error().message();
+  m->stream_id = 0xdeadbeef;
+  m->flags = kStreamKnownFlags;
+  m->name = "cam 1 \xe2\x80\x94 studio";
+  return *m;
+}
+
+RingInfo sample_ring_info() {
+  RingInfo m;
+  m.ring_epoch = 0xdeadbeef;
+  m.slot_count = kMaxRingSlots;
+  m.slot_bytes = 0x3fff0001;
+  m.slot_stride = 0x1'0000'1000;
+  m.base_addr = 0xffff8000'12345000;
+  m.rkey = 0xcafebabe;
+  return m;
+}
+
+FrameWritten sample_frame_written() {
+  FrameWritten m;
+  m.ring_epoch = 0xfffffffe;
+  m.slot = kMaxRingSlots - 1;
+  m.sequence = 0x0123456789abcdef;
+  m.pts_ns = -123456789012;
+  m.sent_ns = 0xfedcba9876543210;
+  m.bytes = 0xfffffff0;
+  m.flags = kFrameHasChecksum;
+  m.checksum = 0x8877665544332211;
+  return m;
+}
+
+CreditReturn sample_credit_return() {
+  CreditReturn m;
+  m.ring_epoch = 0x01020304;
+  m.slots = {5, 0, kMaxRingSlots - 1, 7, 256};
+  return m;
+}
+
+ErrorMessage sample_error() {
+  ErrorMessage m;
+  m.code = ErrorCode::unsupported;
+  m.text = "StreamStart.pixel_format 6 unknown to this receiver";
+  return m;
+}
+
+void expect_layout_eq(const FrameLayout& got, const FrameLayout& want) {
+  EXPECT_EQ(got.plane_count, want.plane_count);
+  EXPECT_EQ(got.frame_bytes, want.frame_bytes);
+  for (int p = 0; p < kMaxPlanes; ++p) {
+    SCOPED_TRACE(::testing::Message() << "plane " << p);
+    EXPECT_EQ(got.planes[p].offset, want.planes[p].offset);
+    EXPECT_EQ(got.planes[p].stride, want.planes[p].stride);
+    EXPECT_EQ(got.planes[p].rows, want.planes[p].rows);
+  }
+}
+
+void expect_stream_start_eq(const StreamStart& got, const StreamStart& want) {
+  EXPECT_EQ(got.stream_id, want.stream_id);
+  EXPECT_EQ(got.pixel_format, want.pixel_format);
+  EXPECT_EQ(got.width, want.width);
+  EXPECT_EQ(got.height, want.height);
+  EXPECT_EQ(got.frame_rate.num, want.frame_rate.num);
+  EXPECT_EQ(got.frame_rate.den, want.frame_rate.den);
+  EXPECT_EQ(got.flags, want.flags);
+  expect_layout_eq(got.layout, want.layout);
+  EXPECT_EQ(got.name, want.name);
+}
+
+// ---------------------------------------------------------------------------------------
+// Round trips
+
+TEST(ProtocolRoundTrip, Hello) {
+  const Hello want = sample_hello();
+  const Hello got = round_trip(want);
+  EXPECT_EQ(got.min_version, want.min_version);
+  EXPECT_EQ(got.max_version, want.max_version);
+  EXPECT_EQ(got.flags, want.flags);
+  EXPECT_EQ(got.max_frame_bytes, want.max_frame_bytes);
+  EXPECT_EQ(got.credits_requested, want.credits_requested);
+  EXPECT_EQ(got.software, want.software);
+}
+
+TEST(ProtocolRoundTrip, HelloAck) {
+  const HelloAck want = sample_hello_ack();
+  const HelloAck got = round_trip(want);
+  EXPECT_EQ(got.version, want.version);
+  EXPECT_EQ(got.flags, want.flags);
+  EXPECT_EQ(got.max_frame_bytes, want.max_frame_bytes);
+  EXPECT_EQ(got.credits, want.credits);
+  EXPECT_EQ(got.software, want.software);
+}
+
+TEST(ProtocolRoundTrip, StreamStart) {
+  const StreamStart want = sample_stream_start();
+  expect_stream_start_eq(round_trip(want), want);
+}
+
+TEST(ProtocolRoundTrip, StreamStartEveryPixelFormat) {
+  for (PixelFormat format : all_pixel_formats()) {
+    SCOPED_TRACE(name(format));
+    auto want = make_stream_start(format, 1921, 1081, Rational{25, 1});
+    ASSERT_TRUE(want) << want.error().message();
+    want->stream_id = static_cast<uint32_t>(format) * 1000 + 7;
+    want->flags = kStreamLive;
+    want->name = std::string(name(format));
+    expect_stream_start_eq(round_trip(*want), *want);
+  }
+}
+
+TEST(ProtocolRoundTrip, StreamStartPaddedLayout) {
+  StreamStart want = sample_stream_start();
+  // Rows padded to 2048 bytes and a gap between the planes, as GStreamer may lay them out.
+  want.layout.planes[0] = Plane{0, 2048, 1078};
+  want.layout.planes[1] = Plane{2048 * 1078 + 4096, 2048, 539};
+  want.layout.frame_bytes = want.layout.planes[1].offset + 2048 * 539 + 100;
+  expect_stream_start_eq(round_trip(want), want);
+}
+
+TEST(ProtocolRoundTrip, RingInfo) {
+  const RingInfo want = sample_ring_info();
+  const RingInfo got = round_trip(want);
+  EXPECT_EQ(got.ring_epoch, want.ring_epoch);
+  EXPECT_EQ(got.slot_count, want.slot_count);
+  EXPECT_EQ(got.slot_bytes, want.slot_bytes);
+  EXPECT_EQ(got.slot_stride, want.slot_stride);
+  EXPECT_EQ(got.base_addr, want.base_addr);
+  EXPECT_EQ(got.rkey, want.rkey);
+}
+
+TEST(ProtocolRoundTrip, FrameWritten) {
+  const FrameWritten want = sample_frame_written();
+  const FrameWritten got = round_trip(want);
+  EXPECT_EQ(got.ring_epoch, want.ring_epoch);
+  EXPECT_EQ(got.slot, want.slot);
+  EXPECT_EQ(got.sequence, want.sequence);
+  EXPECT_EQ(got.pts_ns, want.pts_ns);
+  EXPECT_EQ(got.sent_ns, want.sent_ns);
+  EXPECT_EQ(got.bytes, want.bytes);
+  EXPECT_EQ(got.flags, want.flags);
+  EXPECT_EQ(got.checksum, want.checksum);
+}
+
+TEST(ProtocolRoundTrip, CreditReturn) {
+  const CreditReturn want = sample_credit_return();
+  const CreditReturn got = round_trip(want);
+  EXPECT_EQ(got.ring_epoch, want.ring_epoch);
+  EXPECT_EQ(got.slots, want.slots);
+}
+
+TEST(ProtocolRoundTrip, CreditReturnWholeRing) {
+  CreditReturn want;
+  want.ring_epoch = 9;
+  for (uint32_t slot = kMaxRingSlots; slot-- > 0;) want.slots.push_back(slot);
+  const CreditReturn got = round_trip(want);
+  EXPECT_EQ(got.ring_epoch, want.ring_epoch);
+  EXPECT_EQ(got.slots, want.slots);
+}
+
+TEST(ProtocolRoundTrip, Keepalive) {
+  const Keepalive want{0xfffffffffffffffe};
+  EXPECT_EQ(round_trip(want).sent_ns, want.sent_ns);
+}
+
+TEST(ProtocolRoundTrip, EndOfStream) {
+  const EndOfStream want{1'000'000'000'007, 0x1'0000'0002};
+  const EndOfStream got = round_trip(want);
+  EXPECT_EQ(got.frames, want.frames);
+  EXPECT_EQ(got.dropped, want.dropped);
+}
+
+TEST(ProtocolRoundTrip, ErrorEveryCode) {
+  for (ErrorCode code : {ErrorCode::protocol, ErrorCode::peer_closed, ErrorCode::timeout,
+                         ErrorCode::resource, ErrorCode::unsupported, ErrorCode::invalid_argument,
+                         ErrorCode::system}) {
+    SCOPED_TRACE(to_string(code));
+    ErrorMessage want = sample_error();
+    want.code = code;
+    const ErrorMessage got = round_trip(want);
+    EXPECT_EQ(got.code, want.code);
+    EXPECT_EQ(got.text, want.text);
+  }
+}
+
+TEST(ProtocolRoundTrip, ErrorEmptyText) {
+  const ErrorMessage want{ErrorCode::timeout, ""};
+  const Bytes bytes = encode(Message{want});
+  EXPECT_EQ(bytes.size(), kHeaderBytes + 8);
+  const ErrorMessage got = round_trip(want);
+  EXPECT_EQ(got.code, want.code);
+  EXPECT_EQ(got.text, "");
+}
+
+TEST(ProtocolRoundTrip, ErrorTextLongerThanMaxIsCutByEncode) {
+  ErrorMessage want{ErrorCode::resource, std::string(kMaxErrorText + 500, 'x')};
+  want.text[kMaxErrorText - 1] = 'y';
+  const ErrorMessage got = round_trip(want);
+  EXPECT_EQ(got.text, want.text.substr(0, kMaxErrorText));
+}
+
+TEST(ProtocolRoundTrip, SoftwareLongerThanFieldIsCutByEncode) {
+  Hello want = sample_hello();
+  want.software = std::string(kSoftwareBytes + 10, 's');
+  EXPECT_EQ(round_trip(want).software, std::string(kSoftwareBytes - 1, 's'));
+}
+
+TEST(ProtocolRoundTrip, NameOfMaxLength) {
+  StreamStart want = sample_stream_start();
+  want.name = std::string(kNameBytes - 1, 'n');
+  EXPECT_EQ(round_trip(want).name, want.name);
+}
+
+TEST(ProtocolRoundTrip, EncodeAppendsAfterExistingBytes) {
+  Bytes out;
+  encode(Message{Keepalive{11}}, out);
+  const size_t first = out.size();
+  encode(Message{sample_credit_return()}, out);
+  auto m1 = decode_message(std::span(out).first(first));
+  ASSERT_TRUE(m1) << m1.error().message();
+  EXPECT_EQ(std::get<Keepalive>(*m1).sent_ns, 11u);
+  auto m2 = decode_message(std::span(out).subspan(first));
+  ASSERT_TRUE(m2) << m2.error().message();
+  EXPECT_EQ(std::get<CreditReturn>(*m2).slots, sample_credit_return().slots);
+}
+
+TEST(ProtocolRoundTrip, TypeOfMatchesWireType) {
+  EXPECT_EQ(type_of(Message{Hello{}}), MessageType::Hello);
+  EXPECT_EQ(type_of(Message{HelloAck{}}), MessageType::HelloAck);
+  EXPECT_EQ(type_of(Message{StreamStart{}}), MessageType::StreamStart);
+  EXPECT_EQ(type_of(Message{RingInfo{}}), MessageType::RingInfo);
+  EXPECT_EQ(type_of(Message{FrameWritten{}}), MessageType::FrameWritten);
+  EXPECT_EQ(type_of(Message{CreditReturn{}}), MessageType::CreditReturn);
+  EXPECT_EQ(type_of(Message{Keepalive{}}), MessageType::Keepalive);
+  EXPECT_EQ(type_of(Message{EndOfStream{}}), MessageType::EndOfStream);
+  EXPECT_EQ(type_of(Message{ErrorMessage{}}), MessageType::Error);
+  EXPECT_EQ(to_string(MessageType::CreditReturn), "CreditReturn");
+}
+
+TEST(ProtocolRoundTrip, HeaderBytesAreLittleEndian) {
+  const Bytes bytes = encode(Message{Keepalive{0x0807060504030201}});
+  ASSERT_EQ(bytes.size(), kHeaderBytes + 8);
+  const Bytes want_header = {std::byte{'R'}, std::byte{'D'}, std::byte{'V'}, std::byte{'F'},
+                             std::byte{1},   std::byte{0},   std::byte{7},   std::byte{0},
+                             std::byte{8},   std::byte{0},   std::byte{0},   std::byte{0},
+                             std::byte{0},   std::byte{0},   std::byte{0},   std::byte{0}};
+  EXPECT_EQ(Bytes(bytes.begin(), bytes.begin() + kHeaderBytes), want_header);
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(bytes[kBody + i], std::byte(i + 1)) << i;
+}
+
+// ---------------------------------------------------------------------------------------
+// Header
+
+TEST(ProtocolHeader, RejectsTruncatedHeader) {
+  const Bytes bytes = encode(Message{Keepalive{1}});
+  auto header = decode_header(std::span(bytes).first(kHeaderBytes - 1));
+  ASSERT_FALSE(header);
+  EXPECT_EQ(header.error().code(), ErrorCode::protocol);
+  EXPECT_TRUE(contains(header.error().message(), "Header"));
+  EXPECT_TRUE(contains(header.error().message(), "15 bytes"));
+}
+
+TEST(ProtocolHeader, RejectsBadMagic) {
+  Bytes bytes = encode(Message{Keepalive{1}});
+  poke(bytes, kMagicAt, uint32_t{0x12345678});
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "Header.magic"));
+  EXPECT_TRUE(contains(error, "0x12345678"));
+}
+
+TEST(ProtocolHeader, RejectsUnsupportedVersion) {
+  for (uint16_t version : {uint16_t{0}, uint16_t{kVersion + 1}, uint16_t{0xffff}}) {
+    SCOPED_TRACE(version);
+    Bytes bytes = encode(Message{Keepalive{1}});
+    poke(bytes, kVersionAt, version);
+    const std::string error = rejection(bytes, ErrorCode::unsupported);
+    EXPECT_TRUE(contains(error, fmt::format("Header.version {}", version)));
+  }
+}
+
+TEST(ProtocolHeader, RejectsUnknownType) {
+  for (uint16_t type : {uint16_t{0}, uint16_t{10}, uint16_t{0xffff}}) {
+    SCOPED_TRACE(type);
+    Bytes bytes = encode(Message{Keepalive{1}});
+    poke(bytes, kTypeAt, type);
+    const std::string error = rejection(bytes);
+    EXPECT_TRUE(contains(error, fmt::format("Header.type {}", type)));
+  }
+}
+
+TEST(ProtocolHeader, RejectsBodyLengthOverMax) {
+  Bytes bytes = encode(Message{Keepalive{1}});
+  poke(bytes, kLengthAt, kMaxBodyBytes + 1);
+  auto header = decode_header(bytes);
+  ASSERT_FALSE(header);
+  EXPECT_EQ(header.error().code(), ErrorCode::protocol);
+  EXPECT_TRUE(contains(header.error().message(), "Header.length 65537"));
+
+  poke(bytes, kLengthAt, kMaxBodyBytes);  // the largest allowed
+  auto at_max = decode_header(bytes);
+  ASSERT_TRUE(at_max) << at_max.error().message();
+  EXPECT_EQ(at_max->length, kMaxBodyBytes);
+}
+
+TEST(ProtocolHeader, DecodeRejectsHeaderWithUnknownType) {
+  // A Header not produced by decode_header() still cannot smuggle in an unknown type.
+  const Header header{kVersion, static_cast<MessageType>(42), 0};
+  auto decoded = decode(header, {});
+  ASSERT_FALSE(decoded);
+  EXPECT_EQ(decoded.error().code(), ErrorCode::protocol);
+  EXPECT_TRUE(contains(decoded.error().message(), "Header.type 42"));
+}
+
+TEST(ProtocolHeader, RejectsTruncatedBody) {
+  const Bytes bytes = encode(Message{sample_frame_written()});
+  auto header = decode_header(bytes);
+  ASSERT_TRUE(header);
+  auto decoded = decode(*header, std::span(bytes).subspan(kBody, 47));
+  ASSERT_FALSE(decoded);
+  EXPECT_EQ(decoded.error().code(), ErrorCode::protocol);
+  EXPECT_TRUE(contains(decoded.error().message(), "FrameWritten body truncated"));
+  EXPECT_TRUE(contains(decoded.error().message(), "47 bytes of 48"));
+}
+
+// A fixed-size body announced with the wrong length, one size short and one long.
+TEST(ProtocolHeader, RejectsWrongFixedLengthPerType) {
+  const std::vector<Message> messages = {
+      Message{sample_hello()},         Message{sample_hello_ack()},
+      Message{sample_stream_start()},  Message{sample_ring_info()},
+      Message{sample_frame_written()}, Message{Keepalive{5}},
+      Message{EndOfStream{3, 1}},
+  };
+  for (const Message& message : messages) {
+    const std::string_view type = to_string(type_of(message));
+    SCOPED_TRACE(type);
+    const Bytes good = encode(message);
+    const uint32_t length = static_cast<uint32_t>(good.size() - kHeaderBytes);
+
+    Bytes shorter(good.begin(), good.end() - 4);
+    poke(shorter, kLengthAt, length - 4);
+    std::string error = rejection(shorter);
+    EXPECT_TRUE(contains(error, fmt::format("{} length {}", type, length - 4)));
+    EXPECT_TRUE(contains(error, fmt::format("must be {}", length)));
+
+    Bytes longer = good;
+    longer.resize(good.size() + 8);
+    poke(longer, kLengthAt, length + 8);
+    error = rejection(longer);
+    EXPECT_TRUE(contains(error, fmt::format("{} length {}", type, length + 8)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Hello: software at 24 (32 bytes), min_version 0, max_version 2, flags 4,
+// max_frame_bytes 8, credits_requested 16.
+
+TEST(ProtocolHello, RejectsSoftwareNotNulTerminated) {
+  Bytes bytes = encode(Message{sample_hello()});
+  for (size_t i = 0; i < kSoftwareBytes; ++i) bytes[kBody + 24 + i] = std::byte{'a'};
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "Hello.software"));
+  EXPECT_TRUE(contains(error, "NUL"));
+  EXPECT_TRUE(contains(error, "32"));
+}
+
+TEST(ProtocolHello, RejectsControlCharacterInSoftware) {
+  Bytes bytes = encode(Message{sample_hello()});
+  bytes[kBody + 24 + 3] = std::byte{0x07};
+  std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "Hello.software"));
+  EXPECT_TRUE(contains(error, "0x07 at byte 3"));
+
+  bytes[kBody + 24 + 3] = std::byte{0x7f};  // DEL is a control character too
+  error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "0x7f at byte 3"));
+}
+
+TEST(ProtocolHello, RejectsMinVersionGreaterThanMax) {
+  Bytes bytes = encode(Message{sample_hello()});
+  poke(bytes, kBody + 0, uint16_t{3});
+  poke(bytes, kBody + 2, uint16_t{2});
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "Hello.min_version 3"));
+  EXPECT_TRUE(contains(error, "max_version 2"));
+}
+
+TEST(ProtocolHello, RejectsMaxFrameBytesZero) {
+  Bytes bytes = encode(Message{sample_hello()});
+  poke(bytes, kBody + 8, uint64_t{0});
+  EXPECT_TRUE(contains(rejection(bytes), "Hello.max_frame_bytes 0"));
+}
+
+TEST(ProtocolHello, RejectsMaxFrameBytesTooBig) {
+  Bytes bytes = encode(Message{sample_hello()});
+  poke(bytes, kBody + 8, kMaxFrame + 1);
+  EXPECT_TRUE(contains(rejection(bytes), fmt::format("Hello.max_frame_bytes {}", kMaxFrame + 1)));
+
+  poke(bytes, kBody + 8, kMaxFrame);
+  auto decoded = decode_message(bytes);
+  ASSERT_TRUE(decoded) << decoded.error().message();
+  EXPECT_EQ(std::get<Hello>(*decoded).max_frame_bytes, kMaxFrame);
+}
+
+TEST(ProtocolHello, RejectsCreditsRequestedOutOfRange) {
+  Bytes bytes = encode(Message{sample_hello()});
+  poke(bytes, kBody + 16, kMaxRingSlots + 1);
+  EXPECT_TRUE(contains(rejection(bytes), "Hello.credits_requested 1025"));
+
+  poke(bytes, kBody + 16, uint32_t{0});  // 0: no preference
+  EXPECT_TRUE(decode_message(bytes));
+}
+
+// ---------------------------------------------------------------------------------------
+// HelloAck: version 0, flags 4, max_frame_bytes 8, credits 16, software 24.
+
+TEST(ProtocolHelloAck, RejectsUnsupportedVersion) {
+  for (uint16_t version : {uint16_t{0}, uint16_t{kVersion + 1}}) {
+    SCOPED_TRACE(version);
+    Bytes bytes = encode(Message{sample_hello_ack()});
+    poke(bytes, kBody + 0, version);
+    EXPECT_TRUE(contains(rejection(bytes), fmt::format("HelloAck.version {}", version)));
+  }
+}
+
+TEST(ProtocolHelloAck, RejectsMaxFrameBytesOutOfRange) {
+  Bytes bytes = encode(Message{sample_hello_ack()});
+  poke(bytes, kBody + 8, uint64_t{0});
+  EXPECT_TRUE(contains(rejection(bytes), "HelloAck.max_frame_bytes 0"));
+  poke(bytes, kBody + 8, kMaxFrame + 1);
+  EXPECT_TRUE(contains(rejection(bytes), fmt::format("HelloAck.max_frame_bytes {}", kMaxFrame + 1)));
+}
+
+TEST(ProtocolHelloAck, RejectsCreditsOutOfRange) {
+  Bytes bytes = encode(Message{sample_hello_ack()});
+  poke(bytes, kBody + 16, uint32_t{0});
+  EXPECT_TRUE(contains(rejection(bytes), "HelloAck.credits 0"));
+  poke(bytes, kBody + 16, kMaxRingSlots + 1);
+  EXPECT_TRUE(contains(rejection(bytes), "HelloAck.credits 1025"));
+}
+
+TEST(ProtocolHelloAck, RejectsSoftwareNotNulTerminated) {
+  Bytes bytes = encode(Message{sample_hello_ack()});
+  for (size_t i = 0; i < kSoftwareBytes; ++i) bytes[kBody + 24 + i] = std::byte{'b'};
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "HelloAck.software"));
+  EXPECT_TRUE(contains(error, "NUL"));
+}
+
+TEST(ProtocolHelloAck, RejectsControlCharacterInSoftware) {
+  Bytes bytes = encode(Message{sample_hello_ack()});
+  bytes[kBody + 24] = std::byte{0x0a};
+  EXPECT_TRUE(contains(rejection(bytes), "HelloAck.software has control character 0x0a at byte 0"));
+}
+
+// ---------------------------------------------------------------------------------------
+// StreamStart: stream_id 0, pixel_format 4, width 8, height 12, frame_rate 16/20, flags 24,
+// plane_count 28, planes[p] at 32 + 12p (offset, stride, rows), frame_bytes 80, name 88.
+// The sample is nv12 1918x1078: plane 0 stride 1918 rows 1078, plane 1 at 2067604 stride
+// 1918 rows 539.
+
+constexpr size_t plane_field(int plane, int field) { return kBody + 32 + 12 * plane + 4 * field; }
+constexpr int kOffset = 0, kStride = 1, kRows = 2;
+
+TEST(ProtocolStreamStart, SampleLayoutIsWhatTheTestsAssume) {
+  const StreamStart m = sample_stream_start();
+  EXPECT_EQ(m.layout.plane_count, 2);
+  EXPECT_EQ(m.layout.planes[0].stride, 1918u);
+  EXPECT_EQ(m.layout.planes[1].offset, 1918u * 1078);
+  EXPECT_EQ(m.layout.planes[1].rows, 539u);
+  EXPECT_EQ(m.layout.frame_bytes, 1918u * 1078 + 1918u * 539);
+}
+
+TEST(ProtocolStreamStart, RejectsUnknownPixelFormat) {
+  for (uint32_t format : {0u, 11u, 0xffffffffu}) {
+    SCOPED_TRACE(format);
+    Bytes bytes = encode(Message{sample_stream_start()});
+    poke(bytes, kBody + 4, format);
+    EXPECT_TRUE(contains(rejection(bytes), fmt::format("StreamStart.pixel_format {}", format)));
+  }
+}
+
+TEST(ProtocolStreamStart, RejectsWidthZero) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  poke(bytes, kBody + 8, uint32_t{0});
+  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.width 0"));
+}
+
+TEST(ProtocolStreamStart, RejectsWidthTooBig) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  poke(bytes, kBody + 8, kMaxDimension + 1);
+  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.width 16385"));
+}
+
+TEST(ProtocolStreamStart, RejectsHeightZero) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  poke(bytes, kBody + 12, uint32_t{0});
+  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.height 0"));
+}
+
+TEST(ProtocolStreamStart, RejectsHeightTooBig) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  poke(bytes, kBody + 12, uint32_t{70000});
+  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.height 70000"));
+}
+
+TEST(ProtocolStreamStart, RejectsFrameRateNumeratorZero) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  poke(bytes, kBody + 16, uint32_t{0});
+  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.frame_rate 0/1001"));
+}
+
+TEST(ProtocolStreamStart, RejectsFrameRateDenominatorZero) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  poke(bytes, kBody + 20, uint32_t{0});
+  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.frame_rate 60000/0"));
+}
+
+TEST(ProtocolStreamStart, RejectsUnknownFlags) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  poke(bytes, kBody + 24, kStreamKnownFlags | 0x100u);
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "StreamStart.flags 0x107"));
+  EXPECT_TRUE(contains(error, "unknown bits 0x100"));
+}
+
+TEST(ProtocolStreamStart, RejectsPlaneCountOutOfRange) {
+  for (uint32_t count : {0u, 5u}) {
+    SCOPED_TRACE(count);
+    Bytes bytes = encode(Message{sample_stream_start()});
+    poke(bytes, kBody + 28, count);
+    EXPECT_TRUE(contains(rejection(bytes), fmt::format("StreamStart.plane_count {}", count)));
+  }
+}
+
+TEST(ProtocolStreamStart, RejectsPlaneCountWrongForFormat) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  poke(bytes, kBody + 28, uint32_t{3});  // nv12 has 2
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "StreamStart.plane_count 3"));
+  EXPECT_TRUE(contains(error, "nv12"));
+}
+
+TEST(ProtocolStreamStart, RejectsStrideTooSmall) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  poke(bytes, plane_field(0, kStride), uint32_t{1917});
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "StreamStart.planes[0].stride 1917"));
+  EXPECT_TRUE(contains(error, "1918"));
+}
+
+TEST(ProtocolStreamStart, RejectsWrongRows) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  poke(bytes, plane_field(1, kRows), uint32_t{540});
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "StreamStart.planes[1].rows 540"));
+  EXPECT_TRUE(contains(error, "539"));
+}
+
+TEST(ProtocolStreamStart, RejectsOverlappingPlanes) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  const uint32_t overlapping = 1918 * 1078 - 1;
+  poke(bytes, plane_field(1, kOffset), overlapping);
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, fmt::format("StreamStart.planes[1].offset {}", overlapping)));
+}
+
+TEST(ProtocolStreamStart, RejectsFrameBytesTooSmall) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  const uint32_t frame_bytes = 1918 * 1078 + 1918 * 539;
+  poke(bytes, kBody + 80, frame_bytes - 1);
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, fmt::format("StreamStart.frame_bytes {}", frame_bytes - 1)));
+  EXPECT_TRUE(contains(error, fmt::format("{}", frame_bytes)));
+}
+
+TEST(ProtocolStreamStart, RejectsUnusedPlaneSet) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  poke(bytes, plane_field(2, kStride), uint32_t{64});
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "StreamStart.planes[2]"));
+}
+
+TEST(ProtocolStreamStart, RejectsNameNotNulTerminated) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  for (size_t i = 0; i < kNameBytes; ++i) bytes[kBody + 88 + i] = std::byte{'n'};
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "StreamStart.name"));
+  EXPECT_TRUE(contains(error, "NUL"));
+  EXPECT_TRUE(contains(error, "64"));
+}
+
+TEST(ProtocolStreamStart, RejectsControlCharacterInName) {
+  Bytes bytes = encode(Message{sample_stream_start()});
+  bytes[kBody + 88 + 2] = std::byte{0x1b};
+  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.name has control character 0x1b at byte 2"));
+}
+
+// ---------------------------------------------------------------------------------------
+// RingInfo: ring_epoch 0, slot_count 4, slot_bytes 8, slot_stride 16, base_addr 24, rkey 32.
+
+TEST(ProtocolRingInfo, RejectsSlotCountZero) {
+  Bytes bytes = encode(Message{sample_ring_info()});
+  poke(bytes, kBody + 4, uint32_t{0});
+  EXPECT_TRUE(contains(rejection(bytes), "RingInfo.slot_count 0"));
+}
+
+TEST(ProtocolRingInfo, RejectsSlotCountTooBig) {
+  Bytes bytes = encode(Message{sample_ring_info()});
+  poke(bytes, kBody + 4, kMaxRingSlots + 1);
+  EXPECT_TRUE(contains(rejection(bytes), "RingInfo.slot_count 1025"));
+}
+
+TEST(ProtocolRingInfo, RejectsSlotBytesOutOfRange) {
+  Bytes bytes = encode(Message{sample_ring_info()});
+  poke(bytes, kBody + 8, uint64_t{0});
+  EXPECT_TRUE(contains(rejection(bytes), "RingInfo.slot_bytes 0"));
+  poke(bytes, kBody + 8, kMaxFrame + 1);
+  EXPECT_TRUE(contains(rejection(bytes), fmt::format("RingInfo.slot_bytes {}", kMaxFrame + 1)));
+}
+
+TEST(ProtocolRingInfo, RejectsSlotStrideLessThanSlotBytes) {
+  Bytes bytes = encode(Message{sample_ring_info()});
+  poke(bytes, kBody + 8, uint64_t{4096});
+  poke(bytes, kBody + 16, uint64_t{4095});
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "RingInfo.slot_stride 4095"));
+  EXPECT_TRUE(contains(error, "4096"));
+
+  poke(bytes, kBody + 16, uint64_t{4096});  // equal is fine
+  EXPECT_TRUE(decode_message(bytes));
+}
+
+// ---------------------------------------------------------------------------------------
+// FrameWritten: ring_epoch 0, slot 4, sequence 8, pts_ns 16, sent_ns 24, bytes 32, flags 36,
+// checksum 40.
+
+TEST(ProtocolFrameWritten, RejectsSlotOutOfRange) {
+  Bytes bytes = encode(Message{sample_frame_written()});
+  poke(bytes, kBody + 4, kMaxRingSlots);
+  EXPECT_TRUE(contains(rejection(bytes), "FrameWritten.slot 1024"));
+}
+
+TEST(ProtocolFrameWritten, RejectsBytesZero) {
+  Bytes bytes = encode(Message{sample_frame_written()});
+  poke(bytes, kBody + 32, uint32_t{0});
+  EXPECT_TRUE(contains(rejection(bytes), "FrameWritten.bytes is 0"));
+}
+
+TEST(ProtocolFrameWritten, RejectsUnknownFlags) {
+  Bytes bytes = encode(Message{sample_frame_written()});
+  poke(bytes, kBody + 36, uint32_t{0x3});
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "FrameWritten.flags 0x3"));
+  EXPECT_TRUE(contains(error, "unknown bits 0x2"));
+}
+
+// ---------------------------------------------------------------------------------------
+// CreditReturn: ring_epoch 0, count 4, slots from 8.
+
+Bytes credit_return_body(uint32_t count, std::vector<uint32_t> slots) {
+  Bytes body(8 + 4 * slots.size());
+  poke(body, 0, uint32_t{2});
+  poke(body, 4, count);
+  for (size_t i = 0; i < slots.size(); ++i) poke(body, 8 + 4 * i, slots[i]);
+  return body;
+}
+
+TEST(ProtocolCreditReturn, RejectsBodyShorterThanFixedPart) {
+  const Bytes bytes = raw_message(MessageType::CreditReturn, Bytes(4));
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "CreditReturn length 4"));
+}
+
+TEST(ProtocolCreditReturn, RejectsCountZero) {
+  const Bytes bytes = raw_message(MessageType::CreditReturn, credit_return_body(0, {}));
+  EXPECT_TRUE(contains(rejection(bytes), "CreditReturn.count 0"));
+}
+
+TEST(ProtocolCreditReturn, RejectsCountTooBig) {
+  std::vector<uint32_t> slots(kMaxRingSlots + 1, 0);
+  const Bytes bytes =
+      raw_message(MessageType::CreditReturn, credit_return_body(kMaxRingSlots + 1, slots));
+  EXPECT_TRUE(contains(rejection(bytes), "CreditReturn.count 1025"));
+}
+
+TEST(ProtocolCreditReturn, RejectsLengthMismatchWithCount) {
+  const Bytes bytes = raw_message(MessageType::CreditReturn, credit_return_body(3, {1, 2}));
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "CreditReturn length 16"));
+  EXPECT_TRUE(contains(error, "count 3"));
+  EXPECT_TRUE(contains(error, "must be 20"));
+}
+
+TEST(ProtocolCreditReturn, RejectsSlotOutOfRange) {
+  const Bytes bytes =
+      raw_message(MessageType::CreditReturn, credit_return_body(3, {1, kMaxRingSlots, 2}));
+  EXPECT_TRUE(contains(rejection(bytes), "CreditReturn.slots[1] 1024"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Error: code 0, text length 4, text from 8.
+
+Bytes error_body(uint32_t code, uint32_t text_bytes, std::string_view text) {
+  Bytes body(8);
+  poke(body, 0, code);
+  poke(body, 4, text_bytes);
+  for (char c : text) body.push_back(static_cast<std::byte>(c));
+  return body;
+}
+
+TEST(ProtocolError, RejectsBodyShorterThanFixedPart) {
+  const Bytes bytes = raw_message(MessageType::Error, Bytes(6));
+  EXPECT_TRUE(contains(rejection(bytes), "Error length 6"));
+}
+
+TEST(ProtocolError, RejectsUnknownCode) {
+  const Bytes bytes = raw_message(MessageType::Error, error_body(7, 2, "hi"));
+  EXPECT_TRUE(contains(rejection(bytes), "Error.code 7"));
+}
+
+TEST(ProtocolError, RejectsTextTooLong) {
+  const std::string text(kMaxErrorText + 1, 't');
+  const Bytes bytes = raw_message(MessageType::Error, error_body(0, kMaxErrorText + 1, text));
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "Error.length 1025"));
+  EXPECT_TRUE(contains(error, "1024"));
+}
+
+TEST(ProtocolError, RejectsLengthMismatchWithText) {
+  const Bytes bytes = raw_message(MessageType::Error, error_body(1, 10, "short"));
+  const std::string error = rejection(bytes);
+  EXPECT_TRUE(contains(error, "Error length 13"));
+  EXPECT_TRUE(contains(error, "10 bytes"));
+  EXPECT_TRUE(contains(error, "must be 18"));
+}
+
+TEST(ProtocolError, ControlCharactersInTextAreReplaced) {
+  const std::string text = "bad\nframe\x1b[31m\x7f\t\xc3\xa9!";
+  const Bytes bytes = encode(Message{ErrorMessage{ErrorCode::protocol, text}});
+  auto decoded = decode_message(bytes);
+  ASSERT_TRUE(decoded) << decoded.error().message();
+  const auto& m = std::get<ErrorMessage>(*decoded);
+  EXPECT_EQ(m.code, ErrorCode::protocol);
+  EXPECT_EQ(m.text, "bad?frame?[31m??\xc3\xa9!");  // UTF-8 beyond ASCII is kept
+}
+
+// ---------------------------------------------------------------------------------------
+
+TEST(ProtocolMakeStreamStart, BuildsCanonicalLayout) {
+  auto m = make_stream_start(PixelFormat::i420, 33, 17, Rational{30000, 1001});
+  ASSERT_TRUE(m) << m.error().message();
+  auto layout = canonical_layout(PixelFormat::i420, 33, 17);
+  ASSERT_TRUE(layout);
+  expect_layout_eq(m->layout, *layout);
+  EXPECT_EQ(m->frame_rate.num, 30000u);
+  EXPECT_EQ(m->frame_rate.den, 1001u);
+  EXPECT_EQ(m->stream_id, 0u);
+  EXPECT_EQ(m->flags, 0u);
+  EXPECT_EQ(m->name, "");
+}
+
+TEST(ProtocolMakeStreamStart, RejectsBadRateAndSize) {
+  auto rate = make_stream_start(PixelFormat::i420, 64, 64, Rational{0, 1});
+  ASSERT_FALSE(rate);
+  EXPECT_EQ(rate.error().code(), ErrorCode::invalid_argument);
+  EXPECT_TRUE(contains(rate.error().message(), "0/1"));
+  auto size = make_stream_start(PixelFormat::i420, 0, 64, Rational{30, 1});
+  ASSERT_FALSE(size);
+  EXPECT_EQ(size.error().code(), ErrorCode::invalid_argument);
+  EXPECT_TRUE(contains(size.error().message(), "0x64"));
+}
+
+}  // namespace
+}  // namespace rdmavideo::proto

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+// The endpoint and transport-name parsers the command lines and GStreamer properties use.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+
+#include "rdmavideo/transport.hpp"
+
+namespace rdmavideo {
+namespace {
+
+::testing::AssertionResult contains(const std::string& text, std::string_view part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
+}
+
+void expect_endpoint(std::string_view text, bool allow_port_zero, std::string_view host,
+                     uint16_t port) {
+  SCOPED_TRACE(text);
+  auto endpoint = parse_endpoint(text, allow_port_zero);
+  ASSERT_TRUE(endpoint) << endpoint.error().message();
+  EXPECT_EQ(endpoint->host, host);
+  EXPECT_EQ(endpoint->port, port);
+}
+
+std::string rejection(std::string_view text, bool allow_port_zero) {
+  auto endpoint = parse_endpoint(text, allow_port_zero);
+  if (endpoint) {
+    ADD_FAILURE() << "\"" << text << "\" parsed as " << endpoint->to_string();
+    return {};
+  }
+  EXPECT_EQ(endpoint.error().code(), ErrorCode::invalid_argument);
+  return endpoint.error().message();
+}
+
+TEST(ParseEndpoint, AcceptsHostAndPort) {
+  expect_endpoint("127.0.0.1:5000", false, "127.0.0.1", 5000);
+  expect_endpoint("recorder.local:1", false, "recorder.local", 1);
+  expect_endpoint("h:65535", false, "h", 65535);
+  expect_endpoint("0.0.0.0:7000", true, "0.0.0.0", 7000);
+}
+
+TEST(ParseEndpoint, AcceptsBracketedIpv6) {
+  expect_endpoint("[::1]:80", false, "::1", 80);
+  expect_endpoint("[fe80::1%eth0]:5000", false, "fe80::1%eth0", 5000);
+  expect_endpoint("[::]:0", true, "::", 0);
+}
+
+TEST(ParseEndpoint, PortZeroOnlyWhenAllowed) {
+  expect_endpoint("host:0", true, "host", 0);
+  const std::string error = rejection("host:0", false);
+  EXPECT_TRUE(contains(error, "host:0"));
+  EXPECT_TRUE(contains(error, "port \"0\""));
+  EXPECT_TRUE(contains(error, "1..65535"));
+}
+
+TEST(ParseEndpoint, RejectsMissingPort) {
+  EXPECT_TRUE(contains(rejection("nohost", false), "\"nohost\" is not HOST:PORT"));
+  EXPECT_TRUE(contains(rejection("nohost", true), "nohost"));
+  EXPECT_TRUE(contains(rejection("", false), "HOST:PORT"));
+  EXPECT_TRUE(contains(rejection("host:", false), "port \"\""));
+}
+
+TEST(ParseEndpoint, RejectsEmptyHost) {
+  EXPECT_TRUE(contains(rejection(":80", false), "host is empty"));
+  EXPECT_TRUE(contains(rejection("[]:80", false), "host is empty"));
+}
+
+TEST(ParseEndpoint, RejectsPortOutOfRange) {
+  EXPECT_TRUE(contains(rejection("h:99999", false), "port \"99999\""));
+  EXPECT_TRUE(contains(rejection("h:65536", true), "port \"65536\""));
+  EXPECT_TRUE(contains(rejection("h:4294967296", false), "port \"4294967296\""));
+}
+
+TEST(ParseEndpoint, RejectsPortNotANumber) {
+  for (std::string_view text : {"h:abc", "h:-1", "h:80x", "h:+80", "h: 80", "h:0x50"}) {
+    SCOPED_TRACE(text);
+    EXPECT_TRUE(contains(rejection(text, true), "port"));
+  }
+}
+
+TEST(ParseEndpoint, RejectsMalformedBrackets) {
+  for (std::string_view text : {"[::1]", "[::1]80", "[::1", "[::1]:"}) {
+    SCOPED_TRACE(text);
+    EXPECT_FALSE(rejection(text, false).empty());
+  }
+}
+
+TEST(ParseEndpoint, ToStringRoundTrips) {
+  for (std::string_view text : {"127.0.0.1:5000", "[::1]:80", "host.example:65535"}) {
+    SCOPED_TRACE(text);
+    auto endpoint = parse_endpoint(text, false);
+    ASSERT_TRUE(endpoint) << endpoint.error().message();
+    EXPECT_EQ(endpoint->to_string(), text);
+  }
+}
+
+TEST(ParseTransport, KnowsEveryKind) {
+  EXPECT_EQ(parse_transport("auto"), TransportKind::automatic);
+  EXPECT_EQ(parse_transport("tcp"), TransportKind::tcp);
+  EXPECT_EQ(parse_transport("verbs"), TransportKind::verbs);
+  for (TransportKind kind : {TransportKind::automatic, TransportKind::tcp, TransportKind::verbs}) {
+    EXPECT_EQ(parse_transport(to_string(kind)), kind);
+  }
+}
+
+TEST(ParseTransport, RejectsUnknownNames) {
+  for (std::string_view text : {"", "TCP", "rdma", "automatic", "tcp ", "ib"}) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(parse_transport(text), std::nullopt);
+  }
+}
+
+}  // namespace
+}  // namespace rdmavideo

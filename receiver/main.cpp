@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "cli.hpp"
 #include "options.hpp"
 #include "raw_output.hpp"
 #include "rdmavideo/frame_verifier.hpp"
@@ -18,17 +19,7 @@
 namespace rdmavideo::receiver {
 namespace {
 
-std::atomic<bool> g_stop{false};
-
-void on_signal(int) { g_stop = true; }
-
-void install_signal_handlers() {
-  struct sigaction sa{};
-  sa.sa_handler = on_signal;  // no SA_RESTART: a blocked accept or recv returns EINTR
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-}
+const std::atomic<bool>& g_stop = cli::stop_requested();  // SIGINT or SIGTERM arrived
 
 // What the sink needs to know about the stream a frame belongs to.
 struct StreamContext {
@@ -259,11 +250,6 @@ int main(int argc, char** argv) {
   using namespace rdmavideo::receiver;
   Options options;
   if (auto code = parse_options(argc, argv, options)) return *code;
-  install_signal_handlers();
-  try {
-    return run(options);
-  } catch (const std::exception& e) {
-    rdmavideo::log().error("rdmavideo-recv: {}", e.what());
-    return 1;
-  }
+  rdmavideo::cli::install_stop_signals();
+  return rdmavideo::cli::run_main("rdmavideo-recv", [&] { return run(options); });
 }

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "options.hpp"
 
-#include <CLI/CLI.hpp>
-#include <cstdio>
+#include "cli.hpp"
 
 namespace rdmavideo::receiver {
 
@@ -23,20 +22,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--frames", o.frames, "Stop after N frames");
   app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
   app.add_flag("--quiet", o.quiet, "No status line");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "rdmavideo-recv: %s (see --help)\n", e.what());
-    return 2;
-  }
-  auto fail = [](const std::string& message) {
-    std::fprintf(stderr, "rdmavideo-recv: %s\n", message.c_str());
-    return 2;
-  };
+  if (auto code = cli::parse(app, argc, argv)) return code;
+  auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   auto endpoint = parse_endpoint(listen, true);
   if (!endpoint) return fail("--listen " + endpoint.error().message());
   o.listen = *endpoint;

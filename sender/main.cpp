@@ -10,6 +10,7 @@
 #include <functional>
 #include <thread>
 
+#include "cli.hpp"
 #include "options.hpp"
 #include "rdmavideo/frame_sender.hpp"
 #include "rdmavideo/log.hpp"
@@ -19,17 +20,7 @@ namespace rdmavideo::sender {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-std::atomic<bool> g_stop{false};
-
-void on_signal(int) { g_stop = true; }
-
-void install_signal_handlers() {
-  struct sigaction sa{};
-  sa.sa_handler = on_signal;  // no SA_RESTART: blocking calls return EINTR
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-}
+const std::atomic<bool>& g_stop = cli::stop_requested();  // SIGINT or SIGTERM arrived
 
 // A frame source: the test pattern, or raw frames read from stdin.
 class Source {
@@ -184,11 +175,6 @@ int main(int argc, char** argv) {
   using namespace rdmavideo::sender;
   Options options;
   if (auto code = parse_options(argc, argv, options)) return *code;
-  install_signal_handlers();
-  try {
-    return run(options);
-  } catch (const std::exception& e) {
-    rdmavideo::log().error("rdmavideo-send: {}", e.what());
-    return 1;
-  }
+  rdmavideo::cli::install_stop_signals();
+  return rdmavideo::cli::run_main("rdmavideo-send", [&] { return run(options); });
 }

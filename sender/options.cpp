@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "options.hpp"
 
-#include <CLI/CLI.hpp>
-#include <cstdio>
+#include "cli.hpp"
 
 namespace rdmavideo::sender {
 
@@ -34,20 +33,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_flag("--quiet", o.quiet, "No status line");
   (void)frames;
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "rdmavideo-send: %s (see --help)\n", e.what());
-    return 2;
-  }
-  auto fail = [](const std::string& message) {
-    std::fprintf(stderr, "rdmavideo-send: %s\n", message.c_str());
-    return 2;
-  };
+  if (auto code = cli::parse(app, argc, argv)) return code;
+  auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   if (!o.testsrc && o.input.empty()) return fail("no source: give --testsrc or -i -");
   if (!o.input.empty() && o.input != "-") {
     return fail("-i " + o.input +

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli.hpp"
+
+#include <csignal>
+#include <cstdio>
+
+#include "rdmavideo/log.hpp"
+
+namespace rdmavideo::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void on_signal(int) { g_stop = true; }
+
+}  // namespace
+
+std::optional<int> parse(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "%s: %s (see --help)\n", app.get_name().c_str(), e.what());
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+int usage_error(const CLI::App& app, const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), message.c_str());
+  return kExitUsage;
+}
+
+const std::atomic<bool>& stop_requested() { return g_stop; }
+
+void install_stop_signals() {
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;  // no SA_RESTART
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+int run_main(std::string_view program, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    log().error("{}: {}", program, e.what());
+    return kExitFailed;
+  }
+}
+
+}  // namespace rdmavideo::cli

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shared plumbing of the command-line tools. Exit codes: 0 done, 1 failed at run time,
+// 2 bad usage.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rdmavideo::cli {
+
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsage = 2;
+
+/// Parses; returns the exit code when the program should stop now (help shown, or a bad
+/// flag reported on one line as "<program>: <what> (see --help)").
+std::optional<int> parse(CLI::App& app, int argc, char** argv);
+
+/// Prints "<program>: <message>" on one line and returns kExitUsage.
+int usage_error(const CLI::App& app, const std::string& message);
+
+/// Set by SIGINT and SIGTERM. The handlers do not restart system calls, so a blocked call
+/// returns EINTR and the tool can finish cleanly. SIGPIPE is ignored (writes report EPIPE).
+const std::atomic<bool>& stop_requested();
+void install_stop_signals();
+
+/// Runs `body`, turning an escaped exception into one error line and kExitFailed.
+int run_main(std::string_view program, const std::function<int()>& body);
+
+}  // namespace rdmavideo::cli

@@ -114,7 +114,12 @@ int run(const Options& o) {
   for (; !g_stop; ++sequence) {
     if (o.frames && sequence >= *o.frames) break;
     const auto now = Clock::now();
-    if (o.duration_s && std::chrono::duration<double>(now - start).count() >= *o.duration_s) break;
+    if (o.duration_s) {
+      // Paced: frames due before the end (60 fps for 5 s is 300 frames). Otherwise: time.
+      const double t = o.realtime ? period_s * static_cast<double>(sequence)
+                                  : std::chrono::duration<double>(now - start).count();
+      if (t >= *o.duration_s - 1e-9) break;
+    }
     auto ready = now;
     if (o.realtime) {
       ready = start + std::chrono::duration_cast<Clock::duration>(

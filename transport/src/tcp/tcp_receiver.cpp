@@ -45,9 +45,15 @@ class ReceiverState final : public detail::SlotOwner {
     epoch_ = epoch;
     credits_.emplace(slots);
     memory_ = std::move(memory);
-    proto::RingInfo info{epoch, slots, slot_bytes, stride, 0, 0};
-    if (auto ok = send_locked(info); !ok) return ok;
-    return send_credits_locked();
+    // RingInfo and the first credits in one write, so a live sender that starts the moment
+    // it learns the ring has credits for its first frame.
+    std::vector<std::byte> bytes;
+    proto::encode(proto::RingInfo{epoch, slots, slot_bytes, stride, 0, 0}, bytes);
+    proto::encode(proto::CreditReturn{epoch, credits_->grant_pending()}, bytes);
+    IoPolicy policy{timeouts_.keepalive, timeouts_.peer, nullptr};
+    auto ok = socket_.write_all(bytes, policy, "RingInfo");
+    if (ok) last_sent_ = Clock::now();
+    return ok;
   }
 
   Result<void> frame_arrived(uint32_t slot) {

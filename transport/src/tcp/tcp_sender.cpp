@@ -65,17 +65,19 @@ class TcpSenderConnection final : public SenderConnection {
     ring_.reset();
     pool_.reset();
     if (auto ok = send(m); !ok) return fail(ok.error());
-    // Wait for the RingInfo that answers this StreamStart; credits of an older ring that
-    // cross it on the wire are dropped by pump().
+    // Wait for the RingInfo that answers this StreamStart and its first credits (so a live
+    // sender does not drop its first frame); credits of an older ring that cross it on the
+    // wire are dropped by pump().
     const auto deadline = Clock::now() + timeouts_.connect;
-    while (!ring_) {
+    while (!ring_ || pool_->available() == 0) {
       if (receiver_ended_) {
         return make_error(ErrorCode::peer_closed, "{}: receiver ended the stream", who_);
       }
       const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) {
         return fail(Error(ErrorCode::timeout,
-                          fmt::format("no RingInfo within {} ms of StreamStart",
+                          fmt::format("no {} within {} ms of StreamStart",
+                                      ring_ ? "CreditReturn" : "RingInfo",
                                       timeouts_.connect.count())));
       }
       if (auto ok = pump(left); !ok) return fail(ok.error());

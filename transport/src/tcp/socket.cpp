@@ -66,6 +66,10 @@ std::string format_address(const sockaddr* addr) {
 Socket::Socket(UniqueFd fd, std::string peer) : fd_(std::move(fd)), peer_(std::move(peer)) {}
 
 Result<void> Socket::configure(std::chrono::milliseconds tick) {
+  // Socket buffers are left to Linux's autotuning, which grows them to tcp_rmem/tcp_wmem's
+  // maximum (6 MiB and 4 MiB by default) as a frame stream needs. Setting SO_RCVBUF or
+  // SO_SNDBUF would turn autotuning off and cap them at net.core.rmem_max (208 KiB by
+  // default): smaller, not larger. Raise tcp_rmem/tcp_wmem for long fat links.
   int one = 1;
   // Control messages are small and latency matters more than segment count.
   if (setsockopt(fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {

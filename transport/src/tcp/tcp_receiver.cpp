@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "memory/host_memory.hpp"
+#include "proto/checks.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/ring.hpp"
 #include "rdmavideo/stats.hpp"
@@ -16,7 +17,6 @@ namespace rdmavideo::tcp {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr char kSoftware[] = "rdmavideo " RDMAVIDEO_VERSION;
 
 // What the connection shares with its leases: the socket's write side, the ring and its
 // credits. Leases call release_slot() from any thread; everything here is under mu.
@@ -185,14 +185,8 @@ class TcpReceiverConnection final : public ReceiverConnection {
 
  private:
   Result<ReceiverEvent> start_stream(const proto::StreamStart& m) {
-    if (format_ && m.stream_id <= format_->stream_id) {
-      return make_error(ErrorCode::protocol, "StreamStart.stream_id {} not after the current {}",
-                        m.stream_id, format_->stream_id);
-    }
-    if (m.layout.frame_bytes > options_.max_frame_bytes) {
-      return make_error(ErrorCode::unsupported,
-                        "StreamStart.frame_bytes {} exceeds this receiver's limit of {} bytes",
-                        m.layout.frame_bytes, options_.max_frame_bytes);
+    if (auto ok = proto::check_stream_start(m, format_, options_.max_frame_bytes); !ok) {
+      return Unexpected(ok.error());
     }
     if (!m.name.empty()) who_ = fmt::format("recv {} \"{}\"", state_->peer(), m.name);
     const uint64_t stride = memory::round_up(m.layout.frame_bytes, memory::kPageBytes);
@@ -211,23 +205,8 @@ class TcpReceiverConnection final : public ReceiverConnection {
   }
 
   Result<ReceiverEvent> receive_frame(const proto::FrameWritten& m) {
-    if (!format_) return make_error(ErrorCode::protocol, "FrameWritten before StreamStart");
-    if (m.ring_epoch != format_->stream_id) {
-      return make_error(ErrorCode::protocol, "FrameWritten.ring_epoch {} is not the current ring ({})",
-                        m.ring_epoch, format_->stream_id);
-    }
-    if (m.slot >= options_.ring_size) {
-      return make_error(ErrorCode::protocol, "FrameWritten.slot {} out of range (ring has {} slots)",
-                        m.slot, options_.ring_size);
-    }
-    if (m.bytes > format_->layout.frame_bytes) {
-      return make_error(ErrorCode::protocol, "FrameWritten.bytes {} larger than the slot ({} bytes)",
-                        m.bytes, format_->layout.frame_bytes);
-    }
-    if (m.bytes != format_->layout.frame_bytes) {
-      return make_error(ErrorCode::protocol,
-                        "FrameWritten.bytes {} does not match StreamStart.frame_bytes {}", m.bytes,
-                        format_->layout.frame_bytes);
+    if (auto ok = proto::check_frame_written(m, format_, options_.ring_size); !ok) {
+      return Unexpected(ok.error());
     }
     if (auto ok = state_->frame_arrived(m.slot); !ok) return Unexpected(ok.error());
     auto memory = state_->memory();
@@ -305,20 +284,10 @@ class TcpListener final : public Listener {
                           fmt::format("expected Hello, got {}",
                                       proto::to_string(proto::type_of(*message)))));
     }
-    if (hello->max_version < proto::kMinVersion || hello->min_version > proto::kVersion) {
-      return reject(Error(ErrorCode::unsupported,
-                          fmt::format("Hello versions {}..{} do not overlap this receiver's {}..{}",
-                                      hello->min_version, hello->max_version, proto::kMinVersion,
-                                      proto::kVersion)));
-    }
-    proto::HelloAck ack;
-    ack.version = std::min(hello->max_version, proto::kVersion);
-    ack.flags = proto::kCapChecksum;
-    ack.max_frame_bytes = options_.max_frame_bytes;
-    ack.credits = options_.ring_size;
-    ack.software = kSoftware;
-    if (auto ok = write_message(socket, ack, policy); !ok) return reject(ok.error());
-    log().debug("[{}] Hello from \"{}\", version {}", who, hello->software, ack.version);
+    auto ack = proto::answer_hello(*hello, options_, options_.ring_size);
+    if (!ack) return reject(ack.error());
+    if (auto ok = write_message(socket, *ack, policy); !ok) return reject(ok.error());
+    log().debug("[{}] Hello from \"{}\", version {}", who, hello->software, ack->version);
     return std::unique_ptr<ReceiverConnection>(
         std::make_unique<TcpReceiverConnection>(std::move(socket), options_));
   }

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "proto/checks.hpp"
+
+namespace rdmavideo::proto {
+
+Result<HelloAck> answer_hello(const Hello& hello, const ListenOptions& options, uint32_t credits) {
+  if (hello.max_version < kMinVersion || hello.min_version > kVersion) {
+    return Unexpected(Error(ErrorCode::unsupported,
+                            fmt::format("Hello versions {}..{} do not overlap this receiver's {}..{}",
+                                        hello.min_version, hello.max_version, kMinVersion, kVersion)));
+  }
+  HelloAck ack;
+  ack.version = std::min(hello.max_version, kVersion);
+  ack.flags = kCapChecksum;
+  ack.max_frame_bytes = options.max_frame_bytes;
+  ack.credits = credits;
+  ack.software = "rdmavideo " RDMAVIDEO_VERSION;
+  return ack;
+}
+
+Result<void> check_stream_start(const StreamStart& m, const std::optional<StreamStart>& current,
+                                uint64_t max_frame_bytes) {
+  if (current && m.stream_id <= current->stream_id) {
+    return make_error(ErrorCode::protocol, "StreamStart.stream_id {} not after the current {}",
+                      m.stream_id, current->stream_id);
+  }
+  if (m.layout.frame_bytes > max_frame_bytes) {
+    return make_error(ErrorCode::unsupported,
+                      "StreamStart.frame_bytes {} exceeds this receiver's limit of {} bytes",
+                      m.layout.frame_bytes, max_frame_bytes);
+  }
+  return {};
+}
+
+Result<void> check_frame_written(const FrameWritten& m, const std::optional<StreamStart>& current,
+                                 uint32_t slot_count) {
+  if (!current) return make_error(ErrorCode::protocol, "FrameWritten before StreamStart");
+  if (m.ring_epoch != current->stream_id) {
+    return make_error(ErrorCode::protocol, "FrameWritten.ring_epoch {} is not the current ring ({})",
+                      m.ring_epoch, current->stream_id);
+  }
+  if (m.slot >= slot_count) {
+    return make_error(ErrorCode::protocol, "FrameWritten.slot {} out of range (ring has {} slots)",
+                      m.slot, slot_count);
+  }
+  if (m.bytes > current->layout.frame_bytes) {
+    return make_error(ErrorCode::protocol, "FrameWritten.bytes {} larger than the slot ({} bytes)",
+                      m.bytes, current->layout.frame_bytes);
+  }
+  if (m.bytes != current->layout.frame_bytes) {
+    return make_error(ErrorCode::protocol,
+                      "FrameWritten.bytes {} does not match StreamStart.frame_bytes {}", m.bytes,
+                      current->layout.frame_bytes);
+  }
+  return {};
+}
+
+}  // namespace rdmavideo::proto

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+// The checks a receiver makes that need the connection's state, shared by every transport so
+// TCP and verbs reject the same things with the same words.
+#pragma once
+
+#include <optional>
+
+#include "rdmavideo/protocol.hpp"
+#include "rdmavideo/transport.hpp"
+
+namespace rdmavideo::proto {
+
+/// The HelloAck for a Hello, or the reason to refuse it (versions that do not overlap).
+Result<HelloAck> answer_hello(const Hello& hello, const ListenOptions& options, uint32_t credits);
+
+/// A StreamStart against the current stream and the receiver's limit.
+Result<void> check_stream_start(const StreamStart& m, const std::optional<StreamStart>& current,
+                                uint64_t max_frame_bytes);
+
+/// A FrameWritten against the current stream and ring (the slot's credit is the ring's
+/// business: RingCredits::frame_arrived).
+Result<void> check_frame_written(const FrameWritten& m, const std::optional<StreamStart>& current,
+                                 uint32_t slot_count);
+
+}  // namespace rdmavideo::proto

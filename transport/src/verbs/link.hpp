@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// One RC connection made with rdma_cm, and everything it owns: event channel, cm id, PD,
+// completion channel, CQ, QP and the registered buffers of its control messages.
+//
+// Control messages (the protocol's messages, docs/protocol.md) travel as SENDs from a pool
+// of registered send buffers into pre-posted receive buffers. Frame payloads travel as RDMA
+// WRITEs chained in front of the FrameWritten SEND, so the receiver's one completion for the
+// SEND means the payload is in place (RC delivers in order).
+//
+// A Link is driven by one thread: progress() polls the CQ and the cm channel (waiting on
+// their fds), queues received messages for take_message(), and retires send buffers. Only
+// wake() may be called from another thread: it ends a wait in progress().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rdmavideo/protocol.hpp"
+#include "rdmavideo/transport.hpp"
+#include "util/unique_handle.hpp"
+#include "verbs/handles.hpp"
+
+namespace rdmavideo::verbs {
+
+inline constexpr size_t kControlBytes = 4096;   // one control message buffer
+inline constexpr uint32_t kRecvDepth = 256;      // receives posted per connection
+inline constexpr uint32_t kSendBuffers = 64;     // control messages in flight per connection
+inline constexpr uint32_t kMaxRingSlots = 240;   // so every CreditReturn fits kControlBytes
+                                                 // and credits in flight fit kRecvDepth
+
+/// The rdma_cm private data of a connect request: checked before anything is allocated.
+struct ConnectRequest {
+  uint32_t magic = proto::kMagic;
+  uint16_t min_version = proto::kMinVersion;
+  uint16_t max_version = proto::kVersion;
+  uint32_t credits_requested = 0;
+};
+inline constexpr size_t kConnectRequestBytes = 16;
+std::vector<std::byte> encode(const ConnectRequest& request);
+/// The error names the field ("ConnectRequest.magic ...") and is sent back as the reject reason.
+Result<ConnectRequest> decode_connect_request(std::span<const std::byte> private_data);
+
+class Link {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  /// Active side: resolves address and route, builds the QP and connects. `device`, when
+  /// not empty, must be the device the route goes through.
+  static Result<std::unique_ptr<Link>> connect(const Endpoint& endpoint, const std::string& device,
+                                               const ConnectRequest& request,
+                                               const Timeouts& timeouts);
+  /// Passive side: takes a CONNECT_REQUEST's id, builds the QP and accepts.
+  static Result<std::unique_ptr<Link>> accept(UniqueCmId id, const Timeouts& timeouts);
+
+  ~Link();
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
+  const std::string& peer() const { return peer_; }
+  std::string device_name() const;
+  uint32_t qp_num() const;
+  const SharedPd& pd() const { return pd_; }
+  uint64_t max_message_bytes() const { return max_message_bytes_; }
+
+  /// Posts a message as a signaled SEND, waiting for a free send buffer if need be.
+  Result<void> send(const proto::Message& message);
+  /// Posts RDMA WRITEs of `local` (registered under `lkey`) to remote_addr/rkey, in chunks of
+  /// at most max_message_bytes(), and `message` as a SEND after them, as one chain. Returns
+  /// a ticket; send_done(ticket) tells when the chain is complete (`local` is free again).
+  Result<uint64_t> write_and_send(std::span<const std::byte> local, uint32_t lkey,
+                                  uint64_t remote_addr, uint32_t rkey, const proto::Message& message);
+  bool send_done(uint64_t ticket) const { return completed_ticket_ >= ticket; }
+
+  /// Acts on completions and cm events; waits up to `wait` when there is nothing to do.
+  Result<void> progress(std::chrono::milliseconds wait);
+  std::optional<proto::Message> take_message();
+
+  /// The peer disconnected (or the connection failed); queued messages stay readable.
+  bool disconnected() const { return disconnected_; }
+  void disconnect();  // idempotent
+  /// Thread-safe: ends a wait in progress().
+  void wake();
+
+  Clock::time_point last_heard() const { return last_heard_; }
+  Clock::time_point last_sent() const { return last_sent_; }
+
+ private:
+  struct SendBuffer {
+    uint64_t ticket = 0;  // the send's ticket while in flight
+    bool busy = false;
+  };
+
+  Link(UniqueEventChannel channel, UniqueCmId id, const Timeouts& timeouts);
+  Result<void> build_qp();
+  Result<void> post_recv(uint32_t index);
+  Result<uint32_t> acquire_send_buffer();
+  Result<void> handle_completion(const ibv_wc& wc);
+  Result<void> handle_cm_event();
+  Result<size_t> drain_cq();
+
+  // Declared in creation order so members are destroyed in reverse; the destructor destroys
+  // the QP first, as rdma_cm requires, before the CQ it uses.
+  UniqueEventChannel channel_;        // this connection's cm events
+  UniqueCmId id_;                     // owns the QP (rdma_create_qp)
+  SharedPd pd_;                       // shared with ring memory lent to leases
+  UniqueCompChannel comp_channel_;    // CQ notifications
+  UniqueCq cq_;                       // sends and receives
+  std::vector<std::byte> send_memory_;  // kSendBuffers * kControlBytes
+  std::vector<std::byte> recv_memory_;  // kRecvDepth * kControlBytes
+  UniqueMr send_mr_;
+  UniqueMr recv_mr_;
+  UniqueFd wake_fd_;                  // eventfd for wake()
+
+  Timeouts timeouts_;
+  std::string peer_;                   // "host:port" for messages
+  uint64_t max_message_bytes_ = 0;     // port's max_msg_sz
+  std::vector<SendBuffer> send_buffers_;
+  std::vector<uint32_t> free_send_;    // indices of idle send buffers
+  uint64_t next_ticket_ = 1;           // ticket of the next SEND posted
+  uint64_t completed_ticket_ = 0;      // every SEND up to this ticket has completed
+  std::deque<proto::Message> inbox_;   // received, not yet taken
+  bool disconnected_ = false;
+  bool disconnect_sent_ = false;
+  Clock::time_point last_heard_ = Clock::now();
+  Clock::time_point last_sent_ = Clock::now();
+};
+
+/// rdma_cm waits: the next event on `channel` within `timeout`. The event is acked; what is
+/// needed from it is copied out.
+struct CmEvent {
+  rdma_cm_event_type type;
+  int status;
+  rdma_cm_id* id;  // for CONNECT_REQUEST: the new id, now owned by the caller
+  std::vector<std::byte> private_data;
+};
+Result<CmEvent> next_cm_event(rdma_event_channel* channel, std::chrono::milliseconds timeout);
+
+/// "10.99.0.2:45012" for a cm id's peer address.
+std::string peer_of(rdma_cm_id* id);
+
+}  // namespace rdmavideo::verbs

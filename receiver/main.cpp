@@ -180,6 +180,7 @@ struct Session {
 int run(const Options& o) {
   ListenOptions listen_options;
   listen_options.endpoint = o.listen;
+  listen_options.rdma_device = o.rdma_device;
   listen_options.ring_size = o.ring;
   auto listener = listen(o.transport, listen_options);
   if (!listener) {

@@ -13,6 +13,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--listen", listen, "Address to listen on, HOST:PORT (port 0: any free port)")
       ->required();
   app.add_option("--transport", transport, "auto, tcp or verbs")->capture_default_str();
+  app.add_option("--rdma-device", o.rdma_device,
+                 "verbs: accept only connections arriving on this RDMA device");
   app.add_option("--ring", o.ring, "Slots in the frame ring")
       ->check(CLI::Range(1u, proto::kMaxRingSlots))
       ->capture_default_str();

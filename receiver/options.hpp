@@ -12,6 +12,7 @@ namespace rdmavideo::receiver {
 struct Options {
   Endpoint listen;
   TransportKind transport = TransportKind::automatic;
+  std::string rdma_device;
   uint32_t ring = 8;
   std::string output;  // "" null sink, "-" stdout, else a file
   bool verify = false;

@@ -84,6 +84,7 @@ int run(const Options& o) {
 
   ConnectOptions connect_options;
   connect_options.endpoint = o.connect;
+  connect_options.rdma_device = o.rdma_device;
   connect_options.max_frame_bytes = format->layout.frame_bytes;
   auto connection = connect(o.transport, connect_options);
   if (!connection) {

@@ -12,6 +12,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   std::string connect, transport = "auto", size, rate, pix_fmt = "uyvy422";
   app.add_option("--connect", connect, "Receiver address, HOST:PORT")->required();
   app.add_option("--transport", transport, "auto, tcp or verbs")->capture_default_str();
+  app.add_option("--rdma-device", o.rdma_device,
+                 "verbs: the RDMA device the route must go through (e.g. mlx5_0)");
   auto* testsrc = app.add_flag("--testsrc", o.testsrc, "Send the built-in moving test pattern");
   auto* input = app.add_option("-i", o.input, "Input: - reads raw frames from stdin");
   testsrc->excludes(input);

@@ -13,6 +13,7 @@ namespace rdmavideo::sender {
 struct Options {
   Endpoint connect;
   TransportKind transport = TransportKind::automatic;
+  std::string rdma_device;
   bool testsrc = false;
   std::string input;  // "-" for raw frames on stdin
   uint32_t width = 1920;

@@ -71,3 +71,31 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace rdmavideo::testing
+
+namespace rdmavideo::testing {
+namespace {
+
+bool host_has_rdma_devices() {
+  std::error_code ec;
+  return std::filesystem::exists("/sys/class/infiniband", ec) &&
+         !std::filesystem::is_empty("/sys/class/infiniband", ec);
+}
+
+// Without an RDMA device, asking for verbs is a clear one-line error, on both ends.
+TEST(CliErrorsVerbs, NoRdmaDeviceSaysSoPlainly) {
+  if (host_has_rdma_devices()) GTEST_SKIP() << "this machine has RDMA devices";
+  TempDir dir;
+  Process recv({RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0", "--transport", "verbs"},
+               dir / "recv.stderr");
+  ASSERT_EQ(recv.wait(20s), 1);
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:5000", "--transport", "verbs", "--testsrc"},
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(20s), 1);
+  for (const auto& err : {recv.stderr_text(), send.stderr_text()}) {
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_NE(err.find("no RDMA device on this machine"), std::string::npos) << err;
+  }
+}
+
+}  // namespace
+}  // namespace rdmavideo::testing

@@ -4,6 +4,9 @@
 #include <charconv>
 
 #include "tcp/tcp_transport.hpp"
+#ifdef RDMAVIDEO_HAVE_VERBS
+#include "verbs/verbs_transport.hpp"
+#endif
 
 namespace rdmavideo {
 
@@ -58,24 +61,42 @@ Result<Endpoint> parse_endpoint(std::string_view text, bool allow_port_zero) {
   return Endpoint{std::string(host), static_cast<uint16_t>(value)};
 }
 
+namespace {
+
+Unexpected no_verbs_in_build() {
+  return make_error(ErrorCode::unsupported,
+                    "transport verbs: this build has no RDMA verbs transport (rdma-core was not "
+                    "found when it was configured); use --transport tcp");
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Listener>> listen(TransportKind kind, const ListenOptions& options) {
   switch (kind) {
     case TransportKind::automatic:
     case TransportKind::tcp: return tcp::listen(options);
-    case TransportKind::verbs: break;
+    case TransportKind::verbs:
+#ifdef RDMAVIDEO_HAVE_VERBS
+      return verbs::listen(options);
+#else
+      return no_verbs_in_build();
+#endif
   }
-  return make_error(ErrorCode::unsupported,
-                    "transport verbs: this build has no RDMA verbs transport; use --transport tcp");
+  return no_verbs_in_build();
 }
 
 Result<std::unique_ptr<SenderConnection>> connect(TransportKind kind, const ConnectOptions& options) {
   switch (kind) {
     case TransportKind::automatic:
     case TransportKind::tcp: return tcp::connect(options);
-    case TransportKind::verbs: break;
+    case TransportKind::verbs:
+#ifdef RDMAVIDEO_HAVE_VERBS
+      return verbs::connect(options);
+#else
+      return no_verbs_in_build();
+#endif
   }
-  return make_error(ErrorCode::unsupported,
-                    "transport verbs: this build has no RDMA verbs transport; use --transport tcp");
+  return no_verbs_in_build();
 }
 
 }  // namespace rdmavideo

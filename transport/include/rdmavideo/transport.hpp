@@ -111,6 +111,7 @@ struct Timeouts {
 
 struct ListenOptions {
   Endpoint endpoint;
+  std::string rdma_device;  ///< verbs: only accept on this device; empty: any
   uint32_t ring_size = 8;                 ///< slots in the ring, 1..kMaxRingSlots
   uint64_t max_frame_bytes = 1ull << 30;  ///< largest frame accepted
   Timeouts timeouts;
@@ -118,6 +119,7 @@ struct ListenOptions {
 
 struct ConnectOptions {
   Endpoint endpoint;
+  std::string rdma_device;  ///< verbs: the device the route must use; empty: any
   uint64_t max_frame_bytes = 0;  ///< largest frame this sender will send
   uint32_t credits_requested = 0;
   Timeouts timeouts;

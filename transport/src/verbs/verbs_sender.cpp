@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: Apache-2.0
+// Verbs sender: frames go by RDMA WRITE straight from the caller's buffer (registered once,
+// on first use, and kept for the connection) into the granted slot, then a FrameWritten SEND
+// on the same QP announces them.
+#include <cerrno>
+
+#include "rdmavideo/log.hpp"
+#include "rdmavideo/ring.hpp"
+#include "rdmavideo/stats.hpp"
+#include "verbs/link.hpp"
+#include "verbs/verbs_transport.hpp"
+
+namespace rdmavideo::verbs {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+class VerbsSenderConnection final : public SenderConnection {
+ public:
+  VerbsSenderConnection(std::unique_ptr<Link> link, const ConnectOptions& options)
+      : link_(std::move(link)), timeouts_(options.timeouts),
+        who_(fmt::format("send {}", link_->peer())) {}
+
+  ~VerbsSenderConnection() override {
+    registrations_.clear();  // MRs before the link's PD goes
+  }
+
+  TransportKind kind() const override { return TransportKind::verbs; }
+  const std::string& peer() const override { return link_->peer(); }
+  bool receiver_ended() const override { return receiver_ended_; }
+
+  Result<void> handshake(const ConnectOptions& options) {
+    proto::Hello hello;
+    hello.max_frame_bytes = options.max_frame_bytes;
+    hello.credits_requested = options.credits_requested;
+    hello.flags = proto::kCapChecksum;
+    hello.software = "rdmavideo " RDMAVIDEO_VERSION;
+    if (auto ok = link_->send(hello); !ok) return fail(ok.error());
+    const auto deadline = Clock::now() + timeouts_.connect;
+    for (;;) {
+      if (auto reply = link_->take_message()) {
+        if (const auto* error = std::get_if<proto::ErrorMessage>(&*reply)) {
+          return fail(Error(error->code, fmt::format("receiver refused: {}", error->text)));
+        }
+        const auto* ack = std::get_if<proto::HelloAck>(&*reply);
+        if (!ack) {
+          return fail(Error(ErrorCode::protocol, fmt::format("expected HelloAck, got {}",
+                                                             proto::to_string(proto::type_of(*reply)))));
+        }
+        if (ack->max_frame_bytes < options.max_frame_bytes) {
+          return fail(Error(ErrorCode::unsupported,
+                            fmt::format("receiver accepts frames up to {} bytes "
+                                        "(HelloAck.max_frame_bytes); this stream's are {} bytes",
+                                        ack->max_frame_bytes, options.max_frame_bytes)));
+        }
+        return {};
+      }
+      if (Clock::now() >= deadline) {
+        return fail(Error(ErrorCode::timeout, fmt::format("no HelloAck within {} ms",
+                                                          timeouts_.connect.count())));
+      }
+      if (auto ok = pump(milliseconds(100)); !ok) return fail(ok.error());
+    }
+  }
+
+  Result<proto::RingInfo> start_stream(const proto::StreamStart& format) override {
+    proto::StreamStart m = format;
+    m.stream_id = ++stream_id_;
+    if (!m.name.empty()) who_ = fmt::format("send {} \"{}\"", link_->peer(), m.name);
+    ring_.reset();
+    pool_.reset();
+    if (auto ok = link_->send(m); !ok) return fail(ok.error());
+    const auto deadline = Clock::now() + timeouts_.connect;
+    while (!ring_ || pool_->available() == 0) {
+      if (receiver_ended_) return make_error(ErrorCode::peer_closed, "{}: receiver ended the stream", who_);
+      if (Clock::now() >= deadline) {
+        return fail(Error(ErrorCode::timeout, fmt::format("no {} within {} ms of StreamStart",
+                                                          ring_ ? "CreditReturn" : "RingInfo",
+                                                          timeouts_.connect.count())));
+      }
+      if (auto ok = pump(milliseconds(100)); !ok) return fail(ok.error());
+    }
+    if (ring_->slot_bytes < m.layout.frame_bytes) {
+      return fail(Error(ErrorCode::protocol,
+                        fmt::format("RingInfo.slot_bytes {} smaller than a frame ({} bytes)",
+                                    ring_->slot_bytes, m.layout.frame_bytes)));
+    }
+    if (ring_->rkey == 0 && ring_->base_addr == 0) {
+      return fail(Error(ErrorCode::protocol, "RingInfo has no base_addr and rkey for RDMA"));
+    }
+    frame_bytes_ = m.layout.frame_bytes;
+    return *ring_;
+  }
+
+  Result<std::optional<Credit>> acquire(milliseconds wait) override {
+    const auto deadline = Clock::now() + wait;
+    for (;;) {
+      if (!pool_) return make_error(ErrorCode::invalid_argument, "{}: acquire before start_stream", who_);
+      if (auto slot = pool_->take()) return Credit{ring_->ring_epoch, *slot};
+      if (receiver_ended_) return std::optional<Credit>{};
+      const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0 && wait.count() > 0) return std::optional<Credit>{};
+      if (auto ok = pump(wait.count() > 0 ? std::min(left, timeouts_.keepalive) : milliseconds(0)); !ok) {
+        return fail(ok.error());
+      }
+      if (wait.count() == 0) {
+        if (auto slot = pool_->take()) return Credit{ring_->ring_epoch, *slot};
+        return std::optional<Credit>{};
+      }
+    }
+  }
+
+  Result<void> send_frame(Credit credit, std::span<const std::byte> frame,
+                          const proto::FrameWritten& info) override {
+    if (!ring_ || credit.ring_epoch != ring_->ring_epoch) {
+      return make_error(ErrorCode::invalid_argument, "{}: credit for ring {} is not the current ring",
+                        who_, credit.ring_epoch);
+    }
+    if (frame.size() != frame_bytes_) {
+      return make_error(ErrorCode::invalid_argument, "{}: frame of {} bytes, stream needs {}", who_,
+                        frame.size(), frame_bytes_);
+    }
+    auto lkey = registration_for(frame);
+    if (!lkey) return fail(lkey.error());
+    proto::FrameWritten m = info;
+    m.ring_epoch = credit.ring_epoch;
+    m.slot = credit.slot;
+    m.bytes = static_cast<uint32_t>(frame.size());
+    const uint64_t remote = ring_->base_addr + uint64_t{credit.slot} * ring_->slot_stride;
+    auto ticket = link_->write_and_send(frame, *lkey, remote, ring_->rkey, m);
+    if (!ticket) return fail(ticket.error());
+    // The caller may reuse the buffer when this returns: wait for the chain's completion.
+    const auto start = Clock::now();
+    while (!link_->send_done(*ticket)) {
+      if (auto ok = link_->progress(timeouts_.keepalive); !ok) return fail(ok.error());
+      if (!link_->send_done(*ticket) && Clock::now() - start >= timeouts_.peer) {
+        return fail(Error(ErrorCode::timeout, fmt::format("frame {} not complete after {} ms",
+                                                          info.sequence, timeouts_.peer.count())));
+      }
+    }
+    return {};
+  }
+
+  Result<void> keep_alive() override {
+    if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
+    if (auto ok = pump(milliseconds(0)); !ok) return fail(ok.error());
+    return {};
+  }
+
+  Result<void> end_stream(const proto::EndOfStream& end) override {
+    if (closed_) return {};
+    closed_ = true;
+    auto ok = link_->send(end);
+    // Wait for the receiver to disconnect (it has then seen every frame), then disconnect.
+    const auto deadline = Clock::now() + timeouts_.peer;
+    while (ok && !link_->disconnected() && Clock::now() < deadline) {
+      if (!link_->progress(milliseconds(100))) break;
+    }
+    link_->disconnect();
+    if (!ok) return Unexpected(ok.error().context(who_));
+    return {};
+  }
+
+ private:
+  // The lkey of the registration holding `frame`, registering it on first use.
+  Result<uint32_t> registration_for(std::span<const std::byte> frame) {
+    const auto* begin = frame.data();
+    for (const auto& mr : registrations_) {
+      const auto* base = static_cast<const std::byte*>(mr->addr);
+      if (begin >= base && begin + frame.size() <= base + mr->length) return mr->lkey;
+    }
+    ibv_mr* mr = ibv_reg_mr(link_->pd().get(), const_cast<std::byte*>(begin), frame.size(),
+                            IBV_ACCESS_LOCAL_WRITE);
+    if (!mr) {
+      return Unexpected(system_error(fmt::format("verbs {}: ibv_reg_mr of a {} byte frame buffer",
+                                                 link_->device_name(), frame.size()),
+                                     errno));
+    }
+    log().debug("[{}] registered frame buffer {} ({} bytes)", who_, static_cast<const void*>(begin),
+                frame.size());
+    registrations_.emplace_back(mr);
+    return mr->lkey;
+  }
+
+  // Acts on what arrived, waiting up to `wait`; a keepalive when quiet; the dead-peer check.
+  Result<void> pump(milliseconds wait) {
+    if (Clock::now() - link_->last_sent() >= timeouts_.keepalive) {
+      if (auto ok = link_->send(proto::Keepalive{stats::realtime_ns()}); !ok) return ok;
+    }
+    if (auto ok = link_->progress(wait); !ok) return ok;
+    while (auto message = link_->take_message()) {
+      if (auto ok = handle(*message); !ok) return ok;
+    }
+    if (link_->disconnected() && !receiver_ended_) {
+      return make_error(ErrorCode::peer_closed, "receiver disconnected");
+    }
+    if (Clock::now() - link_->last_heard() >= timeouts_.peer) {
+      return make_error(ErrorCode::timeout, "receiver silent for {} ms", timeouts_.peer.count());
+    }
+    return {};
+  }
+
+  Result<void> handle(const proto::Message& message) {
+    switch (proto::type_of(message)) {
+      case proto::MessageType::RingInfo: {
+        const auto& m = std::get<proto::RingInfo>(message);
+        if (m.ring_epoch != stream_id_) {
+          return make_error(ErrorCode::protocol, "RingInfo.ring_epoch {} does not answer StreamStart {}",
+                            m.ring_epoch, stream_id_);
+        }
+        ring_ = m;
+        pool_.emplace(m.slot_count);
+        return {};
+      }
+      case proto::MessageType::CreditReturn: {
+        const auto& m = std::get<proto::CreditReturn>(message);
+        if (!ring_ || m.ring_epoch != ring_->ring_epoch) return {};
+        return pool_->add(m.slots);
+      }
+      case proto::MessageType::Keepalive: return {};
+      case proto::MessageType::EndOfStream: receiver_ended_ = true; return {};
+      case proto::MessageType::Error: {
+        const auto& m = std::get<proto::ErrorMessage>(message);
+        return Unexpected(Error(m.code == ErrorCode::peer_closed ? ErrorCode::protocol : m.code,
+                                fmt::format("receiver reported: {}", m.text)));
+      }
+      default:
+        return make_error(ErrorCode::protocol, "unexpected {} from a receiver",
+                          proto::to_string(proto::type_of(message)));
+    }
+  }
+
+  Unexpected fail(const Error& error) {
+    if (!closed_) {
+      closed_ = true;
+      if (error.code() == ErrorCode::protocol && !link_->disconnected()) {
+        (void)link_->send(proto::ErrorMessage{error.code(), error.message()});
+        (void)link_->progress(milliseconds(100));
+      }
+      link_->disconnect();
+    }
+    return Unexpected(error.context(who_));
+  }
+
+  std::unique_ptr<Link> link_;
+  std::vector<UniqueMr> registrations_;   // frame buffers, registered once each
+  Timeouts timeouts_;
+  std::string who_;
+  uint32_t stream_id_ = 0;
+  uint32_t frame_bytes_ = 0;
+  std::optional<proto::RingInfo> ring_;
+  std::optional<ring::CreditPool> pool_;
+  bool receiver_ended_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SenderConnection>> connect(const ConnectOptions& options) {
+  if (!have_devices()) {
+    return make_error(ErrorCode::unsupported,
+                      "send: verbs connect to {}: no RDMA device on this machine (rdmavideo-doctor "
+                      "tells more); use --transport tcp",
+                      options.endpoint.to_string());
+  }
+  ConnectRequest request;
+  request.credits_requested = options.credits_requested;
+  auto link = Link::connect(options.endpoint, options.rdma_device, request, options.timeouts);
+  if (!link) return Unexpected(link.error().context("send"));
+  auto connection = std::make_unique<VerbsSenderConnection>(std::move(*link), options);
+  if (auto ok = connection->handshake(options); !ok) return Unexpected(ok.error());
+  return std::unique_ptr<SenderConnection>(std::move(connection));
+}
+
+}  // namespace rdmavideo::verbs

@@ -60,7 +60,10 @@ class VerbsSenderConnection final : public SenderConnection {
         return fail(Error(ErrorCode::timeout, fmt::format("no HelloAck within {} ms",
                                                           timeouts_.connect.count())));
       }
-      if (auto ok = pump(milliseconds(100)); !ok) return fail(ok.error());
+      if (link_->disconnected()) {
+        return fail(Error(ErrorCode::peer_closed, "receiver disconnected before HelloAck"));
+      }
+      if (auto ok = link_->progress(milliseconds(100)); !ok) return fail(ok.error());
     }
   }
 

@@ -166,26 +166,28 @@ class Process {
   std::optional<int> exit_code_;
 };
 
-/// Starts rdmavideo-recv on 127.0.0.1 port 0 and reads back the port it bound.
+/// Starts rdmavideo-recv on `host` port 0 (127.0.0.1 unless given) and reads back the port.
 class Receiver {
  public:
   Receiver(const TempDir& dir, std::vector<std::string> extra, const Redirect& redirect = {},
-           const std::string& tag = "recv")
-      : process_(args(extra), dir / (tag + ".stderr"), redirect) {
-    auto port = process_.wait_for_stderr(R"(listening on 127\.0\.0\.1:(\d+))");
+           const std::string& tag = "recv", const std::string& host = "127.0.0.1")
+      : host_(host), process_(args(extra, host), dir / (tag + ".stderr"), redirect) {
+    auto port = process_.wait_for_stderr("listening on " + std::regex_replace(host, std::regex(R"(\.)"), R"(\.)") +
+                                         R"(:(\d+))");
     if (!port) throw std::runtime_error("receiver did not report its port: " + process_.stderr_text());
     port_ = std::stoi(*port);
   }
   Process& process() { return process_; }
   int port() const { return port_; }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string address() const { return host_ + ":" + std::to_string(port_); }
 
  private:
-  static std::vector<std::string> args(std::vector<std::string> extra) {
-    std::vector<std::string> a{RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0"};
+  static std::vector<std::string> args(std::vector<std::string> extra, const std::string& host) {
+    std::vector<std::string> a{RDMAVIDEO_RECV_BIN, "--listen", host + ":0"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
+  std::string host_;
   Process process_;
   int port_ = 0;
 };

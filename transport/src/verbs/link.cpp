@@ -71,6 +71,12 @@ Result<ConnectRequest> decode_connect_request(std::span<const std::byte> private
     return make_error(ErrorCode::protocol, "ConnectRequest truncated: {} bytes of private data (needs {})",
                       private_data.size(), kConnectRequestBytes);
   }
+  // IB and RoCE pad private data with zeros, so a peer that sent none shows up as zeros.
+  if (std::all_of(private_data.begin(), private_data.end(), [](std::byte b) { return b == std::byte{0}; })) {
+    return make_error(ErrorCode::protocol,
+                      "ConnectRequest missing: the connect request's private data is empty (not an "
+                      "rdmavideo sender?)");
+  }
   proto::WireReader in(private_data.first(kConnectRequestBytes));
   ConnectRequest r;
   r.magic = in.get<uint32_t>();

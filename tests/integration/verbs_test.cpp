@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: Apache-2.0
+// The verbs transport for real, in the Soft-RoCE lab (tests/rxe/run_in_vm.sh): the receiver
+// on 10.99.0.1 (rxe0), senders from 10.99.0.2 (rxe1), policy routing making the traffic cross
+// the veth pair. Outside the lab every test skips, saying why.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netdb.h>
+#include <poll.h>
+#include <rdma/rdma_cma.h>
+
+#include "process.hpp"
+#include "rdmavideo/protocol.hpp"
+
+namespace rdmavideo::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr char kReceiverHost[] = "10.99.0.1";
+
+bool in_lab() { return std::filesystem::exists("/sys/class/infiniband/rxe0"); }
+
+#define REQUIRE_LAB()                                                                 \
+  if (!in_lab()) GTEST_SKIP() << "no Soft-RoCE lab here (rxe0 missing): run through " \
+                                 "tests/rxe/run_in_vm.sh, as ctest -L rxe does"
+
+std::vector<std::string> sender(const Receiver& recv, std::vector<std::string> extra) {
+  std::vector<std::string> a{RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--transport",
+                             "verbs", "--quiet"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+// A good sender is served and the receiver exits cleanly with `frames` in its summary.
+void expect_good_sender_served(TempDir& dir, Receiver& recv, int frames_before) {
+  Process good(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "30", "--checksum"}),
+               dir / "good.stderr");
+  ASSERT_EQ(good.wait(120s), 0) << good.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  const auto r = read_json(dir / "recv.json");
+  EXPECT_EQ(r["frames"].get<int>(), frames_before + 30);
+  EXPECT_EQ(r["checksum_failures"], 0);
+  EXPECT_EQ(r["transport"], "verbs");
+}
+
+TEST(Verbs, TestPattern640x360UyvyVerifiedFrameByFrame) {
+  REQUIRE_LAB();
+  TempDir dir;
+  Receiver recv(dir, {"--transport", "verbs", "--verify", "--quiet", "--stats-json",
+                      (dir / "recv.json").string()},
+                {}, "recv", kReceiverHost);
+  Process send(sender(recv, {"--testsrc", "-s", "640x360", "--pix-fmt", "uyvy422", "--frames",
+                             "300", "--checksum", "--stats-json", (dir / "send.json").string()}),
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(180s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  const auto r = read_json(dir / "recv.json");
+  const auto s = read_json(dir / "send.json");
+  EXPECT_EQ(r["frames"], 300);
+  EXPECT_EQ(r["checksum_failures"], 0);
+  EXPECT_EQ(r["transport"], "verbs");
+  EXPECT_EQ(s["transport"], "verbs");
+  EXPECT_EQ(s["dropped"], 0);
+  EXPECT_EQ(r["bytes"], 300ull * 640 * 360 * 2);
+  // The sender went out through rxe1 and the receiver took it on rxe0.
+  EXPECT_NE(send.stderr_text().find("(rxe1)"), std::string::npos) << send.stderr_text();
+  EXPECT_NE(recv.process().stderr_text().find("(rxe0)"), std::string::npos);
+}
+
+TEST(Verbs, SenderKilledMidStreamCostsOnlyItsConnection) {
+  REQUIRE_LAB();
+  TempDir dir;
+  Receiver recv(dir, {"--transport", "verbs", "--verify", "--quiet", "--stats-json",
+                      (dir / "recv.json").string()},
+                {}, "recv", kReceiverHost);
+  {
+    Process doomed(sender(recv, {"--testsrc", "-s", "320x180", "--realtime", "-r", "30", "--checksum"}),
+                   dir / "doomed.stderr");
+    ASSERT_TRUE(recv.process().wait_for_stderr("stream 1: 320x180", 30s));
+    std::this_thread::sleep_for(1500ms);
+    doomed.signal(SIGKILL);
+    doomed.wait(10s);
+  }
+  ASSERT_TRUE(recv.process().wait_for_stderr("listening for the next sender", 30s))
+      << recv.process().stderr_text();
+  const std::string log = recv.process().stderr_text();
+  EXPECT_TRUE(log.find("sender disconnected") != std::string::npos ||
+              log.find("connection lost") != std::string::npos ||
+              log.find("peer silent") != std::string::npos)
+      << log;
+  // Frames that arrived whole before the kill are counted; the next sender is served.
+  Process good(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "30", "--checksum"}),
+               dir / "good.stderr");
+  ASSERT_EQ(good.wait(120s), 0) << good.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  const auto r = read_json(dir / "recv.json");
+  EXPECT_GE(r["frames"].get<int>(), 30 + 1);
+  EXPECT_EQ(r["checksum_failures"], 0);
+}
+
+TEST(Verbs, ReceiverKilledMidStreamIsAClearSenderError) {
+  REQUIRE_LAB();
+  TempDir dir;
+  Receiver recv(dir, {"--transport", "verbs", "--quiet"}, {}, "recv", kReceiverHost);
+  Process send(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "1000000"}),
+               dir / "send.stderr");
+  ASSERT_TRUE(recv.process().wait_for_stderr("stream 1: 320x180", 30s));
+  std::this_thread::sleep_for(1500ms);
+  recv.process().signal(SIGKILL);
+  const auto code = send.wait(60s);
+  ASSERT_TRUE(code) << "sender did not notice the dead receiver";
+  EXPECT_EQ(*code, 1);
+  const std::string err = send.stderr_text();
+  EXPECT_TRUE(err.find("receiver disconnected") != std::string::npos ||
+              err.find("connection lost") != std::string::npos ||
+              err.find("completion error") != std::string::npos ||
+              err.find("receiver silent") != std::string::npos)
+      << err;
+}
+
+// A client that speaks rdma_cm but not our protocol: it connects with the given private
+// data and reports how the receiver answered.
+std::string raw_cm_connect(const std::string& address, std::vector<std::byte> private_data) {
+  rdma_event_channel* channel = rdma_create_event_channel();
+  rdma_cm_id* id = nullptr;
+  rdma_create_id(channel, &id, nullptr, RDMA_PS_TCP);
+  const auto colon = address.rfind(':');
+  addrinfo* ai = nullptr;
+  getaddrinfo(address.substr(0, colon).c_str(), address.substr(colon + 1).c_str(), nullptr, &ai);
+  std::string outcome = "no answer";
+  auto next = [&](rdma_cm_event_type want) {
+    pollfd pfd{channel->fd, POLLIN, 0};
+    if (poll(&pfd, 1, 10000) <= 0) return false;
+    rdma_cm_event* event = nullptr;
+    if (rdma_get_cm_event(channel, &event) != 0) return false;
+    const bool ok = event->event == want;
+    if (event->event == RDMA_CM_EVENT_REJECTED) {
+      const char* reason = static_cast<const char*>(event->param.conn.private_data);
+      outcome = std::string("rejected: ") +
+                (reason ? std::string(reason, strnlen(reason, event->param.conn.private_data_len)) : "");
+    } else if (event->event == RDMA_CM_EVENT_ESTABLISHED) {
+      outcome = "accepted";
+    }
+    rdma_ack_cm_event(event);
+    return ok;
+  };
+  ibv_pd* pd = nullptr;
+  ibv_cq* cq = nullptr;
+  if (rdma_resolve_addr(id, nullptr, ai->ai_addr, 5000) == 0 && next(RDMA_CM_EVENT_ADDR_RESOLVED) &&
+      rdma_resolve_route(id, 5000) == 0 && next(RDMA_CM_EVENT_ROUTE_RESOLVED)) {
+    pd = ibv_alloc_pd(id->verbs);
+    cq = ibv_create_cq(id->verbs, 8, nullptr, nullptr, 0);
+    ibv_qp_init_attr attr{};
+    attr.send_cq = attr.recv_cq = cq;
+    attr.qp_type = IBV_QPT_RC;
+    attr.cap = {4, 4, 1, 1, 0};
+    rdma_create_qp(id, pd, &attr);
+    rdma_conn_param param{};
+    param.private_data = private_data.empty() ? nullptr : private_data.data();
+    param.private_data_len = static_cast<uint8_t>(private_data.size());
+    param.retry_count = 1;
+    param.rnr_retry_count = 1;
+    rdma_connect(id, &param);
+    next(RDMA_CM_EVENT_ESTABLISHED);
+    rdma_disconnect(id);
+  }
+  if (id->qp) rdma_destroy_qp(id);
+  if (cq) ibv_destroy_cq(cq);
+  if (pd) ibv_dealloc_pd(pd);
+  rdma_destroy_id(id);
+  rdma_destroy_event_channel(channel);
+  freeaddrinfo(ai);
+  return outcome;
+}
+
+std::vector<std::byte> connect_request(uint32_t magic, uint16_t min_version, uint16_t max_version) {
+  std::vector<std::byte> out(16);
+  std::memcpy(out.data(), &magic, 4);
+  std::memcpy(out.data() + 4, &min_version, 2);
+  std::memcpy(out.data() + 6, &max_version, 2);
+  return out;
+}
+
+TEST(Verbs, GarbagePeersOnTheCmPortAreRejectedWithAReason) {
+  REQUIRE_LAB();
+  TempDir dir;
+  Receiver recv(dir, {"--transport", "verbs", "--quiet", "--stats-json", (dir / "recv.json").string()},
+                {}, "recv", kReceiverHost);
+  struct Case {
+    std::vector<std::byte> private_data;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {connect_request(0xdeadbeef, 1, 1), "ConnectRequest.magic 0xdeadbeef is not RDVF"},
+      {connect_request(proto::kMagic, 7, 9), "ConnectRequest versions 7..9 do not overlap"},
+      {{}, "ConnectRequest missing"},  // IB and RoCE pad private data: empty arrives as zeros
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.reason);
+    const std::string outcome = raw_cm_connect(recv.address(), c.private_data);
+    EXPECT_NE(outcome.find(std::string("rejected: ") + c.reason), std::string::npos) << outcome;
+    EXPECT_TRUE(recv.process().wait_for_stderr(
+        std::regex_replace(c.reason, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)"), 10s))
+        << recv.process().stderr_text();
+  }
+  expect_good_sender_served(dir, recv, 0);
+}
+
+}  // namespace
+}  // namespace rdmavideo::testing

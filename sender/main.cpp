@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -29,8 +30,14 @@ class Source {
     if (options.testsrc) {
       pattern_.emplace(format);
     } else {
-      buffer_.resize(format.layout.frame_bytes);
+      for (auto& buffer : buffers_) buffer.resize(format.layout.frame_bytes);
     }
+  }
+
+  // The buffer next(sequence) fills: the caller makes sure no send still reads it.
+  std::span<const std::byte> buffer_for(uint64_t sequence) {
+    if (pattern_) return pattern_->buffer_for(sequence);
+    return buffers_[sequence % buffers_.size()];
   }
 
   // The next frame, empty at the end of input; an error for a truncated frame. `idle` is
@@ -38,8 +45,9 @@ class Source {
   Result<std::span<const std::byte>> next(uint64_t sequence,
                                           const std::function<Result<void>()>& idle) {
     if (pattern_) return std::span<const std::byte>(pattern_->frame(sequence));
+    auto& buffer = buffers_[sequence % buffers_.size()];
     size_t done = 0;
-    while (done < buffer_.size()) {
+    while (done < buffer.size()) {
       pollfd pfd{STDIN_FILENO, POLLIN, 0};
       const int ready = poll(&pfd, 1, 250);
       if (ready == 0 || (ready < 0 && errno == EINTR)) {
@@ -47,7 +55,7 @@ class Source {
         if (auto ok = idle(); !ok) return Unexpected(ok.error());
         continue;
       }
-      const ssize_t n = read(STDIN_FILENO, buffer_.data() + done, buffer_.size() - done);
+      const ssize_t n = read(STDIN_FILENO, buffer.data() + done, buffer.size() - done);
       if (n == 0) break;
       if (n < 0) {
         if (errno == EINTR && !g_stop) continue;
@@ -57,17 +65,18 @@ class Source {
       done += static_cast<size_t>(n);
     }
     if (done == 0) return std::span<const std::byte>{};
-    if (done < buffer_.size()) {
+    if (done < buffer.size()) {
       return make_error(ErrorCode::invalid_argument,
                         "stdin: truncated frame {}: got {} of {} bytes (check -s and --pix-fmt)",
-                        sequence, done, buffer_.size());
+                        sequence, done, buffer.size());
     }
-    return std::span<const std::byte>(buffer_);
+    return std::span<const std::byte>(buffer);
   }
 
  private:
   std::optional<TestPattern> pattern_;
-  std::vector<std::byte> buffer_;
+  // Two, so stdin is read into one while the other may still be on the wire.
+  std::array<std::vector<std::byte>, 2> buffers_;
 };
 
 int run(const Options& o) {
@@ -136,6 +145,12 @@ int run(const Options& o) {
         }
       }
       if (exit_code != 0) break;
+    }
+    if (auto ok = conn.wait_idle(source.buffer_for(sequence)); !ok) {
+      status.finish();
+      log().error("{}", ok.error().message());
+      exit_code = 1;
+      break;
     }
     auto frame = source.next(sequence, [&] { return conn.keep_alive(); });
     if (!frame) {

@@ -31,6 +31,10 @@ class TestPattern {
   /// The frame for `sequence`, stamped. The buffer stays valid and unchanged until the same
   /// phase comes round again (phase_count() frames later).
   std::span<std::byte> frame(uint64_t sequence);
+  /// The buffer frame(sequence) stamps and returns, without touching it.
+  std::span<const std::byte> buffer_for(uint64_t sequence) const {
+    return phases_[sequence % phases_.size()];
+  }
 
   /// Where a received frame first differs from what the pattern says it should be.
   struct Mismatch {

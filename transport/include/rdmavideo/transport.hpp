@@ -164,9 +164,13 @@ class SenderConnection {
   /// A credit, waiting at most `wait` (zero: only what has already arrived). nullopt when
   /// none came in time or the receiver has ended the stream (see receiver_ended()).
   virtual Result<std::optional<Credit>> acquire(std::chrono::milliseconds wait) = 0;
-  /// Writes one frame of exactly the stream's frame_bytes into the credit's slot.
+  /// Writes one frame of exactly the stream's frame_bytes into the credit's slot. The bytes
+  /// may still be read after this returns (verbs: the NIC reads them): do not change them
+  /// until wait_idle() on the same buffer returns, or end_stream() does.
   virtual Result<void> send_frame(Credit credit, std::span<const std::byte> frame,
                                   const proto::FrameWritten& info) = 0;
+  /// Waits until no frame write still reads from `buffer`, so the caller may refill it.
+  virtual Result<void> wait_idle(std::span<const std::byte> buffer) = 0;
   /// Services the connection without taking a credit: acts on what the receiver sent and
   /// sends a keepalive when we have been quiet. Call it at least once a second while no
   /// frame is sent (a paced source between frames, a slow input), or the receiver will

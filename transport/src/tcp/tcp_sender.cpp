@@ -134,6 +134,9 @@ class TcpSenderConnection final : public SenderConnection {
     return {};
   }
 
+  // TCP copies the frame into the kernel before send_frame returns.
+  Result<void> wait_idle(std::span<const std::byte>) override { return {}; }
+
   Result<void> keep_alive() override {
     if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
     if (auto ok = pump(milliseconds(0)); !ok) return fail(ok.error());

@@ -2,7 +2,9 @@
 // Verbs sender: frames go by RDMA WRITE straight from the caller's buffer (registered once,
 // on first use, and kept for the connection) into the granted slot, then a FrameWritten SEND
 // on the same QP announces them.
+#include <algorithm>
 #include <cerrno>
+#include <deque>
 
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/ring.hpp"
@@ -133,16 +135,18 @@ class VerbsSenderConnection final : public SenderConnection {
     const uint64_t remote = ring_->base_addr + uint64_t{credit.slot} * ring_->slot_stride;
     auto ticket = link_->write_and_send(frame, *lkey, remote, ring_->rkey, m);
     if (!ticket) return fail(ticket.error());
-    // The caller may reuse the buffer when this returns: wait for the chain's completion.
-    const auto start = Clock::now();
-    while (!link_->send_done(*ticket)) {
-      if (auto ok = link_->progress(timeouts_.keepalive); !ok) return fail(ok.error());
-      if (!link_->send_done(*ticket) && Clock::now() - start >= timeouts_.peer) {
-        return fail(Error(ErrorCode::timeout, fmt::format("frame {} not complete after {} ms",
-                                                          info.sequence, timeouts_.peer.count())));
-      }
-    }
+    // Not waiting here: the next frame's WRITE goes out while this one completes, so the
+    // wire never idles for a round trip. wait_idle() waits before a buffer is refilled.
+    in_flight_.push_back({frame.data(), frame.size(), *ticket, info.sequence});
     return {};
+  }
+
+  Result<void> wait_idle(std::span<const std::byte> buffer) override {
+    return wait_until([&] {
+      return std::none_of(in_flight_.begin(), in_flight_.end(), [&](const InFlight& f) {
+        return f.data < buffer.data() + buffer.size() && buffer.data() < f.data + f.bytes;
+      });
+    });
   }
 
   Result<void> keep_alive() override {
@@ -153,8 +157,9 @@ class VerbsSenderConnection final : public SenderConnection {
 
   Result<void> end_stream(const proto::EndOfStream& end) override {
     if (closed_) return {};
+    auto ok = wait_until([&] { return in_flight_.empty(); });  // every frame out, buffers free
     closed_ = true;
-    auto ok = link_->send(end);
+    if (ok) ok = link_->send(end);
     // Wait for the receiver to disconnect (it has then seen every frame), then disconnect.
     const auto deadline = Clock::now() + timeouts_.peer;
     while (ok && !link_->disconnected() && Clock::now() < deadline) {
@@ -166,6 +171,33 @@ class VerbsSenderConnection final : public SenderConnection {
   }
 
  private:
+  struct InFlight {
+    const std::byte* data;  // the caller's buffer the WRITE reads
+    size_t bytes;
+    uint64_t ticket;        // done when link_->send_done(ticket)
+    uint64_t sequence;      // for messages
+  };
+
+  // Drives completions until `done()` holds; a frame stuck for Timeouts.peer is an error.
+  template <typename Done>
+  Result<void> wait_until(Done done) {
+    auto retire = [&] {
+      while (!in_flight_.empty() && link_->send_done(in_flight_.front().ticket)) in_flight_.pop_front();
+    };
+    retire();
+    const auto start = Clock::now();
+    while (!done()) {
+      if (auto ok = link_->progress(timeouts_.keepalive); !ok) return fail(ok.error());
+      retire();
+      if (!done() && Clock::now() - start >= timeouts_.peer) {
+        return fail(Error(ErrorCode::timeout, fmt::format("frame {} not complete after {} ms",
+                                                          in_flight_.front().sequence,
+                                                          timeouts_.peer.count())));
+      }
+    }
+    return {};
+  }
+
   // The lkey of the registration holding `frame`, registering it on first use.
   Result<uint32_t> registration_for(std::span<const std::byte> frame) {
     const auto* begin = frame.data();
@@ -254,6 +286,7 @@ class VerbsSenderConnection final : public SenderConnection {
   uint32_t frame_bytes_ = 0;
   std::optional<proto::RingInfo> ring_;
   std::optional<ring::CreditPool> pool_;
+  std::deque<InFlight> in_flight_;  // frames posted, not yet complete, oldest first
   bool receiver_ended_ = false;
   bool closed_ = false;
 };

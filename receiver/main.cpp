@@ -188,7 +188,7 @@ int run(const Options& o) {
     return 1;
   }
   log().info("listening on {} ({})", (*listener)->local_endpoint().to_string(),
-             to_string((*listener)->kind()));
+             (*listener)->describe());
 
   std::optional<RawOutput> output;
   if (!o.output.empty()) {

@@ -118,6 +118,39 @@ TEST(Verbs, ReceiverKilledMidStreamIsAClearSenderError) {
       << err;
 }
 
+TEST(Verbs, AutoPicksVerbsWhenBothEndsCan) {
+  REQUIRE_LAB();
+  TempDir dir;
+  Receiver recv(dir, {"--quiet", "--verify", "--stats-json", (dir / "recv.json").string()}, {},
+                "recv", kReceiverHost);  // --transport auto is the default
+  EXPECT_TRUE(recv.process().wait_for_stderr(R"(listening on 10\.99\.0\.1:\d+ \(tcp\+verbs\))", 5s))
+      << recv.process().stderr_text();
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc", "-s", "320x180",
+                "--frames", "30", "--checksum", "--quiet", "--stats-json", (dir / "send.json").string()},
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(120s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  EXPECT_EQ(read_json(dir / "send.json")["transport"], "verbs");
+  EXPECT_EQ(read_json(dir / "recv.json")["transport"], "verbs");
+  EXPECT_EQ(read_json(dir / "recv.json")["checksum_failures"], 0);
+  EXPECT_NE(send.stderr_text().find("connected over verbs (auto)"), std::string::npos) << send.stderr_text();
+}
+
+TEST(Verbs, AutoFallsBackToTcpWhenTheReceiverTakesOnlyTcp) {
+  REQUIRE_LAB();
+  TempDir dir;
+  Receiver recv(dir, {"--transport", "tcp", "--quiet", "--stats-json", (dir / "recv.json").string()},
+                {}, "recv", kReceiverHost);
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc", "-s", "320x180",
+                "--frames", "30", "--quiet", "--stats-json", (dir / "send.json").string()},
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(120s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  EXPECT_EQ(read_json(dir / "send.json")["transport"], "tcp");
+  EXPECT_EQ(read_json(dir / "recv.json")["frames"], 30);
+  EXPECT_NE(send.stderr_text().find("falling back to tcp"), std::string::npos) << send.stderr_text();
+}
+
 // A client that speaks rdma_cm but not our protocol: it connects with the given private
 // data and reports how the receiver answered.
 std::string raw_cm_connect(const std::string& address, std::vector<std::byte> private_data) {

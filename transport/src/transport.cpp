@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rdmavideo/transport.hpp"
 
+#include <poll.h>
+
+#include <cerrno>
 #include <charconv>
+
+#include "rdmavideo/log.hpp"
 
 #include "tcp/tcp_transport.hpp"
 #ifdef RDMAVIDEO_HAVE_VERBS
@@ -63,6 +68,34 @@ Result<Endpoint> parse_endpoint(std::string_view text, bool allow_port_zero) {
 
 namespace {
 
+// `auto` on the receiving side: TCP and verbs on one port, whichever sender comes first.
+class EitherListener final : public Listener {
+ public:
+  EitherListener(std::unique_ptr<Listener> tcp, std::unique_ptr<Listener> verbs)
+      : tcp_(std::move(tcp)), verbs_(std::move(verbs)) {}
+  TransportKind kind() const override { return TransportKind::automatic; }
+  Endpoint local_endpoint() const override { return tcp_->local_endpoint(); }
+  int readiness_fd() const override { return tcp_->readiness_fd(); }
+  std::string describe() const override { return "tcp+verbs"; }
+
+  Result<std::unique_ptr<ReceiverConnection>> accept() override {
+    pollfd fds[2] = {{tcp_->readiness_fd(), POLLIN, 0}, {verbs_->readiness_fd(), POLLIN, 0}};
+    for (;;) {
+      if (poll(fds, 2, -1) < 0) {
+        if (errno == EINTR) return Unexpected(Error(ErrorCode::system, "interrupted in accept", EINTR));
+        return Unexpected(system_error("poll on the listeners", errno));
+      }
+      // Take verbs first when both are ready: it is the faster path.
+      if (fds[1].revents & POLLIN) return verbs_->accept();
+      if (fds[0].revents & POLLIN) return tcp_->accept();
+    }
+  }
+
+ private:
+  std::unique_ptr<Listener> tcp_;
+  std::unique_ptr<Listener> verbs_;
+};
+
 Unexpected no_verbs_in_build() {
   return make_error(ErrorCode::unsupported,
                     "transport verbs: this build has no RDMA verbs transport (rdma-core was not "
@@ -73,7 +106,23 @@ Unexpected no_verbs_in_build() {
 
 Result<std::unique_ptr<Listener>> listen(TransportKind kind, const ListenOptions& options) {
   switch (kind) {
-    case TransportKind::automatic:
+    case TransportKind::automatic: {
+      auto tcp_listener = tcp::listen(options);
+      if (!tcp_listener) return tcp_listener;
+#ifdef RDMAVIDEO_HAVE_VERBS
+      if (verbs::have_devices()) {
+        ListenOptions same_port = options;
+        same_port.endpoint.port = (*tcp_listener)->local_endpoint().port;
+        auto verbs_listener = verbs::listen(same_port);
+        if (verbs_listener) {
+          return std::unique_ptr<Listener>(
+              std::make_unique<EitherListener>(std::move(*tcp_listener), std::move(*verbs_listener)));
+        }
+        log().warn("transport auto: TCP only: {}", verbs_listener.error().message());
+      }
+#endif
+      return tcp_listener;
+    }
     case TransportKind::tcp: return tcp::listen(options);
     case TransportKind::verbs:
 #ifdef RDMAVIDEO_HAVE_VERBS
@@ -87,7 +136,18 @@ Result<std::unique_ptr<Listener>> listen(TransportKind kind, const ListenOptions
 
 Result<std::unique_ptr<SenderConnection>> connect(TransportKind kind, const ConnectOptions& options) {
   switch (kind) {
-    case TransportKind::automatic:
+    case TransportKind::automatic: {
+#ifdef RDMAVIDEO_HAVE_VERBS
+      // Verbs when an RDMA device reaches the receiver and it takes verbs; else TCP.
+      if (verbs::have_devices()) {
+        auto connection = verbs::connect(options);
+        if (connection) return connection;
+        log().warn("transport auto: verbs did not connect ({}); falling back to tcp",
+                   connection.error().message());
+      }
+#endif
+      return tcp::connect(options);
+    }
     case TransportKind::tcp: return tcp::connect(options);
     case TransportKind::verbs:
 #ifdef RDMAVIDEO_HAVE_VERBS

@@ -143,6 +143,10 @@ class Listener {
   virtual TransportKind kind() const = 0;
   /// The bound address, with the real port when listening on port 0.
   virtual Endpoint local_endpoint() const = 0;
+  /// Readable when accept() has a connection to take (for waiting on several listeners).
+  virtual int readiness_fd() const = 0;
+  /// "tcp", "verbs", or "tcp+verbs" for a listener taking both.
+  virtual std::string describe() const { return std::string(to_string(kind())); }
   /// Waits for a sender and completes its handshake. An error concerns that one peer only;
   /// the listener stays usable.
   virtual Result<std::unique_ptr<ReceiverConnection>> accept() = 0;
@@ -182,8 +186,8 @@ class SenderConnection {
   virtual bool receiver_ended() const = 0;
 };
 
-/// Listens with the given transport. `automatic` listens on TCP (verbs-capable builds also
-/// accept verbs senders once that transport exists).
+/// Listens with the given transport. `automatic` listens on TCP and, where an RDMA device
+/// exists, on rdma_cm at the same port, and serves whichever sender connects.
 Result<std::unique_ptr<Listener>> listen(TransportKind kind, const ListenOptions& options);
 /// Connects with the given transport; `automatic` picks the best that reaches the peer.
 Result<std::unique_ptr<SenderConnection>> connect(TransportKind kind,

@@ -58,6 +58,7 @@ class ListeningSocket {
  public:
   static Result<ListeningSocket> listen(const Endpoint& endpoint);
   Endpoint local_endpoint() const { return local_; }
+  int fd() const { return fd_.get(); }
   /// Waits for a connection; returns the accepted socket.
   Result<Socket> accept();
 

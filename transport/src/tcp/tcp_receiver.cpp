@@ -257,6 +257,7 @@ class TcpListener final : public Listener {
 
   TransportKind kind() const override { return TransportKind::tcp; }
   Endpoint local_endpoint() const override { return socket_.local_endpoint(); }
+  int readiness_fd() const override { return socket_.fd(); }
 
   Result<std::unique_ptr<ReceiverConnection>> accept() override {
     auto accepted = socket_.accept();

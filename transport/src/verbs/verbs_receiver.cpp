@@ -259,6 +259,7 @@ class VerbsListener final : public Listener {
 
   TransportKind kind() const override { return TransportKind::verbs; }
   Endpoint local_endpoint() const override { return local_; }
+  int readiness_fd() const override { return channel_->fd; }
 
   Result<std::unique_ptr<ReceiverConnection>> accept() override {
     for (;;) {

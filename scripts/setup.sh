@@ -17,6 +17,9 @@ packages=(
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libavdevice-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libsdl2-dev
+  # Soft-RoCE lab (tests/rxe): a QEMU VM booting the distribution kernel, which has rdma_rxe
+  qemu-system-x86 busybox-static linux-image-amd64 cpio xz-utils
+  ibverbs-utils rdmacm-utils perftest iproute2
 )
 
 missing=()

@@ -5,12 +5,11 @@
 // reaches a verbs receiver and fails with a fix on a port nothing listens on. The GID
 // helpers are checked here too, since only a machine with RoCE ports exercises them
 // through the binary.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <fmt/format.h>
-
 #include <set>
 
 #include "gid.hpp"
@@ -74,13 +73,15 @@ bool contains(const std::string& text, const std::string& needle) {
 // --- without an RDMA device ---------------------------------------------------------------
 
 TEST(Doctor, NoRdmaDeviceSaysSoPlainlyWithAFix) {
-  if (host_has_rdma_devices()) GTEST_SKIP() << "this machine has RDMA devices (/sys/class/infiniband)";
+  if (host_has_rdma_devices())
+    GTEST_SKIP() << "this machine has RDMA devices (/sys/class/infiniband)";
   const DoctorRun r = run_doctor({});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "[FAIL] RDMA devices: none found (this machine has no RDMA device)"))
       << r.out;
-  EXPECT_TRUE(contains(r.out, "fix: load a driver (mlx5_ib, or for testing: modprobe rdma_rxe; rdma "
-                              "link add rxe0 type rxe netdev "))
+  EXPECT_TRUE(contains(r.out,
+                       "fix: load a driver (mlx5_ib, or for testing: modprobe rdma_rxe; rdma "
+                       "link add rxe0 type rxe netdev "))
       << r.out;
   // The other sections still ran.
   for (const char* section : {"Locked memory", "Peer", "GPU memory"}) {
@@ -90,7 +91,8 @@ TEST(Doctor, NoRdmaDeviceSaysSoPlainlyWithAFix) {
 }
 
 TEST(Doctor, NoRdmaDeviceJsonHasAFailedRdmaDevicesCheck) {
-  if (host_has_rdma_devices()) GTEST_SKIP() << "this machine has RDMA devices (/sys/class/infiniband)";
+  if (host_has_rdma_devices())
+    GTEST_SKIP() << "this machine has RDMA devices (/sys/class/infiniband)";
   const DoctorRun r = run_doctor({"--json"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const json report = json::parse(r.out);
@@ -105,11 +107,13 @@ TEST(Doctor, NoRdmaDeviceJsonHasAFailedRdmaDevicesCheck) {
 }
 
 TEST(Doctor, PeerWithoutRdmaDeviceFailsClearly) {
-  if (host_has_rdma_devices()) GTEST_SKIP() << "this machine has RDMA devices (/sys/class/infiniband)";
+  if (host_has_rdma_devices())
+    GTEST_SKIP() << "this machine has RDMA devices (/sys/class/infiniband)";
   const DoctorRun r = run_doctor({"--peer", "127.0.0.1:1"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_TRUE(contains(r.out, "[FAIL] peer 127.0.0.1:1: cannot try an rdma_cm connect: no RDMA "
-                              "device on this machine"))
+  EXPECT_TRUE(contains(r.out,
+                       "[FAIL] peer 127.0.0.1:1: cannot try an rdma_cm connect: no RDMA "
+                       "device on this machine"))
       << r.out;
   const auto peer = r.out.find("[FAIL] peer 127.0.0.1:1");
   ASSERT_NE(peer, std::string::npos);
@@ -117,12 +121,14 @@ TEST(Doctor, PeerWithoutRdmaDeviceFailsClearly) {
 }
 
 TEST(Doctor, QuietPrintsOnlyFailures) {
-  if (host_has_rdma_devices()) GTEST_SKIP() << "this machine has RDMA devices (/sys/class/infiniband)";
+  if (host_has_rdma_devices())
+    GTEST_SKIP() << "this machine has RDMA devices (/sys/class/infiniband)";
   const DoctorRun r = run_doctor({"--quiet"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.out, "[FAIL] RDMA devices")) << r.out;
   EXPECT_TRUE(contains(r.out, "fix: ")) << r.out;
-  for (const char* tag : {"[ ok ]", "[skip]", "[warn]"}) EXPECT_FALSE(contains(r.out, tag)) << r.out;
+  for (const char* tag : {"[ ok ]", "[skip]", "[warn]"})
+    EXPECT_FALSE(contains(r.out, tag)) << r.out;
 }
 
 // --- anywhere -----------------------------------------------------------------------------
@@ -135,7 +141,8 @@ TEST(Doctor, JsonCarriesEveryCheckAndMatchesTheExitStatus) {
   bool any_failed = false;
   std::set<std::string> names;
   for (const auto& c : report.at("checks")) {
-    ASSERT_TRUE(c.at("name").is_string() && c.at("detail").is_string() && c.at("fix").is_string()) << c;
+    ASSERT_TRUE(c.at("name").is_string() && c.at("detail").is_string() && c.at("fix").is_string())
+        << c;
     EXPECT_TRUE(statuses.count(c.at("status").get<std::string>())) << c;
     EXPECT_EQ(c.at("ok").get<bool>(), c.at("status") != "fail") << c;
     EXPECT_FALSE(c.at("detail").get<std::string>().empty()) << c;
@@ -156,8 +163,9 @@ TEST(Doctor, JsonCarriesEveryCheckAndMatchesTheExitStatus) {
 TEST(Doctor, MemlockShowsTheRingItSized) {
   // 1920x1080 nv12: 3110400 bytes a frame, 3112960 page-rounded; 4 slots: 12451840 bytes.
   const DoctorRun r = run_doctor({"-s", "1920x1080", "--pix-fmt", "nv12", "--ring", "4"});
-  EXPECT_TRUE(contains(r.out, "4 slots x 3112960 bytes (1920x1080 nv12: 3110400 bytes a frame, "
-                              "page-rounded) = 12451840 bytes"))
+  EXPECT_TRUE(contains(r.out,
+                       "4 slots x 3112960 bytes (1920x1080 nv12: 3110400 bytes a frame, "
+                       "page-rounded) = 12451840 bytes"))
       << r.out;
   const DoctorRun j = run_doctor({"-s", "1920x1080", "--pix-fmt", "nv12", "--ring", "4", "--json"});
   const json memlock = json::parse(j.out).at("memlock");
@@ -193,7 +201,8 @@ TEST(Doctor, MemlockJudgesTheLimit) {
   const json* tight = find_check(report, "memlock");
   ASSERT_NE(tight, nullptr) << big.out;
   // CAP_IPC_LOCK (root) lifts the limit for this process, so the doctor only warns then.
-  EXPECT_EQ(tight->at("status"), report.at("memlock").at("cap_ipc_lock") ? "warn" : "fail") << *tight;
+  EXPECT_EQ(tight->at("status"), report.at("memlock").at("cap_ipc_lock") ? "warn" : "fail")
+      << *tight;
   EXPECT_TRUE(contains(tight->at("fix").get<std::string>(), "ulimit -l unlimited")) << *tight;
   EXPECT_TRUE(contains(tight->at("fix").get<std::string>(), "/etc/security/limits.conf")) << *tight;
 }
@@ -289,7 +298,8 @@ TEST(DoctorGid, Ipv4MappedRoceV2IsRoutable) {
 }
 
 TEST(DoctorGid, LinkLocalIpv6IsNotRoutableGlobalIs) {
-  const auto link_local = gid_of({0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x50, 0x54, 0, 0xff, 0xfe, 0x12, 0x34, 0x56});
+  const auto link_local =
+      gid_of({0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x50, 0x54, 0, 0xff, 0xfe, 0x12, 0x34, 0x56});
   const auto ll = doctor::describe_gid(link_local, doctor::GidType::roce_v2, true);
   EXPECT_EQ(ll.text, "fe80::5054:ff:fe12:3456");
   EXPECT_TRUE(ll.link_local);
@@ -301,7 +311,8 @@ TEST(DoctorGid, LinkLocalIpv6IsNotRoutableGlobalIs) {
 }
 
 TEST(DoctorGid, InfinibandGidHasNoAddress) {
-  const auto gid = gid_of({0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x0c, 0x42, 0xa1, 0x03, 0, 0x12, 0x34, 0x56});
+  const auto gid =
+      gid_of({0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x0c, 0x42, 0xa1, 0x03, 0, 0x12, 0x34, 0x56});
   const auto ib = doctor::describe_gid(gid, doctor::GidType::ib_roce_v1, false);
   EXPECT_TRUE(ib.text.empty());
   EXPECT_FALSE(ib.routable);

@@ -11,8 +11,9 @@
 #   instead: to 10.99.0.1 via veth1 (src .2), to 10.99.0.2 via veth0 (src .1), with the
 #   local table moved below those rules and accept_local=1 / rp_filter=0 everywhere.
 #
-# Every exec costs about 0.1 s here (binaries and libraries come over 9p, the CPU may be
-# emulated), so the setup uses bash builtins and batches: one `ip -batch`, two `rdma`.
+# Every exec costs 0.05-0.5 s here (binaries and libraries come over 9p, the CPU is
+# emulated, the first run of any code is translated), so the setup uses bash builtins and
+# batches: one `ip -batch` per step, two `rdma`.
 set -Eeuo pipefail
 
 ctl=${1:?usage: lab_init.sh CTL_DIR}
@@ -48,6 +49,7 @@ sysctl_set() { # NAME VALUE, without forking sysctl
 
 setup_network() {
   echo rxe-lab >/proc/sys/kernel/hostname
+  echo "127.0.1.1 rxe-lab" >>/etc/hosts # lands in the overlay's tmpfs, not on the host
   local k
   # "all" and "default" first, so that the veths inherit them.
   for k in all default lo; do
@@ -86,8 +88,8 @@ IP
 
   local i s0='' s1='' nap=''
   for ((i = 0; i < 200; i++)); do
-    read -r s0 </sys/class/infiniband/rxe0/ports/1/state || true
-    read -r s1 </sys/class/infiniband/rxe1/ports/1/state || true
+    read -r s0 2>/dev/null </sys/class/infiniband/rxe0/ports/1/state || true
+    read -r s1 2>/dev/null </sys/class/infiniband/rxe1/ports/1/state || true
     if [[ $s0 == *ACTIVE && $s1 == *ACTIVE ]]; then return 0; fi
     [ -n "$nap" ] || exec {nap}<> <(:) # a pipe nobody writes to: read -t on it sleeps
     read -r -t 0.05 -u "$nap" _ || true

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// rdmavideo-doctor: the one command to run when sending video by RDMA does not work. Lists
+// the RDMA devices, ports and GID tables, checks locked memory against the ring a receiver
+// would register, tries an rdma_cm connect to a receiver (--peer), looks for CUDA and
+// dma-buf support, and prints a fix for every failed check.
+//
+// Exit status: 0 when no check failed, 1 when one did, 2 on bad usage.
+#include <cstdio>
+
+#include "checks.hpp"
+#include "cli.hpp"
+#include "options.hpp"
+#include "report.hpp"
+
+namespace rdmavideo::doctor {
+namespace {
+
+int run(const Options& o) {
+  Report report;
+  for (auto& section : check_devices()) report.sections.push_back(std::move(section));
+  report.sections.push_back(check_memlock(o));
+  report.sections.push_back(check_peer(o.peer, o.ring, Timeouts{}.connect));
+  report.sections.push_back(check_gpu());
+  if (o.json) {
+    std::fputs(to_json(report).dump(2).c_str(), stdout);
+    std::fputc('\n', stdout);
+  } else {
+    print_text(report, o.quiet, stdout);
+  }
+  std::fflush(stdout);
+  return report.failed() ? cli::kExitFailed : 0;
+}
+
+}  // namespace
+}  // namespace rdmavideo::doctor
+
+int main(int argc, char** argv) {
+  using namespace rdmavideo::doctor;
+  Options options;
+  if (auto code = parse_options(argc, argv, options)) return *code;
+  return rdmavideo::cli::run_main("rdmavideo-doctor", [&] { return run(options); });
+}

@@ -39,10 +39,18 @@ def ib_write_bw(size, iters, tx_depth):
     common = ["-R", "-s", str(size), "-n", str(iters), "-t", str(tx_depth), "-F", "--report_gbits"]
     server = subprocess.Popen(["ib_write_bw", "-d", "rxe0"] + common, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
-    time.sleep(1.0)
-    client = subprocess.run(["ib_write_bw", "-d", "rxe1"] + common + [SERVER], capture_output=True,
-                            text=True, timeout=600)
-    server.wait(timeout=60)
+    # The server takes a moment to listen, longer on a busy machine: retry a refused client.
+    for attempt in range(5):
+        time.sleep(1.0 + attempt)
+        client = subprocess.run(["ib_write_bw", "-d", "rxe1"] + common + [SERVER], capture_output=True,
+                                text=True, timeout=600)
+        if client.returncode == 0 or server.poll() is not None:
+            break
+    try:
+        server.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        raise RuntimeError("ib_write_bw server did not finish:\n" + client.stdout + client.stderr)
     # The result line: bytes, iterations, BW peak, BW average (Gb/s), MsgRate (Mpps).
     for line in client.stdout.splitlines():
         fields = line.split()

@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <deque>
 
+#include "pipeline/sender_base.hpp"
 #include "rdmavideo/log.hpp"
-#include "rdmavideo/ring.hpp"
 #include "rdmavideo/stats.hpp"
 #include "verbs/link.hpp"
 #include "verbs/verbs_transport.hpp"
@@ -18,11 +18,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-class VerbsSenderConnection final : public SenderConnection {
+class VerbsSenderConnection final : public SenderBase {
  public:
   VerbsSenderConnection(std::unique_ptr<Link> link, const ConnectOptions& options)
-      : link_(std::move(link)), timeouts_(options.timeouts),
-        who_(fmt::format("send {}", link_->peer())) {}
+      : SenderBase(options.timeouts, fmt::format("send {}", link->peer())), link_(std::move(link)) {}
 
   ~VerbsSenderConnection() override {
     registrations_.clear();  // MRs before the link's PD goes
@@ -30,7 +29,6 @@ class VerbsSenderConnection final : public SenderConnection {
 
   TransportKind kind() const override { return TransportKind::verbs; }
   const std::string& peer() const override { return link_->peer(); }
-  bool receiver_ended() const override { return receiver_ended_; }
 
   Result<void> handshake(const ConnectOptions& options) {
     proto::Hello hello;
@@ -42,20 +40,7 @@ class VerbsSenderConnection final : public SenderConnection {
     const auto deadline = Clock::now() + timeouts_.connect;
     for (;;) {
       if (auto reply = link_->take_message()) {
-        if (const auto* error = std::get_if<proto::ErrorMessage>(&*reply)) {
-          return fail(Error(error->code, fmt::format("receiver refused: {}", error->text)));
-        }
-        const auto* ack = std::get_if<proto::HelloAck>(&*reply);
-        if (!ack) {
-          return fail(Error(ErrorCode::protocol, fmt::format("expected HelloAck, got {}",
-                                                             proto::to_string(proto::type_of(*reply)))));
-        }
-        if (ack->max_frame_bytes < options.max_frame_bytes) {
-          return fail(Error(ErrorCode::unsupported,
-                            fmt::format("receiver accepts frames up to {} bytes "
-                                        "(HelloAck.max_frame_bytes); this stream's are {} bytes",
-                                        ack->max_frame_bytes, options.max_frame_bytes)));
-        }
+        if (auto ok = check_hello_reply(*reply, options.max_frame_bytes); !ok) return fail(ok.error());
         return {};
       }
       if (Clock::now() >= deadline) {
@@ -70,62 +55,16 @@ class VerbsSenderConnection final : public SenderConnection {
   }
 
   Result<proto::RingInfo> start_stream(const proto::StreamStart& format) override {
-    proto::StreamStart m = format;
-    m.stream_id = ++stream_id_;
-    if (!m.name.empty()) who_ = fmt::format("send {} \"{}\"", link_->peer(), m.name);
-    ring_.reset();
-    pool_.reset();
-    if (auto ok = link_->send(m); !ok) return fail(ok.error());
-    const auto deadline = Clock::now() + timeouts_.connect;
-    while (!ring_ || pool_->available() == 0) {
-      if (receiver_ended_) return make_error(ErrorCode::peer_closed, "{}: receiver ended the stream", who_);
-      if (Clock::now() >= deadline) {
-        return fail(Error(ErrorCode::timeout, fmt::format("no {} within {} ms of StreamStart",
-                                                          ring_ ? "CreditReturn" : "RingInfo",
-                                                          timeouts_.connect.count())));
-      }
-      if (auto ok = pump(milliseconds(100)); !ok) return fail(ok.error());
-    }
-    if (ring_->slot_bytes < m.layout.frame_bytes) {
-      return fail(Error(ErrorCode::protocol,
-                        fmt::format("RingInfo.slot_bytes {} smaller than a frame ({} bytes)",
-                                    ring_->slot_bytes, m.layout.frame_bytes)));
-    }
-    if (ring_->rkey == 0 && ring_->base_addr == 0) {
+    auto ring = SenderBase::start_stream(format);
+    if (ring && ring->rkey == 0 && ring->base_addr == 0) {
       return fail(Error(ErrorCode::protocol, "RingInfo has no base_addr and rkey for RDMA"));
     }
-    frame_bytes_ = m.layout.frame_bytes;
-    return *ring_;
-  }
-
-  Result<std::optional<Credit>> acquire(milliseconds wait) override {
-    const auto deadline = Clock::now() + wait;
-    for (;;) {
-      if (!pool_) return make_error(ErrorCode::invalid_argument, "{}: acquire before start_stream", who_);
-      if (auto slot = pool_->take()) return Credit{ring_->ring_epoch, *slot};
-      if (receiver_ended_) return std::optional<Credit>{};
-      const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0 && wait.count() > 0) return std::optional<Credit>{};
-      if (auto ok = pump(wait.count() > 0 ? std::min(left, timeouts_.keepalive) : milliseconds(0)); !ok) {
-        return fail(ok.error());
-      }
-      if (wait.count() == 0) {
-        if (auto slot = pool_->take()) return Credit{ring_->ring_epoch, *slot};
-        return std::optional<Credit>{};
-      }
-    }
+    return ring;
   }
 
   Result<void> send_frame(Credit credit, std::span<const std::byte> frame,
                           const proto::FrameWritten& info) override {
-    if (!ring_ || credit.ring_epoch != ring_->ring_epoch) {
-      return make_error(ErrorCode::invalid_argument, "{}: credit for ring {} is not the current ring",
-                        who_, credit.ring_epoch);
-    }
-    if (frame.size() != frame_bytes_) {
-      return make_error(ErrorCode::invalid_argument, "{}: frame of {} bytes, stream needs {}", who_,
-                        frame.size(), frame_bytes_);
-    }
+    if (auto ok = check_frame(credit, frame); !ok) return ok;
     auto lkey = registration_for(frame);
     if (!lkey) return fail(lkey.error());
     proto::FrameWritten m = info;
@@ -147,12 +86,6 @@ class VerbsSenderConnection final : public SenderConnection {
         return f.data < buffer.data() + buffer.size() && buffer.data() < f.data + f.bytes;
       });
     });
-  }
-
-  Result<void> keep_alive() override {
-    if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
-    if (auto ok = pump(milliseconds(0)); !ok) return fail(ok.error());
-    return {};
   }
 
   Result<void> end_stream(const proto::EndOfStream& end) override {
@@ -218,8 +151,9 @@ class VerbsSenderConnection final : public SenderConnection {
     return mr->lkey;
   }
 
-  // Acts on what arrived, waiting up to `wait`; a keepalive when quiet; the dead-peer check.
-  Result<void> pump(milliseconds wait) {
+  Result<void> send_message(const proto::Message& message) override { return link_->send(message); }
+
+  Result<void> pump(milliseconds wait) override {
     if (Clock::now() - link_->last_sent() >= timeouts_.keepalive) {
       if (auto ok = link_->send(proto::Keepalive{stats::realtime_ns()}); !ok) return ok;
     }
@@ -236,37 +170,7 @@ class VerbsSenderConnection final : public SenderConnection {
     return {};
   }
 
-  Result<void> handle(const proto::Message& message) {
-    switch (proto::type_of(message)) {
-      case proto::MessageType::RingInfo: {
-        const auto& m = std::get<proto::RingInfo>(message);
-        if (m.ring_epoch != stream_id_) {
-          return make_error(ErrorCode::protocol, "RingInfo.ring_epoch {} does not answer StreamStart {}",
-                            m.ring_epoch, stream_id_);
-        }
-        ring_ = m;
-        pool_.emplace(m.slot_count);
-        return {};
-      }
-      case proto::MessageType::CreditReturn: {
-        const auto& m = std::get<proto::CreditReturn>(message);
-        if (!ring_ || m.ring_epoch != ring_->ring_epoch) return {};
-        return pool_->add(m.slots);
-      }
-      case proto::MessageType::Keepalive: return {};
-      case proto::MessageType::EndOfStream: receiver_ended_ = true; return {};
-      case proto::MessageType::Error: {
-        const auto& m = std::get<proto::ErrorMessage>(message);
-        return Unexpected(Error(m.code == ErrorCode::peer_closed ? ErrorCode::protocol : m.code,
-                                fmt::format("receiver reported: {}", m.text)));
-      }
-      default:
-        return make_error(ErrorCode::protocol, "unexpected {} from a receiver",
-                          proto::to_string(proto::type_of(message)));
-    }
-  }
-
-  Unexpected fail(const Error& error) {
+  Unexpected fail(const Error& error) override {
     if (!closed_) {
       closed_ = true;
       if (error.code() == ErrorCode::protocol && !link_->disconnected()) {
@@ -279,16 +183,8 @@ class VerbsSenderConnection final : public SenderConnection {
   }
 
   std::unique_ptr<Link> link_;
-  std::vector<UniqueMr> registrations_;   // frame buffers, registered once each
-  Timeouts timeouts_;
-  std::string who_;
-  uint32_t stream_id_ = 0;
-  uint32_t frame_bytes_ = 0;
-  std::optional<proto::RingInfo> ring_;
-  std::optional<ring::CreditPool> pool_;
-  std::deque<InFlight> in_flight_;  // frames posted, not yet complete, oldest first
-  bool receiver_ended_ = false;
-  bool closed_ = false;
+  std::vector<UniqueMr> registrations_;  // frame buffers, registered once each
+  std::deque<InFlight> in_flight_;       // frames posted, not yet complete, oldest first
 };
 
 }  // namespace

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pipeline/sender_base.hpp"
+
+#include <algorithm>
+
+namespace rdmavideo {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+Result<proto::RingInfo> SenderBase::start_stream(const proto::StreamStart& format) {
+  proto::StreamStart m = format;
+  m.stream_id = ++stream_id_;
+  if (!m.name.empty()) who_ = fmt::format("send {} \"{}\"", peer(), m.name);
+  ring_.reset();
+  pool_.reset();
+  if (auto ok = send_message(m); !ok) return fail(ok.error());
+  // Wait for the RingInfo that answers this StreamStart and its first credits (so a live
+  // sender does not drop its first frame); credits of an older ring that cross it on the
+  // wire are dropped by handle().
+  const auto deadline = Clock::now() + timeouts_.connect;
+  while (!ring_ || pool_->available() == 0) {
+    if (receiver_ended_) return make_error(ErrorCode::peer_closed, "{}: receiver ended the stream", who_);
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      return fail(Error(ErrorCode::timeout, fmt::format("no {} within {} ms of StreamStart",
+                                                        ring_ ? "CreditReturn" : "RingInfo",
+                                                        timeouts_.connect.count())));
+    }
+    if (auto ok = pump(std::min(left, milliseconds(100))); !ok) return fail(ok.error());
+  }
+  if (ring_->slot_bytes < m.layout.frame_bytes) {
+    return fail(Error(ErrorCode::protocol,
+                      fmt::format("RingInfo.slot_bytes {} smaller than a frame ({} bytes)",
+                                  ring_->slot_bytes, m.layout.frame_bytes)));
+  }
+  frame_bytes_ = m.layout.frame_bytes;
+  return *ring_;
+}
+
+Result<std::optional<Credit>> SenderBase::acquire(milliseconds wait) {
+  const auto deadline = Clock::now() + wait;
+  for (;;) {
+    if (!pool_) return make_error(ErrorCode::invalid_argument, "{}: acquire before start_stream", who_);
+    if (auto slot = pool_->take()) return Credit{ring_->ring_epoch, *slot};
+    if (receiver_ended_) return std::optional<Credit>{};
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    if (wait.count() > 0 && left.count() <= 0) return std::optional<Credit>{};
+    const auto slice = wait.count() > 0 ? std::min(left, timeouts_.keepalive) : milliseconds(0);
+    if (auto ok = pump(slice); !ok) return fail(ok.error());
+    if (wait.count() == 0) {
+      if (auto slot = pool_->take()) return Credit{ring_->ring_epoch, *slot};
+      return std::optional<Credit>{};
+    }
+  }
+}
+
+Result<void> SenderBase::keep_alive() {
+  if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
+  if (auto ok = pump(milliseconds(0)); !ok) return fail(ok.error());
+  return {};
+}
+
+Result<void> SenderBase::handle(const proto::Message& message) {
+  switch (proto::type_of(message)) {
+    case proto::MessageType::RingInfo: {
+      const auto& m = std::get<proto::RingInfo>(message);
+      if (m.ring_epoch != stream_id_) {
+        return make_error(ErrorCode::protocol, "RingInfo.ring_epoch {} does not answer StreamStart {}",
+                          m.ring_epoch, stream_id_);
+      }
+      ring_ = m;
+      pool_.emplace(m.slot_count);
+      return {};
+    }
+    case proto::MessageType::CreditReturn: {
+      const auto& m = std::get<proto::CreditReturn>(message);
+      if (!ring_ || m.ring_epoch != ring_->ring_epoch) return {};  // an older ring's credits
+      return pool_->add(m.slots);
+    }
+    case proto::MessageType::Keepalive: return {};
+    case proto::MessageType::EndOfStream: receiver_ended_ = true; return {};
+    case proto::MessageType::Error: {
+      const auto& m = std::get<proto::ErrorMessage>(message);
+      return Unexpected(Error(m.code == ErrorCode::peer_closed ? ErrorCode::protocol : m.code,
+                              fmt::format("receiver reported: {}", m.text)));
+    }
+    default:
+      return make_error(ErrorCode::protocol, "unexpected {} from a receiver",
+                        proto::to_string(proto::type_of(message)));
+  }
+}
+
+Result<void> SenderBase::check_frame(Credit credit, std::span<const std::byte> frame) const {
+  if (!ring_ || credit.ring_epoch != ring_->ring_epoch) {
+    return make_error(ErrorCode::invalid_argument, "{}: credit for ring {} is not the current ring",
+                      who_, credit.ring_epoch);
+  }
+  if (frame.size() != frame_bytes_) {
+    return make_error(ErrorCode::invalid_argument, "{}: frame of {} bytes, stream needs {}", who_,
+                      frame.size(), frame_bytes_);
+  }
+  return {};
+}
+
+Result<void> SenderBase::check_hello_reply(const proto::Message& reply, uint64_t max_frame_bytes) {
+  if (const auto* error = std::get_if<proto::ErrorMessage>(&reply)) {
+    return Unexpected(Error(error->code, fmt::format("receiver refused: {}", error->text)));
+  }
+  const auto* ack = std::get_if<proto::HelloAck>(&reply);
+  if (!ack) {
+    return make_error(ErrorCode::protocol, "expected HelloAck, got {}",
+                      proto::to_string(proto::type_of(reply)));
+  }
+  if (ack->max_frame_bytes < max_frame_bytes) {
+    return make_error(ErrorCode::unsupported,
+                      "receiver accepts frames up to {} bytes (HelloAck.max_frame_bytes); this "
+                      "stream's are {} bytes",
+                      ack->max_frame_bytes, max_frame_bytes);
+  }
+  return {};
+}
+
+}  // namespace rdmavideo

@@ -198,6 +198,7 @@ Result<void> Link::build_qp() {
   wake_fd_.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!wake_fd_) return Unexpected(system_error("eventfd", errno));
   set_nonblocking(channel_->fd);
+  set_nonblocking(ctx->async_fd);  // QP, port and device events: handle_async_event()
   log().debug("[{}] qp 0x{:x}: {} send / {} recv, CQ {}, max message {} bytes, MTU {}", who,
               qp_num(), send_depth, recv_depth, cqe, max_message_bytes_,
               128 << port.active_mtu);
@@ -469,6 +470,34 @@ Result<void> Link::handle_cm_event() {
   }
 }
 
+Result<void> Link::handle_async_event() {
+  ibv_async_event event{};
+  if (ibv_get_async_event(id_->verbs, &event) != 0) return {};  // none (non-blocking fd)
+  const ibv_event_type type = event.event_type;
+  const bool ours = (type == IBV_EVENT_QP_FATAL || type == IBV_EVENT_QP_REQ_ERR ||
+                     type == IBV_EVENT_QP_ACCESS_ERR || type == IBV_EVENT_COMM_EST ||
+                     type == IBV_EVENT_SQ_DRAINED || type == IBV_EVENT_PATH_MIG ||
+                     type == IBV_EVENT_PATH_MIG_ERR || type == IBV_EVENT_QP_LAST_WQE_REACHED)
+                        ? event.element.qp == id_->qp
+                        : type == IBV_EVENT_CQ_ERR ? event.element.cq == cq_.get() : true;
+  ibv_ack_async_event(&event);
+  if (!ours) return {};  // another connection's QP in this process
+  switch (type) {
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_CQ_ERR:
+    case IBV_EVENT_DEVICE_FATAL:
+    case IBV_EVENT_PORT_ERR:
+      disconnected_ = true;
+      return make_error(ErrorCode::peer_closed, "verbs {}: async event {} on qp 0x{:x}", device_name(),
+                        ibv_event_type_str(type), qp_num());
+    default:
+      log().debug("[verbs {}] async event {}", peer_, ibv_event_type_str(type));
+      return {};
+  }
+}
+
 Result<void> Link::progress(milliseconds wait) {
   auto drained = drain_cq();
   if (!drained) return Unexpected(drained.error());
@@ -484,8 +513,11 @@ Result<void> Link::progress(milliseconds wait) {
   drained = drain_cq();
   if (!drained) return Unexpected(drained.error());
   if (*drained > 0) return {};
-  pollfd fds[3] = {{comp_channel_->fd, POLLIN, 0}, {channel_->fd, POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}};
-  const int rc = poll(fds, 3, static_cast<int>(wait.count()));
+  pollfd fds[4] = {{comp_channel_->fd, POLLIN, 0},
+                   {channel_->fd, POLLIN, 0},
+                   {wake_fd_.get(), POLLIN, 0},
+                   {id_->verbs->async_fd, POLLIN, 0}};
+  const int rc = poll(fds, 4, static_cast<int>(wait.count()));
   if (rc < 0) {
     if (errno == EINTR) return Unexpected(Error(ErrorCode::system, "interrupted", EINTR));
     return Unexpected(system_error("poll", errno));
@@ -504,6 +536,7 @@ Result<void> Link::progress(milliseconds wait) {
     uint64_t count = 0;
     (void)!read(wake_fd_.get(), &count, sizeof count);
   }
+  if (fds[3].revents & POLLIN) return handle_async_event();
   return {};
 }
 

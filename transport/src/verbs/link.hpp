@@ -102,6 +102,12 @@ class Link {
   Result<uint32_t> acquire_send_buffer();
   Result<void> handle_completion(const ibv_wc& wc);
   Result<void> handle_cm_event();
+  // QP, CQ, port and device events from the device's async fd. Fatal ones for this QP, its
+  // CQ, the port or the device end this connection, naming the event. The fd belongs to the
+  // device context, which every connection of the process shares: whichever link reads an
+  // event for another connection's QP acks it and only logs it. The tools hold one connection
+  // at a time; a process with many would want one thread dispatching these per device.
+  Result<void> handle_async_event();
   Result<size_t> drain_cq();
 
   // Declared in creation order so members are destroyed in reverse; the destructor destroys

@@ -481,7 +481,10 @@ Result<void> Link::handle_async_event() {
                         ? event.element.qp == id_->qp
                         : type == IBV_EVENT_CQ_ERR ? event.element.cq == cq_.get() : true;
   ibv_ack_async_event(&event);
-  if (!ours) return {};  // another connection's QP in this process
+  if (!ours) {  // another connection's QP in this process
+    log().debug("[verbs {}] async event {} for another queue pair", peer_, ibv_event_type_str(type));
+    return {};
+  }
   switch (type) {
     case IBV_EVENT_QP_FATAL:
     case IBV_EVENT_QP_REQ_ERR:

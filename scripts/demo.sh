@@ -30,7 +30,7 @@ run_pair "--stats-json $out/4k-recv.json" \
   "--testsrc -s 3840x2160 --pix-fmt rgba --frames 600"
 
 echo "== 3. ffmpeg in, ffmpeg out: testsrc2 through stdin, received frame saved as PNG"
-ffmpeg -nostdin -loglevel error -f lavfi -i testsrc2=size=1280x720:rate=30 -frames:v 30 \
+ffmpeg -nostdin -loglevel error -f lavfi -i testsrc2=size=1280x720:rate=30 -frames:v 16 \
   -pix_fmt yuv420p -f rawvideo - |
   { sleep 0.3; $bin/sender/rdmavideo-send --connect 127.0.0.1:$port -i - -s 1280x720 -r 30 \
       --pix-fmt yuv420p --quiet; } &

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli.hpp"
 
+#include <pthread.h>
+
 #include <csignal>
 #include <cstdio>
 
@@ -10,6 +12,8 @@ namespace rdmavideo::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
+pthread_t g_main_thread{};                    // the thread that installed the handlers
+std::atomic<bool> g_have_main_thread{false};  // g_main_thread is set
 
 void on_signal(int) { g_stop = true; }
 
@@ -42,6 +46,13 @@ void install_stop_signals() {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  g_main_thread = pthread_self();
+  g_have_main_thread = true;
+}
+
+void request_stop() {
+  g_stop = true;
+  if (g_have_main_thread) pthread_kill(g_main_thread, SIGINT);
 }
 
 int run_main(std::string_view program, const std::function<int()>& body) {

@@ -26,6 +26,10 @@ int usage_error(const CLI::App& app, const std::string& message);
 /// returns EINTR and the tool can finish cleanly. SIGPIPE is ignored (writes report EPIPE).
 const std::atomic<bool>& stop_requested();
 void install_stop_signals();
+/// Asks for the same stop as SIGINT from another thread (the display's q key): sets the flag
+/// and sends SIGINT to the thread that installed the handlers, so a call blocked there
+/// returns EINTR. Safe to call more than once.
+void request_stop();
 
 /// Runs `body`, turning an escaped exception into one error line and kExitFailed.
 int run_main(std::string_view program, const std::function<int()>& body);

@@ -73,7 +73,7 @@ endif()
 rdmavideo_optional(CUDA RDMAVIDEO_WITH_CUDA CUDAToolkit_FOUND)
 
 if(NOT RDMAVIDEO_WITH_FFMPEG STREQUAL "OFF")
-  pkg_check_modules(FFMPEG IMPORTED_TARGET libavformat libavcodec libavutil libswscale)
+  pkg_check_modules(FFMPEG IMPORTED_TARGET libavformat libavcodec libavutil libswscale libavdevice)
 endif()
 rdmavideo_optional(FFmpeg RDMAVIDEO_WITH_FFMPEG FFMPEG_FOUND)
 

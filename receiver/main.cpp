@@ -7,11 +7,14 @@
 #include <csignal>
 #include <deque>
 #include <mutex>
+#include <pthread.h>
 #include <thread>
 
 #include "cli.hpp"
+#include "display.hpp"
 #include "options.hpp"
 #include "raw_output.hpp"
+#include "recording.hpp"
 #include "rdmavideo/frame_verifier.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/stats.hpp"
@@ -28,10 +31,12 @@ struct StreamContext {
 };
 
 // The sink thread: verifies and writes frames in arrival order, then drops each lease, which
-// returns its slot's credit. The queue never holds more than the ring's slots.
+// returns its slot's credit, or hands it to the display, which never makes it wait. The queue
+// never holds more than the ring's slots.
 class Sink {
  public:
-  Sink(RawOutput* output, bool verify) : output_(output), verify_(verify) {
+  Sink(RawOutput* output, bool verify, Display* display)
+      : output_(output), verify_(verify), display_(display) {
     thread_ = std::thread([this] { run(); });
   }
   ~Sink() { stop(); }
@@ -54,6 +59,12 @@ class Sink {
     if (thread_.joinable()) thread_.join();
   }
 
+  /// Also encode every frame into `recording` (set before the first push).
+  void record_to(Recording* recording) {
+    std::lock_guard lock(mu_);
+    recording_ = recording;
+  }
+
   uint64_t failures() const { return failures_; }
   /// The output's write error, once one happened (the sink stops writing).
   std::optional<Error> output_error() const {
@@ -68,6 +79,13 @@ class Sink {
   };
 
   void run() {
+    // SIGINT/SIGTERM go to the main thread, which stops the session; the encoder's threads,
+    // started from here, inherit the mask.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
     for (;;) {
       Item item;
       {
@@ -94,10 +112,22 @@ class Sink {
         write_failed_ = true;
       }
     }
+    if (recording_ && !write_failed_) {
+      if (auto ok = recording_->write(item.stream->format, item.frame.data(),
+                                      item.frame.info().pts_ns);
+          !ok) {
+        std::lock_guard lock(mu_);
+        output_error_ = ok.error();
+        write_failed_ = true;
+      }
+    }
+    if (display_) display_->offer(item.stream->format, std::move(item.frame));
   }
 
   RawOutput* output_;
+  Recording* recording_ = nullptr;  // set under mu_ before the first frame; null: none
   bool verify_;
+  Display* display_;  // null without --display
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> queue_;
@@ -190,8 +220,12 @@ int run(const Options& o) {
   log().info("listening on {} ({})", (*listener)->local_endpoint().to_string(),
              (*listener)->describe());
 
+  std::optional<Recording> recording;
+  if (Recording::is_recording_path(o.output)) {
+    recording.emplace(RecordingOptions{o.output, o.codec, o.encoder, !o.quiet});
+  }
   std::optional<RawOutput> output;
-  if (!o.output.empty()) {
+  if (!o.output.empty() && !recording) {
     auto opened = RawOutput::open(o.output);
     if (!opened) {
       log().error("rdmavideo-recv: {}", opened.error().message());
@@ -200,11 +234,22 @@ int run(const Options& o) {
     output.emplace(std::move(*opened));
   }
 
+  std::unique_ptr<Display> display;
+  if (o.display) {
+    auto opened = Display::open();
+    if (!opened) {
+      log().error("rdmavideo-recv: {}", opened.error().message());
+      return 1;
+    }
+    display = std::move(*opened);
+  }
+
   stats::TransferStats stats;
   stats::StreamFacts facts{std::string(to_string((*listener)->kind())), 0, 0, "", "", ""};
   int exit_code = 0;
   {
-    Sink sink(output ? &*output : nullptr, o.verify);
+    Sink sink(output ? &*output : nullptr, o.verify, display.get());
+    if (recording) sink.record_to(&*recording);
     for (;;) {
       if (g_stop) break;
       auto conn = (*listener)->accept();
@@ -220,6 +265,10 @@ int run(const Options& o) {
           exit_code = 1;
           break;
         }
+        if (recording) {  // a recording ends with its sender: finalise what arrived
+          exit_code = 1;
+          break;
+        }
         log().info("listening for the next sender");
         continue;
       }
@@ -227,12 +276,31 @@ int run(const Options& o) {
     }
     sink.stop();
     stats.checksum_failures = sink.failures();
+    // An output error on the last frames, after the session had already ended.
+    if (auto error = sink.output_error(); error && exit_code == 0) {
+      log().error("{}", error->message());
+      exit_code = 1;
+    }
+  }
+  if (display) {
+    display->stop();
+    const auto counts = display->counts();
+    log().info("[recv] display: {} frames shown, {} dropped (window busy)", counts.shown,
+               counts.dropped);
   }
   stats.finish();
   if (output) {
     if (auto ok = output->close(); !ok) {
       log().error("{}", ok.error().message());
       exit_code = 1;
+    }
+  }
+  if (recording) {
+    if (auto ok = recording->close(); !ok) {
+      log().error("{}", ok.error().message());
+      exit_code = 1;
+    } else {
+      log().info("[record {}] recorded {} frames", recording->path(), recording->frames());
     }
   }
   log().info("[recv] received {}", stats::summary_text(stats, facts));

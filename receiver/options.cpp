@@ -2,6 +2,8 @@
 #include "options.hpp"
 
 #include "cli.hpp"
+#include "display.hpp"
+#include "recording.hpp"
 
 namespace rdmavideo::receiver {
 
@@ -19,11 +21,20 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       ->check(CLI::Range(1u, proto::kMaxRingSlots))
       ->capture_default_str();
   app.add_option("--output", o.output,
-                 "Write raw frames to FILE (.yuv or .raw) or - for stdout; default: discard");
+                 "Write raw frames to FILE (.yuv or .raw) or - for stdout, or record into "
+                 ".mov (ProRes 422 HQ), .mkv (FFV1), .mp4 (H.264), .nut, .y4m; default: discard");
+  app.add_option("--codec", o.codec,
+                 "Recording codec: prores, prores_hq, prores_4444, dnxhr_hq, ffv1, h264, hevc, "
+                 "rawvideo (default: by the --output extension)");
+  app.add_option("--encoder", o.encoder,
+                 "FFmpeg encoder for --codec, e.g. prores_ks (default: prores_aw for ProRes)");
   app.add_flag("--verify", o.verify, "Check every frame's checksum and the test pattern");
   app.add_option("--frames", o.frames, "Stop after N frames");
   app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
   app.add_flag("--quiet", o.quiet, "No status line");
+  app.add_flag("--display", o.display,
+               "Show the stream in a window (f: fullscreen, q/Esc: stop); a slow window skips "
+               "frames, the output never does");
   if (auto code = cli::parse(app, argc, argv)) return code;
   auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   auto endpoint = parse_endpoint(listen, true);
@@ -32,14 +43,16 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   auto kind = parse_transport(transport);
   if (!kind) return fail("--transport \"" + transport + "\" unknown (auto, tcp or verbs)");
   o.transport = *kind;
-  if (!o.output.empty() && o.output != "-") {
-    const auto dot = o.output.rfind('.');
-    const std::string ext = dot == std::string::npos ? "" : o.output.substr(dot);
-    if (ext != ".yuv" && ext != ".raw") {
-      return fail("--output " + o.output +
-                  ": this build writes raw frames only (.yuv, .raw or -); encoded recordings "
-                  "need the FFmpeg sink");
+  if (o.display && !Display::available()) {
+    return fail("--display: this build has no SDL2 (install libsdl2-dev and reconfigure)");
+  }
+  if (Recording::is_recording_path(o.output)) {
+    if (auto ok = Recording::check({o.output, o.codec, o.encoder, !o.quiet}); !ok) {
+      return fail(ok.error().message());
     }
+  } else if (!o.codec.empty() || !o.encoder.empty()) {
+    return fail("--codec and --encoder apply to recordings (--output FILE.mov, .mkv, ...), not "
+                "to raw output");
   }
   return std::nullopt;
 }

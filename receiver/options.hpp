@@ -14,11 +14,14 @@ struct Options {
   TransportKind transport = TransportKind::automatic;
   std::string rdma_device;
   uint32_t ring = 8;
-  std::string output;  // "" null sink, "-" stdout, else a file
+  std::string output;  // "" null sink, "-" stdout, .yuv/.raw raw frames, else a recording
+  std::string codec;    // --codec for a recording; empty: the container's default
+  std::string encoder;  // --encoder for a recording (prores_aw, prores_ks); empty: default
   bool verify = false;
   std::optional<uint64_t> frames;
   std::string stats_json;
   bool quiet = false;
+  bool display = false;  // show the stream in an SDL2 window
 };
 
 /// Parses the command line. Returns the exit code when the program should stop now.

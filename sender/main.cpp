@@ -16,6 +16,9 @@
 #include "rdmavideo/frame_sender.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/test_pattern.hpp"
+#ifdef RDMAVIDEO_HAVE_FFMPEG
+#include "rdmavideo/av/source.hpp"
+#endif
 
 namespace rdmavideo::sender {
 namespace {
@@ -23,10 +26,19 @@ namespace {
 using Clock = std::chrono::steady_clock;
 const std::atomic<bool>& g_stop = cli::stop_requested();  // SIGINT or SIGTERM arrived
 
-// A frame source: the test pattern, or raw frames read from stdin.
+#ifdef RDMAVIDEO_HAVE_FFMPEG
+using FfmpegSource = av::Source;
+#else
+struct FfmpegSource {};  // this build has no FFmpeg inputs (options.cpp refuses them)
+#endif
+
+// A frame source: the test pattern, raw frames read from stdin, or an FFmpeg input decoded
+// into a small pool of buffers.
 class Source {
  public:
-  Source(const Options& options, const proto::StreamStart& format) {
+  Source(const Options& options, const proto::StreamStart& format,
+         std::unique_ptr<FfmpegSource> ffmpeg = nullptr)
+      : ffmpeg_(std::move(ffmpeg)) {
     if (options.testsrc) {
       pattern_.emplace(format);
     } else {
@@ -40,11 +52,25 @@ class Source {
     return buffers_[sequence % buffers_.size()];
   }
 
+  // The input's presentation time of the frame next() returned last, where it has one.
+  std::optional<int64_t> pts_ns() const { return pts_ns_; }
+
   // The next frame, empty at the end of input; an error for a truncated frame. `idle` is
   // called about every 250 ms while the input has nothing to read.
   Result<std::span<const std::byte>> next(uint64_t sequence,
                                           const std::function<Result<void>()>& idle) {
     if (pattern_) return std::span<const std::byte>(pattern_->frame(sequence));
+#ifdef RDMAVIDEO_HAVE_FFMPEG
+    if (ffmpeg_) {
+      // The decoder writes only here, into the buffer the caller waited idle on.
+      auto& buffer = buffers_[sequence % buffers_.size()];
+      auto info = ffmpeg_->read_frame(buffer);
+      if (!info) return Unexpected(info.error());
+      if (!*info) return std::span<const std::byte>{};
+      pts_ns_ = (*info)->pts_ns;
+      return std::span<const std::byte>(buffer);
+    }
+#endif
     auto& buffer = buffers_[sequence % buffers_.size()];
     size_t done = 0;
     while (done < buffer.size()) {
@@ -75,11 +101,54 @@ class Source {
 
  private:
   std::optional<TestPattern> pattern_;
-  // Two, so stdin is read into one while the other may still be on the wire.
-  std::array<std::vector<std::byte>, 2> buffers_;
+  std::unique_ptr<FfmpegSource> ffmpeg_;
+  std::optional<int64_t> pts_ns_;
+  // Three: the input is read or decoded into one while the other two may still be on the
+  // wire (verbs reads them until wait_idle says it is done).
+  std::array<std::vector<std::byte>, 3> buffers_;
 };
 
-int run(const Options& o) {
+// Opens an FFmpeg input and returns the format it gives; nullptr for the test pattern and
+// stdin. Fills `format` and decides live or not (a capture input is live unless --no-drop).
+Result<std::unique_ptr<FfmpegSource>> open_ffmpeg(Options& o) {
+#ifdef RDMAVIDEO_HAVE_FFMPEG
+  if (!ffmpeg_input(o)) return nullptr;
+  av::SourceOptions so;
+  so.input = o.input;
+  so.input_format = o.input_format;
+  so.loop = o.loop;
+  if (o.size_given) so.width = o.width, so.height = o.height;
+  if (o.rate_given) so.frame_rate = o.rate;
+  if (o.pix_fmt_given) so.pixel_format = o.pix_fmt;
+  auto source = av::Source::open(so);
+  if (!source) return Unexpected(source.error());
+  const auto& f = (*source)->format();
+  o.width = f.width;
+  o.height = f.height;
+  o.rate = f.frame_rate;
+  o.pix_fmt = f.pixel_format;
+  if (!o.realtime && !o.no_drop && (*source)->live()) o.realtime = true;
+  log().info("[send] input: {}", (*source)->describe());
+  return std::move(*source);
+#else
+  (void)o;
+  return nullptr;
+#endif
+}
+
+int run(Options o) {
+  auto ffmpeg = open_ffmpeg(o);
+  if (!ffmpeg) {
+    log().error("rdmavideo-send: {}", ffmpeg.error().message());
+    return 1;
+  }
+  // A capture device delivers frames at its own pace; the test pattern, stdin, lavfi and a
+  // file sent with --realtime are paced here.
+#ifdef RDMAVIDEO_HAVE_FFMPEG
+  const bool paced_here = o.realtime && !(*ffmpeg && (*ffmpeg)->paced_by_input());
+#else
+  const bool paced_here = o.realtime;
+#endif
   auto format = proto::make_stream_start(o.pix_fmt, o.width, o.height, o.rate);
   if (!format) {
     log().error("rdmavideo-send: {}", format.error().message());
@@ -89,7 +158,7 @@ int run(const Options& o) {
   if (o.realtime) format->flags |= proto::kStreamLive;
   if (o.checksum) format->flags |= proto::kStreamChecksums;
   if (o.testsrc) format->flags |= proto::kStreamTestPattern;
-  Source source(o, *format);
+  Source source(o, *format, std::move(*ffmpeg));
 
   ConnectOptions connect_options;
   connect_options.endpoint = o.connect;
@@ -126,12 +195,12 @@ int run(const Options& o) {
     const auto now = Clock::now();
     if (o.duration_s) {
       // Paced: frames due before the end (60 fps for 5 s is 300 frames). Otherwise: time.
-      const double t = o.realtime ? period_s * static_cast<double>(sequence)
+      const double t = paced_here ? period_s * static_cast<double>(sequence)
                                   : std::chrono::duration<double>(now - start).count();
       if (t >= *o.duration_s - 1e-9) break;
     }
     auto ready = now;
-    if (o.realtime) {
+    if (paced_here) {
       ready = start + std::chrono::duration_cast<Clock::duration>(
                           std::chrono::duration<double>(period_s * static_cast<double>(sequence)));
       // Sleep in slices so the connection is serviced even at very low frame rates.
@@ -159,7 +228,8 @@ int run(const Options& o) {
       break;
     }
     if (frame->empty()) break;  // end of input
-    const auto pts_ns = static_cast<int64_t>(static_cast<double>(sequence) * period_s * 1e9);
+    const auto pts_ns = source.pts_ns().value_or(
+        static_cast<int64_t>(static_cast<double>(sequence) * period_s * 1e9));
     auto outcome = sender.send(*frame, sequence, pts_ns, ready);
     if (!outcome) {
       status.finish();

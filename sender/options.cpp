@@ -15,8 +15,15 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--rdma-device", o.rdma_device,
                  "verbs: the RDMA device the route must go through (e.g. mlx5_0)");
   auto* testsrc = app.add_flag("--testsrc", o.testsrc, "Send the built-in moving test pattern");
-  auto* input = app.add_option("-i", o.input, "Input: - reads raw frames from stdin");
+  auto* input = app.add_option("-i", o.input,
+                               "Input: - reads raw frames from stdin; else a file, URL or device "
+                               "opened with FFmpeg (width, height, rate, format from the input)");
   testsrc->excludes(input);
+  auto* input_format = app.add_option("-f", o.input_format,
+                                      "FFmpeg input format or device: v4l2, x11grab, lavfi, ...");
+  input_format->needs(input);
+  auto* loop = app.add_flag("--loop", o.loop, "Repeat a file input from its start at its end");
+  loop->needs(input);
   app.add_option("-s", size, "Frame size WxH (default 1920x1080)");
   app.add_option("-r", rate, "Frame rate: 60, 59.94, 30000/1001 (default 60)");
   app.add_option("--pix-fmt", pix_fmt, "Pixel format: " + pixel_format_names())
@@ -25,8 +32,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--duration", o.duration_s, "Stop after SEC seconds")->check(CLI::PositiveNumber);
   auto* realtime = app.add_flag("--realtime", o.realtime,
                                 "Pace at -r and drop frames when the receiver has no free slot");
-  bool no_drop = false;
-  auto* nodrop = app.add_flag("--no-drop", no_drop,
+  auto* nodrop = app.add_flag("--no-drop", o.no_drop,
                               "Never drop: wait for the receiver (the default)");
   realtime->excludes(nodrop);
   app.add_flag("--checksum", o.checksum, "Send an XXH3-64 checksum with every frame");
@@ -38,11 +44,19 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   if (auto code = cli::parse(app, argc, argv)) return code;
   auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   if (!o.testsrc && o.input.empty()) return fail("no source: give --testsrc or -i -");
-  if (!o.input.empty() && o.input != "-") {
+#ifndef RDMAVIDEO_HAVE_FFMPEG
+  if (ffmpeg_input(o)) {
     return fail("-i " + o.input +
                 ": this build reads raw frames from stdin only (-i -); file and device inputs "
                 "need the FFmpeg source");
   }
+#endif
+  if (!ffmpeg_input(o) && (!o.input_format.empty() || o.loop)) {
+    return fail("-f and --loop apply to FFmpeg inputs (a file, URL or device), not to -i -");
+  }
+  o.size_given = !size.empty();
+  o.rate_given = !rate.empty();
+  o.pix_fmt_given = app.count("--pix-fmt") > 0;
   auto endpoint = parse_endpoint(connect, false);
   if (!endpoint) return fail("--connect " + endpoint.error().message());
   o.connect = *endpoint;
@@ -65,7 +79,16 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   if (auto layout = canonical_layout(o.pix_fmt, o.width, o.height); !layout) {
     return fail("-s " + layout.error().message());
   }
-  if (o.name.empty()) o.name = o.testsrc ? "testsrc" : "stdin";
+  if (o.name.empty()) {
+    if (o.testsrc) {
+      o.name = "testsrc";
+    } else if (ffmpeg_input(o)) {
+      const auto slash = o.input.find_last_of('/');
+      o.name = (slash == std::string::npos ? o.input : o.input.substr(slash + 1)).substr(0, 63);
+    } else {
+      o.name = "stdin";
+    }
+  }
   return std::nullopt;
 }
 

@@ -15,7 +15,13 @@ struct Options {
   TransportKind transport = TransportKind::automatic;
   std::string rdma_device;
   bool testsrc = false;
-  std::string input;  // "-" for raw frames on stdin
+  std::string input;  // "-" for raw frames on stdin; else a file, URL or device (FFmpeg)
+  std::string input_format;  // -f: v4l2, x11grab, lavfi, ... (FFmpeg inputs only)
+  bool loop = false;         // --loop: repeat a file input
+  // Which of -s, -r, --pix-fmt were given: an FFmpeg input converts only to those.
+  bool size_given = false;
+  bool rate_given = false;
+  bool pix_fmt_given = false;
   uint32_t width = 1920;
   uint32_t height = 1080;
   Rational rate{60, 1};
@@ -23,11 +29,15 @@ struct Options {
   std::optional<uint64_t> frames;
   std::optional<double> duration_s;
   bool realtime = false;  // pace at rate, drop when no credit
+  bool no_drop = false;   // --no-drop given (an FFmpeg capture input is live otherwise)
   bool checksum = false;
   std::string stats_json;
   std::string name;
   bool quiet = false;
 };
+
+/// An FFmpeg input (file, URL, device) rather than the test pattern or raw stdin.
+inline bool ffmpeg_input(const Options& o) { return !o.testsrc && !o.input.empty() && o.input != "-"; }
 
 /// Parses the command line. Returns the exit code when the program should stop now (help,
 /// a bad flag: the error is printed on one line).

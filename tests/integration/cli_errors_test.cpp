@@ -44,9 +44,8 @@ std::string closed_port() {
   return address;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cases, CliErrors,
-    ::testing::Values(
+std::vector<Case> cases() {
+  std::vector<Case> c{
         Case{"ConnectRefused", {"--connect", closed_port(), "--testsrc"}, true, 1, "Connection refused"},
         Case{"UnknownFlag", {"--connect", "127.0.0.1:1", "--testsrc", "--bogus"}, true, 2, "--bogus"},
         Case{"UnknownPixFmt", {"--connect", "127.0.0.1:1", "--testsrc", "--pix-fmt", "yuv9000"}, true, 2,
@@ -64,9 +63,31 @@ INSTANTIATE_TEST_SUITE_P(
              "--transport \"udp\" unknown"},
         Case{"RecvBadRing", {"--listen", "127.0.0.1:0", "--ring", "0"}, false, 2, "--ring"},
         Case{"RecvMissingListen", {"--verify"}, false, 2, "--listen"},
+  };
+#ifdef RDMAVIDEO_HAVE_FFMPEG
+  c.insert(c.end(), {
+        Case{"RecvUnknownContainer", {"--listen", "127.0.0.1:0", "--output", "x.avi"}, false, 2,
+             "unknown container extension \".avi\""},
+        Case{"RecvUnknownCodec", {"--listen", "127.0.0.1:0", "--output", "x.mov", "--codec", "vp9"},
+             false, 2, "--codec \"vp9\" unknown"},
+        Case{"RecvEncoderForOtherCodec",
+             {"--listen", "127.0.0.1:0", "--output", "x.mkv", "--encoder", "prores_ks"}, false, 2,
+             "--encoder prores_ks encodes prores, not ffv1"},
+        Case{"SendMissingFile", {"--connect", "127.0.0.1:1", "-i", "/nonexistent.mp4"}, true, 1,
+             "/nonexistent.mp4"},
+  });
+#else
+  c.insert(c.end(), {
         Case{"RecvEncodedOutput", {"--listen", "127.0.0.1:0", "--output", "x.mov"}, false, 2,
              "raw frames only"},
-        Case{"RecvUnresolvableAddress", {"--listen", "256.1.1.1:5000"}, false, 1, "256.1.1.1"}),
+  });
+#endif
+  c.push_back(Case{"RecvUnresolvableAddress", {"--listen", "256.1.1.1:5000"}, false, 1, "256.1.1.1"});
+  return c;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CliErrors, ::testing::ValuesIn(cases()),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// Records received frames: encodes them (ProRes, DNxHR, FFV1, H.264, HEVC or raw video) and
+// muxes them into a container chosen by the file's extension (.mov, .mkv, .mp4, .nut, .y4m).
+//
+// Lifecycle: Recorder::open() checks the path and codec and opens the encoder and file for
+// the stream's format; write() once per frame in presentation order; finish() drains the
+// encoder, writes the trailer and closes the file, returning what went wrong. The destructor
+// finishes too, as a fallback that can only log. One thread calls a Recorder (the
+// receiver's sink thread); write() copies the frame (converting its pixel format only when
+// the codec cannot take it), so the caller may release the ring slot as soon as it returns.
+//
+// Memory stays bounded: the encoder holds at most its thread count of frames, and a slow
+// encoder makes write() slower, which fills the ring and holds back the sender.
+// MOV and MP4 are written fragmented (a fragment about every second, empty moov first), so a
+// crash loses at most about a second. v210 is rejected (no AVPixelFormat for it).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rdmavideo/protocol.hpp"
+#include "rdmavideo/result.hpp"
+
+namespace rdmavideo::av {
+
+struct RecorderOptions {
+  std::string path;     ///< output file; the extension picks the container
+  std::string codec;    ///< prores, prores_hq, prores_4444, dnxhr_hq, ffv1, h264, hevc,
+                        ///< rawvideo; empty: the container's default
+  std::string encoder;  ///< FFmpeg encoder for the codec (prores_aw, prores_ks); empty: ours
+  bool status = true;   ///< print the encoder's speed once a second
+};
+
+/// The extensions a Recorder takes (".mov", ...).
+const std::vector<std::string>& recorder_extensions();
+/// The codec names --codec takes.
+const std::vector<std::string>& recorder_codecs();
+/// Checks path, codec and encoder without opening anything (for option parsing).
+Result<void> check_recorder_options(const RecorderOptions& options);
+
+class Recorder {
+ public:
+  static Result<std::unique_ptr<Recorder>> open(const RecorderOptions& options,
+                                                const proto::StreamStart& format);
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  /// Encodes one frame laid out as the stream's layout; pts_ns is the sender's
+  /// FrameWritten.pts_ns (the first frame's becomes 0).
+  Result<void> write(std::span<const std::byte> frame, int64_t pts_ns);
+  /// Drains the encoder, writes the trailer, closes the file. Idempotent.
+  Result<void> finish();
+
+  uint64_t frames_written() const;
+  /// "prores_aw (prores HQ) yuv422p10le in mov" for the log.
+  std::string describe() const;
+  const std::string& path() const;
+
+ private:
+  struct Impl;
+  explicit Recorder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rdmavideo::av

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// The libav plumbing every codecs/ file shares: an owner (unique_ptr with a stateless
+// deleter) for each libav handle and a factory that pairs each alloc with its free; AVERROR
+// to Error with av_strerror text; and the one mapping between our PixelFormat and FFmpeg's
+// AVPixelFormat.
+//
+// v210 has no AVPixelFormat (FFmpeg treats it as a codec), so to_av(v210) is nullopt and the
+// FFmpeg source and recorder reject it with an `unsupported` error naming the format.
+#pragma once
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/frame.h>
+#include <libavutil/pixfmt.h>
+#include <libswscale/swscale.h>
+}
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "rdmavideo/format.hpp"
+#include "rdmavideo/result.hpp"
+
+namespace rdmavideo::av {
+
+struct InputContextDeleter {
+  void operator()(AVFormatContext* ctx) const noexcept { avformat_close_input(&ctx); }
+};
+using UniqueInputContext = std::unique_ptr<AVFormatContext, InputContextDeleter>;
+
+// An output context and the file it writes: the AVIOContext is closed here only as the
+// fallback; Recorder::finish() closes it and reports the error.
+struct OutputContextDeleter {
+  void operator()(AVFormatContext* ctx) const noexcept;
+};
+using UniqueOutputContext = std::unique_ptr<AVFormatContext, OutputContextDeleter>;
+
+struct CodecContextDeleter {
+  void operator()(AVCodecContext* ctx) const noexcept { avcodec_free_context(&ctx); }
+};
+using UniqueCodecContext = std::unique_ptr<AVCodecContext, CodecContextDeleter>;
+
+struct FrameDeleter {
+  void operator()(AVFrame* frame) const noexcept { av_frame_free(&frame); }
+};
+using UniqueFrame = std::unique_ptr<AVFrame, FrameDeleter>;
+
+struct PacketDeleter {
+  void operator()(AVPacket* packet) const noexcept { av_packet_free(&packet); }
+};
+using UniquePacket = std::unique_ptr<AVPacket, PacketDeleter>;
+
+struct SwsDeleter {
+  void operator()(SwsContext* sws) const noexcept { sws_freeContext(sws); }
+};
+using UniqueSws = std::unique_ptr<SwsContext, SwsDeleter>;
+
+struct DictionaryDeleter {
+  void operator()(AVDictionary* dict) const noexcept { av_dict_free(&dict); }
+};
+
+// Factories: each allocation is owned from the line that makes it.
+Result<UniqueCodecContext> make_codec_context(const AVCodec* codec, std::string_view who);
+Result<UniqueFrame> make_frame(std::string_view who);
+Result<UniquePacket> make_packet(std::string_view who);
+
+/// av_strerror text for an AVERROR value.
+std::string error_text(int averror);
+/// "<who>: <call> failed: <av_strerror text>" as an Error; AVERROR(errno) keeps the errno.
+Error av_error(std::string_view who, std::string_view call, int averror);
+
+/// Our format as FFmpeg's; nullopt for v210 (no AVPixelFormat).
+std::optional<AVPixelFormat> to_av(PixelFormat format);
+/// FFmpeg's format as ours, when we carry it as is.
+std::optional<PixelFormat> from_av(AVPixelFormat format);
+/// The format we carry that keeps the most of `format` (depth, chroma, RGB), for inputs
+/// whose own format we do not carry (yuv444p, yuvj420p, gbrp10le, ...).
+PixelFormat nearest_carried(AVPixelFormat format);
+/// FFmpeg's name of a pixel format, "none" for AV_PIX_FMT_NONE.
+std::string_view av_name(AVPixelFormat format);
+
+/// Registers libavdevice's inputs (v4l2, x11grab, lavfi, ...) once; thread-safe.
+void register_devices();
+
+}  // namespace rdmavideo::av

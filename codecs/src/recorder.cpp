@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "rdmavideo/av/recorder.hpp"
+
+extern "C" {
+#include <libavutil/imgutils.h>
+#include <libavutil/opt.h>
+}
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "av_util.hpp"
+#include "rdmavideo/log.hpp"
+
+namespace rdmavideo::av {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Container {
+  const char* extension;
+  const char* muxer;
+  const char* default_codec;
+  bool fragmented;  // mov/mp4: written as fragments so a crash loses at most about a second
+};
+constexpr Container kContainers[] = {
+    {".mov", "mov", "prores_hq", true},     {".mkv", "matroska", "ffv1", false},
+    {".mp4", "mp4", "h264", true},          {".nut", "nut", "ffv1", false},
+    {".y4m", "yuv4mpegpipe", "rawvideo", false},
+};
+
+struct CodecChoice {
+  const char* name;     // --codec
+  AVCodecID id;
+  const char* encoder;  // default FFmpeg encoder
+  const char* profile;  // private "profile" option (prores_ks, dnxhd); nullptr: none
+  int av_profile;       // AVCodecContext.profile (prores_aw); FF_PROFILE_UNKNOWN: none
+  AVPixelFormat fixed;  // the pixel format the profile needs; NONE: the input's if possible
+};
+const CodecChoice kCodecs[] = {
+    {"prores", AV_CODEC_ID_PRORES, "prores_aw", "standard", FF_PROFILE_PRORES_STANDARD,
+     AV_PIX_FMT_YUV422P10LE},
+    {"prores_hq", AV_CODEC_ID_PRORES, "prores_aw", "hq", FF_PROFILE_PRORES_HQ,
+     AV_PIX_FMT_YUV422P10LE},
+    {"prores_4444", AV_CODEC_ID_PRORES, "prores_aw", "4444", FF_PROFILE_PRORES_4444,
+     AV_PIX_FMT_YUV444P10LE},
+    {"dnxhr_hq", AV_CODEC_ID_DNXHD, "dnxhd", "dnxhr_hq", FF_PROFILE_UNKNOWN, AV_PIX_FMT_YUV422P},
+    {"ffv1", AV_CODEC_ID_FFV1, "ffv1", nullptr, FF_PROFILE_UNKNOWN, AV_PIX_FMT_NONE},
+    {"h264", AV_CODEC_ID_H264, "libx264", nullptr, FF_PROFILE_UNKNOWN, AV_PIX_FMT_NONE},
+    {"hevc", AV_CODEC_ID_HEVC, "libx265", nullptr, FF_PROFILE_UNKNOWN, AV_PIX_FMT_NONE},
+    {"rawvideo", AV_CODEC_ID_RAWVIDEO, "rawvideo", nullptr, FF_PROFILE_UNKNOWN, AV_PIX_FMT_NONE},
+};
+
+// What yuv4mpegpipe can carry.
+constexpr AVPixelFormat kY4mFormats[] = {
+    AV_PIX_FMT_YUV420P,     AV_PIX_FMT_YUV422P,     AV_PIX_FMT_YUV444P,
+    AV_PIX_FMT_YUV420P10LE, AV_PIX_FMT_YUV422P10LE, AV_PIX_FMT_YUV444P10LE, AV_PIX_FMT_NONE};
+
+std::string extension_of(const std::string& path) {
+  const auto dot = path.rfind('.');
+  const auto slash = path.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = path.substr(dot);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
+const Container* find_container(const std::string& path) {
+  const std::string ext = extension_of(path);
+  for (const auto& c : kContainers) {
+    if (ext == c.extension) return &c;
+  }
+  return nullptr;
+}
+
+const CodecChoice* find_codec(std::string_view name) {
+  for (const auto& c : kCodecs) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+struct Choice {
+  const Container* container;
+  const CodecChoice* codec;
+  const AVCodec* encoder;
+};
+
+Result<Choice> choose(const RecorderOptions& o) {
+  const Container* container = find_container(o.path);
+  if (!container) {
+    return make_error(ErrorCode::invalid_argument,
+                      "--output {}: unknown container extension \"{}\" (known: {}; raw frames: "
+                      ".yuv, .raw)",
+                      o.path, extension_of(o.path), join(recorder_extensions()));
+  }
+  const std::string codec_name = o.codec.empty() ? container->default_codec : o.codec;
+  const CodecChoice* codec = find_codec(codec_name);
+  if (!codec) {
+    return make_error(ErrorCode::invalid_argument, "--codec \"{}\" unknown (known: {})",
+                      codec_name, join(recorder_codecs()));
+  }
+  const std::string encoder_name = o.encoder.empty() ? codec->encoder : o.encoder;
+  const AVCodec* encoder = avcodec_find_encoder_by_name(encoder_name.c_str());
+  if (!encoder) {
+    return make_error(ErrorCode::unsupported, "--encoder {}: this FFmpeg has no such encoder",
+                      encoder_name);
+  }
+  if (encoder->id != codec->id) {
+    return make_error(ErrorCode::invalid_argument, "--encoder {} encodes {}, not {} (--codec {})",
+                      encoder_name, avcodec_get_name(encoder->id), avcodec_get_name(codec->id),
+                      codec->name);
+  }
+  const AVOutputFormat* muxer = av_guess_format(container->muxer, nullptr, nullptr);
+  if (!muxer) {
+    return make_error(ErrorCode::unsupported, "--output {}: this FFmpeg has no {} muxer", o.path,
+                      container->muxer);
+  }
+  if (avformat_query_codec(muxer, codec->id, FF_COMPLIANCE_NORMAL) != 1) {
+    return make_error(ErrorCode::unsupported, "--output {}: the {} container cannot hold {} (--codec {})",
+                      o.path, container->muxer, avcodec_get_name(codec->id), codec->name);
+  }
+  return Choice{container, codec, encoder};
+}
+
+struct PoolDeleter {
+  void operator()(AVBufferPool* pool) const noexcept { av_buffer_pool_uninit(&pool); }
+};
+using UniquePool = std::unique_ptr<AVBufferPool, PoolDeleter>;
+
+}  // namespace
+
+const std::vector<std::string>& recorder_extensions() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& c : kContainers) v.emplace_back(c.extension);
+    return v;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& recorder_codecs() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& c : kCodecs) v.emplace_back(c.name);
+    return v;
+  }();
+  return names;
+}
+
+Result<void> check_recorder_options(const RecorderOptions& options) {
+  auto choice = choose(options);
+  if (!choice) return Unexpected(choice.error());
+  return {};
+}
+
+struct Recorder::Impl {
+  // Creation order; destroyed backwards: frames and sws, the encoder, then the muxer.
+  UniqueOutputContext output;
+  UniqueCodecContext encoder;
+  UniquePool pool;  // buffers for the frames handed to the encoder (it may hold several)
+  UniqueSws sws;
+  UniqueFrame frame;
+  UniquePacket packet;
+  AVStream* stream = nullptr;  // owned by output
+  RecorderOptions options;
+  proto::StreamStart format;
+  AVPixelFormat input_format = AV_PIX_FMT_NONE;
+  AVPixelFormat encode_format = AV_PIX_FMT_NONE;
+  int buffer_bytes = 0;
+  std::string who;  // "record out.mov"
+  std::string description;
+  bool finished = false;
+  std::optional<Error> finish_error;
+  std::optional<int64_t> first_pts_ns;
+  int64_t last_pts = AV_NOPTS_VALUE;  // in the encoder's time base
+  uint64_t frames = 0;                // frames given to the encoder
+  // Status: the encoder's speed as a real-time factor (frames per second spent inside
+  // write(), over the stream's rate).
+  Clock::time_point status_last = Clock::now();
+  Clock::time_point warned_last{};
+  uint64_t status_frames = 0;
+  double busy_s = 0;  // seconds inside write() since status_last
+
+  Result<void> drain() {
+    for (;;) {
+      const int rc = avcodec_receive_packet(encoder.get(), packet.get());
+      if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return {};
+      if (rc < 0) return Unexpected(av_error(who, "avcodec_receive_packet", rc));
+      if (packet->duration <= 0) packet->duration = 1;
+      av_packet_rescale_ts(packet.get(), encoder->time_base, stream->time_base);
+      packet->stream_index = stream->index;
+      if (const int wrc = av_interleaved_write_frame(output.get(), packet.get()); wrc < 0) {
+        return Unexpected(av_error(who, "av_interleaved_write_frame", wrc));
+      }
+    }
+  }
+
+  void print_status(Clock::time_point now) {
+    const double dt = std::chrono::duration<double>(now - status_last).count();
+    if (dt < 1.0) return;
+    const uint64_t n = frames - status_frames;
+    const double fps = format.frame_rate.value();
+    const double speed = busy_s > 0 && fps > 0 ? n / busy_s / fps : 0;
+    if (options.status) {
+      std::fprintf(stderr, "[%s] frames %llu encode %.1f fps speed %.2fx\n", who.c_str(),
+                   static_cast<unsigned long long>(frames), n / dt, speed);
+    }
+    if (n > 0 && speed < 1.0 && now - warned_last >= std::chrono::seconds(5)) {
+      log().warn("[{}] the encoder runs at {:.2f}x real time: the ring fills and the sender is "
+                 "held back (a live sender drops)",
+                 who, speed);
+      warned_last = now;
+    }
+    status_last = now;
+    status_frames = frames;
+    busy_s = 0;
+  }
+};
+
+Recorder::Recorder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Recorder::~Recorder() {
+  if (impl_ && !impl_->finished) {
+    if (auto ok = finish(); !ok) log().warn("{}", ok.error().message());
+  }
+}
+
+Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
+                                                 const proto::StreamStart& format) {
+  auto choice = choose(options);
+  if (!choice) return Unexpected(choice.error());
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->format = format;
+  impl->who = fmt::format("record {}", options.path);
+  const std::string& who = impl->who;
+  const auto input_format = to_av(format.pixel_format);
+  if (!input_format) {
+    return make_error(ErrorCode::unsupported,
+                      "{}: stream pixel format {} cannot be encoded (FFmpeg has no {} pixel "
+                      "format); send yuv422p10le",
+                      who, name(format.pixel_format), name(format.pixel_format));
+  }
+  if (format.frame_rate.num == 0 || format.frame_rate.den == 0) {
+    return make_error(ErrorCode::invalid_argument, "{}: StreamStart.frame_rate {} is not a rate",
+                      who, to_string(format.frame_rate));
+  }
+  impl->input_format = *input_format;
+
+  // The encoder's pixel format: the profile's, else the input's where the encoder takes it.
+  const AVCodec* codec = choice->encoder;
+  AVPixelFormat encode_format = choice->codec->fixed;
+  if (encode_format == AV_PIX_FMT_NONE) {
+    const AVPixelFormat* list = codec->pix_fmts;
+    if (std::string_view(choice->container->muxer) == "yuv4mpegpipe" &&
+        choice->codec->id == AV_CODEC_ID_RAWVIDEO) {
+      list = kY4mFormats;
+    }
+    encode_format = *input_format;
+    if (list) {
+      bool supported = false;
+      for (const AVPixelFormat* p = list; *p != AV_PIX_FMT_NONE; ++p) supported |= *p == *input_format;
+      if (!supported) encode_format = avcodec_find_best_pix_fmt_of_list(list, *input_format, 0, nullptr);
+    }
+  }
+  impl->encode_format = encode_format;
+
+  AVFormatContext* raw = nullptr;
+  if (const int rc = avformat_alloc_output_context2(&raw, nullptr, choice->container->muxer,
+                                                    options.path.c_str());
+      rc < 0 || !raw) {
+    return Unexpected(av_error(who, "avformat_alloc_output_context2", rc < 0 ? rc : AVERROR(ENOMEM)));
+  }
+  impl->output.reset(raw);
+  auto encoder = make_codec_context(codec, who);
+  if (!encoder) return Unexpected(encoder.error());
+  impl->encoder = std::move(*encoder);
+  AVCodecContext* enc = impl->encoder.get();
+  enc->width = static_cast<int>(format.width);
+  enc->height = static_cast<int>(format.height);
+  enc->pix_fmt = encode_format;
+  enc->time_base = AVRational{static_cast<int>(format.frame_rate.den), static_cast<int>(format.frame_rate.num)};
+  enc->framerate = AVRational{static_cast<int>(format.frame_rate.num), static_cast<int>(format.frame_rate.den)};
+  enc->sample_aspect_ratio = AVRational{1, 1};
+  enc->thread_count = 0;  // one per core; ProRes and FFV1 are intra-only, so threads scale
+  enc->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+  if (choice->codec->av_profile != FF_PROFILE_UNKNOWN) enc->profile = choice->codec->av_profile;
+  if (choice->codec->profile && av_opt_find(enc->priv_data, "profile", nullptr, 0, 0)) {
+    if (const int rc = av_opt_set(enc->priv_data, "profile", choice->codec->profile, 0); rc < 0) {
+      return Unexpected(av_error(who, fmt::format("{} profile {}", codec->name, choice->codec->profile), rc));
+    }
+  }
+  if (choice->codec->id == AV_CODEC_ID_FFV1) {
+    enc->level = 3;  // FFV1 version 3: slices, so the encoder can use every core
+    av_opt_set_int(enc->priv_data, "slicecrc", 1, 0);
+  }
+  if (raw->oformat->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  if (const int rc = avcodec_open2(enc, codec, nullptr); rc < 0) {
+    return Unexpected(av_error(who, fmt::format("avcodec_open2({} {}x{} {})", codec->name,
+                                                enc->width, enc->height, av_name(encode_format)),
+                               rc));
+  }
+
+  impl->stream = avformat_new_stream(raw, nullptr);
+  if (!impl->stream) return make_error(ErrorCode::resource, "{}: avformat_new_stream failed", who);
+  if (const int rc = avcodec_parameters_from_context(impl->stream->codecpar, enc); rc < 0) {
+    return Unexpected(av_error(who, "avcodec_parameters_from_context", rc));
+  }
+  if (std::string_view(choice->container->muxer) != "mov") impl->stream->codecpar->codec_tag = 0;
+  impl->stream->time_base = enc->time_base;
+  impl->stream->avg_frame_rate = enc->framerate;
+  impl->stream->r_frame_rate = enc->framerate;
+
+  if (!(raw->oformat->flags & AVFMT_NOFILE)) {
+    if (const int rc = avio_open(&raw->pb, options.path.c_str(), AVIO_FLAG_WRITE); rc < 0) {
+      return Unexpected(av_error(fmt::format("--output {}", options.path), "avio_open", rc));
+    }
+  }
+  AVDictionary* raw_opts = nullptr;
+  std::unique_ptr<AVDictionary*, void (*)(AVDictionary**)> opts(&raw_opts, av_dict_free);
+  if (choice->container->fragmented) {
+    // Every ProRes frame is a keyframe, so cut on time (about 1 s), not on keyframes.
+    av_dict_set(&raw_opts, "movflags", "+empty_moov+default_base_moof", 0);
+    av_dict_set(&raw_opts, "frag_duration", "1000000", 0);
+  }
+  if (const int rc = avformat_write_header(raw, &raw_opts); rc < 0) {
+    return Unexpected(av_error(who, "avformat_write_header", rc));
+  }
+
+  const int bytes = av_image_get_buffer_size(encode_format, enc->width, enc->height, 64);
+  if (bytes < 0) return Unexpected(av_error(who, "av_image_get_buffer_size", bytes));
+  impl->buffer_bytes = bytes;
+  impl->pool.reset(av_buffer_pool_init(static_cast<size_t>(bytes) + 64, av_buffer_alloc));
+  if (!impl->pool) return make_error(ErrorCode::resource, "{}: av_buffer_pool_init failed", who);
+  auto frame = make_frame(who);
+  if (!frame) return Unexpected(frame.error());
+  impl->frame = std::move(*frame);
+  auto packet = make_packet(who);
+  if (!packet) return Unexpected(packet.error());
+  impl->packet = std::move(*packet);
+
+  const char* profile_name = av_get_profile_name(codec, enc->profile);
+  impl->description = fmt::format(
+      "{} ({}{}{}) {}x{} {} at {} fps in {}, {} threads{}", codec->name,
+      avcodec_get_name(codec->id), profile_name ? " " : "", profile_name ? profile_name : "",
+      enc->width, enc->height, av_name(encode_format), to_string(format.frame_rate),
+      choice->container->muxer, enc->thread_count,
+      encode_format == *input_format
+          ? ""
+          : fmt::format(", converting from {}", av_name(*input_format)));
+  return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));
+}
+
+Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
+  Impl& s = *impl_;
+  if (s.finished) return make_error(ErrorCode::invalid_argument, "{}: write after finish", s.who);
+  const auto began = Clock::now();
+  if (data.size() < s.format.layout.frame_bytes) {
+    return make_error(ErrorCode::invalid_argument, "{}: frame of {} bytes, StreamStart says {}",
+                      s.who, data.size(), s.format.layout.frame_bytes);
+  }
+  AVFrame* frame = s.frame.get();
+  av_frame_unref(frame);
+  frame->buf[0] = av_buffer_pool_get(s.pool.get());
+  if (!frame->buf[0]) return make_error(ErrorCode::resource, "{}: av_buffer_pool_get failed", s.who);
+  frame->format = s.encode_format;
+  frame->width = static_cast<int>(s.format.width);
+  frame->height = static_cast<int>(s.format.height);
+  if (const int rc = av_image_fill_arrays(frame->data, frame->linesize, frame->buf[0]->data,
+                                          s.encode_format, frame->width, frame->height, 64);
+      rc < 0) {
+    return Unexpected(av_error(s.who, "av_image_fill_arrays", rc));
+  }
+  const uint8_t* src[4] = {};
+  int src_linesize[4] = {};
+  for (int p = 0; p < s.format.layout.plane_count; ++p) {
+    src[p] = reinterpret_cast<const uint8_t*>(data.data()) + s.format.layout.planes[p].offset;
+    src_linesize[p] = static_cast<int>(s.format.layout.planes[p].stride);
+  }
+  if (s.encode_format == s.input_format) {
+    av_image_copy(frame->data, frame->linesize, src, src_linesize, s.input_format, frame->width,
+                  frame->height);
+  } else {
+    s.sws.reset(sws_getCachedContext(s.sws.release(), frame->width, frame->height, s.input_format,
+                                     frame->width, frame->height, s.encode_format,
+                                     SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr,
+                                     nullptr, nullptr));
+    if (!s.sws) {
+      return make_error(ErrorCode::unsupported, "{}: sws_getCachedContext({} -> {}) failed", s.who,
+                        av_name(s.input_format), av_name(s.encode_format));
+    }
+    sws_scale(s.sws.get(), src, src_linesize, 0, frame->height, frame->data, frame->linesize);
+  }
+  if (!s.first_pts_ns) s.first_pts_ns = pts_ns;
+  int64_t pts = av_rescale_q_rnd(pts_ns - *s.first_pts_ns, AVRational{1, 1000000000},
+                                 s.encoder->time_base,
+                                 static_cast<AVRounding>(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX));
+  if (s.last_pts != AV_NOPTS_VALUE && pts <= s.last_pts) pts = s.last_pts + 1;
+  s.last_pts = pts;
+  frame->pts = pts;
+  if (const int rc = avcodec_send_frame(s.encoder.get(), frame); rc < 0) {
+    return Unexpected(av_error(s.who, "avcodec_send_frame", rc));
+  }
+  av_frame_unref(frame);
+  ++s.frames;
+  if (auto ok = s.drain(); !ok) return ok;
+  const auto now = Clock::now();
+  s.busy_s += std::chrono::duration<double>(now - began).count();
+  s.print_status(now);
+  return {};
+}
+
+Result<void> Recorder::finish() {
+  Impl& s = *impl_;
+  if (s.finished) {
+    if (s.finish_error) return Unexpected(*s.finish_error);
+    return {};
+  }
+  s.finished = true;
+  std::optional<Error> error;
+  if (const int rc = avcodec_send_frame(s.encoder.get(), nullptr); rc < 0 && rc != AVERROR_EOF) {
+    error = av_error(s.who, "avcodec_send_frame(flush)", rc);
+  } else if (auto ok = s.drain(); !ok) {
+    error = ok.error();
+  }
+  // The trailer even after an encoder error: the frames already written stay readable.
+  if (const int rc = av_write_trailer(s.output.get()); rc < 0 && !error) {
+    error = av_error(s.who, "av_write_trailer", rc);
+  }
+  AVFormatContext* out = s.output.get();
+  if (out->pb && !(out->oformat->flags & AVFMT_NOFILE)) {
+    if (const int rc = avio_closep(&out->pb); rc < 0 && !error) {
+      error = av_error(s.who, "closing the file", rc);
+    }
+  }
+  s.finish_error = error;
+  if (error) return Unexpected(*error);
+  return {};
+}
+
+uint64_t Recorder::frames_written() const { return impl_->frames; }
+std::string Recorder::describe() const { return impl_->description; }
+const std::string& Recorder::path() const { return impl_->options.path; }
+
+}  // namespace rdmavideo::av

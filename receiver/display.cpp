@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: Apache-2.0
+// The SDL2 display behind --display (see display.hpp). Everything SDL happens on the display
+// thread: init, window, renderer, textures, events and teardown.
+#include "display.hpp"
+
+#include <SDL.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli.hpp"
+#include "rdmavideo/log.hpp"
+#include "rdmavideo/stats.hpp"
+
+// Last: it pulls in Xlib, whose macros (Success, None, Status) break CLI11 and others.
+#include <SDL_syswm.h>
+
+namespace rdmavideo::receiver {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+struct WindowDeleter {
+  void operator()(SDL_Window* w) const noexcept { SDL_DestroyWindow(w); }
+};
+struct RendererDeleter {
+  void operator()(SDL_Renderer* r) const noexcept { SDL_DestroyRenderer(r); }
+};
+struct TextureDeleter {
+  void operator()(SDL_Texture* t) const noexcept { SDL_DestroyTexture(t); }
+};
+using UniqueWindow = std::unique_ptr<SDL_Window, WindowDeleter>;
+using UniqueRenderer = std::unique_ptr<SDL_Renderer, RendererDeleter>;
+using UniqueTexture = std::unique_ptr<SDL_Texture, TextureDeleter>;
+
+// SDL_Init(VIDEO) paired with SDL_QuitSubSystem/SDL_Quit; declared before the window so it
+// goes last.
+class SdlVideo {
+ public:
+  static Result<SdlVideo> init() {
+    // Our SIGINT/SIGTERM handlers stop the receiver; SDL's own would replace them.
+    SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1");
+    if (SDL_Init(SDL_INIT_VIDEO) != 0) {
+      return make_error(ErrorCode::resource, "display: SDL_Init(video) failed: {}", SDL_GetError());
+    }
+    SdlVideo video(true);
+    // With no X or Wayland server SDL falls back to drivers that show nothing; take those only
+    // when SDL_VIDEODRIVER asks for them.
+    const std::string driver = SDL_GetCurrentVideoDriver() ? SDL_GetCurrentVideoDriver() : "";
+    const char* requested = SDL_getenv("SDL_VIDEODRIVER");
+    if ((driver == "offscreen" || driver == "dummy" || driver == "evdev") &&
+        (!requested || driver != requested)) {
+      const char* x = SDL_getenv("DISPLAY");
+      return make_error(ErrorCode::resource,
+                        "display: no X or Wayland display to open a window on (DISPLAY={}); SDL "
+                        "found only its \"{}\" video driver",
+                        x ? x : "unset", driver);
+    }
+    return video;
+  }
+  SdlVideo(SdlVideo&& other) noexcept : active_(std::exchange(other.active_, false)) {}
+  SdlVideo& operator=(SdlVideo&&) = delete;
+  ~SdlVideo() {
+    if (active_) SDL_Quit();
+  }
+
+ private:
+  explicit SdlVideo(bool active) : active_(active) {}
+  bool active_ = false;
+};
+
+// ---- A 5x7 bitmap font for the status line: 0-9, A-Z (a-z drawn as capitals), . / % : - x
+
+using Glyph = std::array<uint8_t, 7>;  // one byte a row, top first; bit 4 is the left column
+
+Glyph glyph(char c) {
+  static constexpr Glyph kDigits[10] = {
+      {0x0E, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0E}, {0x04, 0x0C, 0x04, 0x04, 0x04, 0x04, 0x0E},
+      {0x0E, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1F}, {0x1F, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0E},
+      {0x02, 0x06, 0x0A, 0x12, 0x1F, 0x02, 0x02}, {0x1F, 0x10, 0x1E, 0x01, 0x01, 0x11, 0x0E},
+      {0x06, 0x08, 0x10, 0x1E, 0x11, 0x11, 0x0E}, {0x1F, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08},
+      {0x0E, 0x11, 0x11, 0x0E, 0x11, 0x11, 0x0E}, {0x0E, 0x11, 0x11, 0x0F, 0x01, 0x02, 0x0C}};
+  static constexpr Glyph kLetters[26] = {
+      {0x0E, 0x11, 0x11, 0x11, 0x1F, 0x11, 0x11}, {0x1E, 0x11, 0x11, 0x1E, 0x11, 0x11, 0x1E},
+      {0x0E, 0x11, 0x10, 0x10, 0x10, 0x11, 0x0E}, {0x1C, 0x12, 0x11, 0x11, 0x11, 0x12, 0x1C},
+      {0x1F, 0x10, 0x10, 0x1E, 0x10, 0x10, 0x1F}, {0x1F, 0x10, 0x10, 0x1E, 0x10, 0x10, 0x10},
+      {0x0E, 0x11, 0x10, 0x17, 0x11, 0x11, 0x0F}, {0x11, 0x11, 0x11, 0x1F, 0x11, 0x11, 0x11},
+      {0x0E, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0E}, {0x07, 0x02, 0x02, 0x02, 0x02, 0x12, 0x0C},
+      {0x11, 0x12, 0x14, 0x18, 0x14, 0x12, 0x11}, {0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x1F},
+      {0x11, 0x1B, 0x15, 0x15, 0x11, 0x11, 0x11}, {0x11, 0x11, 0x19, 0x15, 0x13, 0x11, 0x11},
+      {0x0E, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0E}, {0x1E, 0x11, 0x11, 0x1E, 0x10, 0x10, 0x10},
+      {0x0E, 0x11, 0x11, 0x11, 0x15, 0x12, 0x0D}, {0x1E, 0x11, 0x11, 0x1E, 0x14, 0x12, 0x11},
+      {0x0F, 0x10, 0x10, 0x0E, 0x01, 0x01, 0x1E}, {0x1F, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04},
+      {0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0E}, {0x11, 0x11, 0x11, 0x11, 0x11, 0x0A, 0x04},
+      {0x11, 0x11, 0x11, 0x15, 0x15, 0x15, 0x0A}, {0x11, 0x11, 0x0A, 0x04, 0x0A, 0x11, 0x11},
+      {0x11, 0x11, 0x11, 0x0A, 0x04, 0x04, 0x04}, {0x1F, 0x01, 0x02, 0x04, 0x08, 0x10, 0x1F}};
+  if (c >= '0' && c <= '9') return kDigits[c - '0'];
+  if (c >= 'A' && c <= 'Z') return kLetters[c - 'A'];
+  if (c >= 'a' && c <= 'z') return kLetters[c - 'a'];
+  switch (c) {
+    case '.':
+      return {0x00, 0x00, 0x00, 0x00, 0x00, 0x0C, 0x0C};
+    case '/':
+      return {0x00, 0x01, 0x02, 0x04, 0x08, 0x10, 0x00};
+    case '%':
+      return {0x18, 0x19, 0x02, 0x04, 0x08, 0x13, 0x03};
+    case ':':
+      return {0x00, 0x0C, 0x0C, 0x00, 0x0C, 0x0C, 0x00};
+    case '-':
+      return {0x00, 0x00, 0x00, 0x1F, 0x00, 0x00, 0x00};
+    default:
+      return {};  // space and anything we have no glyph for
+  }
+}
+
+constexpr int kGlyphW = 5, kGlyphH = 7, kAdvance = 6;
+
+// Draws `text` in white on a dark band at (x, y), each font pixel `scale` screen pixels;
+// returns the band's height.
+int draw_text(SDL_Renderer* renderer, const std::string& text, int x, int y, int scale) {
+  const int pad = 2 * scale;
+  const SDL_Rect band{x, y, static_cast<int>(text.size()) * kAdvance * scale + 2 * pad,
+                      kGlyphH * scale + 2 * pad};
+  SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND);
+  SDL_SetRenderDrawColor(renderer, 0, 0, 0, 170);
+  SDL_RenderFillRect(renderer, &band);
+  std::vector<SDL_Rect> dots;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const Glyph g = glyph(text[i]);
+    const int gx = x + pad + static_cast<int>(i) * kAdvance * scale;
+    for (int row = 0; row < kGlyphH; ++row) {
+      for (int col = 0; col < kGlyphW; ++col) {
+        if (g[row] & (0x10 >> col)) {
+          dots.push_back({gx + col * scale, y + pad + row * scale, scale, scale});
+        }
+      }
+    }
+  }
+  SDL_SetRenderDrawColor(renderer, 255, 255, 255, 255);
+  SDL_RenderFillRects(renderer, dots.data(), static_cast<int>(dots.size()));
+  SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_NONE);
+  return band.h;
+}
+
+// ---- Formats: the SDL texture format a pixel format is shown with, and the conversions for
+// the ones SDL has no texture format for (10-bit formats become their 8-bit cousins).
+
+Uint32 texture_format(PixelFormat format) {
+  switch (format) {
+    case PixelFormat::nv12:
+    case PixelFormat::p010:
+      return SDL_PIXELFORMAT_NV12;  // p010: the top 8 bits of each sample
+    case PixelFormat::i420:
+      return SDL_PIXELFORMAT_IYUV;
+    case PixelFormat::uyvy:
+      return SDL_PIXELFORMAT_UYVY;
+    case PixelFormat::yuy2:
+    case PixelFormat::v210:  // unpacked to 8-bit 4:2:2
+    case PixelFormat::yuv422p10:
+      return SDL_PIXELFORMAT_YUY2;  // interleaved to 8-bit 4:2:2
+    case PixelFormat::rgba:
+      return SDL_PIXELFORMAT_RGBA32;
+    case PixelFormat::bgra:
+      return SDL_PIXELFORMAT_BGRA32;
+    case PixelFormat::rgb24:
+      return SDL_PIXELFORMAT_RGB24;
+  }
+  return SDL_PIXELFORMAT_UNKNOWN;
+}
+
+const uint8_t* plane_ptr(const proto::StreamStart& f, std::span<const std::byte> frame, int p) {
+  return reinterpret_cast<const uint8_t*>(frame.data()) + f.layout.planes[p].offset;
+}
+
+uint16_t load16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
+uint32_t load32(const uint8_t* p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+
+// p010le -> NV12: the high byte of each little-endian 16-bit sample is its top 8 bits.
+void p010_to_nv12(const proto::StreamStart& f, std::span<const std::byte> frame,
+                  std::vector<uint8_t>& out, int& luma_pitch) {
+  const uint32_t w = f.width, h = f.height;
+  const uint32_t cw = 2 * ((w + 1) / 2), ch = (h + 1) / 2;
+  luma_pitch = static_cast<int>(cw);  // the chroma row has as many bytes as a padded luma row
+  out.resize(size_t{cw} * h + size_t{cw} * ch);
+  for (int p = 0; p < 2; ++p) {
+    const uint32_t rows = p == 0 ? h : ch;
+    const uint32_t samples = p == 0 ? w : cw;
+    uint8_t* dst = out.data() + (p == 0 ? 0 : size_t{cw} * h);
+    const uint8_t* src = plane_ptr(f, frame, p);
+    for (uint32_t y = 0; y < rows; ++y, dst += cw, src += f.layout.planes[p].stride) {
+      for (uint32_t x = 0; x < samples; ++x) dst[x] = src[2 * x + 1];
+    }
+  }
+}
+
+// yuv422p10le -> YUY2 (Y0 U Y1 V), each sample shifted down to 8 bits.
+void yuv422p10_to_yuy2(const proto::StreamStart& f, std::span<const std::byte> frame,
+                       std::vector<uint8_t>& out, int& pitch) {
+  const uint32_t w = f.width, h = f.height;
+  pitch = static_cast<int>(4 * ((w + 1) / 2));
+  out.resize(size_t(pitch) * h);
+  for (uint32_t y = 0; y < h; ++y) {
+    const uint8_t* py = plane_ptr(f, frame, 0) + size_t{y} * f.layout.planes[0].stride;
+    const uint8_t* pu = plane_ptr(f, frame, 1) + size_t{y} * f.layout.planes[1].stride;
+    const uint8_t* pv = plane_ptr(f, frame, 2) + size_t{y} * f.layout.planes[2].stride;
+    uint8_t* d = out.data() + size_t(pitch) * y;
+    for (uint32_t x = 0; x < w; x += 2, d += 4) {
+      const uint32_t x1 = std::min(x + 1, w - 1);
+      d[0] = static_cast<uint8_t>(load16(py + 2 * x) >> 2);
+      d[1] = static_cast<uint8_t>(load16(pu + x) >> 2);  // chroma sample x/2, 2 bytes each
+      d[2] = static_cast<uint8_t>(load16(py + 2 * x1) >> 2);
+      d[3] = static_cast<uint8_t>(load16(pv + x) >> 2);
+    }
+  }
+}
+
+// v210 -> YUY2: each 16-byte group holds 6 pixels as Cb0 Y0 Cr0 | Y1 Cb1 Y2 | Cr1 Y3 Cb2 |
+// Y4 Cr2 Y5, three 10-bit samples a little-endian word.
+void v210_to_yuy2(const proto::StreamStart& f, std::span<const std::byte> frame,
+                  std::vector<uint8_t>& out, int& pitch) {
+  const uint32_t w = f.width, h = f.height;
+  pitch = static_cast<int>(4 * ((w + 1) / 2));
+  out.resize(size_t(pitch) * h);
+  auto s8 = [](uint32_t word, int index) {
+    return static_cast<uint8_t>((word >> (10 * index + 2)) & 0xff);
+  };
+  for (uint32_t y = 0; y < h; ++y) {
+    const uint8_t* src = plane_ptr(f, frame, 0) + size_t{y} * f.layout.planes[0].stride;
+    uint8_t* row = out.data() + size_t(pitch) * y;
+    for (uint32_t x = 0; x < w; x += 6, src += 16) {
+      const uint32_t w0 = load32(src), w1 = load32(src + 4), w2 = load32(src + 8),
+                     w3 = load32(src + 12);
+      const uint8_t pairs[3][4] = {{s8(w0, 1), s8(w0, 0), s8(w1, 0), s8(w0, 2)},
+                                   {s8(w1, 2), s8(w1, 1), s8(w2, 1), s8(w2, 0)},
+                                   {s8(w3, 0), s8(w2, 2), s8(w3, 2), s8(w3, 1)}};
+      for (uint32_t i = 0; i < 3 && x + 2 * i < w; ++i) {
+        std::memcpy(row + 2 * (x + 2 * i), pairs[i], 4);
+      }
+    }
+  }
+}
+
+// ---- The display
+
+struct Pending {
+  proto::StreamStart format;
+  FrameLease frame;
+};
+
+class SdlDisplay final : public Display {
+ public:
+  Result<void> start() {
+    std::promise<Result<void>> opened;
+    auto result = opened.get_future();
+    thread_ = std::thread([this, &opened] { run(opened); });
+    auto ok = result.get();
+    if (!ok) thread_.join();
+    return ok;
+  }
+  ~SdlDisplay() override { stop(); }
+
+  void offer(const proto::StreamStart& format, FrameLease frame) override {
+    std::optional<Pending> replaced;  // dropped after the lock is let go
+    {
+      std::lock_guard lock(mu_);
+      const uint64_t now = stats::realtime_ns();
+      const auto& info = frame.info();
+      window_.frames += 1;
+      window_.bytes += frame.data().size();
+      window_.latency_ns += now > info.sent_ns ? now - info.sent_ns : 0;
+      if (!last_stream_ || *last_stream_ != format.stream_id) {
+        last_stream_ = format.stream_id;
+      } else if (info.sequence > last_sequence_ + 1) {
+        sender_dropped_ += info.sequence - last_sequence_ - 1;  // sequence counts drops too
+      }
+      last_sequence_ = info.sequence;
+      if (pending_) {
+        replaced = std::move(pending_);
+        ++counts_.dropped;
+      }
+      pending_ = Pending{format, std::move(frame)};
+    }
+    cv_.notify_one();
+  }
+
+  void stop() override {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_one();
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard lock(mu_);
+    if (pending_) {
+      pending_.reset();
+      ++counts_.dropped;
+    }
+  }
+
+  Counts counts() const override {
+    std::lock_guard lock(mu_);
+    return counts_;
+  }
+
+ private:
+  // Frames offered since the status line was last computed.
+  struct Window {
+    uint64_t frames = 0;
+    uint64_t bytes = 0;
+    uint64_t latency_ns = 0;  // sum over `frames`
+  };
+
+  void run(std::promise<Result<void>>& opened) {
+    // The main thread takes SIGINT/SIGTERM (its blocked calls must see EINTR); X and SDL
+    // calls here should not.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+    auto sdl = SdlVideo::init();
+    if (!sdl) {
+      opened.set_value(Unexpected(sdl.error()));
+      return;
+    }
+    // The test pattern and most sources are BT.709; SDL's default is BT.601.
+    SDL_SetYUVConversionMode(SDL_YUV_CONVERSION_BT709);
+    UniqueWindow window(SDL_CreateWindow("rdmavideo-recv", SDL_WINDOWPOS_CENTERED,
+                                         SDL_WINDOWPOS_CENTERED, 960, 540,
+                                         SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI));
+    if (!window) {
+      opened.set_value(
+          make_error(ErrorCode::resource, "display: SDL_CreateWindow failed: {}", SDL_GetError()));
+      return;
+    }
+    UniqueRenderer renderer(SDL_CreateRenderer(window.get(), -1, 0));
+    if (!renderer) {
+      opened.set_value(make_error(ErrorCode::resource, "display: SDL_CreateRenderer failed: {}",
+                                  SDL_GetError()));
+      return;
+    }
+    SDL_RendererInfo info{};
+    SDL_GetRendererInfo(renderer.get(), &info);
+    SDL_SysWMinfo wm;
+    SDL_VERSION(&wm.version);
+    std::string id;
+    if (SDL_GetWindowWMInfo(window.get(), &wm) && wm.subsystem == SDL_SYSWM_X11) {
+      id = fmt::format(" x11 window 0x{:x}", wm.info.x11.window);
+    }
+    log().info("[display] window open ({} renderer, {} video{}); f: fullscreen, q/Esc: stop",
+               info.name, SDL_GetCurrentVideoDriver(), id);
+    window_ptr_ = window.get();
+    renderer_ = renderer.get();
+    opened.set_value({});
+
+    loop();
+
+    texture_.reset();  // before the renderer it belongs to
+    renderer_ = nullptr;
+    window_ptr_ = nullptr;
+  }
+
+  void loop() {
+    auto next_status = Clock::now();
+    auto last_status = Clock::now();
+    auto last_stop_request = Clock::time_point{};
+    bool dirty = false;  // something to redraw without a new frame (resize, expose, status)
+    for (;;) {
+      SDL_Event event;
+      while (SDL_PollEvent(&event)) {
+        if (event.type == SDL_QUIT ||
+            (event.type == SDL_WINDOWEVENT && event.window.event == SDL_WINDOWEVENT_CLOSE)) {
+          quit_requested_ = true;
+        } else if (event.type == SDL_KEYDOWN) {
+          const SDL_Keycode key = event.key.keysym.sym;
+          if (key == SDLK_q || key == SDLK_ESCAPE) quit_requested_ = true;
+          if (key == SDLK_f) {
+            const bool full = SDL_GetWindowFlags(window_ptr_) & SDL_WINDOW_FULLSCREEN_DESKTOP;
+            SDL_SetWindowFullscreen(window_ptr_, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
+            dirty = true;
+          }
+        } else if (event.type == SDL_WINDOWEVENT) {
+          dirty = true;
+        }
+      }
+      if (quit_requested_ && Clock::now() - last_stop_request > 200ms) {
+        // Repeated until the main thread stops us: a signal that lands just before it blocks
+        // would otherwise go unseen until its next timeout.
+        if (last_stop_request == Clock::time_point{}) log().info("[display] quit requested");
+        last_stop_request = Clock::now();
+        cli::request_stop();
+      }
+
+      std::optional<Pending> frame;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait_for(lock, 10ms, [&] { return stopping_ || pending_.has_value(); });
+        if (stopping_) return;
+        if (pending_) {
+          frame = std::move(pending_);
+          pending_.reset();
+        }
+        if (Clock::now() >= next_status) {
+          update_status(Clock::now() - last_status);
+          last_status = Clock::now();
+          next_status = last_status + 500ms;
+          dirty = true;
+        }
+      }
+      if (frame) {
+        const bool uploaded = upload(frame->format, frame->frame.data());
+        frame.reset();  // the slot's credit goes back before we render
+        if (uploaded) {
+          render();
+          std::lock_guard lock(mu_);
+          ++counts_.shown;
+          dirty = false;
+        }
+      } else if (dirty) {
+        render();
+        dirty = false;
+      }
+    }
+  }
+
+  // Under mu_: turns the frames offered since the last call into the status text.
+  void update_status(Clock::duration elapsed) {
+    const double seconds = std::chrono::duration<double>(elapsed).count();
+    const double fps = seconds > 0 ? window_.frames / seconds : 0;
+    const double gbps = seconds > 0 ? window_.bytes / seconds / 1e9 : 0;
+    const double latency_ms = window_.frames ? window_.latency_ns / 1e6 / window_.frames : 0;
+    status_ = fmt::format("{:.1f} fps {:.3f} GB/s drop {} skip {} lat {:.2f} ms", fps, gbps,
+                          sender_dropped_, counts_.dropped, latency_ms);
+    window_ = {};
+  }
+
+  // Copies the frame into the texture, (re)creating it on a format change.
+  bool upload(const proto::StreamStart& f, std::span<const std::byte> data) {
+    const Uint32 want = texture_format(f.pixel_format);
+    if (!texture_ || f.width != tex_w_ || f.height != tex_h_ || f.pixel_format != tex_format_) {
+      texture_.reset(SDL_CreateTexture(renderer_, want, SDL_TEXTUREACCESS_STREAMING,
+                                       static_cast<int>(f.width), static_cast<int>(f.height)));
+      if (!texture_) {
+        if (!texture_failed_) {
+          log().warn("[display] SDL_CreateTexture({}, {}x{}) failed: {}; not showing this stream",
+                     SDL_GetPixelFormatName(want), f.width, f.height, SDL_GetError());
+        }
+        texture_failed_ = true;
+        return false;
+      }
+      texture_failed_ = false;
+      tex_w_ = f.width;
+      tex_h_ = f.height;
+      tex_format_ = f.pixel_format;
+      fit_window(f.width, f.height);
+      std::lock_guard lock(mu_);
+      format_text_ = fmt::format("{}x{} {}", f.width, f.height, name(f.pixel_format));
+      log().info("[display] showing {}x{} {} as an {} texture", f.width, f.height,
+                 name(f.pixel_format), SDL_GetPixelFormatName(want));
+    }
+    SDL_Texture* t = texture_.get();
+    auto pitch = [&](int p) { return static_cast<int>(f.layout.planes[p].stride); };
+    int rc = 0;
+    int converted_pitch = 0;
+    switch (f.pixel_format) {
+      case PixelFormat::nv12:
+        rc = SDL_UpdateNVTexture(t, nullptr, plane_ptr(f, data, 0), pitch(0), plane_ptr(f, data, 1),
+                                 pitch(1));
+        break;
+      case PixelFormat::i420:
+        rc = SDL_UpdateYUVTexture(t, nullptr, plane_ptr(f, data, 0), pitch(0),
+                                  plane_ptr(f, data, 1), pitch(1), plane_ptr(f, data, 2), pitch(2));
+        break;
+      case PixelFormat::uyvy:
+      case PixelFormat::yuy2:
+      case PixelFormat::rgba:
+      case PixelFormat::bgra:
+      case PixelFormat::rgb24:
+        rc = SDL_UpdateTexture(t, nullptr, plane_ptr(f, data, 0), pitch(0));
+        break;
+      case PixelFormat::p010:
+        p010_to_nv12(f, data, converted_, converted_pitch);
+        rc = SDL_UpdateNVTexture(t, nullptr, converted_.data(), converted_pitch,
+                                 converted_.data() + size_t(converted_pitch) * f.height,
+                                 converted_pitch);
+        break;
+      case PixelFormat::yuv422p10:
+        yuv422p10_to_yuy2(f, data, converted_, converted_pitch);
+        rc = SDL_UpdateTexture(t, nullptr, converted_.data(), converted_pitch);
+        break;
+      case PixelFormat::v210:
+        v210_to_yuy2(f, data, converted_, converted_pitch);
+        rc = SDL_UpdateTexture(t, nullptr, converted_.data(), converted_pitch);
+        break;
+    }
+    if (rc != 0) {
+      if (!upload_failed_) log().warn("[display] texture upload failed: {}", SDL_GetError());
+      upload_failed_ = true;
+      return false;
+    }
+    upload_failed_ = false;
+    return true;
+  }
+
+  // Sizes a windowed window to the stream, shrunk to fit the desktop.
+  void fit_window(uint32_t width, uint32_t height) {
+    if (SDL_GetWindowFlags(window_ptr_) & SDL_WINDOW_FULLSCREEN_DESKTOP) return;
+    SDL_Rect usable{0, 0, 1920, 1080};
+    SDL_GetDisplayUsableBounds(SDL_GetWindowDisplayIndex(window_ptr_), &usable);
+    const double scale = std::min({1.0, 0.9 * usable.w / width, 0.9 * usable.h / height});
+    SDL_SetWindowSize(window_ptr_, std::max(1, static_cast<int>(width * scale)),
+                      std::max(1, static_cast<int>(height * scale)));
+    SDL_SetWindowPosition(window_ptr_, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED);
+  }
+
+  void render() {
+    int out_w = 0, out_h = 0;
+    SDL_GetRendererOutputSize(renderer_, &out_w, &out_h);
+    SDL_SetRenderDrawColor(renderer_, 0, 0, 0, 255);
+    SDL_RenderClear(renderer_);
+    if (texture_ && tex_w_ && tex_h_ && out_w > 0 && out_h > 0) {
+      // Letterbox: the largest rectangle of the stream's aspect that fits, centred.
+      const double scale = std::min(double(out_w) / tex_w_, double(out_h) / tex_h_);
+      const int w = std::max(1, static_cast<int>(tex_w_ * scale + 0.5));
+      const int h = std::max(1, static_cast<int>(tex_h_ * scale + 0.5));
+      const SDL_Rect dst{(out_w - w) / 2, (out_h - h) / 2, w, h};
+      SDL_RenderCopy(renderer_, texture_.get(), nullptr, &dst);
+    }
+    std::string status, format;
+    {
+      std::lock_guard lock(mu_);
+      status = status_;
+      format = format_text_;
+    }
+    // Font pixels of 2 screen pixels fit the status line in a 640-pixel window.
+    const int scale = out_w >= 1800 ? 3 : out_w >= 560 ? 2 : 1;
+    int y = 4 * scale;
+    if (!status.empty()) y += draw_text(renderer_, status, 4 * scale, y, scale);
+    if (!format.empty()) draw_text(renderer_, format, 4 * scale, y, scale);
+    SDL_RenderPresent(renderer_);
+  }
+
+  // Shared with the sink thread and stop(), under mu_.
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<Pending> pending_;  // the mailbox: at most one frame waiting
+  bool stopping_ = false;
+  Counts counts_;
+  Window window_;
+  std::optional<uint32_t> last_stream_;  // stream_id of the last frame offered
+  uint64_t last_sequence_ = 0;           // its FrameWritten.sequence
+  uint64_t sender_dropped_ = 0;          // gaps in the sequence: frames the sender dropped
+  std::string status_;                   // the overlay's first line; "" until the first update
+  std::string format_text_;              // its second: "640x360 uyvy422", the texture's stream
+
+  // Display thread only. The window and renderer are owned by run()'s locals.
+  SDL_Window* window_ptr_ = nullptr;
+  SDL_Renderer* renderer_ = nullptr;
+  UniqueTexture texture_;
+  uint32_t tex_w_ = 0, tex_h_ = 0;
+  PixelFormat tex_format_ = PixelFormat::nv12;
+  std::vector<uint8_t> converted_;  // the frame converted for formats SDL has no texture for
+  bool texture_failed_ = false;
+  bool upload_failed_ = false;
+  bool quit_requested_ = false;
+
+  std::thread thread_;
+};
+
+}  // namespace
+
+bool Display::available() { return true; }
+
+Result<std::unique_ptr<Display>> Display::open() {
+  auto display = std::make_unique<SdlDisplay>();
+  if (auto ok = display->start(); !ok) return Unexpected(ok.error());
+  return std::unique_ptr<Display>(std::move(display));
+}
+
+}  // namespace rdmavideo::receiver

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// --display: an SDL2 window that shows the stream while the receiver records or discards it.
+//
+// Lifecycle: Display::open() starts the display thread, which initialises SDL video and opens
+// the window (SDL must be driven from the thread that created the window, so the whole SDL
+// loop lives there); open() returns once that worked or failed. The sink thread then calls
+// offer() for every frame it has finished with, and the main thread calls stop() at the end,
+// which joins the thread and closes the window.
+//
+// The display is fed through a one-slot mailbox: offer() never waits. When the display is
+// still busy with an earlier frame, the newer frame replaces the waiting one, whose lease is
+// dropped at once (its slot's credit goes back to the sender) and counted as a display drop.
+// So a slow display drops display frames, never recorded ones. The display thread uploads a
+// frame into its texture and drops the lease before it renders.
+//
+// Keys: f toggles fullscreen, q or Esc (or closing the window) asks the whole receiver to
+// stop, as SIGINT does, so a recording is finalised. A line in the corner shows fps, GB/s,
+// frames the sender dropped, frames the display skipped and the latency.
+//
+// Without SDL2 in the build, available() is false and open() fails with `unsupported`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "rdmavideo/result.hpp"
+#include "rdmavideo/transport.hpp"
+
+namespace rdmavideo::receiver {
+
+class Display {
+ public:
+  struct Counts {
+    uint64_t shown = 0;    ///< frames uploaded and presented
+    uint64_t dropped = 0;  ///< frames replaced in the mailbox before the display took them
+  };
+
+  /// Whether this build has a display (SDL2).
+  static bool available();
+  /// Starts the display thread and opens the window; fails when SDL cannot open a window.
+  static Result<std::unique_ptr<Display>> open();
+
+  virtual ~Display() = default;
+  /// Sink thread: hands over a frame; never waits. `format` is the frame's stream format.
+  virtual void offer(const proto::StreamStart& format, FrameLease frame) = 0;
+  /// Main thread: closes the window and joins the thread; a waiting frame counts as dropped.
+  virtual void stop() = 0;
+  /// After stop(): what was shown and dropped.
+  virtual Counts counts() const = 0;
+};
+
+}  // namespace rdmavideo::receiver

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// An encoded recording (--output FILE.mov/.mkv/.mp4/.nut/.y4m): opens the FFmpeg recorder
+// (codecs/) on the first frame, once the stream's format is known, and feeds it every frame
+// with the sender's pts. One stream per recording: a format change mid-recording is refused.
+// Called from the sink thread only; close() finalises the file and reports what went wrong.
+// A build without FFmpeg refuses encoded outputs in option parsing, and open() says so too.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "rdmavideo/protocol.hpp"
+
+namespace rdmavideo::av {
+class Recorder;
+}
+
+namespace rdmavideo::receiver {
+
+struct RecordingOptions {
+  std::string path;
+  std::string codec;    // --codec; empty: the container's default
+  std::string encoder;  // --encoder; empty: the codec's default
+  bool status = true;   // print the encoder's speed once a second
+};
+
+class Recording {
+ public:
+  /// Does `path` name a container (.mov, .mkv, ...) rather than raw frames?
+  static bool is_recording_path(const std::string& path);
+  /// Checks the options without opening anything (an error for the usage line).
+  static Result<void> check(const RecordingOptions& options);
+
+  explicit Recording(RecordingOptions options);
+  ~Recording();
+  Recording(const Recording&) = delete;
+  Recording& operator=(const Recording&) = delete;
+
+  Result<void> write(const proto::StreamStart& format, std::span<const std::byte> frame,
+                     int64_t pts_ns);
+  /// Finalises the file (drains the encoder, writes the trailer). Idempotent.
+  Result<void> close();
+  uint64_t frames() const;
+  const std::string& path() const { return options_.path; }
+
+ private:
+  RecordingOptions options_;
+  std::unique_ptr<av::Recorder> recorder_;  // opened on the first frame
+  uint32_t stream_id_ = 0;                  // the StreamStart the recorder was opened for
+};
+
+}  // namespace rdmavideo::receiver

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+// FFmpeg sources and recordings end to end with the real binaries over 127.0.0.1: a clip made
+// with ffmpeg (H.264 in MP4) sent with -i and recorded as ProRes 422 HQ in .mov (checked with
+// ffprobe and PSNR) and as FFV1 in .mkv (bit-exact after decoding); a sender killed and a
+// receiver interrupted mid-recording leave a finalised file holding every reported frame.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <regex>
+
+#include "process.hpp"
+
+namespace rdmavideo::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Runs a command through /bin/sh and returns its stdout (stderr goes to the test's log).
+std::string capture(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  pclose(pipe);
+  return out;
+}
+
+// ffprobe's facts about the first video stream, decoding every frame to count them.
+std::map<std::string, std::string> probe(const std::filesystem::path& file) {
+  const std::string text = capture(
+      "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+      "stream=codec_name,profile,pix_fmt,width,height,r_frame_rate,avg_frame_rate,nb_read_frames "
+      "-of default=noprint_wrappers=1 '" + file.string() + "'");
+  std::map<std::string, std::string> facts;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto eq = line.find('=');
+    if (eq != std::string::npos) facts[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return facts;
+}
+
+// The md5 of every decoded frame, in order (framemd5 without the timestamps).
+std::vector<std::string> frame_md5s(const std::filesystem::path& file) {
+  const std::string text = capture("ffmpeg -nostdin -v error -i '" + file.string() +
+                                   "' -map 0:v:0 -f framemd5 -");
+  std::vector<std::string> md5s;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    md5s.push_back(line.substr(line.rfind(',') + 1));
+  }
+  return md5s;
+}
+
+double psnr(const std::filesystem::path& got, const std::filesystem::path& reference) {
+  const std::string text = capture("ffmpeg -nostdin -i '" + got.string() + "' -i '" +
+                                   reference.string() +
+                                   "' -lavfi '[0:v][1:v]scale2ref[a][b];[a][b]psnr' -f null - 2>&1");
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex(R"(PSNR .* average:([0-9.]+|inf))"))) return -1;
+  return m[1].str() == "inf" ? 1000 : std::stod(m[1].str());
+}
+
+// H.264 in MP4 from testsrc2, yuv420p, every frame a real picture.
+std::filesystem::path make_clip(const TempDir& dir, const std::string& size, int frames,
+                                int rate = 30) {
+  const auto clip = dir / ("clip_" + size + ".mp4");
+  const std::string make = "ffmpeg -nostdin -loglevel error -f lavfi -i testsrc2=size=" + size +
+                           ":rate=" + std::to_string(rate) + " -frames:v " +
+                           std::to_string(frames) +
+                           " -c:v libx264 -preset ultrafast -qp 10 -pix_fmt yuv420p -y '" +
+                           clip.string() + "'";
+  EXPECT_EQ(shell(make), 0) << make;
+  return clip;
+}
+
+std::vector<std::string> sender_args(const Receiver& recv, std::vector<std::string> extra) {
+  std::vector<std::string> a{RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+// "recorded N frames" from the receiver's summary.
+std::optional<int> recorded_frames(const std::string& stderr_text) {
+  std::smatch m;
+  if (!std::regex_search(stderr_text, m, std::regex(R"(recorded (\d+) frames)"))) return std::nullopt;
+  return std::stoi(m[1].str());
+}
+
+class ProresFromMp4 : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ProresFromMp4, HqYuv422p10SameFramesRateAndPsnrAbove40) {
+  const std::string size = GetParam();
+  TempDir dir;
+  const auto clip = make_clip(dir, size, 120);
+  const auto out = dir / "out.mov";
+  Receiver recv(dir, {"--output", out.string(), "--quiet"});
+  Process send(sender_args(recv, {"-i", clip.string()}), dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  EXPECT_EQ(recorded_frames(recv.process().stderr_text()), 120) << recv.process().stderr_text();
+
+  auto facts = probe(out);
+  EXPECT_EQ(facts["codec_name"], "prores");
+  EXPECT_EQ(facts["profile"], "HQ");
+  EXPECT_EQ(facts["pix_fmt"], "yuv422p10le");
+  EXPECT_EQ(facts["width"] + "x" + facts["height"], size);
+  EXPECT_EQ(facts["nb_read_frames"], "120");
+  EXPECT_EQ(facts["r_frame_rate"], "30/1");
+  EXPECT_EQ(facts["avg_frame_rate"], "30/1");
+  EXPECT_GT(psnr(out, clip), 40.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, ProresFromMp4, ::testing::Values("1280x720", "1918x1078"),
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
+                           std::replace(name.begin(), name.end(), 'x', '_');
+                           return "s" + name;
+                         });
+
+TEST(Codecs, Ffv1InMkvIsBitExact) {
+  TempDir dir;
+  const auto clip = make_clip(dir, "1280x720", 120);
+  const auto out = dir / "out.mkv";
+  Receiver recv(dir, {"--output", out.string(), "--quiet"});
+  Process send(sender_args(recv, {"-i", clip.string()}), dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  auto facts = probe(out);
+  EXPECT_EQ(facts["codec_name"], "ffv1");
+  EXPECT_EQ(facts["pix_fmt"], "yuv420p");
+  const auto want = frame_md5s(clip);
+  const auto got = frame_md5s(out);
+  ASSERT_EQ(want.size(), 120u);
+  EXPECT_EQ(got, want);
+}
+
+TEST(Codecs, LoopRepeatsTheFileWithGrowingTimestamps) {
+  TempDir dir;
+  const auto clip = make_clip(dir, "320x240", 30);
+  const auto out = dir / "out.nut";
+  Receiver recv(dir, {"--output", out.string(), "--quiet"});
+  Process send(sender_args(recv, {"-i", clip.string(), "--loop", "--frames", "75"}),
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  auto facts = probe(out);
+  EXPECT_EQ(facts["nb_read_frames"], "75");
+  const auto md5s = frame_md5s(out);
+  ASSERT_EQ(md5s.size(), 75u);
+  EXPECT_EQ(md5s[0], md5s[30]);  // the loop starts again at the first frame
+  const std::string duration = capture("ffprobe -v error -show_entries format=duration -of csv=p=0 '" +
+                                       out.string() + "'");
+  EXPECT_NEAR(std::stod(duration), 2.5, 0.05);
+}
+
+TEST(Codecs, LavfiInputIsLiveAndScaledOnRequest) {
+  TempDir dir;
+  const auto out = dir / "out.mkv";
+  Receiver recv(dir, {"--output", out.string(), "--quiet", "--stats-json",
+                      (dir / "recv.json").string()});
+  Process send(sender_args(recv, {"-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-s",
+                                  "320x180", "--pix-fmt", "uyvy422", "--frames", "30",
+                                  "--stats-json", (dir / "send.json").string()}),
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  const auto s = read_json(dir / "send.json");
+  EXPECT_EQ(s["width"], 320);
+  EXPECT_EQ(s["pix_fmt"], "uyvy422");
+  EXPECT_EQ(s["frames"].get<int>() + s["dropped"].get<int>(), 30);
+  EXPECT_NE(send.stderr_text().find("real time"), std::string::npos) << send.stderr_text();
+  auto facts = probe(out);
+  EXPECT_EQ(facts["width"], "320");
+  EXPECT_EQ(facts["nb_read_frames"], std::to_string(s["frames"].get<int>()));
+}
+
+// A sender that dies mid-recording: the receiver finalises, and the file holds exactly the
+// frames it reports.
+TEST(Codecs, SenderKilledMidRecordingLeavesAFinalisedFile) {
+  TempDir dir;
+  const auto clip = make_clip(dir, "640x360", 60);
+  const auto out = dir / "out.mov";
+  Receiver recv(dir, {"--output", out.string()});
+  Process send(sender_args(recv, {"-i", clip.string(), "--loop"}), dir / "send.stderr");
+  ASSERT_TRUE(recv.process().wait_for_stderr(R"(frames ([1-9]\d{2,}))", 30s))
+      << recv.process().stderr_text();
+  send.signal(SIGKILL);
+  send.wait(10s);
+  ASSERT_TRUE(recv.process().wait(60s)) << recv.process().stderr_text();
+  const auto recorded = recorded_frames(recv.process().stderr_text());
+  ASSERT_TRUE(recorded) << recv.process().stderr_text();
+  EXPECT_GE(*recorded, 100);
+  auto facts = probe(out);
+  EXPECT_EQ(facts["codec_name"], "prores");
+  EXPECT_EQ(facts["nb_read_frames"], std::to_string(*recorded));
+}
+
+TEST(Codecs, SigintToTheReceiverFinalisesAPlayableFile) {
+  TempDir dir;
+  const auto clip = make_clip(dir, "640x360", 60);
+  const auto out = dir / "out.mov";
+  Receiver recv(dir, {"--output", out.string(), "--codec", "prores_hq", "--encoder", "prores_ks"});
+  Process send(sender_args(recv, {"-i", clip.string(), "--loop"}), dir / "send.stderr");
+  ASSERT_TRUE(recv.process().wait_for_stderr(R"(frames ([1-9]\d{2,}))", 30s))
+      << recv.process().stderr_text();
+  recv.process().signal(SIGINT);
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  send.wait(20s);
+  const auto recorded = recorded_frames(recv.process().stderr_text());
+  ASSERT_TRUE(recorded) << recv.process().stderr_text();
+  auto facts = probe(out);
+  EXPECT_EQ(facts["codec_name"], "prores");
+  EXPECT_EQ(facts["nb_read_frames"], std::to_string(*recorded));
+  // Playable: decodes to the end without an error.
+  EXPECT_EQ(capture("ffmpeg -nostdin -v error -i '" + out.string() + "' -f null - 2>&1"), "");
+}
+
+TEST(Codecs, V210IsRefusedForRecordingWithAClearError) {
+  TempDir dir;
+  const auto out = dir / "out.mov";
+  Receiver recv(dir, {"--output", out.string(), "--quiet"});
+  Process send(sender_args(recv, {"--testsrc", "-s", "192x108", "--pix-fmt", "v210", "--frames",
+                                  "5"}),
+               dir / "send.stderr");
+  send.wait(30s);
+  ASSERT_EQ(recv.process().wait(30s), 1);
+  EXPECT_NE(recv.process().stderr_text().find("v210 cannot be encoded"), std::string::npos)
+      << recv.process().stderr_text();
+}
+
+}  // namespace
+}  // namespace rdmavideo::testing

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: Apache-2.0
+// rdmavideo-recv --display under Xvfb: screenshots of the window show the test pattern's
+// colour bars and grey ramp for every pixel format (native SDL textures and our conversions),
+// and q in the window stops the receiver cleanly with its recording whole.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "process.hpp"
+
+namespace rdmavideo::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool have(const std::string& program) {
+  return shell("command -v " + program + " >/dev/null 2>&1") == 0;
+}
+
+// An Xvfb server on a display number it picks itself (-displayfd), so tests can run side by
+// side; DISPLAY is set for the children this test starts.
+class VirtualScreen {
+ public:
+  explicit VirtualScreen(const TempDir& dir)
+      : server_({"Xvfb", "-displayfd", "1", "-screen", "0", "1280x720x24", "-nolisten", "tcp"},
+                dir / "xvfb.stderr", Redirect{"", "", true, false}) {
+    std::string number;
+    char c = 0;
+    while (::read(server_.stdout_fd(), &c, 1) == 1 && c != '\n') number += c;
+    if (number.empty()) throw std::runtime_error("Xvfb did not start: " + server_.stderr_text());
+    name_ = ":" + number;
+    setenv("DISPLAY", name_.c_str(), 1);
+  }
+  ~VirtualScreen() {
+    server_.signal(SIGTERM);
+    server_.wait(5s);
+  }
+  const std::string& name() const { return name_; }
+
+ private:
+  Process server_;
+  std::string name_;
+};
+
+struct Rgb {
+  double r = 0, g = 0, b = 0;
+};
+
+// A screenshot as 8-bit RGB, read from the PPM that ImageMagick writes.
+struct Image {
+  int width = 0, height = 0;
+  std::string pixels;
+
+  static std::optional<Image> load_ppm(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    // The header's four fields, each of which may be preceded by "# comment" lines.
+    auto field = [&](std::string& value) {
+      while (in >> std::ws && in.peek() == '#') in.ignore(1 << 20, '\n');
+      return static_cast<bool>(in >> value);
+    };
+    std::string magic, width, height, maxval;
+    if (!field(magic) || !field(width) || !field(height) || !field(maxval) || magic != "P6" ||
+        maxval != "255") {
+      return std::nullopt;
+    }
+    Image image;
+    image.width = std::stoi(width);
+    image.height = std::stoi(height);
+    in.get();  // the one whitespace byte before the samples
+    image.pixels.resize(size_t(image.width) * image.height * 3);
+    if (!in.read(image.pixels.data(), static_cast<std::streamsize>(image.pixels.size()))) {
+      return std::nullopt;
+    }
+    return image;
+  }
+
+  // The mean colour of the 5x5 square around (x, y).
+  Rgb mean(int x, int y) const {
+    Rgb sum;
+    int n = 0;
+    for (int dy = -2; dy <= 2; ++dy) {
+      for (int dx = -2; dx <= 2; ++dx) {
+        const int px = std::clamp(x + dx, 0, width - 1), py = std::clamp(y + dy, 0, height - 1);
+        const auto* p =
+            reinterpret_cast<const unsigned char*>(pixels.data()) + (size_t(py) * width + px) * 3;
+        sum.r += p[0], sum.g += p[1], sum.b += p[2];
+        ++n;
+      }
+    }
+    return {sum.r / n, sum.g / n, sum.b / n};
+  }
+};
+
+// Takes a screenshot of window `window_id` (and a PNG of it to look at).
+std::optional<Image> screenshot(const TempDir& dir, const std::string& display,
+                                const std::string& window_id, const std::string& tag) {
+  const auto ppm = dir / (tag + ".ppm");
+  const std::string xwd = "xwd -silent -display " + display + " -id " + window_id;
+  if (shell(xwd + " | convert xwd:- ppm:" + ppm.string()) != 0) return std::nullopt;
+  shell(xwd + " | convert xwd:- png:" + (dir / (tag + ".png")).string());
+  return Image::load_ppm(ppm);
+}
+
+// Checks the test pattern (tests/../test_pattern.cpp) in a screenshot of the whole window: the
+// stream is letterboxed into it, 75% bars over the top two thirds, a grey ramp below. Points
+// are chosen away from the status text (top left), the moving box (h/3 to h/2) and edges.
+// Returns "" when it matches, else what did not.
+std::string check_pattern(const Image& shot, int stream_w, int stream_h, double tolerance = 12) {
+  const double scale = std::min(double(shot.width) / stream_w, double(shot.height) / stream_h);
+  const double video_w = stream_w * scale, video_h = stream_h * scale;
+  const double x0 = (shot.width - video_w) / 2, y0 = (shot.height - video_h) / 2;
+  auto at = [&](double fx, double fy) {
+    return shot.mean(static_cast<int>(x0 + fx * video_w), static_cast<int>(y0 + fy * video_h));
+  };
+  std::string problems;
+  auto expect = [&](const std::string& what, Rgb got, Rgb want) {
+    if (std::abs(got.r - want.r) > tolerance || std::abs(got.g - want.g) > tolerance ||
+        std::abs(got.b - want.b) > tolerance) {
+      problems += fmt::format("{}: got ({:.0f},{:.0f},{:.0f}) want ({:.0f},{:.0f},{:.0f}); ", what,
+                              got.r, got.g, got.b, want.r, want.g, want.b);
+    }
+  };
+  static constexpr Rgb kBars[8] = {{191, 191, 191}, {191, 191, 0}, {0, 191, 191}, {0, 191, 0},
+                                   {191, 0, 191},   {191, 0, 0},   {0, 0, 191},   {0, 0, 0}};
+  static constexpr const char* kNames[8] = {"white",   "yellow", "cyan", "green",
+                                            "magenta", "red",    "blue", "black"};
+  for (int i = 0; i < 8; ++i) {
+    expect(std::string("bar ") + kNames[i], at((i + 0.5) / 8, 0.25), kBars[i]);
+  }
+  for (double fx : {0.25, 0.5, 0.75}) {
+    const double level = 255.0 * std::floor(fx * video_w / scale) / (stream_w - 1);
+    expect(fmt::format("ramp at {:.0f}%", fx * 100), at(fx, 0.85), {level, level, level});
+  }
+  return problems;
+}
+
+struct Displayed {
+  std::string window_id;  // "0x200008"
+  Image shot;
+  std::string problems;  // what check_pattern found in the last screenshot
+};
+
+// Waits for the receiver's window to show a frame, then takes screenshots until the pattern
+// is there (or the deadline passes; the last screenshot's problems are returned).
+std::optional<Displayed> wait_for_pattern(Receiver& recv, const TempDir& dir,
+                                          const std::string& display, int w, int h,
+                                          const std::string& tag) {
+  auto id = recv.process().wait_for_stderr(R"(x11 window (0x[0-9a-f]+))", 10s);
+  if (!id) return std::nullopt;
+  if (!recv.process().wait_for_stderr(R"(\[display\] showing)", 15s)) return std::nullopt;
+  Displayed out{*id, {}, "no screenshot"};
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(300ms);
+    auto shot = screenshot(dir, display, *id, tag);
+    if (!shot) continue;
+    out.shot = std::move(*shot);
+    out.problems = check_pattern(out.shot, w, h);
+    if (out.problems.empty()) break;
+  }
+  return out;
+}
+
+std::optional<std::pair<uint64_t, uint64_t>> display_counts(const std::string& text) {
+  std::smatch m;
+  static const std::regex re(R"(display: (\d+) frames shown, (\d+) dropped)");
+  if (!std::regex_search(text, m, re)) return std::nullopt;
+  return std::pair{std::stoull(m[1]), std::stoull(m[2])};
+}
+
+class DisplayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* tool : {"Xvfb", "xwd", "convert"}) {
+      if (!have(tool))
+        GTEST_SKIP() << tool << " not installed (apt-get install xvfb x11-apps imagemagick)";
+    }
+  }
+};
+
+TEST_F(DisplayTest, ShowsTheTestPatternAndQuitsWithTheRecordingWhole) {
+  TempDir dir;
+  VirtualScreen screen(dir);
+  const auto out = dir / "out.yuv";
+  Receiver recv(dir, {"--display", "--output", out.string(), "--quiet", "--stats-json",
+                      (dir / "recv.json").string()});
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--testsrc", "-s",
+                "640x360", "--pix-fmt", "uyvy422", "--realtime", "-r", "30"},
+               dir / "send.stderr");
+  auto shown = wait_for_pattern(recv, dir, screen.name(), 640, 360, "uyvy422");
+  ASSERT_TRUE(shown) << recv.process().stderr_text();
+  EXPECT_EQ(shown->problems, "") << "screenshot " << shown->shot.width << "x" << shown->shot.height;
+  // No window manager: the window is the stream's size, centred.
+  EXPECT_EQ(shown->shot.width, 640);
+  EXPECT_EQ(shown->shot.height, 360);
+
+  // q in the window stops the receiver as SIGINT would; without xdotool, SIGINT itself.
+  if (have("xdotool")) {
+    EXPECT_EQ(shell("xdotool key --window " + shown->window_id + " q"), 0);
+  } else {
+    recv.process().signal(SIGINT);
+  }
+  ASSERT_EQ(recv.process().wait(15s), 0) << recv.process().stderr_text();
+  ASSERT_EQ(send.wait(15s), 0) << send.stderr_text();
+  const std::string log = recv.process().stderr_text();
+  if (have("xdotool")) {
+    EXPECT_NE(log.find("[display] quit requested"), std::string::npos) << log;
+  }
+
+  const auto frames = read_json(dir / "recv.json")["frames"].get<uint64_t>();
+  EXPECT_GT(frames, 0u);
+  EXPECT_EQ(std::filesystem::file_size(out), frames * 640 * 360 * 2);  // every frame, whole
+  const auto counts = display_counts(log);
+  ASSERT_TRUE(counts) << log;
+  EXPECT_GT(counts->first, 0u);
+  EXPECT_EQ(counts->first + counts->second, frames);  // each frame shown or dropped, once
+}
+
+// Display and recording at once: q finalises the .mov, which holds every frame received (the
+// display may skip frames; the recording never does).
+TEST_F(DisplayTest, QuitFinalisesARecording) {
+  if (!RDMAVIDEO_TEST_HAVE_FFMPEG) GTEST_SKIP() << "this build has no FFmpeg recordings";
+  for (const char* tool : {"ffprobe", "xdotool"}) {
+    if (!have(tool)) GTEST_SKIP() << tool << " not installed";
+  }
+  TempDir dir;
+  VirtualScreen screen(dir);
+  const auto out = dir / "out.mov";
+  Receiver recv(dir, {"--display", "--output", out.string(), "--quiet", "--stats-json",
+                      (dir / "recv.json").string()});
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--testsrc", "-s",
+                "640x360", "--pix-fmt", "uyvy422", "--realtime", "-r", "30"},
+               dir / "send.stderr");
+  auto shown = wait_for_pattern(recv, dir, screen.name(), 640, 360, "recording");
+  ASSERT_TRUE(shown) << recv.process().stderr_text();
+  EXPECT_EQ(shown->problems, "");
+  EXPECT_EQ(shell("xdotool key --window " + shown->window_id + " q"), 0);
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  ASSERT_EQ(send.wait(15s), 0) << send.stderr_text();
+
+  const auto frames = read_json(dir / "recv.json")["frames"].get<uint64_t>();
+  const auto probe = dir / "probe.txt";
+  ASSERT_EQ(shell("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+                  "stream=codec_name,width,height,nb_read_frames -of default=nw=1 " +
+                  out.string() + " > " + probe.string()),
+            0)
+      << "ffprobe rejects the recording (not finalised?)";
+  const std::string facts = read_file(probe);
+  EXPECT_NE(facts.find("codec_name=prores"), std::string::npos) << facts;
+  EXPECT_NE(facts.find("width=640"), std::string::npos) << facts;
+  EXPECT_NE(facts.find("nb_read_frames=" + std::to_string(frames) + "\n"), std::string::npos)
+      << facts << "received " << frames;
+  const auto counts = display_counts(recv.process().stderr_text());
+  ASSERT_TRUE(counts);
+  EXPECT_EQ(counts->first + counts->second, frames);
+}
+
+class DisplayEveryFormat : public DisplayTest, public ::testing::WithParamInterface<const char*> {};
+
+// Each texture path: native NV12, IYUV, UYVY, YUY2, RGBA, BGRA, RGB24 and the converted
+// p010le (to NV12), yuv422p10le and v210 (to YUY2).
+TEST_P(DisplayEveryFormat, ShowsTheBars) {
+  const std::string pix_fmt = GetParam();
+  TempDir dir;
+  VirtualScreen screen(dir);
+  Receiver recv(dir, {"--display", "--quiet"});
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--testsrc", "-s",
+                "640x360", "--pix-fmt", pix_fmt, "--realtime", "-r", "30"},
+               dir / "send.stderr");
+  auto shown = wait_for_pattern(recv, dir, screen.name(), 640, 360, pix_fmt);
+  ASSERT_TRUE(shown) << recv.process().stderr_text();
+  EXPECT_EQ(shown->problems, "") << pix_fmt;
+  recv.process().signal(SIGINT);
+  ASSERT_EQ(recv.process().wait(15s), 0) << recv.process().stderr_text();
+  ASSERT_EQ(send.wait(15s), 0) << send.stderr_text();
+  const std::string log = recv.process().stderr_text();
+  EXPECT_EQ(log.find("warn"), std::string::npos) << log;  // no texture or upload failure
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, DisplayEveryFormat,
+                         ::testing::Values("nv12", "yuv420p", "p010le", "uyvy422", "yuyv422",
+                                           "rgba", "bgra", "rgb24", "yuv422p10le", "v210"));
+
+}  // namespace
+}  // namespace rdmavideo::testing

@@ -7,6 +7,7 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <vector>
 #include <chrono>
 #include <cstdio>
 
@@ -15,6 +16,36 @@ extern "C" {
 
 namespace rdmavideo::av {
 namespace {
+
+// v210: each 16 bytes hold 6 pixels as four little-endian words of three 10-bit samples:
+// Cb0 Y0 Cr0 | Y1 Cb1 Y2 | Cr1 Y3 Cb2 | Y4 Cr2 Y5. Rows are `stride` bytes (128 per 48 pixels).
+void unpack_v210(const std::byte* frame, uint32_t stride, uint32_t width, uint32_t height,
+                 uint16_t* y, uint16_t* u, uint16_t* v) {
+  const uint32_t chroma_width = (width + 1) / 2;
+  for (uint32_t row = 0; row < height; ++row) {
+    const std::byte* in = frame + size_t{row} * stride;
+    uint16_t* yr = y + size_t{row} * width;
+    uint16_t* ur = u + size_t{row} * chroma_width;
+    uint16_t* vr = v + size_t{row} * chroma_width;
+    for (uint32_t x = 0; x < width; x += 6, in += 16) {
+      uint16_t s[12];  // the group's samples in wire order
+      for (int w = 0; w < 4; ++w) {
+        uint32_t word = 0;
+        for (int b = 0; b < 4; ++b) word |= uint32_t(std::to_integer<uint8_t>(in[4 * w + b])) << (8 * b);
+        for (int k = 0; k < 3; ++k) s[3 * w + k] = static_cast<uint16_t>((word >> (10 * k)) & 0x3ff);
+      }
+      const uint16_t ys[6] = {s[1], s[3], s[5], s[7], s[9], s[11]};
+      const uint16_t us[3] = {s[0], s[4], s[8]};
+      const uint16_t vs[3] = {s[2], s[6], s[10]};
+      for (uint32_t i = 0; i < 6 && x + i < width; ++i) yr[x + i] = ys[i];
+      for (uint32_t i = 0; i < 3 && x / 2 + i < chroma_width; ++i) {
+        ur[x / 2 + i] = us[i];
+        vr[x / 2 + i] = vs[i];
+      }
+    }
+  }
+}
+
 
 using Clock = std::chrono::steady_clock;
 
@@ -174,6 +205,7 @@ struct Recorder::Impl {
   proto::StreamStart format;
   AVPixelFormat input_format = AV_PIX_FMT_NONE;
   AVPixelFormat encode_format = AV_PIX_FMT_NONE;
+  std::vector<uint16_t> v210_planes;  // v210 input unpacked to yuv422p10le, one frame
   int buffer_bytes = 0;
   std::string who;  // "record out.mov"
   std::string description;
@@ -242,7 +274,10 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   impl->format = format;
   impl->who = fmt::format("record {}", options.path);
   const std::string& who = impl->who;
-  const auto input_format = to_av(format.pixel_format);
+  // v210 has no FFmpeg pixel format: it is unpacked to yuv422p10le (the same samples) first.
+  const auto input_format = format.pixel_format == PixelFormat::v210
+                                ? std::optional<AVPixelFormat>(AV_PIX_FMT_YUV422P10LE)
+                                : to_av(format.pixel_format);
   if (!input_format) {
     return make_error(ErrorCode::unsupported,
                       "{}: stream pixel format {} cannot be encoded (FFmpeg has no {} pixel "
@@ -381,9 +416,24 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
   }
   const uint8_t* src[4] = {};
   int src_linesize[4] = {};
-  for (int p = 0; p < s.format.layout.plane_count; ++p) {
-    src[p] = reinterpret_cast<const uint8_t*>(data.data()) + s.format.layout.planes[p].offset;
-    src_linesize[p] = static_cast<int>(s.format.layout.planes[p].stride);
+  if (s.format.pixel_format == PixelFormat::v210) {
+    const uint32_t w = s.format.width, h = s.format.height, cw = (w + 1) / 2;
+    s.v210_planes.resize(size_t{w} * h + 2 * size_t{cw} * h);
+    uint16_t* y = s.v210_planes.data();
+    uint16_t* u = y + size_t{w} * h;
+    uint16_t* v = u + size_t{cw} * h;
+    unpack_v210(data.data() + s.format.layout.planes[0].offset, s.format.layout.planes[0].stride, w,
+                h, y, u, v);
+    src[0] = reinterpret_cast<const uint8_t*>(y);
+    src[1] = reinterpret_cast<const uint8_t*>(u);
+    src[2] = reinterpret_cast<const uint8_t*>(v);
+    src_linesize[0] = static_cast<int>(w * 2);
+    src_linesize[1] = src_linesize[2] = static_cast<int>(cw * 2);
+  } else {
+    for (int p = 0; p < s.format.layout.plane_count; ++p) {
+      src[p] = reinterpret_cast<const uint8_t*>(data.data()) + s.format.layout.planes[p].offset;
+      src_linesize[p] = static_cast<int>(s.format.layout.planes[p].stride);
+    }
   }
   if (s.encode_format == s.input_format) {
     av_image_copy(frame->data, frame->linesize, src, src_linesize, s.input_format, frame->width,

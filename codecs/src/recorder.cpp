@@ -138,13 +138,18 @@ Result<Choice> choose(const RecorderOptions& o) {
     return make_error(ErrorCode::invalid_argument, "--codec \"{}\" unknown (known: {})",
                       codec_name, join(recorder_codecs()));
   }
-  const std::string encoder_name = o.encoder.empty() ? codec->encoder : o.encoder;
+  // yuv4mpegpipe takes raw pictures only as wrapped AVFrames (FFmpeg 5 and later).
+  const bool y4m = std::string_view(container->muxer) == "yuv4mpegpipe";
+  const std::string encoder_name =
+      !o.encoder.empty() ? o.encoder
+                         : (y4m && codec->id == AV_CODEC_ID_RAWVIDEO ? "wrapped_avframe" : codec->encoder);
   const AVCodec* encoder = avcodec_find_encoder_by_name(encoder_name.c_str());
   if (!encoder) {
     return make_error(ErrorCode::unsupported, "--encoder {}: this FFmpeg has no such encoder",
                       encoder_name);
   }
-  if (encoder->id != codec->id) {
+  const bool wrapped = encoder->id == AV_CODEC_ID_WRAPPED_AVFRAME && codec->id == AV_CODEC_ID_RAWVIDEO;
+  if (encoder->id != codec->id && !wrapped) {
     return make_error(ErrorCode::invalid_argument, "--encoder {} encodes {}, not {} (--codec {})",
                       encoder_name, avcodec_get_name(encoder->id), avcodec_get_name(codec->id),
                       codec->name);
@@ -154,7 +159,7 @@ Result<Choice> choose(const RecorderOptions& o) {
     return make_error(ErrorCode::unsupported, "--output {}: this FFmpeg has no {} muxer", o.path,
                       container->muxer);
   }
-  if (avformat_query_codec(muxer, codec->id, FF_COMPLIANCE_NORMAL) != 1) {
+  if (avformat_query_codec(muxer, encoder->id, FF_COMPLIANCE_NORMAL) != 1) {
     return make_error(ErrorCode::unsupported, "--output {}: the {} container cannot hold {} (--codec {})",
                       o.path, container->muxer, avcodec_get_name(codec->id), codec->name);
   }
@@ -350,6 +355,11 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
     return Unexpected(av_error(who, "avcodec_parameters_from_context", rc));
   }
   if (std::string_view(choice->container->muxer) != "mov") impl->stream->codecpar->codec_tag = 0;
+  // Raw pictures are told apart by their tag (a FourCC naming the pixel format): without it,
+  // NUT readers guess one, and guess wrong.
+  if (codec->id == AV_CODEC_ID_RAWVIDEO) {
+    impl->stream->codecpar->codec_tag = avcodec_pix_fmt_to_codec_tag(encode_format);
+  }
   impl->stream->time_base = enc->time_base;
   impl->stream->avg_frame_rate = enc->framerate;
   impl->stream->r_frame_rate = enc->framerate;

@@ -244,5 +244,51 @@ TEST(Codecs, V210RecordsTheSameSamplesAsYuv422p10) {
   EXPECT_GT(psnr(outs[0], outs[1]), 45.0);
 }
 
+struct RecordCase {
+  const char* ext;
+  const char* codec;     // --codec, or "" for the container's default
+  const char* expected;  // ffprobe's codec_name
+  const char* pix_fmt;   // ffprobe's pix_fmt
+};
+
+class RecordEveryCodec : public ::testing::TestWithParam<RecordCase> {};
+
+// Every codec and container the receiver offers makes a file ffprobe reads with the right
+// codec, pixel format and frame count, and that decodes without an error.
+TEST_P(RecordEveryCodec, MakesAPlayableFile) {
+  const RecordCase c = GetParam();
+  TempDir dir;
+  const auto out = dir / (std::string("out") + c.ext);
+  std::vector<std::string> recv_args{"--output", out.string(), "--quiet"};
+  if (*c.codec) recv_args.insert(recv_args.end(), {"--codec", c.codec});
+  Receiver recv(dir, recv_args);
+  Process send(sender_args(recv, {"--testsrc", "-s", "640x360", "--pix-fmt", "uyvy422", "--frames", "10"}),
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(120s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(120s), 0) << recv.process().stderr_text();
+  auto facts = probe(out);
+  EXPECT_EQ(facts["codec_name"], c.expected);
+  EXPECT_EQ(facts["pix_fmt"], c.pix_fmt);
+  EXPECT_EQ(facts["nb_read_frames"], "10");
+  EXPECT_EQ(capture("ffmpeg -nostdin -v error -i '" + out.string() + "' -f null - 2>&1"), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Codecs, RecordEveryCodec,
+    ::testing::Values(RecordCase{".mov", "prores", "prores", "yuv422p10le"},
+                      // FFmpeg's ProRes decoder reports every 4444 stream as 12-bit.
+                      RecordCase{".mov", "prores_4444", "prores", "yuv444p12le"},
+                      RecordCase{".mov", "dnxhr_hq", "dnxhd", "yuv422p"},
+                      RecordCase{".mkv", "h264", "h264", "yuv422p"},
+                      RecordCase{".mkv", "hevc", "hevc", "yuv422p"},
+                      RecordCase{".mp4", "", "h264", "yuv422p"},
+                      RecordCase{".nut", "rawvideo", "rawvideo", "uyvy422"},
+                      RecordCase{".y4m", "", "rawvideo", "yuv422p"}),
+    [](const auto& param_info) {
+      std::string name = std::string(param_info.param.ext + 1) + "_" +
+                         (*param_info.param.codec ? param_info.param.codec : "default");
+      return name;
+    });
+
 }  // namespace
 }  // namespace rdmavideo::testing

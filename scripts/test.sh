@@ -11,6 +11,7 @@ echo "== sanitizer build (address, undefined)"
 BUILD_DIR=build-asan BUILD_TYPE=Debug ./scripts/build.sh -DRDMAVIDEO_WERROR=ON \
   -DRDMAVIDEO_SANITIZE=address,undefined
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
   ctest --test-dir build-asan -L 'unit|integration' --output-on-failure --timeout 300
 
 echo "== optimised build"

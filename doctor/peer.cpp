@@ -173,13 +173,7 @@ class PeerProbe {
     verbs::ConnectRequest request;
     request.credits_requested = credits_;
     const auto private_data = verbs::encode(request);
-    rdma_conn_param param{};
-    param.private_data = private_data.data();
-    param.private_data_len = static_cast<uint8_t>(private_data.size());
-    param.responder_resources = 1;
-    param.initiator_depth = 1;
-    param.retry_count = 7;
-    param.rnr_retry_count = 7;
+    rdma_conn_param param = verbs::connection_params(private_data);
     if (rdma_connect(id.get(), &param) != 0) {
       return fail(system_error("rdma_connect", errno).message(), unreachable_fix());
     }

@@ -55,6 +55,17 @@ std::string reject_reason(const CmEvent& event) {
 
 }  // namespace
 
+rdma_conn_param connection_params(std::span<const std::byte> private_data) {
+  rdma_conn_param param{};
+  param.private_data = private_data.empty() ? nullptr : private_data.data();
+  param.private_data_len = static_cast<uint8_t>(private_data.size());
+  param.responder_resources = 1;
+  param.initiator_depth = 1;
+  param.retry_count = 7;
+  param.rnr_retry_count = 7;  // 7 = retry forever
+  return param;
+}
+
 std::vector<std::byte> encode(const ConnectRequest& request) {
   std::vector<std::byte> out;
   proto::WireWriter w(out);
@@ -273,15 +284,7 @@ Result<std::unique_ptr<Link>> Link::connect(const Endpoint& endpoint, const std:
   }
   if (auto ok = link->build_qp(); !ok) return Unexpected(ok.error().context(where));
   const auto private_data = encode(request);
-  rdma_conn_param param{};
-  param.private_data = private_data.data();
-  param.private_data_len = static_cast<uint8_t>(private_data.size());
-  param.responder_resources = 1;
-  param.initiator_depth = 1;
-  param.retry_count = 7;
-  // RNR retries forever: every receive we can cause is pre-posted, and the keepalive
-  // watchdog (Timeouts.peer) ends a connection that stalls anyway.
-  param.rnr_retry_count = 7;
+  rdma_conn_param param = connection_params(private_data);
   if (rdma_connect(link->id_.get(), &param) != 0) {
     return Unexpected(cm_error(where + ": rdma_connect", errno));
   }
@@ -303,11 +306,7 @@ Result<std::unique_ptr<Link>> Link::accept(UniqueCmId id, const Timeouts& timeou
   std::unique_ptr<Link> link(new Link(std::move(channel), std::move(id), timeouts));
   link->peer_ = peer;
   if (auto ok = link->build_qp(); !ok) return Unexpected(ok.error().context(where));
-  rdma_conn_param param{};
-  param.responder_resources = 1;
-  param.initiator_depth = 1;
-  param.retry_count = 7;
-  param.rnr_retry_count = 7;
+  rdma_conn_param param = connection_params();
   if (rdma_accept(link->id_.get(), &param) != 0) {
     return Unexpected(cm_error(where + ": rdma_accept", errno));
   }

@@ -34,6 +34,13 @@ inline constexpr uint32_t kSendBuffers = 64;     // control messages in flight p
 inline constexpr uint32_t kMaxRingSlots = 240;   // so every CreditReturn fits kControlBytes
                                                  // and credits in flight fit kRecvDepth
 
+/// The RC connection parameters every rdmavideo connect and accept uses: one outstanding
+/// RDMA READ each way (we issue none), transport retries 7, and RNR retries forever, which is
+/// safe because every receive we can cause is pre-posted and the keepalive watchdog
+/// (Timeouts.peer) ends a connection that stalls anyway. `private_data` must outlive the call
+/// that takes the parameters.
+rdma_conn_param connection_params(std::span<const std::byte> private_data = {});
+
 /// The rdma_cm private data of a connect request: checked before anything is allocated.
 struct ConnectRequest {
   uint32_t magic = proto::kMagic;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/checks.hpp"
 
+#include <cerrno>
+
 namespace rdmavideo::proto {
 
 Result<HelloAck> answer_hello(const Hello& hello, const ListenOptions& options, uint32_t credits) {
@@ -53,6 +55,13 @@ Result<void> check_frame_written(const FrameWritten& m, const std::optional<Stre
                       current->layout.frame_bytes);
   }
   return {};
+}
+
+std::optional<Message> closing_message(const Error& error, bool tell_peer) {
+  if (error.sys_errno() == EINTR) return EndOfStream{0, 0};
+  const bool peer_gone = error.code() == ErrorCode::peer_closed || error.code() == ErrorCode::timeout;
+  if (!tell_peer || peer_gone) return std::nullopt;
+  return ErrorMessage{error.code(), error.message()};
 }
 
 }  // namespace rdmavideo::proto

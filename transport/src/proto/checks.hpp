@@ -22,4 +22,10 @@ Result<void> check_stream_start(const StreamStart& m, const std::optional<Stream
 Result<void> check_frame_written(const FrameWritten& m, const std::optional<StreamStart>& current,
                                  uint32_t slot_count);
 
+/// What a receiver sends its sender as it closes the connection on `error`: EndOfStream when
+/// a signal asked this process to stop (EINTR), an Error naming the cause when the sender is
+/// at fault and still there (`tell_peer` false when the sender itself reported the error), and
+/// nothing when the sender is gone.
+std::optional<Message> closing_message(const Error& error, bool tell_peer);
+
 }  // namespace rdmavideo::proto

@@ -226,17 +226,10 @@ class TcpReceiverConnection final : public ReceiverConnection {
   Unexpected fail(const Error& error, bool tell_peer = true) {
     done_ = true;
     Error out = error.context(who_);
-    const bool peer_gone = error.code() == ErrorCode::peer_closed || error.code() == ErrorCode::timeout;
-    if (error.sys_errno() == EINTR) {
-      // A signal asked this process to stop: that is an end of stream for the sender.
-      const proto::Message end = proto::EndOfStream{0, 0};
-      state_->close(&end);
-    } else if (tell_peer && !peer_gone) {
-      const proto::Message reply = proto::ErrorMessage{error.code(), error.message()};
-      state_->close(&reply);
+    const auto last = proto::closing_message(error, tell_peer);
+    state_->close(last ? &*last : nullptr);
+    if (last && std::holds_alternative<proto::ErrorMessage>(*last)) {
       out = Error(out.code(), out.message() + "; closing", out.sys_errno());
-    } else {
-      state_->close(nullptr);
     }
     return Unexpected(std::move(out));
   }

@@ -225,16 +225,10 @@ class VerbsReceiverConnection final : public ReceiverConnection {
   Unexpected fail(const Error& error) {
     done_ = true;
     Error out = error.context(who_);
-    const bool peer_gone = error.code() == ErrorCode::peer_closed || error.code() == ErrorCode::timeout;
-    if (error.sys_errno() == EINTR) {
-      const proto::Message end = proto::EndOfStream{0, 0};
-      close(&end);
-    } else if (tell_peer_ && !peer_gone) {
-      const proto::Message reply = proto::ErrorMessage{error.code(), error.message()};
-      close(&reply);
+    const auto last = proto::closing_message(error, tell_peer_);
+    close(last ? &*last : nullptr);
+    if (last && std::holds_alternative<proto::ErrorMessage>(*last)) {
       out = Error(out.code(), out.message() + "; closing", out.sys_errno());
-    } else {
-      close(nullptr);
     }
     return Unexpected(std::move(out));
   }

@@ -2,11 +2,13 @@
 #include "rdmavideo/transport.hpp"
 
 #include <poll.h>
+#include <sys/epoll.h>
 
 #include <cerrno>
 #include <charconv>
 
 #include "rdmavideo/log.hpp"
+#include "util/unique_handle.hpp"
 
 #include "tcp/tcp_transport.hpp"
 #ifdef RDMAVIDEO_HAVE_VERBS
@@ -71,11 +73,30 @@ namespace {
 // `auto` on the receiving side: TCP and verbs on one port, whichever sender comes first.
 class EitherListener final : public Listener {
  public:
-  EitherListener(std::unique_ptr<Listener> tcp, std::unique_ptr<Listener> verbs)
-      : tcp_(std::move(tcp)), verbs_(std::move(verbs)) {}
+  EitherListener(std::unique_ptr<Listener> tcp, std::unique_ptr<Listener> verbs, UniqueFd epoll)
+      : tcp_(std::move(tcp)), verbs_(std::move(verbs)), epoll_(std::move(epoll)) {}
+
+  // An epoll set of both listeners' fds is itself readable when either is, so a caller
+  // waits on one fd for both.
+  static Result<std::unique_ptr<Listener>> make(std::unique_ptr<Listener> tcp,
+                                                std::unique_ptr<Listener> verbs) {
+    UniqueFd epoll(epoll_create1(EPOLL_CLOEXEC));
+    if (!epoll) return Unexpected(system_error("epoll_create1", errno));
+    for (int fd : {tcp->readiness_fd(), verbs->readiness_fd()}) {
+      epoll_event event{};
+      event.events = EPOLLIN;
+      event.data.fd = fd;
+      if (epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &event) != 0) {
+        return Unexpected(system_error("epoll_ctl(ADD) of a listener", errno));
+      }
+    }
+    return std::unique_ptr<Listener>(
+        std::make_unique<EitherListener>(std::move(tcp), std::move(verbs), std::move(epoll)));
+  }
+
   TransportKind kind() const override { return TransportKind::automatic; }
   Endpoint local_endpoint() const override { return tcp_->local_endpoint(); }
-  int readiness_fd() const override { return tcp_->readiness_fd(); }
+  int readiness_fd() const override { return epoll_.get(); }
   std::string describe() const override { return "tcp+verbs"; }
 
   Result<std::unique_ptr<ReceiverConnection>> accept() override {
@@ -94,6 +115,7 @@ class EitherListener final : public Listener {
  private:
   std::unique_ptr<Listener> tcp_;
   std::unique_ptr<Listener> verbs_;
+  UniqueFd epoll_;  // holds both fds above
 };
 
 Unexpected no_verbs_in_build() {
@@ -115,8 +137,7 @@ Result<std::unique_ptr<Listener>> listen(TransportKind kind, const ListenOptions
         same_port.endpoint.port = (*tcp_listener)->local_endpoint().port;
         auto verbs_listener = verbs::listen(same_port);
         if (verbs_listener) {
-          return std::unique_ptr<Listener>(
-              std::make_unique<EitherListener>(std::move(*tcp_listener), std::move(*verbs_listener)));
+          return EitherListener::make(std::move(*tcp_listener), std::move(*verbs_listener));
         }
         log().warn("transport auto: TCP only: {}", verbs_listener.error().message());
       }

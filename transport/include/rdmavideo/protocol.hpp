@@ -31,6 +31,8 @@ inline constexpr uint32_t kMaxRingSlots = 1024;
 inline constexpr size_t kNameBytes = 64;
 inline constexpr size_t kSoftwareBytes = 32;
 inline constexpr size_t kMaxErrorText = 1024;
+/// The largest frame the protocol describes: kMaxDimension squared, 4 bytes a pixel.
+inline constexpr uint64_t kMaxFrameBytes = uint64_t{kMaxDimension} * kMaxDimension * 4;
 
 enum class MessageType : uint16_t {
   Hello = 1,

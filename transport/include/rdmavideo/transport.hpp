@@ -14,6 +14,7 @@
 // send_frame() into it; end_stream() at the end. One thread drives a SenderConnection.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -115,14 +116,23 @@ struct ListenOptions {
   uint32_t ring_size = 8;                 ///< slots in the ring, 1..kMaxRingSlots
   uint64_t max_frame_bytes = 1ull << 30;  ///< largest frame accepted
   Timeouts timeouts;
+  /// When set and it becomes true, a next() blocked on the sender gives up within one
+  /// keepalive interval with an error whose errno is EINTR (the sender is told the stream
+  /// ended). For embedders that stop from another thread, like rdmasrc's unlock().
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct ConnectOptions {
   Endpoint endpoint;
   std::string rdma_device;  ///< verbs: the device the route must use; empty: any
-  uint64_t max_frame_bytes = 0;  ///< largest frame this sender will send
+  /// Largest frame this sender will send; 0 when not known yet (a GStreamer sink before
+  /// caps): each StreamStart's frame size is then left to the receiver to judge.
+  uint64_t max_frame_bytes = 0;
   uint32_t credits_requested = 0;
   Timeouts timeouts;
+  /// When set and it becomes true, a frame write blocked on a receiver that does not read
+  /// gives up within one keepalive interval (errno EINTR), as ListenOptions::stop does.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 class ReceiverConnection {
@@ -143,7 +153,8 @@ class Listener {
   virtual TransportKind kind() const = 0;
   /// The bound address, with the real port when listening on port 0.
   virtual Endpoint local_endpoint() const = 0;
-  /// Readable when accept() has a connection to take (for waiting on several listeners).
+  /// Readable (POLLIN) when accept() has a connection to take, for waiting on a listener
+  /// together with other fds.
   virtual int readiness_fd() const = 0;
   /// "tcp", "verbs", or "tcp+verbs" for a listener taking both.
   virtual std::string describe() const { return std::string(to_string(kind())); }

@@ -103,6 +103,15 @@ Result<void> SenderBase::check_frame(Credit credit, std::span<const std::byte> f
   return {};
 }
 
+proto::Hello SenderBase::make_hello(const ConnectOptions& options) {
+  proto::Hello hello;
+  hello.max_frame_bytes = options.max_frame_bytes ? options.max_frame_bytes : proto::kMaxFrameBytes;
+  hello.credits_requested = options.credits_requested;
+  hello.flags = proto::kCapChecksum;
+  hello.software = "rdmavideo " RDMAVIDEO_VERSION;
+  return hello;
+}
+
 Result<void> SenderBase::check_hello_reply(const proto::Message& reply, uint64_t max_frame_bytes) {
   if (const auto* error = std::get_if<proto::ErrorMessage>(&reply)) {
     return Unexpected(Error(error->code, fmt::format("receiver refused: {}", error->text)));

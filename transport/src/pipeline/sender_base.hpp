@@ -37,6 +37,9 @@ class SenderBase : public SenderConnection {
   Result<void> handle(const proto::Message& message);
   /// The credit is for the current ring and the frame has the stream's size.
   Result<void> check_frame(Credit credit, std::span<const std::byte> frame) const;
+  /// Our Hello. A sender that does not know its largest frame yet (max_frame_bytes 0)
+  /// claims the protocol's limit; the receiver then judges each StreamStart's frame size.
+  static proto::Hello make_hello(const ConnectOptions& options);
   /// The receiver's answer to our Hello: a HelloAck that takes our frames, or why not.
   static Result<void> check_hello_reply(const proto::Message& reply, uint64_t max_frame_bytes);
 

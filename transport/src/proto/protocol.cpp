@@ -16,7 +16,6 @@ constexpr uint32_t kRingInfoBytes = 40;
 constexpr uint32_t kFrameWrittenBytes = 48;
 constexpr uint32_t kKeepaliveBytes = 8;
 constexpr uint32_t kEndOfStreamBytes = 16;
-constexpr uint64_t kMaxFrameBytes = uint64_t{kMaxDimension} * kMaxDimension * 4;
 
 template <typename... Args>
 Unexpected bad(fmt::format_string<Args...> format, Args&&... args) {

@@ -108,6 +108,9 @@ Result<void> Socket::read_exact(std::span<std::byte> buf, const IoPolicy& policy
         return make_error(ErrorCode::timeout, "peer silent for {} ms (reading {}, {} of {} bytes)",
                           policy.peer_timeout.count(), what, done, buf.size());
       }
+      if (policy.stop && policy.stop->load()) {
+        return Unexpected(Error(ErrorCode::system, fmt::format("stopped reading {}", what), EINTR));
+      }
       if (policy.on_tick) policy.on_tick();
       continue;
     }
@@ -166,6 +169,9 @@ Result<void> Socket::write_all(std::span<iovec> iov, const IoPolicy& policy,
         if (Clock::now() - last_progress >= policy.peer_timeout) {
           return make_error(ErrorCode::timeout, "peer stopped reading for {} ms (writing {})",
                             policy.peer_timeout.count(), what);
+        }
+        if (policy.stop && policy.stop->load()) {
+          return Unexpected(Error(ErrorCode::system, fmt::format("stopped writing {}", what), EINTR));
         }
         if (policy.on_tick) policy.on_tick();
         continue;

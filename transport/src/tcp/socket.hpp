@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <span>
@@ -21,6 +22,7 @@ struct IoPolicy {
   std::chrono::milliseconds tick{1000};          ///< wake this often while blocked
   std::chrono::milliseconds peer_timeout{5000};  ///< fail after this long with no progress
   std::function<void()> on_tick;                 ///< called at each wake without progress
+  const std::atomic<bool>* stop = nullptr;       ///< give up (errno EINTR) at a wake once true
 };
 
 class Socket {

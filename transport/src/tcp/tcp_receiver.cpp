@@ -133,6 +133,7 @@ class TcpReceiverConnection final : public ReceiverConnection {
         who_(fmt::format("recv {}", state_->peer())) {
     read_policy_.tick = options.timeouts.keepalive;
     read_policy_.peer_timeout = options.timeouts.peer;
+    read_policy_.stop = options.stop;
     read_policy_.on_tick = [state = state_.get()] { state->keepalive_if_idle(); };
   }
   ~TcpReceiverConnection() override { state_->close(nullptr); }

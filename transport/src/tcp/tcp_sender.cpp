@@ -18,17 +18,14 @@ class TcpSenderConnection final : public SenderBase {
  public:
   TcpSenderConnection(Socket socket, const ConnectOptions& options)
       : SenderBase(options.timeouts, fmt::format("send {}", socket.peer())),
-        socket_(std::move(socket)) {}
+        socket_(std::move(socket)),
+        stop_(options.stop) {}
 
   TransportKind kind() const override { return TransportKind::tcp; }
   const std::string& peer() const override { return socket_.peer(); }
 
   Result<void> handshake(const ConnectOptions& options) {
-    proto::Hello hello;
-    hello.max_frame_bytes = options.max_frame_bytes;
-    hello.credits_requested = options.credits_requested;
-    hello.flags = proto::kCapChecksum;
-    hello.software = "rdmavideo " RDMAVIDEO_VERSION;
+    const proto::Hello hello = make_hello(options);
     IoPolicy policy{timeouts_.connect, timeouts_.connect, nullptr};
     if (auto ok = write_message(socket_, hello, policy); !ok) return fail(ok.error());
     auto reply = read_message(socket_, policy);
@@ -49,7 +46,7 @@ class TcpSenderConnection final : public SenderBase {
     iovec iov[2] = {{header_.data(), header_.size()},
                     {const_cast<std::byte*>(frame.data()), frame.size()}};
     // No keepalive may be written in the middle of a frame, so no on_tick here.
-    IoPolicy policy{timeouts_.keepalive, timeouts_.peer, nullptr};
+    IoPolicy policy{timeouts_.keepalive, timeouts_.peer, nullptr, stop_};
     if (auto ok = socket_.write_all(iov, policy, "frame"); !ok) return fail(ok.error());
     last_sent_ = Clock::now();
     return {};
@@ -161,6 +158,7 @@ class TcpSenderConnection final : public SenderBase {
   Socket socket_;
   std::vector<std::byte> inbox_;   // received bytes not yet parsed
   std::vector<std::byte> header_;  // FrameWritten encoding buffer, reused
+  const std::atomic<bool>* stop_;  // ConnectOptions::stop: abandon a blocked frame write
   bool peer_eof_ = false;          // the receiver closed its side; inbox_ holds its last words
   Clock::time_point last_sent_ = Clock::now();
   Clock::time_point last_heard_ = Clock::now();

@@ -107,6 +107,9 @@ class VerbsReceiverConnection final : public ReceiverConnection {
       if (link_->disconnected()) {
         return fail(Error(ErrorCode::peer_closed, "sender disconnected"));
       }
+      if (options_.stop && options_.stop->load()) {
+        return fail(Error(ErrorCode::system, "stopped waiting for the sender", EINTR));
+      }
       if (auto ok = link_->progress(options_.timeouts.keepalive); !ok) return fail(ok.error());
       if (Clock::now() - link_->last_sent() >= options_.timeouts.keepalive) {
         if (auto ok = link_->send(proto::Keepalive{stats::realtime_ns()}); !ok) return fail(ok.error());

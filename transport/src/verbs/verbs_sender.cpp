@@ -31,11 +31,7 @@ class VerbsSenderConnection final : public SenderBase {
   const std::string& peer() const override { return link_->peer(); }
 
   Result<void> handshake(const ConnectOptions& options) {
-    proto::Hello hello;
-    hello.max_frame_bytes = options.max_frame_bytes;
-    hello.credits_requested = options.credits_requested;
-    hello.flags = proto::kCapChecksum;
-    hello.software = "rdmavideo " RDMAVIDEO_VERSION;
+    const proto::Hello hello = make_hello(options);
     if (auto ok = link_->send(hello); !ok) return fail(ok.error());
     const auto deadline = Clock::now() + timeouts_.connect;
     for (;;) {

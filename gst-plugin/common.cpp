@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common.hpp"
+
+#include <spdlog/sinks/base_sink.h>
+
+#include <array>
+#include <mutex>
+
+#include "rdmavideo/format.hpp"
+#include "rdmavideo/log.hpp"
+
+namespace rdmavideo::gst {
+namespace {
+
+struct FormatPair {
+  PixelFormat ours;
+  GstVideoFormat theirs;
+};
+constexpr std::array kFormats = {
+    FormatPair{PixelFormat::nv12, GST_VIDEO_FORMAT_NV12},
+    FormatPair{PixelFormat::i420, GST_VIDEO_FORMAT_I420},
+    FormatPair{PixelFormat::p010, GST_VIDEO_FORMAT_P010_10LE},
+    FormatPair{PixelFormat::uyvy, GST_VIDEO_FORMAT_UYVY},
+    FormatPair{PixelFormat::yuy2, GST_VIDEO_FORMAT_YUY2},
+    FormatPair{PixelFormat::v210, GST_VIDEO_FORMAT_v210},
+    FormatPair{PixelFormat::rgba, GST_VIDEO_FORMAT_RGBA},
+    FormatPair{PixelFormat::bgra, GST_VIDEO_FORMAT_BGRA},
+    FormatPair{PixelFormat::rgb24, GST_VIDEO_FORMAT_RGB},
+    FormatPair{PixelFormat::yuv422p10, GST_VIDEO_FORMAT_I422_10LE},
+};
+
+}  // namespace
+
+const char* caps_format_list() {
+  return "{ NV12, I420, P010_10LE, UYVY, YUY2, v210, RGBA, BGRA, RGB, I422_10LE }";
+}
+
+GstCaps* template_caps() {
+  // The protocol needs a fixed, non-zero frame rate (StreamStart.frame_rate).
+  const std::string text = fmt::format(
+      "video/x-raw, format = (string) {}, width = (int) [ 1, {} ], height = (int) [ 1, {} ], "
+      "framerate = (fraction) [ 1/2147483647, 2147483647/1 ]",
+      caps_format_list(), kMaxDimension, kMaxDimension);
+  return gst_caps_from_string(text.c_str());
+}
+
+std::optional<GstVideoFormat> video_format(PixelFormat format) {
+  for (const auto& pair : kFormats) {
+    if (pair.ours == format) return pair.theirs;
+  }
+  return std::nullopt;
+}
+
+std::optional<PixelFormat> pixel_format(GstVideoFormat format) {
+  for (const auto& pair : kFormats) {
+    if (pair.theirs == format) return pair.ours;
+  }
+  return std::nullopt;
+}
+
+Result<proto::StreamStart> stream_start(const GstVideoInfo& info) {
+  const GstVideoFormat gst_format = GST_VIDEO_INFO_FORMAT(&info);
+  const auto format = pixel_format(gst_format);
+  if (!format) {
+    return make_error(ErrorCode::unsupported, "caps format {} is not one rdmavideo carries ({})",
+                      gst_video_format_to_string(gst_format), caps_format_list());
+  }
+  if (GST_VIDEO_INFO_IS_INTERLACED(&info)) {
+    return make_error(ErrorCode::unsupported, "interlaced video is not carried (caps say {})",
+                      gst_video_interlace_mode_to_string(GST_VIDEO_INFO_INTERLACE_MODE(&info)));
+  }
+  const auto width = static_cast<uint32_t>(GST_VIDEO_INFO_WIDTH(&info));
+  const auto height = static_cast<uint32_t>(GST_VIDEO_INFO_HEIGHT(&info));
+  const Rational rate{static_cast<uint32_t>(std::max(GST_VIDEO_INFO_FPS_N(&info), 0)),
+                      static_cast<uint32_t>(std::max(GST_VIDEO_INFO_FPS_D(&info), 0))};
+  auto start = proto::make_stream_start(*format, width, height, rate);
+  if (!start) return start;
+  // GStreamer's layout, as it is: the protocol carries strides and offsets, so upstream's
+  // buffers go out without being repacked.
+  FrameLayout layout = start->layout;
+  if (static_cast<int>(GST_VIDEO_INFO_N_PLANES(&info)) != layout.plane_count) {
+    return make_error(ErrorCode::unsupported, "{} has {} planes in GStreamer, {} in rdmavideo",
+                      gst_video_format_to_string(gst_format), GST_VIDEO_INFO_N_PLANES(&info),
+                      layout.plane_count);
+  }
+  for (int i = 0; i < layout.plane_count; ++i) {
+    if (GST_VIDEO_INFO_PLANE_STRIDE(&info, i) <= 0) {
+      return make_error(ErrorCode::unsupported, "plane {} stride {} (negative strides are not carried)",
+                        i, GST_VIDEO_INFO_PLANE_STRIDE(&info, i));
+    }
+    layout.planes[i].offset = static_cast<uint32_t>(GST_VIDEO_INFO_PLANE_OFFSET(&info, i));
+    layout.planes[i].stride = static_cast<uint32_t>(GST_VIDEO_INFO_PLANE_STRIDE(&info, i));
+  }
+  layout.frame_bytes = static_cast<uint32_t>(GST_VIDEO_INFO_SIZE(&info));
+  if (auto ok = validate_layout(*format, width, height, layout); !ok) {
+    return Unexpected(ok.error().context("GStreamer layout"));
+  }
+  start->layout = layout;
+  return start;
+}
+
+Result<GstVideoInfo> video_info(const proto::StreamStart& format) {
+  const auto gst_format = video_format(format.pixel_format);
+  if (!gst_format) {
+    return make_error(ErrorCode::unsupported, "pixel format {} has no GStreamer format",
+                      name(format.pixel_format));
+  }
+  GstVideoInfo info;
+  gst_video_info_init(&info);
+  if (!gst_video_info_set_format(&info, *gst_format, format.width, format.height)) {
+    return make_error(ErrorCode::unsupported, "GStreamer cannot describe {} {}x{}",
+                      name(format.pixel_format), format.width, format.height);
+  }
+  GST_VIDEO_INFO_FPS_N(&info) = static_cast<gint>(format.frame_rate.num);
+  GST_VIDEO_INFO_FPS_D(&info) = static_cast<gint>(format.frame_rate.den);
+  if (static_cast<int>(GST_VIDEO_INFO_N_PLANES(&info)) != format.layout.plane_count) {
+    return make_error(ErrorCode::unsupported, "{} has {} planes in GStreamer, {} on the wire",
+                      name(format.pixel_format), GST_VIDEO_INFO_N_PLANES(&info),
+                      format.layout.plane_count);
+  }
+  for (int i = 0; i < format.layout.plane_count; ++i) {
+    GST_VIDEO_INFO_PLANE_OFFSET(&info, i) = format.layout.planes[i].offset;
+    GST_VIDEO_INFO_PLANE_STRIDE(&info, i) = static_cast<gint>(format.layout.planes[i].stride);
+  }
+  GST_VIDEO_INFO_SIZE(&info) = format.layout.frame_bytes;
+  return info;
+}
+
+bool has_default_layout(const GstVideoInfo& info) {
+  GstVideoInfo reference;
+  gst_video_info_init(&reference);
+  if (!gst_video_info_set_format(&reference, GST_VIDEO_INFO_FORMAT(&info),
+                                 GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info))) {
+    return false;
+  }
+  for (guint i = 0; i < GST_VIDEO_INFO_N_PLANES(&info); ++i) {
+    if (GST_VIDEO_INFO_PLANE_OFFSET(&info, i) != GST_VIDEO_INFO_PLANE_OFFSET(&reference, i) ||
+        GST_VIDEO_INFO_PLANE_STRIDE(&info, i) != GST_VIDEO_INFO_PLANE_STRIDE(&reference, i)) {
+      return false;
+    }
+  }
+  return GST_VIDEO_INFO_SIZE(&info) <= GST_VIDEO_INFO_SIZE(&reference);
+}
+
+GType transport_enum_type() {
+  static const GType type = [] {
+    static const GEnumValue values[] = {
+        {static_cast<gint>(TransportKind::automatic),
+         "RDMA verbs where an RDMA device reaches the peer, else TCP", "auto"},
+        {static_cast<gint>(TransportKind::tcp), "TCP", "tcp"},
+        {static_cast<gint>(TransportKind::verbs), "RDMA verbs (rdma_cm, RC queue pair)", "verbs"},
+        {0, nullptr, nullptr},
+    };
+    return g_enum_register_static("GstRdmaVideoTransport", values);
+  }();
+  return type;
+}
+
+GType mode_enum_type() {
+  static const GType type = [] {
+    static const GEnumValue values[] = {
+        {static_cast<gint>(SinkMode::live),
+         "Drop a frame when the receiver has no free slot (counted in stats)", "live"},
+        {static_cast<gint>(SinkMode::no_drop), "Wait for a free slot; never drop", "no-drop"},
+        {0, nullptr, nullptr},
+    };
+    return g_enum_register_static("GstRdmaSinkMode", values);
+  }();
+  return type;
+}
+
+StatsSnapshot snapshot(const stats::TransferStats& stats) {
+  StatsSnapshot s;
+  s.frames = stats.frames;
+  s.bytes = stats.bytes;
+  s.dropped = stats.dropped;
+  s.checksum_failures = stats.checksum_failures;
+  s.latency_p50_ns = stats.latency.percentile_ns(0.50);
+  s.latency_p99_ns = stats.latency.percentile_ns(0.99);
+  s.latency_max_ns = stats.latency.max_ns();
+  s.seconds = stats.seconds();
+  return s;
+}
+
+GstStructure* stats_structure(const char* name, const StatsSnapshot& s) {
+  return gst_structure_new(name,                                                   //
+                           "frames", G_TYPE_UINT64, s.frames,                      //
+                           "bytes", G_TYPE_UINT64, s.bytes,                        //
+                           "dropped", G_TYPE_UINT64, s.dropped,                    //
+                           "copies", G_TYPE_UINT64, s.copies,                      //
+                           "checksum-failures", G_TYPE_UINT64, s.checksum_failures,  //
+                           "latency-p50-ns", G_TYPE_UINT64, s.latency_p50_ns,      //
+                           "latency-p99-ns", G_TYPE_UINT64, s.latency_p99_ns,      //
+                           "latency-max-ns", G_TYPE_UINT64, s.latency_max_ns,      //
+                           "seconds", G_TYPE_DOUBLE, s.seconds,                    //
+                           "transport", G_TYPE_STRING, s.transport.c_str(),        //
+                           "peer", G_TYPE_STRING, s.peer.c_str(), nullptr);
+}
+
+namespace {
+
+// An spdlog sink writing into a GStreamer debug category.
+class GstLogSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit GstLogSink(GstDebugCategory* category) : category_(category) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    GstDebugLevel level = GST_LEVEL_LOG;
+    switch (msg.level) {
+      case spdlog::level::critical:
+      case spdlog::level::err: level = GST_LEVEL_ERROR; break;
+      case spdlog::level::warn: level = GST_LEVEL_WARNING; break;
+      case spdlog::level::info: level = GST_LEVEL_INFO; break;
+      case spdlog::level::debug: level = GST_LEVEL_DEBUG; break;
+      default: level = GST_LEVEL_LOG; break;
+    }
+    gst_debug_log(category_, level, msg.source.filename ? msg.source.filename : "librdmavideo",
+                  msg.source.funcname ? msg.source.funcname : "", msg.source.line, nullptr, "%.*s",
+                  static_cast<int>(msg.payload.size()), msg.payload.data());
+  }
+  void flush_() override {}
+
+ private:
+  GstDebugCategory* category_;
+};
+
+spdlog::level::level_enum level_for(GstDebugLevel threshold) {
+  if (threshold >= GST_LEVEL_LOG) return spdlog::level::trace;
+  if (threshold >= GST_LEVEL_DEBUG) return spdlog::level::debug;
+  if (threshold >= GST_LEVEL_INFO) return spdlog::level::info;
+  if (threshold >= GST_LEVEL_WARNING) return spdlog::level::warn;
+  if (threshold >= GST_LEVEL_ERROR) return spdlog::level::err;
+  return spdlog::level::off;
+}
+
+}  // namespace
+
+void forward_library_log(GstDebugCategory* category) {
+  auto& logger = log();
+  logger.sinks().clear();
+  logger.sinks().push_back(std::make_shared<GstLogSink>(category));
+  logger.set_level(level_for(gst_debug_category_get_threshold(category)));
+}
+
+}  // namespace rdmavideo::gst

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// What rdmasink and rdmasrc share: the mapping between GStreamer video caps and the
+// protocol's StreamStart, the element enums, the stats structure, and the bridge that
+// forwards librdmavideo's log lines into GStreamer's debug log.
+//
+// Pure translation: nothing here holds state beyond the registered GTypes and the log
+// bridge installed once by plugin_init().
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "rdmavideo/protocol.hpp"
+#include "rdmavideo/result.hpp"
+#include "rdmavideo/stats.hpp"
+#include "rdmavideo/transport.hpp"
+
+namespace rdmavideo::gst {
+
+/// "{ NV12, I420, ... }": every format the protocol carries, in GStreamer's names.
+const char* caps_format_list();
+/// video/x-raw in every carried format, any size and rate: both elements' pad template.
+GstCaps* template_caps();
+
+std::optional<GstVideoFormat> video_format(PixelFormat format);
+std::optional<PixelFormat> pixel_format(GstVideoFormat format);
+
+/// The StreamStart for negotiated caps, with the layout GStreamer uses for them (its
+/// strides and plane offsets, which the protocol carries as they are). No id, flags or name.
+Result<proto::StreamStart> stream_start(const GstVideoInfo& info);
+/// The video info for a received stream: GStreamer's description of the same frames, with
+/// the sender's strides and offsets (which may differ from GStreamer's defaults).
+Result<GstVideoInfo> video_info(const proto::StreamStart& format);
+/// True when `info` has the strides and offsets GStreamer would pick for its caps, so a
+/// buffer needs no GstVideoMeta to be read correctly.
+bool has_default_layout(const GstVideoInfo& info);
+
+/// GType of the `transport` property (auto, tcp, verbs).
+GType transport_enum_type();
+/// GType of rdmasink's `mode` property (live, no-drop).
+GType mode_enum_type();
+enum class SinkMode { live = 0, no_drop = 1 };
+
+/// A copy of an element's counters, safe to hand to another thread.
+struct StatsSnapshot {
+  uint64_t frames = 0;
+  uint64_t bytes = 0;
+  uint64_t dropped = 0;
+  uint64_t copies = 0;  ///< frames that had to be copied (not zero-copy)
+  uint64_t checksum_failures = 0;
+  uint64_t latency_p50_ns = 0;
+  uint64_t latency_p99_ns = 0;
+  uint64_t latency_max_ns = 0;
+  double seconds = 0;
+  std::string transport;  ///< "tcp", "verbs", or "" before a connection
+  std::string peer;
+};
+StatsSnapshot snapshot(const stats::TransferStats& stats);
+/// The `stats` property's structure: frames, bytes, dropped, copies, checksum-failures,
+/// latency-p50-ns, latency-p99-ns, latency-max-ns, seconds, transport, peer.
+GstStructure* stats_structure(const char* name, const StatsSnapshot& stats);
+
+/// Makes librdmavideo's log go to GStreamer's "rdmavideo" debug category, at the level
+/// that category is set to. Called once from plugin_init().
+void forward_library_log(GstDebugCategory* category);
+
+/// Owner of a GStreamer mini-object or object reference.
+struct CapsUnref {
+  void operator()(GstCaps* caps) const noexcept { gst_caps_unref(caps); }
+};
+using UniqueCaps = std::unique_ptr<GstCaps, CapsUnref>;
+struct ObjectUnref {
+  void operator()(gpointer object) const noexcept { gst_object_unref(object); }
+};
+template <typename T>
+using UniqueObject = std::unique_ptr<T, ObjectUnref>;
+
+}  // namespace rdmavideo::gst

@@ -1,0 +1,659 @@
+// SPDX-License-Identifier: Apache-2.0
+// rdmasink: sends raw video to an rdmavideo receiver (rdmavideo-recv or rdmasrc) with the
+// rdmavideo protocol, over RDMA verbs or TCP.
+//
+//   gst-launch-1.0 videotestsrc ! video/x-raw,format=UYVY,width=1920,height=1080,framerate=60/1
+//       ! rdmasink host=10.0.0.2 port=5000   (one line)
+//
+// The connection is made in start(); each caps event sends a StreamStart (a caps change
+// mid-stream starts a new ring epoch on the same connection); each buffer takes a credit and
+// is written into the receiver's ring; EOS sends EndOfStream.
+//
+// Zero copy: the allocation query is answered with a pool of page-aligned buffers in the
+// layout the stream announces, so upstream renders straight into memory the NIC reads. Over
+// verbs each pool buffer is registered once, the first time it is sent, and stays registered
+// (and alive) until the connection closes. Buffers from elsewhere are sent in place over
+// TCP when their layout is the stream's; otherwise (and always over verbs) they are copied
+// into a staging buffer: one copy, counted in the `copies` statistic.
+#include "rdmasink.hpp"
+
+#include <gst/video/video.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+#include "common.hpp"
+#include "rdmavideo/frame_sender.hpp"
+
+GST_DEBUG_CATEGORY_STATIC(rdmasink_debug);
+#define GST_CAT_DEFAULT rdmasink_debug
+
+namespace rdmavideo::gst {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr guint kPoolMinBuffers = 4;   // 2 in flight + 2 for upstream to render into
+constexpr size_t kMaxInFlight = 2;     // frames posted but maybe still read by the NIC
+constexpr size_t kStagingBuffers = 2;  // for frames that must be copied
+constexpr size_t kPageBytes = 4096;
+constexpr milliseconds kTick(200);     // keepalive thread period, stop latency
+
+// Property values, under the object lock; copied at start().
+struct SinkSettings {
+  std::string host = "127.0.0.1";
+  guint port = 5000;
+  TransportKind transport = TransportKind::automatic;
+  std::string rdma_device;
+  SinkMode mode = SinkMode::no_drop;
+  bool checksum = false;
+  std::string stream_name;
+};
+
+struct FreeDeleter {
+  void operator()(std::byte* p) const noexcept { std::free(p); }
+};
+using AlignedBytes = std::unique_ptr<std::byte, FreeDeleter>;
+
+// A frame handed to the transport, held until no write reads it any more.
+struct InFlight {
+  GstBuffer* buffer;  // our reference; null for a staging buffer
+  GstMapInfo map;
+  std::span<const std::byte> frame;
+};
+
+// Built in start(), dropped in stop(). The streaming thread and the keepalive thread use it
+// under `mutex`; `unlocked` and the stats snapshot may be touched from any thread.
+struct SinkRuntime {
+  SinkSettings settings;
+  std::mutex mutex;  // guards everything below except where noted
+  std::unique_ptr<SenderConnection> connection;
+  stats::TransferStats stats;
+  uint64_t copies = 0;
+  uint64_t sequence = 0;  // frames offered, dropped ones included
+  GstVideoInfo info{};
+  std::optional<proto::StreamStart> format;
+  std::deque<InFlight> in_flight;  // oldest first, at most kMaxInFlight
+  // Staging buffers for copied frames. Every one this connection used is kept: over verbs it
+  // is registered, and memory must outlive its registration.
+  std::vector<AlignedBytes> staging;
+  std::array<std::byte*, kStagingBuffers> current_staging{};
+  size_t next_staging = 0;
+  // Pool memories sent over verbs (registered), each holding a reference until the
+  // connection is gone, so no registration outlives its memory.
+  std::unordered_set<GstMemory*> registered;
+  Clock::time_point last_activity = Clock::now();
+  bool ended = false;  // EndOfStream sent or received; nothing more goes out
+  std::optional<Error> keepalive_error;  // the keepalive thread's failure, for render
+
+  std::thread keepalive_thread;
+  std::mutex stop_mutex;
+  std::condition_variable stop_cv;
+  bool stopping = false;  // under stop_mutex
+
+  ~SinkRuntime();
+  void retire_oldest();
+  void retire_all() {
+    while (!in_flight.empty()) retire_oldest();
+  }
+};
+
+struct SinkState {
+  SinkSettings settings;  // under the object lock
+  std::atomic<bool> unlocked{false};
+  std::unique_ptr<SinkRuntime> runtime;
+  std::mutex pools_mutex;
+  std::vector<GstBufferPool*> pools;  // every pool we offered since start(); one reference each
+  std::mutex stats_mutex;
+  StatsSnapshot stats;  // under stats_mutex
+};
+
+void SinkRuntime::retire_oldest() {
+  InFlight entry = in_flight.front();
+  in_flight.pop_front();
+  if (connection) {
+    if (auto ok = connection->wait_idle(entry.frame); !ok) {
+      GST_WARNING("%s", ok.error().message().c_str());
+    }
+  }
+  if (entry.buffer) {
+    gst_buffer_unmap(entry.buffer, &entry.map);
+    gst_buffer_unref(entry.buffer);
+  }
+}
+
+SinkRuntime::~SinkRuntime() {
+  {
+    std::lock_guard lock(stop_mutex);
+    stopping = true;
+  }
+  stop_cv.notify_all();
+  if (keepalive_thread.joinable()) keepalive_thread.join();
+  retire_all();
+  connection.reset();  // deregisters memory, so the memory may go after it
+  for (GstMemory* memory : registered) gst_memory_unref(memory);
+}
+
+}  // namespace
+}  // namespace rdmavideo::gst
+
+struct _GstRdmaSink {
+  GstBaseSink parent;
+  rdmavideo::gst::SinkState* state;
+};
+
+G_DEFINE_TYPE(GstRdmaSink, gst_rdma_sink, GST_TYPE_BASE_SINK)
+GST_ELEMENT_REGISTER_DEFINE(rdmasink, "rdmasink", GST_RANK_NONE, GST_TYPE_RDMA_SINK)
+
+namespace rdmavideo::gst {
+namespace {
+
+enum {
+  PROP_0,
+  PROP_HOST,
+  PROP_PORT,
+  PROP_TRANSPORT,
+  PROP_RDMA_DEVICE,
+  PROP_MODE,
+  PROP_CHECKSUM,
+  PROP_STREAM_NAME,
+  PROP_STATS,
+};
+
+SinkState& state_of(gpointer object) { return *GST_RDMA_SINK(object)->state; }
+
+void publish_stats(GstRdmaSink* self, SinkRuntime& rt) {
+  auto s = snapshot(rt.stats);
+  s.copies = rt.copies;
+  if (rt.connection) {
+    s.transport = std::string(to_string(rt.connection->kind()));
+    s.peer = rt.connection->peer();
+  }
+  std::lock_guard lock(self->state->stats_mutex);
+  self->state->stats = std::move(s);
+}
+
+void post_stats_message(GstRdmaSink* self) {
+  StatsSnapshot s;
+  {
+    std::lock_guard lock(self->state->stats_mutex);
+    s = self->state->stats;
+  }
+  GST_INFO_OBJECT(self, "%" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT " bytes, %" G_GUINT64_FORMAT
+                  " dropped, %" G_GUINT64_FORMAT " copies over %s",
+                  s.frames, s.bytes, s.dropped, s.copies, s.transport.c_str());
+  gst_element_post_message(GST_ELEMENT(self),
+                           gst_message_new_element(GST_OBJECT(self),
+                                                   stats_structure("rdmasink-stats", s)));
+}
+
+// The keepalive thread: a paused or slow pipeline sends no frames, and a receiver takes a
+// silent sender for dead, so between frames this thread services the connection.
+void keepalive_loop(GstRdmaSink* self, SinkRuntime* rt) {
+  std::unique_lock stop_lock(rt->stop_mutex);
+  while (!rt->stop_cv.wait_for(stop_lock, kTick, [rt] { return rt->stopping; })) {
+    std::unique_lock lock(rt->mutex, std::try_to_lock);
+    if (!lock || !rt->connection || rt->ended || rt->keepalive_error) continue;
+    if (Clock::now() - rt->last_activity < kTick) continue;
+    if (!rt->format) continue;  // keep_alive() needs a stream; the handshake was just now
+    if (auto ok = rt->connection->keep_alive(); !ok) {
+      rt->keepalive_error = ok.error();
+      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Lost the connection to the receiver."),
+                        ("%s", ok.error().message().c_str()));
+    } else if (rt->connection->receiver_ended()) {
+      rt->ended = true;
+    }
+  }
+}
+
+gboolean sink_start(GstBaseSink* sink) {
+  auto* self = GST_RDMA_SINK(sink);
+  auto& state = *self->state;
+  auto rt = std::make_unique<SinkRuntime>();
+  GST_OBJECT_LOCK(self);
+  rt->settings = state.settings;
+  GST_OBJECT_UNLOCK(self);
+  state.unlocked = false;
+
+  ConnectOptions options;
+  options.endpoint = Endpoint{rt->settings.host, static_cast<uint16_t>(rt->settings.port)};
+  options.rdma_device = rt->settings.rdma_device;
+  options.stop = &state.unlocked;
+  GST_INFO_OBJECT(self, "connecting to %s over %s", options.endpoint.to_string().c_str(),
+                  std::string(to_string(rt->settings.transport)).c_str());
+  auto connection = connect(rt->settings.transport, options);
+  if (!connection) {
+    const auto code = connection.error().code();
+    const char* why = code == ErrorCode::timeout ? "did not answer in time"
+                      : code == ErrorCode::unsupported ? "cannot be reached with this transport"
+                                                       : "refused or could not be reached";
+    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE,
+                      ("Receiver %s %s.", options.endpoint.to_string().c_str(), why),
+                      ("%s", connection.error().message().c_str()));
+    return FALSE;
+  }
+  rt->connection = std::move(*connection);
+  GST_INFO_OBJECT(self, "connected to %s over %s", rt->connection->peer().c_str(),
+                  std::string(to_string(rt->connection->kind())).c_str());
+  publish_stats(self, *rt);
+  rt->keepalive_thread = std::thread(keepalive_loop, self, rt.get());
+  state.runtime = std::move(rt);
+  return TRUE;
+}
+
+void finish_stream(GstRdmaSink* self, SinkRuntime& rt) {
+  if (rt.ended || !rt.connection) return;
+  rt.retire_all();
+  rt.ended = true;
+  rt.stats.finish();
+  if (auto ok = rt.connection->end_stream(proto::EndOfStream{rt.stats.frames, rt.stats.dropped}); !ok) {
+    GST_WARNING_OBJECT(self, "%s", ok.error().message().c_str());
+  }
+  publish_stats(self, rt);
+}
+
+gboolean sink_stop(GstBaseSink* sink) {
+  auto* self = GST_RDMA_SINK(sink);
+  auto& state = *self->state;
+  if (state.runtime) {
+    {
+      std::lock_guard lock(state.runtime->mutex);
+      finish_stream(self, *state.runtime);
+    }
+    post_stats_message(self);
+    state.runtime.reset();
+  }
+  std::lock_guard lock(state.pools_mutex);
+  for (GstBufferPool* pool : state.pools) gst_object_unref(pool);
+  state.pools.clear();
+  return TRUE;
+}
+
+gboolean sink_unlock(GstBaseSink* sink) {
+  state_of(sink).unlocked = true;
+  return TRUE;
+}
+
+gboolean sink_unlock_stop(GstBaseSink* sink) {
+  state_of(sink).unlocked = false;
+  return TRUE;
+}
+
+gboolean sink_set_caps(GstBaseSink* sink, GstCaps* caps) {
+  auto* self = GST_RDMA_SINK(sink);
+  auto& state = *self->state;
+  if (!state.runtime) return FALSE;
+  auto& rt = *state.runtime;
+  GstVideoInfo info;
+  if (!gst_video_info_from_caps(&info, caps)) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Caps are not raw video."),
+                      ("caps %" GST_PTR_FORMAT, caps));
+    return FALSE;
+  }
+  auto format = stream_start(info);
+  if (!format) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot send this video format."),
+                      ("%s", format.error().message().c_str()));
+    return FALSE;
+  }
+  format->name = rt.settings.stream_name.empty() ? GST_OBJECT_NAME(self) : rt.settings.stream_name;
+  if (format->name.size() >= proto::kNameBytes) format->name.resize(proto::kNameBytes - 1);
+  if (rt.settings.mode == SinkMode::live) format->flags |= proto::kStreamLive;
+  if (rt.settings.checksum) format->flags |= proto::kStreamChecksums;
+
+  std::lock_guard lock(rt.mutex);
+  if (rt.format && gst_video_info_is_equal(&rt.info, &info)) return TRUE;
+  if (rt.ended) return TRUE;  // the receiver is done; buffers will return EOS
+  rt.retire_all();  // frames of the old format must be out before the ring changes
+  auto ring = rt.connection->start_stream(*format);
+  rt.last_activity = Clock::now();
+  if (!ring) {
+    if (rt.connection->receiver_ended()) {
+      rt.ended = true;
+      return TRUE;
+    }
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("The receiver did not take stream format %s %dx%d.",
+                                              GST_VIDEO_INFO_NAME(&info), GST_VIDEO_INFO_WIDTH(&info),
+                                              GST_VIDEO_INFO_HEIGHT(&info)),
+                      ("%s", ring.error().message().c_str()));
+    return FALSE;
+  }
+  GST_INFO_OBJECT(self, "stream %s %dx%d %d/%d, %u bytes a frame, ring of %u slots (epoch %u)",
+                  GST_VIDEO_INFO_NAME(&info), GST_VIDEO_INFO_WIDTH(&info),
+                  GST_VIDEO_INFO_HEIGHT(&info), GST_VIDEO_INFO_FPS_N(&info),
+                  GST_VIDEO_INFO_FPS_D(&info), format->layout.frame_bytes, ring->slot_count,
+                  ring->ring_epoch);
+  rt.info = info;
+  rt.format = *format;
+  rt.current_staging = {};
+  return TRUE;
+}
+
+gboolean sink_propose_allocation(GstBaseSink* sink, GstQuery* query) {
+  auto* self = GST_RDMA_SINK(sink);
+  GstCaps* caps = nullptr;
+  gboolean need_pool = FALSE;
+  gst_query_parse_allocation(query, &caps, &need_pool);
+  if (!caps) return FALSE;
+  GstVideoInfo info;
+  if (!gst_video_info_from_caps(&info, caps)) return FALSE;
+
+  // Page-aligned buffers in GStreamer's default layout for these caps, which is the layout
+  // set_caps announces, so each buffer goes out as it is.
+  GstAllocationParams params;
+  gst_allocation_params_init(&params);
+  params.align = kPageBytes - 1;
+  UniqueObject<GstBufferPool> pool(gst_video_buffer_pool_new());
+  GstStructure* config = gst_buffer_pool_get_config(pool.get());
+  gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(info.size), kPoolMinBuffers, 0);
+  gst_buffer_pool_config_set_allocator(config, nullptr, &params);
+  gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  if (!gst_buffer_pool_set_config(pool.get(), config)) {
+    GST_WARNING_OBJECT(self, "the buffer pool refused its configuration");
+    return FALSE;
+  }
+  gst_query_add_allocation_pool(query, pool.get(), static_cast<guint>(info.size), kPoolMinBuffers, 0);
+  gst_query_add_allocation_param(query, nullptr, &params);
+  gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+  GST_DEBUG_OBJECT(self, "offered a pool of %u-byte page-aligned buffers", static_cast<guint>(info.size));
+  auto& state = *self->state;
+  std::lock_guard lock(state.pools_mutex);
+  state.pools.push_back(pool.release());
+  return TRUE;
+}
+
+bool from_our_pool(SinkState& state, GstBuffer* buffer) {
+  if (!buffer->pool) return false;
+  std::lock_guard lock(state.pools_mutex);
+  return std::find(state.pools.begin(), state.pools.end(), buffer->pool) != state.pools.end();
+}
+
+// True when the buffer's bytes are the frame in the stream's layout, in one memory.
+bool sendable_in_place(const SinkRuntime& rt, GstBuffer* buffer) {
+  if (gst_buffer_n_memory(buffer) != 1) return false;
+  if (gst_buffer_get_size(buffer) < rt.format->layout.frame_bytes) return false;
+  if (const GstVideoMeta* meta = gst_buffer_get_video_meta(buffer)) {
+    for (guint i = 0; i < meta->n_planes; ++i) {
+      if (meta->offset[i] != rt.format->layout.planes[i].offset ||
+          meta->stride[i] != static_cast<gint>(rt.format->layout.planes[i].stride)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Copies the buffer into the next staging buffer, in the stream's layout.
+Result<std::span<const std::byte>> copy_to_staging(SinkRuntime& rt, GstBuffer* buffer) {
+  const size_t bytes = rt.format->layout.frame_bytes;
+  std::byte*& target = rt.current_staging[rt.next_staging];
+  rt.next_staging = (rt.next_staging + 1) % kStagingBuffers;
+  if (!target) {
+    void* memory = std::aligned_alloc(kPageBytes, (bytes + kPageBytes - 1) / kPageBytes * kPageBytes);
+    if (!memory) return make_error(ErrorCode::resource, "out of memory for a {} byte staging buffer", bytes);
+    rt.staging.emplace_back(static_cast<std::byte*>(memory));
+    target = static_cast<std::byte*>(memory);
+  } else if (auto ok = rt.connection->wait_idle({target, bytes}); !ok) {
+    return Unexpected(ok.error());
+  }
+  GstVideoFrame source;
+  if (!gst_video_frame_map(&source, &rt.info, buffer, GST_MAP_READ)) {
+    return make_error(ErrorCode::invalid_argument, "buffer of {} bytes does not map as a {} frame",
+                      gst_buffer_get_size(buffer), GST_VIDEO_INFO_NAME(&rt.info));
+  }
+  for (int plane = 0; plane < rt.format->layout.plane_count; ++plane) {
+    const auto& p = rt.format->layout.planes[plane];
+    const auto* from = static_cast<const std::byte*>(GST_VIDEO_FRAME_PLANE_DATA(&source, plane));
+    const auto from_stride = static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&source, plane));
+    const size_t row_bytes = std::min<size_t>(p.stride, from_stride);
+    for (uint32_t row = 0; row < p.rows; ++row) {
+      std::memcpy(target + p.offset + row * p.stride, from + row * from_stride, row_bytes);
+    }
+  }
+  gst_video_frame_unmap(&source);
+  return std::span<const std::byte>(target, bytes);
+}
+
+GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
+  auto* self = GST_RDMA_SINK(sink);
+  auto& state = *self->state;
+  if (!state.runtime) return GST_FLOW_FLUSHING;
+  auto& rt = *state.runtime;
+  const auto ready = Clock::now();
+  std::lock_guard lock(rt.mutex);
+  if (rt.keepalive_error) return GST_FLOW_ERROR;  // posted by the keepalive thread
+  if (rt.ended) return GST_FLOW_EOS;
+  if (!rt.format) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("No caps before the first buffer."), (nullptr));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+
+  InFlight entry{nullptr, GST_MAP_INFO_INIT, {}};
+  const bool verbs = rt.connection->kind() == TransportKind::verbs;
+  const bool ours = from_our_pool(state, buffer);
+  if (sendable_in_place(rt, buffer) && (ours || !verbs)) {
+    if (!gst_buffer_map(buffer, &entry.map, GST_MAP_READ)) {
+      GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Could not map a buffer."), (nullptr));
+      return GST_FLOW_ERROR;
+    }
+    entry.buffer = gst_buffer_ref(buffer);
+    entry.frame = {reinterpret_cast<const std::byte*>(entry.map.data), rt.format->layout.frame_bytes};
+    if (verbs) {
+      GstMemory* memory = gst_buffer_peek_memory(buffer, 0);
+      if (rt.registered.insert(memory).second) gst_memory_ref(memory);
+    }
+  } else {
+    auto copied = copy_to_staging(rt, buffer);
+    if (!copied) {
+      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not stage a frame."),
+                        ("%s", copied.error().message().c_str()));
+      return GST_FLOW_ERROR;
+    }
+    if (rt.copies++ == 0) {
+      GST_WARNING_OBJECT(self, "copying frames: upstream buffers are not from rdmasink's pool%s",
+                         verbs ? " (verbs sends only registered memory)" : " or not in the stream's layout");
+    }
+    entry.frame = *copied;
+  }
+
+  const int64_t pts_ns = GST_BUFFER_PTS_IS_VALID(buffer)
+                             ? static_cast<int64_t>(GST_BUFFER_PTS(buffer))
+                             : static_cast<int64_t>(rt.sequence * GST_SECOND * GST_VIDEO_INFO_FPS_D(&rt.info) /
+                                                    std::max(GST_VIDEO_INFO_FPS_N(&rt.info), 1));
+  SendPolicy policy{rt.settings.mode == SinkMode::live, rt.settings.checksum};
+  FrameSender sender(*rt.connection, policy, rt.stats, &state.unlocked);
+  auto outcome = sender.send(entry.frame, rt.sequence++, pts_ns, ready);
+  rt.last_activity = Clock::now();
+  if (!outcome || *outcome != FrameSender::Outcome::sent) {
+    if (entry.buffer) {
+      gst_buffer_unmap(entry.buffer, &entry.map);
+      gst_buffer_unref(entry.buffer);
+    }
+  } else {
+    rt.in_flight.push_back(entry);
+    while (rt.in_flight.size() > kMaxInFlight) rt.retire_oldest();
+  }
+  publish_stats(self, rt);
+  if (!outcome) {
+    if (state.unlocked && outcome.error().sys_errno() == EINTR) return GST_FLOW_FLUSHING;
+    rt.ended = true;
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Lost the connection to the receiver."),
+                      ("%s", outcome.error().message().c_str()));
+    return GST_FLOW_ERROR;
+  }
+  switch (*outcome) {
+    case FrameSender::Outcome::sent:
+    case FrameSender::Outcome::dropped: return GST_FLOW_OK;
+    case FrameSender::Outcome::stopped: return GST_FLOW_FLUSHING;
+    case FrameSender::Outcome::receiver_ended:
+      GST_INFO_OBJECT(self, "the receiver ended the stream");
+      rt.ended = true;
+      return GST_FLOW_EOS;
+  }
+  return GST_FLOW_OK;
+}
+
+gboolean sink_event(GstBaseSink* sink, GstEvent* event) {
+  auto* self = GST_RDMA_SINK(sink);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_EOS && self->state->runtime) {
+    {
+      std::lock_guard lock(self->state->runtime->mutex);
+      finish_stream(self, *self->state->runtime);
+    }
+    post_stats_message(self);
+  }
+  return GST_BASE_SINK_CLASS(gst_rdma_sink_parent_class)->event(sink, event);
+}
+
+void set_property(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
+  auto& s = state_of(object).settings;
+  GST_OBJECT_LOCK(object);
+  switch (id) {
+    case PROP_HOST: s.host = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_PORT: s.port = g_value_get_uint(value); break;
+    case PROP_TRANSPORT: s.transport = static_cast<TransportKind>(g_value_get_enum(value)); break;
+    case PROP_RDMA_DEVICE:
+      s.rdma_device = g_value_get_string(value) ? g_value_get_string(value) : "";
+      break;
+    case PROP_MODE: s.mode = static_cast<SinkMode>(g_value_get_enum(value)); break;
+    case PROP_CHECKSUM: s.checksum = g_value_get_boolean(value); break;
+    case PROP_STREAM_NAME:
+      s.stream_name = g_value_get_string(value) ? g_value_get_string(value) : "";
+      break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
+  }
+  GST_OBJECT_UNLOCK(object);
+}
+
+void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
+  auto& state = state_of(object);
+  if (id == PROP_STATS) {
+    std::lock_guard lock(state.stats_mutex);
+    g_value_take_boxed(value, stats_structure("rdmasink-stats", state.stats));
+    return;
+  }
+  auto& s = state.settings;
+  GST_OBJECT_LOCK(object);
+  switch (id) {
+    case PROP_HOST: g_value_set_string(value, s.host.c_str()); break;
+    case PROP_PORT: g_value_set_uint(value, s.port); break;
+    case PROP_TRANSPORT: g_value_set_enum(value, static_cast<gint>(s.transport)); break;
+    case PROP_RDMA_DEVICE: g_value_set_string(value, s.rdma_device.c_str()); break;
+    case PROP_MODE: g_value_set_enum(value, static_cast<gint>(s.mode)); break;
+    case PROP_CHECKSUM: g_value_set_boolean(value, s.checksum); break;
+    case PROP_STREAM_NAME: g_value_set_string(value, s.stream_name.c_str()); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
+  }
+  GST_OBJECT_UNLOCK(object);
+}
+
+void finalize(GObject* object) {
+  delete GST_RDMA_SINK(object)->state;
+  G_OBJECT_CLASS(gst_rdma_sink_parent_class)->finalize(object);
+}
+
+}  // namespace
+}  // namespace rdmavideo::gst
+
+static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
+  using namespace rdmavideo::gst;
+  auto* gobject_class = G_OBJECT_CLASS(klass);
+  auto* element_class = GST_ELEMENT_CLASS(klass);
+  auto* sink_class = GST_BASE_SINK_CLASS(klass);
+  GST_DEBUG_CATEGORY_INIT(rdmasink_debug, "rdmasink", 0, "rdmavideo sender element");
+
+  gobject_class->set_property = set_property;
+  gobject_class->get_property = get_property;
+  gobject_class->finalize = finalize;
+  const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                              GST_PARAM_MUTABLE_READY);
+  g_object_class_install_property(
+      gobject_class, PROP_HOST,
+      g_param_spec_string("host", "Host",
+                          "Receiver's address or host name. Default 127.0.0.1; read when the "
+                          "element starts (READY to PAUSED).",
+                          "127.0.0.1", flags));
+  g_object_class_install_property(
+      gobject_class, PROP_PORT,
+      g_param_spec_uint("port", "Port",
+                        "Receiver's port (TCP port, and rdma_cm port for verbs). Default 5000; "
+                        "read when the element starts.",
+                        1, 65535, 5000, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_TRANSPORT,
+      g_param_spec_enum("transport", "Transport",
+                        "How frames travel: auto (verbs where an RDMA device reaches the "
+                        "receiver, else TCP), tcp, or verbs. Default auto; read when the "
+                        "element starts.",
+                        transport_enum_type(), static_cast<gint>(rdmavideo::TransportKind::automatic),
+                        flags));
+  g_object_class_install_property(
+      gobject_class, PROP_RDMA_DEVICE,
+      g_param_spec_string("rdma-device", "RDMA device",
+                          "Verbs: the RDMA device the route must use, e.g. mlx5_0. Default "
+                          "empty (any); read when the element starts.",
+                          "", flags));
+  g_object_class_install_property(
+      gobject_class, PROP_MODE,
+      g_param_spec_enum("mode", "Mode",
+                        "live: drop a frame when the receiver has no free slot (counted in "
+                        "stats, the stream is flagged live); no-drop: wait for a slot. "
+                        "Default no-drop; read when the element starts.",
+                        mode_enum_type(), static_cast<gint>(SinkMode::no_drop), flags));
+  g_object_class_install_property(
+      gobject_class, PROP_CHECKSUM,
+      g_param_spec_boolean("checksum", "Checksum",
+                           "Send an XXH3-64 checksum of every frame, which the receiver checks "
+                           "when it verifies. Default false; read when the element starts.",
+                           FALSE, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_STREAM_NAME,
+      g_param_spec_string("stream-name", "Stream name",
+                          "Name sent in StreamStart (at most 63 bytes); empty: the element's "
+                          "name. Read when the element starts.",
+                          "", flags));
+  g_object_class_install_property(
+      gobject_class, PROP_STATS,
+      g_param_spec_boxed("stats", "Statistics",
+                         "rdmasink-stats: frames, bytes, dropped, copies (frames not sent "
+                         "zero-copy), checksum-failures, latency-p50-ns, latency-p99-ns, "
+                         "latency-max-ns (credit wait plus write, per frame), seconds, "
+                         "transport, peer. Updated every frame.",
+                         GST_TYPE_STRUCTURE,
+                         static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+
+  gst_element_class_set_static_metadata(
+      element_class, "RDMA video sink", "Sink/Network/Video",
+      "Sends raw video frames into an rdmavideo receiver's ring over RDMA verbs or TCP",
+      "rdmavideo developers");
+  GstCaps* caps = template_caps();
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
+  gst_caps_unref(caps);
+
+  sink_class->start = sink_start;
+  sink_class->stop = sink_stop;
+  sink_class->unlock = sink_unlock;
+  sink_class->unlock_stop = sink_unlock_stop;
+  sink_class->set_caps = sink_set_caps;
+  sink_class->propose_allocation = sink_propose_allocation;
+  sink_class->render = sink_render;
+  sink_class->event = sink_event;
+  gst_type_mark_as_plugin_api(transport_enum_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(mode_enum_type(), static_cast<GstPluginAPIFlags>(0));
+}
+
+static void gst_rdma_sink_init(GstRdmaSink* self) {
+  self->state = new rdmavideo::gst::SinkState();
+  // Latency and sync are the pipeline's: a network sink renders when the clock says.
+  gst_base_sink_set_sync(GST_BASE_SINK(self), TRUE);
+  // A held last sample would keep a pool buffer (and its registration) busy for nothing.
+  gst_base_sink_set_last_sample_enabled(GST_BASE_SINK(self), FALSE);
+}

@@ -1,0 +1,602 @@
+// SPDX-License-Identifier: Apache-2.0
+// rdmasrc: receives raw video from an rdmavideo sender (rdmavideo-send or rdmasink) into a
+// ring of frame buffers and pushes each frame downstream without copying it.
+//
+//   gst-launch-1.0 rdmasrc port=5000 ! videoconvert ! autovideosink
+//
+// start() listens; a receive thread accepts one sender and reads its messages (so the
+// connection is serviced, and keepalives answered, even while the pipeline is paused);
+// create() takes the thread's events in order. A StreamStart becomes caps (renegotiated
+// when the sender changes format), each frame a buffer whose memory is the ring slot
+// itself: the slot's credit goes back to the sender when downstream drops the buffer, so a
+// slow downstream slows the sender instead of growing a queue. The sender's EndOfStream
+// becomes EOS. Timestamps are the sender's pts, counted from its first frame; the element
+// is live when the sender's stream is (StreamStart's live flag).
+//
+// Strides and offsets are the sender's. Where they differ from GStreamer's defaults the
+// buffer carries a GstVideoMeta, or, when downstream cannot read one, is copied once into
+// GStreamer's layout (counted in the `copies` statistic).
+#include "rdmasrc.hpp"
+
+#include <gst/video/video.h>
+#include <poll.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "common.hpp"
+#include "rdmavideo/frame_verifier.hpp"
+#include "slot_memory.hpp"
+
+GST_DEBUG_CATEGORY_STATIC(rdmasrc_debug);
+#define GST_CAT_DEFAULT rdmasrc_debug
+
+namespace rdmavideo::gst {
+namespace {
+
+using std::chrono::milliseconds;
+constexpr milliseconds kTick(200);  // how fast the receive thread notices a stop
+constexpr uint64_t kMaxVerifyWarnings = 10;
+
+// Property values, under the object lock; copied at start().
+struct SrcSettings {
+  std::string address = "0.0.0.0";
+  guint port = 5000;
+  TransportKind transport = TransportKind::automatic;
+  guint ring_size = 8;
+  std::string rdma_device;
+  bool verify = false;
+};
+
+// Built in start(), dropped in stop().
+struct SrcRuntime {
+  SrcSettings settings;
+  std::unique_ptr<Listener> listener;
+  std::atomic<bool> stopping{false};  // ends the receive thread within kTick
+  std::thread thread;
+
+  std::mutex mutex;  // guards the receive thread's hand-over below
+  std::condition_variable cv;
+  std::deque<ReceiverEvent> events;  // in arrival order; frames hold their slots
+  std::optional<Error> error;        // why the connection failed
+  bool connected = false;
+  TransportKind kind = TransportKind::tcp;
+  std::string peer;
+
+  // Streaming thread only.
+  std::optional<proto::StreamStart> format;
+  GstVideoInfo info{};           // the sender's layout
+  GstVideoInfo default_info{};   // GStreamer's layout for the same caps
+  bool default_layout = true;
+  bool downstream_meta = false;  // downstream reads GstVideoMeta
+  std::optional<FrameVerifier> verifier;
+  std::optional<int64_t> first_pts_ns;
+  uint64_t next_sequence = 0;
+  bool live_decided = false;
+  stats::TransferStats stats;
+  uint64_t copies = 0;
+  bool eos = false;
+
+  ~SrcRuntime() {
+    stopping = true;
+    if (thread.joinable()) thread.join();
+  }
+};
+
+struct SrcState {
+  SrcSettings settings;  // under the object lock
+  guint bound_port = 0;  // under the object lock
+  GstCaps* caps = nullptr;  // the current stream's caps; under the object lock
+  std::atomic<bool> unlocked{false};
+  std::unique_ptr<SrcRuntime> runtime;
+  std::mutex stats_mutex;
+  StatsSnapshot stats;  // under stats_mutex
+};
+
+}  // namespace
+}  // namespace rdmavideo::gst
+
+struct _GstRdmaSrc {
+  GstPushSrc parent;
+  rdmavideo::gst::SrcState* state;
+};
+
+G_DEFINE_TYPE(GstRdmaSrc, gst_rdma_src, GST_TYPE_PUSH_SRC)
+GST_ELEMENT_REGISTER_DEFINE(rdmasrc, "rdmasrc", GST_RANK_NONE, GST_TYPE_RDMA_SRC)
+
+namespace rdmavideo::gst {
+namespace {
+
+enum {
+  PROP_0,
+  PROP_ADDRESS,
+  PROP_PORT,
+  PROP_TRANSPORT,
+  PROP_RING_SIZE,
+  PROP_RDMA_DEVICE,
+  PROP_VERIFY,
+  PROP_BOUND_PORT,
+  PROP_STATS,
+};
+
+SrcState& state_of(gpointer object) { return *GST_RDMA_SRC(object)->state; }
+
+void publish_stats(GstRdmaSrc* self, SrcRuntime& rt) {
+  auto s = snapshot(rt.stats);
+  s.copies = rt.copies;
+  {
+    std::lock_guard lock(rt.mutex);
+    if (rt.connected) {
+      s.transport = std::string(to_string(rt.kind));
+      s.peer = rt.peer;
+    }
+  }
+  std::lock_guard lock(self->state->stats_mutex);
+  self->state->stats = std::move(s);
+}
+
+void post_stats_message(GstRdmaSrc* self) {
+  StatsSnapshot s;
+  {
+    std::lock_guard lock(self->state->stats_mutex);
+    s = self->state->stats;
+  }
+  GST_INFO_OBJECT(self, "%" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT " bytes, %" G_GUINT64_FORMAT
+                  " dropped by the sender, %" G_GUINT64_FORMAT " copies, %" G_GUINT64_FORMAT
+                  " verification failures over %s",
+                  s.frames, s.bytes, s.dropped, s.copies, s.checksum_failures, s.transport.c_str());
+  gst_element_post_message(GST_ELEMENT(self),
+                           gst_message_new_element(GST_OBJECT(self),
+                                                   stats_structure("rdmasrc-stats", s)));
+}
+
+// The receive thread: accepts one sender, then reads its events until it ends, fails, or
+// the element stops.
+void receive_loop(GstRdmaSrc* self, SrcRuntime* rt) {
+  std::unique_ptr<ReceiverConnection> connection;
+  while (!rt->stopping && !connection) {
+    pollfd pfd{rt->listener->readiness_fd(), POLLIN, 0};
+    if (poll(&pfd, 1, static_cast<int>(kTick.count())) <= 0) continue;
+    auto accepted = rt->listener->accept();
+    if (!accepted) {
+      // A bad peer costs only its own connection; keep waiting for a good sender.
+      GST_WARNING_OBJECT(self, "refused a sender: %s", accepted.error().message().c_str());
+      continue;
+    }
+    connection = std::move(*accepted);
+  }
+  if (!connection) return;
+  GST_INFO_OBJECT(self, "sender %s connected over %s", connection->peer().c_str(),
+                  std::string(to_string(connection->kind())).c_str());
+  {
+    std::lock_guard lock(rt->mutex);
+    rt->connected = true;
+    rt->kind = connection->kind();
+    rt->peer = connection->peer();
+  }
+  for (;;) {
+    auto event = connection->next();
+    std::lock_guard lock(rt->mutex);
+    if (!event) {
+      if (!rt->stopping) rt->error = event.error();
+      rt->cv.notify_all();
+      return;
+    }
+    const bool ended = std::holds_alternative<StreamEnded>(*event);
+    rt->events.push_back(std::move(*event));
+    rt->cv.notify_all();
+    if (ended) return;
+  }
+}
+
+gboolean src_start(GstBaseSrc* src) {
+  auto* self = GST_RDMA_SRC(src);
+  auto& state = *self->state;
+  auto rt = std::make_unique<SrcRuntime>();
+  GST_OBJECT_LOCK(self);
+  rt->settings = state.settings;
+  GST_OBJECT_UNLOCK(self);
+  state.unlocked = false;
+
+  ListenOptions options;
+  options.endpoint = Endpoint{rt->settings.address, static_cast<uint16_t>(rt->settings.port)};
+  options.rdma_device = rt->settings.rdma_device;
+  options.ring_size = rt->settings.ring_size;
+  options.stop = &rt->stopping;
+  options.timeouts.keepalive = kTick;  // also how often a blocked read looks at `stopping`
+  auto listener = listen(rt->settings.transport, options);
+  if (!listener) {
+    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
+                      ("Could not listen on %s.", options.endpoint.to_string().c_str()),
+                      ("%s", listener.error().message().c_str()));
+    return FALSE;
+  }
+  rt->listener = std::move(*listener);
+  const Endpoint bound = rt->listener->local_endpoint();
+  GST_INFO_OBJECT(self, "listening on %s (%s)", bound.to_string().c_str(),
+                  rt->listener->describe().c_str());
+  GST_OBJECT_LOCK(self);
+  state.bound_port = bound.port;
+  GST_OBJECT_UNLOCK(self);
+  g_object_notify(G_OBJECT(self), "bound-port");
+  rt->thread = std::thread(receive_loop, self, rt.get());
+  state.runtime = std::move(rt);
+  return TRUE;
+}
+
+gboolean src_stop(GstBaseSrc* src) {
+  auto* self = GST_RDMA_SRC(src);
+  auto& state = *self->state;
+  if (state.runtime) {
+    state.runtime->stopping = true;
+    if (state.runtime->thread.joinable()) state.runtime->thread.join();
+    state.runtime->stats.finish();
+    publish_stats(self, *state.runtime);
+    if (!state.runtime->eos) post_stats_message(self);
+    state.runtime.reset();  // queued frames return their slots; buffers downstream keep theirs
+  }
+  GST_OBJECT_LOCK(self);
+  gst_clear_caps(&state.caps);
+  state.bound_port = 0;
+  GST_OBJECT_UNLOCK(self);
+  return TRUE;
+}
+
+gboolean src_unlock(GstBaseSrc* src) {
+  auto& state = state_of(src);
+  state.unlocked = true;
+  if (state.runtime) {
+    std::lock_guard lock(state.runtime->mutex);
+    state.runtime->cv.notify_all();
+  }
+  return TRUE;
+}
+
+gboolean src_unlock_stop(GstBaseSrc* src) {
+  state_of(src).unlocked = false;
+  return TRUE;
+}
+
+GstCaps* src_get_caps(GstBaseSrc* src, GstCaps* filter) {
+  auto& state = state_of(src);
+  GstCaps* caps = nullptr;
+  GST_OBJECT_LOCK(src);
+  if (state.caps) caps = gst_caps_ref(state.caps);
+  GST_OBJECT_UNLOCK(src);
+  if (!caps) caps = gst_pad_get_pad_template_caps(GST_BASE_SRC_PAD(src));
+  if (filter) {
+    GstCaps* both = gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref(caps);
+    caps = both;
+  }
+  return caps;
+}
+
+gboolean src_negotiate(GstBaseSrc* src) {
+  // Nothing to negotiate until a sender has described its stream; create() negotiates then.
+  GST_OBJECT_LOCK(src);
+  const bool known = state_of(src).caps != nullptr;
+  GST_OBJECT_UNLOCK(src);
+  if (!known) return TRUE;
+  return GST_BASE_SRC_CLASS(gst_rdma_src_parent_class)->negotiate(src);
+}
+
+gboolean src_decide_allocation(GstBaseSrc* src, GstQuery* query) {
+  auto& state = state_of(src);
+  // Buffers are ring slots, never from a pool: drop downstream's pools so none is filled.
+  while (gst_query_get_n_allocation_pools(query) > 0) gst_query_remove_nth_allocation_pool(query, 0);
+  if (state.runtime) {
+    state.runtime->downstream_meta =
+        gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+  }
+  return TRUE;
+}
+
+gboolean src_query(GstBaseSrc* src, GstQuery* query) {
+  auto& state = state_of(src);
+  if (GST_QUERY_TYPE(query) == GST_QUERY_LATENCY && state.runtime && state.runtime->format) {
+    // A frame is pushed as soon as it has arrived; up to a ring of frames may wait for
+    // downstream.
+    const auto& rate = state.runtime->format->frame_rate;
+    const GstClockTime frame = gst_util_uint64_scale(GST_SECOND, rate.den, rate.num);
+    gst_query_set_latency(query, gst_base_src_is_live(src), frame,
+                          frame * state.runtime->settings.ring_size);
+    return TRUE;
+  }
+  return GST_BASE_SRC_CLASS(gst_rdma_src_parent_class)->query(src, query);
+}
+
+GstFlowReturn start_stream(GstRdmaSrc* self, SrcRuntime& rt, const proto::StreamStart& format) {
+  auto* src = GST_BASE_SRC(self);
+  auto info = video_info(format);
+  if (!info) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender's stream cannot be described as caps."),
+                      ("%s", info.error().message().c_str()));
+    return GST_FLOW_ERROR;
+  }
+  rt.format = format;
+  rt.info = *info;
+  rt.default_layout = has_default_layout(*info);
+  gst_video_info_set_format(&rt.default_info, GST_VIDEO_INFO_FORMAT(&rt.info),
+                            GST_VIDEO_INFO_WIDTH(&rt.info), GST_VIDEO_INFO_HEIGHT(&rt.info));
+  rt.verifier.reset();
+  if (rt.settings.verify) rt.verifier.emplace(format);
+  if (!rt.live_decided) {
+    // Decided once, before the first buffer: whether the pipeline treats this as a live
+    // source follows the sender.
+    rt.live_decided = true;
+    gst_base_src_set_live(src, (format.flags & proto::kStreamLive) != 0);
+  }
+  GstCaps* caps = gst_video_info_to_caps(&rt.info);
+  GST_INFO_OBJECT(self, "stream \"%s\": %" GST_PTR_FORMAT "%s", format.name.c_str(), caps,
+                  rt.default_layout ? "" : " (sender's strides)");
+  GST_OBJECT_LOCK(self);
+  gst_caps_replace(&self->state->caps, caps);
+  GST_OBJECT_UNLOCK(self);
+  gst_caps_unref(caps);
+  if (!gst_base_src_negotiate(src)) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Downstream does not accept the sender's format."),
+                      ("%s %ux%u", std::string(name(format.pixel_format)).c_str(), format.width,
+                       format.height));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  return GST_FLOW_OK;
+}
+
+GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
+  if (rt.default_layout || rt.downstream_meta) {
+    GstBuffer* buffer = gst_buffer_new();
+    gst_buffer_append_memory(buffer, wrap_lease(std::move(frame)));
+    if (!rt.default_layout) {
+      gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE,
+                                     GST_VIDEO_INFO_FORMAT(&rt.info), GST_VIDEO_INFO_WIDTH(&rt.info),
+                                     GST_VIDEO_INFO_HEIGHT(&rt.info), GST_VIDEO_INFO_N_PLANES(&rt.info),
+                                     rt.info.offset, rt.info.stride);
+    }
+    return buffer;
+  }
+  // Downstream reads only GStreamer's own layout: repack into it.
+  if (rt.copies++ == 0) {
+    GST_WARNING_OBJECT(self, "copying frames: the sender's strides differ from GStreamer's and "
+                             "downstream does not read GstVideoMeta");
+  }
+  GstBuffer* buffer = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&rt.default_info), nullptr);
+  GstVideoFrame target;
+  if (gst_video_frame_map(&target, &rt.default_info, buffer, GST_MAP_WRITE)) {
+    const auto data = frame.data();
+    for (int plane = 0; plane < rt.format->layout.plane_count; ++plane) {
+      const auto& p = rt.format->layout.planes[plane];
+      auto* to = static_cast<std::byte*>(GST_VIDEO_FRAME_PLANE_DATA(&target, plane));
+      const auto to_stride = static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&target, plane));
+      const size_t row_bytes = std::min<size_t>(p.stride, to_stride);
+      for (uint32_t row = 0; row < p.rows; ++row) {
+        std::memcpy(to + row * to_stride, data.data() + p.offset + row * p.stride, row_bytes);
+      }
+    }
+    gst_video_frame_unmap(&target);
+  }
+  return buffer;
+}
+
+GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameArrived arrived, GstBuffer** out) {
+  const proto::FrameWritten info = arrived.frame.info();
+  bool discont = rt.stats.frames == 0;
+  if (rt.stats.frames > 0 && info.sequence > rt.next_sequence) {
+    // The sender's sequence counts the frames it dropped.
+    rt.stats.dropped += info.sequence - rt.next_sequence;
+    discont = true;
+  }
+  rt.next_sequence = info.sequence + 1;
+  if (rt.verifier) {
+    if (auto bad = rt.verifier->verify(info, arrived.frame.data())) {
+      if (++rt.stats.checksum_failures <= kMaxVerifyWarnings) {
+        GST_ELEMENT_WARNING(self, STREAM, DECODE, ("A received frame failed verification."),
+                            ("%s", bad->c_str()));
+      }
+    }
+  }
+  ++rt.stats.frames;
+  rt.stats.bytes += info.bytes;
+  if (arrived.latency_ns) rt.stats.latency.record_ns(arrived.latency_ns);
+
+  GstBuffer* buffer = make_buffer(self, rt, std::move(arrived.frame));
+  if (!rt.first_pts_ns) rt.first_pts_ns = info.pts_ns;
+  const int64_t pts = std::max<int64_t>(info.pts_ns - *rt.first_pts_ns, 0);
+  GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(pts);
+  GST_BUFFER_DTS(buffer) = GST_CLOCK_TIME_NONE;
+  GST_BUFFER_DURATION(buffer) = gst_util_uint64_scale(GST_SECOND, rt.format->frame_rate.den,
+                                                      rt.format->frame_rate.num);
+  GST_BUFFER_OFFSET(buffer) = info.sequence;
+  GST_BUFFER_OFFSET_END(buffer) = info.sequence + 1;
+  if (discont) GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DISCONT);
+  *out = buffer;
+  publish_stats(self, rt);
+  return GST_FLOW_OK;
+}
+
+GstFlowReturn src_create(GstPushSrc* push_src, GstBuffer** out) {
+  auto* self = GST_RDMA_SRC(push_src);
+  auto& state = *self->state;
+  if (!state.runtime) return GST_FLOW_FLUSHING;
+  auto& rt = *state.runtime;
+  if (rt.eos) return GST_FLOW_EOS;
+  for (;;) {
+    std::unique_lock lock(rt.mutex);
+    rt.cv.wait(lock, [&] { return state.unlocked || !rt.events.empty() || rt.error; });
+    if (state.unlocked) return GST_FLOW_FLUSHING;
+    if (rt.events.empty()) {
+      GST_ELEMENT_ERROR(self, RESOURCE, READ,
+                        ("The sender %s failed or went away.", rt.peer.empty() ? "" : rt.peer.c_str()),
+                        ("%s", rt.error->message().c_str()));
+      return GST_FLOW_ERROR;
+    }
+    ReceiverEvent event = std::move(rt.events.front());
+    rt.events.pop_front();
+    lock.unlock();
+
+    if (auto* started = std::get_if<StreamStarted>(&event)) {
+      if (auto flow = start_stream(self, rt, started->format); flow != GST_FLOW_OK) return flow;
+      continue;
+    }
+    if (auto* arrived = std::get_if<FrameArrived>(&event)) {
+      return frame_arrived(self, rt, std::move(*arrived), out);
+    }
+    const auto& end = std::get<StreamEnded>(event).end;
+    GST_INFO_OBJECT(self, "the sender ended the stream after %" G_GUINT64_FORMAT " frames (%"
+                    G_GUINT64_FORMAT " dropped)", end.frames, end.dropped);
+    rt.eos = true;
+    rt.stats.finish();
+    publish_stats(self, rt);
+    post_stats_message(self);
+    return GST_FLOW_EOS;
+  }
+}
+
+void set_property(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
+  auto& s = state_of(object).settings;
+  GST_OBJECT_LOCK(object);
+  switch (id) {
+    case PROP_ADDRESS: s.address = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_PORT: s.port = g_value_get_uint(value); break;
+    case PROP_TRANSPORT: s.transport = static_cast<TransportKind>(g_value_get_enum(value)); break;
+    case PROP_RING_SIZE: s.ring_size = g_value_get_uint(value); break;
+    case PROP_RDMA_DEVICE:
+      s.rdma_device = g_value_get_string(value) ? g_value_get_string(value) : "";
+      break;
+    case PROP_VERIFY: s.verify = g_value_get_boolean(value); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
+  }
+  GST_OBJECT_UNLOCK(object);
+}
+
+void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
+  auto& state = state_of(object);
+  if (id == PROP_STATS) {
+    std::lock_guard lock(state.stats_mutex);
+    g_value_take_boxed(value, stats_structure("rdmasrc-stats", state.stats));
+    return;
+  }
+  auto& s = state.settings;
+  GST_OBJECT_LOCK(object);
+  switch (id) {
+    case PROP_ADDRESS: g_value_set_string(value, s.address.c_str()); break;
+    case PROP_PORT: g_value_set_uint(value, s.port); break;
+    case PROP_TRANSPORT: g_value_set_enum(value, static_cast<gint>(s.transport)); break;
+    case PROP_RING_SIZE: g_value_set_uint(value, s.ring_size); break;
+    case PROP_RDMA_DEVICE: g_value_set_string(value, s.rdma_device.c_str()); break;
+    case PROP_VERIFY: g_value_set_boolean(value, s.verify); break;
+    case PROP_BOUND_PORT: g_value_set_uint(value, state.bound_port); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
+  }
+  GST_OBJECT_UNLOCK(object);
+}
+
+void finalize(GObject* object) {
+  auto* state = GST_RDMA_SRC(object)->state;
+  gst_clear_caps(&state->caps);
+  delete state;
+  G_OBJECT_CLASS(gst_rdma_src_parent_class)->finalize(object);
+}
+
+}  // namespace
+}  // namespace rdmavideo::gst
+
+static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
+  using namespace rdmavideo::gst;
+  auto* gobject_class = G_OBJECT_CLASS(klass);
+  auto* element_class = GST_ELEMENT_CLASS(klass);
+  auto* base_class = GST_BASE_SRC_CLASS(klass);
+  auto* push_class = GST_PUSH_SRC_CLASS(klass);
+  GST_DEBUG_CATEGORY_INIT(rdmasrc_debug, "rdmasrc", 0, "rdmavideo receiver element");
+
+  gobject_class->set_property = set_property;
+  gobject_class->get_property = get_property;
+  gobject_class->finalize = finalize;
+  const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                              GST_PARAM_MUTABLE_READY);
+  const auto read_only = static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_property(
+      gobject_class, PROP_ADDRESS,
+      g_param_spec_string("address", "Address",
+                          "Local address to listen on. Default 0.0.0.0 (all); read when the "
+                          "element starts (READY to PAUSED).",
+                          "0.0.0.0", flags));
+  g_object_class_install_property(
+      gobject_class, PROP_PORT,
+      g_param_spec_uint("port", "Port",
+                        "Port to listen on (TCP, and rdma_cm for verbs); 0 picks a free one, "
+                        "readable from bound-port. Default 5000; read when the element starts.",
+                        0, 65535, 5000, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_TRANSPORT,
+      g_param_spec_enum("transport", "Transport",
+                        "Which senders to take: auto (TCP, and verbs on the same port where an "
+                        "RDMA device exists), tcp, or verbs. Default auto; read when the "
+                        "element starts.",
+                        transport_enum_type(), static_cast<gint>(rdmavideo::TransportKind::automatic),
+                        flags));
+  g_object_class_install_property(
+      gobject_class, PROP_RING_SIZE,
+      g_param_spec_uint("ring-size", "Ring size",
+                        "Frame buffers in the receive ring (1..240). Buffers downstream still "
+                        "holds count against it. Default 8; read when the element starts.",
+                        1, 240, 8, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_RDMA_DEVICE,
+      g_param_spec_string("rdma-device", "RDMA device",
+                          "Verbs: accept only on this RDMA device, e.g. mlx5_0. Default empty "
+                          "(any); read when the element starts.",
+                          "", flags));
+  g_object_class_install_property(
+      gobject_class, PROP_VERIFY,
+      g_param_spec_boolean("verify", "Verify",
+                           "Check each frame's checksum when the sender sends them, and the "
+                           "built-in test pattern when the stream carries it; failures are "
+                           "counted in stats and posted as warnings. Default false.",
+                           FALSE, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_BOUND_PORT,
+      g_param_spec_uint("bound-port", "Bound port",
+                        "The port actually listened on (useful with port=0); 0 when not "
+                        "listening.",
+                        0, 65535, 0, read_only));
+  g_object_class_install_property(
+      gobject_class, PROP_STATS,
+      g_param_spec_boxed("stats", "Statistics",
+                         "rdmasrc-stats: frames, bytes, dropped (by the sender, from gaps in "
+                         "its sequence), copies (frames repacked for downstream), "
+                         "checksum-failures, latency-p50-ns, latency-p99-ns, latency-max-ns "
+                         "(sender's write start to arrival; same-clock hosts only), seconds, "
+                         "transport, peer. Updated every frame.",
+                         GST_TYPE_STRUCTURE, read_only));
+
+  gst_element_class_set_static_metadata(
+      element_class, "RDMA video source", "Source/Network/Video",
+      "Receives raw video frames from an rdmavideo sender into a ring of frame buffers over "
+      "RDMA verbs or TCP, and pushes them without copying",
+      "rdmavideo developers");
+  GstCaps* caps = template_caps();
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
+  gst_caps_unref(caps);
+
+  base_class->start = src_start;
+  base_class->stop = src_stop;
+  base_class->unlock = src_unlock;
+  base_class->unlock_stop = src_unlock_stop;
+  base_class->get_caps = src_get_caps;
+  base_class->negotiate = src_negotiate;
+  base_class->decide_allocation = src_decide_allocation;
+  base_class->query = src_query;
+  push_class->create = src_create;
+}
+
+static void gst_rdma_src_init(GstRdmaSrc* self) {
+  self->state = new rdmavideo::gst::SrcState();
+  gst_base_src_set_format(GST_BASE_SRC(self), GST_FORMAT_TIME);
+  gst_base_src_set_live(GST_BASE_SRC(self), FALSE);
+}

@@ -25,6 +25,7 @@
 
 // Last: it pulls in Xlib, whose macros (Success, None, Status) break CLI11 and others.
 #include <SDL_syswm.h>
+#include <X11/Xatom.h>
 
 namespace rdmavideo::receiver {
 namespace {
@@ -254,6 +255,54 @@ void v210_to_yuy2(const proto::StreamStart& f, std::span<const std::byte> frame,
   }
 }
 
+// ---- X11: is there a window manager to make a window fullscreen?
+
+// Looks up a few Xlib functions in the libX11 that SDL's X11 driver already has loaded, so the
+// display needs no X11 library of its own (and a Wayland session never calls them).
+class Xlib {
+ public:
+  Xlib() : library_(SDL_LoadObject("libX11.so.6")) {
+    if (!library_) return;
+    intern_atom =
+        reinterpret_cast<decltype(intern_atom)>(SDL_LoadFunction(library_.get(), "XInternAtom"));
+    get_window_property = reinterpret_cast<decltype(get_window_property)>(
+        SDL_LoadFunction(library_.get(), "XGetWindowProperty"));
+    x_free = reinterpret_cast<decltype(x_free)>(SDL_LoadFunction(library_.get(), "XFree"));
+  }
+  bool loaded() const { return intern_atom && get_window_property && x_free; }
+
+  decltype(&XInternAtom) intern_atom = nullptr;
+  decltype(&XGetWindowProperty) get_window_property = nullptr;
+  decltype(&XFree) x_free = nullptr;
+
+ private:
+  struct Unload {
+    void operator()(void* library) const noexcept { SDL_UnloadObject(library); }
+  };
+  std::unique_ptr<void, Unload> library_;
+};
+
+// True when the window is on X11 and no EWMH window manager has announced itself on the root
+// window (_NET_SUPPORTING_WM_CHECK): then nothing will act on a fullscreen request.
+bool x11_without_window_manager(SDL_Window* window) {
+  SDL_SysWMinfo wm;
+  SDL_VERSION(&wm.version);
+  if (!SDL_GetWindowWMInfo(window, &wm) || wm.subsystem != SDL_SYSWM_X11) return false;
+  const Xlib x;
+  if (!x.loaded()) return false;  // cannot tell: leave it to SDL
+  ::Display* display = wm.info.x11.display;
+  const Atom check = x.intern_atom(display, "_NET_SUPPORTING_WM_CHECK", True);
+  if (check == 0) return true;  // the atom was never even made: no EWMH client ever ran
+  Atom type = 0;
+  int format = 0;
+  unsigned long items = 0, left = 0;
+  unsigned char* data = nullptr;
+  const int rc = x.get_window_property(display, DefaultRootWindow(display), check, 0, 1, False,
+                                       XA_WINDOW, &type, &format, &items, &left, &data);
+  if (data) x.x_free(data);
+  return rc != 0 || type != XA_WINDOW || items == 0;  // 0: Success
+}
+
 // ---- The display
 
 struct Pending {
@@ -390,8 +439,7 @@ class SdlDisplay final : public Display {
           const SDL_Keycode key = event.key.keysym.sym;
           if (key == SDLK_q || key == SDLK_ESCAPE) quit_requested_ = true;
           if (key == SDLK_f) {
-            const bool full = SDL_GetWindowFlags(window_ptr_) & SDL_WINDOW_FULLSCREEN_DESKTOP;
-            SDL_SetWindowFullscreen(window_ptr_, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
+            toggle_fullscreen();
             dirty = true;
           }
         } else if (event.type == SDL_WINDOWEVENT) {
@@ -436,6 +484,63 @@ class SdlDisplay final : public Display {
         dirty = false;
       }
     }
+  }
+
+  // f: the window fills the screen at the desktop's resolution (no mode change), or goes back.
+  // SDL2 on X11 asks the window manager for fullscreen (a _NET_WM_STATE_FULLSCREEN message to
+  // the root window, as the EWMH specifies) and leaves the resizing to it. With no window
+  // manager, nothing acts on that message, yet SDL takes the window to be screen-sized and
+  // renders a screen-sized picture into the unchanged window, showing a corner of it. So where
+  // no EWMH window manager runs (a bare X server driving a monitor), we make the window cover
+  // the screen ourselves: borderless, at the screen's origin and size.
+  void toggle_fullscreen() {
+    // The window manager may have ended fullscreen itself (its own key binding).
+    if (fullscreen_ == Fullscreen::window_manager &&
+        !(SDL_GetWindowFlags(window_ptr_) & SDL_WINDOW_FULLSCREEN)) {
+      fullscreen_ = Fullscreen::off;
+    }
+    switch (fullscreen_) {
+      case Fullscreen::off:
+        if (!x11_without_window_manager(window_ptr_)) {
+          if (SDL_SetWindowFullscreen(window_ptr_, SDL_WINDOW_FULLSCREEN_DESKTOP) != 0) {
+            log().warn("[display] SDL_SetWindowFullscreen(desktop) failed: {}", SDL_GetError());
+            return;
+          }
+          fullscreen_ = Fullscreen::window_manager;
+          log().info("[display] fullscreen on");
+          return;
+        }
+        if (SDL_Rect screen{};
+            SDL_GetDisplayBounds(SDL_GetWindowDisplayIndex(window_ptr_), &screen) == 0) {
+          SDL_GetWindowPosition(window_ptr_, &windowed_.x, &windowed_.y);
+          SDL_GetWindowSize(window_ptr_, &windowed_.w, &windowed_.h);
+          SDL_SetWindowBordered(window_ptr_, SDL_FALSE);
+          SDL_SetWindowPosition(window_ptr_, screen.x, screen.y);
+          SDL_SetWindowSize(window_ptr_, screen.w, screen.h);
+          SDL_RaiseWindow(window_ptr_);
+          fullscreen_ = Fullscreen::covering;
+          log().info(
+              "[display] fullscreen on: no window manager, so the window covers the {}x{} "
+              "screen itself",
+              screen.w, screen.h);
+        } else {
+          log().warn("[display] fullscreen: SDL_GetDisplayBounds failed: {}", SDL_GetError());
+        }
+        return;
+      case Fullscreen::window_manager:
+        if (SDL_SetWindowFullscreen(window_ptr_, 0) != 0) {
+          log().warn("[display] SDL_SetWindowFullscreen(off) failed: {}", SDL_GetError());
+          return;
+        }
+        break;
+      case Fullscreen::covering:
+        SDL_SetWindowSize(window_ptr_, windowed_.w, windowed_.h);
+        SDL_SetWindowPosition(window_ptr_, windowed_.x, windowed_.y);
+        SDL_SetWindowBordered(window_ptr_, SDL_TRUE);
+        break;
+    }
+    fullscreen_ = Fullscreen::off;
+    log().info("[display] fullscreen off");
   }
 
   // Under mu_: turns the frames offered since the last call into the status text.
@@ -519,7 +624,7 @@ class SdlDisplay final : public Display {
 
   // Sizes a windowed window to the stream, shrunk to fit the desktop.
   void fit_window(uint32_t width, uint32_t height) {
-    if (SDL_GetWindowFlags(window_ptr_) & SDL_WINDOW_FULLSCREEN_DESKTOP) return;
+    if (fullscreen_ != Fullscreen::off) return;
     SDL_Rect usable{0, 0, 1920, 1080};
     SDL_GetDisplayUsableBounds(SDL_GetWindowDisplayIndex(window_ptr_), &usable);
     const double scale = std::min({1.0, 0.9 * usable.w / width, 0.9 * usable.h / height});
@@ -578,6 +683,9 @@ class SdlDisplay final : public Display {
   bool texture_failed_ = false;
   bool upload_failed_ = false;
   bool quit_requested_ = false;
+  enum class Fullscreen { off, window_manager, covering };
+  Fullscreen fullscreen_ = Fullscreen::off;  // covering: no window manager; see toggle_fullscreen
+  SDL_Rect windowed_{};                      // the window before it started covering the screen
 
   std::thread thread_;
 };

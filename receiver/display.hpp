@@ -13,9 +13,11 @@
 // So a slow display drops display frames, never recorded ones. The display thread uploads a
 // frame into its texture and drops the lease before it renders.
 //
-// Keys: f toggles fullscreen, q or Esc (or closing the window) asks the whole receiver to
-// stop, as SIGINT does, so a recording is finalised. A line in the corner shows fps, GB/s,
-// frames the sender dropped, frames the display skipped and the latency.
+// Keys: f toggles fullscreen (at the desktop's resolution, through the window manager; on an X
+// server with no window manager the window covers the screen itself). q or Esc (or closing
+// the window) asks the whole receiver to stop, as SIGINT does, so a recording is finalised. A
+// line in the corner shows fps, GB/s, frames the sender dropped, frames the display skipped
+// and the latency.
 //
 // Without SDL2 in the build, available() is false and open() fails with `unsupported`.
 #pragma once

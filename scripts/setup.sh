@@ -13,7 +13,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad
-  xvfb x11-apps imagemagick xdotool  # display_test: a virtual screen, xwd, convert, keys
+  xvfb x11-apps x11-utils imagemagick xdotool openbox  # display_test: a virtual screen, xwd,
+  # xprop, convert, keys, and a window manager (on X11 it is what makes a window fullscreen)
   # optional parts CMake detects (RDMA verbs, FFmpeg codecs, GStreamer plugin, SDL2 display)
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libavdevice-dev

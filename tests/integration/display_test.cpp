@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // rdmavideo-recv --display under Xvfb: screenshots of the window show the test pattern's
 // colour bars and grey ramp for every pixel format (native SDL textures and our conversions),
-// and q in the window stops the receiver cleanly with its recording whole.
+// q in the window stops the receiver cleanly with its recording whole, and f makes the window
+// the screen, letterboxed, and back, with a window manager (openbox) and without one.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -44,6 +45,69 @@ class VirtualScreen {
   Process server_;
   std::string name_;
 };
+
+// Runs a command through /bin/sh and returns its stdout.
+std::string capture(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  pclose(pipe);
+  return out;
+}
+
+// Openbox on the virtual screen: on X11 the window manager is what makes a window fullscreen
+// (SDL2 asks it with a _NET_WM_STATE_FULLSCREEN message). Ready once it has announced itself
+// on the root window (_NET_SUPPORTING_WM_CHECK, EWMH).
+class WindowManager {
+ public:
+  explicit WindowManager(const TempDir& dir)
+      : wm_({"openbox", "--sm-disable"}, dir / "openbox.stderr") {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (capture("xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null").find("window id") ==
+           std::string::npos) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        throw std::runtime_error("openbox did not start: " + wm_.stderr_text());
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+  ~WindowManager() {
+    wm_.signal(SIGTERM);
+    wm_.wait(5s);
+  }
+
+ private:
+  Process wm_;
+};
+
+// The size of X window `id` as the X server has it (xdotool getwindowgeometry).
+std::optional<std::pair<int, int>> window_size(const std::string& id) {
+  const std::string text = capture("xdotool getwindowgeometry --shell " + id + " 2>/dev/null");
+  std::smatch w, h;
+  if (!std::regex_search(text, w, std::regex(R"(WIDTH=(\d+))")) ||
+      !std::regex_search(text, h, std::regex(R"(HEIGHT=(\d+))"))) {
+    return std::nullopt;
+  }
+  return std::pair{std::stoi(w[1]), std::stoi(h[1])};
+}
+
+// Waits up to 5 s for window `id` to become `want` pixels; returns the size it has then.
+std::optional<std::pair<int, int>> wait_for_size(const std::string& id, std::pair<int, int> want) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  auto size = window_size(id);
+  while (size != want && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(100ms);
+    size = window_size(id);
+  }
+  return size;
+}
+
+std::string to_string(const std::optional<std::pair<int, int>>& size) {
+  return size ? fmt::format("{}x{}", size->first, size->second) : "unknown";
+}
 
 struct Rgb {
   double r = 0, g = 0, b = 0;
@@ -262,6 +326,82 @@ TEST_F(DisplayTest, QuitFinalisesARecording) {
   ASSERT_TRUE(counts);
   EXPECT_EQ(counts->first + counts->second, frames);
 }
+
+// Asserts the mean colour around (x, y) is `want` within 12 per channel; `what` names the spot.
+void expect_colour(const Image& shot, int x, int y, Rgb want, const std::string& what) {
+  const Rgb got = shot.mean(x, y);
+  EXPECT_TRUE(std::abs(got.r - want.r) <= 12 && std::abs(got.g - want.g) <= 12 &&
+              std::abs(got.b - want.b) <= 12)
+      << what << " at (" << x << "," << y << "): got (" << got.r << "," << got.g << "," << got.b
+      << ") want (" << want.r << "," << want.g << "," << want.b << ")";
+}
+
+// f makes the window the screen (1280x720), the 4:3 stream filling its height, pillarboxed in
+// black on both sides; f again gives back the 640x480 window. Under a window manager (openbox)
+// SDL asks it for fullscreen; on a bare X server the window covers the screen itself.
+class DisplayFullscreen : public DisplayTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(DisplayFullscreen, FTogglesFullscreenLetterboxedAndBack) {
+  const bool with_window_manager = GetParam();
+  for (const char* tool : {"xdotool", "xprop"}) {
+    if (!have(tool)) GTEST_SKIP() << tool << " not installed (apt-get install xdotool x11-utils)";
+  }
+  if (with_window_manager && !have("openbox")) GTEST_SKIP() << "openbox not installed";
+  TempDir dir;
+  VirtualScreen screen(dir);
+  std::optional<WindowManager> wm;
+  if (with_window_manager) wm.emplace(dir);
+  Receiver recv(dir, {"--display", "--quiet"});
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--testsrc", "-s",
+                "640x480", "--pix-fmt", "uyvy422", "--realtime", "-r", "30"},
+               dir / "send.stderr");
+  auto shown = wait_for_pattern(recv, dir, screen.name(), 640, 480, "windowed");
+  ASSERT_TRUE(shown) << recv.process().stderr_text();
+  const std::string id = shown->window_id;
+  const std::pair windowed{640, 480};
+  ASSERT_EQ(wait_for_size(id, windowed), windowed) << "window before f";
+  EXPECT_EQ(shown->problems, "");
+
+  ASSERT_EQ(shell("xdotool key --window " + id + " f"), 0);
+  const std::pair full{1280, 720};
+  const auto size = wait_for_size(id, full);
+  ASSERT_EQ(size, full) << "window after f is " << to_string(size) << ", not the screen\n"
+                        << recv.process().stderr_text();
+  auto fullscreen = wait_for_pattern(recv, dir, screen.name(), 640, 480, "fullscreen");
+  ASSERT_TRUE(fullscreen);
+  EXPECT_EQ(fullscreen->shot.width, 1280);
+  EXPECT_EQ(fullscreen->shot.height, 720);
+  EXPECT_EQ(fullscreen->problems, "");  // the bars and ramp where a 960x720 picture puts them
+  // The picture spans x 160..1119: black outside, the white bar and the ramp's light end just
+  // inside.
+  expect_colour(fullscreen->shot, 155, 180, {0, 0, 0}, "left pillarbox");
+  expect_colour(fullscreen->shot, 165, 180, {191, 191, 191}, "white bar's left edge");
+  expect_colour(fullscreen->shot, 1124, 612, {0, 0, 0}, "right pillarbox");
+  expect_colour(fullscreen->shot, 1115, 612, {253, 253, 253}, "ramp's right end");
+  expect_colour(fullscreen->shot, 40, 700, {0, 0, 0}, "bottom left of the screen");
+
+  ASSERT_EQ(shell("xdotool key --window " + id + " f"), 0);
+  const auto back = wait_for_size(id, windowed);
+  ASSERT_EQ(back, windowed) << "window after the second f is " << to_string(back);
+  auto again = wait_for_pattern(recv, dir, screen.name(), 640, 480, "windowed_again");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->shot.width, 640);
+  EXPECT_EQ(again->problems, "");
+
+  recv.process().signal(SIGINT);
+  ASSERT_EQ(recv.process().wait(15s), 0) << recv.process().stderr_text();
+  ASSERT_EQ(send.wait(15s), 0) << send.stderr_text();
+  const std::string log = recv.process().stderr_text();
+  EXPECT_NE(log.find("[display] fullscreen on"), std::string::npos) << log;
+  EXPECT_NE(log.find("[display] fullscreen off"), std::string::npos) << log;
+  EXPECT_EQ(log.find("no window manager") == std::string::npos, with_window_manager) << log;
+  EXPECT_EQ(log.find("warn"), std::string::npos) << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(WindowManager, DisplayFullscreen, ::testing::Values(true, false),
+                         [](const auto& param_info) {
+                           return param_info.param ? "Openbox" : "None";
+                         });
 
 class DisplayEveryFormat : public DisplayTest, public ::testing::WithParamInterface<const char*> {};
 

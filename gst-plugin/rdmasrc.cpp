@@ -10,8 +10,12 @@
 // when the sender changes format), each frame a buffer whose memory is the ring slot
 // itself: the slot's credit goes back to the sender when downstream drops the buffer, so a
 // slow downstream slows the sender instead of growing a queue. The sender's EndOfStream
-// becomes EOS. Timestamps are the sender's pts, counted from its first frame; the element
-// is live when the sender's stream is (StreamStart's live flag).
+// becomes EOS. With is-live=false (the default) buffers carry the sender's pts, counted from
+// its first frame; with is-live=true the element is a live source and stamps each buffer
+// with the pipeline's running time at which the receive thread saw it complete (not when
+// create() dequeued it, which a busy downstream delays). Liveness is a property (as in shmsrc)
+// because a GstBaseSrc must declare it before READY->PAUSED completes, before any sender
+// has connected; the sender's live flag is compared with it and a mismatch is logged.
 //
 // Strides and offsets are the sender's. Where they differ from GStreamer's defaults the
 // buffer carries a GstVideoMeta, or, when downstream cannot read one, is copied once into
@@ -50,6 +54,7 @@ struct SrcSettings {
   guint ring_size = 8;
   std::string rdma_device;
   bool verify = false;
+  bool is_live = false;
 };
 
 // Built in start(), dropped in stop().
@@ -61,7 +66,11 @@ struct SrcRuntime {
 
   std::mutex mutex;  // guards the receive thread's hand-over below
   std::condition_variable cv;
-  std::deque<ReceiverEvent> events;  // in arrival order; frames hold their slots
+  struct Arrival {
+    ReceiverEvent event;
+    GstClockTime clock_time;  // the element clock when it arrived; NONE without a clock
+  };
+  std::deque<Arrival> events;  // in arrival order; frames hold their slots
   std::optional<Error> error;        // why the connection failed
   bool connected = false;
   TransportKind kind = TransportKind::tcp;
@@ -76,7 +85,6 @@ struct SrcRuntime {
   std::optional<FrameVerifier> verifier;
   std::optional<int64_t> first_pts_ns;
   uint64_t next_sequence = 0;
-  bool live_decided = false;
   stats::TransferStats stats;
   uint64_t copies = 0;
   bool eos = false;
@@ -119,6 +127,7 @@ enum {
   PROP_RING_SIZE,
   PROP_RDMA_DEVICE,
   PROP_VERIFY,
+  PROP_IS_LIVE,
   PROP_BOUND_PORT,
   PROP_STATS,
 };
@@ -187,7 +196,12 @@ void receive_loop(GstRdmaSrc* self, SrcRuntime* rt) {
       return;
     }
     const bool ended = std::holds_alternative<StreamEnded>(*event);
-    rt->events.push_back(std::move(*event));
+    GstClockTime now = GST_CLOCK_TIME_NONE;
+    if (GstClock* clock = gst_element_get_clock(GST_ELEMENT(self))) {
+      now = gst_clock_get_time(clock);
+      gst_object_unref(clock);
+    }
+    rt->events.push_back({std::move(*event), now});
     rt->cv.notify_all();
     if (ended) return;
   }
@@ -325,11 +339,12 @@ GstFlowReturn start_stream(GstRdmaSrc* self, SrcRuntime& rt, const proto::Stream
                             GST_VIDEO_INFO_WIDTH(&rt.info), GST_VIDEO_INFO_HEIGHT(&rt.info));
   rt.verifier.reset();
   if (rt.settings.verify) rt.verifier.emplace(format);
-  if (!rt.live_decided) {
-    // Decided once, before the first buffer: whether the pipeline treats this as a live
-    // source follows the sender.
-    rt.live_decided = true;
-    gst_base_src_set_live(src, (format.flags & proto::kStreamLive) != 0);
+  const bool sender_live = (format.flags & proto::kStreamLive) != 0;
+  if (sender_live != rt.settings.is_live) {
+    GST_WARNING_OBJECT(self, "the sender's stream is %slive but is-live=%s: %s", sender_live ? "" : "not ",
+                       rt.settings.is_live ? "true" : "false",
+                       sender_live ? "buffers carry the sender's pts and a syncing sink may drop late ones"
+                                   : "buffers are stamped on arrival, as fast as the sender sends");
   }
   GstCaps* caps = gst_video_info_to_caps(&rt.info);
   GST_INFO_OBJECT(self, "stream \"%s\": %" GST_PTR_FORMAT "%s", format.name.c_str(), caps,
@@ -382,7 +397,8 @@ GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
   return buffer;
 }
 
-GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameArrived arrived, GstBuffer** out) {
+GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameArrived arrived,
+                            GstClockTime arrival, GstBuffer** out) {
   const proto::FrameWritten info = arrived.frame.info();
   bool discont = rt.stats.frames == 0;
   if (rt.stats.frames > 0 && info.sequence > rt.next_sequence) {
@@ -404,9 +420,14 @@ GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameArrived arriv
   if (arrived.latency_ns) rt.stats.latency.record_ns(arrived.latency_ns);
 
   GstBuffer* buffer = make_buffer(self, rt, std::move(arrived.frame));
-  if (!rt.first_pts_ns) rt.first_pts_ns = info.pts_ns;
-  const int64_t pts = std::max<int64_t>(info.pts_ns - *rt.first_pts_ns, 0);
-  GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(pts);
+  if (rt.settings.is_live) {
+    const GstClockTime base = gst_element_get_base_time(GST_ELEMENT(self));
+    GST_BUFFER_PTS(buffer) = GST_CLOCK_TIME_IS_VALID(arrival) && arrival > base ? arrival - base : 0;
+  } else {
+    if (!rt.first_pts_ns) rt.first_pts_ns = info.pts_ns;
+    const int64_t pts = std::max<int64_t>(info.pts_ns - *rt.first_pts_ns, 0);
+    GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(pts);
+  }
   GST_BUFFER_DTS(buffer) = GST_CLOCK_TIME_NONE;
   GST_BUFFER_DURATION(buffer) = gst_util_uint64_scale(GST_SECOND, rt.format->frame_rate.den,
                                                       rt.format->frame_rate.num);
@@ -434,7 +455,8 @@ GstFlowReturn src_create(GstPushSrc* push_src, GstBuffer** out) {
                         ("%s", rt.error->message().c_str()));
       return GST_FLOW_ERROR;
     }
-    ReceiverEvent event = std::move(rt.events.front());
+    ReceiverEvent event = std::move(rt.events.front().event);
+    const GstClockTime arrival = rt.events.front().clock_time;
     rt.events.pop_front();
     lock.unlock();
 
@@ -443,7 +465,7 @@ GstFlowReturn src_create(GstPushSrc* push_src, GstBuffer** out) {
       continue;
     }
     if (auto* arrived = std::get_if<FrameArrived>(&event)) {
-      return frame_arrived(self, rt, std::move(*arrived), out);
+      return frame_arrived(self, rt, std::move(*arrived), arrival, out);
     }
     const auto& end = std::get<StreamEnded>(event).end;
     GST_INFO_OBJECT(self, "the sender ended the stream after %" G_GUINT64_FORMAT " frames (%"
@@ -468,9 +490,15 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
       s.rdma_device = g_value_get_string(value) ? g_value_get_string(value) : "";
       break;
     case PROP_VERIFY: s.verify = g_value_get_boolean(value); break;
+    case PROP_IS_LIVE: s.is_live = g_value_get_boolean(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
   }
   GST_OBJECT_UNLOCK(object);
+  if (id == PROP_IS_LIVE) {
+    // GstBaseSrc reads it before start(), at READY->PAUSED; it takes the object lock.
+    const bool live = g_value_get_boolean(value);
+    gst_base_src_set_live(GST_BASE_SRC(object), live);
+  }
 }
 
 void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
@@ -489,6 +517,7 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
     case PROP_RING_SIZE: g_value_set_uint(value, s.ring_size); break;
     case PROP_RDMA_DEVICE: g_value_set_string(value, s.rdma_device.c_str()); break;
     case PROP_VERIFY: g_value_set_boolean(value, s.verify); break;
+    case PROP_IS_LIVE: g_value_set_boolean(value, s.is_live); break;
     case PROP_BOUND_PORT: g_value_set_uint(value, state.bound_port); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
   }
@@ -557,6 +586,15 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                            "Check each frame's checksum when the sender sends them, and the "
                            "built-in test pattern when the stream carries it; failures are "
                            "counted in stats and posted as warnings. Default false.",
+                           FALSE, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_IS_LIVE,
+      g_param_spec_boolean("is-live", "Is live",
+                           "Act as a live source: buffers are stamped with the running time "
+                           "they arrived at. Set it for live senders (rdmavideo-send "
+                           "--realtime, rdmasink mode=live, capture). Default false: buffers "
+                           "carry the sender's pts from its first frame. Read at READY to "
+                           "PAUSED.",
                            FALSE, flags));
   g_object_class_install_property(
       gobject_class, PROP_BOUND_PORT,

@@ -1,0 +1,752 @@
+// SPDX-License-Identifier: Apache-2.0
+// rdmasink and rdmasrc in one process over 127.0.0.1 TCP: the factories and their
+// properties, frames byte for byte from videotestsrc and appsrc, zero copy on both sides
+// (rdmasink's pool, rdmasrc's ring-slot memory) and the copies counted where it cannot be,
+// credits held by downstream buffers, caps changes mid-stream, EOS, repeated state changes,
+// and the bus errors for a dead peer. GStreamer runs with a private registry and the build
+// tree's plugin.
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/check/gstharness.h>
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <thread>
+
+#include "gst_test_support.hpp"
+#include "process.hpp"
+
+namespace rdmavideo::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kSlotMemoryType = "RdmaVideoSlot";
+constexpr uint32_t kSeed = 0x5EED;
+
+class GstElements : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    init_gstreamer();
+    for (const char* needed : {"videotestsrc", "appsrc", "appsink", "fakesink", "capsfilter"}) {
+      UniqueObject<GstElementFactory> factory(gst_element_factory_find(needed));
+      if (!factory) GTEST_SKIP() << "GStreamer element " << needed << " is not installed";
+    }
+  }
+};
+
+std::string caps_string(const std::string& format, int width, int height, int fps = 30) {
+  return "video/x-raw,format=" + format + ",width=" + std::to_string(width) +
+         ",height=" + std::to_string(height) + ",framerate=" + std::to_string(fps) + "/1";
+}
+
+// A moving pattern (smpte scrolled 3 pixels a frame), so every frame differs from the last.
+std::string testsrc(const std::string& caps, int frames) {
+  return "videotestsrc num-buffers=" + std::to_string(frames) +
+         " pattern=smpte horizontal-speed=3 ! " + caps;
+}
+
+/// rdmasrc on 127.0.0.1, a free port, into `downstream`; PLAYING, with its bound port.
+struct ReceiverPipeline {
+  UniquePipeline pipeline;
+  UniqueObject<GstElement> src;
+  uint16_t port = 0;
+
+  explicit ReceiverPipeline(const std::string& src_properties = "",
+                            const std::string& downstream =
+                                "appsink name=out sync=false enable-last-sample=false") {
+    pipeline = parse_pipeline("rdmasrc name=src address=127.0.0.1 port=0 " + src_properties + " ! " +
+                              downstream);
+    src = element(pipeline.get(), "src");
+    if (gst_element_set_state(pipeline.get(), GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+      auto error = pop_message(pipeline.get(), GST_MESSAGE_ERROR, 1s);
+      throw std::runtime_error("receiver pipeline did not start: " + describe(error.get()));
+    }
+    guint bound = 0;
+    g_object_get(src.get(), "bound-port", &bound, nullptr);
+    if (bound == 0) throw std::runtime_error("rdmasrc reports bound-port 0 after start");
+    port = static_cast<uint16_t>(bound);
+  }
+  GstAppSink* appsink() {
+    out_ = element(pipeline.get(), "out");
+    return GST_APP_SINK(out_.get());
+  }
+
+ private:
+  UniqueObject<GstElement> out_;
+};
+
+std::string sink_to(uint16_t port, const std::string& properties = "") {
+  return "rdmasink name=sink host=127.0.0.1 port=" + std::to_string(port) + " sync=false " + properties;
+}
+
+UniquePipeline start(const std::string& description) {
+  auto pipeline = parse_pipeline(description);
+  if (gst_element_set_state(pipeline.get(), GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+    auto error = pop_message(pipeline.get(), GST_MESSAGE_ERROR, 1s);
+    throw std::runtime_error("pipeline did not start: " + describe(error.get()) + "\n  " + description);
+  }
+  return pipeline;
+}
+
+/// One frame as appsink got it.
+struct Received {
+  GstVideoInfo info;
+  FrameBytes bytes;
+  GstClockTime pts = GST_CLOCK_TIME_NONE;
+  guint64 offset = 0;
+  bool slot_memory = false;
+  guint memories = 0;
+};
+
+Received take(GstSample* sample) {
+  Received r;
+  GstBuffer* buffer = gst_sample_get_buffer(sample);
+  if (!gst_video_info_from_caps(&r.info, gst_sample_get_caps(sample))) {
+    throw std::runtime_error("sample caps are not raw video");
+  }
+  r.bytes = frame_bytes(buffer, r.info);
+  r.pts = GST_BUFFER_PTS(buffer);
+  r.offset = GST_BUFFER_OFFSET(buffer);
+  r.memories = gst_buffer_n_memory(buffer);
+  r.slot_memory = r.memories == 1 && gst_memory_is_type(gst_buffer_peek_memory(buffer, 0), kSlotMemoryType);
+  return r;
+}
+
+/// Pulls samples until EOS (or until `max`); each is released once read, so the ring keeps
+/// moving. Stops early when no sample comes within `timeout`.
+std::vector<Received> pull_all(GstAppSink* sink, size_t max = SIZE_MAX,
+                               std::chrono::seconds timeout = 30s) {
+  std::vector<Received> out;
+  while (out.size() < max) {
+    UniqueSample sample(gst_app_sink_try_pull_sample(sink, static_cast<GstClockTime>(timeout.count()) * GST_SECOND));
+    if (!sample) break;
+    out.push_back(take(sample.get()));
+  }
+  return out;
+}
+
+/// What `source` (a description ending in caps) produces, read straight into appsink.
+std::vector<Received> reference_frames(const std::string& source) {
+  auto pipeline = start(source + " ! appsink name=out sync=false");
+  auto out = element(pipeline.get(), "out");
+  auto frames = pull_all(GST_APP_SINK(out.get()));
+  if (!gst_app_sink_is_eos(GST_APP_SINK(out.get()))) throw std::runtime_error("reference did not reach EOS");
+  return frames;
+}
+
+struct FormatCase {
+  const char* format;
+  int width;
+  int height;
+};
+
+class VideotestsrcThroughRdma : public GstElements, public ::testing::WithParamInterface<FormatCase> {};
+
+// videotestsrc ! rdmasink -> rdmasrc ! appsink: the frames are videotestsrc's byte for byte,
+// in order, with the sender's timestamps; rdmasink sends from its own pool (no copies) and
+// rdmasrc pushes the ring slots themselves (no copies). Both post stats at EOS.
+TEST_P(VideotestsrcThroughRdma, FramesArriveByteEqualWithoutCopies) {
+  const FormatCase c = GetParam();
+  constexpr int kFrames = 30;
+  const std::string source = testsrc(caps_string(c.format, c.width, c.height), kFrames);
+  const auto reference = reference_frames(source);
+  ASSERT_EQ(reference.size(), static_cast<size_t>(kFrames));
+  ASSERT_FALSE(first_difference(reference[1].bytes, reference[0].bytes, 1) == std::nullopt)
+      << "the reference pattern does not move; the test could not tell frames apart";
+
+  ReceiverPipeline receiver("verify=true");
+  auto sender = start(source + " ! " + sink_to(receiver.port, "checksum=true"));
+  const auto got = pull_all(receiver.appsink());
+  EXPECT_TRUE(gst_app_sink_is_eos(receiver.appsink())) << "rdmasrc did not end with EOS";
+  ASSERT_EQ(got.size(), reference.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE("frame " + std::to_string(i));
+    EXPECT_EQ(GST_VIDEO_INFO_FORMAT(&got[i].info), GST_VIDEO_INFO_FORMAT(&reference[i].info));
+    EXPECT_EQ(GST_VIDEO_INFO_WIDTH(&got[i].info), c.width);
+    EXPECT_EQ(GST_VIDEO_INFO_HEIGHT(&got[i].info), c.height);
+    EXPECT_EQ(GST_VIDEO_INFO_FPS_N(&got[i].info), 30);
+    EXPECT_EQ(GST_VIDEO_INFO_FPS_D(&got[i].info), 1);
+    EXPECT_TRUE(got[i].slot_memory) << "buffer is not one RdmaVideoSlot memory (" << got[i].memories
+                                    << " memories)";
+    EXPECT_EQ(got[i].pts, reference[i].pts);
+    EXPECT_EQ(got[i].offset, i);
+    const auto diff = first_difference(got[i].bytes, reference[i].bytes, i);
+    ASSERT_FALSE(diff) << *diff;
+  }
+
+  const BusLog sent = wait_for_end(sender.get());
+  ASSERT_TRUE(sent.eos) << *sent.error;
+  const GstStructure* sink_stats = sent.last("rdmasink-stats");
+  ASSERT_NE(sink_stats, nullptr) << "no rdmasink-stats message at EOS";
+  GstVideoInfo info = reference[0].info;
+  EXPECT_EQ(u64_field(sink_stats, "frames"), static_cast<uint64_t>(kFrames));
+  EXPECT_EQ(u64_field(sink_stats, "bytes"), static_cast<uint64_t>(kFrames) * GST_VIDEO_INFO_SIZE(&info));
+  EXPECT_EQ(u64_field(sink_stats, "dropped"), 0u);
+  EXPECT_EQ(u64_field(sink_stats, "copies"), 0u) << "videotestsrc's buffers came from rdmasink's pool";
+  EXPECT_EQ(string_field(sink_stats, "transport"), "tcp");
+  EXPECT_NE(string_field(sink_stats, "peer").find("127.0.0.1:" + std::to_string(receiver.port)),
+            std::string::npos)
+      << string_field(sink_stats, "peer");
+
+  const BusLog received = wait_for_end(receiver.pipeline.get());
+  ASSERT_TRUE(received.eos) << *received.error;
+  const GstStructure* src_stats = received.last("rdmasrc-stats");
+  ASSERT_NE(src_stats, nullptr) << "no rdmasrc-stats message at EOS";
+  EXPECT_EQ(u64_field(src_stats, "frames"), static_cast<uint64_t>(kFrames));
+  EXPECT_EQ(u64_field(src_stats, "bytes"), static_cast<uint64_t>(kFrames) * GST_VIDEO_INFO_SIZE(&info));
+  EXPECT_EQ(u64_field(src_stats, "copies"), 0u);
+  EXPECT_EQ(u64_field(src_stats, "dropped"), 0u);
+  EXPECT_EQ(u64_field(src_stats, "checksum-failures"), 0u);
+  EXPECT_EQ(string_field(src_stats, "transport"), "tcp");
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, VideotestsrcThroughRdma,
+                         ::testing::Values(FormatCase{"NV12", 320, 240}, FormatCase{"UYVY", 320, 240},
+                                           FormatCase{"RGBA", 320, 240}, FormatCase{"NV12", 1280, 720}),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param.format) + "_" + std::to_string(param_info.param.width) +
+                                  "x" + std::to_string(param_info.param.height);
+                         });
+
+TEST_F(GstElements, FactoriesHaveTheDocumentedPropertiesDefaultsAndTemplates) {
+  struct Expected {
+    const char* name;
+    GType type;
+    const char* default_text;  // g_strdup_value_contents of the default
+    bool writable;
+  };
+  const std::vector<Expected> sink_properties = {
+      {"host", G_TYPE_STRING, "\"127.0.0.1\"", true},
+      {"port", G_TYPE_UINT, "5000", true},
+      {"transport", G_TYPE_ENUM, "auto", true},
+      {"rdma-device", G_TYPE_STRING, "\"\"", true},
+      {"mode", G_TYPE_ENUM, "no-drop", true},
+      {"checksum", G_TYPE_BOOLEAN, "FALSE", true},
+      {"stream-name", G_TYPE_STRING, "\"\"", true},
+      {"stats", G_TYPE_BOXED, nullptr, false},
+  };
+  const std::vector<Expected> src_properties = {
+      {"address", G_TYPE_STRING, "\"0.0.0.0\"", true},
+      {"port", G_TYPE_UINT, "5000", true},
+      {"transport", G_TYPE_ENUM, "auto", true},
+      {"ring-size", G_TYPE_UINT, "8", true},
+      {"rdma-device", G_TYPE_STRING, "\"\"", true},
+      {"verify", G_TYPE_BOOLEAN, "FALSE", true},
+      {"bound-port", G_TYPE_UINT, "0", false},
+      {"stats", G_TYPE_BOXED, nullptr, false},
+  };
+  const auto check = [](const char* factory_name, const std::vector<Expected>& expected,
+                        const char* pad_name, GstPadDirection direction, const char* klass) {
+    SCOPED_TRACE(factory_name);
+    UniqueObject<GstElementFactory> factory(gst_element_factory_find(factory_name));
+    ASSERT_NE(factory, nullptr) << factory_name << " is not in the registry (GST_PLUGIN_PATH="
+                                << RDMAVIDEO_GST_PLUGIN_DIR << ")";
+    EXPECT_STREQ(gst_element_factory_get_metadata(factory.get(), GST_ELEMENT_METADATA_KLASS), klass);
+    UniqueObject<GstElement> e(gst_element_factory_create(factory.get(), nullptr));
+    ASSERT_NE(e, nullptr);
+    for (const auto& p : expected) {
+      SCOPED_TRACE(p.name);
+      GParamSpec* spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e.get()), p.name);
+      ASSERT_NE(spec, nullptr) << "no property " << p.name;
+      EXPECT_TRUE(g_type_is_a(G_PARAM_SPEC_VALUE_TYPE(spec), p.type))
+          << g_type_name(G_PARAM_SPEC_VALUE_TYPE(spec));
+      EXPECT_EQ((spec->flags & G_PARAM_WRITABLE) != 0, p.writable);
+      EXPECT_TRUE((spec->flags & G_PARAM_READABLE) != 0);
+      EXPECT_GT(std::string(g_param_spec_get_blurb(spec)).size(), 20u) << "blurb is not a sentence";
+      if (p.default_text) {
+        const GValue* default_value = g_param_spec_get_default_value(spec);
+        if (G_VALUE_HOLDS_ENUM(default_value)) {
+          const GEnumValue* v = g_enum_get_value(G_PARAM_SPEC_ENUM(spec)->enum_class,
+                                                 g_value_get_enum(default_value));
+          ASSERT_NE(v, nullptr);
+          EXPECT_STREQ(v->value_nick, p.default_text);
+        } else {
+          gchar* text = g_strdup_value_contents(default_value);
+          EXPECT_STREQ(text, p.default_text);
+          g_free(text);
+        }
+        // A new element's value is the default.
+        GValue value = G_VALUE_INIT;
+        g_value_init(&value, G_PARAM_SPEC_VALUE_TYPE(spec));
+        g_object_get_property(G_OBJECT(e.get()), p.name, &value);
+        EXPECT_EQ(g_param_values_cmp(spec, &value, g_param_spec_get_default_value(spec)), 0);
+        g_value_unset(&value);
+      }
+    }
+    // The stats of an element that never started: every field, all zero.
+    auto stats = stats_of(e.get());
+    ASSERT_NE(stats, nullptr);
+    EXPECT_STREQ(gst_structure_get_name(stats.get()),
+                 direction == GST_PAD_SINK ? "rdmasink-stats" : "rdmasrc-stats");
+    for (const char* field : {"frames", "bytes", "dropped", "copies", "checksum-failures", "latency-p50-ns",
+                              "latency-p99-ns", "latency-max-ns"}) {
+      EXPECT_EQ(u64_field(stats.get(), field), 0u) << field;
+    }
+    double seconds = -1;
+    EXPECT_TRUE(gst_structure_get_double(stats.get(), "seconds", &seconds));
+    EXPECT_EQ(string_field(stats.get(), "transport"), "");
+    EXPECT_EQ(string_field(stats.get(), "peer"), "");
+
+    // One always pad, raw video in the ten carried formats, with a fixed non-zero rate.
+    const GList* templates = gst_element_factory_get_static_pad_templates(factory.get());
+    ASSERT_EQ(g_list_length(const_cast<GList*>(templates)), 1u);
+    auto* tmpl = static_cast<GstStaticPadTemplate*>(templates->data);
+    EXPECT_STREQ(tmpl->name_template, pad_name);
+    EXPECT_EQ(tmpl->direction, direction);
+    EXPECT_EQ(tmpl->presence, GST_PAD_ALWAYS);
+    UniqueCaps caps(gst_static_caps_get(&tmpl->static_caps));
+    for (const char* format : {"NV12", "I420", "P010_10LE", "UYVY", "YUY2", "v210", "RGBA", "BGRA", "RGB",
+                               "I422_10LE"}) {
+      UniqueCaps one(gst_caps_from_string(caps_string(format, 1920, 1080, 60).c_str()));
+      EXPECT_TRUE(gst_caps_can_intersect(caps.get(), one.get())) << format << " is not in " << factory_name
+                                                                  << "'s template";
+    }
+    for (const std::string& refused :
+         {caps_string("GRAY8", 640, 480), std::string("video/x-raw,format=NV12,width=640,height=480,framerate=0/1"),
+          std::string("audio/x-raw,format=S16LE,rate=48000,channels=2")}) {
+      UniqueCaps one(gst_caps_from_string(refused.c_str()));
+      EXPECT_FALSE(gst_caps_can_intersect(caps.get(), one.get())) << refused << " should not be accepted";
+    }
+  };
+  check("rdmasink", sink_properties, "sink", GST_PAD_SINK, "Sink/Network/Video");
+  check("rdmasrc", src_properties, "src", GST_PAD_SRC, "Source/Network/Video");
+
+  // The enums carry the documented nicks.
+  UniqueObject<GstElement> sink(gst_element_factory_make("rdmasink", nullptr));
+  for (const char* nick : {"auto", "tcp", "verbs"}) {
+    GEnumClass* klass = G_ENUM_CLASS(g_type_class_ref(
+        G_PARAM_SPEC_VALUE_TYPE(g_object_class_find_property(G_OBJECT_GET_CLASS(sink.get()), "transport"))));
+    EXPECT_NE(g_enum_get_value_by_nick(klass, nick), nullptr) << "transport " << nick;
+    g_type_class_unref(klass);
+  }
+  for (const char* nick : {"live", "no-drop"}) {
+    GEnumClass* klass = G_ENUM_CLASS(g_type_class_ref(
+        G_PARAM_SPEC_VALUE_TYPE(g_object_class_find_property(G_OBJECT_GET_CLASS(sink.get()), "mode"))));
+    EXPECT_NE(g_enum_get_value_by_nick(klass, nick), nullptr) << "mode " << nick;
+    g_type_class_unref(klass);
+  }
+}
+
+// GstHarness pushes into rdmasink: the allocation query offers a pool of page-aligned
+// buffers, which go out with no copy; a plain single-memory buffer in the stream's layout
+// goes out in place over TCP (no copy either); a buffer of two memories, or one with other
+// strides, is copied once and counted. Every frame arrives intact in GStreamer's layout.
+TEST_F(GstElements, RdmaSinkPoolIsZeroCopyAndOtherBuffersAreCopiedAndCounted) {
+  ReceiverPipeline receiver;
+  GstHarness* h = gst_harness_new_parse(sink_to(receiver.port).c_str());
+  ASSERT_NE(h, nullptr);
+  auto sink = UniqueObject<GstElement>(gst_harness_find_element(h, "rdmasink"));
+  const std::string caps = caps_string("NV12", 320, 240);
+  gst_harness_set_src_caps_str(h, caps.c_str());
+  GstVideoInfo info;
+  {
+    UniqueCaps c(gst_caps_from_string(caps.c_str()));
+    ASSERT_TRUE(gst_video_info_from_caps(&info, c.get()));
+  }
+  const auto copies = [&] { return u64_field(stats_of(sink.get()).get(), "copies"); };
+  size_t frame_number = 0;
+  std::vector<std::string> kinds;
+  const auto push = [&](GstBuffer* buffer, const char* kind) {
+    GST_BUFFER_PTS(buffer) = frame_number * GST_SECOND / 30;
+    GST_BUFFER_DURATION(buffer) = GST_SECOND / 30;
+    kinds.push_back(kind);
+    ++frame_number;
+    return gst_harness_push(h, buffer);
+  };
+
+  // From the pool rdmasink proposed.
+  for (int i = 0; i < 3; ++i) {
+    GstBuffer* buffer = gst_harness_create_buffer(h, GST_VIDEO_INFO_SIZE(&info));
+    ASSERT_NE(buffer->pool, nullptr) << "the harness got no pool from rdmasink's allocation query";
+    GstVideoFrame frame;
+    ASSERT_TRUE(gst_video_frame_map(&frame, &info, buffer, GST_MAP_WRITE));
+    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&frame); ++p) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p)) % 4096 == 0, p == 0)
+          << "plane " << p << " of a pool buffer: the frame must start on a page";
+    }
+    fill_pattern(frame, kSeed, frame_number);
+    gst_video_frame_unmap(&frame);
+    ASSERT_EQ(push(buffer, "pool"), GST_FLOW_OK);
+  }
+  EXPECT_EQ(copies(), 0u) << "buffers from rdmasink's own pool were copied";
+
+  // Not from the pool, one memory, GStreamer's layout: sent in place over TCP.
+  {
+    GstBuffer* buffer = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
+    GstVideoFrame frame;
+    ASSERT_TRUE(gst_video_frame_map(&frame, &info, buffer, GST_MAP_WRITE));
+    fill_pattern(frame, kSeed, frame_number);
+    gst_video_frame_unmap(&frame);
+    ASSERT_EQ(push(buffer, "plain"), GST_FLOW_OK);
+  }
+  EXPECT_EQ(copies(), 0u) << "a single-memory buffer in the stream's layout needs no copy over TCP";
+
+  // Two memories, one a plane: copied.
+  {
+    GstBuffer* whole = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
+    GstVideoFrame frame;
+    ASSERT_TRUE(gst_video_frame_map(&frame, &info, whole, GST_MAP_WRITE));
+    fill_pattern(frame, kSeed, frame_number);
+    gst_video_frame_unmap(&frame);
+    const gsize split = GST_VIDEO_INFO_PLANE_OFFSET(&info, 1);
+    GstBuffer* buffer = gst_buffer_new();
+    gst_buffer_append_memory(buffer, gst_allocator_alloc(nullptr, split, nullptr));
+    gst_buffer_append_memory(buffer, gst_allocator_alloc(nullptr, GST_VIDEO_INFO_SIZE(&info) - split, nullptr));
+    for (guint m = 0; m < 2; ++m) {
+      GstMapInfo map;
+      ASSERT_TRUE(gst_memory_map(gst_buffer_peek_memory(buffer, m), &map, GST_MAP_WRITE));
+      gst_buffer_extract(whole, m == 0 ? 0 : split, map.data, map.size);
+      gst_memory_unmap(gst_buffer_peek_memory(buffer, m), &map);
+    }
+    gst_buffer_unref(whole);
+    ASSERT_EQ(gst_buffer_n_memory(buffer), 2u);
+    ASSERT_EQ(push(buffer, "two memories"), GST_FLOW_OK);
+  }
+  EXPECT_EQ(copies(), 1u) << "a buffer of two memories must be copied, and counted";
+
+  // One memory, wider strides described by a GstVideoMeta: copied into the stream's layout.
+  {
+    GstVideoInfo padded = info;
+    gsize offset = 0;
+    for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); ++p) {
+      GST_VIDEO_INFO_PLANE_STRIDE(&padded, p) = GST_VIDEO_INFO_PLANE_STRIDE(&info, p) + 64;
+      GST_VIDEO_INFO_PLANE_OFFSET(&padded, p) = offset;
+      offset += static_cast<gsize>(GST_VIDEO_INFO_PLANE_STRIDE(&padded, p)) * visible_rows(info, p);
+    }
+    GST_VIDEO_INFO_SIZE(&padded) = offset;
+    GstBuffer* buffer = gst_buffer_new_allocate(nullptr, offset, nullptr);
+    gst_buffer_memset(buffer, 0, 0xEE, offset);  // padding that must not arrive
+    gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&info),
+                                   GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info),
+                                   GST_VIDEO_INFO_N_PLANES(&info), padded.offset, padded.stride);
+    GstVideoFrame frame;
+    ASSERT_TRUE(gst_video_frame_map(&frame, &padded, buffer, GST_MAP_WRITE));
+    fill_pattern(frame, kSeed, frame_number);
+    gst_video_frame_unmap(&frame);
+    ASSERT_EQ(push(buffer, "padded strides"), GST_FLOW_OK);
+  }
+  EXPECT_EQ(copies(), 2u) << "a buffer with other strides must be copied, and counted";
+  EXPECT_EQ(u64_field(stats_of(sink.get()).get(), "frames"), frame_number);
+
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_eos()));
+  const auto got = pull_all(receiver.appsink());
+  ASSERT_EQ(got.size(), frame_number);
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(kinds[i]);
+    EXPECT_TRUE(got[i].slot_memory);
+    EXPECT_EQ(GST_VIDEO_INFO_PLANE_STRIDE(&got[i].info, 0), GST_VIDEO_INFO_PLANE_STRIDE(&info, 0));
+    const auto diff = first_difference(got[i].bytes, pattern_bytes(info, kSeed, i), i);
+    EXPECT_FALSE(diff) << *diff;
+  }
+  EXPECT_TRUE(gst_app_sink_is_eos(receiver.appsink()));
+  sink.reset();
+  gst_harness_teardown(h);
+}
+
+// Buffers held downstream keep their ring slots: with ring-size R and every buffer held,
+// exactly R frames arrive and the sender waits; each buffer released lets one more through.
+class HeldBuffers : public GstElements, public ::testing::WithParamInterface<guint> {
+ protected:
+  struct Holder {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<UniqueBuffer> held;
+    size_t arrived = 0;
+    bool hold = true;
+  };
+  static void on_handoff(GstElement*, GstBuffer* buffer, GstPad*, gpointer data) {
+    auto* holder = static_cast<Holder*>(data);
+    std::lock_guard lock(holder->mutex);
+    ++holder->arrived;
+    if (holder->hold) holder->held.emplace_back(gst_buffer_ref(buffer));
+    holder->cv.notify_all();
+  }
+  static bool wait_arrived(Holder& holder, size_t n, std::chrono::seconds timeout = 30s) {
+    std::unique_lock lock(holder.mutex);
+    return holder.cv.wait_for(lock, timeout, [&] { return holder.arrived >= n; });
+  }
+  static size_t arrived(Holder& holder) {
+    std::lock_guard lock(holder.mutex);
+    return holder.arrived;
+  }
+};
+
+TEST_P(HeldBuffers, LimitProgressToRingSizeUntilReleased) {
+  const guint ring = GetParam();
+  constexpr int kFrames = 12;
+  Holder holder;
+  ReceiverPipeline receiver("ring-size=" + std::to_string(ring),
+                            "fakesink name=out sync=false enable-last-sample=false signal-handoffs=true");
+  auto out = element(receiver.pipeline.get(), "out");
+  g_signal_connect(out.get(), "handoff", G_CALLBACK(on_handoff), &holder);
+  guint ring_property = 0;
+  g_object_get(receiver.src.get(), "ring-size", &ring_property, nullptr);
+  ASSERT_EQ(ring_property, ring);
+
+  const std::string caps = caps_string("RGBA", 64, 48);
+  auto sender = start(testsrc(caps, kFrames) + " ! " + sink_to(receiver.port));
+  auto sink = element(sender.get(), "sink");
+  ASSERT_TRUE(wait_arrived(holder, ring)) << "only " << arrived(holder) << " of " << ring << " frames arrived";
+  // Nothing more can come while every slot is held downstream. (A wrong implementation
+  // would let more through within this wait; a right one never does.)
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(arrived(holder), ring) << "more frames arrived than the ring has slots";
+  EXPECT_EQ(u64_field(stats_of(receiver.src.get()).get(), "frames"), ring);
+  EXPECT_EQ(u64_field(stats_of(sink.get()).get(), "frames"), ring) << "the sender wrote without a credit";
+  EXPECT_EQ(u64_field(stats_of(sink.get()).get(), "dropped"), 0u);
+
+  // One buffer released: its credit goes back and exactly one more frame arrives.
+  {
+    std::lock_guard lock(holder.mutex);
+    holder.held.erase(holder.held.begin());
+  }
+  ASSERT_TRUE(wait_arrived(holder, ring + 1));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(arrived(holder), ring + 1);
+
+  // Release everything and stop holding: the rest of the stream flows.
+  {
+    std::lock_guard lock(holder.mutex);
+    holder.hold = false;
+    holder.held.clear();
+  }
+  const BusLog received = wait_for_end(receiver.pipeline.get());
+  EXPECT_TRUE(received.eos) << *received.error;
+  EXPECT_EQ(arrived(holder), static_cast<size_t>(kFrames));
+  const BusLog sent = wait_for_end(sender.get());
+  EXPECT_TRUE(sent.eos) << *sent.error;
+}
+
+INSTANTIATE_TEST_SUITE_P(RingSizes, HeldBuffers, ::testing::Values(1u, 3u, 8u));
+
+// A buffer held after rdmasrc (and its whole pipeline) is gone still reads the frame it
+// arrived with: the memory owns the slot's lease, which keeps the ring alive.
+TEST_F(GstElements, HeldBuffersStayValidAfterTheSourceStops) {
+  constexpr int kFrames = 4;
+  const std::string source = testsrc(caps_string("UYVY", 160, 120), kFrames);
+  const auto reference = reference_frames(source);
+  ASSERT_EQ(reference.size(), static_cast<size_t>(kFrames));
+
+  std::vector<UniqueSample> held;
+  {
+    ReceiverPipeline receiver("ring-size=" + std::to_string(kFrames));
+    auto sender = start(source + " ! " + sink_to(receiver.port));
+    while (held.size() < static_cast<size_t>(kFrames)) {
+      UniqueSample sample(gst_app_sink_try_pull_sample(receiver.appsink(), 30 * GST_SECOND));
+      ASSERT_NE(sample, nullptr) << "frame " << held.size() << " did not arrive";
+      held.push_back(std::move(sample));
+    }
+    const BusLog sent = wait_for_end(sender.get());
+    EXPECT_TRUE(sent.eos) << *sent.error;
+  }  // both pipelines are NULL and unreffed here
+  for (size_t i = 0; i < held.size(); ++i) {
+    const Received r = take(held[i].get());
+    EXPECT_TRUE(r.slot_memory);
+    const auto diff = first_difference(r.bytes, reference[i].bytes, i);
+    EXPECT_FALSE(diff) << *diff;
+  }
+}
+
+// appsrc changes caps twice mid-stream (size, then format) on one connection: rdmasrc
+// renegotiates, and each frame arrives under its own caps, intact.
+TEST_F(GstElements, CapsChangeMidStreamArrivesAsNewCapsWithCorrectFrames) {
+  const std::vector<std::string> segments = {caps_string("NV12", 320, 240), caps_string("NV12", 640, 480),
+                                             caps_string("UYVY", 640, 480)};
+  constexpr int kPerSegment = 4;
+  ReceiverPipeline receiver;
+  auto sender = start("appsrc name=in format=time ! " + sink_to(receiver.port));
+  auto in = element(sender.get(), "in");
+  std::vector<GstVideoInfo> sent_info;
+  size_t frame_number = 0;
+  for (const auto& caps_text : segments) {
+    UniqueCaps caps(gst_caps_from_string(caps_text.c_str()));
+    GstVideoInfo info;
+    ASSERT_TRUE(gst_video_info_from_caps(&info, caps.get()));
+    gst_app_src_set_caps(GST_APP_SRC(in.get()), caps.get());
+    for (int i = 0; i < kPerSegment; ++i, ++frame_number) {
+      GstBuffer* buffer = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
+      GstVideoFrame frame;
+      ASSERT_TRUE(gst_video_frame_map(&frame, &info, buffer, GST_MAP_WRITE));
+      fill_pattern(frame, kSeed, frame_number);
+      gst_video_frame_unmap(&frame);
+      GST_BUFFER_PTS(buffer) = frame_number * GST_SECOND / 30;
+      GST_BUFFER_DURATION(buffer) = GST_SECOND / 30;
+      ASSERT_EQ(gst_app_src_push_buffer(GST_APP_SRC(in.get()), buffer), GST_FLOW_OK);
+      sent_info.push_back(info);
+    }
+  }
+  ASSERT_EQ(gst_app_src_end_of_stream(GST_APP_SRC(in.get())), GST_FLOW_OK);
+
+  const auto got = pull_all(receiver.appsink());
+  ASSERT_EQ(got.size(), frame_number);
+  size_t caps_changes = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE("frame " + std::to_string(i));
+    const GstVideoInfo& want = sent_info[i];
+    EXPECT_EQ(GST_VIDEO_INFO_FORMAT(&got[i].info), GST_VIDEO_INFO_FORMAT(&want));
+    EXPECT_EQ(GST_VIDEO_INFO_WIDTH(&got[i].info), GST_VIDEO_INFO_WIDTH(&want));
+    EXPECT_EQ(GST_VIDEO_INFO_HEIGHT(&got[i].info), GST_VIDEO_INFO_HEIGHT(&want));
+    if (i > 0 && !gst_video_info_is_equal(&got[i].info, &got[i - 1].info)) ++caps_changes;
+    EXPECT_TRUE(got[i].slot_memory);
+    const auto diff = first_difference(got[i].bytes, pattern_bytes(want, kSeed, i), i);
+    EXPECT_FALSE(diff) << *diff;
+  }
+  EXPECT_EQ(caps_changes, segments.size() - 1);
+  EXPECT_TRUE(gst_app_sink_is_eos(receiver.appsink()));
+  const BusLog sent = wait_for_end(sender.get());
+  ASSERT_TRUE(sent.eos) << *sent.error;
+  ASSERT_NE(sent.last("rdmasink-stats"), nullptr);
+  EXPECT_EQ(u64_field(sent.last("rdmasink-stats"), "frames"), frame_number);
+  const BusLog received = wait_for_end(receiver.pipeline.get());
+  ASSERT_TRUE(received.eos) << *received.error;
+  ASSERT_NE(received.last("rdmasrc-stats"), nullptr);
+  EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "frames"), frame_number);
+}
+
+// The same two pipelines taken NULL -> PLAYING -> NULL twenty times, a short stream each
+// time: no error, every stream complete, and no file descriptor left behind.
+TEST_F(GstElements, RepeatedNullPlayingNullLeavesNoErrorsOrFds) {
+  constexpr int kCycles = 20;
+  constexpr int kFrames = 5;
+  auto receiver = parse_pipeline("rdmasrc name=src address=127.0.0.1 port=0 ! fakesink sync=false");
+  auto sender = parse_pipeline(testsrc(caps_string("NV12", 128, 96), kFrames) + " ! " + sink_to(1));
+  auto src = element(receiver.get(), "src");
+  auto sink = element(sender.get(), "sink");
+  size_t fds_after_warmup = 0;
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    SCOPED_TRACE("cycle " + std::to_string(cycle));
+    ASSERT_NE(gst_element_set_state(receiver.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+    guint port = 0;
+    g_object_get(src.get(), "bound-port", &port, nullptr);
+    ASSERT_NE(port, 0u);
+    g_object_set(sink.get(), "port", port, nullptr);
+    ASSERT_NE(gst_element_set_state(sender.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE)
+        << describe(pop_message(sender.get(), GST_MESSAGE_ERROR, 1s).get());
+    const BusLog received = wait_for_end(receiver.get());
+    ASSERT_TRUE(received.eos) << *received.error;
+    ASSERT_NE(received.last("rdmasrc-stats"), nullptr);
+    EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "frames"), static_cast<uint64_t>(kFrames));
+    const BusLog sent = wait_for_end(sender.get());
+    ASSERT_TRUE(sent.eos) << *sent.error;
+    EXPECT_EQ(gst_element_set_state(sender.get(), GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+    EXPECT_EQ(gst_element_set_state(receiver.get(), GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+    guint bound = 1;
+    g_object_get(src.get(), "bound-port", &bound, nullptr);
+    EXPECT_EQ(bound, 0u) << "bound-port after stop";
+    if (cycle == 1) fds_after_warmup = open_fd_count();
+  }
+  EXPECT_EQ(open_fd_count(), fds_after_warmup) << "file descriptors leaked over " << kCycles - 2 << " cycles";
+}
+
+// rdmasrc started and stopped with no sender, and stopped while a sender is mid-stream:
+// stop() wakes every wait, and nothing is left open.
+TEST_F(GstElements, StopWhileWaitingOrMidStreamLeavesNoFds) {
+  auto idle = parse_pipeline("rdmasrc address=127.0.0.1 port=0 ! fakesink sync=false");
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_NE(gst_element_set_state(idle.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+    ASSERT_EQ(gst_element_set_state(idle.get(), GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  }
+  const size_t fds = open_fd_count();
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_NE(gst_element_set_state(idle.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+    ASSERT_EQ(gst_element_set_state(idle.get(), GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  }
+  EXPECT_EQ(open_fd_count(), fds) << "an idle rdmasrc leaked file descriptors";
+  auto error = pop_message(idle.get(), GST_MESSAGE_ERROR, 0ms);
+  EXPECT_EQ(error, nullptr) << describe(error.get());
+
+  // A sender with no end, stopped mid-stream: the receiver sees EOS, never an error.
+  for (int i = 0; i < 10; ++i) {
+    SCOPED_TRACE("mid-stream stop " + std::to_string(i));
+    ReceiverPipeline receiver("", "fakesink sync=false");
+    auto sender = start(testsrc(caps_string("NV12", 128, 96), -1) + " ! " + sink_to(receiver.port));
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (u64_field(stats_of(receiver.src.get()).get(), "frames") < 3 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(5ms);
+    }
+    ASSERT_GE(u64_field(stats_of(receiver.src.get()).get(), "frames"), 3u);
+    ASSERT_EQ(gst_element_set_state(sender.get(), GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+    const BusLog received = wait_for_end(receiver.pipeline.get());
+    EXPECT_TRUE(received.eos) << *received.error;
+  }
+  EXPECT_EQ(open_fd_count(), fds) << "stopping mid-stream leaked file descriptors";
+}
+
+// EOS before any frame (and so before any caps) still ends the receiving pipeline.
+TEST_F(GstElements, EosWithoutFramesPropagates) {
+  ReceiverPipeline receiver;
+  auto sender = start("appsrc name=in format=time caps=" + caps_string("NV12", 64, 48) + " ! " +
+                      sink_to(receiver.port));
+  auto in = element(sender.get(), "in");
+  ASSERT_EQ(gst_app_src_end_of_stream(GST_APP_SRC(in.get())), GST_FLOW_OK);
+  const BusLog sent = wait_for_end(sender.get());
+  EXPECT_TRUE(sent.eos) << *sent.error;
+  const BusLog received = wait_for_end(receiver.pipeline.get(), 30s);
+  EXPECT_TRUE(received.eos) << *received.error;
+  ASSERT_NE(received.last("rdmasrc-stats"), nullptr);
+  EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "frames"), 0u);
+}
+
+// rdmasink to a port nobody listens on: the state change fails and the ERROR names the
+// receiver's address.
+TEST_F(GstElements, SinkWithNoReceiverPostsErrorNamingTheAddress) {
+  const uint16_t port = free_port();
+  auto sender = parse_pipeline(testsrc(caps_string("NV12", 64, 48), 5) + " ! " + sink_to(port));
+  EXPECT_EQ(gst_element_set_state(sender.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  auto message = pop_message(sender.get(), GST_MESSAGE_ERROR, 10s);
+  ASSERT_NE(message, nullptr) << "no ERROR on the bus";
+  GError* error = nullptr;
+  gst_message_parse_error(message.get(), &error, nullptr);
+  EXPECT_EQ(error->domain, GST_RESOURCE_ERROR);
+  EXPECT_EQ(error->code, GST_RESOURCE_ERROR_OPEN_WRITE);
+  g_error_free(error);
+  const std::string text = describe(message.get());
+  EXPECT_NE(text.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << text;
+  EXPECT_STREQ(GST_MESSAGE_SRC_NAME(message.get()), "sink");
+}
+
+// A sender (rdmavideo-send) killed mid-stream: rdmasrc posts an ERROR, not EOS.
+TEST_F(GstElements, SrcPostsErrorWhenTheSenderIsKilled) {
+  TempDir dir;
+  ReceiverPipeline receiver("", "fakesink sync=false");
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(receiver.port), "--testsrc",
+                "-s", "320x240", "--pix-fmt", "nv12", "--transport", "tcp", "--quiet"},
+               dir / "send.stderr");
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (u64_field(stats_of(receiver.src.get()).get(), "frames") < 10 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_GE(u64_field(stats_of(receiver.src.get()).get(), "frames"), 10u) << send.stderr_text();
+  send.signal(SIGKILL);
+  EXPECT_EQ(send.wait(10s), 128 + SIGKILL);
+  const BusLog received = wait_for_end(receiver.pipeline.get(), 30s);
+  EXPECT_FALSE(received.eos) << "a killed sender must not look like a clean end of stream";
+  ASSERT_TRUE(received.error);
+  EXPECT_NE(received.error->find("error from src:"), std::string::npos) << *received.error;
+  EXPECT_NE(received.error->find("sender"), std::string::npos) << *received.error;
+}
+
+// A receiver (rdmavideo-recv) killed mid-stream: rdmasink posts an ERROR, not EOS.
+TEST_F(GstElements, SinkPostsErrorWhenTheReceiverIsKilled) {
+  TempDir dir;
+  Receiver recv(dir, {"--quiet", "--transport", "tcp"});
+  auto sender = start(testsrc(caps_string("NV12", 320, 240), -1) + " ! " +
+                      sink_to(static_cast<uint16_t>(recv.port())));
+  auto sink = element(sender.get(), "sink");
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (u64_field(stats_of(sink.get()).get(), "frames") < 10 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_GE(u64_field(stats_of(sink.get()).get(), "frames"), 10u) << recv.process().stderr_text();
+  recv.process().signal(SIGKILL);
+  EXPECT_EQ(recv.process().wait(10s), 128 + SIGKILL);
+  const BusLog sent = wait_for_end(sender.get(), 30s);
+  EXPECT_FALSE(sent.eos) << "a killed receiver must not look like a clean end of stream";
+  ASSERT_TRUE(sent.error);
+  EXPECT_NE(sent.error->find("error from sink:"), std::string::npos) << *sent.error;
+}
+
+}  // namespace
+}  // namespace rdmavideo::testing

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: Apache-2.0
+// rdmasink and rdmasrc as users run them: gst-launch-1.0 processes over 127.0.0.1 TCP,
+// against each other (frames written by filesink compared byte for byte with videotestsrc's
+// own output) and against the command-line peers (rdmavideo-send into rdmasrc verify=true,
+// rdmasink checksum=true into rdmavideo-recv --verify); and gst-inspect-1.0 on the plugin.
+// Every child has a deadline, so a hang fails the test instead of stalling CI.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+
+#include "gst_test_support.hpp"
+#include "process.hpp"
+
+namespace rdmavideo::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class GstLaunch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    init_gstreamer();  // also sets the environment the children inherit
+    if (std::string(RDMAVIDEO_GST_LAUNCH).empty()) GTEST_SKIP() << "gst-launch-1.0 is not installed";
+    if (std::string(RDMAVIDEO_GST_INSPECT).empty()) GTEST_SKIP() << "gst-inspect-1.0 is not installed";
+    UniqueObject<GstElementFactory> factory(gst_element_factory_find("videotestsrc"));
+    if (!factory) GTEST_SKIP() << "videotestsrc (gst-plugins-base) is not installed";
+  }
+
+  static std::vector<std::string> launch(const std::string& pipeline, std::vector<std::string> flags = {}) {
+    std::vector<std::string> argv{RDMAVIDEO_GST_LAUNCH};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    // gst-launch-1.0 takes the pipeline as separate words; none of ours has quoted spaces.
+    std::istringstream words(pipeline);
+    for (std::string word; words >> word;) argv.push_back(word);
+    return argv;
+  }
+
+  /// Waits until gst-launch-1.0 has set its pipeline to PAUSED (rdmasrc listens by then).
+  static bool wait_prerolling(const std::filesystem::path& stdout_path, Process& process,
+                              std::chrono::seconds timeout = 20s) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (read_file(stdout_path).find("PREROLLING") != std::string::npos) return true;
+      if (process.wait(0ms)) return false;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+};
+
+std::string caps_string(const std::string& format, int width, int height, int fps) {
+  return "video/x-raw,format=" + format + ",width=" + std::to_string(width) +
+         ",height=" + std::to_string(height) + ",framerate=" + std::to_string(fps) + "/1";
+}
+
+/// Where two files of whole frames first differ ("frame 12 byte 3456"), or nothing.
+std::optional<std::string> compare_frames(const std::filesystem::path& got_path,
+                                          const std::filesystem::path& want_path, size_t frame_bytes) {
+  const auto got_size = std::filesystem::file_size(got_path);
+  const auto want_size = std::filesystem::file_size(want_path);
+  if (got_size != want_size) {
+    return "size " + std::to_string(got_size) + " bytes (" + std::to_string(got_size / frame_bytes) +
+           " frames), want " + std::to_string(want_size) + " (" + std::to_string(want_size / frame_bytes) +
+           " frames)";
+  }
+  std::ifstream got(got_path, std::ios::binary);
+  std::ifstream want(want_path, std::ios::binary);
+  std::vector<char> a(frame_bytes);
+  std::vector<char> b(frame_bytes);
+  for (size_t frame = 0; frame < want_size / frame_bytes; ++frame) {
+    got.read(a.data(), static_cast<std::streamsize>(frame_bytes));
+    want.read(b.data(), static_cast<std::streamsize>(frame_bytes));
+    if (!got || !want) return "read failed at frame " + std::to_string(frame);
+    const auto [ai, bi] = std::mismatch(a.begin(), a.end(), b.begin());
+    if (ai != a.end()) {
+      return "frame " + std::to_string(frame) + " byte " + std::to_string(ai - a.begin()) + " differs";
+    }
+  }
+  return std::nullopt;
+}
+
+/// The last "rdmasrc-stats" element message that `gst-launch-1.0 -m` printed.
+UniqueStructure stats_from_messages(const std::string& output, const std::string& name) {
+  UniqueStructure found;
+  std::istringstream lines(output);
+  const std::string marker = "(element): " + name;
+  for (std::string line; std::getline(lines, line);) {
+    const auto at = line.find(marker);
+    if (at == std::string::npos) continue;
+    GstStructure* s = gst_structure_from_string(line.c_str() + at + std::string("(element): ").size(), nullptr);
+    if (s) found.reset(s);
+  }
+  return found;
+}
+
+struct LaunchCase {
+  const char* format;
+  size_t bytes_per_pixel_x2;  // frame bytes = width * height * this / 2
+};
+
+class GstLaunchFormats : public GstLaunch, public ::testing::WithParamInterface<LaunchCase> {};
+
+// videotestsrc ! rdmasink in one gst-launch-1.0, rdmasrc ! filesink in another: the file
+// is byte for byte what the same videotestsrc writes straight to a file.
+TEST_P(GstLaunchFormats, RdmasinkIntoRdmasrcIsByteEqualToVideotestsrc) {
+  const LaunchCase c = GetParam();
+  constexpr int kFrames = 300;
+  constexpr int kWidth = 1280;
+  constexpr int kHeight = 720;
+  const size_t frame_bytes = static_cast<size_t>(kWidth) * kHeight * c.bytes_per_pixel_x2 / 2;
+  TempDir dir;
+  // A moving pattern, so a repeated or missing frame shows in the bytes.
+  const std::string source = "videotestsrc num-buffers=" + std::to_string(kFrames) +
+                             " pattern=smpte horizontal-speed=4 ! " + caps_string(c.format, kWidth, kHeight, 60);
+  Process reference(launch(source + " ! filesink location=" + (dir / "reference.raw").string(), {"-q"}),
+                    dir / "reference.stderr");
+  ASSERT_EQ(reference.wait(120s), 0) << reference.stderr_text();
+  ASSERT_EQ(std::filesystem::file_size(dir / "reference.raw"), frame_bytes * kFrames);
+
+  const uint16_t port = free_port();
+  const auto recv_stdout = dir / "recv.stdout";
+  Process recv(launch("rdmasrc address=127.0.0.1 port=" + std::to_string(port) +
+                      " ! filesink location=" + (dir / "out.raw").string()),
+               dir / "recv.stderr", Redirect{"", recv_stdout.string(), false, false});
+  ASSERT_TRUE(wait_prerolling(recv_stdout, recv)) << read_file(recv_stdout) << recv.stderr_text();
+  Process send(launch(source + " ! rdmasink host=127.0.0.1 port=" + std::to_string(port), {"-q"}),
+               dir / "send.stderr");
+  const auto sent = send.wait(120s);
+  ASSERT_TRUE(sent) << "gst-launch-1.0 (rdmasink) still running after 120 s";
+  EXPECT_EQ(*sent, 0) << send.stderr_text();
+  const auto received = recv.wait(60s);
+  ASSERT_TRUE(received) << "gst-launch-1.0 (rdmasrc) did not end after the sender's EOS";
+  ASSERT_EQ(*received, 0) << read_file(recv_stdout) << recv.stderr_text();
+  EXPECT_NE(read_file(recv_stdout).find("EOS"), std::string::npos) << read_file(recv_stdout);
+  const auto diff = compare_frames(dir / "out.raw", dir / "reference.raw", frame_bytes);
+  EXPECT_FALSE(diff) << *diff;
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, GstLaunchFormats,
+                         ::testing::Values(LaunchCase{"NV12", 3}, LaunchCase{"UYVY", 4}, LaunchCase{"RGBA", 8}),
+                         [](const auto& param_info) { return std::string(param_info.param.format); });
+
+struct InteropCase {
+  const char* pix_fmt;  // rdmavideo-send's name
+  const char* format;   // GStreamer's
+  size_t bytes_per_pixel_x2;
+};
+
+class InteropFormats : public GstLaunch, public ::testing::WithParamInterface<InteropCase> {};
+
+// rdmavideo-send --testsrc --checksum into `rdmasrc verify=true`: every frame checks out
+// (checksum and test pattern), as the rdmasrc-stats message at EOS reports.
+TEST_P(InteropFormats, RdmavideoSendIntoVerifyingRdmasrc) {
+  const InteropCase c = GetParam();
+  constexpr int kFrames = 120;
+  TempDir dir;
+  const uint16_t port = free_port();
+  const auto recv_stdout = dir / "recv.stdout";
+  Process recv(launch("rdmasrc address=127.0.0.1 port=" + std::to_string(port) + " verify=true ! fakesink",
+                      {"-m"}),
+               dir / "recv.stderr", Redirect{"", recv_stdout.string(), false, false});
+  ASSERT_TRUE(wait_prerolling(recv_stdout, recv)) << read_file(recv_stdout) << recv.stderr_text();
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(port), "--testsrc", "-s",
+                "1280x720", "--pix-fmt", c.pix_fmt, "--frames", std::to_string(kFrames), "--checksum",
+                "--quiet", "--stats-json", (dir / "send.json").string()},
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(120s), 0) << send.stderr_text();
+  const auto received = recv.wait(60s);
+  ASSERT_TRUE(received) << "gst-launch-1.0 (rdmasrc) did not end after the sender's EOS";
+  const std::string output = read_file(recv_stdout);
+  ASSERT_EQ(*received, 0) << output << recv.stderr_text();
+
+  const auto stats = stats_from_messages(output, "rdmasrc-stats");
+  ASSERT_NE(stats, nullptr) << "no rdmasrc-stats message in:\n" << output;
+  EXPECT_EQ(u64_field(stats.get(), "frames"), static_cast<uint64_t>(kFrames));
+  EXPECT_EQ(u64_field(stats.get(), "bytes"), kFrames * 1280ull * 720 * c.bytes_per_pixel_x2 / 2);
+  EXPECT_EQ(u64_field(stats.get(), "checksum-failures"), 0u);
+  EXPECT_EQ(u64_field(stats.get(), "dropped"), 0u);
+  EXPECT_EQ(string_field(stats.get(), "transport"), "tcp");
+  EXPECT_EQ(output.find("failed verification"), std::string::npos) << output;
+  EXPECT_EQ(read_json(dir / "send.json")["frames"], kFrames);
+}
+
+// `videotestsrc ! rdmasink checksum=true` into rdmavideo-recv --verify --output: the exact
+// frame count, no checksum failure, and the written file is videotestsrc's own bytes.
+TEST_P(InteropFormats, RdmasinkIntoVerifyingRdmavideoRecv) {
+  const InteropCase c = GetParam();
+  constexpr int kFrames = 120;
+  constexpr int kWidth = 640;
+  constexpr int kHeight = 360;
+  const size_t frame_bytes = static_cast<size_t>(kWidth) * kHeight * c.bytes_per_pixel_x2 / 2;
+  TempDir dir;
+  const std::string source = "videotestsrc num-buffers=" + std::to_string(kFrames) +
+                             " pattern=smpte horizontal-speed=2 ! " + caps_string(c.format, kWidth, kHeight, 30);
+  Process reference(launch(source + " ! filesink location=" + (dir / "reference.raw").string(), {"-q"}),
+                    dir / "reference.stderr");
+  ASSERT_EQ(reference.wait(60s), 0) << reference.stderr_text();
+
+  Receiver recv(dir, {"--verify", "--quiet", "--transport", "tcp", "--output", (dir / "out.raw").string(),
+                      "--stats-json", (dir / "recv.json").string()});
+  Process send(launch(source + " ! rdmasink host=127.0.0.1 port=" + std::to_string(recv.port()) +
+                          " checksum=true sync=false stream-name=interop",
+                      {"-q"}),
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  const auto r = read_json(dir / "recv.json");
+  EXPECT_EQ(r["frames"], kFrames);
+  EXPECT_EQ(r["checksum_failures"], 0);
+  EXPECT_EQ(r["dropped"], 0);
+  EXPECT_EQ(r["transport"], "tcp");
+  EXPECT_EQ(r["pix_fmt"], c.pix_fmt);
+  EXPECT_EQ(r["width"], kWidth);
+  EXPECT_EQ(r["height"], kHeight);
+  const auto diff = compare_frames(dir / "out.raw", dir / "reference.raw", frame_bytes);
+  EXPECT_FALSE(diff) << *diff;
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, InteropFormats,
+                         ::testing::Values(InteropCase{"nv12", "NV12", 3}, InteropCase{"uyvy422", "UYVY", 4},
+                                           InteropCase{"rgba", "RGBA", 8}),
+                         [](const auto& param_info) { return std::string(param_info.param.pix_fmt); });
+
+// gst-inspect-1.0 finds both elements through GST_PLUGIN_PATH and shows their properties
+// and pad templates.
+TEST_F(GstLaunch, GstInspectShowsPropertiesAndPadTemplates) {
+  struct Element {
+    const char* name;
+    std::vector<const char*> properties;
+    const char* pad_template;
+  };
+  const std::vector<Element> elements = {
+      {"rdmasink",
+       {"host", "port", "transport", "rdma-device", "mode", "checksum", "stream-name", "stats"},
+       "SINK template: 'sink'"},
+      {"rdmasrc",
+       {"address", "port", "transport", "ring-size", "rdma-device", "verify", "bound-port", "stats"},
+       "SRC template: 'src'"},
+  };
+  TempDir dir;
+  for (const auto& e : elements) {
+    SCOPED_TRACE(e.name);
+    const auto out = dir / (std::string(e.name) + ".txt");
+    Process inspect({RDMAVIDEO_GST_INSPECT, e.name}, dir / "inspect.stderr",
+                    Redirect{"", out.string(), false, false});
+    ASSERT_EQ(inspect.wait(60s), 0) << inspect.stderr_text();
+    const std::string text = read_file(out);
+    for (const char* property : e.properties) {
+      EXPECT_TRUE(std::regex_search(text, std::regex(std::string("\n  ") + property + " +: ")))
+          << "property " << property << " missing from:\n" << text;
+    }
+    EXPECT_NE(text.find(e.pad_template), std::string::npos) << text;
+    for (const char* format : {"NV12", "UYVY", "RGBA", "v210", "P010_10LE"}) {
+      EXPECT_NE(text.find(format), std::string::npos) << format;
+    }
+    EXPECT_NE(text.find("libgstrdmavideo.so"), std::string::npos) << "not the build tree's plugin";
+  }
+  const auto plugin = dir / "plugin.txt";
+  Process inspect({RDMAVIDEO_GST_INSPECT, "rdmavideo"}, dir / "plugin.stderr",
+                  Redirect{"", plugin.string(), false, false});
+  ASSERT_EQ(inspect.wait(60s), 0) << inspect.stderr_text();
+  const std::string text = read_file(plugin);
+  EXPECT_NE(text.find("rdmasink"), std::string::npos) << text;
+  EXPECT_NE(text.find("rdmasrc"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 features"), std::string::npos) << text;
+}
+
+// An element the plugin does not have is an error, so the test above can fail.
+TEST_F(GstLaunch, GstInspectFailsForAnUnknownElement) {
+  TempDir dir;
+  Process inspect({RDMAVIDEO_GST_INSPECT, "rdmanosuchelement"}, dir / "inspect.stderr");
+  const auto rc = inspect.wait(60s);
+  ASSERT_TRUE(rc);
+  EXPECT_NE(*rc, 0);
+}
+
+}  // namespace
+}  // namespace rdmavideo::testing

@@ -46,6 +46,40 @@ void unpack_v210(const std::byte* frame, uint32_t stride, uint32_t width, uint32
   }
 }
 
+// yuv422p10le keeps each 10-bit sample in the low 10 bits of a little-endian 16-bit word.
+// A word with any of bits 10-15 set holds no 10-bit value, and encoders that take the format
+// at its word assume there is none: FFV1 codes such a sample wrongly, its range coder loses
+// step and the rest of the slice decodes as garbage (FFmpeg's decoder logs "bytestream end
+// mismatching"), so one bad word costs a lossless recording a whole slice.
+struct OutOfRangeSamples {
+  uint64_t count = 0;  // in the frame
+  int plane = 0;       // of the first: 0 Y, 1 Cb, 2 Cr
+  int row = 0, column = 0;
+  uint16_t value = 0;
+};
+
+// Masks every sample of a yuv422p10le frame to its low 10 bits, in place; returns what it
+// found, nullopt when every sample was a 10-bit value (the usual case: one read of the frame).
+std::optional<OutOfRangeSamples> mask_to_10_bits(AVFrame* frame) {
+  std::optional<OutOfRangeSamples> found;
+  for (int p = 0; p < 3; ++p) {
+    const int width = p == 0 ? frame->width : (frame->width + 1) / 2;
+    for (int row = 0; row < frame->height; ++row) {
+      auto* samples =
+          reinterpret_cast<uint16_t*>(frame->data[p] + ptrdiff_t{row} * frame->linesize[p]);
+      uint16_t high = 0;
+      for (int x = 0; x < width; ++x) high |= samples[x];
+      if (!(high & 0xfc00)) continue;
+      for (int x = 0; x < width; ++x) {
+        if (!(samples[x] & 0xfc00)) continue;
+        if (!found) found = OutOfRangeSamples{0, p, row, x, samples[x]};
+        ++found->count;
+        samples[x] &= 0x3ff;
+      }
+    }
+  }
+  return found;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -211,6 +245,8 @@ struct Recorder::Impl {
   AVPixelFormat input_format = AV_PIX_FMT_NONE;
   AVPixelFormat encode_format = AV_PIX_FMT_NONE;
   std::vector<uint16_t> v210_planes;  // v210 input unpacked to yuv422p10le, one frame
+  bool mask_to_10_bits = false;       // yuv422p10le straight into an encoder (not raw video)
+  uint64_t frames_masked = 0;         // frames that had samples above 10 bits
   int buffer_bytes = 0;
   std::string who;  // "record out.mov"
   std::string description;
@@ -312,6 +348,12 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
     }
   }
   impl->encode_format = encode_format;
+  // Raw video keeps the words as they came; v210 unpacks to 10-bit values only.
+  impl->mask_to_10_bits = *input_format == AV_PIX_FMT_YUV422P10LE &&
+                          encode_format == AV_PIX_FMT_YUV422P10LE &&
+                          format.pixel_format != PixelFormat::v210 &&
+                          codec->id != AV_CODEC_ID_RAWVIDEO &&
+                          codec->id != AV_CODEC_ID_WRAPPED_AVFRAME;
 
   AVFormatContext* raw = nullptr;
   if (const int rc = avformat_alloc_output_context2(&raw, nullptr, choice->container->muxer,
@@ -448,6 +490,18 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
   if (s.encode_format == s.input_format) {
     av_image_copy(frame->data, frame->linesize, src, src_linesize, s.input_format, frame->width,
                   frame->height);
+    if (s.mask_to_10_bits) {
+      if (const auto bad = mask_to_10_bits(frame)) {
+        if (s.frames_masked++ == 0) {
+          static constexpr const char* kPlanes[] = {"Y", "Cb", "Cr"};
+          log().warn("[{}] frame {}: yuv422p10le {} sample at row {} column {} is {}, above the "
+                     "10-bit maximum 1023 ({} such samples in the frame); masked to its low 10 "
+                     "bits, as in every later frame, so the encoder codes the rest losslessly",
+                     s.who, s.frames, kPlanes[bad->plane], bad->row, bad->column, bad->value,
+                     bad->count);
+        }
+      }
+    }
   } else {
     s.sws.reset(sws_getCachedContext(s.sws.release(), frame->width, frame->height, s.input_format,
                                      frame->width, frame->height, s.encode_format,
@@ -485,6 +539,10 @@ Result<void> Recorder::finish() {
     return {};
   }
   s.finished = true;
+  if (s.frames_masked > 0) {
+    log().warn("[{}] {} of {} frames had yuv422p10le samples above 1023, masked to 10 bits",
+               s.who, s.frames_masked, s.frames);
+  }
   std::optional<Error> error;
   if (const int rc = avcodec_send_frame(s.encoder.get(), nullptr); rc < 0 && rc != AVERROR_EOF) {
     error = av_error(s.who, "avcodec_send_frame(flush)", rc);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // FFmpeg sources and recordings end to end with the real binaries over 127.0.0.1: a clip made
 // with ffmpeg (H.264 in MP4) sent with -i and recorded as ProRes 422 HQ in .mov (checked with
-// ffprobe and PSNR) and as FFV1 in .mkv (bit-exact after decoding); a sender killed and a
-// receiver interrupted mid-recording leave a finalised file holding every reported frame.
+// ffprobe and PSNR) and as FFV1 in .mkv (bit-exact after decoding, 8-bit and 10-bit); a
+// sender killed and a receiver interrupted mid-recording leave a finalised file holding every
+// reported frame.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -43,9 +44,10 @@ std::map<std::string, std::string> probe(const std::filesystem::path& file) {
 }
 
 // The md5 of every decoded frame, in order (framemd5 without the timestamps), after an
-// optional filter.
-std::vector<std::string> frame_md5s(const std::filesystem::path& file, const std::string& vf = "") {
-  const std::string text = capture("ffmpeg -nostdin -v error -i '" + file.string() +
+// optional filter; `input` goes before -i (-f rawvideo ... for raw frames).
+std::vector<std::string> frame_md5s(const std::filesystem::path& file, const std::string& vf = "",
+                                    const std::string& input = "") {
+  const std::string text = capture("ffmpeg -nostdin -v error " + input + " -i '" + file.string() +
                                    "' -map 0:v:0 -fps_mode passthrough " + (vf.empty() ? "" : "-vf " + vf + " ") +
                                    "-f framemd5 -");
   std::vector<std::string> md5s;
@@ -138,6 +140,70 @@ TEST(Codecs, Ffv1InMkvIsBitExact) {
   const auto got = frame_md5s(out);
   ASSERT_EQ(want.size(), 120u);
   EXPECT_EQ(got, want);
+}
+
+// 10-bit 4:2:2 into FFV1 (the receiver's settings: version 3, slice CRCs, one slice context
+// per thread) decodes to the very samples sent. The clip uses every 10-bit value (noise in
+// Y), so a coder that kept only 8 bits, or lost step between slices, changes the md5s.
+TEST(Codecs, Ffv1Yuv422p10InMkvIsBitExact) {
+  TempDir dir;
+  const auto clip = dir / "clip.nut";
+  const std::string make =
+      "ffmpeg -nostdin -loglevel error -f lavfi -i \"nullsrc=s=1280x720:r=30,format=yuv422p10le,"
+      "geq=lum='random(1)*1024':cb='mod(X*3+N*7,1024)':cr='mod(Y*5+X+N*3,1024)'\" -frames:v 24 "
+      "-c:v rawvideo -y '" + clip.string() + "'";
+  ASSERT_EQ(shell(make), 0) << make;
+  const auto out = dir / "out.mkv";
+  Receiver recv(dir, {"--output", out.string(), "--quiet"});
+  Process send(sender_args(recv, {"-i", clip.string()}), dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  const std::string log = recv.process().stderr_text();
+  EXPECT_EQ(log.find("masked"), std::string::npos) << log;  // every sample was a 10-bit value
+  auto facts = probe(out);
+  EXPECT_EQ(facts["codec_name"], "ffv1");
+  EXPECT_EQ(facts["pix_fmt"], "yuv422p10le");
+  const auto want = frame_md5s(clip);
+  ASSERT_EQ(want.size(), 24u);
+  EXPECT_EQ(frame_md5s(out), want);
+}
+
+// A yuv422p10le word with bits above the 10th set holds no 10-bit value; FFV1 would garble
+// the rest of its slice. The test pattern's frame stamp makes such words (its first 16 bytes
+// are a tag and the frame number), so the recorder masks them to 10 bits and says so: the
+// recording then decodes to exactly the received frames with every sample masked.
+TEST(Codecs, Ffv1MasksSamplesAbove10BitsAndKeepsTheRestExact) {
+  TempDir dir;
+  const std::vector<std::string> source{"--testsrc", "-s", "640x360", "--pix-fmt", "yuv422p10le",
+                                        "--frames", "8"};
+  const auto raw = dir / "received.yuv";
+  const auto out = dir / "out.mkv";
+  std::string log;
+  for (const auto& path : {raw, out}) {
+    Receiver recv(dir, {"--output", path.string(), "--quiet"}, {}, path.stem().string());
+    Process send(sender_args(recv, source), dir / (path.stem().string() + "-send.stderr"));
+    ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+    ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+    log = recv.process().stderr_text();
+  }
+  EXPECT_NE(log.find("frame 0: yuv422p10le Y sample at row 0 column 0 is"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("8 of 8 frames had yuv422p10le samples above 1023"), std::string::npos)
+      << log;
+
+  std::string frames = read_file(raw);
+  ASSERT_EQ(frames.size(), 8u * 640 * 360 * 2 * 2);
+  size_t above = 0;
+  for (size_t i = 0; i + 1 < frames.size(); i += 2) {
+    if (static_cast<uint8_t>(frames[i + 1]) & 0xfc) ++above;
+    frames[i + 1] = static_cast<char>(frames[i + 1] & 0x03);
+  }
+  EXPECT_GT(above, 0u);  // else this test tests nothing
+  const auto masked = dir / "masked.yuv";
+  std::ofstream(masked, std::ios::binary) << frames;
+  const auto want = frame_md5s(masked, "", "-f rawvideo -pix_fmt yuv422p10le -s 640x360");
+  ASSERT_EQ(want.size(), 8u);
+  EXPECT_EQ(frame_md5s(out), want);
 }
 
 TEST(Codecs, LoopRepeatsTheFileWithGrowingTimestamps) {

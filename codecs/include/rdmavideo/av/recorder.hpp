@@ -12,7 +12,13 @@
 // Memory stays bounded: the encoder holds at most its thread count of frames, and a slow
 // encoder makes write() slower, which fills the ring and holds back the sender.
 // MOV and MP4 are written fragmented (a fragment about every second, empty moov first), so a
-// crash loses at most about a second. v210 is rejected (no AVPixelFormat for it).
+// crash loses at most about a second. v210 is unpacked to yuv422p10le first.
+//
+// FFV1 is lossless at 10 bits too: a yuv422p10le stream decodes to exactly the samples sent.
+// A yuv422p10le word with bits above the 10th set holds no 10-bit sample, and FFV1 codes one
+// so wrongly that the rest of its slice decodes as garbage; before an encoder (not raw video)
+// such words are masked to their low 10 bits, with a warning naming the first. The test
+// pattern's frame stamp (a tag and the frame number in the first 16 bytes) makes such words.
 #pragma once
 
 #include <cstdint>

@@ -11,10 +11,14 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <cstring>
+#include <functional>
 #include <thread>
 
 #include "gst_test_support.hpp"
 #include "process.hpp"
+#include "rdmavideo/protocol.hpp"
+#include "rdmavideo/test_pattern.hpp"
 
 namespace rdmavideo::testing {
 namespace {
@@ -141,6 +145,8 @@ struct FormatCase {
   int height;
 };
 
+void PrintTo(const FormatCase& c, std::ostream* os) { *os << c.format << " " << c.width << "x" << c.height; }
+
 class VideotestsrcThroughRdma : public GstElements, public ::testing::WithParamInterface<FormatCase> {};
 
 // videotestsrc ! rdmasink -> rdmasrc ! appsink: the frames are videotestsrc's byte for byte,
@@ -233,6 +239,7 @@ TEST_F(GstElements, FactoriesHaveTheDocumentedPropertiesDefaultsAndTemplates) {
       {"ring-size", G_TYPE_UINT, "8", true},
       {"rdma-device", G_TYPE_STRING, "\"\"", true},
       {"verify", G_TYPE_BOOLEAN, "FALSE", true},
+      {"is-live", G_TYPE_BOOLEAN, "FALSE", true},
       {"bound-port", G_TYPE_UINT, "0", false},
       {"stats", G_TYPE_BOXED, nullptr, false},
   };
@@ -671,6 +678,207 @@ TEST_F(GstElements, StopWhileWaitingOrMidStreamLeavesNoFds) {
     EXPECT_TRUE(received.eos) << *received.error;
   }
   EXPECT_EQ(open_fd_count(), fds) << "stopping mid-stream leaked file descriptors";
+}
+
+// The built-in test pattern's frame `sequence` as GStreamer's visible bytes, read from the
+// sender's layout for this stream.
+FrameBytes test_pattern_bytes(const proto::StreamStart& format, const GstVideoInfo& info, uint64_t sequence) {
+  TestPattern pattern(format);
+  const auto data = pattern.frame(sequence);
+  FrameBytes out;
+  for (int p = 0; p < format.layout.plane_count; ++p) {
+    const size_t row = visible_row_bytes(info, static_cast<guint>(p));
+    const size_t rows = visible_rows(info, static_cast<guint>(p));
+    const auto& plane = format.layout.planes[p];
+    std::vector<uint8_t> bytes(row * rows);
+    for (size_t r = 0; r < rows; ++r) {
+      std::memcpy(bytes.data() + r * row, data.data() + plane.offset + r * plane.stride, row);
+    }
+    out.planes.push_back(std::move(bytes));
+    out.row_bytes.push_back(row);
+  }
+  return out;
+}
+
+// rdmavideo-send packs RGB rows tightly (641 x 3 = 1923 bytes); GStreamer pads them to 1924.
+// Downstream that reads GstVideoMeta gets the ring slot with the sender's strides in a meta
+// (no copy); downstream that does not (appsink) gets one copy in GStreamer's layout, counted.
+// Either way every frame is the sender's test pattern.
+TEST_F(GstElements, SenderStridesComeAsVideoMetaOrAreRepackedAndCounted) {
+  constexpr int kFrames = 6;
+  const auto format = proto::make_stream_start(PixelFormat::rgb24, 641, 361, Rational{60, 1});
+  ASSERT_TRUE(format);
+  ASSERT_EQ(format->layout.planes[0].stride, 1923u);
+  TempDir dir;
+  const auto send_args = [&](uint16_t port) {
+    return std::vector<std::string>{RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(port),
+                                    "--testsrc", "-s", "641x361", "--pix-fmt", "rgb24", "--frames",
+                                    std::to_string(kFrames), "--checksum", "--transport", "tcp", "--quiet"};
+  };
+
+  {
+    SCOPED_TRACE("downstream reads GstVideoMeta");
+    GstHarness* h = gst_harness_new_parse("rdmasrc address=127.0.0.1 port=0 verify=true");
+    gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, nullptr);
+    gst_harness_play(h);
+    UniqueObject<GstElement> src(gst_harness_find_element(h, "rdmasrc"));
+    guint port = 0;
+    g_object_get(src.get(), "bound-port", &port, nullptr);
+    ASSERT_NE(port, 0u);
+    Process send(send_args(static_cast<uint16_t>(port)), dir / "send-meta.stderr");
+    for (int i = 0; i < kFrames; ++i) {
+      UniqueBuffer buffer(gst_harness_pull(h));
+      ASSERT_NE(buffer, nullptr) << "frame " << i << " did not arrive: " << send.stderr_text();
+      UniqueCaps caps(gst_pad_get_current_caps(h->sinkpad));
+      GstVideoInfo info;
+      ASSERT_TRUE(gst_video_info_from_caps(&info, caps.get()));
+      EXPECT_EQ(GST_VIDEO_INFO_FORMAT(&info), GST_VIDEO_FORMAT_RGB);
+      EXPECT_EQ(GST_VIDEO_INFO_WIDTH(&info), 641);
+      const GstVideoMeta* meta = gst_buffer_get_video_meta(buffer.get());
+      ASSERT_NE(meta, nullptr) << "the sender's strides were not described by a GstVideoMeta";
+      EXPECT_EQ(meta->stride[0], 1923);
+      EXPECT_TRUE(gst_memory_is_type(gst_buffer_peek_memory(buffer.get(), 0), kSlotMemoryType));
+      const auto diff = first_difference(frame_bytes(buffer.get(), info), test_pattern_bytes(*format, info, i), i);
+      EXPECT_FALSE(diff) << *diff;
+    }
+    EXPECT_EQ(send.wait(30s), 0) << send.stderr_text();
+    auto stats = stats_of(src.get());
+    EXPECT_EQ(u64_field(stats.get(), "frames"), static_cast<uint64_t>(kFrames));
+    EXPECT_EQ(u64_field(stats.get(), "copies"), 0u);
+    EXPECT_EQ(u64_field(stats.get(), "checksum-failures"), 0u);
+    src.reset();
+    gst_harness_teardown(h);
+  }
+  {
+    SCOPED_TRACE("downstream reads GStreamer's layout only");
+    ReceiverPipeline receiver("verify=true");
+    Process send(send_args(receiver.port), dir / "send-copy.stderr");
+    const auto got = pull_all(receiver.appsink());
+    ASSERT_EQ(got.size(), static_cast<size_t>(kFrames)) << send.stderr_text();
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_FALSE(got[i].slot_memory) << "frame " << i << " should have been repacked";
+      EXPECT_EQ(GST_VIDEO_INFO_PLANE_STRIDE(&got[i].info, 0), 1924);
+      const auto diff = first_difference(got[i].bytes, test_pattern_bytes(*format, got[i].info, i), i);
+      EXPECT_FALSE(diff) << *diff;
+    }
+    EXPECT_EQ(send.wait(30s), 0) << send.stderr_text();
+    const BusLog received = wait_for_end(receiver.pipeline.get());
+    ASSERT_TRUE(received.eos) << *received.error;
+    ASSERT_NE(received.last("rdmasrc-stats"), nullptr);
+    EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "copies"), static_cast<uint64_t>(kFrames));
+    EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "checksum-failures"), 0u);
+  }
+}
+
+// rdmasink mode=live drops a frame when no slot is free and counts it; rdmasrc sees the gap
+// in the sequence, counts the same frames as dropped and marks the next buffer DISCONT.
+TEST_F(GstElements, LiveModeDropsAreCountedOnBothSides) {
+  struct Holder {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<UniqueBuffer> held;
+    std::vector<guint64> offsets;
+    std::vector<bool> discont;
+    bool hold = true;
+  } holder;
+  constexpr guint kRing = 2;
+  ReceiverPipeline receiver("ring-size=" + std::to_string(kRing),
+                            "fakesink name=out sync=false enable-last-sample=false signal-handoffs=true");
+  auto out = element(receiver.pipeline.get(), "out");
+  g_signal_connect(out.get(), "handoff",
+                   G_CALLBACK(+[](GstElement*, GstBuffer* buffer, GstPad*, gpointer data) {
+                     auto* h = static_cast<Holder*>(data);
+                     std::lock_guard lock(h->mutex);
+                     h->offsets.push_back(GST_BUFFER_OFFSET(buffer));
+                     h->discont.push_back(GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DISCONT));
+                     if (h->hold) h->held.emplace_back(gst_buffer_ref(buffer));
+                     h->cv.notify_all();
+                   }),
+                   &holder);
+  const auto count = [&] {
+    std::lock_guard lock(holder.mutex);
+    return holder.offsets.size();
+  };
+  auto sender = start(testsrc(caps_string("NV12", 64, 48), -1) + " ! " + sink_to(receiver.port, "mode=live"));
+  auto sink = element(sender.get(), "sink");
+  const auto wait_until = [](const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    return done();
+  };
+  ASSERT_TRUE(wait_until([&] { return count() >= kRing; }));
+  ASSERT_TRUE(wait_until([&] { return u64_field(stats_of(sink.get()).get(), "dropped") >= 10; }))
+      << "a live sender with no free slot did not drop";
+  EXPECT_EQ(count(), kRing) << "frames arrived with every slot held";
+  {
+    std::lock_guard lock(holder.mutex);
+    holder.hold = false;
+    holder.held.clear();
+  }
+  ASSERT_TRUE(wait_until([&] { return count() >= kRing + 20; }));
+  ASSERT_EQ(gst_element_set_state(sender.get(), GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  const BusLog received = wait_for_end(receiver.pipeline.get());
+  ASSERT_TRUE(received.eos) << *received.error;
+
+  const auto sink_stats = stats_of(sink.get());
+  const GstStructure* src_stats = received.last("rdmasrc-stats");
+  ASSERT_NE(src_stats, nullptr);
+  std::lock_guard lock(holder.mutex);
+  const uint64_t last_sequence = holder.offsets.back();
+  EXPECT_EQ(u64_field(src_stats, "frames"), holder.offsets.size());
+  EXPECT_EQ(u64_field(sink_stats.get(), "frames"), holder.offsets.size()) << "a frame sent never arrived";
+  // Every sequence number up to the last one arrived is either a frame or a counted drop.
+  EXPECT_EQ(u64_field(src_stats, "frames") + u64_field(src_stats, "dropped"), last_sequence + 1);
+  EXPECT_GE(u64_field(src_stats, "dropped"), 10u);
+  EXPECT_LE(u64_field(src_stats, "dropped"), u64_field(sink_stats.get(), "dropped"));
+  ASSERT_GT(holder.offsets.size(), kRing);
+  EXPECT_GT(holder.offsets[kRing], kRing) << "no gap after the held frames";
+  EXPECT_TRUE(holder.discont[kRing]) << "the frame after a gap is not DISCONT";
+}
+
+// rdmasrc is-live=true is a live source (no preroll, live in the latency query) and stamps
+// each buffer with the running time it arrived at: never ahead of the pipeline's running
+// time when it is pulled, never going backwards.
+TEST_F(GstElements, IsLiveSourceStampsBuffersWithTheirArrivalRunningTime) {
+  constexpr int kFrames = 15;
+  auto receiver = parse_pipeline(
+      "rdmasrc name=src address=127.0.0.1 port=0 is-live=true ! appsink name=out sync=false");
+  auto src = element(receiver.get(), "src");
+  auto out = element(receiver.get(), "out");
+  gboolean live = FALSE;
+  g_object_get(src.get(), "is-live", &live, nullptr);
+  ASSERT_TRUE(live);
+  ASSERT_EQ(gst_element_set_state(receiver.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_NO_PREROLL)
+      << "a live source does not preroll";
+  ASSERT_NE(gst_element_set_state(receiver.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  guint port = 0;
+  g_object_get(src.get(), "bound-port", &port, nullptr);
+  ASSERT_NE(port, 0u);
+  auto sender = start("videotestsrc is-live=true num-buffers=" + std::to_string(kFrames) + " ! " +
+                      caps_string("NV12", 64, 48) + " ! " +
+                      sink_to(static_cast<uint16_t>(port), "mode=live"));
+  GstClockTime previous = 0;
+  int frames = 0;
+  for (;; ++frames) {
+    UniqueSample sample(gst_app_sink_try_pull_sample(GST_APP_SINK(out.get()), 30 * GST_SECOND));
+    if (!sample) break;
+    const GstClockTime pts = GST_BUFFER_PTS(gst_sample_get_buffer(sample.get()));
+    UniqueObject<GstClock> clock(gst_element_get_clock(receiver.get()));
+    ASSERT_NE(clock, nullptr);
+    const GstClockTime running = gst_clock_get_time(clock.get()) - gst_element_get_base_time(receiver.get());
+    ASSERT_TRUE(GST_CLOCK_TIME_IS_VALID(pts)) << "frame " << frames;
+    EXPECT_LE(pts, running) << "frame " << frames << " is stamped after the time it was pulled";
+    EXPECT_GE(pts, previous) << "frame " << frames << " is stamped before the frame ahead of it";
+    previous = pts;
+  }
+  EXPECT_EQ(frames, kFrames);
+  EXPECT_TRUE(gst_app_sink_is_eos(GST_APP_SINK(out.get())));
+  GstQuery* latency = gst_query_new_latency();
+  ASSERT_TRUE(gst_element_query(src.get(), latency));
+  gboolean query_live = FALSE;
+  gst_query_parse_latency(latency, &query_live, nullptr, nullptr);
+  gst_query_unref(latency);
+  EXPECT_TRUE(query_live) << "the latency query does not say live";
 }
 
 // EOS before any frame (and so before any caps) still ends the receiving pipeline.

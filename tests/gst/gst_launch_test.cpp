@@ -99,6 +99,8 @@ struct LaunchCase {
   size_t bytes_per_pixel_x2;  // frame bytes = width * height * this / 2
 };
 
+void PrintTo(const LaunchCase& c, std::ostream* os) { *os << c.format; }
+
 class GstLaunchFormats : public GstLaunch, public ::testing::WithParamInterface<LaunchCase> {};
 
 // videotestsrc ! rdmasink in one gst-launch-1.0, rdmasrc ! filesink in another: the file
@@ -146,6 +148,8 @@ struct InteropCase {
   const char* format;   // GStreamer's
   size_t bytes_per_pixel_x2;
 };
+
+void PrintTo(const InteropCase& c, std::ostream* os) { *os << c.pix_fmt; }
 
 class InteropFormats : public GstLaunch, public ::testing::WithParamInterface<InteropCase> {};
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 
@@ -139,6 +140,14 @@ struct Image {
       return std::nullopt;
     }
     return image;
+  }
+
+  // Whether the pixel at (x, y) is white (the overlay's text).
+  bool white(int x, int y) const {
+    if (x < 0 || y < 0 || x >= width || y >= height) return false;
+    const auto* p =
+        reinterpret_cast<const unsigned char*>(pixels.data()) + (size_t(y) * width + x) * 3;
+    return p[0] > 200 && p[1] > 200 && p[2] > 200;
   }
 
   // The mean colour of the 5x5 square around (x, y).
@@ -336,6 +345,48 @@ void expect_colour(const Image& shot, int x, int y, Rgb want, const std::string&
       << ") want (" << want.r << "," << want.g << "," << want.b << ")";
 }
 
+// The overlay's text read back from a screenshot at 2 screen pixels a font pixel (a window
+// 560 to 1799 pixels wide): per character of line `line` (0: the status, 1: the format), one
+// 5-bit mask per font row, top first, bit 4 the left column. The layout is draw_text's in
+// receiver/display.cpp: bands from (8, 8), 24 pixels high, glyphs 4 pixels in, 12 apart.
+std::vector<std::array<uint8_t, 8>> overlay_glyphs(const Image& shot, int line, size_t count) {
+  std::vector<std::array<uint8_t, 8>> glyphs(count);
+  for (size_t i = 0; i < count; ++i) {
+    const int x0 = 12 + static_cast<int>(i) * 12, y0 = 12 + line * 24;
+    for (int row = 0; row < 8; ++row) {
+      for (int col = 0; col < 5; ++col) {
+        if (shot.white(x0 + 2 * col, y0 + 2 * row)) glyphs[i][row] |= 0x10 >> col;
+      }
+    }
+  }
+  return glyphs;
+}
+
+// Checks the format line "640x480 uyvy422" is drawn with lowercase glyphs: x, u, v and y sit
+// below the capitals' top (rows 0-1 empty), y has a descender (row 7) where no capital or
+// digit reaches, and the digits start at the top. Returns "" or what is wrong.
+std::string check_lowercase_overlay(const Image& shot) {
+  const std::string text = "640x480 uyvy422";
+  const auto glyphs = overlay_glyphs(shot, 1, text.size());
+  std::string problems;
+  auto mask = [](const std::array<uint8_t, 8>& g) {
+    std::string rows;
+    for (uint8_t r : g) rows += fmt::format("{:05b} ", r);
+    return rows;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const auto& g = glyphs[i];
+    bool ok = true;
+    if (c >= '0' && c <= '9') ok = g[0] != 0 && g[7] == 0;
+    if (c == 'x' || c == 'u' || c == 'v') ok = g[0] == 0 && g[1] == 0 && g[2] != 0 && g[7] == 0;
+    if (c == 'y') ok = g[0] == 0 && g[1] == 0 && g[2] != 0 && g[7] != 0;
+    if (c == ' ') ok = g == std::array<uint8_t, 8>{};
+    if (!ok) problems += fmt::format("'{}' (character {}) drawn as {}; ", c, i, mask(g));
+  }
+  return problems;
+}
+
 // f makes the window the screen (1280x720), the 4:3 stream filling its height, pillarboxed in
 // black on both sides; f again gives back the 640x480 window. Under a window manager (openbox)
 // SDL asks it for fullscreen; on a bare X server the window covers the screen itself.
@@ -379,6 +430,8 @@ TEST_P(DisplayFullscreen, FTogglesFullscreenLetterboxedAndBack) {
   expect_colour(fullscreen->shot, 1124, 612, {0, 0, 0}, "right pillarbox");
   expect_colour(fullscreen->shot, 1115, 612, {253, 253, 253}, "ramp's right end");
   expect_colour(fullscreen->shot, 40, 700, {0, 0, 0}, "bottom left of the screen");
+  // The overlay, over the black pillarbox here, in lowercase where the text is.
+  EXPECT_EQ(check_lowercase_overlay(fullscreen->shot), "");
 
   ASSERT_EQ(shell("xdotool key --window " + id + " f"), 0);
   const auto back = wait_for_size(id, windowed);

@@ -38,4 +38,21 @@ $bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --output - --quiet |
   ffmpeg -nostdin -loglevel error -f rawvideo -pix_fmt yuv420p -s 1280x720 -i - \
     -vf "select=eq(n\,15)" -frames:v 1 -y "$out/frame.png"
 wait
-echo "demo: summaries in $out/*.json, a received frame in $out/frame.png"
+if [ -e $bin/gst-plugin/libgstrdmavideo.so ]; then
+  export GST_PLUGIN_PATH=$PWD/$bin/gst-plugin GST_REGISTRY_1_0=$PWD/$bin/gst-registry.bin
+  echo "== 4. GStreamer: videotestsrc ! rdmasink recorded as ProRes; rdmavideo-send into rdmasrc"
+  $bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --output "$out/gst.mov" --quiet &
+  recv=$!
+  sleep 0.3
+  gst-launch-1.0 -q videotestsrc num-buffers=120 pattern=smpte \
+    ! video/x-raw,format=UYVY,width=1280,height=720,framerate=60/1 \
+    ! rdmasink host=127.0.0.1 port=$port checksum=true sync=false
+  wait $recv
+  gst-launch-1.0 -q rdmasrc port=$port ! videoconvert ! pngenc snapshot=true \
+    ! filesink location="$out/gst-frame.png" &
+  gst=$!
+  sleep 1
+  $bin/sender/rdmavideo-send --connect 127.0.0.1:$port --testsrc -s 1280x720 --frames 60 --quiet
+  wait $gst
+fi
+echo "demo: summaries in $out/*.json, received frames in $out/*.png, a recording in $out/gst.mov"

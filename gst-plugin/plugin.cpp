@@ -25,4 +25,4 @@ static gboolean plugin_init(GstPlugin* plugin) {
 #define PACKAGE "rdmavideo"
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, rdmavideo,
                   "Raw video over RDMA verbs or TCP with the rdmavideo protocol", plugin_init,
-                  RDMAVIDEO_VERSION, "Apache-2.0", "rdmavideo", "https://github.com/rdmavideo/rdmavideo")
+                  RDMAVIDEO_VERSION, "Apache-2.0", "rdmavideo", "rdmavideo")

@@ -3,16 +3,8 @@
 
 #include <algorithm>
 
-#include "rdmavideo/log.hpp"
-#ifdef RDMAVIDEO_HAVE_FFMPEG
 #include "rdmavideo/av/recorder.hpp"
-#endif
-
-namespace rdmavideo::av {
-#ifndef RDMAVIDEO_HAVE_FFMPEG
-class Recorder {};  // never made in a build without FFmpeg
-#endif
-}  // namespace rdmavideo::av
+#include "rdmavideo/log.hpp"
 
 namespace rdmavideo::receiver {
 
@@ -25,14 +17,7 @@ bool Recording::is_recording_path(const std::string& path) {
 }
 
 Result<void> Recording::check(const RecordingOptions& o) {
-#ifdef RDMAVIDEO_HAVE_FFMPEG
   return av::check_recorder_options({o.path, o.codec, o.encoder, o.status});
-#else
-  return make_error(ErrorCode::unsupported,
-                    "--output {}: this build writes raw frames only (.yuv, .raw or -); encoded "
-                    "recordings need the FFmpeg sink",
-                    o.path);
-#endif
 }
 
 Recording::Recording(RecordingOptions options) : options_(std::move(options)) {}
@@ -43,7 +28,6 @@ Recording::~Recording() {
 
 Result<void> Recording::write(const proto::StreamStart& format, std::span<const std::byte> frame,
                               int64_t pts_ns) {
-#ifdef RDMAVIDEO_HAVE_FFMPEG
   if (!recorder_) {
     auto opened = av::Recorder::open({options_.path, options_.codec, options_.encoder,
                                       options_.status},
@@ -60,23 +44,15 @@ Result<void> Recording::write(const proto::StreamStart& format, std::span<const 
                       name(format.pixel_format));
   }
   return recorder_->write(frame, pts_ns);
-#else
-  (void)format, (void)frame, (void)pts_ns;
-  return Unexpected(check(options_).error());
-#endif
 }
 
 Result<void> Recording::close() {
-#ifdef RDMAVIDEO_HAVE_FFMPEG
   if (recorder_) return recorder_->finish();
-#endif
   return {};
 }
 
 uint64_t Recording::frames() const {
-#ifdef RDMAVIDEO_HAVE_FFMPEG
   if (recorder_) return recorder_->frames_written();
-#endif
   return 0;
 }
 

@@ -3,7 +3,8 @@
 // (codecs/) on the first frame, once the stream's format is known, and feeds it every frame
 // with the sender's pts. One stream per recording: a format change mid-recording is refused.
 // Called from the sink thread only; close() finalises the file and reports what went wrong.
-// A build without FFmpeg refuses encoded outputs in option parsing, and open() says so too.
+// A build without FFmpeg refuses encoded outputs in option parsing: the codecs layer says
+// which libraries the build lacked.
 #pragma once
 
 #include <memory>

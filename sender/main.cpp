@@ -15,10 +15,8 @@
 #include "options.hpp"
 #include "rdmavideo/frame_sender.hpp"
 #include "rdmavideo/log.hpp"
-#include "rdmavideo/test_pattern.hpp"
-#ifdef RDMAVIDEO_HAVE_FFMPEG
 #include "rdmavideo/av/source.hpp"
-#endif
+#include "rdmavideo/test_pattern.hpp"
 
 namespace rdmavideo::sender {
 namespace {
@@ -26,18 +24,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 const std::atomic<bool>& g_stop = cli::stop_requested();  // SIGINT or SIGTERM arrived
 
-#ifdef RDMAVIDEO_HAVE_FFMPEG
-using FfmpegSource = av::Source;
-#else
-struct FfmpegSource {};  // this build has no FFmpeg inputs (options.cpp refuses them)
-#endif
-
 // A frame source: the test pattern, raw frames read from stdin, or an FFmpeg input decoded
 // into a small pool of buffers.
 class Source {
  public:
   Source(const Options& options, const proto::StreamStart& format,
-         std::unique_ptr<FfmpegSource> ffmpeg = nullptr)
+         std::unique_ptr<av::Source> ffmpeg = nullptr)
       : ffmpeg_(std::move(ffmpeg)) {
     if (options.testsrc) {
       pattern_.emplace(format);
@@ -60,7 +52,6 @@ class Source {
   Result<std::span<const std::byte>> next(uint64_t sequence,
                                           const std::function<Result<void>()>& idle) {
     if (pattern_) return std::span<const std::byte>(pattern_->frame(sequence));
-#ifdef RDMAVIDEO_HAVE_FFMPEG
     if (ffmpeg_) {
       // The decoder writes only here, into the buffer the caller waited idle on.
       auto& buffer = buffers_[sequence % buffers_.size()];
@@ -70,7 +61,6 @@ class Source {
       pts_ns_ = (*info)->pts_ns;
       return std::span<const std::byte>(buffer);
     }
-#endif
     auto& buffer = buffers_[sequence % buffers_.size()];
     size_t done = 0;
     while (done < buffer.size()) {
@@ -101,7 +91,7 @@ class Source {
 
  private:
   std::optional<TestPattern> pattern_;
-  std::unique_ptr<FfmpegSource> ffmpeg_;
+  std::unique_ptr<av::Source> ffmpeg_;
   std::optional<int64_t> pts_ns_;
   // Three: the input is read or decoded into one while the other two may still be on the
   // wire (verbs reads them until wait_idle says it is done).
@@ -110,8 +100,8 @@ class Source {
 
 // Opens an FFmpeg input and returns the format it gives; nullptr for the test pattern and
 // stdin. Fills `format` and decides live or not (a capture input is live unless --no-drop).
-Result<std::unique_ptr<FfmpegSource>> open_ffmpeg(Options& o) {
-#ifdef RDMAVIDEO_HAVE_FFMPEG
+// A build without FFmpeg fails here, the codecs layer naming what is missing.
+Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o) {
   if (!ffmpeg_input(o)) return nullptr;
   av::SourceOptions so;
   so.input = o.input;
@@ -130,10 +120,6 @@ Result<std::unique_ptr<FfmpegSource>> open_ffmpeg(Options& o) {
   if (!o.realtime && !o.no_drop && (*source)->live()) o.realtime = true;
   log().info("[send] input: {}", (*source)->describe());
   return std::move(*source);
-#else
-  (void)o;
-  return nullptr;
-#endif
 }
 
 int run(Options o) {
@@ -144,11 +130,7 @@ int run(Options o) {
   }
   // A capture device delivers frames at its own pace; the test pattern, stdin, lavfi and a
   // file sent with --realtime are paced here.
-#ifdef RDMAVIDEO_HAVE_FFMPEG
   const bool paced_here = o.realtime && !(*ffmpeg && (*ffmpeg)->paced_by_input());
-#else
-  const bool paced_here = o.realtime;
-#endif
   auto format = proto::make_stream_start(o.pix_fmt, o.width, o.height, o.rate);
   if (!format) {
     log().error("rdmavideo-send: {}", format.error().message());

@@ -44,13 +44,6 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   if (auto code = cli::parse(app, argc, argv)) return code;
   auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   if (!o.testsrc && o.input.empty()) return fail("no source: give --testsrc or -i -");
-#ifndef RDMAVIDEO_HAVE_FFMPEG
-  if (ffmpeg_input(o)) {
-    return fail("-i " + o.input +
-                ": this build reads raw frames from stdin only (-i -); file and device inputs "
-                "need the FFmpeg source");
-  }
-#endif
   if (!ffmpeg_input(o) && (!o.input_format.empty() || o.loop)) {
     return fail("-f and --loop apply to FFmpeg inputs (a file, URL or device), not to -i -");
   }

@@ -125,6 +125,8 @@ struct Source::Impl {
 Source::Source(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Source::~Source() = default;
 
+bool Source::available() { return true; }
+
 Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
   register_devices();
   auto impl = std::make_unique<Impl>();

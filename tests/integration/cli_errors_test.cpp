@@ -80,6 +80,8 @@ std::vector<Case> cases() {
   c.insert(c.end(), {
         Case{"RecvEncodedOutput", {"--listen", "127.0.0.1:0", "--output", "x.mov"}, false, 2,
              "raw frames only"},
+        Case{"SendFileInput", {"--connect", "127.0.0.1:1", "-i", "/nonexistent.mp4"}, true, 1,
+             "-i /nonexistent.mp4: this build has no FFmpeg"},
   });
 #endif
   c.push_back(Case{"RecvUnresolvableAddress", {"--listen", "256.1.1.1:5000"}, false, 1, "256.1.1.1"});

@@ -19,6 +19,9 @@
 // so wrongly that the rest of its slice decodes as garbage; before an encoder (not raw video)
 // such words are masked to their low 10 bits, with a warning naming the first. The test
 // pattern's frame stamp (a tag and the frame number in the first 16 bytes) makes such words.
+//
+// A build without FFmpeg has the same API (codecs/src/unavailable.cpp):
+// check_recorder_options() and open() fail with `unsupported`, naming the missing libraries.
 #pragma once
 
 #include <cstdint>

@@ -14,6 +14,9 @@
 // Decoding uses FFmpeg's frame and slice threads (thread_count 0: one per core). One thread
 // calls a Source. v210 output is rejected (FFmpeg has no v210 pixel format): ask for
 // yuv422p10le instead.
+//
+// A build without FFmpeg has the same API (codecs/src/unavailable.cpp): available() is false
+// and open() fails with `unsupported`.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +41,9 @@ struct SourceOptions {
 
 class Source {
  public:
+  /// Whether this build has FFmpeg; without it open() fails with `unsupported`, naming the
+  /// missing libraries.
+  static bool available();
   static Result<std::unique_ptr<Source>> open(const SourceOptions& options);
   ~Source();
   Source(const Source&) = delete;

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// The codecs layer in a build without FFmpeg: the same API, where opening a source or a
+// recorder fails with `unsupported` and says which libraries the build lacked. Callers need no
+// #ifdef; rdmavideo-send still reads raw frames from stdin and rdmavideo-recv still writes raw
+// frames.
+#include "rdmavideo/av/recorder.hpp"
+#include "rdmavideo/av/source.hpp"
+
+namespace rdmavideo::av {
+namespace {
+
+constexpr const char* kMissing =
+    "this build has no FFmpeg: it was configured without libavformat, libavcodec, libavutil, "
+    "libswscale and libavdevice (install libavformat-dev libavcodec-dev libswscale-dev "
+    "libavdevice-dev and reconfigure with -DRDMAVIDEO_WITH_FFMPEG=ON)";
+
+}  // namespace
+
+// ---- Source
+
+struct Source::Impl {};
+
+bool Source::available() { return false; }
+
+Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
+  return make_error(ErrorCode::unsupported,
+                    "-i {}: {}; without it, inputs are raw frames on stdin (-i -) or --testsrc",
+                    options.input, kMissing);
+}
+
+Source::Source(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Source::~Source() = default;
+
+const proto::StreamStart& Source::format() const {
+  static const proto::StreamStart none{};
+  return none;
+}
+bool Source::live() const { return false; }
+bool Source::paced_by_input() const { return false; }
+std::string Source::describe() const { return {}; }
+Result<std::optional<Source::FrameInfo>> Source::read_frame(std::span<std::byte>) {
+  return make_error(ErrorCode::unsupported, "FFmpeg source: {}", kMissing);
+}
+
+// ---- Recorder
+
+const std::vector<std::string>& recorder_extensions() {
+  static const std::vector<std::string> none;
+  return none;
+}
+
+const std::vector<std::string>& recorder_codecs() {
+  static const std::vector<std::string> none;
+  return none;
+}
+
+Result<void> check_recorder_options(const RecorderOptions& options) {
+  return make_error(ErrorCode::unsupported,
+                    "--output {}: {}; without it, the receiver writes raw frames only (.yuv, .raw "
+                    "or -)",
+                    options.path, kMissing);
+}
+
+struct Recorder::Impl {
+  std::string path;
+};
+
+Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
+                                                 const proto::StreamStart&) {
+  return Unexpected(check_recorder_options(options).error());
+}
+
+Recorder::Recorder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Recorder::~Recorder() = default;
+
+Result<void> Recorder::write(std::span<const std::byte>, int64_t) {
+  return make_error(ErrorCode::unsupported, "recorder: {}", kMissing);
+}
+Result<void> Recorder::finish() { return {}; }
+uint64_t Recorder::frames_written() const { return 0; }
+std::string Recorder::describe() const { return {}; }
+const std::string& Recorder::path() const { return impl_->path; }
+
+}  // namespace rdmavideo::av

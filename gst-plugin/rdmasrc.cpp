@@ -339,6 +339,10 @@ GstFlowReturn start_stream(GstRdmaSrc* self, SrcRuntime& rt, const proto::Stream
                             GST_VIDEO_INFO_WIDTH(&rt.info), GST_VIDEO_INFO_HEIGHT(&rt.info));
   rt.verifier.reset();
   if (rt.settings.verify) rt.verifier.emplace(format);
+  if (rt.stats.frames == 0) {  // measure from the first stream, not from listening (as -recv)
+    rt.stats.start = std::chrono::steady_clock::now();
+    rt.stats.cpu_start = stats::process_cpu_seconds();
+  }
   const bool sender_live = (format.flags & proto::kStreamLive) != 0;
   if (sender_live != rt.settings.is_live) {
     GST_WARNING_OBJECT(self, "the sender's stream is %slive but is-live=%s: %s", sender_live ? "" : "not ",

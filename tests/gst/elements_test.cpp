@@ -50,7 +50,9 @@ std::string testsrc(const std::string& caps, int frames) {
          " pattern=smpte horizontal-speed=3 ! " + caps;
 }
 
-/// rdmasrc on 127.0.0.1, a free port, into `downstream`; PLAYING, with its bound port.
+/// rdmasrc on 127.0.0.1, a free port, into `downstream`; PLAYING, with its bound port. The
+/// loopback tests are TCP tests (copies and in-place sends are TCP's rules), so rdmasink
+/// below asks for TCP rather than taking verbs where a machine has an RDMA device.
 struct ReceiverPipeline {
   UniquePipeline pipeline;
   UniqueObject<GstElement> src;
@@ -81,7 +83,8 @@ struct ReceiverPipeline {
 };
 
 std::string sink_to(uint16_t port, const std::string& properties = "") {
-  return "rdmasink name=sink host=127.0.0.1 port=" + std::to_string(port) + " sync=false " + properties;
+  return "rdmasink name=sink host=127.0.0.1 port=" + std::to_string(port) + " transport=tcp sync=false " +
+         properties;
 }
 
 UniquePipeline start(const std::string& description) {

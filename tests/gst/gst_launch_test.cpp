@@ -126,7 +126,7 @@ TEST_P(GstLaunchFormats, RdmasinkIntoRdmasrcIsByteEqualToVideotestsrc) {
                       " ! filesink location=" + (dir / "out.raw").string()),
                dir / "recv.stderr", Redirect{"", recv_stdout.string(), false, false});
   ASSERT_TRUE(wait_prerolling(recv_stdout, recv)) << read_file(recv_stdout) << recv.stderr_text();
-  Process send(launch(source + " ! rdmasink host=127.0.0.1 port=" + std::to_string(port), {"-q"}),
+  Process send(launch(source + " ! rdmasink host=127.0.0.1 transport=tcp port=" + std::to_string(port), {"-q"}),
                dir / "send.stderr");
   const auto sent = send.wait(120s);
   ASSERT_TRUE(sent) << "gst-launch-1.0 (rdmasink) still running after 120 s";
@@ -167,7 +167,7 @@ TEST_P(InteropFormats, RdmavideoSendIntoVerifyingRdmasrc) {
   ASSERT_TRUE(wait_prerolling(recv_stdout, recv)) << read_file(recv_stdout) << recv.stderr_text();
   Process send({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(port), "--testsrc", "-s",
                 "1280x720", "--pix-fmt", c.pix_fmt, "--frames", std::to_string(kFrames), "--checksum",
-                "--quiet", "--stats-json", (dir / "send.json").string()},
+                "--transport", "tcp", "--quiet", "--stats-json", (dir / "send.json").string()},
                dir / "send.stderr");
   ASSERT_EQ(send.wait(120s), 0) << send.stderr_text();
   const auto received = recv.wait(60s);
@@ -204,7 +204,7 @@ TEST_P(InteropFormats, RdmasinkIntoVerifyingRdmavideoRecv) {
   Receiver recv(dir, {"--verify", "--quiet", "--transport", "tcp", "--output", (dir / "out.raw").string(),
                       "--stats-json", (dir / "recv.json").string()});
   Process send(launch(source + " ! rdmasink host=127.0.0.1 port=" + std::to_string(recv.port()) +
-                          " checksum=true sync=false stream-name=interop",
+                          " transport=tcp checksum=true sync=false stream-name=interop",
                       {"-q"}),
                dir / "send.stderr");
   ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
@@ -219,6 +219,9 @@ TEST_P(InteropFormats, RdmasinkIntoVerifyingRdmavideoRecv) {
   EXPECT_EQ(r["height"], kHeight);
   const auto diff = compare_frames(dir / "out.raw", dir / "reference.raw", frame_bytes);
   EXPECT_FALSE(diff) << *diff;
+  // stream-name reaches the receiver in StreamStart.
+  EXPECT_NE(recv.process().stderr_text().find("\"interop\"] stream"), std::string::npos)
+      << recv.process().stderr_text();
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, InteropFormats,

@@ -27,12 +27,26 @@
 namespace rdmavideo::testing {
 
 /// Points GStreamer at the build tree's plugin and a registry file of our own, in this
-/// process and in every child it starts. Sanitizer builds scan plugins in-process: the
-/// plugin scanner helper is not built with the sanitizer runtime and could not load ours.
+/// process and in every child it starts. In a sanitizer build the children (GStreamer's
+/// plugin scanner, gst-launch-1.0, gst-inspect-1.0) are not linked with the sanitizer
+/// runtime, which must come first in a process to load our plugin: they get it preloaded,
+/// and their leak check is off (their leaks are GStreamer's, not ours; this process still
+/// checks its own, which ASAN_OPTIONS fixed when it started).
 inline void set_gst_environment() {
   setenv("GST_PLUGIN_PATH", RDMAVIDEO_GST_PLUGIN_DIR, 1);
   setenv("GST_REGISTRY_1_0", RDMAVIDEO_GST_REGISTRY, 1);
-  if (RDMAVIDEO_TEST_SANITIZED) setenv("GST_REGISTRY_FORK", "no", 1);
+  if (std::string(RDMAVIDEO_TEST_SANITIZER_RUNTIME).empty()) return;
+  // GLib's slice allocator (GstBuffer, GstCaps, events) keeps leaked blocks in its own slabs
+  // where LeakSanitizer cannot see them. GLib reads G_SLICE before main, so the sanitizer
+  // run must set it; say so rather than pass with the leak check half blind.
+  if (const char* slice = getenv("G_SLICE"); !slice || std::string(slice) != "always-malloc") {
+    std::fprintf(stderr, "note: G_SLICE=always-malloc is not set: leaked GStreamer buffers, caps and "
+                         "events will not be reported\n");
+  }
+  setenv("LD_PRELOAD", RDMAVIDEO_TEST_SANITIZER_RUNTIME, 1);
+  const char* options = getenv("ASAN_OPTIONS");
+  const std::string children = std::string(options ? options : "") + (options ? ":" : "") + "detect_leaks=0";
+  setenv("ASAN_OPTIONS", children.c_str(), 1);
 }
 
 inline void init_gstreamer() {

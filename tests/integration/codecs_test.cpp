@@ -6,8 +6,12 @@
 // reported frame.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "process.hpp"
 
@@ -169,19 +173,34 @@ TEST(Codecs, Ffv1Yuv422p10InMkvIsBitExact) {
 }
 
 // A yuv422p10le word with bits above the 10th set holds no 10-bit value; FFV1 would garble
-// the rest of its slice. The test pattern's frame stamp makes such words (its first 16 bytes
-// are a tag and the frame number), so the recorder masks them to 10 bits and says so: the
-// recording then decodes to exactly the received frames with every sample masked.
+// the rest of its slice. Such words come from a broken or foreign sender (the built-in test
+// pattern keeps its stamp within 10 bits), so the recorder masks them to 10 bits and says
+// so: the recording then decodes to exactly the received frames with every sample masked.
 TEST(Codecs, Ffv1MasksSamplesAbove10BitsAndKeepsTheRestExact) {
   TempDir dir;
-  const std::vector<std::string> source{"--testsrc", "-s", "640x360", "--pix-fmt", "yuv422p10le",
-                                        "--frames", "8"};
+  constexpr int kWidth = 640, kHeight = 360, kFrames = 8;
+  const size_t frame_words = size_t{kWidth} * kHeight * 2;  // Y plus half-width Cb and Cr
+  std::vector<uint16_t> words(frame_words * kFrames);
+  for (size_t i = 0; i < words.size(); ++i) words[i] = static_cast<uint16_t>((i * 7) % 1024);
+  for (int f = 0; f < kFrames; ++f) {
+    // Out-of-range words at the first Y sample and further in, in every frame.
+    uint16_t* frame = words.data() + f * frame_words;
+    frame[0] = 0x4452;
+    frame[kWidth * 3 + 5] = 0xfc00 | static_cast<uint16_t>(f);
+    frame[frame_words - 1] = 0x0400;
+  }
+  const auto input = dir / "input.yuv";
+  std::ofstream(input, std::ios::binary)
+      .write(reinterpret_cast<const char*>(words.data()),
+             static_cast<std::streamsize>(words.size() * sizeof(uint16_t)));
+  const std::vector<std::string> source{"-i", "-", "-s", "640x360", "--pix-fmt", "yuv422p10le"};
   const auto raw = dir / "received.yuv";
   const auto out = dir / "out.mkv";
   std::string log;
   for (const auto& path : {raw, out}) {
     Receiver recv(dir, {"--output", path.string(), "--quiet"}, {}, path.stem().string());
-    Process send(sender_args(recv, source), dir / (path.stem().string() + "-send.stderr"));
+    Process send(sender_args(recv, source), dir / (path.stem().string() + "-send.stderr"),
+                 Redirect{input.string(), "", false, false});
     ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
     ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
     log = recv.process().stderr_text();
@@ -289,8 +308,9 @@ TEST(Codecs, SigintToTheReceiverFinalisesAPlayableFile) {
 
 // v210 (the SDI capture format) is unpacked to yuv422p10le for the encoder. The test pattern
 // sent as v210 and as yuv422p10le carries the same 10-bit samples (only the frame-number stamp
-// in the first bytes lands on different samples), so the two ProRes recordings match closely;
-// a wrong unpack (swapped Cb/Cr, shifted samples) drops PSNR far below this bound.
+// in the first samples differs: 18 samples in v210, 16 in yuv422p10le), so the two ProRes
+// recordings match closely (about 45 dB); a wrong unpack (swapped Cb/Cr, shifted samples)
+// measured 16 dB.
 TEST(Codecs, V210RecordsTheSameSamplesAsYuv422p10) {
   TempDir dir;
   std::vector<std::filesystem::path> outs;
@@ -307,7 +327,7 @@ TEST(Codecs, V210RecordsTheSameSamplesAsYuv422p10) {
     EXPECT_EQ(facts["nb_read_frames"], "6");
     outs.push_back(out);
   }
-  EXPECT_GT(psnr(outs[0], outs[1]), 45.0);
+  EXPECT_GT(psnr(outs[0], outs[1]), 40.0);
 }
 
 struct RecordCase {

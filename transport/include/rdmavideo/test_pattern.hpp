@@ -20,8 +20,10 @@ namespace rdmavideo {
 
 class TestPattern {
  public:
-  /// Bytes at the start of plane 0 that carry the stamp: a tag and the sequence number.
-  static constexpr size_t kStampBytes = 16;
+  /// The stamp: an 8-byte tag and the 8-byte sequence number.
+  static constexpr size_t kStampPayloadBytes = 16;
+  /// The most bytes at the start of plane 0 a stamp covers (see stamp_bytes()).
+  static constexpr size_t kStampBytes = 32;
 
   explicit TestPattern(const proto::StreamStart& format);
 
@@ -45,6 +47,11 @@ class TestPattern {
     std::string describe(uint64_t sequence) const;
   };
   std::optional<Mismatch> verify(uint64_t sequence, std::span<const std::byte> data) const;
+
+  /// Bytes at the start of plane 0 this format's stamp covers: the payload as it is in
+  /// 8-bit formats; one payload byte per 10-bit sample in p010, yuv422p10 and v210, so a
+  /// stamped frame is still valid video (encoders such as FFV1 reject samples above 10 bits).
+  size_t stamp_bytes() const;
 
  private:
   void stamp(std::span<std::byte> frame, uint64_t sequence) const;

@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -194,13 +195,44 @@ TestPattern::TestPattern(const proto::StreamStart& format) : format_(format) {
   for (uint32_t i = 0; i < phases; ++i) phases_.push_back(render(format, i, phases));
 }
 
+size_t TestPattern::stamp_bytes() const {
+  switch (format_.pixel_format) {
+    case PixelFormat::p010:
+    case PixelFormat::yuv422p10: return kStampPayloadBytes * 2;  // a 16-bit word per byte
+    case PixelFormat::v210: return (kStampPayloadBytes + 2) / 3 * 4;  // 3 samples per word
+    default: return kStampPayloadBytes;
+  }
+}
+
 void TestPattern::stamp(std::span<std::byte> frame, uint64_t sequence) const {
-  std::byte stamp[kStampBytes];
-  std::memcpy(stamp, kStampTag, sizeof kStampTag);
-  for (int i = 0; i < 8; ++i) stamp[8 + i] = std::byte((sequence >> (8 * i)) & 0xff);
+  uint8_t payload[kStampPayloadBytes + 2] = {};  // + padding for v210's last word
+  std::memcpy(payload, kStampTag, sizeof kStampTag);
+  for (int i = 0; i < 8; ++i) payload[8 + i] = static_cast<uint8_t>((sequence >> (8 * i)) & 0xff);
+
+  std::array<uint8_t, kStampBytes> stamp{};
+  auto put_le = [&](size_t at, uint32_t value, size_t bytes) {
+    for (size_t b = 0; b < bytes; ++b) stamp[at + b] = static_cast<uint8_t>(value >> (8 * b));
+  };
+  switch (format_.pixel_format) {
+    case PixelFormat::p010:  // the sample in the high 10 bits of each word
+      for (size_t i = 0; i < kStampPayloadBytes; ++i) put_le(2 * i, uint32_t{payload[i]} << 6, 2);
+      break;
+    case PixelFormat::yuv422p10:  // the sample in the low 10 bits
+      for (size_t i = 0; i < kStampPayloadBytes; ++i) put_le(2 * i, payload[i], 2);
+      break;
+    case PixelFormat::v210:  // three 10-bit samples in bits 0-29 of each word
+      for (size_t w = 0; w * 3 < kStampPayloadBytes; ++w) {
+        put_le(4 * w,
+               uint32_t{payload[3 * w]} | uint32_t{payload[3 * w + 1]} << 10 |
+                   uint32_t{payload[3 * w + 2]} << 20,
+               4);
+      }
+      break;
+    default: std::memcpy(stamp.data(), payload, kStampPayloadBytes); break;
+  }
   const size_t offset = format_.layout.planes[0].offset;
-  const size_t n = std::min(kStampBytes, frame.size() - std::min(frame.size(), offset));
-  std::memcpy(frame.data() + offset, stamp, n);
+  const size_t n = std::min(stamp_bytes(), frame.size() - std::min(frame.size(), offset));
+  std::memcpy(frame.data() + offset, stamp.data(), n);
 }
 
 std::span<std::byte> TestPattern::frame(uint64_t sequence) {
@@ -212,7 +244,7 @@ std::span<std::byte> TestPattern::frame(uint64_t sequence) {
 std::optional<TestPattern::Mismatch> TestPattern::verify(uint64_t sequence,
                                                          std::span<const std::byte> data) const {
   const auto& phase = phases_[sequence % phases_.size()];
-  const size_t stamp_end = std::min(phase.size(), size_t{format_.layout.planes[0].offset} + kStampBytes);
+  const size_t stamp_end = std::min(phase.size(), size_t{format_.layout.planes[0].offset} + stamp_bytes());
   std::vector<std::byte> expected_stamp(phase.begin(), phase.begin() + static_cast<ptrdiff_t>(stamp_end));
   stamp(expected_stamp, sequence);
   auto locate = [&](size_t at) {

@@ -107,7 +107,10 @@ struct SinkRuntime {
 
 struct SinkState {
   SinkSettings settings;  // under the object lock
-  std::atomic<bool> unlocked{false};
+  std::atomic<bool> unlocked{false};  // flushing or stopping: abandon a wait for a credit
+  // Stopping (PAUSED to READY): also abandon a frame write. A flush must not, since a frame
+  // half written would break the stream's framing and cost the connection.
+  std::atomic<bool> stopping{false};
   std::unique_ptr<SinkRuntime> runtime;
   std::mutex pools_mutex;
   std::vector<GstBufferPool*> pools;  // every pool we offered since start(); one reference each
@@ -225,7 +228,7 @@ gboolean sink_start(GstBaseSink* sink) {
   ConnectOptions options;
   options.endpoint = Endpoint{rt->settings.host, static_cast<uint16_t>(rt->settings.port)};
   options.rdma_device = rt->settings.rdma_device;
-  options.stop = &state.unlocked;
+  options.stop = &state.stopping;
   GST_INFO_OBJECT(self, "connecting to %s over %s", options.endpoint.to_string().c_str(),
                   std::string(to_string(rt->settings.transport)).c_str());
   auto connection = connect(rt->settings.transport, options);
@@ -274,6 +277,13 @@ gboolean sink_stop(GstBaseSink* sink) {
   for (GstBufferPool* pool : state.pools) gst_object_unref(pool);
   state.pools.clear();
   return TRUE;
+}
+
+GstStateChangeReturn change_state(GstElement* element, GstStateChange transition) {
+  auto& state = state_of(element);
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) state.stopping = false;
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) state.stopping = true;  // before unlock()
+  return GST_ELEMENT_CLASS(gst_rdma_sink_parent_class)->change_state(element, transition);
 }
 
 gboolean sink_unlock(GstBaseSink* sink) {
@@ -638,6 +648,7 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
       element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
   gst_caps_unref(caps);
 
+  element_class->change_state = change_state;
   sink_class->start = sink_start;
   sink_class->stop = sink_stop;
   sink_class->unlock = sink_unlock;

@@ -340,6 +340,11 @@ gboolean sink_set_caps(GstBaseSink* sink, GstCaps* caps) {
                   GST_VIDEO_INFO_HEIGHT(&info), GST_VIDEO_INFO_FPS_N(&info),
                   GST_VIDEO_INFO_FPS_D(&info), format->layout.frame_bytes, ring->slot_count,
                   ring->ring_epoch);
+  if (!rt.format) {
+    // Rates count from the first stream, not from connecting (as rdmavideo-send does).
+    rt.stats.start = Clock::now();
+    rt.stats.cpu_start = stats::process_cpu_seconds();
+  }
   rt.info = info;
   rt.format = *format;
   rt.current_staging = {};

@@ -61,11 +61,11 @@ struct ReceiverPipeline {
   UniqueObject<GstElement> src;
   uint16_t port = 0;
 
-  explicit ReceiverPipeline(const std::string& src_properties = "",
-                            const std::string& downstream =
-                                "appsink name=out sync=false enable-last-sample=false") {
-    pipeline = parse_pipeline("rdmasrc name=src address=127.0.0.1 port=0 " + src_properties + " ! " +
-                              downstream);
+  explicit ReceiverPipeline(
+      const std::string& src_properties = "",
+      const std::string& downstream = "appsink name=out sync=false enable-last-sample=false") {
+    pipeline = parse_pipeline("rdmasrc name=src address=127.0.0.1 port=0 " + src_properties +
+                              " ! " + downstream);
     src = element(pipeline.get(), "src");
     if (gst_element_set_state(pipeline.get(), GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
       auto error = pop_message(pipeline.get(), GST_MESSAGE_ERROR, 1s);
@@ -86,15 +86,16 @@ struct ReceiverPipeline {
 };
 
 std::string sink_to(uint16_t port, const std::string& properties = "") {
-  return "rdmasink name=sink host=127.0.0.1 port=" + std::to_string(port) + " transport=tcp sync=false " +
-         properties;
+  return "rdmasink name=sink host=127.0.0.1 port=" + std::to_string(port) +
+         " transport=tcp sync=false " + properties;
 }
 
 UniquePipeline start(const std::string& description) {
   auto pipeline = parse_pipeline(description);
   if (gst_element_set_state(pipeline.get(), GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
     auto error = pop_message(pipeline.get(), GST_MESSAGE_ERROR, 1s);
-    throw std::runtime_error("pipeline did not start: " + describe(error.get()) + "\n  " + description);
+    throw std::runtime_error("pipeline did not start: " + describe(error.get()) + "\n  " +
+                             description);
   }
   return pipeline;
 }
@@ -119,7 +120,8 @@ Received take(GstSample* sample) {
   r.pts = GST_BUFFER_PTS(buffer);
   r.offset = GST_BUFFER_OFFSET(buffer);
   r.memories = gst_buffer_n_memory(buffer);
-  r.slot_memory = r.memories == 1 && gst_memory_is_type(gst_buffer_peek_memory(buffer, 0), kSlotMemoryType);
+  r.slot_memory =
+      r.memories == 1 && gst_memory_is_type(gst_buffer_peek_memory(buffer, 0), kSlotMemoryType);
   return r;
 }
 
@@ -129,7 +131,8 @@ std::vector<Received> pull_all(GstAppSink* sink, size_t max = SIZE_MAX,
                                std::chrono::seconds timeout = 30s) {
   std::vector<Received> out;
   while (out.size() < max) {
-    UniqueSample sample(gst_app_sink_try_pull_sample(sink, static_cast<GstClockTime>(timeout.count()) * GST_SECOND));
+    UniqueSample sample(gst_app_sink_try_pull_sample(
+        sink, static_cast<GstClockTime>(timeout.count()) * GST_SECOND));
     if (!sample) break;
     out.push_back(take(sample.get()));
   }
@@ -141,7 +144,8 @@ std::vector<Received> reference_frames(const std::string& source) {
   auto pipeline = start(source + " ! appsink name=out sync=false");
   auto out = element(pipeline.get(), "out");
   auto frames = pull_all(GST_APP_SINK(out.get()));
-  if (!gst_app_sink_is_eos(GST_APP_SINK(out.get()))) throw std::runtime_error("reference did not reach EOS");
+  if (!gst_app_sink_is_eos(GST_APP_SINK(out.get())))
+    throw std::runtime_error("reference did not reach EOS");
   return frames;
 }
 
@@ -151,9 +155,12 @@ struct FormatCase {
   int height;
 };
 
-void PrintTo(const FormatCase& c, std::ostream* os) { *os << c.format << " " << c.width << "x" << c.height; }
+void PrintTo(const FormatCase& c, std::ostream* os) {
+  *os << c.format << " " << c.width << "x" << c.height;
+}
 
-class VideotestsrcThroughRdma : public GstElements, public ::testing::WithParamInterface<FormatCase> {};
+class VideotestsrcThroughRdma : public GstElements,
+                                public ::testing::WithParamInterface<FormatCase> {};
 
 // videotestsrc ! rdmasink -> rdmasrc ! appsink: the frames are videotestsrc's byte for byte,
 // in order, with the sender's timestamps; rdmasink sends from its own pool (no copies) and
@@ -179,8 +186,8 @@ TEST_P(VideotestsrcThroughRdma, FramesArriveByteEqualWithoutCopies) {
     EXPECT_EQ(GST_VIDEO_INFO_HEIGHT(&got[i].info), c.height);
     EXPECT_EQ(GST_VIDEO_INFO_FPS_N(&got[i].info), 30);
     EXPECT_EQ(GST_VIDEO_INFO_FPS_D(&got[i].info), 1);
-    EXPECT_TRUE(got[i].slot_memory) << "buffer is not one RdmaVideoSlot memory (" << got[i].memories
-                                    << " memories)";
+    EXPECT_TRUE(got[i].slot_memory)
+        << "buffer is not one RdmaVideoSlot memory (" << got[i].memories << " memories)";
     EXPECT_EQ(got[i].pts, reference[i].pts);
     EXPECT_EQ(got[i].offset, i);
     const auto diff = first_difference(got[i].bytes, reference[i].bytes, i);
@@ -193,9 +200,11 @@ TEST_P(VideotestsrcThroughRdma, FramesArriveByteEqualWithoutCopies) {
   ASSERT_NE(sink_stats, nullptr) << "no rdmasink-stats message at EOS";
   GstVideoInfo info = reference[0].info;
   EXPECT_EQ(u64_field(sink_stats, "frames"), static_cast<uint64_t>(kFrames));
-  EXPECT_EQ(u64_field(sink_stats, "bytes"), static_cast<uint64_t>(kFrames) * GST_VIDEO_INFO_SIZE(&info));
+  EXPECT_EQ(u64_field(sink_stats, "bytes"),
+            static_cast<uint64_t>(kFrames) * GST_VIDEO_INFO_SIZE(&info));
   EXPECT_EQ(u64_field(sink_stats, "dropped"), 0u);
-  EXPECT_EQ(u64_field(sink_stats, "copies"), 0u) << "videotestsrc's buffers came from rdmasink's pool";
+  EXPECT_EQ(u64_field(sink_stats, "copies"), 0u)
+      << "videotestsrc's buffers came from rdmasink's pool";
   EXPECT_EQ(string_field(sink_stats, "transport"), "tcp");
   EXPECT_NE(string_field(sink_stats, "peer").find("127.0.0.1:" + std::to_string(receiver.port)),
             std::string::npos)
@@ -206,7 +215,8 @@ TEST_P(VideotestsrcThroughRdma, FramesArriveByteEqualWithoutCopies) {
   const GstStructure* src_stats = received.last("rdmasrc-stats");
   ASSERT_NE(src_stats, nullptr) << "no rdmasrc-stats message at EOS";
   EXPECT_EQ(u64_field(src_stats, "frames"), static_cast<uint64_t>(kFrames));
-  EXPECT_EQ(u64_field(src_stats, "bytes"), static_cast<uint64_t>(kFrames) * GST_VIDEO_INFO_SIZE(&info));
+  EXPECT_EQ(u64_field(src_stats, "bytes"),
+            static_cast<uint64_t>(kFrames) * GST_VIDEO_INFO_SIZE(&info));
   EXPECT_EQ(u64_field(src_stats, "copies"), 0u);
   EXPECT_EQ(u64_field(src_stats, "dropped"), 0u);
   EXPECT_EQ(u64_field(src_stats, "checksum-failures"), 0u);
@@ -214,11 +224,14 @@ TEST_P(VideotestsrcThroughRdma, FramesArriveByteEqualWithoutCopies) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, VideotestsrcThroughRdma,
-                         ::testing::Values(FormatCase{"NV12", 320, 240}, FormatCase{"UYVY", 320, 240},
-                                           FormatCase{"RGBA", 320, 240}, FormatCase{"NV12", 1280, 720}),
+                         ::testing::Values(FormatCase{"NV12", 320, 240},
+                                           FormatCase{"UYVY", 320, 240},
+                                           FormatCase{"RGBA", 320, 240},
+                                           FormatCase{"NV12", 1280, 720}),
                          [](const auto& param_info) {
-                           return std::string(param_info.param.format) + "_" + std::to_string(param_info.param.width) +
-                                  "x" + std::to_string(param_info.param.height);
+                           return std::string(param_info.param.format) + "_" +
+                                  std::to_string(param_info.param.width) + "x" +
+                                  std::to_string(param_info.param.height);
                          });
 
 TEST_F(GstElements, FactoriesHaveTheDocumentedPropertiesDefaultsAndTemplates) {
@@ -229,24 +242,16 @@ TEST_F(GstElements, FactoriesHaveTheDocumentedPropertiesDefaultsAndTemplates) {
     bool writable;
   };
   const std::vector<Expected> sink_properties = {
-      {"host", G_TYPE_STRING, "\"127.0.0.1\"", true},
-      {"port", G_TYPE_UINT, "5000", true},
-      {"transport", G_TYPE_ENUM, "auto", true},
-      {"rdma-device", G_TYPE_STRING, "\"\"", true},
-      {"mode", G_TYPE_ENUM, "no-drop", true},
-      {"checksum", G_TYPE_BOOLEAN, "FALSE", true},
-      {"stream-name", G_TYPE_STRING, "\"\"", true},
-      {"stats", G_TYPE_BOXED, nullptr, false},
+      {"host", G_TYPE_STRING, "\"127.0.0.1\"", true}, {"port", G_TYPE_UINT, "5000", true},
+      {"transport", G_TYPE_ENUM, "auto", true},       {"rdma-device", G_TYPE_STRING, "\"\"", true},
+      {"mode", G_TYPE_ENUM, "no-drop", true},         {"checksum", G_TYPE_BOOLEAN, "FALSE", true},
+      {"stream-name", G_TYPE_STRING, "\"\"", true},   {"stats", G_TYPE_BOXED, nullptr, false},
   };
   const std::vector<Expected> src_properties = {
-      {"address", G_TYPE_STRING, "\"0.0.0.0\"", true},
-      {"port", G_TYPE_UINT, "5000", true},
-      {"transport", G_TYPE_ENUM, "auto", true},
-      {"ring-size", G_TYPE_UINT, "8", true},
-      {"rdma-device", G_TYPE_STRING, "\"\"", true},
-      {"verify", G_TYPE_BOOLEAN, "FALSE", true},
-      {"is-live", G_TYPE_BOOLEAN, "FALSE", true},
-      {"bound-port", G_TYPE_UINT, "0", false},
+      {"address", G_TYPE_STRING, "\"0.0.0.0\"", true}, {"port", G_TYPE_UINT, "5000", true},
+      {"transport", G_TYPE_ENUM, "auto", true},        {"ring-size", G_TYPE_UINT, "8", true},
+      {"rdma-device", G_TYPE_STRING, "\"\"", true},    {"verify", G_TYPE_BOOLEAN, "FALSE", true},
+      {"is-live", G_TYPE_BOOLEAN, "FALSE", true},      {"bound-port", G_TYPE_UINT, "0", false},
       {"stats", G_TYPE_BOXED, nullptr, false},
   };
   const auto check = [](const char* factory_name, const std::vector<Expected>& expected,
@@ -255,7 +260,8 @@ TEST_F(GstElements, FactoriesHaveTheDocumentedPropertiesDefaultsAndTemplates) {
     UniqueObject<GstElementFactory> factory(gst_element_factory_find(factory_name));
     ASSERT_NE(factory, nullptr) << factory_name << " is not in the registry (GST_PLUGIN_PATH="
                                 << RDMAVIDEO_GST_PLUGIN_DIR << ")";
-    EXPECT_STREQ(gst_element_factory_get_metadata(factory.get(), GST_ELEMENT_METADATA_KLASS), klass);
+    EXPECT_STREQ(gst_element_factory_get_metadata(factory.get(), GST_ELEMENT_METADATA_KLASS),
+                 klass);
     UniqueObject<GstElement> e(gst_element_factory_create(factory.get(), nullptr));
     ASSERT_NE(e, nullptr);
     for (const auto& p : expected) {
@@ -292,8 +298,8 @@ TEST_F(GstElements, FactoriesHaveTheDocumentedPropertiesDefaultsAndTemplates) {
     ASSERT_NE(stats, nullptr);
     EXPECT_STREQ(gst_structure_get_name(stats.get()),
                  direction == GST_PAD_SINK ? "rdmasink-stats" : "rdmasrc-stats");
-    for (const char* field : {"frames", "bytes", "dropped", "copies", "checksum-failures", "latency-p50-ns",
-                              "latency-p99-ns", "latency-max-ns"}) {
+    for (const char* field : {"frames", "bytes", "dropped", "copies", "checksum-failures",
+                              "latency-p50-ns", "latency-p99-ns", "latency-max-ns"}) {
       EXPECT_EQ(u64_field(stats.get(), field), 0u) << field;
     }
     double seconds = -1;
@@ -309,17 +315,19 @@ TEST_F(GstElements, FactoriesHaveTheDocumentedPropertiesDefaultsAndTemplates) {
     EXPECT_EQ(tmpl->direction, direction);
     EXPECT_EQ(tmpl->presence, GST_PAD_ALWAYS);
     UniqueCaps caps(gst_static_caps_get(&tmpl->static_caps));
-    for (const char* format : {"NV12", "I420", "P010_10LE", "UYVY", "YUY2", "v210", "RGBA", "BGRA", "RGB",
-                               "I422_10LE"}) {
+    for (const char* format : {"NV12", "I420", "P010_10LE", "UYVY", "YUY2", "v210", "RGBA", "BGRA",
+                               "RGB", "I422_10LE"}) {
       UniqueCaps one(gst_caps_from_string(caps_string(format, 1920, 1080, 60).c_str()));
-      EXPECT_TRUE(gst_caps_can_intersect(caps.get(), one.get())) << format << " is not in " << factory_name
-                                                                  << "'s template";
+      EXPECT_TRUE(gst_caps_can_intersect(caps.get(), one.get()))
+          << format << " is not in " << factory_name << "'s template";
     }
     for (const std::string& refused :
-         {caps_string("GRAY8", 640, 480), std::string("video/x-raw,format=NV12,width=640,height=480,framerate=0/1"),
+         {caps_string("GRAY8", 640, 480),
+          std::string("video/x-raw,format=NV12,width=640,height=480,framerate=0/1"),
           std::string("audio/x-raw,format=S16LE,rate=48000,channels=2")}) {
       UniqueCaps one(gst_caps_from_string(refused.c_str()));
-      EXPECT_FALSE(gst_caps_can_intersect(caps.get(), one.get())) << refused << " should not be accepted";
+      EXPECT_FALSE(gst_caps_can_intersect(caps.get(), one.get()))
+          << refused << " should not be accepted";
     }
   };
   check("rdmasink", sink_properties, "sink", GST_PAD_SINK, "Sink/Network/Video");
@@ -328,14 +336,14 @@ TEST_F(GstElements, FactoriesHaveTheDocumentedPropertiesDefaultsAndTemplates) {
   // The enums carry the documented nicks.
   UniqueObject<GstElement> sink(gst_element_factory_make("rdmasink", nullptr));
   for (const char* nick : {"auto", "tcp", "verbs"}) {
-    GEnumClass* klass = G_ENUM_CLASS(g_type_class_ref(
-        G_PARAM_SPEC_VALUE_TYPE(g_object_class_find_property(G_OBJECT_GET_CLASS(sink.get()), "transport"))));
+    GEnumClass* klass = G_ENUM_CLASS(g_type_class_ref(G_PARAM_SPEC_VALUE_TYPE(
+        g_object_class_find_property(G_OBJECT_GET_CLASS(sink.get()), "transport"))));
     EXPECT_NE(g_enum_get_value_by_nick(klass, nick), nullptr) << "transport " << nick;
     g_type_class_unref(klass);
   }
   for (const char* nick : {"live", "no-drop"}) {
-    GEnumClass* klass = G_ENUM_CLASS(g_type_class_ref(
-        G_PARAM_SPEC_VALUE_TYPE(g_object_class_find_property(G_OBJECT_GET_CLASS(sink.get()), "mode"))));
+    GEnumClass* klass = G_ENUM_CLASS(g_type_class_ref(G_PARAM_SPEC_VALUE_TYPE(
+        g_object_class_find_property(G_OBJECT_GET_CLASS(sink.get()), "mode"))));
     EXPECT_NE(g_enum_get_value_by_nick(klass, nick), nullptr) << "mode " << nick;
     g_type_class_unref(klass);
   }
@@ -375,7 +383,8 @@ TEST_F(GstElements, RdmaSinkPoolIsZeroCopyAndOtherBuffersAreCopiedAndCounted) {
     GstVideoFrame frame;
     ASSERT_TRUE(gst_video_frame_map(&frame, &info, buffer, GST_MAP_WRITE));
     for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&frame); ++p) {
-      EXPECT_EQ(reinterpret_cast<uintptr_t>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p)) % 4096 == 0, p == 0)
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p)) % 4096 == 0,
+                p == 0)
           << "plane " << p << " of a pool buffer: the frame must start on a page";
     }
     fill_pattern(frame, kSeed, frame_number);
@@ -405,7 +414,8 @@ TEST_F(GstElements, RdmaSinkPoolIsZeroCopyAndOtherBuffersAreCopiedAndCounted) {
     const gsize split = GST_VIDEO_INFO_PLANE_OFFSET(&info, 1);
     GstBuffer* buffer = gst_buffer_new();
     gst_buffer_append_memory(buffer, gst_allocator_alloc(nullptr, split, nullptr));
-    gst_buffer_append_memory(buffer, gst_allocator_alloc(nullptr, GST_VIDEO_INFO_SIZE(&info) - split, nullptr));
+    gst_buffer_append_memory(
+        buffer, gst_allocator_alloc(nullptr, GST_VIDEO_INFO_SIZE(&info) - split, nullptr));
     for (guint m = 0; m < 2; ++m) {
       GstMapInfo map;
       ASSERT_TRUE(gst_memory_map(gst_buffer_peek_memory(buffer, m), &map, GST_MAP_WRITE));
@@ -489,8 +499,9 @@ TEST_P(HeldBuffers, LimitProgressToRingSizeUntilReleased) {
   const guint ring = GetParam();
   constexpr int kFrames = 12;
   Holder holder;
-  ReceiverPipeline receiver("ring-size=" + std::to_string(ring),
-                            "fakesink name=out sync=false enable-last-sample=false signal-handoffs=true");
+  ReceiverPipeline receiver(
+      "ring-size=" + std::to_string(ring),
+      "fakesink name=out sync=false enable-last-sample=false signal-handoffs=true");
   auto out = element(receiver.pipeline.get(), "out");
   g_signal_connect(out.get(), "handoff", G_CALLBACK(on_handoff), &holder);
   guint ring_property = 0;
@@ -500,13 +511,15 @@ TEST_P(HeldBuffers, LimitProgressToRingSizeUntilReleased) {
   const std::string caps = caps_string("RGBA", 64, 48);
   auto sender = start(testsrc(caps, kFrames) + " ! " + sink_to(receiver.port));
   auto sink = element(sender.get(), "sink");
-  ASSERT_TRUE(wait_arrived(holder, ring)) << "only " << arrived(holder) << " of " << ring << " frames arrived";
+  ASSERT_TRUE(wait_arrived(holder, ring))
+      << "only " << arrived(holder) << " of " << ring << " frames arrived";
   // Nothing more can come while every slot is held downstream. (A wrong implementation
   // would let more through within this wait; a right one never does.)
   std::this_thread::sleep_for(500ms);
   EXPECT_EQ(arrived(holder), ring) << "more frames arrived than the ring has slots";
   EXPECT_EQ(u64_field(stats_of(receiver.src.get()).get(), "frames"), ring);
-  EXPECT_EQ(u64_field(stats_of(sink.get()).get(), "frames"), ring) << "the sender wrote without a credit";
+  EXPECT_EQ(u64_field(stats_of(sink.get()).get(), "frames"), ring)
+      << "the sender wrote without a credit";
   EXPECT_EQ(u64_field(stats_of(sink.get()).get(), "dropped"), 0u);
 
   // One buffer released: its credit goes back and exactly one more frame arrives.
@@ -580,8 +593,10 @@ TEST_F(GstElements, BuffersHeldFromAnEarlierRunAreReleasedSafelyDuringTheNext) {
     const BusLog sent = wait_for_end(sender.get());
     ASSERT_TRUE(sent.eos) << *sent.error;
   }
-  ASSERT_EQ(gst_element_set_state(receiver.pipeline.get(), GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
-  ASSERT_NE(gst_element_set_state(receiver.pipeline.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  ASSERT_EQ(gst_element_set_state(receiver.pipeline.get(), GST_STATE_NULL),
+            GST_STATE_CHANGE_SUCCESS);
+  ASSERT_NE(gst_element_set_state(receiver.pipeline.get(), GST_STATE_PLAYING),
+            GST_STATE_CHANGE_FAILURE);
   guint port = 0;
   g_object_get(receiver.src.get(), "bound-port", &port, nullptr);
   ASSERT_NE(port, 0u);
@@ -643,22 +658,26 @@ TEST_F(GstElements, StoppingWhileTheSenderWaitsForACreditDoesNotHang) {
     }
     // The sink has sent what it had credits for and waits in render for the next one.
     const auto deadline = std::chrono::steady_clock::now() + 30s;
-    while (u64_field(stats_of(sink.get()).get(), "frames") < kRing && std::chrono::steady_clock::now() < deadline) {
+    while (u64_field(stats_of(sink.get()).get(), "frames") < kRing &&
+           std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(5ms);
     }
     ASSERT_EQ(u64_field(stats_of(sink.get()).get(), "frames"), kRing);
     if (sender_first) {
-      within_deadline("rdmasink PLAYING -> NULL while waiting for a credit",
-                      [&] { EXPECT_EQ(gst_element_set_state(sender.get(), GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS); });
+      within_deadline("rdmasink PLAYING -> NULL while waiting for a credit", [&] {
+        EXPECT_EQ(gst_element_set_state(sender.get(), GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+      });
       held.clear();
       const BusLog received = wait_for_end(receiver.pipeline.get());
       EXPECT_TRUE(received.eos) << *received.error;
       within_deadline("rdmasrc PLAYING -> NULL after EOS", [&] {
-        EXPECT_EQ(gst_element_set_state(receiver.pipeline.get(), GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+        EXPECT_EQ(gst_element_set_state(receiver.pipeline.get(), GST_STATE_NULL),
+                  GST_STATE_CHANGE_SUCCESS);
       });
     } else {
       within_deadline("rdmasrc PLAYING -> NULL with every slot held", [&] {
-        EXPECT_EQ(gst_element_set_state(receiver.pipeline.get(), GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+        EXPECT_EQ(gst_element_set_state(receiver.pipeline.get(), GST_STATE_NULL),
+                  GST_STATE_CHANGE_SUCCESS);
       });
       held.clear();
       // A receiver stopped on purpose ends the stream (as rdmavideo-recv --frames does): EOS
@@ -689,7 +708,8 @@ TEST_F(GstElements, FlushingSeeksOnTheSenderKeepTheConnection) {
     while (sent_frames() < before + 2 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(1ms);
     }
-    ASSERT_GE(sent_frames(), before + 2) << describe(pop_message(sender.get(), GST_MESSAGE_ERROR, 0ms).get());
+    ASSERT_GE(sent_frames(), before + 2)
+        << describe(pop_message(sender.get(), GST_MESSAGE_ERROR, 0ms).get());
     ASSERT_TRUE(gst_element_seek_simple(sender.get(), GST_FORMAT_TIME, GST_SEEK_FLAG_FLUSH, 0));
   }
   ASSERT_TRUE(gst_element_send_event(sender.get(), gst_event_new_eos()));
@@ -714,7 +734,8 @@ class PausableProxy {
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof addr;
-    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(listen_fd_, 1) != 0 ||
+    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        listen(listen_fd_, 1) != 0 ||
         getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
       throw std::runtime_error("proxy: bind/listen on 127.0.0.1:0 failed");
     }
@@ -743,7 +764,8 @@ class PausableProxy {
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     addr.sin_port = htons(target_);
-    if (client_fd_ < 0 || connect(server_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return;
+    if (client_fd_ < 0 || connect(server_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+      return;
     std::vector<char> buffer(1 << 20);
     bool client_open = true;
     bool server_open = true;
@@ -762,7 +784,8 @@ class PausableProxy {
           continue;
         }
         for (ssize_t sent = 0; sent < n;) {
-          const ssize_t w = send(to, buffer.data() + sent, static_cast<size_t>(n - sent), MSG_NOSIGNAL);
+          const ssize_t w =
+              send(to, buffer.data() + sent, static_cast<size_t>(n - sent), MSG_NOSIGNAL);
           if (w <= 0) return;
           sent += w;
         }
@@ -787,12 +810,14 @@ class PausableProxy {
 TEST_F(GstElements, FlushWhileAFrameIsHalfWrittenKeepsTheConnection) {
   ReceiverPipeline receiver("verify=true", "fakesink sync=false");
   PausableProxy proxy(receiver.port);
-  auto sender = start(testsrc(caps_string("RGBA", 1920, 1080), -1) + " ! " + sink_to(proxy.port(), "checksum=true"));
+  auto sender = start(testsrc(caps_string("RGBA", 1920, 1080), -1) + " ! " +
+                      sink_to(proxy.port(), "checksum=true"));
   auto sink = element(sender.get(), "sink");
   const auto sent_frames = [&] { return u64_field(stats_of(sink.get()).get(), "frames"); };
   const auto wait_for_frames = [&](uint64_t n) {
     const auto deadline = std::chrono::steady_clock::now() + 30s;
-    while (sent_frames() < n && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    while (sent_frames() < n && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(1ms);
     return sent_frames() >= n;
   };
   ASSERT_TRUE(wait_for_frames(5));
@@ -811,7 +836,8 @@ TEST_F(GstElements, FlushWhileAFrameIsHalfWrittenKeepsTheConnection) {
   proxy.pause(false);
   ASSERT_EQ(seek.wait_for(30s), std::future_status::ready) << "the flushing seek never finished";
   EXPECT_TRUE(seek.get());
-  ASSERT_TRUE(wait_for_frames(stalled + 5)) << describe(pop_message(sender.get(), GST_MESSAGE_ERROR, 0ms).get());
+  ASSERT_TRUE(wait_for_frames(stalled + 5))
+      << describe(pop_message(sender.get(), GST_MESSAGE_ERROR, 0ms).get());
   ASSERT_TRUE(gst_element_send_event(sender.get(), gst_event_new_eos()));
   const BusLog sent = wait_for_end(sender.get());
   EXPECT_TRUE(sent.eos) << *sent.error;
@@ -904,10 +930,12 @@ TEST_F(GstElements, CapsChangeWhileDownstreamHoldsEveryOldSlot) {
   push_segment(caps_string("RGBA", 96, 64), 3);
   ASSERT_EQ(gst_app_src_end_of_stream(GST_APP_SRC(in.get())), GST_FLOW_OK);
   const auto got = pull_all(receiver.appsink(), SIZE_MAX, 20s);
-  ASSERT_EQ(got.size(), 3u) << "frames of the new format did not arrive while the old slots were held";
+  ASSERT_EQ(got.size(), 3u)
+      << "frames of the new format did not arrive while the old slots were held";
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(GST_VIDEO_INFO_FORMAT(&got[i].info), GST_VIDEO_FORMAT_RGBA);
-    const auto diff = first_difference(got[i].bytes, pattern_bytes(got[i].info, kSeed, kRing + i), kRing + i);
+    const auto diff =
+        first_difference(got[i].bytes, pattern_bytes(got[i].info, kSeed, kRing + i), kRing + i);
     EXPECT_FALSE(diff) << *diff;
   }
   for (size_t i = 0; i < held.size(); ++i) {
@@ -921,8 +949,8 @@ TEST_F(GstElements, CapsChangeWhileDownstreamHoldsEveryOldSlot) {
 // appsrc changes caps twice mid-stream (size, then format) on one connection: rdmasrc
 // renegotiates, and each frame arrives under its own caps, intact.
 TEST_F(GstElements, CapsChangeMidStreamArrivesAsNewCapsWithCorrectFrames) {
-  const std::vector<std::string> segments = {caps_string("NV12", 320, 240), caps_string("NV12", 640, 480),
-                                             caps_string("UYVY", 640, 480)};
+  const std::vector<std::string> segments = {
+      caps_string("NV12", 320, 240), caps_string("NV12", 640, 480), caps_string("UYVY", 640, 480)};
   constexpr int kPerSegment = 4;
   ReceiverPipeline receiver;
   auto sender = start("appsrc name=in format=time ! " + sink_to(receiver.port));
@@ -1006,7 +1034,8 @@ TEST_F(GstElements, RepeatedNullPlayingNullLeavesNoErrorsOrFds) {
     EXPECT_EQ(bound, 0u) << "bound-port after stop";
     if (cycle == 1) fds_after_warmup = open_fd_count();
   }
-  EXPECT_EQ(open_fd_count(), fds_after_warmup) << "file descriptors leaked over " << kCycles - 2 << " cycles";
+  EXPECT_EQ(open_fd_count(), fds_after_warmup)
+      << "file descriptors leaked over " << kCycles - 2 << " cycles";
 }
 
 // rdmasrc started and stopped with no sender, and stopped while a sender is mid-stream:
@@ -1032,7 +1061,8 @@ TEST_F(GstElements, StopWhileWaitingOrMidStreamLeavesNoFds) {
     ReceiverPipeline receiver("", "fakesink sync=false");
     auto sender = start(testsrc(caps_string("NV12", 128, 96), -1) + " ! " + sink_to(receiver.port));
     const auto deadline = std::chrono::steady_clock::now() + 30s;
-    while (u64_field(stats_of(receiver.src.get()).get(), "frames") < 3 && std::chrono::steady_clock::now() < deadline) {
+    while (u64_field(stats_of(receiver.src.get()).get(), "frames") < 3 &&
+           std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(5ms);
     }
     ASSERT_GE(u64_field(stats_of(receiver.src.get()).get(), "frames"), 3u);
@@ -1045,7 +1075,8 @@ TEST_F(GstElements, StopWhileWaitingOrMidStreamLeavesNoFds) {
 
 // The built-in test pattern's frame `sequence` as GStreamer's visible bytes, read from the
 // sender's layout for this stream.
-FrameBytes test_pattern_bytes(const proto::StreamStart& format, const GstVideoInfo& info, uint64_t sequence) {
+FrameBytes test_pattern_bytes(const proto::StreamStart& format, const GstVideoInfo& info,
+                              uint64_t sequence) {
   TestPattern pattern(format);
   const auto data = pattern.frame(sequence);
   FrameBytes out;
@@ -1074,9 +1105,20 @@ TEST_F(GstElements, SenderStridesComeAsVideoMetaOrAreRepackedAndCounted) {
   ASSERT_EQ(format->layout.planes[0].stride, 1923u);
   TempDir dir;
   const auto send_args = [&](uint16_t port) {
-    return std::vector<std::string>{RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(port),
-                                    "--testsrc", "-s", "641x361", "--pix-fmt", "rgb24", "--frames",
-                                    std::to_string(kFrames), "--checksum", "--transport", "tcp", "--quiet"};
+    return std::vector<std::string>{RDMAVIDEO_SEND_BIN,
+                                    "--connect",
+                                    "127.0.0.1:" + std::to_string(port),
+                                    "--testsrc",
+                                    "-s",
+                                    "641x361",
+                                    "--pix-fmt",
+                                    "rgb24",
+                                    "--frames",
+                                    std::to_string(kFrames),
+                                    "--checksum",
+                                    "--transport",
+                                    "tcp",
+                                    "--quiet"};
   };
 
   {
@@ -1101,7 +1143,8 @@ TEST_F(GstElements, SenderStridesComeAsVideoMetaOrAreRepackedAndCounted) {
       ASSERT_NE(meta, nullptr) << "the sender's strides were not described by a GstVideoMeta";
       EXPECT_EQ(meta->stride[0], 1923);
       EXPECT_TRUE(gst_memory_is_type(gst_buffer_peek_memory(buffer.get(), 0), kSlotMemoryType));
-      const auto diff = first_difference(frame_bytes(buffer.get(), info), test_pattern_bytes(*format, info, i), i);
+      const auto diff = first_difference(frame_bytes(buffer.get(), info),
+                                         test_pattern_bytes(*format, info, i), i);
       EXPECT_FALSE(diff) << *diff;
     }
     EXPECT_EQ(send.wait(30s), 0) << send.stderr_text();
@@ -1121,7 +1164,8 @@ TEST_F(GstElements, SenderStridesComeAsVideoMetaOrAreRepackedAndCounted) {
     for (size_t i = 0; i < got.size(); ++i) {
       EXPECT_FALSE(got[i].slot_memory) << "frame " << i << " should have been repacked";
       EXPECT_EQ(GST_VIDEO_INFO_PLANE_STRIDE(&got[i].info, 0), 1924);
-      const auto diff = first_difference(got[i].bytes, test_pattern_bytes(*format, got[i].info, i), i);
+      const auto diff =
+          first_difference(got[i].bytes, test_pattern_bytes(*format, got[i].info, i), i);
       EXPECT_FALSE(diff) << *diff;
     }
     EXPECT_EQ(send.wait(30s), 0) << send.stderr_text();
@@ -1145,8 +1189,9 @@ TEST_F(GstElements, LiveModeDropsAreCountedOnBothSides) {
     bool hold = true;
   } holder;
   constexpr guint kRing = 2;
-  ReceiverPipeline receiver("ring-size=" + std::to_string(kRing),
-                            "fakesink name=out sync=false enable-last-sample=false signal-handoffs=true");
+  ReceiverPipeline receiver(
+      "ring-size=" + std::to_string(kRing),
+      "fakesink name=out sync=false enable-last-sample=false signal-handoffs=true");
   auto out = element(receiver.pipeline.get(), "out");
   g_signal_connect(out.get(), "handoff",
                    G_CALLBACK(+[](GstElement*, GstBuffer* buffer, GstPad*, gpointer data) {
@@ -1162,7 +1207,8 @@ TEST_F(GstElements, LiveModeDropsAreCountedOnBothSides) {
     std::lock_guard lock(holder.mutex);
     return holder.offsets.size();
   };
-  auto sender = start(testsrc(caps_string("NV12", 64, 48), -1) + " ! " + sink_to(receiver.port, "mode=live"));
+  auto sender =
+      start(testsrc(caps_string("NV12", 64, 48), -1) + " ! " + sink_to(receiver.port, "mode=live"));
   auto sink = element(sender.get(), "sink");
   const auto wait_until = [](const std::function<bool()>& done) {
     const auto deadline = std::chrono::steady_clock::now() + 30s;
@@ -1189,7 +1235,8 @@ TEST_F(GstElements, LiveModeDropsAreCountedOnBothSides) {
   std::lock_guard lock(holder.mutex);
   const uint64_t last_sequence = holder.offsets.back();
   EXPECT_EQ(u64_field(src_stats, "frames"), holder.offsets.size());
-  EXPECT_EQ(u64_field(sink_stats.get(), "frames"), holder.offsets.size()) << "a frame sent never arrived";
+  EXPECT_EQ(u64_field(sink_stats.get(), "frames"), holder.offsets.size())
+      << "a frame sent never arrived";
   // Every sequence number up to the last one arrived is either a frame or a counted drop.
   EXPECT_EQ(u64_field(src_stats, "frames") + u64_field(src_stats, "dropped"), last_sequence + 1);
   EXPECT_GE(u64_field(src_stats, "dropped"), 10u);
@@ -1228,7 +1275,8 @@ TEST_F(GstElements, IsLiveSourceStampsBuffersWithTheirArrivalRunningTime) {
     const GstClockTime pts = GST_BUFFER_PTS(gst_sample_get_buffer(sample.get()));
     UniqueObject<GstClock> clock(gst_element_get_clock(receiver.get()));
     ASSERT_NE(clock, nullptr);
-    const GstClockTime running = gst_clock_get_time(clock.get()) - gst_element_get_base_time(receiver.get());
+    const GstClockTime running =
+        gst_clock_get_time(clock.get()) - gst_element_get_base_time(receiver.get());
     ASSERT_TRUE(GST_CLOCK_TIME_IS_VALID(pts)) << "frame " << frames;
     EXPECT_LE(pts, running) << "frame " << frames << " is stamped after the time it was pulled";
     EXPECT_GE(pts, previous) << "frame " << frames << " is stamped before the frame ahead of it";
@@ -1281,8 +1329,8 @@ TEST_F(GstElements, SinkWithNoReceiverPostsErrorNamingTheAddress) {
 TEST_F(GstElements, SrcPostsErrorWhenTheSenderIsKilled) {
   TempDir dir;
   ReceiverPipeline receiver("", "fakesink sync=false");
-  Process send({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(receiver.port), "--testsrc",
-                "-s", "320x240", "--pix-fmt", "nv12", "--transport", "tcp", "--quiet"},
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(receiver.port),
+                "--testsrc", "-s", "320x240", "--pix-fmt", "nv12", "--transport", "tcp", "--quiet"},
                dir / "send.stderr");
   const auto deadline = std::chrono::steady_clock::now() + 30s;
   while (u64_field(stats_of(receiver.src.get()).get(), "frames") < 10 &&
@@ -1307,7 +1355,8 @@ TEST_F(GstElements, SinkPostsErrorWhenTheReceiverIsKilled) {
                       sink_to(static_cast<uint16_t>(recv.port())));
   auto sink = element(sender.get(), "sink");
   const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (u64_field(stats_of(sink.get()).get(), "frames") < 10 && std::chrono::steady_clock::now() < deadline) {
+  while (u64_field(stats_of(sink.get()).get(), "frames") < 10 &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(10ms);
   }
   ASSERT_GE(u64_field(stats_of(sink.get()).get(), "frames"), 10u) << recv.process().stderr_text();

@@ -21,13 +21,16 @@ class GstLaunch : public ::testing::Test {
  protected:
   void SetUp() override {
     init_gstreamer();  // also sets the environment the children inherit
-    if (std::string(RDMAVIDEO_GST_LAUNCH).empty()) GTEST_SKIP() << "gst-launch-1.0 is not installed";
-    if (std::string(RDMAVIDEO_GST_INSPECT).empty()) GTEST_SKIP() << "gst-inspect-1.0 is not installed";
+    if (std::string(RDMAVIDEO_GST_LAUNCH).empty())
+      GTEST_SKIP() << "gst-launch-1.0 is not installed";
+    if (std::string(RDMAVIDEO_GST_INSPECT).empty())
+      GTEST_SKIP() << "gst-inspect-1.0 is not installed";
     UniqueObject<GstElementFactory> factory(gst_element_factory_find("videotestsrc"));
     if (!factory) GTEST_SKIP() << "videotestsrc (gst-plugins-base) is not installed";
   }
 
-  static std::vector<std::string> launch(const std::string& pipeline, std::vector<std::string> flags = {}) {
+  static std::vector<std::string> launch(const std::string& pipeline,
+                                         std::vector<std::string> flags = {}) {
     std::vector<std::string> argv{RDMAVIDEO_GST_LAUNCH};
     argv.insert(argv.end(), flags.begin(), flags.end());
     // gst-launch-1.0 takes the pipeline as separate words; none of ours has quoted spaces.
@@ -56,13 +59,14 @@ std::string caps_string(const std::string& format, int width, int height, int fp
 
 /// Where two files of whole frames first differ ("frame 12 byte 3456"), or nothing.
 std::optional<std::string> compare_frames(const std::filesystem::path& got_path,
-                                          const std::filesystem::path& want_path, size_t frame_bytes) {
+                                          const std::filesystem::path& want_path,
+                                          size_t frame_bytes) {
   const auto got_size = std::filesystem::file_size(got_path);
   const auto want_size = std::filesystem::file_size(want_path);
   if (got_size != want_size) {
-    return "size " + std::to_string(got_size) + " bytes (" + std::to_string(got_size / frame_bytes) +
-           " frames), want " + std::to_string(want_size) + " (" + std::to_string(want_size / frame_bytes) +
-           " frames)";
+    return "size " + std::to_string(got_size) + " bytes (" +
+           std::to_string(got_size / frame_bytes) + " frames), want " + std::to_string(want_size) +
+           " (" + std::to_string(want_size / frame_bytes) + " frames)";
   }
   std::ifstream got(got_path, std::ios::binary);
   std::ifstream want(want_path, std::ios::binary);
@@ -74,7 +78,8 @@ std::optional<std::string> compare_frames(const std::filesystem::path& got_path,
     if (!got || !want) return "read failed at frame " + std::to_string(frame);
     const auto [ai, bi] = std::mismatch(a.begin(), a.end(), b.begin());
     if (ai != a.end()) {
-      return "frame " + std::to_string(frame) + " byte " + std::to_string(ai - a.begin()) + " differs";
+      return "frame " + std::to_string(frame) + " byte " + std::to_string(ai - a.begin()) +
+             " differs";
     }
   }
   return std::nullopt;
@@ -88,7 +93,8 @@ UniqueStructure stats_from_messages(const std::string& output, const std::string
   for (std::string line; std::getline(lines, line);) {
     const auto at = line.find(marker);
     if (at == std::string::npos) continue;
-    GstStructure* s = gst_structure_from_string(line.c_str() + at + std::string("(element): ").size(), nullptr);
+    GstStructure* s =
+        gst_structure_from_string(line.c_str() + at + std::string("(element): ").size(), nullptr);
     if (s) found.reset(s);
   }
   return found;
@@ -114,9 +120,11 @@ TEST_P(GstLaunchFormats, RdmasinkIntoRdmasrcIsByteEqualToVideotestsrc) {
   TempDir dir;
   // A moving pattern, so a repeated or missing frame shows in the bytes.
   const std::string source = "videotestsrc num-buffers=" + std::to_string(kFrames) +
-                             " pattern=smpte horizontal-speed=4 ! " + caps_string(c.format, kWidth, kHeight, 60);
-  Process reference(launch(source + " ! filesink location=" + (dir / "reference.raw").string(), {"-q"}),
-                    dir / "reference.stderr");
+                             " pattern=smpte horizontal-speed=4 ! " +
+                             caps_string(c.format, kWidth, kHeight, 60);
+  Process reference(
+      launch(source + " ! filesink location=" + (dir / "reference.raw").string(), {"-q"}),
+      dir / "reference.stderr");
   ASSERT_EQ(reference.wait(120s), 0) << reference.stderr_text();
   ASSERT_EQ(std::filesystem::file_size(dir / "reference.raw"), frame_bytes * kFrames);
 
@@ -126,8 +134,10 @@ TEST_P(GstLaunchFormats, RdmasinkIntoRdmasrcIsByteEqualToVideotestsrc) {
                       " ! filesink location=" + (dir / "out.raw").string()),
                dir / "recv.stderr", Redirect{"", recv_stdout.string(), false, false});
   ASSERT_TRUE(wait_prerolling(recv_stdout, recv)) << read_file(recv_stdout) << recv.stderr_text();
-  Process send(launch(source + " ! rdmasink host=127.0.0.1 transport=tcp port=" + std::to_string(port), {"-q"}),
-               dir / "send.stderr");
+  Process send(
+      launch(source + " ! rdmasink host=127.0.0.1 transport=tcp port=" + std::to_string(port),
+             {"-q"}),
+      dir / "send.stderr");
   const auto sent = send.wait(120s);
   ASSERT_TRUE(sent) << "gst-launch-1.0 (rdmasink) still running after 120 s";
   EXPECT_EQ(*sent, 0) << send.stderr_text();
@@ -140,8 +150,11 @@ TEST_P(GstLaunchFormats, RdmasinkIntoRdmasrcIsByteEqualToVideotestsrc) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, GstLaunchFormats,
-                         ::testing::Values(LaunchCase{"NV12", 3}, LaunchCase{"UYVY", 4}, LaunchCase{"RGBA", 8}),
-                         [](const auto& param_info) { return std::string(param_info.param.format); });
+                         ::testing::Values(LaunchCase{"NV12", 3}, LaunchCase{"UYVY", 4},
+                                           LaunchCase{"RGBA", 8}),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param.format);
+                         });
 
 struct InteropCase {
   const char* pix_fmt;  // rdmavideo-send's name
@@ -161,14 +174,16 @@ TEST_P(InteropFormats, RdmavideoSendIntoVerifyingRdmasrc) {
   TempDir dir;
   const uint16_t port = free_port();
   const auto recv_stdout = dir / "recv.stdout";
-  Process recv(launch("rdmasrc address=127.0.0.1 port=" + std::to_string(port) + " verify=true ! fakesink",
-                      {"-m"}),
-               dir / "recv.stderr", Redirect{"", recv_stdout.string(), false, false});
+  Process recv(
+      launch("rdmasrc address=127.0.0.1 port=" + std::to_string(port) + " verify=true ! fakesink",
+             {"-m"}),
+      dir / "recv.stderr", Redirect{"", recv_stdout.string(), false, false});
   ASSERT_TRUE(wait_prerolling(recv_stdout, recv)) << read_file(recv_stdout) << recv.stderr_text();
-  Process send({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(port), "--testsrc", "-s",
-                "1280x720", "--pix-fmt", c.pix_fmt, "--frames", std::to_string(kFrames), "--checksum",
-                "--transport", "tcp", "--quiet", "--stats-json", (dir / "send.json").string()},
-               dir / "send.stderr");
+  Process send(
+      {RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(port), "--testsrc", "-s",
+       "1280x720", "--pix-fmt", c.pix_fmt, "--frames", std::to_string(kFrames), "--checksum",
+       "--transport", "tcp", "--quiet", "--stats-json", (dir / "send.json").string()},
+      dir / "send.stderr");
   ASSERT_EQ(send.wait(120s), 0) << send.stderr_text();
   const auto received = recv.wait(60s);
   ASSERT_TRUE(received) << "gst-launch-1.0 (rdmasrc) did not end after the sender's EOS";
@@ -196,13 +211,15 @@ TEST_P(InteropFormats, RdmasinkIntoVerifyingRdmavideoRecv) {
   const size_t frame_bytes = static_cast<size_t>(kWidth) * kHeight * c.bytes_per_pixel_x2 / 2;
   TempDir dir;
   const std::string source = "videotestsrc num-buffers=" + std::to_string(kFrames) +
-                             " pattern=smpte horizontal-speed=2 ! " + caps_string(c.format, kWidth, kHeight, 30);
-  Process reference(launch(source + " ! filesink location=" + (dir / "reference.raw").string(), {"-q"}),
-                    dir / "reference.stderr");
+                             " pattern=smpte horizontal-speed=2 ! " +
+                             caps_string(c.format, kWidth, kHeight, 30);
+  Process reference(
+      launch(source + " ! filesink location=" + (dir / "reference.raw").string(), {"-q"}),
+      dir / "reference.stderr");
   ASSERT_EQ(reference.wait(60s), 0) << reference.stderr_text();
 
-  Receiver recv(dir, {"--verify", "--quiet", "--transport", "tcp", "--output", (dir / "out.raw").string(),
-                      "--stats-json", (dir / "recv.json").string()});
+  Receiver recv(dir, {"--verify", "--quiet", "--transport", "tcp", "--output",
+                      (dir / "out.raw").string(), "--stats-json", (dir / "recv.json").string()});
   Process send(launch(source + " ! rdmasink host=127.0.0.1 port=" + std::to_string(recv.port()) +
                           " transport=tcp checksum=true sync=false stream-name=interop",
                       {"-q"}),
@@ -225,9 +242,12 @@ TEST_P(InteropFormats, RdmasinkIntoVerifyingRdmavideoRecv) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, InteropFormats,
-                         ::testing::Values(InteropCase{"nv12", "NV12", 3}, InteropCase{"uyvy422", "UYVY", 4},
+                         ::testing::Values(InteropCase{"nv12", "NV12", 3},
+                                           InteropCase{"uyvy422", "UYVY", 4},
                                            InteropCase{"rgba", "RGBA", 8}),
-                         [](const auto& param_info) { return std::string(param_info.param.pix_fmt); });
+                         [](const auto& param_info) {
+                           return std::string(param_info.param.pix_fmt);
+                         });
 
 // gst-inspect-1.0 finds both elements through GST_PLUGIN_PATH and shows their properties
 // and pad templates.
@@ -242,7 +262,8 @@ TEST_F(GstLaunch, GstInspectShowsPropertiesAndPadTemplates) {
        {"host", "port", "transport", "rdma-device", "mode", "checksum", "stream-name", "stats"},
        "SINK template: 'sink'"},
       {"rdmasrc",
-       {"address", "port", "transport", "ring-size", "rdma-device", "verify", "bound-port", "stats"},
+       {"address", "port", "transport", "ring-size", "rdma-device", "verify", "bound-port",
+        "stats"},
        "SRC template: 'src'"},
   };
   TempDir dir;
@@ -255,7 +276,8 @@ TEST_F(GstLaunch, GstInspectShowsPropertiesAndPadTemplates) {
     const std::string text = read_file(out);
     for (const char* property : e.properties) {
       EXPECT_TRUE(std::regex_search(text, std::regex(std::string("\n  ") + property + " +: ")))
-          << "property " << property << " missing from:\n" << text;
+          << "property " << property << " missing from:\n"
+          << text;
     }
     EXPECT_NE(text.find(e.pad_template), std::string::npos) << text;
     for (const char* format : {"NV12", "UYVY", "RGBA", "v210", "P010_10LE"}) {

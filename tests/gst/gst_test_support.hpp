@@ -40,12 +40,14 @@ inline void set_gst_environment() {
   // where LeakSanitizer cannot see them. GLib reads G_SLICE before main, so the sanitizer
   // run must set it; say so rather than pass with the leak check half blind.
   if (const char* slice = getenv("G_SLICE"); !slice || std::string(slice) != "always-malloc") {
-    std::fprintf(stderr, "note: G_SLICE=always-malloc is not set: leaked GStreamer buffers, caps and "
-                         "events will not be reported\n");
+    std::fprintf(stderr,
+                 "note: G_SLICE=always-malloc is not set: leaked GStreamer buffers, caps and "
+                 "events will not be reported\n");
   }
   setenv("LD_PRELOAD", RDMAVIDEO_TEST_SANITIZER_RUNTIME, 1);
   const char* options = getenv("ASAN_OPTIONS");
-  const std::string children = std::string(options ? options : "") + (options ? ":" : "") + "detect_leaks=0";
+  const std::string children =
+      std::string(options ? options : "") + (options ? ":" : "") + "detect_leaks=0";
   setenv("ASAN_OPTIONS", children.c_str(), 1);
 }
 
@@ -164,7 +166,8 @@ inline BusLog wait_for_end(GstElement* pipeline,
                            std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
   BusLog log;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  const auto types = static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
+  const auto types =
+      static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -174,8 +177,12 @@ inline BusLog wait_for_end(GstElement* pipeline,
       return log;
     }
     switch (GST_MESSAGE_TYPE(message.get())) {
-      case GST_MESSAGE_EOS: log.eos = true; return log;
-      case GST_MESSAGE_ERROR: log.error = describe(message.get()); return log;
+      case GST_MESSAGE_EOS:
+        log.eos = true;
+        return log;
+      case GST_MESSAGE_ERROR:
+        log.error = describe(message.get());
+        return log;
       default:
         if (const GstStructure* s = gst_message_get_structure(message.get())) {
           log.element_messages.emplace_back(gst_structure_copy(s));
@@ -225,7 +232,8 @@ inline uint16_t free_port() {
 
 inline size_t open_fd_count() {
   size_t n = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd"))
+    ++n;
   return n;
 }
 
@@ -293,8 +301,9 @@ inline std::optional<std::string> first_difference(const FrameBytes& got, const 
       const size_t at = static_cast<size_t>(gi - g.begin());
       char values[64];
       std::snprintf(values, sizeof values, ": got 0x%02x, want 0x%02x", *gi, *wi);
-      return frame + " plane " + std::to_string(p) + " row " + std::to_string(at / got.row_bytes[p]) +
-             " byte " + std::to_string(at % got.row_bytes[p]) + values;
+      return frame + " plane " + std::to_string(p) + " row " +
+             std::to_string(at / got.row_bytes[p]) + " byte " +
+             std::to_string(at % got.row_bytes[p]) + values;
     }
   }
   return std::nullopt;
@@ -303,7 +312,8 @@ inline std::optional<std::string> first_difference(const FrameBytes& got, const 
 /// The byte our seeded pattern has at this place of this frame: the frame number is
 /// stamped into every byte, so a repeated, reordered or mixed-up frame shows.
 inline uint8_t pattern_byte(uint32_t seed, size_t frame, size_t plane, size_t row, size_t col) {
-  uint32_t x = seed ^ static_cast<uint32_t>(frame * 0x9E3779B1u) ^ static_cast<uint32_t>(plane * 0x85EBCA77u) ^
+  uint32_t x = seed ^ static_cast<uint32_t>(frame * 0x9E3779B1u) ^
+               static_cast<uint32_t>(plane * 0x85EBCA77u) ^
                static_cast<uint32_t>(row * 0xC2B2AE3Du) ^ static_cast<uint32_t>(col * 0x27D4EB2Fu);
   x ^= x >> 15;
   x *= 0x2C1B3C6Du;
@@ -319,7 +329,8 @@ inline void fill_pattern(GstVideoFrame& frame, uint32_t seed, size_t frame_numbe
     auto* data = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p));
     const auto stride = static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, p));
     for (size_t r = 0; r < rows; ++r) {
-      for (size_t c = 0; c < row; ++c) data[r * stride + c] = pattern_byte(seed, frame_number, p, r, c);
+      for (size_t c = 0; c < row; ++c)
+        data[r * stride + c] = pattern_byte(seed, frame_number, p, r, c);
     }
   }
 }
@@ -332,7 +343,8 @@ inline FrameBytes pattern_bytes(const GstVideoInfo& info, uint32_t seed, size_t 
     const size_t rows = visible_rows(info, p);
     std::vector<uint8_t> plane(row * rows);
     for (size_t r = 0; r < rows; ++r) {
-      for (size_t c = 0; c < row; ++c) plane[r * row + c] = pattern_byte(seed, frame_number, p, r, c);
+      for (size_t c = 0; c < row; ++c)
+        plane[r * row + c] = pattern_byte(seed, frame_number, p, r, c);
     }
     out.planes.push_back(std::move(plane));
     out.row_bytes.push_back(row);

@@ -1292,6 +1292,63 @@ TEST_F(GstElements, IsLiveSourceStampsBuffersWithTheirArrivalRunningTime) {
   EXPECT_TRUE(query_live) << "the latency query does not say live";
 }
 
+// Downstream that refuses the sender's format: rdmasrc posts a negotiation ERROR that names
+// the format it was offered.
+TEST_F(GstElements, SrcPostsNegotiationErrorWhenDownstreamRefusesTheFormat) {
+  ReceiverPipeline receiver("", "capsfilter caps=video/x-raw,format=I420 ! fakesink sync=false");
+  auto sender = start(testsrc(caps_string("NV12", 64, 48), 10) + " ! " + sink_to(receiver.port));
+  auto message = pop_message(receiver.pipeline.get(), GST_MESSAGE_ERROR, 30s);
+  ASSERT_NE(message, nullptr) << "no ERROR from rdmasrc";
+  GError* error = nullptr;
+  gchar* debug = nullptr;
+  gst_message_parse_error(message.get(), &error, &debug);
+  EXPECT_EQ(error->domain, GST_CORE_ERROR);
+  EXPECT_EQ(error->code, GST_CORE_ERROR_NEGOTIATION);
+  const std::string details = debug ? debug : "";
+  g_error_free(error);
+  g_free(debug);
+  EXPECT_NE(details.find("nv12 64x48"), std::string::npos) << details;
+  EXPECT_STREQ(GST_MESSAGE_SRC_NAME(message.get()), "src");
+}
+
+// Either pipeline paused mid-stream for longer than the peer timeout (5 s): the paused side
+// keeps its connection alive (rdmasink's keepalive thread, rdmasrc's receive thread), and
+// after PLAYING again the stream completes with every frame verified.
+TEST_F(GstElements, PausingEitherSideLongerThanThePeerTimeoutKeepsTheStream) {
+  ReceiverPipeline receiver("verify=true", "fakesink name=out sync=false");
+  auto sender = start(testsrc(caps_string("NV12", 320, 240), -1) + " ! " +
+                      sink_to(receiver.port, "checksum=true"));
+  auto sink = element(sender.get(), "sink");
+  const auto frames_of = [](GstElement* e) { return u64_field(stats_of(e).get(), "frames"); };
+  const auto wait_for = [&](GstElement* e, uint64_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (frames_of(e) < n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(1ms);
+    }
+    return frames_of(e) >= n;
+  };
+  for (GstElement* paused : {sender.get(), receiver.pipeline.get()}) {
+    SCOPED_TRACE(paused == sender.get() ? "sender paused" : "receiver paused");
+    ASSERT_TRUE(wait_for(sink.get(), frames_of(sink.get()) + 3));
+    ASSERT_NE(gst_element_set_state(paused, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+    std::this_thread::sleep_for(6s);
+    auto error = pop_message(paused == sender.get() ? receiver.pipeline.get() : sender.get(),
+                             GST_MESSAGE_ERROR, 0ms);
+    ASSERT_EQ(error, nullptr) << "the other side gave up on the paused one: "
+                              << describe(error.get());
+    ASSERT_NE(gst_element_set_state(paused, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  }
+  ASSERT_TRUE(wait_for(sink.get(), frames_of(sink.get()) + 3));
+  ASSERT_TRUE(gst_element_send_event(sender.get(), gst_event_new_eos()));
+  const BusLog sent = wait_for_end(sender.get());
+  EXPECT_TRUE(sent.eos) << *sent.error;
+  const BusLog received = wait_for_end(receiver.pipeline.get());
+  ASSERT_TRUE(received.eos) << *received.error;
+  ASSERT_NE(received.last("rdmasrc-stats"), nullptr);
+  EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "frames"), frames_of(sink.get()));
+  EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "checksum-failures"), 0u);
+}
+
 // EOS before any frame (and so before any caps) still ends the receiving pipeline.
 TEST_F(GstElements, EosWithoutFramesPropagates) {
   ReceiverPipeline receiver;

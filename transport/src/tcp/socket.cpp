@@ -115,7 +115,13 @@ Result<void> Socket::read_exact(std::span<std::byte> buf, const IoPolicy& policy
       continue;
     }
     if (err == EINTR) {
-      return Unexpected(Error(ErrorCode::system, fmt::format("interrupted reading {}", what), EINTR));
+      // With SO_RCVTIMEO set, a handled signal interrupts recv even under SA_RESTART. Where
+      // the caller gave a stop flag, the flag decides; where not, an interruption is a stop
+      // (the command-line tools' SIGINT).
+      if (!policy.stop || policy.stop->load()) {
+        return Unexpected(Error(ErrorCode::system, fmt::format("interrupted reading {}", what), EINTR));
+      }
+      continue;
     }
     return Unexpected(system_error(fmt::format("recv ({})", what), err));
   }
@@ -131,10 +137,11 @@ Result<size_t> Socket::read_available(std::span<std::byte> buf) {
   return Unexpected(system_error("recv", err));
 }
 
-Result<bool> Socket::wait_readable(std::chrono::milliseconds wait) {
+Result<bool> Socket::wait_readable(std::chrono::milliseconds wait, const std::atomic<bool>* stop) {
   pollfd pfd{fd(), POLLIN, 0};
   const int rc = poll(&pfd, 1, static_cast<int>(wait.count()));
   if (rc < 0) {
+    if (errno == EINTR && stop && !stop->load()) return false;  // as in read_exact
     if (errno == EINTR) {
       return Unexpected(Error(ErrorCode::system, "interrupted while waiting", EINTR));
     }

@@ -42,7 +42,8 @@ class Socket {
   /// Reads whatever is there without blocking; 0 bytes when nothing is.
   Result<size_t> read_available(std::span<std::byte> buf);
   /// Waits until readable or `wait` passes; true when readable.
-  Result<bool> wait_readable(std::chrono::milliseconds wait);
+  /// An interruption by a signal is an error unless `stop` is given and still false.
+  Result<bool> wait_readable(std::chrono::milliseconds wait, const std::atomic<bool>* stop = nullptr);
   /// Writes every byte of the iovecs (modified in place).
   Result<void> write_all(std::span<iovec> iov, const IoPolicy& policy, std::string_view what);
   Result<void> write_all(std::span<const std::byte> bytes, const IoPolicy& policy,

@@ -91,7 +91,7 @@ class TcpSenderConnection final : public SenderBase {
     auto got = read_into_inbox();
     if (!got) return Unexpected(got.error());
     if (*got == 0 && wait.count() > 0 && !peer_eof_) {
-      auto ready = socket_.wait_readable(std::min(wait, timeouts_.keepalive));
+      auto ready = socket_.wait_readable(std::min(wait, timeouts_.keepalive), stop_);
       if (!ready) return Unexpected(ready.error());
       if (*ready) {
         got = read_into_inbox();

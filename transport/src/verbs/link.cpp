@@ -521,6 +521,8 @@ Result<void> Link::progress(milliseconds wait) {
                    {id_->verbs->async_fd, POLLIN, 0}};
   const int rc = poll(fds, 4, static_cast<int>(wait.count()));
   if (rc < 0) {
+    // A handled signal: a stop where the owner gave no stop flag or it is set, else nothing.
+    if (errno == EINTR && stop_ && !stop_->load()) return {};
     if (errno == EINTR) return Unexpected(Error(ErrorCode::system, "interrupted", EINTR));
     return Unexpected(system_error("poll", errno));
   }

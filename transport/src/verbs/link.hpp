@@ -12,6 +12,7 @@
 // wake() may be called from another thread: it ends a wait in progress().
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -93,6 +94,9 @@ class Link {
   void disconnect();  // idempotent
   /// Thread-safe: ends a wait in progress().
   void wake();
+  /// The owner's stop flag (ListenOptions/ConnectOptions::stop): when given, a signal that
+  /// interrupts progress() is an error only once the flag is set.
+  void set_stop(const std::atomic<bool>* stop) { stop_ = stop; }
 
   Clock::time_point last_heard() const { return last_heard_; }
   Clock::time_point last_sent() const { return last_sent_; }
@@ -140,6 +144,7 @@ class Link {
   std::deque<proto::Message> inbox_;   // received, not yet taken
   bool disconnected_ = false;
   bool disconnect_sent_ = false;
+  const std::atomic<bool>* stop_ = nullptr;  // the owner's stop flag, or none
   Clock::time_point last_heard_ = Clock::now();
   Clock::time_point last_sent_ = Clock::now();
 };

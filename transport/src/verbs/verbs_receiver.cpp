@@ -85,7 +85,9 @@ class VerbsReceiverConnection final : public ReceiverConnection {
       : link_(std::move(link)),
         state_(std::make_shared<ReceiverState>(link_.get())),
         options_(options),
-        who_(fmt::format("recv {}", link_->peer())) {}
+        who_(fmt::format("recv {}", link_->peer())) {
+    link_->set_stop(options.stop);
+  }
 
   ~VerbsReceiverConnection() override { close(nullptr); }
 

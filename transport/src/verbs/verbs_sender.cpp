@@ -21,7 +21,9 @@ using std::chrono::milliseconds;
 class VerbsSenderConnection final : public SenderBase {
  public:
   VerbsSenderConnection(std::unique_ptr<Link> link, const ConnectOptions& options)
-      : SenderBase(options.timeouts, fmt::format("send {}", link->peer())), link_(std::move(link)) {}
+      : SenderBase(options.timeouts, fmt::format("send {}", link->peer())), link_(std::move(link)) {
+    link_->set_stop(options.stop);
+  }
 
   ~VerbsSenderConnection() override {
     registrations_.clear();  // MRs before the link's PD goes

@@ -441,8 +441,8 @@ GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
   auto& state = *self->state;
   if (!state.runtime) return GST_FLOW_FLUSHING;
   auto& rt = *state.runtime;
-  const auto ready = Clock::now();
-  std::lock_guard lock(rt.mutex);
+  auto ready = Clock::now();
+  std::unique_lock lock(rt.mutex);
   if (rt.keepalive_error) return GST_FLOW_ERROR;  // posted by the keepalive thread
   if (rt.ended) return GST_FLOW_EOS;
   if (!rt.format) {
@@ -483,9 +483,30 @@ GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
                              : static_cast<int64_t>(rt.sequence * GST_SECOND * GST_VIDEO_INFO_FPS_D(&rt.info) /
                                                     std::max(GST_VIDEO_INFO_FPS_N(&rt.info), 1));
   SendPolicy policy{rt.settings.mode == SinkMode::live, rt.settings.checksum};
-  FrameSender sender(*rt.connection, policy, rt.stats, &state.unlocked);
-  auto outcome = sender.send(entry.frame, rt.sequence++, pts_ns, ready);
-  rt.last_activity = Clock::now();
+  const uint64_t sequence = rt.sequence++;
+  const auto send = [&] {
+    FrameSender sender(*rt.connection, policy, rt.stats, &state.unlocked);
+    auto result = sender.send(entry.frame, sequence, pts_ns, ready);
+    rt.last_activity = Clock::now();
+    return result;
+  };
+  auto outcome = send();
+  GstFlowReturn stopped_flow = GST_FLOW_FLUSHING;
+  while (outcome && *outcome == FrameSender::Outcome::stopped) {
+    // unlock() ended the wait for a credit: a flush, or a pause (GstBaseSink unlocks render
+    // for PLAYING to PAUSED too). Wait in preroll, without the lock so that the keepalive
+    // thread serves the connection meanwhile, then send this frame unless flushing.
+    lock.unlock();
+    stopped_flow = gst_base_sink_wait_preroll(sink);
+    lock.lock();
+    if (stopped_flow != GST_FLOW_OK) break;
+    if (rt.keepalive_error || rt.ended) {
+      stopped_flow = rt.keepalive_error ? GST_FLOW_ERROR : GST_FLOW_EOS;
+      break;
+    }
+    ready = Clock::now();
+    outcome = send();
+  }
   if (!outcome || *outcome != FrameSender::Outcome::sent) {
     if (entry.buffer) {
       gst_buffer_unmap(entry.buffer, &entry.map);
@@ -506,7 +527,7 @@ GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
   switch (*outcome) {
     case FrameSender::Outcome::sent:
     case FrameSender::Outcome::dropped: return GST_FLOW_OK;
-    case FrameSender::Outcome::stopped: return GST_FLOW_FLUSHING;
+    case FrameSender::Outcome::stopped: return stopped_flow;
     case FrameSender::Outcome::receiver_ended:
       GST_INFO_OBJECT(self, "the receiver ended the stream");
       rt.ended = true;

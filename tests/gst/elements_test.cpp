@@ -853,15 +853,9 @@ TEST_F(GstElements, FlushWhileAFrameIsHalfWrittenKeepsTheConnection) {
 // own SIGINT), and a process-directed signal lands on whichever thread does not block it,
 // the elements' own threads included. A signal with a handler, SA_RESTART or not, must not
 // cost the stream: every thread of this process is signalled over and over while frames
-// flow both ways through rdmasink and rdmasrc.
-//
-// Disabled until librdmavideo's TCP socket retries an interrupted call: Socket::read_exact
-// returns "interrupted reading message header" on EINTR (which recv() on a socket with
-// SO_RCVTIMEO gives for any handled signal, SA_RESTART or not, and after SIGSTOP/SIGCONT),
-// and Socket::wait_readable does the same for poll(). The receiver then closes, and
-// proto::closing_message turns the EINTR into an EndOfStream, so the sender ends quietly
-// as if the stream were complete. Run it with --gtest_also_run_disabled_tests.
-TEST_F(GstElements, DISABLED_SignalsHandledByTheApplicationDoNotBreakTheStream) {
+// flow both ways through rdmasink and rdmasrc. (recv() on a socket with SO_RCVTIMEO fails
+// with EINTR on any handled signal, SA_RESTART or not.)
+TEST_F(GstElements, SignalsHandledByTheApplicationDoNotBreakTheStream) {
   struct sigaction action {};
   action.sa_handler = [](int) {};
   action.sa_flags = SA_RESTART;
@@ -894,6 +888,62 @@ TEST_F(GstElements, DISABLED_SignalsHandledByTheApplicationDoNotBreakTheStream) 
   ASSERT_TRUE(sent.eos) << *sent.error;
   ASSERT_NE(received.last("rdmasrc-stats"), nullptr);
   EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "frames"), static_cast<uint64_t>(kFrames));
+  EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "checksum-failures"), 0u);
+}
+
+// The sender paused (PLAYING to PAUSED) while rdmasink waits for a credit: GstBaseSink
+// unlocks render for the pause, and render must wait in preroll and then go on with the
+// same frame, not return FLUSHING (which would stop the source for good, with no error).
+TEST_F(GstElements, PausingTheSenderWhileItWaitsForACreditResumes) {
+  constexpr guint kRing = 2;
+  constexpr int kFrames = 12;
+  std::mutex mutex;
+  std::vector<UniqueBuffer> held;
+  std::atomic<bool> hold{true};
+  struct Context {
+    std::mutex* mutex;
+    std::vector<UniqueBuffer>* held;
+    std::atomic<bool>* hold;
+  } context{&mutex, &held, &hold};
+  ReceiverPipeline receiver("ring-size=" + std::to_string(kRing) + " verify=true",
+                            "fakesink name=out sync=false enable-last-sample=false "
+                            "signal-handoffs=true");
+  auto out = element(receiver.pipeline.get(), "out");
+  g_signal_connect(out.get(), "handoff",
+                   G_CALLBACK(+[](GstElement*, GstBuffer* buffer, GstPad*, gpointer data) {
+                     auto* c = static_cast<Context*>(data);
+                     std::lock_guard lock(*c->mutex);
+                     if (*c->hold) c->held->emplace_back(gst_buffer_ref(buffer));
+                   }),
+                   &context);
+  auto sender = start(testsrc(caps_string("NV12", 64, 48), kFrames) + " ! " +
+                      sink_to(receiver.port, "checksum=true"));
+  auto sink = element(sender.get(), "sink");
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (u64_field(stats_of(sink.get()).get(), "frames") < kRing &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(u64_field(stats_of(sink.get()).get(), "frames"), kRing);
+  std::this_thread::sleep_for(300ms);  // render is now waiting for a credit
+  within_deadline("rdmasink PLAYING -> PAUSED while waiting for a credit", [&] {
+    EXPECT_NE(gst_element_set_state(sender.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+    EXPECT_EQ(gst_element_get_state(sender.get(), nullptr, nullptr, 10 * GST_SECOND),
+              GST_STATE_CHANGE_SUCCESS);
+  });
+  ASSERT_NE(gst_element_set_state(sender.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  {
+    std::lock_guard lock(mutex);
+    hold = false;
+    held.clear();
+  }
+  const BusLog sent = wait_for_end(sender.get(), 30s);
+  EXPECT_TRUE(sent.eos) << *sent.error;
+  const BusLog received = wait_for_end(receiver.pipeline.get(), 30s);
+  ASSERT_TRUE(received.eos) << *received.error;
+  ASSERT_NE(received.last("rdmasrc-stats"), nullptr);
+  EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "frames"), static_cast<uint64_t>(kFrames));
+  EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "dropped"), 0u);
   EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "checksum-failures"), 0u);
 }
 

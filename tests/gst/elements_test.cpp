@@ -1399,6 +1399,42 @@ TEST_F(GstElements, PausingEitherSideLongerThanThePeerTimeoutKeepsTheStream) {
   EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "checksum-failures"), 0u);
 }
 
+// A live rdmasrc paused while create() waits for the next frame (GstBaseSrc unlocks it for
+// PLAYING to PAUSED): after PLAYING again the stream goes on to its end.
+TEST_F(GstElements, PausingALiveSrcWhileItWaitsForAFrameResumes) {
+  constexpr int kFrames = 30;
+  auto receiver = parse_pipeline(
+      "rdmasrc name=src address=127.0.0.1 port=0 is-live=true ! fakesink sync=false");
+  auto src = element(receiver.get(), "src");
+  ASSERT_NE(gst_element_set_state(receiver.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  guint port = 0;
+  g_object_get(src.get(), "bound-port", &port, nullptr);
+  ASSERT_NE(port, 0u);
+  // 30 fps, paced by the sender's clock: create() spends most of its time waiting.
+  auto sender = start("videotestsrc is-live=true num-buffers=" + std::to_string(kFrames) + " ! " +
+                      caps_string("NV12", 64, 48) + " ! " +
+                      sink_to(static_cast<uint16_t>(port), "mode=live"));
+  const auto frames = [&] { return u64_field(stats_of(src.get()).get(), "frames"); };
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (frames() < 5 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_GE(frames(), 5u);
+  within_deadline("live rdmasrc PLAYING -> PAUSED", [&] {
+    EXPECT_NE(gst_element_set_state(receiver.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  });
+  std::this_thread::sleep_for(300ms);
+  ASSERT_NE(gst_element_set_state(receiver.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  const BusLog received = wait_for_end(receiver.get(), 30s);
+  ASSERT_TRUE(received.eos) << *received.error;
+  ASSERT_NE(received.last("rdmasrc-stats"), nullptr);
+  const GstStructure* stats = received.last("rdmasrc-stats");
+  // A live sender drops what finds no free slot; every frame is either received or counted.
+  EXPECT_EQ(u64_field(stats, "frames") + u64_field(stats, "dropped"),
+            static_cast<uint64_t>(kFrames));
+  EXPECT_GT(u64_field(stats, "frames"), 5u) << "nothing arrived after PLAYING again";
+}
+
 // EOS before any frame (and so before any caps) still ends the receiving pipeline.
 TEST_F(GstElements, EosWithoutFramesPropagates) {
   ReceiverPipeline receiver;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs what is needed, builds with warnings as errors, and runs every test with CTest:
-# first the unit and integration tests under AddressSanitizer and UBSan, then the whole
+# first the unit, integration and GStreamer tests under AddressSanitizer and UBSan, then the whole
 # suite in the optimised build, and a short benchmark smoke run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,9 +12,10 @@ BUILD_DIR=build-asan BUILD_TYPE=Debug ./scripts/build.sh -DRDMAVIDEO_WERROR=ON \
   -DRDMAVIDEO_SANITIZE=address,undefined
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
-  ctest --test-dir build-asan -L 'unit|integration' --output-on-failure --timeout 300
+  ctest --test-dir build-asan -L 'unit|integration|gst' --output-on-failure --timeout 300
 
 echo "== optimised build"
 ./scripts/build.sh -DRDMAVIDEO_WERROR=ON
 python3 bench/run_tcp_bench.py --quick --build-dir build >/dev/null
+python3 bench/run_gst_bench.py --quick --build-dir build >/dev/null
 ctest --test-dir build --output-on-failure --timeout 300

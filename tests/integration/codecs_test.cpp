@@ -6,6 +6,7 @@
 // reported frame.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -19,18 +20,6 @@ namespace rdmavideo::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Runs a command through /bin/sh and returns its stdout (stderr goes to the test's log).
-std::string capture(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  pclose(pipe);
-  return out;
-}
 
 // ffprobe's facts about the first video stream, decoding every frame to count them.
 std::map<std::string, std::string> probe(const std::filesystem::path& file) {
@@ -304,6 +293,39 @@ TEST(Codecs, SigintToTheReceiverFinalisesAPlayableFile) {
   EXPECT_EQ(facts["nb_read_frames"], std::to_string(*recorded));
   // Playable: decodes to the end without an error.
   EXPECT_EQ(capture("ffmpeg -nostdin -v error -i '" + out.string() + "' -f null - 2>&1"), "");
+}
+
+// Screen capture through libavdevice: x11grab of a virtual screen arrives as that screen
+// (its size, flagged live) and shows what is on it: white with a white root window (Xvfb
+// -wr), black with a black one (-br), the mouse pointer aside.
+TEST(Codecs, X11grabSendsTheScreen) {
+  if (shell("command -v Xvfb >/dev/null 2>&1") != 0) GTEST_SKIP() << "no Xvfb";
+  for (const auto& [option, value] : {std::pair{"-wr", '\xff'}, std::pair{"-br", '\x00'}}) {
+    SCOPED_TRACE(option);
+    TempDir dir;
+    VirtualScreen screen(dir, "320x240", {option});
+    const auto raw = dir / "screen.raw";
+    const auto stats = dir / "recv.json";
+    Receiver recv(dir, {"--output", raw.string(), "--stats-json", stats.string(), "--quiet"});
+    Process send(sender_args(recv, {"-f", "x11grab", "-i", screen.name(), "--frames", "4",
+                                    "--pix-fmt", "rgb24"}),
+                 dir / "send.stderr");
+    ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+    ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+    EXPECT_NE(recv.process().stderr_text().find("live"), std::string::npos);
+    const auto summary = read_json(stats);
+    EXPECT_EQ(summary["frames"], 4);
+    EXPECT_EQ(summary["width"], 320);
+    EXPECT_EQ(summary["height"], 240);
+    EXPECT_EQ(summary["pix_fmt"], "rgb24");
+    const std::string frames = read_file(raw);
+    ASSERT_EQ(frames.size(), 4u * 320 * 240 * 3);
+    // Every byte has the root window's colour but those of the mouse pointer, which x11grab
+    // draws in the middle of the screen (at most 32x32 pixels a frame).
+    const size_t other = static_cast<size_t>(
+        std::count_if(frames.begin(), frames.end(), [&](char b) { return b != value; }));
+    EXPECT_LE(other, 4u * 32 * 32 * 3) << "first at byte " << frames.find_first_not_of(value);
+  }
 }
 
 // v210 (the SDI capture format) is unpacked to yuv422p10le for the encoder. The test pattern

@@ -22,43 +22,6 @@ bool have(const std::string& program) {
   return shell("command -v " + program + " >/dev/null 2>&1") == 0;
 }
 
-// An Xvfb server on a display number it picks itself (-displayfd), so tests can run side by
-// side; DISPLAY is set for the children this test starts.
-class VirtualScreen {
- public:
-  explicit VirtualScreen(const TempDir& dir)
-      : server_({"Xvfb", "-displayfd", "1", "-screen", "0", "1280x720x24", "-nolisten", "tcp"},
-                dir / "xvfb.stderr", Redirect{"", "", true, false}) {
-    std::string number;
-    char c = 0;
-    while (::read(server_.stdout_fd(), &c, 1) == 1 && c != '\n') number += c;
-    if (number.empty()) throw std::runtime_error("Xvfb did not start: " + server_.stderr_text());
-    name_ = ":" + number;
-    setenv("DISPLAY", name_.c_str(), 1);
-  }
-  ~VirtualScreen() {
-    server_.signal(SIGTERM);
-    server_.wait(5s);
-  }
-  const std::string& name() const { return name_; }
-
- private:
-  Process server_;
-  std::string name_;
-};
-
-// Runs a command through /bin/sh and returns its stdout.
-std::string capture(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  pclose(pipe);
-  return out;
-}
-
 // Openbox on the virtual screen: on X11 the window manager is what makes a window fullscreen
 // (SDL2 asks it with a _NET_WM_STATE_FULLSCREEN message). Ready once it has announced itself
 // on the root window (_NET_SUPPORTING_WM_CHECK, EWMH).

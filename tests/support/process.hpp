@@ -10,11 +10,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -201,5 +203,52 @@ inline int shell(const std::string& command) {
   const int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+/// Runs a command line through /bin/sh and returns its stdout (stderr goes to the test's log).
+inline std::string capture(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  pclose(pipe);
+  return out;
+}
+
+/// An Xvfb server on a display number it picks itself (-displayfd), so tests can run side by
+/// side; DISPLAY is set for the children the test starts. `options` go to Xvfb (e.g. "-wr"
+/// for a white root window).
+class VirtualScreen {
+ public:
+  explicit VirtualScreen(const TempDir& dir, const std::string& size = "1280x720",
+                         std::vector<std::string> options = {})
+      : server_(arguments(size, std::move(options)), dir / "xvfb.stderr",
+                Redirect{"", "", true, false}) {
+    std::string number;
+    char c = 0;
+    while (::read(server_.stdout_fd(), &c, 1) == 1 && c != '\n') number += c;
+    if (number.empty()) throw std::runtime_error("Xvfb did not start: " + server_.stderr_text());
+    name_ = ":" + number;
+    setenv("DISPLAY", name_.c_str(), 1);
+  }
+  ~VirtualScreen() {
+    server_.signal(SIGTERM);
+    server_.wait(std::chrono::seconds(5));
+  }
+  const std::string& name() const { return name_; }
+
+ private:
+  static std::vector<std::string> arguments(const std::string& size,
+                                            std::vector<std::string> options) {
+    std::vector<std::string> argv{"Xvfb", "-displayfd", "1", "-screen", "0", size + "x24",
+                                  "-nolisten", "tcp"};
+    argv.insert(argv.end(), options.begin(), options.end());
+    return argv;
+  }
+
+  Process server_;
+  std::string name_;
+};
 
 }  // namespace rdmavideo::testing

@@ -149,8 +149,23 @@ Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
   const bool device = is_device(input_format);
   AVDictionary* raw_opts = nullptr;
   std::unique_ptr<AVDictionary*, void (*)(AVDictionary**)> opts(&raw_opts, av_dict_free);
-  if (device && options.frame_rate && options.input_format != "lavfi") {
-    av_dict_set(&raw_opts, "framerate", to_string(*options.frame_rate).c_str(), 0);
+  if (device && options.input_format != "lavfi") {
+    // Ask the device itself for the rate, size and pixel format, as ffmpeg's -framerate,
+    // -video_size and -pixel_format do, so a capture card or webcam delivers the stream
+    // natively and nothing needs converting. A device that cannot is converted below.
+    // Options a device does not take (x11grab has no pixel_format) stay unused.
+    if (options.frame_rate) {
+      av_dict_set(&raw_opts, "framerate", to_string(*options.frame_rate).c_str(), 0);
+    }
+    if (options.width && options.height) {
+      av_dict_set(&raw_opts, "video_size",
+                  fmt::format("{}x{}", *options.width, *options.height).c_str(), 0);
+    }
+    if (options.pixel_format) {
+      if (const auto av_format = to_av(*options.pixel_format)) {
+        av_dict_set(&raw_opts, "pixel_format", av_get_pix_fmt_name(*av_format), 0);
+      }
+    }
   }
   AVFormatContext* raw = nullptr;
   if (const int rc = avformat_open_input(&raw, options.input.c_str(), input_format, &raw_opts);
@@ -193,6 +208,15 @@ Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
   const uint32_t width = options.width.value_or(static_cast<uint32_t>(dec->width));
   const uint32_t height = options.height.value_or(static_cast<uint32_t>(dec->height));
   Rational rate = options.frame_rate.value_or(to_rational(stream->avg_frame_rate));
+  if (device && options.frame_rate && stream->avg_frame_rate.num > 0) {
+    // What the device runs at, which may be the nearest it has to what was asked.
+    const Rational actual = to_rational(stream->avg_frame_rate);
+    if (uint64_t{actual.num} * rate.den != uint64_t{rate.num} * actual.den) {
+      log().warn("[{}] the device runs at {} fps, not the {} asked for", who, to_string(actual),
+                 to_string(rate));
+    }
+    rate = actual;
+  }
   if (rate.num == 0) rate = to_rational(stream->r_frame_rate);
   if (rate.num == 0) {
     rate = {30, 1};

@@ -14,7 +14,8 @@
 # the stream is live (a capture input is real time); out.raw is 30 frames of that size; and
 # the first and last frames are vivid's default test pattern, 75% colour bars (BT.601
 # limited range), sampled in the middle of each of the eight bars on two rows below vivid's
-# text overlay.
+# text overlay. Then `-s 640x480 --pix-fmt yuyv422`: the device itself is asked for that
+# size and format (as ffmpeg's -video_size/-pixel_format do), so nothing is converted.
 # Exit status: 0 pass, 1 fail, 77 skipped (vivid cannot be loaded, no ffmpeg v4l2 input).
 #
 # RXE_V4L2_VERBOSE=1  print both tools' output
@@ -184,4 +185,33 @@ done
 
 say "$frames frames ${width}x$height $pix_fmt at $rate fps captured from $node, sent live over" \
   "TCP, 0 dropped; vivid's 75% colour bars in the first and last frames"
+
+# --- -s and --pix-fmt ask the device itself, so nothing is converted ----------------------------
+timeout 120 "$recv_bin" --listen 127.0.0.1:0 --transport tcp --ring 32 --quiet \
+  --stats-json "$work/recv2.json" >"$work/recv2.log" 2>&1 &
+recv_pid=$!
+port=
+for ((i = 0; i < 600; i++)); do
+  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$work/recv2.log" | head -n 1)
+  [ -n "$port" ] && break
+  sleep 0.1
+done
+[ -n "$port" ] || fail "the second receiver did not listen:"$'\n'"$(cat "$work/recv2.log")"
+send_rc=0 recv_rc=0
+timeout 120 "$send_bin" --connect "127.0.0.1:$port" --transport tcp -f v4l2 -i "$node" \
+  -s 640x480 --pix-fmt yuyv422 -r "$rate" --frames 10 --quiet \
+  >"$work/send2.log" 2>&1 || send_rc=$?
+wait "$recv_pid" || recv_rc=$?
+recv_pid=
+[ "$send_rc" = 0 ] && [ "$recv_rc" = 0 ] ||
+  fail "native: sender exited $send_rc, receiver $recv_rc:"$'\n'"$(show_logs "$work/send2.log" "$work/recv2.log")"
+for kv in "frames 10" "width 640" "height 480" "pix_fmt yuyv422"; do
+  expect "native rdmavideo-recv ${kv% *}" "$(json_of "$work/recv2.json" "${kv% *}")" "${kv#* }"
+done
+grep -q "input: rawvideo 640x480 yuyv422 from $node" "$work/send2.log" ||
+  fail "the device was not opened as 640x480 yuyv422:"$'\n'"$(cat "$work/send2.log")"
+if grep -q "converting" "$work/send2.log"; then
+  fail "a native capture was converted:"$'\n'"$(cat "$work/send2.log")"
+fi
+say "-s 640x480 --pix-fmt yuyv422 opened the device in that format: 10 frames, no conversion"
 say "PASS"

@@ -712,6 +712,10 @@ TEST_F(GstElements, FlushingSeeksOnTheSenderKeepTheConnection) {
         << describe(pop_message(sender.get(), GST_MESSAGE_ERROR, 0ms).get());
     ASSERT_TRUE(gst_element_seek_simple(sender.get(), GST_FORMAT_TIME, GST_SEEK_FLAG_FLUSH, 0));
   }
+  // Back in PLAYING before the EOS: gst_element_send_event() holds the state lock, which
+  // the pipeline's return to PLAYING after a flushing seek needs.
+  ASSERT_EQ(gst_element_get_state(sender.get(), nullptr, nullptr, 30 * GST_SECOND),
+            GST_STATE_CHANGE_SUCCESS);
   ASSERT_TRUE(gst_element_send_event(sender.get(), gst_event_new_eos()));
   const BusLog sent = wait_for_end(sender.get());
   EXPECT_TRUE(sent.eos) << *sent.error;
@@ -838,6 +842,8 @@ TEST_F(GstElements, FlushWhileAFrameIsHalfWrittenKeepsTheConnection) {
   EXPECT_TRUE(seek.get());
   ASSERT_TRUE(wait_for_frames(stalled + 5))
       << describe(pop_message(sender.get(), GST_MESSAGE_ERROR, 0ms).get());
+  ASSERT_EQ(gst_element_get_state(sender.get(), nullptr, nullptr, 30 * GST_SECOND),
+            GST_STATE_CHANGE_SUCCESS);
   ASSERT_TRUE(gst_element_send_event(sender.get(), gst_event_new_eos()));
   const BusLog sent = wait_for_end(sender.get());
   EXPECT_TRUE(sent.eos) << *sent.error;
@@ -1389,6 +1395,8 @@ TEST_F(GstElements, PausingEitherSideLongerThanThePeerTimeoutKeepsTheStream) {
     ASSERT_NE(gst_element_set_state(paused, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
   }
   ASSERT_TRUE(wait_for(sink.get(), frames_of(sink.get()) + 3));
+  ASSERT_EQ(gst_element_get_state(sender.get(), nullptr, nullptr, 30 * GST_SECOND),
+            GST_STATE_CHANGE_SUCCESS);
   ASSERT_TRUE(gst_element_send_event(sender.get(), gst_event_new_eos()));
   const BusLog sent = wait_for_end(sender.get());
   EXPECT_TRUE(sent.eos) << *sent.error;

@@ -475,6 +475,8 @@ GstFlowReturn src_create(GstPushSrc* push_src, GstBuffer** out) {
     GST_INFO_OBJECT(self, "the sender ended the stream after %" G_GUINT64_FORMAT " frames (%"
                     G_GUINT64_FORMAT " dropped)", end.frames, end.dropped);
     rt.eos = true;
+    // Frames the sender dropped after its last sent one show in no sequence gap.
+    rt.stats.dropped = std::max(rt.stats.dropped, end.dropped);
     rt.stats.finish();
     publish_stats(self, rt);
     post_stats_message(self);

@@ -212,6 +212,9 @@ int run(const Options& o) {
   listen_options.endpoint = o.listen;
   listen_options.rdma_device = o.rdma_device;
   listen_options.ring_size = o.ring;
+  // A signal that does not ask us to stop (SIGCONT after Ctrl-Z, SIGWINCH) must not end a
+  // stream: an interrupted read looks at the flag.
+  listen_options.stop = &g_stop;
   auto listener = listen(o.transport, listen_options);
   if (!listener) {
     log().error("rdmavideo-recv: --listen {}: {}", o.listen.to_string(), listener.error().message());

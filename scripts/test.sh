@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 echo "== sanitizer build (address, undefined)"
 BUILD_DIR=build-asan BUILD_TYPE=Debug ./scripts/build.sh -DRDMAVIDEO_WERROR=ON \
   -DRDMAVIDEO_SANITIZE=address,undefined
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+# G_SLICE=always-malloc: GLib's slice allocator would hide leaked GStreamer objects from LSan.
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 G_SLICE=always-malloc \
   LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
   ctest --test-dir build-asan -L 'unit|integration|gst' --output-on-failure --timeout 300
 

@@ -146,6 +146,7 @@ int run(Options o) {
   connect_options.endpoint = o.connect;
   connect_options.rdma_device = o.rdma_device;
   connect_options.max_frame_bytes = format->layout.frame_bytes;
+  connect_options.stop = &g_stop;  // as in rdmavideo-recv: only SIGINT/SIGTERM stop
   auto connection = connect(o.transport, connect_options);
   if (!connection) {
     log().error("{}", connection.error().message());

@@ -256,5 +256,36 @@ TEST(TcpEndToEnd, SigintFinishesTheReceiverWithItsSummary) {
   EXPECT_EQ(std::filesystem::file_size(out), frames * 320 * 240 * 2);
 }
 
+// Ctrl-Z then fg: stopping and continuing either end makes its blocked socket calls fail
+// with EINTR (SO_RCVTIMEO calls are never restarted), which must not end the stream: only
+// SIGINT/SIGTERM stop the tools. Every frame still arrives, verified.
+TEST(TcpEndToEnd, StopAndContinueDoNotEndTheStream) {
+  TempDir dir;
+  constexpr int kFrames = 150;
+  Receiver recv(dir, {"--verify", "--quiet", "--stats-json", (dir / "recv.json").string()});
+  Process send(sender_args(recv, {"--testsrc", "-s", "320x240", "--realtime", "-r", "100",
+                                  "--frames", std::to_string(kFrames), "--checksum",
+                                  "--stats-json", (dir / "send.json").string()}),
+               dir / "send.stderr");
+  for (int i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(200ms);
+    Process& stopped = i % 2 == 0 ? recv.process() : send;
+    stopped.signal(SIGSTOP);
+    std::this_thread::sleep_for(300ms);
+    stopped.signal(SIGCONT);
+  }
+  ASSERT_EQ(send.wait(30s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  // The sender went through all its frames (a live sender drops while the receiver is
+  // stopped) and was not told to stop early; every frame it sent arrived and verified.
+  const auto sent = read_json(dir / "send.json");
+  const auto received = read_json(dir / "recv.json");
+  EXPECT_EQ(sent["frames"].get<uint64_t>() + sent["dropped"].get<uint64_t>(),
+            static_cast<uint64_t>(kFrames));
+  EXPECT_EQ(received["frames"], sent["frames"]);
+  EXPECT_GT(received["frames"].get<uint64_t>(), 0u);
+  EXPECT_EQ(received["checksum_failures"].get<uint64_t>(), 0u);
+}
+
 }  // namespace
 }  // namespace rdmavideo::testing

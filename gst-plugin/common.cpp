@@ -3,7 +3,9 @@
 
 #include <spdlog/sinks/base_sink.h>
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 #include <mutex>
 
 #include "rdmavideo/format.hpp"
@@ -195,6 +197,37 @@ GstStructure* stats_structure(const char* name, const StatsSnapshot& s) {
                            "seconds", G_TYPE_DOUBLE, s.seconds,                    //
                            "transport", G_TYPE_STRING, s.transport.c_str(),        //
                            "peer", G_TYPE_STRING, s.peer.c_str(), nullptr);
+}
+
+void post_stats(GstElement* element, GstDebugCategory* category, const char* name,
+                const StatsSnapshot& s) {
+  GST_CAT_INFO_OBJECT(category, element,
+                      "%" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT " bytes, %" G_GUINT64_FORMAT
+                      " dropped, %" G_GUINT64_FORMAT " copies, %" G_GUINT64_FORMAT
+                      " checksum failures, over %s",
+                      s.frames, s.bytes, s.dropped, s.copies, s.checksum_failures,
+                      s.transport.c_str());
+  gst_element_post_message(element,
+                           gst_message_new_element(GST_OBJECT(element), stats_structure(name, s)));
+}
+
+void copy_planes(const FrameLayout& wire, std::byte* wire_data, const GstVideoFrame& frame,
+                 CopyTo to) {
+  for (int plane = 0; plane < wire.plane_count; ++plane) {
+    const auto& p = wire.planes[plane];
+    auto* gst_plane = static_cast<std::byte*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, plane));
+    const auto gst_stride = static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, plane));
+    const size_t row_bytes = std::min<size_t>(p.stride, gst_stride);
+    for (uint32_t row = 0; row < p.rows; ++row) {
+      std::byte* on_wire = wire_data + p.offset + row * p.stride;
+      std::byte* in_frame = gst_plane + row * gst_stride;
+      if (to == CopyTo::wire) {
+        std::memcpy(on_wire, in_frame, row_bytes);
+      } else {
+        std::memcpy(in_frame, on_wire, row_bytes);
+      }
+    }
+  }
 }
 
 namespace {

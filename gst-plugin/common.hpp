@@ -65,6 +65,17 @@ StatsSnapshot snapshot(const stats::TransferStats& stats);
 /// latency-p50-ns, latency-p99-ns, latency-max-ns, seconds, transport, peer.
 GstStructure* stats_structure(const char* name, const StatsSnapshot& stats);
 
+/// Logs `stats` at INFO in `category` and posts them as an element message named `name`
+/// (the structure gst-launch-1.0 -m prints): what each element does at EOS and on stop.
+void post_stats(GstElement* element, GstDebugCategory* category, const char* name,
+                const StatsSnapshot& stats);
+
+/// Copies a frame's planes between its wire layout (`wire`, the bytes at `wire_data`) and a
+/// mapped GStreamer frame of the same format, row by row, each side with its own strides.
+enum class CopyTo { wire, gst_frame };
+void copy_planes(const FrameLayout& wire, std::byte* wire_data, const GstVideoFrame& frame,
+                 CopyTo to);
+
 /// Makes librdmavideo's log go to GStreamer's "rdmavideo" debug category, at the level
 /// that category is set to. Called once from plugin_init().
 void forward_library_log(GstDebugCategory* category);

@@ -189,12 +189,7 @@ void post_stats_message(GstRdmaSink* self) {
     std::lock_guard lock(self->state->stats_mutex);
     s = self->state->stats;
   }
-  GST_INFO_OBJECT(self, "%" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT " bytes, %" G_GUINT64_FORMAT
-                  " dropped, %" G_GUINT64_FORMAT " copies over %s",
-                  s.frames, s.bytes, s.dropped, s.copies, s.transport.c_str());
-  gst_element_post_message(GST_ELEMENT(self),
-                           gst_message_new_element(GST_OBJECT(self),
-                                                   stats_structure("rdmasink-stats", s)));
+  post_stats(GST_ELEMENT(self), rdmasink_debug, "rdmasink-stats", s);
 }
 
 // The keepalive thread: a paused or slow pipeline sends no frames, and a receiver takes a
@@ -423,15 +418,7 @@ Result<std::span<const std::byte>> copy_to_staging(SinkRuntime& rt, GstBuffer* b
     return make_error(ErrorCode::invalid_argument, "buffer of {} bytes does not map as a {} frame",
                       gst_buffer_get_size(buffer), GST_VIDEO_INFO_NAME(&rt.info));
   }
-  for (int plane = 0; plane < rt.format->layout.plane_count; ++plane) {
-    const auto& p = rt.format->layout.planes[plane];
-    const auto* from = static_cast<const std::byte*>(GST_VIDEO_FRAME_PLANE_DATA(&source, plane));
-    const auto from_stride = static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&source, plane));
-    const size_t row_bytes = std::min<size_t>(p.stride, from_stride);
-    for (uint32_t row = 0; row < p.rows; ++row) {
-      std::memcpy(target + p.offset + row * p.stride, from + row * from_stride, row_bytes);
-    }
-  }
+  copy_planes(rt.format->layout, target, source, CopyTo::wire);
   gst_video_frame_unmap(&source);
   return std::span<const std::byte>(target, bytes);
 }

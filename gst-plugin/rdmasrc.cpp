@@ -154,13 +154,7 @@ void post_stats_message(GstRdmaSrc* self) {
     std::lock_guard lock(self->state->stats_mutex);
     s = self->state->stats;
   }
-  GST_INFO_OBJECT(self, "%" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT " bytes, %" G_GUINT64_FORMAT
-                  " dropped by the sender, %" G_GUINT64_FORMAT " copies, %" G_GUINT64_FORMAT
-                  " verification failures over %s",
-                  s.frames, s.bytes, s.dropped, s.copies, s.checksum_failures, s.transport.c_str());
-  gst_element_post_message(GST_ELEMENT(self),
-                           gst_message_new_element(GST_OBJECT(self),
-                                                   stats_structure("rdmasrc-stats", s)));
+  post_stats(GST_ELEMENT(self), rdmasrc_debug, "rdmasrc-stats", s);
 }
 
 // The receive thread: accepts one sender, then reads its events until it ends, fails, or
@@ -386,16 +380,7 @@ GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
   GstBuffer* buffer = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&rt.default_info), nullptr);
   GstVideoFrame target;
   if (gst_video_frame_map(&target, &rt.default_info, buffer, GST_MAP_WRITE)) {
-    const auto data = frame.data();
-    for (int plane = 0; plane < rt.format->layout.plane_count; ++plane) {
-      const auto& p = rt.format->layout.planes[plane];
-      auto* to = static_cast<std::byte*>(GST_VIDEO_FRAME_PLANE_DATA(&target, plane));
-      const auto to_stride = static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&target, plane));
-      const size_t row_bytes = std::min<size_t>(p.stride, to_stride);
-      for (uint32_t row = 0; row < p.rows; ++row) {
-        std::memcpy(to + row * to_stride, data.data() + p.offset + row * p.stride, row_bytes);
-      }
-    }
+    copy_planes(rt.format->layout, frame.mutable_data().data(), target, CopyTo::gst_frame);
     gst_video_frame_unmap(&target);
   }
   return buffer;

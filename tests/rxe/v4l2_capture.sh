@@ -110,18 +110,26 @@ expect() {
   [ "$2" = "$3" ] || fail "$1 is '$2', expected '$3'"
 }
 
+# start_receiver LOG ARG...: rdmavideo-recv on a free loopback port, logging to LOG; sets
+# recv_pid and port once it listens.
+start_receiver() {
+  local log=$1 i
+  shift
+  timeout 120 "$recv_bin" --listen 127.0.0.1:0 --transport tcp --ring 32 --quiet "$@" \
+    >"$log" 2>&1 &
+  recv_pid=$!
+  port=
+  for ((i = 0; i < 600; i++)); do
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$log" | head -n 1)
+    [ -n "$port" ] && return
+    kill -0 "$recv_pid" 2>/dev/null || fail "the receiver exited before listening:"$'\n'"$(cat "$log")"
+    sleep 0.1
+  done
+  fail "the receiver did not listen after 60 s:"$'\n'"$(cat "$log")"
+}
+
 # --- receiver, then sender -------------------------------------------------------------------
-timeout 120 "$recv_bin" --listen 127.0.0.1:0 --transport tcp --ring 32 --quiet \
-  --stats-json "$work/recv.json" --output "$work/out.raw" >"$work/recv.log" 2>&1 &
-recv_pid=$!
-port=
-for ((i = 0; i < 600; i++)); do
-  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$work/recv.log" | head -n 1)
-  [ -n "$port" ] && break
-  kill -0 "$recv_pid" 2>/dev/null || fail "the receiver exited before listening:"$'\n'"$(cat "$work/recv.log")"
-  sleep 0.1
-done
-[ -n "$port" ] || fail "the receiver did not listen after 60 s:"$'\n'"$(cat "$work/recv.log")"
+start_receiver "$work/recv.log" --stats-json "$work/recv.json" --output "$work/out.raw"
 
 send_rc=0 recv_rc=0
 timeout 120 "$send_bin" --connect "127.0.0.1:$port" --transport tcp -f v4l2 -i "$node" \
@@ -187,24 +195,16 @@ say "$frames frames ${width}x$height $pix_fmt at $rate fps captured from $node, 
   "TCP, 0 dropped; vivid's 75% colour bars in the first and last frames"
 
 # --- -s and --pix-fmt ask the device itself, so nothing is converted ----------------------------
-timeout 120 "$recv_bin" --listen 127.0.0.1:0 --transport tcp --ring 32 --quiet \
-  --stats-json "$work/recv2.json" >"$work/recv2.log" 2>&1 &
-recv_pid=$!
-port=
-for ((i = 0; i < 600; i++)); do
-  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$work/recv2.log" | head -n 1)
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || fail "the second receiver did not listen:"$'\n'"$(cat "$work/recv2.log")"
+start_receiver "$work/recv2.log" --stats-json "$work/recv2.json"
 send_rc=0 recv_rc=0
 timeout 120 "$send_bin" --connect "127.0.0.1:$port" --transport tcp -f v4l2 -i "$node" \
   -s 640x480 --pix-fmt yuyv422 -r "$rate" --frames 10 --quiet \
   >"$work/send2.log" 2>&1 || send_rc=$?
 wait "$recv_pid" || recv_rc=$?
 recv_pid=
-[ "$send_rc" = 0 ] && [ "$recv_rc" = 0 ] ||
+if [ "$send_rc" != 0 ] || [ "$recv_rc" != 0 ]; then
   fail "native: sender exited $send_rc, receiver $recv_rc:"$'\n'"$(show_logs "$work/send2.log" "$work/recv2.log")"
+fi
 for kv in "frames 10" "width 640" "height 480" "pix_fmt yuyv422"; do
   expect "native rdmavideo-recv ${kv% *}" "$(json_of "$work/recv2.json" "${kv% *}")" "${kv#* }"
 done

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "checks.hpp"
-#include "memory/host_memory.hpp"
+#include "rdmavideo/memory.hpp"
 #include "rdmavideo/result.hpp"
 #include "verbs/link.hpp"
 

@@ -17,7 +17,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "Try an rdma_cm connect to a receiver at HOST:PORT (rdmavideo-recv "
                  "--transport verbs), then disconnect");
   app.add_option("--ring", o.ring, "Slots in the receiver's ring, for the locked-memory check")
-      ->check(CLI::Range(1u, verbs::kMaxRingSlots))
+      ->check(CLI::Range(1u, proto::kMaxRingSlots))
       ->capture_default_str();
   app.add_option("-s", size, "Frame size WxH, for the locked-memory check")->capture_default_str();
   app.add_option("--pix-fmt", pix_fmt,

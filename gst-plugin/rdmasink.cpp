@@ -9,12 +9,16 @@
 // mid-stream starts a new ring epoch on the same connection); each buffer takes a credit and
 // is written into the receiver's ring; EOS sends EndOfStream.
 //
+// The connection is a SenderSession (librdmavideo): it applies the live/no-drop policy,
+// keeps the connection alive while the pipeline is paused, holds each buffer until no
+// transfer reads it, and lends the staging buffers copies go into.
+//
 // Zero copy: the allocation query is answered with a pool of page-aligned buffers in the
 // layout the stream announces, so upstream renders straight into memory the NIC reads. Over
-// verbs each pool buffer is registered once, the first time it is sent, and stays registered
-// (and alive) until the connection closes. Buffers from elsewhere are sent in place over
-// TCP when their layout is the stream's; otherwise (and always over verbs) they are copied
-// into a staging buffer: one copy, counted in the `copies` statistic.
+// verbs each pool buffer's memory is registered by the session the first time it is sent
+// and kept (and alive) until the connection closes. Buffers from elsewhere are sent in place
+// over TCP when their layout is the stream's; otherwise (and always over verbs) they are
+// copied into one of the session's buffers: one copy, counted in the `copies` statistic.
 #include "rdmasink.hpp"
 
 #include <gst/video/video.h>
@@ -29,7 +33,7 @@
 #include <unordered_set>
 
 #include "common.hpp"
-#include "rdmavideo/frame_sender.hpp"
+#include "rdmavideo/sender_session.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(rdmasink_debug);
 #define GST_CAT_DEFAULT rdmasink_debug
@@ -40,11 +44,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr guint kPoolMinBuffers = 4;   // 2 in flight + 2 for upstream to render into
-constexpr size_t kMaxInFlight = 2;     // frames posted but maybe still read by the NIC
-constexpr size_t kStagingBuffers = 2;  // for frames that must be copied
+constexpr guint kPoolMinBuffers = 4;     // 2 in flight + 2 for upstream to render into
+constexpr uint32_t kMaxInFlight = 2;     // frames posted but maybe still read by the NIC
+constexpr uint32_t kStagingBuffers = 2;  // session buffers for frames that must be copied
 constexpr size_t kPageBytes = 4096;
-constexpr milliseconds kTick(200);     // keepalive thread period, stop latency
 
 // Property values, under the object lock; copied at start().
 struct SinkSettings {
@@ -57,52 +60,17 @@ struct SinkSettings {
   std::string stream_name;
 };
 
-struct FreeDeleter {
-  void operator()(std::byte* p) const noexcept { std::free(p); }
-};
-using AlignedBytes = std::unique_ptr<std::byte, FreeDeleter>;
-
-// A frame handed to the transport, held until no write reads it any more.
-struct InFlight {
-  GstBuffer* buffer;  // our reference; null for a staging buffer
-  GstMapInfo map;
-  std::span<const std::byte> frame;
-};
-
-// Built in start(), dropped in stop(). The streaming thread and the keepalive thread use it
-// under `mutex`; `unlocked` and the stats snapshot may be touched from any thread.
+// Built in start(), dropped in stop(). The streaming thread uses it under `mutex`; the
+// session's service thread reports a failure through its callback.
 struct SinkRuntime {
   SinkSettings settings;
-  std::mutex mutex;  // guards everything below except where noted
-  std::unique_ptr<SenderConnection> connection;
-  stats::TransferStats stats;
+  std::mutex mutex;  // guards everything below
+  std::unique_ptr<SenderSession> session;
   uint64_t copies = 0;
   uint64_t sequence = 0;  // frames offered, dropped ones included
   GstVideoInfo info{};
   std::optional<proto::StreamStart> format;
-  std::deque<InFlight> in_flight;  // oldest first, at most kMaxInFlight
-  // Staging buffers for copied frames. Every one this connection used is kept: over verbs it
-  // is registered, and memory must outlive its registration.
-  std::vector<AlignedBytes> staging;
-  std::array<std::byte*, kStagingBuffers> current_staging{};
-  size_t next_staging = 0;
-  // Pool memories sent over verbs (registered), each holding a reference until the
-  // connection is gone, so no registration outlives its memory.
-  std::unordered_set<GstMemory*> registered;
-  Clock::time_point last_activity = Clock::now();
   bool ended = false;  // EndOfStream sent or received; nothing more goes out
-  std::optional<Error> keepalive_error;  // the keepalive thread's failure, for render
-
-  std::thread keepalive_thread;
-  std::mutex stop_mutex;
-  std::condition_variable stop_cv;
-  bool stopping = false;  // under stop_mutex
-
-  ~SinkRuntime();
-  void retire_oldest();
-  void retire_all() {
-    while (!in_flight.empty()) retire_oldest();
-  }
 };
 
 struct SinkState {
@@ -117,32 +85,6 @@ struct SinkState {
   std::mutex stats_mutex;
   StatsSnapshot stats;  // under stats_mutex
 };
-
-void SinkRuntime::retire_oldest() {
-  InFlight entry = in_flight.front();
-  in_flight.pop_front();
-  if (connection) {
-    if (auto ok = connection->wait_idle(entry.frame); !ok) {
-      GST_WARNING("%s", ok.error().message().c_str());
-    }
-  }
-  if (entry.buffer) {
-    gst_buffer_unmap(entry.buffer, &entry.map);
-    gst_buffer_unref(entry.buffer);
-  }
-}
-
-SinkRuntime::~SinkRuntime() {
-  {
-    std::lock_guard lock(stop_mutex);
-    stopping = true;
-  }
-  stop_cv.notify_all();
-  if (keepalive_thread.joinable()) keepalive_thread.join();
-  retire_all();
-  connection.reset();  // deregisters memory, so the memory may go after it
-  for (GstMemory* memory : registered) gst_memory_unref(memory);
-}
 
 }  // namespace
 }  // namespace rdmavideo::gst
@@ -173,12 +115,10 @@ enum {
 SinkState& state_of(gpointer object) { return *GST_RDMA_SINK(object)->state; }
 
 void publish_stats(GstRdmaSink* self, SinkRuntime& rt) {
-  auto s = snapshot(rt.stats);
+  auto s = snapshot(rt.session->stats());
   s.copies = rt.copies;
-  if (rt.connection) {
-    s.transport = std::string(to_string(rt.connection->kind()));
-    s.peer = rt.connection->peer();
-  }
+  s.transport = std::string(to_string(rt.session->kind()));
+  s.peer = rt.session->peer();
   std::lock_guard lock(self->state->stats_mutex);
   self->state->stats = std::move(s);
 }
@@ -192,25 +132,6 @@ void post_stats_message(GstRdmaSink* self) {
   post_stats(GST_ELEMENT(self), rdmasink_debug, "rdmasink-stats", s);
 }
 
-// The keepalive thread: a paused or slow pipeline sends no frames, and a receiver takes a
-// silent sender for dead, so between frames this thread services the connection.
-void keepalive_loop(GstRdmaSink* self, SinkRuntime* rt) {
-  std::unique_lock stop_lock(rt->stop_mutex);
-  while (!rt->stop_cv.wait_for(stop_lock, kTick, [rt] { return rt->stopping; })) {
-    std::unique_lock lock(rt->mutex, std::try_to_lock);
-    if (!lock || !rt->connection || rt->ended || rt->keepalive_error) continue;
-    if (Clock::now() - rt->last_activity < kTick) continue;
-    if (!rt->format) continue;  // keep_alive() needs a stream; the handshake was just now
-    if (auto ok = rt->connection->keep_alive(); !ok) {
-      rt->keepalive_error = ok.error();
-      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Lost the connection to the receiver."),
-                        ("%s", ok.error().message().c_str()));
-    } else if (rt->connection->receiver_ended()) {
-      rt->ended = true;
-    }
-  }
-}
-
 gboolean sink_start(GstBaseSink* sink) {
   auto* self = GST_RDMA_SINK(sink);
   auto& state = *self->state;
@@ -220,38 +141,43 @@ gboolean sink_start(GstBaseSink* sink) {
   GST_OBJECT_UNLOCK(self);
   state.unlocked = false;
 
-  ConnectOptions options;
-  options.endpoint = Endpoint{rt->settings.host, static_cast<uint16_t>(rt->settings.port)};
-  options.rdma_device = rt->settings.rdma_device;
-  options.stop = &state.stopping;
-  GST_INFO_OBJECT(self, "connecting to %s over %s", options.endpoint.to_string().c_str(),
+  SenderSessionOptions options;
+  options.transport = rt->settings.transport;
+  options.connect.endpoint = Endpoint{rt->settings.host, static_cast<uint16_t>(rt->settings.port)};
+  options.connect.rdma_device = rt->settings.rdma_device;
+  options.connect.stop = &state.stopping;  // stopping abandons a frame write; a flush must not
+  options.policy = {rt->settings.mode == SinkMode::live, rt->settings.checksum};
+  options.interrupt = &state.unlocked;  // a flush or a pause abandons a wait for a credit
+  options.max_external_in_flight = kMaxInFlight;
+  options.on_failure = [self](const Error& error) {
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Lost the connection to the receiver."),
+                      ("%s", error.message().c_str()));
+  };
+  GST_INFO_OBJECT(self, "connecting to %s over %s", options.connect.endpoint.to_string().c_str(),
                   std::string(to_string(rt->settings.transport)).c_str());
-  auto connection = connect(rt->settings.transport, options);
-  if (!connection) {
-    const auto code = connection.error().code();
+  auto session = SenderSession::connect(options);
+  if (!session) {
+    const auto code = session.error().code();
     const char* why = code == ErrorCode::timeout ? "did not answer in time"
                       : code == ErrorCode::unsupported ? "cannot be reached with this transport"
                                                        : "refused or could not be reached";
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE,
-                      ("Receiver %s %s.", options.endpoint.to_string().c_str(), why),
-                      ("%s", connection.error().message().c_str()));
+                      ("Receiver %s %s.", options.connect.endpoint.to_string().c_str(), why),
+                      ("%s", session.error().message().c_str()));
     return FALSE;
   }
-  rt->connection = std::move(*connection);
-  GST_INFO_OBJECT(self, "connected to %s over %s", rt->connection->peer().c_str(),
-                  std::string(to_string(rt->connection->kind())).c_str());
+  rt->session = std::move(*session);
+  GST_INFO_OBJECT(self, "connected to %s over %s", rt->session->peer().c_str(),
+                  std::string(to_string(rt->session->kind())).c_str());
   publish_stats(self, *rt);
-  rt->keepalive_thread = std::thread(keepalive_loop, self, rt.get());
   state.runtime = std::move(rt);
   return TRUE;
 }
 
 void finish_stream(GstRdmaSink* self, SinkRuntime& rt) {
-  if (rt.ended || !rt.connection) return;
-  rt.retire_all();
+  if (rt.ended) return;
   rt.ended = true;
-  rt.stats.finish();
-  if (auto ok = rt.connection->end_stream(proto::EndOfStream{rt.stats.frames, rt.stats.dropped}); !ok) {
+  if (auto ok = rt.session->end_stream(); !ok) {
     GST_WARNING_OBJECT(self, "%s", ok.error().message().c_str());
   }
   publish_stats(self, rt);
@@ -316,11 +242,10 @@ gboolean sink_set_caps(GstBaseSink* sink, GstCaps* caps) {
   std::lock_guard lock(rt.mutex);
   if (rt.format && gst_video_info_is_equal(&rt.info, &info)) return TRUE;
   if (rt.ended) return TRUE;  // the receiver is done; buffers will return EOS
-  rt.retire_all();  // frames of the old format must be out before the ring changes
-  auto ring = rt.connection->start_stream(*format);
-  rt.last_activity = Clock::now();
+  // Frames of the old format go out first (the session sees to that).
+  auto ring = rt.session->start_stream(*format, kStagingBuffers);
   if (!ring) {
-    if (rt.connection->receiver_ended()) {
+    if (rt.session->receiver_ended()) {
       rt.ended = true;
       return TRUE;
     }
@@ -335,14 +260,8 @@ gboolean sink_set_caps(GstBaseSink* sink, GstCaps* caps) {
                   GST_VIDEO_INFO_HEIGHT(&info), GST_VIDEO_INFO_FPS_N(&info),
                   GST_VIDEO_INFO_FPS_D(&info), format->layout.frame_bytes, ring->slot_count,
                   ring->ring_epoch);
-  if (!rt.format) {
-    // Rates count from the first stream, not from connecting (as rdmavideo-send does).
-    rt.stats.start = Clock::now();
-    rt.stats.cpu_start = stats::process_cpu_seconds();
-  }
   rt.info = info;
   rt.format = *format;
-  rt.current_staging = {};
   return TRUE;
 }
 
@@ -400,28 +319,31 @@ bool sendable_in_place(const SinkRuntime& rt, GstBuffer* buffer) {
   return true;
 }
 
-// Copies the buffer into the next staging buffer, in the stream's layout.
-Result<std::span<const std::byte>> copy_to_staging(SinkRuntime& rt, GstBuffer* buffer) {
-  const size_t bytes = rt.format->layout.frame_bytes;
-  std::byte*& target = rt.current_staging[rt.next_staging];
-  rt.next_staging = (rt.next_staging + 1) % kStagingBuffers;
-  if (!target) {
-    void* memory = std::aligned_alloc(kPageBytes, (bytes + kPageBytes - 1) / kPageBytes * kPageBytes);
-    if (!memory) return make_error(ErrorCode::resource, "out of memory for a {} byte staging buffer", bytes);
-    rt.staging.emplace_back(static_cast<std::byte*>(memory));
-    target = static_cast<std::byte*>(memory);
-  } else if (auto ok = rt.connection->wait_idle({target, bytes}); !ok) {
-    return Unexpected(ok.error());
-  }
+// Copies the buffer into a session buffer, in the stream's layout.
+Result<FrameBuffer> copy_to_staging(SinkRuntime& rt, GstBuffer* buffer) {
+  auto target = rt.session->acquire_buffer();
+  if (!target) return Unexpected(target.error());
   GstVideoFrame source;
   if (!gst_video_frame_map(&source, &rt.info, buffer, GST_MAP_READ)) {
     return make_error(ErrorCode::invalid_argument, "buffer of {} bytes does not map as a {} frame",
                       gst_buffer_get_size(buffer), GST_VIDEO_INFO_NAME(&rt.info));
   }
-  copy_planes(rt.format->layout, target, source, CopyTo::wire);
+  copy_planes(rt.format->layout, target->bytes().data(), source, CopyTo::wire);
   gst_video_frame_unmap(&source);
-  return std::span<const std::byte>(target, bytes);
+  return target;
 }
+
+// A buffer mapped for reading, for as long as a transfer reads it: the session holds this
+// until the frame's write is complete.
+struct MappedBuffer {
+  GstBuffer* buffer = nullptr;  // our reference
+  GstMapInfo map = GST_MAP_INFO_INIT;
+  bool is_mapped = false;
+  ~MappedBuffer() {
+    if (is_mapped) gst_buffer_unmap(buffer, &map);
+    if (buffer) gst_buffer_unref(buffer);
+  }
+};
 
 GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
   auto* self = GST_RDMA_SINK(sink);
@@ -430,26 +352,24 @@ GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
   auto& rt = *state.runtime;
   auto ready = Clock::now();
   std::unique_lock lock(rt.mutex);
-  if (rt.keepalive_error) return GST_FLOW_ERROR;  // posted by the keepalive thread
-  if (rt.ended) return GST_FLOW_EOS;
+  if (rt.session->failure()) return GST_FLOW_ERROR;  // posted by the session's callback
+  if (rt.ended || rt.session->receiver_ended()) return GST_FLOW_EOS;
   if (!rt.format) {
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("No caps before the first buffer."), (nullptr));
     return GST_FLOW_NOT_NEGOTIATED;
   }
 
-  InFlight entry{nullptr, GST_MAP_INFO_INIT, {}};
-  const bool verbs = rt.connection->kind() == TransportKind::verbs;
+  const bool verbs = rt.session->kind() == TransportKind::verbs;
   const bool ours = from_our_pool(state, buffer);
+  std::shared_ptr<MappedBuffer> mapped;  // sent in place
+  FrameBuffer staged;                    // or copied into a session buffer
   if (sendable_in_place(rt, buffer) && (ours || !verbs)) {
-    if (!gst_buffer_map(buffer, &entry.map, GST_MAP_READ)) {
+    mapped = std::make_shared<MappedBuffer>();
+    mapped->buffer = gst_buffer_ref(buffer);
+    mapped->is_mapped = gst_buffer_map(buffer, &mapped->map, GST_MAP_READ);
+    if (!mapped->is_mapped) {
       GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Could not map a buffer."), (nullptr));
       return GST_FLOW_ERROR;
-    }
-    entry.buffer = gst_buffer_ref(buffer);
-    entry.frame = {reinterpret_cast<const std::byte*>(entry.map.data), rt.format->layout.frame_bytes};
-    if (verbs) {
-      GstMemory* memory = gst_buffer_peek_memory(buffer, 0);
-      if (rt.registered.insert(memory).second) gst_memory_ref(memory);
     }
   } else {
     auto copied = copy_to_staging(rt, buffer);
@@ -462,46 +382,46 @@ GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
       GST_WARNING_OBJECT(self, "copying frames: upstream buffers are not from rdmasink's pool%s",
                          verbs ? " (verbs sends only registered memory)" : " or not in the stream's layout");
     }
-    entry.frame = *copied;
+    staged = std::move(*copied);
   }
 
   const int64_t pts_ns = GST_BUFFER_PTS_IS_VALID(buffer)
                              ? static_cast<int64_t>(GST_BUFFER_PTS(buffer))
                              : static_cast<int64_t>(rt.sequence * GST_SECOND * GST_VIDEO_INFO_FPS_D(&rt.info) /
                                                     std::max(GST_VIDEO_INFO_FPS_N(&rt.info), 1));
-  SendPolicy policy{rt.settings.mode == SinkMode::live, rt.settings.checksum};
   const uint64_t sequence = rt.sequence++;
   const auto send = [&] {
-    FrameSender sender(*rt.connection, policy, rt.stats, &state.unlocked);
-    auto result = sender.send(entry.frame, sequence, pts_ns, ready);
-    rt.last_activity = Clock::now();
-    return result;
+    const FrameMeta meta{sequence, pts_ns, ready};
+    if (!mapped) return rt.session->submit(staged, meta);
+    // Over verbs the pool buffer's memory is registered once and kept, with a reference, for
+    // the connection's life, so its registration never outlives it.
+    std::shared_ptr<const void> keep_registered;
+    if (verbs) {
+      GstMemory* memory = gst_memory_ref(gst_buffer_peek_memory(buffer, 0));
+      keep_registered = std::shared_ptr<const void>(memory, [](const void* m) {
+        gst_memory_unref(static_cast<GstMemory*>(const_cast<void*>(m)));
+      });
+    }
+    const std::span<const std::byte> frame(reinterpret_cast<const std::byte*>(mapped->map.data),
+                                           rt.format->layout.frame_bytes);
+    return rt.session->submit_external(frame, meta, mapped, std::move(keep_registered));
   };
   auto outcome = send();
   GstFlowReturn stopped_flow = GST_FLOW_FLUSHING;
-  while (outcome && *outcome == FrameSender::Outcome::stopped) {
+  while (outcome && *outcome == SenderSession::Outcome::interrupted) {
     // unlock() ended the wait for a credit: a flush, or a pause (GstBaseSink unlocks render
-    // for PLAYING to PAUSED too). Wait in preroll, without the lock so that the keepalive
-    // thread serves the connection meanwhile, then send this frame unless flushing.
+    // for PLAYING to PAUSED too). Wait in preroll, without the lock (the session keeps the
+    // connection alive meanwhile), then send this frame unless flushing.
     lock.unlock();
     stopped_flow = gst_base_sink_wait_preroll(sink);
     lock.lock();
     if (stopped_flow != GST_FLOW_OK) break;
-    if (rt.keepalive_error || rt.ended) {
-      stopped_flow = rt.keepalive_error ? GST_FLOW_ERROR : GST_FLOW_EOS;
+    if (rt.session->failure() || rt.ended || rt.session->receiver_ended()) {
+      stopped_flow = rt.session->failure() ? GST_FLOW_ERROR : GST_FLOW_EOS;
       break;
     }
     ready = Clock::now();
     outcome = send();
-  }
-  if (!outcome || *outcome != FrameSender::Outcome::sent) {
-    if (entry.buffer) {
-      gst_buffer_unmap(entry.buffer, &entry.map);
-      gst_buffer_unref(entry.buffer);
-    }
-  } else {
-    rt.in_flight.push_back(entry);
-    while (rt.in_flight.size() > kMaxInFlight) rt.retire_oldest();
   }
   publish_stats(self, rt);
   if (!outcome) {
@@ -512,10 +432,10 @@ GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
     return GST_FLOW_ERROR;
   }
   switch (*outcome) {
-    case FrameSender::Outcome::sent:
-    case FrameSender::Outcome::dropped: return GST_FLOW_OK;
-    case FrameSender::Outcome::stopped: return stopped_flow;
-    case FrameSender::Outcome::receiver_ended:
+    case SenderSession::Outcome::sent:
+    case SenderSession::Outcome::dropped: return GST_FLOW_OK;
+    case SenderSession::Outcome::interrupted: return stopped_flow;
+    case SenderSession::Outcome::receiver_ended:
       GST_INFO_OBJECT(self, "the receiver ended the stream");
       rt.ended = true;
       return GST_FLOW_EOS;

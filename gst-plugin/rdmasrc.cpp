@@ -4,13 +4,13 @@
 //
 //   gst-launch-1.0 rdmasrc port=5000 ! videoconvert ! autovideosink
 //
-// start() listens; a receive thread accepts one sender and reads its messages (so the
-// connection is serviced, and keepalives answered, even while the pipeline is paused);
-// create() takes the thread's events in order. A StreamStart becomes caps (renegotiated
-// when the sender changes format), each frame a buffer whose memory is the ring slot
-// itself: the slot's credit goes back to the sender when downstream drops the buffer, so a
-// slow downstream slows the sender instead of growing a queue. The sender's EndOfStream
-// becomes EOS. With is-live=false (the default) buffers carry the sender's pts, counted from
+// start() starts a ReceiverService (librdmavideo) that takes one stream: its connection
+// thread services the sender (keepalives answered even while the pipeline is paused) and
+// queues each frame for create(), which takes them in order. A stream's format becomes caps
+// (renegotiated when the sender changes format), each frame a buffer whose memory is the ring
+// slot itself: the slot's credit goes back to the sender when downstream drops the buffer,
+// so a slow downstream slows the sender instead of growing a queue. The sender's
+// EndOfStream becomes EOS; a second sender while one streams is refused as busy. With is-live=false (the default) buffers carry the sender's pts, counted from
 // its first frame; with is-live=true the element is a live source and stamps each buffer
 // with the pipeline's running time at which the receive thread saw it complete (not when
 // create() dequeued it, which a busy downstream delays). Liveness is a property (as in shmsrc)
@@ -34,6 +34,7 @@
 
 #include "common.hpp"
 #include "rdmavideo/frame_verifier.hpp"
+#include "rdmavideo/receiver_service.hpp"
 #include "slot_memory.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(rdmasrc_debug);
@@ -42,8 +43,6 @@ GST_DEBUG_CATEGORY_STATIC(rdmasrc_debug);
 namespace rdmavideo::gst {
 namespace {
 
-using std::chrono::milliseconds;
-constexpr milliseconds kTick(200);  // how fast the receive thread notices a stop
 constexpr uint64_t kMaxVerifyWarnings = 10;
 
 // Property values, under the object lock; copied at start().
@@ -57,27 +56,27 @@ struct SrcSettings {
   bool is_live = false;
 };
 
+// What the service's connection thread hands to create(), in arrival order.
+struct Arrival {
+  FrameLease frame;         // empty for the end of the stream
+  GstClockTime clock_time;  // the element clock when it arrived; NONE without a clock
+};
+
 // Built in start(), dropped in stop().
 struct SrcRuntime {
   SrcSettings settings;
-  std::unique_ptr<Listener> listener;
-  std::atomic<bool> stopping{false};  // ends the receive thread within kTick
-  std::thread thread;
+  std::unique_ptr<ReceiverService> service;
 
-  std::mutex mutex;  // guards the receive thread's hand-over below
+  std::mutex mutex;  // guards the hand-over below
   std::condition_variable cv;
-  struct Arrival {
-    ReceiverEvent event;
-    GstClockTime clock_time;  // the element clock when it arrived; NONE without a clock
-  };
-  std::deque<Arrival> events;  // in arrival order; frames hold their slots
-  std::optional<Error> error;        // why the connection failed
+  std::deque<Arrival> events;    // frames hold their slots
+  std::optional<StreamEnd> end;  // how the stream ended, queued after its last frame
   bool connected = false;
   TransportKind kind = TransportKind::tcp;
   std::string peer;
 
   // Streaming thread only.
-  std::optional<proto::StreamStart> format;
+  std::shared_ptr<const proto::StreamStart> format;  // the format caps were made for
   GstVideoInfo info{};           // the sender's layout
   GstVideoInfo default_info{};   // GStreamer's layout for the same caps
   bool default_layout = true;
@@ -90,8 +89,7 @@ struct SrcRuntime {
   bool eos = false;
 
   ~SrcRuntime() {
-    stopping = true;
-    if (thread.joinable()) thread.join();
+    if (service) service->stop();  // its sink is done with this runtime before it goes
   }
 };
 
@@ -157,49 +155,33 @@ void post_stats_message(GstRdmaSrc* self) {
   post_stats(GST_ELEMENT(self), rdmasrc_debug, "rdmasrc-stats", s);
 }
 
-// The receive thread: accepts one sender, then reads its events until it ends, fails, or
-// the element stops.
-void receive_loop(GstRdmaSrc* self, SrcRuntime* rt) {
-  std::unique_ptr<ReceiverConnection> connection;
-  while (!rt->stopping && !connection) {
-    pollfd pfd{rt->listener->readiness_fd(), POLLIN, 0};
-    if (poll(&pfd, 1, static_cast<int>(kTick.count())) <= 0) continue;
-    auto accepted = rt->listener->accept();
-    if (!accepted) {
-      // A bad peer costs only its own connection; keep waiting for a good sender.
-      GST_WARNING_OBJECT(self, "refused a sender: %s", accepted.error().message().c_str());
-      continue;
-    }
-    connection = std::move(*accepted);
-  }
-  if (!connection) return;
-  GST_INFO_OBJECT(self, "sender %s connected over %s", connection->peer().c_str(),
-                  std::string(to_string(connection->kind())).c_str());
-  {
-    std::lock_guard lock(rt->mutex);
-    rt->connected = true;
-    rt->kind = connection->kind();
-    rt->peer = connection->peer();
-  }
-  for (;;) {
-    auto event = connection->next();
-    std::lock_guard lock(rt->mutex);
-    if (!event) {
-      if (!rt->stopping) rt->error = event.error();
-      rt->cv.notify_all();
-      return;
-    }
-    const bool ended = std::holds_alternative<StreamEnded>(*event);
+// The stream's sink: runs on the service's connection thread, queues frames for create().
+class QueueSink final : public StreamSink {
+ public:
+  QueueSink(GstRdmaSrc* self, SrcRuntime* rt) : self_(self), rt_(rt) {}
+
+  void frame(FrameLease frame) override {
     GstClockTime now = GST_CLOCK_TIME_NONE;
-    if (GstClock* clock = gst_element_get_clock(GST_ELEMENT(self))) {
+    if (GstClock* clock = gst_element_get_clock(GST_ELEMENT(self_))) {
       now = gst_clock_get_time(clock);
       gst_object_unref(clock);
     }
-    rt->events.push_back({std::move(*event), now});
-    rt->cv.notify_all();
-    if (ended) return;
+    std::lock_guard lock(rt_->mutex);
+    rt_->events.push_back({std::move(frame), now});
+    rt_->cv.notify_all();
   }
-}
+
+  Result<void> finish(const StreamEnd& end) override {
+    std::lock_guard lock(rt_->mutex);
+    rt_->end = end;
+    rt_->cv.notify_all();
+    return {};
+  }
+
+ private:
+  GstRdmaSrc* self_;
+  SrcRuntime* rt_;
+};
 
 gboolean src_start(GstBaseSrc* src) {
   auto* self = GST_RDMA_SRC(src);
@@ -210,28 +192,39 @@ gboolean src_start(GstBaseSrc* src) {
   GST_OBJECT_UNLOCK(self);
   state.unlocked = false;
 
-  ListenOptions options;
-  options.endpoint = Endpoint{rt->settings.address, static_cast<uint16_t>(rt->settings.port)};
-  options.rdma_device = rt->settings.rdma_device;
-  options.ring_size = rt->settings.ring_size;
-  options.stop = &rt->stopping;
-  options.timeouts.keepalive = kTick;  // also how often a blocked read looks at `stopping`
-  auto listener = listen(rt->settings.transport, options);
-  if (!listener) {
+  // One stream per element, as GStreamer composes: a second sender is refused as busy.
+  ReceiverServiceOptions options;
+  options.transport = rt->settings.transport;
+  options.listen.endpoint = Endpoint{rt->settings.address, static_cast<uint16_t>(rt->settings.port)};
+  options.listen.rdma_device = rt->settings.rdma_device;
+  options.listen.ring_size = rt->settings.ring_size;
+  options.max_streams = 1;
+  options.stream_limit = 1;
+  SrcRuntime* raw = rt.get();
+  options.sink_factory = [self, raw](const StreamInfo& info) -> Result<std::unique_ptr<StreamSink>> {
+    GST_INFO_OBJECT(self, "sender %s connected over %s", info.peer.c_str(),
+                    std::string(to_string(info.transport)).c_str());
+    std::lock_guard lock(raw->mutex);
+    raw->connected = true;
+    raw->kind = info.transport;
+    raw->peer = info.peer;
+    return std::unique_ptr<StreamSink>(std::make_unique<QueueSink>(self, raw));
+  };
+  auto service = ReceiverService::start(std::move(options));
+  if (!service) {
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
-                      ("Could not listen on %s.", options.endpoint.to_string().c_str()),
-                      ("%s", listener.error().message().c_str()));
+                      ("Could not listen on %s:%u.", rt->settings.address.c_str(), rt->settings.port),
+                      ("%s", service.error().message().c_str()));
     return FALSE;
   }
-  rt->listener = std::move(*listener);
-  const Endpoint bound = rt->listener->local_endpoint();
+  rt->service = std::move(*service);
+  const Endpoint bound = rt->service->local_endpoint();
   GST_INFO_OBJECT(self, "listening on %s (%s)", bound.to_string().c_str(),
-                  rt->listener->describe().c_str());
+                  rt->service->describe().c_str());
   GST_OBJECT_LOCK(self);
   state.bound_port = bound.port;
   GST_OBJECT_UNLOCK(self);
   g_object_notify(G_OBJECT(self), "bound-port");
-  rt->thread = std::thread(receive_loop, self, rt.get());
   state.runtime = std::move(rt);
   return TRUE;
 }
@@ -240,8 +233,7 @@ gboolean src_stop(GstBaseSrc* src) {
   auto* self = GST_RDMA_SRC(src);
   auto& state = *self->state;
   if (state.runtime) {
-    state.runtime->stopping = true;
-    if (state.runtime->thread.joinable()) state.runtime->thread.join();
+    state.runtime->service->stop();
     state.runtime->stats.finish();
     publish_stats(self, *state.runtime);
     if (!state.runtime->eos) post_stats_message(self);
@@ -318,15 +310,17 @@ gboolean src_query(GstBaseSrc* src, GstQuery* query) {
   return GST_BASE_SRC_CLASS(gst_rdma_src_parent_class)->query(src, query);
 }
 
-GstFlowReturn start_stream(GstRdmaSrc* self, SrcRuntime& rt, const proto::StreamStart& format) {
+GstFlowReturn start_stream(GstRdmaSrc* self, SrcRuntime& rt,
+                           const std::shared_ptr<const proto::StreamStart>& shared) {
   auto* src = GST_BASE_SRC(self);
+  const proto::StreamStart& format = *shared;
   auto info = video_info(format);
   if (!info) {
     GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender's stream cannot be described as caps."),
                       ("%s", info.error().message().c_str()));
     return GST_FLOW_ERROR;
   }
-  rt.format = format;
+  rt.format = shared;
   rt.info = *info;
   rt.default_layout = has_default_layout(*info);
   gst_video_info_set_format(&rt.default_info, GST_VIDEO_INFO_FORMAT(&rt.info),
@@ -386,9 +380,9 @@ GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
   return buffer;
 }
 
-GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameArrived arrived,
+GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame,
                             GstClockTime arrival, GstBuffer** out) {
-  const proto::FrameWritten info = arrived.frame.info();
+  const proto::FrameWritten info = frame.info();
   bool discont = rt.stats.frames == 0;
   if (rt.stats.frames > 0 && info.sequence > rt.next_sequence) {
     // The sender's sequence counts the frames it dropped.
@@ -397,7 +391,7 @@ GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameArrived arriv
   }
   rt.next_sequence = info.sequence + 1;
   if (rt.verifier) {
-    if (auto bad = rt.verifier->verify(info, arrived.frame.data())) {
+    if (auto bad = rt.verifier->verify(info, frame.data())) {
       if (++rt.stats.checksum_failures <= kMaxVerifyWarnings) {
         GST_ELEMENT_WARNING(self, STREAM, DECODE, ("A received frame failed verification."),
                             ("%s", bad->c_str()));
@@ -406,9 +400,9 @@ GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameArrived arriv
   }
   ++rt.stats.frames;
   rt.stats.bytes += info.bytes;
-  if (arrived.latency_ns) rt.stats.latency.record_ns(arrived.latency_ns);
+  if (frame.latency_ns()) rt.stats.latency.record_ns(frame.latency_ns());
 
-  GstBuffer* buffer = make_buffer(self, rt, std::move(arrived.frame));
+  GstBuffer* buffer = make_buffer(self, rt, std::move(frame));
   if (rt.settings.is_live) {
     const GstClockTime base = gst_element_get_base_time(GST_ELEMENT(self));
     GST_BUFFER_PTS(buffer) = GST_CLOCK_TIME_IS_VALID(arrival) && arrival > base ? arrival - base : 0;
@@ -434,39 +428,37 @@ GstFlowReturn src_create(GstPushSrc* push_src, GstBuffer** out) {
   if (!state.runtime) return GST_FLOW_FLUSHING;
   auto& rt = *state.runtime;
   if (rt.eos) return GST_FLOW_EOS;
-  for (;;) {
-    std::unique_lock lock(rt.mutex);
-    rt.cv.wait(lock, [&] { return state.unlocked || !rt.events.empty() || rt.error; });
-    if (state.unlocked) return GST_FLOW_FLUSHING;
-    if (rt.events.empty()) {
-      GST_ELEMENT_ERROR(self, RESOURCE, READ,
-                        ("The sender %s failed or went away.", rt.peer.empty() ? "" : rt.peer.c_str()),
-                        ("%s", rt.error->message().c_str()));
-      return GST_FLOW_ERROR;
-    }
-    ReceiverEvent event = std::move(rt.events.front().event);
-    const GstClockTime arrival = rt.events.front().clock_time;
+  std::unique_lock lock(rt.mutex);
+  rt.cv.wait(lock, [&] { return state.unlocked || !rt.events.empty() || rt.end; });
+  if (state.unlocked) return GST_FLOW_FLUSHING;
+  if (!rt.events.empty()) {
+    Arrival arrival = std::move(rt.events.front());
     rt.events.pop_front();
     lock.unlock();
-
-    if (auto* started = std::get_if<StreamStarted>(&event)) {
-      if (auto flow = start_stream(self, rt, started->format); flow != GST_FLOW_OK) return flow;
-      continue;
+    if (arrival.frame.shared_format() != rt.format) {  // the first frame of a new format
+      if (auto flow = start_stream(self, rt, arrival.frame.shared_format()); flow != GST_FLOW_OK) {
+        return flow;
+      }
     }
-    if (auto* arrived = std::get_if<FrameArrived>(&event)) {
-      return frame_arrived(self, rt, std::move(*arrived), arrival, out);
-    }
-    const auto& end = std::get<StreamEnded>(event).end;
-    GST_INFO_OBJECT(self, "the sender ended the stream after %" G_GUINT64_FORMAT " frames (%"
-                    G_GUINT64_FORMAT " dropped)", end.frames, end.dropped);
-    rt.eos = true;
-    // Frames the sender dropped after its last sent one show in no sequence gap.
-    rt.stats.dropped = std::max(rt.stats.dropped, end.dropped);
-    rt.stats.finish();
-    publish_stats(self, rt);
-    post_stats_message(self);
-    return GST_FLOW_EOS;
+    return frame_arrived(self, rt, std::move(arrival.frame), arrival.clock_time, out);
   }
+  const StreamEnd end = *rt.end;
+  const std::string peer = rt.peer;
+  lock.unlock();
+  if (!end.ok()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("The sender %s failed or went away.", peer.c_str()),
+                      ("%s", end.error ? end.error->message().c_str() : "unknown"));
+    return GST_FLOW_ERROR;
+  }
+  GST_INFO_OBJECT(self, "the sender ended the stream after %" G_GUINT64_FORMAT " frames (%"
+                  G_GUINT64_FORMAT " dropped)", end.sender_frames, end.sender_dropped);
+  rt.eos = true;
+  // Frames the sender dropped after its last sent one show in no sequence gap.
+  rt.stats.dropped = std::max(rt.stats.dropped, end.sender_dropped);
+  rt.stats.finish();
+  publish_stats(self, rt);
+  post_stats_message(self);
+  return GST_FLOW_EOS;
 }
 
 void set_property(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
@@ -564,7 +556,7 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
       g_param_spec_uint("ring-size", "Ring size",
                         "Frame buffers in the receive ring (1..240). Buffers downstream still "
                         "holds count against it. Default 8; read when the element starts.",
-                        1, 240, 8, flags));
+                        1, rdmavideo::proto::kMaxRingSlots, 8, flags));
   g_object_class_install_property(
       gobject_class, PROP_RDMA_DEVICE,
       g_param_spec_string("rdma-device", "RDMA device",

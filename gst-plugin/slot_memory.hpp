@@ -11,7 +11,7 @@
 
 #include <gst/gst.h>
 
-#include "rdmavideo/transport.hpp"
+#include "rdmavideo/frame_lease.hpp"
 
 namespace rdmavideo::gst {
 

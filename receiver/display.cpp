@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "cli.hpp"
+#include <functional>
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/stats.hpp"
 
@@ -361,6 +361,7 @@ struct Pending {
 
 class SdlDisplay final : public Display {
  public:
+  explicit SdlDisplay(std::function<void()> on_quit) : on_quit_(std::move(on_quit)) {}
   Result<void> start() {
     std::promise<Result<void>> opened;
     auto result = opened.get_future();
@@ -371,7 +372,8 @@ class SdlDisplay final : public Display {
   }
   ~SdlDisplay() override { stop(); }
 
-  void offer(const proto::StreamStart& format, FrameLease frame) override {
+  void offer(FrameLease frame) override {
+    const proto::StreamStart& format = frame.format();
     std::optional<Pending> replaced;  // dropped after the lock is let go
     {
       std::lock_guard lock(mu_);
@@ -380,8 +382,8 @@ class SdlDisplay final : public Display {
       window_.frames += 1;
       window_.bytes += frame.data().size();
       window_.latency_ns += now > info.sent_ns ? now - info.sent_ns : 0;
-      if (!last_stream_ || *last_stream_ != format.stream_id) {
-        last_stream_ = format.stream_id;
+      if (!last_stream_ || *last_stream_ != format.ring_epoch) {
+        last_stream_ = format.ring_epoch;
       } else if (info.sequence > last_sequence_ + 1) {
         sender_dropped_ += info.sequence - last_sequence_ - 1;  // sequence counts drops too
       }
@@ -390,7 +392,8 @@ class SdlDisplay final : public Display {
         replaced = std::move(pending_);
         ++counts_.dropped;
       }
-      pending_ = Pending{format, std::move(frame)};
+      proto::StreamStart copy = format;
+      pending_ = Pending{std::move(copy), std::move(frame)};
     }
     cv_.notify_one();
   }
@@ -500,7 +503,7 @@ class SdlDisplay final : public Display {
         // would otherwise go unseen until its next timeout.
         if (last_stop_request == Clock::time_point{}) log().info("[display] quit requested");
         last_stop_request = Clock::now();
-        cli::request_stop();
+        on_quit_();
       }
 
       std::optional<Pending> frame;
@@ -719,7 +722,7 @@ class SdlDisplay final : public Display {
   bool stopping_ = false;
   Counts counts_;
   Window window_;
-  std::optional<uint32_t> last_stream_;  // stream_id of the last frame offered
+  std::optional<uint32_t> last_stream_;  // ring_epoch of the last frame offered
   uint64_t last_sequence_ = 0;           // its FrameWritten.sequence
   uint64_t sender_dropped_ = 0;          // gaps in the sequence: frames the sender dropped
   std::string status_;                   // the overlay's first line; "" until the first update
@@ -735,6 +738,7 @@ class SdlDisplay final : public Display {
   bool texture_failed_ = false;
   bool upload_failed_ = false;
   bool quit_requested_ = false;
+  std::function<void()> on_quit_;  // asks the receiver to stop
   enum class Fullscreen { off, window_manager, covering };
   Fullscreen fullscreen_ = Fullscreen::off;  // covering: no window manager; see toggle_fullscreen
   SDL_Rect windowed_{};                      // the window before it started covering the screen
@@ -746,8 +750,8 @@ class SdlDisplay final : public Display {
 
 bool Display::available() { return true; }
 
-Result<std::unique_ptr<Display>> Display::open() {
-  auto display = std::make_unique<SdlDisplay>();
+Result<std::unique_ptr<Display>> Display::open(std::function<void()> on_quit) {
+  auto display = std::make_unique<SdlDisplay>(std::move(on_quit));
   if (auto ok = display->start(); !ok) return Unexpected(ok.error());
   return std::unique_ptr<Display>(std::move(display));
 }

@@ -15,7 +15,8 @@
 //
 // Keys: f toggles fullscreen (at the desktop's resolution, through the window manager; on an X
 // server with no window manager the window covers the screen itself). q or Esc (or closing
-// the window) asks the whole receiver to stop, as SIGINT does, so a recording is finalised. A
+// the window) calls the on_quit callback given to open(), from the display thread, until the
+// receiver stops it; the receiver then stops as on SIGINT, so a recording is finalised. A
 // line in the corner shows fps, GB/s, frames the sender dropped, frames the display skipped
 // and the latency.
 //
@@ -23,10 +24,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "rdmavideo/result.hpp"
-#include "rdmavideo/transport.hpp"
+#include "rdmavideo/frame_lease.hpp"
 
 namespace rdmavideo::receiver {
 
@@ -40,11 +42,12 @@ class Display {
   /// Whether this build has a display (SDL2).
   static bool available();
   /// Starts the display thread and opens the window; fails when SDL cannot open a window.
-  static Result<std::unique_ptr<Display>> open();
+  /// `on_quit` is how the window asks the receiver to stop.
+  static Result<std::unique_ptr<Display>> open(std::function<void()> on_quit);
 
   virtual ~Display() = default;
-  /// Sink thread: hands over a frame; never waits. `format` is the frame's stream format.
-  virtual void offer(const proto::StreamStart& format, FrameLease frame) = 0;
+  /// A stream's sink thread: hands over a frame; never waits.
+  virtual void offer(FrameLease frame) = 0;
   /// Main thread: closes the window and joins the thread; a waiting frame counts as dropped.
   virtual void stop() = 0;
   /// After stop(): what was shown and dropped.

@@ -3,6 +3,7 @@
 
 #include "cli.hpp"
 #include "display.hpp"
+#include "output_template.hpp"
 #include "recording.hpp"
 
 namespace rdmavideo::receiver {
@@ -20,16 +21,24 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--ring", o.ring, "Slots in the frame ring")
       ->check(CLI::Range(1u, proto::kMaxRingSlots))
       ->capture_default_str();
+  app.add_option("--max-streams", o.max_streams,
+                 "Streams served at once; one more sender is refused as busy")
+      ->check(CLI::Range(1u, 64u))
+      ->capture_default_str();
+  app.add_flag("--serve", o.serve,
+               "Keep serving after streams end, until SIGINT/SIGTERM (default: exit once "
+               "--max-streams streams have ended)");
   app.add_option("--output", o.output,
                  "Write raw frames to FILE (.yuv or .raw) or - for stdout, or record into "
-                 ".mov (ProRes 422 HQ), .mkv (FFV1), .mp4 (H.264), .nut, .y4m; default: discard");
+                 ".mov (ProRes 422 HQ), .mkv (FFV1), .mp4 (H.264), .nut, .y4m; default: discard. "
+                 "A template names a file per stream: {name} {n} {peer} {date} {time}");
   app.add_option("--codec", o.codec,
                  "Recording codec: prores, prores_hq, prores_4444, dnxhr_hq, ffv1, h264, hevc, "
                  "rawvideo (default: by the --output extension)");
   app.add_option("--encoder", o.encoder,
                  "FFmpeg encoder for --codec, e.g. prores_ks (default: prores_aw for ProRes)");
   app.add_flag("--verify", o.verify, "Check every frame's checksum and the test pattern");
-  app.add_option("--frames", o.frames, "Stop after N frames");
+  app.add_option("--frames", o.frames, "End each stream after N frames (the sender is told)");
   app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
   app.add_flag("--quiet", o.quiet, "No status line");
   app.add_flag("--display", o.display,
@@ -46,8 +55,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   if (o.display && !Display::available()) {
     return fail("--display: this build has no SDL2 (install libsdl2-dev and reconfigure)");
   }
+  if (auto ok = OutputTemplate::check(o.output, o.max_streams, o.serve); !ok) {
+    return fail(ok.error().message());
+  }
   if (Recording::is_recording_path(o.output)) {
-    if (auto ok = Recording::check({o.output, o.codec, o.encoder, !o.quiet}); !ok) {
+    if (auto ok = Recording::check({o.output, o.codec, o.encoder}); !ok) {
       return fail(ok.error().message());
     }
   } else if (!o.codec.empty() || !o.encoder.empty()) {

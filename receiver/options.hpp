@@ -14,11 +14,15 @@ struct Options {
   TransportKind transport = TransportKind::automatic;
   std::string rdma_device;
   uint32_t ring = 8;
-  std::string output;  // "" null sink, "-" stdout, .yuv/.raw raw frames, else a recording
+  uint32_t max_streams = 1;  // streams served at once
+  bool serve = false;        // keep serving after streams end, until SIGINT/SIGTERM
+  // "" null sink, "-" stdout, .yuv/.raw raw frames, else a recording; may be a template
+  // ({name}, {n}, {peer}, {date}, {time}: output_template.hpp)
+  std::string output;
   std::string codec;    // --codec for a recording; empty: the container's default
   std::string encoder;  // --encoder for a recording (prores_aw, prores_ks); empty: default
   bool verify = false;
-  std::optional<uint64_t> frames;
+  std::optional<uint64_t> frames;  // per stream
   std::string stats_json;
   bool quiet = false;
   bool display = false;  // show the stream in an SDL2 window

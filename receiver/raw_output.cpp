@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "rdmavideo/log.hpp"
+
 namespace rdmavideo::receiver {
 
 Result<RawOutput> RawOutput::open(const std::string& path) {
@@ -58,7 +60,7 @@ Result<void> RawOutput::write(const proto::StreamStart& format, std::span<const 
 RawOutput::~RawOutput() {
   if (auto ok = close(); !ok) {
     // The caller skipped close(): say what was lost rather than nothing.
-    std::fprintf(stderr, "rdmavideo-recv: %s\n", ok.error().message().c_str());
+    log().error("{}", ok.error().message());
   }
 }
 

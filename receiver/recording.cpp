@@ -17,7 +17,7 @@ bool Recording::is_recording_path(const std::string& path) {
 }
 
 Result<void> Recording::check(const RecordingOptions& o) {
-  return av::check_recorder_options({o.path, o.codec, o.encoder, o.status});
+  return av::check_recorder_options({o.path, o.codec, o.encoder, std::nullopt});
 }
 
 Recording::Recording(RecordingOptions options) : options_(std::move(options)) {}
@@ -27,11 +27,10 @@ Recording::~Recording() {
 }
 
 Result<void> Recording::write(const proto::StreamStart& format, std::span<const std::byte> frame,
-                              int64_t pts_ns) {
+                              int64_t pts_ns, uint64_t sent_ns) {
   if (!recorder_) {
-    auto opened = av::Recorder::open({options_.path, options_.codec, options_.encoder,
-                                      options_.status},
-                                     format);
+    auto opened =
+        av::Recorder::open({options_.path, options_.codec, options_.encoder, sent_ns}, format);
     if (!opened) return Unexpected(opened.error());
     recorder_ = std::move(*opened);
     stream_id_ = format.stream_id;
@@ -50,6 +49,8 @@ Result<void> Recording::close() {
   if (recorder_) return recorder_->finish();
   return {};
 }
+
+double Recording::speed() const { return recorder_ ? recorder_->speed() : 0.0; }
 
 uint64_t Recording::frames() const {
   if (recorder_) return recorder_->frames_written();

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // An encoded recording (--output FILE.mov/.mkv/.mp4/.nut/.y4m): opens the FFmpeg recorder
 // (codecs/) on the first frame, once the stream's format is known, and feeds it every frame
-// with the sender's pts. One stream per recording: a format change mid-recording is refused.
+// with the sender's pts. The first frame's send time (the sender's clock) becomes the file's
+// creation_time and, in .mov, the start of its timecode track, so several cameras' files
+// line up in an editor. One format per recording: a format change is refused.
 // Called from the sink thread only; close() finalises the file and reports what went wrong.
 // A build without FFmpeg refuses encoded outputs in option parsing: the codecs layer says
 // which libraries the build lacked.
@@ -23,7 +25,6 @@ struct RecordingOptions {
   std::string path;
   std::string codec;    // --codec; empty: the container's default
   std::string encoder;  // --encoder; empty: the codec's default
-  bool status = true;   // print the encoder's speed once a second
 };
 
 class Recording {
@@ -38,11 +39,14 @@ class Recording {
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
 
+  /// `sent_ns` is the frame's FrameWritten.sent_ns (the first one dates the file).
   Result<void> write(const proto::StreamStart& format, std::span<const std::byte> frame,
-                     int64_t pts_ns);
+                     int64_t pts_ns, uint64_t sent_ns);
   /// Finalises the file (drains the encoder, writes the trailer). Idempotent.
   Result<void> close();
   uint64_t frames() const;
+  /// The encoder's speed over the last second as a real-time factor; 0 before it is known.
+  double speed() const;
   const std::string& path() const { return options_.path; }
 
  private:

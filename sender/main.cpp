@@ -1,21 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// rdmavideo-send: reads or generates frames and sends them into a receiver's ring.
+// rdmavideo-send: reads or generates frames and sends them into a receiver's ring, through a
+// SenderSession that lends it frame buffers, paces it, applies the live/no-drop policy and
+// keeps the connection alive.
 #include <poll.h>
 #include <unistd.h>
 
-#include <array>
 #include <atomic>
 #include <cerrno>
-#include <csignal>
-#include <cstring>
-#include <functional>
-#include <thread>
 
 #include "cli.hpp"
 #include "options.hpp"
-#include "rdmavideo/frame_sender.hpp"
-#include "rdmavideo/log.hpp"
 #include "rdmavideo/av/source.hpp"
+#include "rdmavideo/log.hpp"
+#include "rdmavideo/sender_session.hpp"
 #include "rdmavideo/test_pattern.hpp"
 
 namespace rdmavideo::sender {
@@ -24,83 +21,94 @@ namespace {
 using Clock = std::chrono::steady_clock;
 const std::atomic<bool>& g_stop = cli::stop_requested();  // SIGINT or SIGTERM arrived
 
-// A frame source: the test pattern, raw frames read from stdin, or an FFmpeg input decoded
-// into a small pool of buffers.
+// Buffers the session lends for decoded or read frames: one being filled while the others may
+// still be on the wire (verbs reads them until their writes complete).
+constexpr uint32_t kInputBuffers = 3;
+
+// Where frames come from: the test pattern (rendered once into the session's buffers, one
+// per phase, and stamped per frame), raw frames on stdin, or an FFmpeg input.
 class Source {
  public:
-  Source(const Options& options, const proto::StreamStart& format,
-         std::unique_ptr<av::Source> ffmpeg = nullptr)
-      : ffmpeg_(std::move(ffmpeg)) {
-    if (options.testsrc) {
-      pattern_.emplace(format);
-    } else {
-      for (auto& buffer : buffers_) buffer.resize(format.layout.frame_bytes);
+  Source(const Options& options, std::unique_ptr<av::Source> ffmpeg)
+      : testsrc_(options.testsrc), ffmpeg_(std::move(ffmpeg)) {}
+
+  uint32_t pool_buffers(const proto::StreamStart& format) const {
+    return testsrc_ ? TestPattern::phase_count(format.layout.frame_bytes) : kInputBuffers;
+  }
+
+  // Renders the pattern into the pool, once.
+  Result<void> prepare(SenderSession& session, const proto::StreamStart& format) {
+    format_ = format;
+    if (!testsrc_) return {};
+    for (uint32_t phase = 0; phase < pool_buffers(format); ++phase) {
+      auto buffer = session.acquire_buffer(phase);
+      if (!buffer) return Unexpected(buffer.error());
+      TestPattern::render_phase(format, phase, buffer->bytes());
     }
+    return {};
   }
 
-  // The buffer next(sequence) fills: the caller makes sure no send still reads it.
-  std::span<const std::byte> buffer_for(uint64_t sequence) {
-    if (pattern_) return pattern_->buffer_for(sequence);
-    return buffers_[sequence % buffers_.size()];
+  // The buffer frame `sequence` goes in: the pattern's phase, or any free one.
+  Result<FrameBuffer> buffer_for(SenderSession& session, uint64_t sequence) {
+    if (testsrc_) return session.acquire_buffer(sequence % pool_buffers(format_));
+    return session.acquire_buffer();
   }
 
-  // The input's presentation time of the frame next() returned last, where it has one.
+  // Fills `buffer` with frame `sequence`: false at the end of the input; an error for a
+  // truncated frame.
+  Result<bool> fill(FrameBuffer& buffer, uint64_t sequence) {
+    if (testsrc_) {
+      TestPattern::stamp(format_, buffer.bytes(), sequence);
+      return true;
+    }
+    if (ffmpeg_) {
+      auto info = ffmpeg_->read_frame(buffer.bytes());
+      if (!info) return Unexpected(info.error());
+      if (!*info) return false;
+      pts_ns_ = (*info)->pts_ns;
+      return true;
+    }
+    return read_stdin(buffer.bytes(), sequence);
+  }
+
+  // The input's presentation time of the frame fill() gave last, where it has one.
   std::optional<int64_t> pts_ns() const { return pts_ns_; }
 
-  // The next frame, empty at the end of input; an error for a truncated frame. `idle` is
-  // called about every 250 ms while the input has nothing to read.
-  Result<std::span<const std::byte>> next(uint64_t sequence,
-                                          const std::function<Result<void>()>& idle) {
-    if (pattern_) return std::span<const std::byte>(pattern_->frame(sequence));
-    if (ffmpeg_) {
-      // The decoder writes only here, into the buffer the caller waited idle on.
-      auto& buffer = buffers_[sequence % buffers_.size()];
-      auto info = ffmpeg_->read_frame(buffer);
-      if (!info) return Unexpected(info.error());
-      if (!*info) return std::span<const std::byte>{};
-      pts_ns_ = (*info)->pts_ns;
-      return std::span<const std::byte>(buffer);
-    }
-    auto& buffer = buffers_[sequence % buffers_.size()];
+ private:
+  Result<bool> read_stdin(std::span<std::byte> buffer, uint64_t sequence) {
     size_t done = 0;
     while (done < buffer.size()) {
+      // Poll in slices so a stop is noticed while stdin is quiet.
       pollfd pfd{STDIN_FILENO, POLLIN, 0};
       const int ready = poll(&pfd, 1, 250);
-      if (ready == 0 || (ready < 0 && errno == EINTR)) {
-        if (g_stop) return std::span<const std::byte>{};
-        if (auto ok = idle(); !ok) return Unexpected(ok.error());
-        continue;
-      }
+      if (g_stop) return false;
+      if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
       const ssize_t n = read(STDIN_FILENO, buffer.data() + done, buffer.size() - done);
       if (n == 0) break;
       if (n < 0) {
-        if (errno == EINTR && !g_stop) continue;
-        if (errno == EINTR) return std::span<const std::byte>{};
+        if (errno == EINTR) continue;
         return Unexpected(system_error("stdin: read", errno));
       }
       done += static_cast<size_t>(n);
     }
-    if (done == 0) return std::span<const std::byte>{};
+    if (done == 0) return false;
     if (done < buffer.size()) {
       return make_error(ErrorCode::invalid_argument,
                         "stdin: truncated frame {}: got {} of {} bytes (check -s and --pix-fmt)",
                         sequence, done, buffer.size());
     }
-    return std::span<const std::byte>(buffer);
+    return true;
   }
 
- private:
-  std::optional<TestPattern> pattern_;
+  bool testsrc_;
   std::unique_ptr<av::Source> ffmpeg_;
+  proto::StreamStart format_;
   std::optional<int64_t> pts_ns_;
-  // Three: the input is read or decoded into one while the other two may still be on the
-  // wire (verbs reads them until wait_idle says it is done).
-  std::array<std::vector<std::byte>, 3> buffers_;
 };
 
 // Opens an FFmpeg input and returns the format it gives; nullptr for the test pattern and
-// stdin. Fills `format` and decides live or not (a capture input is live unless --no-drop).
-// A build without FFmpeg fails here, the codecs layer naming what is missing.
+// stdin. Fills `o`'s format and decides live or not (a capture input is live unless
+// --no-drop). A build without FFmpeg fails here, the codecs layer naming what is missing.
 Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o) {
   if (!ffmpeg_input(o)) return nullptr;
   av::SourceOptions so;
@@ -126,7 +134,7 @@ int run(Options o) {
   auto ffmpeg = open_ffmpeg(o);
   if (!ffmpeg) {
     log().error("rdmavideo-send: {}", ffmpeg.error().message());
-    return 1;
+    return cli::kExitFailed;
   }
   // A capture device delivers frames at its own pace; the test pattern, stdin, lavfi and a
   // file sent with --realtime are paced here.
@@ -134,111 +142,110 @@ int run(Options o) {
   auto format = proto::make_stream_start(o.pix_fmt, o.width, o.height, o.rate);
   if (!format) {
     log().error("rdmavideo-send: {}", format.error().message());
-    return 2;
+    return cli::kExitUsage;
   }
   format->name = o.name;
   if (o.realtime) format->flags |= proto::kStreamLive;
   if (o.checksum) format->flags |= proto::kStreamChecksums;
   if (o.testsrc) format->flags |= proto::kStreamTestPattern;
-  Source source(o, *format, std::move(*ffmpeg));
+  Source source(o, std::move(*ffmpeg));
 
-  ConnectOptions connect_options;
-  connect_options.endpoint = o.connect;
-  connect_options.rdma_device = o.rdma_device;
-  connect_options.max_frame_bytes = format->layout.frame_bytes;
-  connect_options.stop = &g_stop;  // as in rdmavideo-recv: only SIGINT/SIGTERM stop
-  auto connection = connect(o.transport, connect_options);
-  if (!connection) {
-    log().error("{}", connection.error().message());
-    return 1;
+  SenderSessionOptions so;
+  so.transport = o.transport;
+  so.connect.endpoint = o.connect;
+  so.connect.rdma_device = o.rdma_device;
+  so.connect.max_frame_bytes = format->layout.frame_bytes;
+  so.connect.stop = &g_stop;  // only SIGINT/SIGTERM stop a write; other signals do not
+  so.policy = {o.realtime, o.checksum};
+  so.interrupt = &g_stop;
+  auto connected = SenderSession::connect(so);
+  if (!connected) {
+    log().error("{}", connected.error().message());
+    return cli::kExitFailed;
   }
-  auto& conn = **connection;
-  const std::string who = fmt::format("send {} \"{}\"", conn.peer(), o.name);
+  SenderSession& session = **connected;
+  const std::string who = fmt::format("send {} \"{}\"", session.peer(), o.name);
   log().info("[{}] connected over {}{}; {}x{} {} at {} fps, {} bytes a frame, {}", who,
-             to_string(conn.kind()), o.transport == TransportKind::automatic ? " (auto)" : "",
+             to_string(session.kind()), o.transport == TransportKind::automatic ? " (auto)" : "",
              o.width, o.height, name(o.pix_fmt), to_string(o.rate), format->layout.frame_bytes,
              o.realtime ? "real time, dropping when the receiver is behind" : "no drops");
-  auto ring = conn.start_stream(*format);
+  auto ring = session.start_stream(*format, source.pool_buffers(*format));
   if (!ring) {
     log().error("{}", ring.error().message());
-    return 1;
+    return cli::kExitFailed;
   }
   log().debug("[{}] ring of {} slots", who, ring->slot_count);
+  if (auto ok = source.prepare(session, *format); !ok) {
+    log().error("rdmavideo-send: {}", ok.error().message());
+    return cli::kExitFailed;
+  }
 
-  stats::TransferStats stats;
   stats::StatusLine status(fmt::format("[{}]", who), !o.quiet);
-  FrameSender sender(conn, {o.realtime, o.checksum}, stats, &g_stop);
   const auto start = Clock::now();
   const double period_s = 1.0 / o.rate.value();
   int exit_code = 0;
   bool receiver_ended = false;
-  uint64_t sequence = 0;
-  for (; !g_stop; ++sequence) {
+  auto failed = [&](const Error& error) {
+    status.finish();
+    log().error("{}", error.message());
+    exit_code = cli::kExitFailed;
+  };
+  for (uint64_t sequence = 0; !g_stop; ++sequence) {
     if (o.frames && sequence >= *o.frames) break;
-    const auto now = Clock::now();
     if (o.duration_s) {
       // Paced: frames due before the end (60 fps for 5 s is 300 frames). Otherwise: time.
       const double t = paced_here ? period_s * static_cast<double>(sequence)
-                                  : std::chrono::duration<double>(now - start).count();
+                                  : std::chrono::duration<double>(Clock::now() - start).count();
       if (t >= *o.duration_s - 1e-9) break;
     }
-    auto ready = now;
+    auto ready = Clock::now();
     if (paced_here) {
-      ready = start + std::chrono::duration_cast<Clock::duration>(
-                          std::chrono::duration<double>(period_s * static_cast<double>(sequence)));
-      // Sleep in slices so the connection is serviced even at very low frame rates.
-      while (Clock::now() < ready && !g_stop) {
-        std::this_thread::sleep_until(std::min(ready, Clock::now() + std::chrono::milliseconds(250)));
-        if (auto ok = conn.keep_alive(); !ok) {
-          status.finish();
-          log().error("{}", ok.error().message());
-          exit_code = 1;
-          break;
-        }
+      auto due = session.pace(sequence);
+      if (!due) {
+        failed(due.error());
+        break;
       }
-      if (exit_code != 0) break;
+      if (!*due) break;  // stopped
+      ready = **due;
     }
-    if (auto ok = conn.wait_idle(source.buffer_for(sequence)); !ok) {
-      status.finish();
-      log().error("{}", ok.error().message());
-      exit_code = 1;
+    auto buffer = source.buffer_for(session, sequence);
+    if (!buffer) {
+      failed(buffer.error());
       break;
     }
-    auto frame = source.next(sequence, [&] { return conn.keep_alive(); });
-    if (!frame) {
-      log().error("rdmavideo-send: {}", frame.error().message());
-      exit_code = 1;
+    auto filled = source.fill(*buffer, sequence);
+    if (!filled) {
+      failed(Error(filled.error().code(), "rdmavideo-send: " + filled.error().message()));
       break;
     }
-    if (frame->empty()) break;  // end of input
+    if (!*filled) break;  // end of input
     const auto pts_ns = source.pts_ns().value_or(
         static_cast<int64_t>(static_cast<double>(sequence) * period_s * 1e9));
-    auto outcome = sender.send(*frame, sequence, pts_ns, ready);
+    auto outcome = session.submit(*buffer, {sequence, pts_ns, ready});
     if (!outcome) {
-      status.finish();
-      log().error("{}", outcome.error().message());
-      exit_code = 1;
+      failed(outcome.error());
       break;
     }
-    if (*outcome == FrameSender::Outcome::receiver_ended) {
+    if (*outcome == SenderSession::Outcome::receiver_ended) {
       receiver_ended = true;
       break;
     }
-    if (*outcome == FrameSender::Outcome::stopped) break;
-    status.maybe_print(stats);
+    if (*outcome == SenderSession::Outcome::interrupted) break;
+    status.maybe_print(session.stats());
   }
   status.finish();
   // Also after a bad input frame: the receiver keeps every frame sent so far.
-  if (auto ok = conn.end_stream({stats.frames, stats.dropped}); !ok && exit_code == 0) {
-    log().error("{}", ok.error().message());
-    exit_code = 1;
+  if (auto ok = session.end_stream(); !ok && exit_code == 0) failed(ok.error());
+  if (receiver_ended || session.receiver_ended()) {
+    log().info("[{}] the receiver ended the stream", who);
   }
-  stats.finish();
-  if (receiver_ended) log().info("[{}] the receiver ended the stream", who);
-  const stats::StreamFacts facts{std::string(to_string(conn.kind())), o.width, o.height,
-                                 std::string(name(o.pix_fmt)), to_string(o.rate), conn.peer()};
+  const auto stats = session.stats();
+  const stats::StreamFacts facts{std::string(to_string(session.kind())), o.width, o.height,
+                                 std::string(name(o.pix_fmt)), to_string(o.rate), session.peer()};
   log().info("[{}] sent {}", who, stats::summary_text(stats, facts));
-  if (!o.stats_json.empty() && !stats::write_summary(o.stats_json, stats, facts)) exit_code = 1;
+  if (!o.stats_json.empty() && !stats::write_summary(o.stats_json, stats, facts)) {
+    exit_code = cli::kExitFailed;
+  }
   return exit_code;
 }
 

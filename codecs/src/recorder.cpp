@@ -4,12 +4,14 @@
 extern "C" {
 #include <libavutil/imgutils.h>
 #include <libavutil/opt.h>
+#include <libavutil/timecode.h>
 }
 
 #include <algorithm>
 #include <vector>
+#include <atomic>
 #include <chrono>
-#include <cstdio>
+#include <ctime>
 
 #include "av_util.hpp"
 #include "rdmavideo/log.hpp"
@@ -44,6 +46,42 @@ void unpack_v210(const std::byte* frame, uint32_t stride, uint32_t width, uint32
       }
     }
   }
+}
+
+// "2026-11-23T22:28:05.123456Z": the form FFmpeg writes and reads as creation_time.
+std::string iso8601_utc(uint64_t wall_ns) {
+  const std::time_t seconds = static_cast<std::time_t>(wall_ns / 1000000000u);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+  return fmt::format("{}.{:06d}Z", date, (wall_ns % 1000000000u) / 1000);
+}
+
+// The time of day of `wall_ns` (local time zone) as a timecode at `rate`, drop-frame at 29.97
+// and 59.94 as cameras do; nullopt (and a warning) for a rate timecode cannot count.
+std::optional<std::string> time_of_day_timecode(uint64_t wall_ns, Rational rate,
+                                                const std::string& who) {
+  const std::time_t seconds = static_cast<std::time_t>(wall_ns / 1000000000u);
+  std::tm tm{};
+  localtime_r(&seconds, &tm);
+  const double of_day = tm.tm_hour * 3600.0 + tm.tm_min * 60.0 + tm.tm_sec +
+                        static_cast<double>(wall_ns % 1000000000u) / 1e9;
+  const AVRational fps{static_cast<int>(rate.num), static_cast<int>(rate.den)};
+  const long nominal = std::lround(av_q2d(fps));
+  const int flags = rate.den == 1001 && (nominal == 30 || nominal == 60)
+                        ? AV_TIMECODE_FLAG_DROPFRAME
+                        : 0;
+  AVTimecode tc{};
+  const int first = static_cast<int>(of_day * av_q2d(fps));
+  if (const int rc = av_timecode_init(&tc, fps, flags, first, nullptr); rc < 0) {
+    log().warn("[{}] no timecode track: a frame rate of {} has no timecode ({})", who,
+               to_string(rate), error_text(rc));
+    return std::nullopt;
+  }
+  char text[AV_TIMECODE_STR_SIZE];
+  av_timecode_make_string(&tc, text, 0);
+  return std::string(text);
 }
 
 // yuv422p10le keeps each 10-bit sample in the low 10 bits of a little-endian 16-bit word.
@@ -261,6 +299,7 @@ struct Recorder::Impl {
   Clock::time_point warned_last{};
   uint64_t status_frames = 0;
   double busy_s = 0;  // seconds inside write() since status_last
+  std::atomic<double> last_speed{0};  // update_speed()'s last result, for other threads
 
   Result<void> drain() {
     for (;;) {
@@ -276,16 +315,13 @@ struct Recorder::Impl {
     }
   }
 
-  void print_status(Clock::time_point now) {
+  void update_speed(Clock::time_point now) {
     const double dt = std::chrono::duration<double>(now - status_last).count();
     if (dt < 1.0) return;
     const uint64_t n = frames - status_frames;
     const double fps = format.frame_rate.value();
     const double speed = busy_s > 0 && fps > 0 ? n / busy_s / fps : 0;
-    if (options.status) {
-      std::fprintf(stderr, "[%s] frames %llu encode %.1f fps speed %.2fx\n", who.c_str(),
-                   static_cast<unsigned long long>(frames), n / dt, speed);
-    }
+    last_speed.store(speed, std::memory_order_relaxed);
     if (n > 0 && speed < 1.0 && now - warned_last >= std::chrono::seconds(5)) {
       log().warn("[{}] the encoder runs at {:.2f}x real time: the ring fills and the sender is "
                  "held back (a live sender drops)",
@@ -411,6 +447,13 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
       return Unexpected(av_error(fmt::format("--output {}", options.path), "avio_open", rc));
     }
   }
+  if (options.start_wall_ns) {
+    // When the first frame was sent, so files of several cameras can be lined up.
+    av_dict_set(&raw->metadata, "creation_time", iso8601_utc(*options.start_wall_ns).c_str(), 0);
+    if (auto tc = time_of_day_timecode(*options.start_wall_ns, format.frame_rate, who)) {
+      av_dict_set(&impl->stream->metadata, "timecode", tc->c_str(), 0);
+    }
+  }
   AVDictionary* raw_opts = nullptr;
   std::unique_ptr<AVDictionary*, void (*)(AVDictionary**)> opts(&raw_opts, av_dict_free);
   if (choice->container->fragmented) {
@@ -528,7 +571,7 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
   if (auto ok = s.drain(); !ok) return ok;
   const auto now = Clock::now();
   s.busy_s += std::chrono::duration<double>(now - began).count();
-  s.print_status(now);
+  s.update_speed(now);
   return {};
 }
 
@@ -565,6 +608,7 @@ Result<void> Recorder::finish() {
 }
 
 uint64_t Recorder::frames_written() const { return impl_->frames; }
+double Recorder::speed() const { return impl_->last_speed.load(std::memory_order_relaxed); }
 std::string Recorder::describe() const { return impl_->description; }
 const std::string& Recorder::path() const { return impl_->options.path; }
 

@@ -68,18 +68,22 @@ Result<Endpoint> parse_endpoint(std::string_view text, bool allow_port_zero) {
   return Endpoint{std::string(host), static_cast<uint16_t>(value)};
 }
 
+}  // namespace rdmavideo
+
+namespace rdmavideo::receiver {
 namespace {
 
-// `auto` on the receiving side: TCP and verbs on one port, whichever sender comes first.
-class EitherListener final : public Listener {
+// `auto` on the receiving side: TCP and verbs on one port, whichever sender comes.
+class EitherListener final : public ChannelListener {
  public:
-  EitherListener(std::unique_ptr<Listener> tcp, std::unique_ptr<Listener> verbs, UniqueFd epoll)
+  EitherListener(std::unique_ptr<ChannelListener> tcp, std::unique_ptr<ChannelListener> verbs,
+                 UniqueFd epoll)
       : tcp_(std::move(tcp)), verbs_(std::move(verbs)), epoll_(std::move(epoll)) {}
 
   // An epoll set of both listeners' fds is itself readable when either is, so a caller
   // waits on one fd for both.
-  static Result<std::unique_ptr<Listener>> make(std::unique_ptr<Listener> tcp,
-                                                std::unique_ptr<Listener> verbs) {
+  static Result<std::unique_ptr<ChannelListener>> make(std::unique_ptr<ChannelListener> tcp,
+                                                       std::unique_ptr<ChannelListener> verbs) {
     UniqueFd epoll(epoll_create1(EPOLL_CLOEXEC));
     if (!epoll) return Unexpected(system_error("epoll_create1", errno));
     for (int fd : {tcp->readiness_fd(), verbs->readiness_fd()}) {
@@ -90,7 +94,7 @@ class EitherListener final : public Listener {
         return Unexpected(system_error("epoll_ctl(ADD) of a listener", errno));
       }
     }
-    return std::unique_ptr<Listener>(
+    return std::unique_ptr<ChannelListener>(
         std::make_unique<EitherListener>(std::move(tcp), std::move(verbs), std::move(epoll)));
   }
 
@@ -99,22 +103,20 @@ class EitherListener final : public Listener {
   int readiness_fd() const override { return epoll_.get(); }
   std::string describe() const override { return "tcp+verbs"; }
 
-  Result<std::unique_ptr<ReceiverConnection>> accept() override {
+  Result<std::unique_ptr<ReceiverChannel>> accept() override {
     pollfd fds[2] = {{tcp_->readiness_fd(), POLLIN, 0}, {verbs_->readiness_fd(), POLLIN, 0}};
-    for (;;) {
-      if (poll(fds, 2, -1) < 0) {
-        if (errno == EINTR) return Unexpected(Error(ErrorCode::system, "interrupted in accept", EINTR));
-        return Unexpected(system_error("poll on the listeners", errno));
-      }
-      // Take verbs first when both are ready: it is the faster path.
-      if (fds[1].revents & POLLIN) return verbs_->accept();
-      if (fds[0].revents & POLLIN) return tcp_->accept();
+    if (poll(fds, 2, 0) < 0 && errno != EINTR) {
+      return Unexpected(system_error("poll on the listeners", errno));
     }
+    // Verbs first when both are ready: it is the faster path.
+    if (fds[1].revents & POLLIN) return verbs_->accept();
+    if (fds[0].revents & POLLIN) return tcp_->accept();
+    return make_error(ErrorCode::timeout, "no connection waiting");
   }
 
  private:
-  std::unique_ptr<Listener> tcp_;
-  std::unique_ptr<Listener> verbs_;
+  std::unique_ptr<ChannelListener> tcp_;
+  std::unique_ptr<ChannelListener> verbs_;
   UniqueFd epoll_;  // holds both fds above
 };
 
@@ -126,7 +128,11 @@ Unexpected no_verbs_in_build() {
 
 }  // namespace
 
-Result<std::unique_ptr<Listener>> listen(TransportKind kind, const ListenOptions& options) {
+Result<std::unique_ptr<ChannelListener>> listen(TransportKind kind, const ListenOptions& options) {
+  if (options.ring_size == 0 || options.ring_size > proto::kMaxRingSlots) {
+    return make_error(ErrorCode::invalid_argument, "ring of {} slots out of range (1..{})",
+                      options.ring_size, proto::kMaxRingSlots);
+  }
   switch (kind) {
     case TransportKind::automatic: {
       auto tcp_listener = tcp::listen(options);
@@ -155,6 +161,10 @@ Result<std::unique_ptr<Listener>> listen(TransportKind kind, const ListenOptions
   return no_verbs_in_build();
 }
 
+}  // namespace rdmavideo::receiver
+
+namespace rdmavideo::sender {
+
 Result<std::unique_ptr<SenderConnection>> connect(TransportKind kind, const ConnectOptions& options) {
   switch (kind) {
     case TransportKind::automatic: {
@@ -174,10 +184,12 @@ Result<std::unique_ptr<SenderConnection>> connect(TransportKind kind, const Conn
 #ifdef RDMAVIDEO_HAVE_VERBS
       return verbs::connect(options);
 #else
-      return no_verbs_in_build();
+      return make_error(ErrorCode::unsupported,
+                        "transport verbs: this build has no RDMA verbs transport (rdma-core was "
+                        "not found when it was configured); use --transport tcp");
 #endif
   }
-  return no_verbs_in_build();
+  return tcp::connect(options);
 }
 
-}  // namespace rdmavideo
+}  // namespace rdmavideo::sender

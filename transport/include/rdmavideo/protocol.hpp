@@ -6,8 +6,13 @@
 // decode_header() and decode() check every field that can be checked without knowing the
 // connection's state (magic, version, lengths, ranges, format sanity) and name the first bad
 // field in the error. Checks that need state (is this slot granted? does the frame fit the
-// slot?) belong to the ring and the transports. encode() never fails for a message that
+// slot?) belong to the ring and the receiver core. encode() never fails for a message that
 // decode() would accept. All functions are pure and thread-safe.
+//
+// Version 2 makes the stream the unit of the protocol: StreamStart names a stream (stream_id,
+// stable for the stream's life), the ring it opens (ring_epoch, new with every format) and the
+// stream's media kind. Hello, HelloAck and Error keep their version 1 layouts and always
+// travel with Header.version 1, so that ends of any version can refuse each other clearly.
 #pragma once
 
 #include <cstddef>
@@ -23,11 +28,16 @@
 namespace rdmavideo::proto {
 
 inline constexpr uint32_t kMagic = 0x46564452;  // "RDVF" in memory order
-inline constexpr uint16_t kVersion = 1;         // the only version this build speaks
-inline constexpr uint16_t kMinVersion = 1;
+inline constexpr uint16_t kVersion = 2;         // the only version this build speaks
+inline constexpr uint16_t kMinVersion = 2;
+/// Header.version of Hello, HelloAck and Error, whatever version is negotiated (§4).
+inline constexpr uint16_t kHandshakeHeaderVersion = 1;
 inline constexpr size_t kHeaderBytes = 16;
 inline constexpr uint32_t kMaxBodyBytes = 65536;
-inline constexpr uint32_t kMaxRingSlots = 1024;
+/// Slots in a ring, on every transport: the one limit (`--ring`, `ring-size`). It keeps
+/// every CreditReturn within one verbs control buffer and the credits in flight within the
+/// receives a verbs connection posts.
+inline constexpr uint32_t kMaxRingSlots = 240;
 inline constexpr size_t kNameBytes = 64;
 inline constexpr size_t kSoftwareBytes = 32;
 inline constexpr size_t kMaxErrorText = 1024;
@@ -52,6 +62,13 @@ struct Header {
   MessageType type = MessageType::Keepalive;
   uint32_t length = 0;  ///< body bytes that follow the header (never the frame payload)
 };
+
+/// What a stream carries (StreamStart.media). Wire values: never renumber.
+enum class MediaKind : uint32_t {
+  video = 1,
+  audio = 2,  ///< reserved: audio beside video on the same clock; refused as unsupported
+};
+std::string_view to_string(MediaKind kind);
 
 /// Capability and stream flags.
 inline constexpr uint32_t kCapChecksum = 1u << 0;  // Hello/HelloAck: can verify checksums
@@ -83,9 +100,11 @@ struct HelloAck {
 };
 
 /// Sender -> receiver: the format of the frames that follow. May be sent again to change
-/// format; the receiver answers each with a RingInfo for a new ring epoch.
+/// format; the receiver answers each with a RingInfo for the new ring epoch.
 struct StreamStart {
-  uint32_t stream_id = 0;
+  uint32_t stream_id = 0;   ///< the stream, the same for every format it changes to
+  uint32_t ring_epoch = 0;  ///< the ring this opens; increases with every StreamStart
+  MediaKind media = MediaKind::video;
   PixelFormat pixel_format = PixelFormat::uyvy;
   uint32_t width = 0;
   uint32_t height = 0;
@@ -97,7 +116,8 @@ struct StreamStart {
 
 /// Receiver -> sender: the ring the sender writes into.
 struct RingInfo {
-  uint32_t ring_epoch = 0;   ///< the stream_id this ring answers
+  uint32_t stream_id = 0;    ///< the stream this ring belongs to
+  uint32_t ring_epoch = 0;   ///< the StreamStart.ring_epoch this ring answers
   uint32_t slot_count = 0;   ///< 1..kMaxRingSlots
   uint64_t slot_bytes = 0;   ///< usable bytes per slot, at least the frame
   uint64_t slot_stride = 0;  ///< bytes between slot starts (verbs addressing)
@@ -154,7 +174,7 @@ Result<Message> decode(const Header& header, std::span<const std::byte> body);
 void encode(const Message& message, std::vector<std::byte>& out);
 std::vector<std::byte> encode(const Message& message);
 
-/// The stream's format as a StreamStart without id, flags or name.
+/// The stream's format as a StreamStart without ids, flags or name.
 Result<StreamStart> make_stream_start(PixelFormat format, uint32_t width, uint32_t height,
                                       Rational frame_rate);
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 
 namespace rdmavideo::stats {
@@ -24,6 +25,8 @@ class LatencyHistogram {
   /// The value at or below which `fraction` (0..1) of the samples lie; 0 when empty.
   uint64_t percentile_ns(double fraction) const;
   void reset() { *this = LatencyHistogram(); }
+  /// Adds another histogram's samples (totals over several streams).
+  void merge(const LatencyHistogram& other);
 
  private:
   static constexpr int kSubBits = 6;
@@ -38,6 +41,8 @@ class LatencyHistogram {
 
 /// CPU time (user + system) this process has used, in seconds.
 double process_cpu_seconds();
+/// CPU time (user + system) the calling thread has used, in seconds.
+double thread_cpu_seconds();
 /// CLOCK_REALTIME in nanoseconds, the clock FrameWritten.sent_ns is stamped with.
 uint64_t realtime_ns();
 
@@ -54,6 +59,8 @@ struct TransferStats {
 
   void finish();
   double seconds() const;
+  /// Process CPU seconds from cpu_start to cpu_end (or now, before finish()).
+  double cpu_seconds() const;
 };
 
 /// Facts about the stream that go into the summary.
@@ -66,11 +73,17 @@ struct StreamFacts {
   std::string peer;
 };
 
-nlohmann::json summary_json(const TransferStats& stats, const StreamFacts& facts);
-/// Writes the summary to `path`; returns false and logs on failure.
+/// The summary's keys for one transfer: counters, rates, latency, `cpu_seconds` (given, for
+/// a figure other than the process's since stats.cpu_start) and the facts.
+nlohmann::json summary_json(const TransferStats& stats, const StreamFacts& facts,
+                            std::optional<double> cpu_seconds = std::nullopt);
+/// Writes `summary` to `path`; returns false and logs on failure.
+bool write_json(const std::string& path, const nlohmann::json& summary);
+/// Writes summary_json() to `path`; returns false and logs on failure.
 bool write_summary(const std::string& path, const TransferStats& stats, const StreamFacts& facts);
 /// The human summary printed at the end.
-std::string summary_text(const TransferStats& stats, const StreamFacts& facts);
+std::string summary_text(const TransferStats& stats, const StreamFacts& facts,
+                         std::optional<double> cpu_seconds = std::nullopt);
 
 /// Prints "frames fps GB/s dropped latency" to stderr once a second: on a terminal it
 /// rewrites one line, otherwise it prints a line each time.

@@ -29,6 +29,13 @@ class TestPattern {
 
   /// Frames rendered up front; a function of the frame size so both ends agree.
   static uint32_t phase_count(uint32_t frame_bytes);
+  /// Renders phase `phase` of the pattern into `out` (at least frame_bytes long), for a
+  /// sender that keeps its frames in memory of its own (a session's pool).
+  static void render_phase(const proto::StreamStart& format, uint32_t phase,
+                           std::span<std::byte> out);
+  /// Stamps frame `sequence` into a rendered frame.
+  static void stamp(const proto::StreamStart& format, std::span<std::byte> frame,
+                    uint64_t sequence);
 
   /// The frame for `sequence`, stamped. The buffer stays valid and unchanged until the same
   /// phase comes round again (phase_count() frames later).
@@ -52,9 +59,12 @@ class TestPattern {
   /// 8-bit formats; one payload byte per 10-bit sample in p010, yuv422p10 and v210, so a
   /// stamped frame is still valid video (encoders such as FFV1 reject samples above 10 bits).
   size_t stamp_bytes() const;
+  static size_t stamp_bytes(PixelFormat format);
 
  private:
   void stamp(std::span<std::byte> frame, uint64_t sequence) const;
+  static void stamp_into(const proto::StreamStart& format, std::span<std::byte> frame,
+                         uint64_t sequence);
 
   proto::StreamStart format_;
   std::vector<std::vector<std::byte>> phases_;  // rendered frames, one per phase

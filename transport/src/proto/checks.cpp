@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/checks.hpp"
 
-#include <cerrno>
-
 namespace rdmavideo::proto {
 
-Result<HelloAck> answer_hello(const Hello& hello, const ListenOptions& options, uint32_t credits) {
+Result<HelloAck> answer_hello(const Hello& hello, uint64_t max_frame_bytes, uint32_t credits) {
   if (hello.max_version < kMinVersion || hello.min_version > kVersion) {
     return Unexpected(Error(ErrorCode::unsupported,
                             fmt::format("Hello versions {}..{} do not overlap this receiver's {}..{}",
@@ -14,16 +12,27 @@ Result<HelloAck> answer_hello(const Hello& hello, const ListenOptions& options, 
   HelloAck ack;
   ack.version = std::min(hello.max_version, kVersion);
   ack.flags = kCapChecksum;
-  ack.max_frame_bytes = options.max_frame_bytes;
+  ack.max_frame_bytes = max_frame_bytes;
   ack.credits = credits;
   ack.software = "rdmavideo " RDMAVIDEO_VERSION;
   return ack;
 }
 
 Result<void> check_stream_start(const StreamStart& m, const std::optional<StreamStart>& current,
-                                uint64_t max_frame_bytes) {
-  if (current && m.stream_id <= current->stream_id) {
-    return make_error(ErrorCode::protocol, "StreamStart.stream_id {} not after the current {}",
+                                uint32_t last_epoch, uint64_t max_frame_bytes) {
+  if (m.ring_epoch <= last_epoch) {
+    return make_error(ErrorCode::protocol, "StreamStart.ring_epoch {} not after the current {}",
+                      m.ring_epoch, last_epoch);
+  }
+  if (m.media != MediaKind::video) {
+    return make_error(ErrorCode::unsupported,
+                      "StreamStart.media {} ({}) not taken by this receiver (video only)",
+                      static_cast<uint32_t>(m.media), to_string(m.media));
+  }
+  if (current && m.stream_id != current->stream_id) {
+    return make_error(ErrorCode::unsupported,
+                      "StreamStart.stream_id {}: this connection carries stream {} (one stream "
+                      "per connection)",
                       m.stream_id, current->stream_id);
   }
   if (m.layout.frame_bytes > max_frame_bytes) {
@@ -37,9 +46,9 @@ Result<void> check_stream_start(const StreamStart& m, const std::optional<Stream
 Result<void> check_frame_written(const FrameWritten& m, const std::optional<StreamStart>& current,
                                  uint32_t slot_count) {
   if (!current) return make_error(ErrorCode::protocol, "FrameWritten before StreamStart");
-  if (m.ring_epoch != current->stream_id) {
+  if (m.ring_epoch != current->ring_epoch) {
     return make_error(ErrorCode::protocol, "FrameWritten.ring_epoch {} is not the current ring ({})",
-                      m.ring_epoch, current->stream_id);
+                      m.ring_epoch, current->ring_epoch);
   }
   if (m.slot >= slot_count) {
     return make_error(ErrorCode::protocol, "FrameWritten.slot {} out of range (ring has {} slots)",
@@ -58,7 +67,6 @@ Result<void> check_frame_written(const FrameWritten& m, const std::optional<Stre
 }
 
 std::optional<Message> closing_message(const Error& error, bool tell_peer) {
-  if (error.sys_errno() == EINTR) return EndOfStream{0, 0};
   const bool peer_gone = error.code() == ErrorCode::peer_closed || error.code() == ErrorCode::timeout;
   if (!tell_peer || peer_gone) return std::nullopt;
   return ErrorMessage{error.code(), error.message()};

@@ -11,7 +11,7 @@ namespace {
 
 constexpr uint32_t kHelloBytes = 56;
 constexpr uint32_t kHelloAckBytes = 56;
-constexpr uint32_t kStreamStartBytes = 152;
+constexpr uint32_t kStreamStartBytes = 160;
 constexpr uint32_t kRingInfoBytes = 40;
 constexpr uint32_t kFrameWrittenBytes = 48;
 constexpr uint32_t kKeepaliveBytes = 8;
@@ -97,6 +97,8 @@ Result<Message> decode_hello_ack(WireReader& in) {
 Result<Message> decode_stream_start(WireReader& in) {
   StreamStart m;
   m.stream_id = in.get<uint32_t>();
+  m.ring_epoch = in.get<uint32_t>();
+  const uint32_t media = in.get<uint32_t>();
   const uint32_t format = in.get<uint32_t>();
   m.width = in.get<uint32_t>();
   m.height = in.get<uint32_t>();
@@ -115,6 +117,12 @@ Result<Message> decode_stream_start(WireReader& in) {
   if (!name) return Unexpected(name.error());
   m.name = std::move(*name);
 
+  if (m.ring_epoch == 0) return bad("StreamStart.ring_epoch is 0 (epochs count from 1)");
+  if (media != static_cast<uint32_t>(MediaKind::video) &&
+      media != static_cast<uint32_t>(MediaKind::audio)) {
+    return bad("StreamStart.media {} unknown", media);
+  }
+  m.media = static_cast<MediaKind>(media);
   auto pixel_format = pixel_format_from_wire(format);
   if (!pixel_format) return bad("StreamStart.pixel_format {} unknown", format);
   m.pixel_format = *pixel_format;
@@ -144,13 +152,13 @@ Result<Message> decode_stream_start(WireReader& in) {
 
 Result<Message> decode_ring_info(WireReader& in) {
   RingInfo m;
+  m.stream_id = in.get<uint32_t>();
   m.ring_epoch = in.get<uint32_t>();
   m.slot_count = in.get<uint32_t>();
+  m.rkey = in.get<uint32_t>();
   m.slot_bytes = in.get<uint64_t>();
   m.slot_stride = in.get<uint64_t>();
   m.base_addr = in.get<uint64_t>();
-  m.rkey = in.get<uint32_t>();
-  in.get<uint32_t>();  // reserved
   if (m.slot_count == 0 || m.slot_count > kMaxRingSlots) {
     return bad("RingInfo.slot_count {} out of range (1..{})", m.slot_count, kMaxRingSlots);
   }
@@ -256,6 +264,8 @@ struct BodyEncoder {
   }
   void operator()(const StreamStart& m) const {
     w.put(m.stream_id);
+    w.put(m.ring_epoch);
+    w.put(static_cast<uint32_t>(m.media));
     w.put(static_cast<uint32_t>(m.pixel_format));
     w.put(m.width);
     w.put(m.height);
@@ -273,13 +283,13 @@ struct BodyEncoder {
     w.put_fixed_text(m.name, kNameBytes);
   }
   void operator()(const RingInfo& m) const {
+    w.put(m.stream_id);
     w.put(m.ring_epoch);
     w.put(m.slot_count);
+    w.put(m.rkey);
     w.put(m.slot_bytes);
     w.put(m.slot_stride);
     w.put(m.base_addr);
-    w.put(m.rkey);
-    w.put(uint32_t{0});
   }
   void operator()(const FrameWritten& m) const {
     w.put(m.ring_epoch);
@@ -309,7 +319,21 @@ struct BodyEncoder {
   }
 };
 
+// Hello, HelloAck and Error travel with Header.version 1 in every version (§4), so that ends
+// of any two versions can decode each other's handshake and refusal.
+bool handshake_message(MessageType type) {
+  return type == MessageType::Hello || type == MessageType::HelloAck || type == MessageType::Error;
+}
+
 }  // namespace
+
+std::string_view to_string(MediaKind kind) {
+  switch (kind) {
+    case MediaKind::video: return "video";
+    case MediaKind::audio: return "audio";
+  }
+  return "unknown";
+}
 
 std::string_view to_string(MessageType type) {
   switch (type) {
@@ -344,19 +368,21 @@ Result<Header> decode_header(std::span<const std::byte> bytes) {
   if (magic != kMagic) {
     return bad("Header.magic 0x{:08x} is not RDVF (0x{:08x})", magic, kMagic);
   }
-  if (version < kMinVersion || version > kVersion) {
-    return Unexpected(Error(ErrorCode::unsupported,
-                            fmt::format("Header.version {} not spoken here ({}..{})", version,
-                                        kMinVersion, kVersion)));
-  }
   if (type < static_cast<uint16_t>(MessageType::Hello) ||
       type > static_cast<uint16_t>(MessageType::Error)) {
     return bad("Header.type {} unknown", type);
   }
+  const auto message_type = static_cast<MessageType>(type);
+  const uint16_t lowest = handshake_message(message_type) ? kHandshakeHeaderVersion : kMinVersion;
+  if (version < lowest || version > kVersion) {
+    return Unexpected(Error(ErrorCode::unsupported,
+                            fmt::format("Header.version {} not spoken here ({}..{} for {})",
+                                        version, lowest, kVersion, to_string(message_type))));
+  }
   if (length > kMaxBodyBytes) {
     return bad("Header.length {} exceeds {}", length, kMaxBodyBytes);
   }
-  return Header{version, static_cast<MessageType>(type), length};
+  return Header{version, message_type, length};
 }
 
 Result<Message> decode(const Header& header, std::span<const std::byte> body) {
@@ -399,9 +425,10 @@ Result<Message> decode(const Header& header, std::span<const std::byte> body) {
 void encode(const Message& message, std::vector<std::byte>& out) {
   const size_t start = out.size();
   WireWriter w(out);
+  const MessageType type = type_of(message);
   w.put(kMagic);
-  w.put(kVersion);
-  w.put(static_cast<uint16_t>(type_of(message)));
+  w.put(handshake_message(type) ? kHandshakeHeaderVersion : kVersion);
+  w.put(static_cast<uint16_t>(type));
   w.put(uint32_t{0});  // length, patched below
   w.put(uint32_t{0});  // reserved
   std::visit(BodyEncoder{w}, message);

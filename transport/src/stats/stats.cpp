@@ -36,6 +36,12 @@ void LatencyHistogram::record_ns(uint64_t ns) {
   max_ = std::max(max_, ns);
 }
 
+void LatencyHistogram::merge(const LatencyHistogram& other) {
+  for (size_t i = 0; i < buckets_.size(); ++i) buckets_[i] += other.buckets_[i];
+  count_ += other.count_;
+  max_ = std::max(max_, other.max_);
+}
+
 uint64_t LatencyHistogram::percentile_ns(double fraction) const {
   if (count_ == 0) return 0;
   const auto rank = static_cast<uint64_t>(std::max(1.0, fraction * static_cast<double>(count_) + 0.5));
@@ -54,6 +60,13 @@ double process_cpu_seconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
+double thread_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  auto seconds = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 uint64_t realtime_ns() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -65,14 +78,19 @@ void TransferStats::finish() {
   cpu_end = process_cpu_seconds();
 }
 
+double TransferStats::cpu_seconds() const {
+  return (cpu_end ? cpu_end : process_cpu_seconds()) - cpu_start;
+}
+
 double TransferStats::seconds() const {
   const auto stop = end == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now() : end;
   return std::chrono::duration<double>(stop - start).count();
 }
 
-nlohmann::json summary_json(const TransferStats& s, const StreamFacts& facts) {
+nlohmann::json summary_json(const TransferStats& s, const StreamFacts& facts,
+                            std::optional<double> cpu_seconds) {
   const double secs = s.seconds();
-  const double cpu = (s.cpu_end ? s.cpu_end : process_cpu_seconds()) - s.cpu_start;
+  const double cpu = cpu_seconds.value_or(s.cpu_seconds());
   auto ms = [](uint64_t ns) { return static_cast<double>(ns) / 1e6; };
   return nlohmann::json{
       {"frames", s.frames},
@@ -97,9 +115,9 @@ nlohmann::json summary_json(const TransferStats& s, const StreamFacts& facts) {
   };
 }
 
-bool write_summary(const std::string& path, const TransferStats& stats, const StreamFacts& facts) {
+bool write_json(const std::string& path, const nlohmann::json& summary) {
   std::ofstream out(path, std::ios::trunc);
-  out << summary_json(stats, facts).dump(2) << '\n';
+  out << summary.dump(2) << '\n';
   out.close();
   if (!out) {
     log().error("--stats-json {}: could not write the summary", path);
@@ -108,9 +126,14 @@ bool write_summary(const std::string& path, const TransferStats& stats, const St
   return true;
 }
 
-std::string summary_text(const TransferStats& s, const StreamFacts& facts) {
+bool write_summary(const std::string& path, const TransferStats& stats, const StreamFacts& facts) {
+  return write_json(path, summary_json(stats, facts));
+}
+
+std::string summary_text(const TransferStats& s, const StreamFacts& facts,
+                         std::optional<double> cpu_seconds) {
   const double secs = s.seconds();
-  const double cpu = (s.cpu_end ? s.cpu_end : process_cpu_seconds()) - s.cpu_start;
+  const double cpu = cpu_seconds.value_or(s.cpu_seconds());
   return fmt::format(
       "{} frames {}x{} {} over {} in {:.2f} s: {:.1f} fps, {:.3f} GB/s, dropped {}, "
       "checksum failures {}, latency p50 {:.2f} ms p99 {:.2f} ms max {:.2f} ms, cpu {:.2f} s",

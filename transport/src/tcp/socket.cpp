@@ -17,6 +17,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr size_t kMaxWriteBytes = size_t{4} << 20;
+// Connections the kernel completes before the accept thread takes them: the receiver takes
+// each at once and talks to it on its own thread, so this only has to cover bursts.
+constexpr int kListenBacklog = 128;
 
 timeval to_timeval(std::chrono::milliseconds ms) {
   return timeval{static_cast<time_t>(ms.count() / 1000),
@@ -251,11 +254,15 @@ Result<ListeningSocket> ListeningSocket::listen(const Endpoint& endpoint) {
   if (!addresses) return Unexpected(addresses.error());
   int last_err = 0;
   for (addrinfo* ai = addresses->get(); ai; ai = ai->ai_next) {
-    UniqueFd fd(socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
+    // Non-blocking: accept() is called when the fd is readable, and a peer that gave up in
+    // between must not block the caller.
+    UniqueFd fd(socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                       ai->ai_protocol));
     if (!fd) return Unexpected(system_error("socket", errno));
     int one = 1;
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd.get(), 16) != 0) {
+    if (bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0 ||
+        ::listen(fd.get(), kListenBacklog) != 0) {
       last_err = errno;
       continue;
     }
@@ -274,10 +281,14 @@ Result<ListeningSocket> ListeningSocket::listen(const Endpoint& endpoint) {
 Result<Socket> ListeningSocket::accept() {
   sockaddr_storage peer{};
   socklen_t len = sizeof peer;
+  // The accepted socket blocks (accept4 does not pass on the listener's O_NONBLOCK).
   const int fd = ::accept4(fd_.get(), reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
-    if (err == EINTR) return Unexpected(Error(ErrorCode::system, "interrupted in accept", EINTR));
+    if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR || err == ECONNABORTED) {
+      return make_error(ErrorCode::timeout, "accept on {}: no connection waiting",
+                        local_.to_string());
+    }
     return Unexpected(system_error(fmt::format("accept on {}", local_.to_string()), err));
   }
   return Socket(UniqueFd(fd), format_address(reinterpret_cast<sockaddr*>(&peer)));

@@ -62,7 +62,8 @@ class ListeningSocket {
   static Result<ListeningSocket> listen(const Endpoint& endpoint);
   Endpoint local_endpoint() const { return local_; }
   int fd() const { return fd_.get(); }
-  /// Waits for a connection; returns the accepted socket.
+  /// Takes a waiting connection (the socket does not block: call when fd() is readable);
+  /// `timeout` when none is waiting.
   Result<Socket> accept();
 
  private:

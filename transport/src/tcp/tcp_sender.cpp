@@ -3,7 +3,6 @@
 // from the caller's buffer (header and payload in one sendmsg per 4 MiB slice).
 #include <sys/socket.h>
 
-#include "pipeline/sender_base.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/stats.hpp"
 #include "tcp/tcp_transport.hpp"
@@ -14,7 +13,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-class TcpSenderConnection final : public SenderBase {
+using sender::Credit;
+
+class TcpSenderConnection final : public sender::SenderBase {
  public:
   TcpSenderConnection(Socket socket, const ConnectOptions& options)
       : SenderBase(options.timeouts, fmt::format("send {}", socket.peer())),
@@ -52,7 +53,14 @@ class TcpSenderConnection final : public SenderBase {
     return {};
   }
 
-  // TCP copies the frame into the kernel before send_frame returns.
+  // TCP copies the frame into the kernel before send_frame returns: any memory will do, and
+  // none is read after it returns.
+  Result<void> register_memory(std::span<const std::byte>, std::shared_ptr<const void>) override {
+    return {};
+  }
+  bool registered(std::span<const std::byte>) const override { return true; }
+  void forget_memory(std::span<const std::byte>) override {}
+  bool in_flight(std::span<const std::byte>) override { return false; }
   Result<void> wait_idle(std::span<const std::byte>) override { return {}; }
 
   Result<void> end_stream(const proto::EndOfStream& end) override {
@@ -166,7 +174,7 @@ class TcpSenderConnection final : public SenderBase {
 
 }  // namespace
 
-Result<std::unique_ptr<SenderConnection>> connect(const ConnectOptions& options) {
+Result<std::unique_ptr<sender::SenderConnection>> connect(const ConnectOptions& options) {
   auto socket = tcp::connect(options.endpoint, options.timeouts.connect);
   if (!socket) return Unexpected(socket.error().context("send"));
   if (auto ok = socket->configure(options.timeouts.keepalive); !ok) {
@@ -174,7 +182,7 @@ Result<std::unique_ptr<SenderConnection>> connect(const ConnectOptions& options)
   }
   auto connection = std::make_unique<TcpSenderConnection>(std::move(*socket), options);
   if (auto ok = connection->handshake(options); !ok) return Unexpected(ok.error());
-  return std::unique_ptr<SenderConnection>(std::move(connection));
+  return std::unique_ptr<sender::SenderConnection>(std::move(connection));
 }
 
 }  // namespace rdmavideo::tcp

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // The TCP transport: the protocol's messages on one socket, each frame's payload following
 // its FrameWritten. The receiver reads payload bytes straight into the ring slot and the
-// sender writes them straight from the caller's buffer (one kernel copy each way).
+// sender writes them straight from its frame buffer (one kernel copy each way).
 #pragma once
 
 #include <memory>
 
-#include "rdmavideo/transport.hpp"
+#include "receiver/channel.hpp"
+#include "sender/connection.hpp"
 #include "tcp/socket.hpp"
 
 namespace rdmavideo::tcp {
 
-Result<std::unique_ptr<Listener>> listen(const ListenOptions& options);
-Result<std::unique_ptr<SenderConnection>> connect(const ConnectOptions& options);
+Result<std::unique_ptr<receiver::ChannelListener>> listen(const ListenOptions& options);
+Result<std::unique_ptr<sender::SenderConnection>> connect(const ConnectOptions& options);
 
 /// Reads one message (header and body) from a socket.
 Result<proto::Message> read_message(Socket& socket, const IoPolicy& policy);

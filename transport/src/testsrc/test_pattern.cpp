@@ -61,8 +61,9 @@ void put32(std::byte* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = std::byte((v >> (8 * i)) & 0xff);
 }
 
-std::vector<std::byte> render(const proto::StreamStart& f, uint32_t phase, uint32_t phases) {
-  std::vector<std::byte> out(f.layout.frame_bytes);
+// Renders one phase into `out` (frame_bytes long); bytes between rows and planes are zero.
+void render(const proto::StreamStart& f, uint32_t phase, uint32_t phases, std::span<std::byte> out) {
+  std::memset(out.data(), 0, out.size());
   const uint32_t w = f.width, h = f.height;
   auto rgb = [&](uint32_t x, uint32_t y) { return pattern_rgb(x, y, w, h, phase, phases); };
   auto yuv = [&](uint32_t x, uint32_t y) { return to_yuv(rgb(std::min(x, w - 1), y)); };
@@ -179,7 +180,6 @@ std::vector<std::byte> render(const proto::StreamStart& f, uint32_t phase, uint3
       break;
     }
   }
-  return out;
 }
 
 }  // namespace
@@ -192,11 +192,27 @@ uint32_t TestPattern::phase_count(uint32_t frame_bytes) {
 TestPattern::TestPattern(const proto::StreamStart& format) : format_(format) {
   const uint32_t phases = phase_count(format.layout.frame_bytes);
   phases_.reserve(phases);
-  for (uint32_t i = 0; i < phases; ++i) phases_.push_back(render(format, i, phases));
+  for (uint32_t i = 0; i < phases; ++i) {
+    phases_.emplace_back(format.layout.frame_bytes);
+    render(format, i, phases, phases_.back());
+  }
 }
 
-size_t TestPattern::stamp_bytes() const {
-  switch (format_.pixel_format) {
+void TestPattern::render_phase(const proto::StreamStart& format, uint32_t phase,
+                               std::span<std::byte> out) {
+  render(format, phase, phase_count(format.layout.frame_bytes),
+         out.first(std::min<size_t>(out.size(), format.layout.frame_bytes)));
+}
+
+void TestPattern::stamp(const proto::StreamStart& format, std::span<std::byte> frame,
+                        uint64_t sequence) {
+  TestPattern::stamp_into(format, frame, sequence);
+}
+
+size_t TestPattern::stamp_bytes() const { return stamp_bytes(format_.pixel_format); }
+
+size_t TestPattern::stamp_bytes(PixelFormat format) {
+  switch (format) {
     case PixelFormat::p010:
     case PixelFormat::yuv422p10: return kStampPayloadBytes * 2;  // a 16-bit word per byte
     case PixelFormat::v210: return (kStampPayloadBytes + 2) / 3 * 4;  // 3 samples per word
@@ -205,6 +221,11 @@ size_t TestPattern::stamp_bytes() const {
 }
 
 void TestPattern::stamp(std::span<std::byte> frame, uint64_t sequence) const {
+  stamp_into(format_, frame, sequence);
+}
+
+void TestPattern::stamp_into(const proto::StreamStart& format_, std::span<std::byte> frame,
+                             uint64_t sequence) {
   uint8_t payload[kStampPayloadBytes + 2] = {};  // + padding for v210's last word
   std::memcpy(payload, kStampTag, sizeof kStampTag);
   for (int i = 0; i < 8; ++i) payload[8 + i] = static_cast<uint8_t>((sequence >> (8 * i)) & 0xff);
@@ -231,7 +252,8 @@ void TestPattern::stamp(std::span<std::byte> frame, uint64_t sequence) const {
     default: std::memcpy(stamp.data(), payload, kStampPayloadBytes); break;
   }
   const size_t offset = format_.layout.planes[0].offset;
-  const size_t n = std::min(stamp_bytes(), frame.size() - std::min(frame.size(), offset));
+  const size_t n = std::min(stamp_bytes(format_.pixel_format),
+                            frame.size() - std::min(frame.size(), offset));
   std::memcpy(frame.data() + offset, stamp.data(), n);
 }
 

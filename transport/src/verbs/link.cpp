@@ -152,6 +152,12 @@ std::string Link::device_name() const {
 
 uint32_t Link::qp_num() const { return id_ && id_->qp ? id_->qp->qp_num : 0; }
 
+Result<void> Link::make_wake_fd() {
+  wake_fd_.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!wake_fd_) return Unexpected(system_error("eventfd", errno));
+  return {};
+}
+
 Result<void> Link::build_qp() {
   ibv_context* ctx = id_->verbs;
   const std::string who = fmt::format("verbs {} port {}", device_name(), id_->port_num);
@@ -206,8 +212,6 @@ Result<void> Link::build_qp() {
   for (uint32_t i = 0; i < recv_depth; ++i) {
     if (auto ok = post_recv(i); !ok) return ok;
   }
-  wake_fd_.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-  if (!wake_fd_) return Unexpected(system_error("eventfd", errno));
   set_nonblocking(channel_->fd);
   set_nonblocking(ctx->async_fd);  // QP, port and device events: handle_async_event()
   log().debug("[{}] qp 0x{:x}: {} send / {} recv, CQ {}, max message {} bytes, MTU {}", who,
@@ -242,6 +246,7 @@ Result<std::unique_ptr<Link>> Link::connect(const Endpoint& endpoint, const std:
   }
   std::unique_ptr<Link> link(new Link(std::move(channel), UniqueCmId(raw), timeouts));
   link->peer_ = endpoint.to_string();
+  if (auto ok = link->make_wake_fd(); !ok) return Unexpected(ok.error().context(where));
 
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
@@ -294,7 +299,7 @@ Result<std::unique_ptr<Link>> Link::connect(const Endpoint& endpoint, const std:
   return link;
 }
 
-Result<std::unique_ptr<Link>> Link::accept(UniqueCmId id, const Timeouts& timeouts) {
+Result<std::unique_ptr<Link>> Link::adopt(UniqueCmId id, const Timeouts& timeouts) {
   const std::string peer = peer_of(id.get());
   const std::string where = fmt::format("verbs accept from {}", peer);
   UniqueEventChannel channel(rdma_create_event_channel());
@@ -305,20 +310,28 @@ Result<std::unique_ptr<Link>> Link::accept(UniqueCmId id, const Timeouts& timeou
   }
   std::unique_ptr<Link> link(new Link(std::move(channel), std::move(id), timeouts));
   link->peer_ = peer;
-  if (auto ok = link->build_qp(); !ok) return Unexpected(ok.error().context(where));
+  if (auto ok = link->make_wake_fd(); !ok) return Unexpected(ok.error().context(where));
+  return link;
+}
+
+Result<void> Link::accept(Clock::time_point deadline) {
+  const std::string where = fmt::format("verbs accept from {}", peer_);
+  if (auto ok = build_qp(); !ok) return Unexpected(ok.error().context(where));
   rdma_conn_param param = connection_params();
-  if (rdma_accept(link->id_.get(), &param) != 0) {
+  if (rdma_accept(id_.get(), &param) != 0) {
     return Unexpected(cm_error(where + ": rdma_accept", errno));
   }
-  auto event = next_cm_event(link->channel_.get(), timeouts.connect);
+  const auto left = std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(
+                                                  deadline - Clock::now()));
+  auto event = next_cm_event(channel_.get(), left);
   if (!event) return Unexpected(event.error().context(where));
   if (event->type != RDMA_CM_EVENT_ESTABLISHED) {
     return make_error(ErrorCode::peer_closed, "{}: {} (status {})", where,
                       rdma_event_str(event->type), event->status);
   }
-  link->peer_ = fmt::format("{} ({})", peer, link->device_name());
-  link->last_heard_ = link->last_sent_ = Clock::now();
-  return link;
+  peer_ = fmt::format("{} ({})", peer_, device_name());
+  last_heard_ = last_sent_ = Clock::now();
+  return {};
 }
 
 Result<uint32_t> Link::acquire_send_buffer() {

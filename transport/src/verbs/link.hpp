@@ -32,8 +32,9 @@ namespace rdmavideo::verbs {
 inline constexpr size_t kControlBytes = 4096;   // one control message buffer
 inline constexpr uint32_t kRecvDepth = 256;      // receives posted per connection
 inline constexpr uint32_t kSendBuffers = 64;     // control messages in flight per connection
-inline constexpr uint32_t kMaxRingSlots = 240;   // so every CreditReturn fits kControlBytes
-                                                 // and credits in flight fit kRecvDepth
+// Every CreditReturn fits one control buffer, and the credits in flight fit the receives.
+static_assert(proto::kHeaderBytes + 8 + 4 * proto::kMaxRingSlots <= kControlBytes);
+static_assert(proto::kMaxRingSlots < kRecvDepth);
 
 /// The RC connection parameters every rdmavideo connect and accept uses: one outstanding
 /// RDMA READ each way (we issue none), transport retries 7, and RNR retries forever, which is
@@ -63,8 +64,12 @@ class Link {
   static Result<std::unique_ptr<Link>> connect(const Endpoint& endpoint, const std::string& device,
                                                const ConnectRequest& request,
                                                const Timeouts& timeouts);
-  /// Passive side: takes a CONNECT_REQUEST's id, builds the QP and accepts.
-  static Result<std::unique_ptr<Link>> accept(UniqueCmId id, const Timeouts& timeouts);
+  /// Passive side, first step: takes a CONNECT_REQUEST's id onto an event channel of its
+  /// own. Quick; the listener's thread does it.
+  static Result<std::unique_ptr<Link>> adopt(UniqueCmId id, const Timeouts& timeouts);
+  /// Passive side, second step: builds the QP, accepts, and waits for ESTABLISHED until
+  /// `deadline`. The connection's own thread does it.
+  Result<void> accept(Clock::time_point deadline);
 
   ~Link();
   Link(const Link&) = delete;
@@ -108,6 +113,7 @@ class Link {
   };
 
   Link(UniqueEventChannel channel, UniqueCmId id, const Timeouts& timeouts);
+  Result<void> make_wake_fd();
   Result<void> build_qp();
   Result<void> post_recv(uint32_t index);
   Result<uint32_t> acquire_send_buffer();
@@ -116,8 +122,10 @@ class Link {
   // QP, CQ, port and device events from the device's async fd. Fatal ones for this QP, its
   // CQ, the port or the device end this connection, naming the event. The fd belongs to the
   // device context, which every connection of the process shares: whichever link reads an
-  // event for another connection's QP acks it and only logs it. The tools hold one connection
-  // at a time; a process with many would want one thread dispatching these per device.
+  // event for another connection's QP acks it and only logs it, so with many connections a
+  // fatal QP event may be noticed by its own connection only through the flushed completions
+  // and DISCONNECTED event that follow it (or the keepalive watchdog). One thread
+  // dispatching these per device would route each to its QP.
   Result<void> handle_async_event();
   Result<size_t> drain_cq();
 

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Verbs sender: frames go by RDMA WRITE straight from the caller's buffer (registered once,
-// on first use, and kept for the connection) into the granted slot, then a FrameWritten SEND
-// on the same QP announces them.
+// Verbs sender: frames go by RDMA WRITE straight from registered memory (a session's pool,
+// registered once, or a buffer registered on first use) into the granted slot, then a
+// FrameWritten SEND on the same QP announces them.
 #include <algorithm>
 #include <cerrno>
 #include <deque>
 
-#include "pipeline/sender_base.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/stats.hpp"
 #include "verbs/link.hpp"
@@ -18,7 +17,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-class VerbsSenderConnection final : public SenderBase {
+using sender::Credit;
+
+class VerbsSenderConnection final : public sender::SenderBase {
  public:
   VerbsSenderConnection(std::unique_ptr<Link> link, const ConnectOptions& options)
       : SenderBase(options.timeouts, fmt::format("send {}", link->peer())), link_(std::move(link)) {
@@ -60,17 +61,58 @@ class VerbsSenderConnection final : public SenderBase {
     return ring;
   }
 
+  Result<void> register_memory(std::span<const std::byte> memory,
+                               std::shared_ptr<const void> owner) override {
+    if (registered(memory)) return {};
+    auto registration = std::make_unique<Registration>();
+    registration->owner = std::move(owner);
+    registration->mr.reset(ibv_reg_mr(link_->pd().get(), const_cast<std::byte*>(memory.data()),
+                                      memory.size(), IBV_ACCESS_LOCAL_WRITE));
+    if (!registration->mr) {
+      return Unexpected(system_error(
+          fmt::format("verbs {}: ibv_reg_mr of {} bytes of frame memory", link_->device_name(),
+                      memory.size()),
+          errno));
+    }
+    log().debug("[{}] registered frame memory {} ({} bytes)", who_,
+                static_cast<const void*>(memory.data()), memory.size());
+    registrations_.push_back(std::move(registration));
+    return {};
+  }
+
+  bool registered(std::span<const std::byte> frame) const override {
+    return find_registration(frame) != nullptr;
+  }
+
+  void forget_memory(std::span<const std::byte> memory) override {
+    std::erase_if(registrations_, [&](const std::unique_ptr<Registration>& r) {
+      return r->mr->addr == memory.data() && r->mr->length == memory.size();
+    });
+  }
+
+  bool in_flight(std::span<const std::byte> buffer) override {
+    if (!closed_) (void)link_->progress(milliseconds(0));  // errors show on the next send
+    retire();
+    return std::any_of(in_flight_.begin(), in_flight_.end(),
+                       [&](const InFlight& f) { return overlaps(f, buffer); });
+  }
+
   Result<void> send_frame(Credit credit, std::span<const std::byte> frame,
                           const proto::FrameWritten& info) override {
     if (auto ok = check_frame(credit, frame); !ok) return ok;
-    auto lkey = registration_for(frame);
-    if (!lkey) return fail(lkey.error());
+    const Registration* registration = find_registration(frame);
+    if (!registration) {
+      return make_error(ErrorCode::invalid_argument,
+                        "{}: frame at {} is in memory not registered with {}", who_,
+                        static_cast<const void*>(frame.data()), link_->device_name());
+    }
+    const uint32_t lkey = registration->mr->lkey;
     proto::FrameWritten m = info;
     m.ring_epoch = credit.ring_epoch;
     m.slot = credit.slot;
     m.bytes = static_cast<uint32_t>(frame.size());
     const uint64_t remote = ring_->base_addr + uint64_t{credit.slot} * ring_->slot_stride;
-    auto ticket = link_->write_and_send(frame, *lkey, remote, ring_->rkey, m);
+    auto ticket = link_->write_and_send(frame, lkey, remote, ring_->rkey, m);
     if (!ticket) return fail(ticket.error());
     // Not waiting here: the next frame's WRITE goes out while this one completes, so the
     // wire never idles for a round trip. wait_idle() waits before a buffer is refilled.
@@ -80,9 +122,8 @@ class VerbsSenderConnection final : public SenderBase {
 
   Result<void> wait_idle(std::span<const std::byte> buffer) override {
     return wait_until([&] {
-      return std::none_of(in_flight_.begin(), in_flight_.end(), [&](const InFlight& f) {
-        return f.data < buffer.data() + buffer.size() && buffer.data() < f.data + f.bytes;
-      });
+      return std::none_of(in_flight_.begin(), in_flight_.end(),
+                          [&](const InFlight& f) { return overlaps(f, buffer); });
     });
   }
 
@@ -103,18 +144,40 @@ class VerbsSenderConnection final : public SenderBase {
 
  private:
   struct InFlight {
-    const std::byte* data;  // the caller's buffer the WRITE reads
+    const std::byte* data;  // the memory the WRITE reads
     size_t bytes;
     uint64_t ticket;        // done when link_->send_done(ticket)
     uint64_t sequence;      // for messages
   };
+  // A registration of frame memory: the MR goes first, then the memory's owner.
+  struct Registration {
+    std::shared_ptr<const void> owner;
+    UniqueMr mr;
+  };
+
+  static bool overlaps(const InFlight& f, std::span<const std::byte> buffer) {
+    return f.data < buffer.data() + buffer.size() && buffer.data() < f.data + f.bytes;
+  }
+
+  const Registration* find_registration(std::span<const std::byte> frame) const {
+    for (const auto& r : registrations_) {
+      const auto* base = static_cast<const std::byte*>(r->mr->addr);
+      if (frame.data() >= base && frame.data() + frame.size() <= base + r->mr->length) {
+        return r.get();
+      }
+    }
+    return nullptr;
+  }
+
+  void retire() {
+    while (!in_flight_.empty() && link_->send_done(in_flight_.front().ticket)) {
+      in_flight_.pop_front();
+    }
+  }
 
   // Drives completions until `done()` holds; a frame stuck for Timeouts.peer is an error.
   template <typename Done>
   Result<void> wait_until(Done done) {
-    auto retire = [&] {
-      while (!in_flight_.empty() && link_->send_done(in_flight_.front().ticket)) in_flight_.pop_front();
-    };
     retire();
     const auto start = Clock::now();
     while (!done()) {
@@ -127,26 +190,6 @@ class VerbsSenderConnection final : public SenderBase {
       }
     }
     return {};
-  }
-
-  // The lkey of the registration holding `frame`, registering it on first use.
-  Result<uint32_t> registration_for(std::span<const std::byte> frame) {
-    const auto* begin = frame.data();
-    for (const auto& mr : registrations_) {
-      const auto* base = static_cast<const std::byte*>(mr->addr);
-      if (begin >= base && begin + frame.size() <= base + mr->length) return mr->lkey;
-    }
-    ibv_mr* mr = ibv_reg_mr(link_->pd().get(), const_cast<std::byte*>(begin), frame.size(),
-                            IBV_ACCESS_LOCAL_WRITE);
-    if (!mr) {
-      return Unexpected(system_error(fmt::format("verbs {}: ibv_reg_mr of a {} byte frame buffer",
-                                                 link_->device_name(), frame.size()),
-                                     errno));
-    }
-    log().debug("[{}] registered frame buffer {} ({} bytes)", who_, static_cast<const void*>(begin),
-                frame.size());
-    registrations_.emplace_back(mr);
-    return mr->lkey;
   }
 
   Result<void> send_message(const proto::Message& message) override { return link_->send(message); }
@@ -181,13 +224,13 @@ class VerbsSenderConnection final : public SenderBase {
   }
 
   std::unique_ptr<Link> link_;
-  std::vector<UniqueMr> registrations_;  // frame buffers, registered once each
-  std::deque<InFlight> in_flight_;       // frames posted, not yet complete, oldest first
+  std::vector<std::unique_ptr<Registration>> registrations_;  // frame memory, once each
+  std::deque<InFlight> in_flight_;  // frames posted, not yet complete, oldest first
 };
 
 }  // namespace
 
-Result<std::unique_ptr<SenderConnection>> connect(const ConnectOptions& options) {
+Result<std::unique_ptr<sender::SenderConnection>> connect(const ConnectOptions& options) {
   if (!have_devices()) {
     return make_error(ErrorCode::unsupported,
                       "send: verbs connect to {}: no RDMA device on this machine (rdmavideo-doctor "
@@ -200,7 +243,7 @@ Result<std::unique_ptr<SenderConnection>> connect(const ConnectOptions& options)
   if (!link) return Unexpected(link.error().context("send"));
   auto connection = std::make_unique<VerbsSenderConnection>(std::move(*link), options);
   if (auto ok = connection->handshake(options); !ok) return Unexpected(ok.error());
-  return std::unique_ptr<SenderConnection>(std::move(connection));
+  return std::unique_ptr<sender::SenderConnection>(std::move(connection));
 }
 
 }  // namespace rdmavideo::verbs

@@ -6,14 +6,15 @@
 #include <memory>
 #include <string>
 
-#include "rdmavideo/transport.hpp"
+#include "receiver/channel.hpp"
+#include "sender/connection.hpp"
 
 namespace rdmavideo::verbs {
 
 /// Whether this machine has an RDMA device at all (for `auto` and error messages).
 bool have_devices();
 
-Result<std::unique_ptr<Listener>> listen(const ListenOptions& options);
-Result<std::unique_ptr<SenderConnection>> connect(const ConnectOptions& options);
+Result<std::unique_ptr<receiver::ChannelListener>> listen(const ListenOptions& options);
+Result<std::unique_ptr<sender::SenderConnection>> connect(const ConnectOptions& options);
 
 }  // namespace rdmavideo::verbs

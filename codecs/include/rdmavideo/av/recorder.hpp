@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,7 +41,10 @@ struct RecorderOptions {
   std::string codec;    ///< prores, prores_hq, prores_4444, dnxhr_hq, ffv1, h264, hevc,
                         ///< rawvideo; empty: the container's default
   std::string encoder;  ///< FFmpeg encoder for the codec (prores_aw, prores_ks); empty: ours
-  bool status = true;   ///< print the encoder's speed once a second
+  /// The first frame's wall-clock time (ns since the Unix epoch, the sender's clock): the
+  /// file's creation_time, and in .mov the start of a timecode track (time of day, local
+  /// time zone, drop-frame at 29.97 and 59.94), so recordings of several cameras line up.
+  std::optional<uint64_t> start_wall_ns;
 };
 
 /// The extensions a Recorder takes (".mov", ...).
@@ -65,6 +69,10 @@ class Recorder {
   Result<void> finish();
 
   uint64_t frames_written() const;
+  /// The encoder's speed over the last second as a real-time factor (frames encoded per
+  /// second spent encoding, over the stream's rate); 0 before a second has passed. Falling
+  /// below 1 is also logged as a warning, at most every 5 s.
+  double speed() const;
   /// "prores_aw (prores HQ) yuv422p10le in mov" for the log.
   std::string describe() const;
   const std::string& path() const;

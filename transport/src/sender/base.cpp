@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "pipeline/sender_base.hpp"
+#include "sender/connection.hpp"
 
 #include <algorithm>
 
-namespace rdmavideo {
+namespace rdmavideo::sender {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 Result<proto::RingInfo> SenderBase::start_stream(const proto::StreamStart& format) {
   proto::StreamStart m = format;
-  m.stream_id = ++stream_id_;
+  m.stream_id = kStreamId;
+  m.ring_epoch = ++ring_epoch_;
   if (!m.name.empty()) who_ = fmt::format("send {} \"{}\"", peer(), m.name);
   ring_.reset();
   pool_.reset();
@@ -65,9 +66,14 @@ Result<void> SenderBase::handle(const proto::Message& message) {
   switch (proto::type_of(message)) {
     case proto::MessageType::RingInfo: {
       const auto& m = std::get<proto::RingInfo>(message);
-      if (m.ring_epoch != stream_id_) {
-        return make_error(ErrorCode::protocol, "RingInfo.ring_epoch {} does not answer StreamStart {}",
-                          m.ring_epoch, stream_id_);
+      if (m.ring_epoch != ring_epoch_) {
+        return make_error(ErrorCode::protocol,
+                          "RingInfo.ring_epoch {} does not answer StreamStart.ring_epoch {}",
+                          m.ring_epoch, ring_epoch_);
+      }
+      if (m.stream_id != kStreamId) {
+        return make_error(ErrorCode::protocol, "RingInfo.stream_id {} is not this sender's stream {}",
+                          m.stream_id, kStreamId);
       }
       ring_ = m;
       pool_.emplace(m.slot_count);
@@ -130,4 +136,4 @@ Result<void> SenderBase::check_hello_reply(const proto::Message& reply, uint64_t
   return {};
 }
 
-}  // namespace rdmavideo
+}  // namespace rdmavideo::sender

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "stream_writer.hpp"
+
+#include <pthread.h>
+
+#include <csignal>
+
+#include "output_template.hpp"
+#include "rdmavideo/log.hpp"
+#include "rdmavideo/stats.hpp"
+
+namespace rdmavideo::receiver {
+namespace {
+constexpr uint64_t kMaxVerifyErrors = 10;  // logged per stream; all are counted
+}  // namespace
+
+StreamWriter::StreamWriter(const Options& options, StreamInfo info,
+                           std::shared_ptr<StreamOutput> output, Display* display,
+                           std::function<void()> release_display)
+    : options_(options),
+      info_(std::move(info)),
+      who_(info_.name.empty() ? fmt::format("recv {}", info_.peer)
+                              : fmt::format("recv {} \"{}\"", info_.peer, info_.name)),
+      output_(std::move(output)),
+      display_(display),
+      release_display_(std::move(release_display)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+StreamWriter::~StreamWriter() {
+  stop_thread();
+  if (release_display_) release_display_();
+}
+
+void StreamWriter::frame(FrameLease frame) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(frame));
+  }
+  cv_.notify_one();
+}
+
+std::optional<Error> StreamWriter::failure() const {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+void StreamWriter::stop_thread() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+Result<void> StreamWriter::finish(const StreamEnd&) {
+  stop_thread();  // every queued frame handled first
+  // Closing finalises a recording whatever ended the stream: what arrived stays playable.
+  Result<void> closed;
+  if (raw_) closed = raw_->close();
+  if (recording_) {
+    closed = recording_->close();
+    if (closed) {
+      log().info("[record {}] recorded {} frames", recording_->path(), recording_->frames());
+    }
+  }
+  if (release_display_) {
+    release_display_();
+    release_display_ = nullptr;
+  }
+  std::optional<Error> error;
+  {
+    std::lock_guard lock(mu_);
+    error = error_;
+  }
+  // The write failure was logged where it happened; a close failure is new.
+  if (!closed) {
+    log().error("{}", closed.error().message());
+    return closed;
+  }
+  if (error) return Unexpected(*error);
+  const uint64_t failures = output_->checksum_failures;
+  if (options_.verify && failures > 0) {
+    return make_error(ErrorCode::protocol, "{}: verify: {} frames failed", who_, failures);
+  }
+  return {};
+}
+
+Result<void> StreamWriter::open_output(const FrameLease& first) {
+  opened_ = true;
+  if (options_.output.empty()) return {};
+  std::string path = options_.output;
+  if (OutputTemplate::is_template(path)) {
+    path = OutputTemplate::expand(
+        path, {info_.name, info_.number, info_.peer, first.info().sent_ns});
+    auto reserved = OutputTemplate::reserve(path);
+    if (!reserved) return Unexpected(reserved.error());
+    path = *reserved;
+  }
+  {
+    std::lock_guard lock(output_->mu);
+    output_->path = path;
+  }
+  if (Recording::is_recording_path(path)) {
+    recording_.emplace(RecordingOptions{path, options_.codec, options_.encoder});
+    return {};
+  }
+  auto raw = RawOutput::open(path);
+  if (!raw) return Unexpected(raw.error());
+  raw_.emplace(std::move(*raw));
+  log().info("[{}] writing raw frames to {}", who_, path);
+  return {};
+}
+
+void StreamWriter::handle(FrameLease& frame) {
+  const auto& format = frame.format();
+  if (options_.verify) {
+    if (verifier_format_ != &format) {  // a new ring epoch: its format may differ
+      verifier_.emplace(format);
+      verifier_format_ = &format;
+    }
+    if (auto problem = verifier_->verify(frame.info(), frame.data())) {
+      if (output_->checksum_failures++ < kMaxVerifyErrors) {
+        log().error("[{}] verify: {}", who_, *problem);
+      }
+    }
+  }
+  bool failed;
+  {
+    std::lock_guard lock(mu_);
+    failed = error_.has_value();
+  }
+  if (!failed) {
+    Result<void> written;
+    if (!opened_) written = open_output(frame);
+    if (written && raw_) written = raw_->write(format, frame.data());
+    if (written && recording_) {
+      written = recording_->write(format, frame.data(), frame.info().pts_ns, frame.info().sent_ns);
+      output_->encode_speed = recording_->speed();
+    }
+    if (!written) {
+      log().error("{}", written.error().message());
+      std::lock_guard lock(mu_);
+      error_ = written.error().context(who_);
+    } else if (raw_ || recording_) {
+      ++output_->written;
+    }
+  }
+  if (display_) display_->offer(std::move(frame));
+}
+
+void StreamWriter::run() {
+  // SIGINT and SIGTERM are the main thread's; the encoder's threads, started from here,
+  // inherit the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  for (;;) {
+    FrameLease frame;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) break;
+      frame = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    handle(frame);
+  }
+  output_->cpu_seconds = stats::thread_cpu_seconds();
+}
+
+}  // namespace rdmavideo::receiver

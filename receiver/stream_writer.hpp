@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// StreamWriter: rdmavideo-recv's sink for one stream (a StreamSink of the ReceiverService).
+//
+// frame() queues the lease and returns at once; the writer's own thread verifies each frame
+// (--verify), writes it raw or records it (--output), hands it to the display when this
+// stream owns the window, and drops the lease, which returns the slot's credit. The queue
+// never holds more than the ring's slots, so a slow disk holds the sender back instead of
+// growing memory. The output is opened on the first frame (a template's {date} and {time}
+// are that frame's) and closed in finish(), which finalises a recording whatever happened.
+// A failed write makes failure() report it; the service then ends this stream alone.
+//
+// What the writer found is kept in a StreamOutput shared with the receiver's summary, so it
+// outlives the writer.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "display.hpp"
+#include "options.hpp"
+#include "raw_output.hpp"
+#include "rdmavideo/frame_verifier.hpp"
+#include "rdmavideo/receiver_service.hpp"
+#include "recording.hpp"
+
+namespace rdmavideo::receiver {
+
+/// What one stream's writer did, for the status line and the summary.
+struct StreamOutput {
+  std::atomic<uint64_t> checksum_failures{0};
+  std::atomic<uint64_t> written{0};  ///< frames written or recorded
+  std::atomic<double> encode_speed{0};
+  std::atomic<double> cpu_seconds{0};  ///< the writer thread's CPU time, once finished
+  mutable std::mutex mu;
+  std::string path;  ///< under mu: the file written, once opened
+};
+
+class StreamWriter final : public StreamSink {
+ public:
+  /// `display` is null unless this stream owns the window; `release_display` is called when
+  /// the stream ends so another may take it.
+  StreamWriter(const Options& options, StreamInfo info, std::shared_ptr<StreamOutput> output,
+               Display* display, std::function<void()> release_display);
+  ~StreamWriter() override;
+
+  void frame(FrameLease frame) override;
+  std::optional<Error> failure() const override;
+  Result<void> finish(const StreamEnd& end) override;
+
+ private:
+  void run();
+  void handle(FrameLease& frame);
+  Result<void> open_output(const FrameLease& first);
+  void stop_thread();
+
+  const Options& options_;
+  StreamInfo info_;
+  std::string who_;  // "recv host:port "name"" for messages
+  std::shared_ptr<StreamOutput> output_;
+  Display* display_;
+  std::function<void()> release_display_;
+
+  // Writer thread only.
+  std::optional<RawOutput> raw_;
+  std::optional<Recording> recording_;
+  bool opened_ = false;
+  const proto::StreamStart* verifier_format_ = nullptr;  // the format verifier_ was made for
+  std::optional<FrameVerifier> verifier_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<FrameLease> queue_;  // under mu_; at most the ring's slots
+  bool stopping_ = false;         // under mu_
+  std::optional<Error> error_;    // under mu_: the first write failure
+  std::thread thread_;
+};
+
+}  // namespace rdmavideo::receiver

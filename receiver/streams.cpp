@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "streams.hpp"
+
+#include "rdmavideo/log.hpp"
+
+namespace rdmavideo::receiver {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string label(const StreamReport& r) {
+  return r.info.name.empty() ? fmt::format("#{}", r.info.number) : r.info.name;
+}
+
+stats::StreamFacts facts_of(const StreamReport& r) {
+  const auto& f = r.format;
+  return {std::string(to_string(r.info.transport)), f.width, f.height,
+          std::string(name(f.pixel_format)), to_string(f.frame_rate), r.info.peer};
+}
+
+std::string_view state_name(StreamReport::State state) {
+  switch (state) {
+    case StreamReport::State::running: return "running";
+    case StreamReport::State::ended: return "ended";
+    case StreamReport::State::failed: return "failed";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+Streams::Streams(const Options& options, Display* display, std::string listener_kind)
+    : options_(options), display_(display), listener_kind_(std::move(listener_kind)) {}
+
+Result<std::unique_ptr<StreamSink>> Streams::make_sink(const StreamInfo& info) {
+  auto output = std::make_shared<StreamOutput>();
+  Display* display = nullptr;
+  std::function<void()> release_display;
+  {
+    std::lock_guard lock(mu_);
+    if (outputs_.empty()) process_cpu_at_first_ = stats::process_cpu_seconds();
+    outputs_[info.number] = output;
+    if (display_ && !display_taken_) {
+      display_taken_ = true;
+      display = display_;
+      release_display = [this] {
+        std::lock_guard inner(mu_);
+        display_taken_ = false;
+      };
+      if (options_.max_streams > 1) {
+        log().info("[display] shows stream {} (\"{}\"); streams that arrive while it runs are "
+                   "not shown (one window, no compositor yet)",
+                   info.number, info.name);
+      }
+    }
+  }
+  return std::unique_ptr<StreamSink>(std::make_unique<StreamWriter>(
+      options_, info, std::move(output), display, std::move(release_display)));
+}
+
+std::shared_ptr<StreamOutput> Streams::output_of(uint64_t number) const {
+  std::lock_guard lock(mu_);
+  auto it = outputs_.find(number);
+  return it == outputs_.end() ? nullptr : it->second;
+}
+
+void Streams::ended(const StreamReport& r) {
+  auto output = output_of(r.info.number);
+  stats::TransferStats s = r.stats;
+  if (output) s.checksum_failures = output->checksum_failures;
+  const double cpu = r.cpu_seconds + (output ? output->cpu_seconds.load() : 0.0);
+  std::string path;
+  if (output) {
+    std::lock_guard lock(output->mu);
+    path = output->path;
+  }
+  log().info("[recv {} \"{}\"] stream {} {}: {}{}", r.info.peer, r.info.name, r.info.number,
+             r.end ? to_string(r.end->how) : "ended", stats::summary_text(s, facts_of(r), cpu),
+             path.empty() ? "" : fmt::format(", written to {}", path));
+}
+
+stats::TransferStats Streams::totals(const std::vector<StreamReport>& reports) const {
+  stats::TransferStats t;
+  bool first = true;
+  for (const auto& r : reports) {
+    t.frames += r.stats.frames;
+    t.bytes += r.stats.bytes;
+    t.dropped += r.stats.dropped;
+    if (auto output = output_of(r.info.number)) t.checksum_failures += output->checksum_failures;
+    t.latency.merge(r.stats.latency);
+    // The totals span the first stream's start to the last one's end.
+    const auto end = r.stats.end == Clock::time_point{} ? Clock::now() : r.stats.end;
+    if (first || r.stats.start < t.start) t.start = r.stats.start;
+    if (first || end > t.end) t.end = end;
+    first = false;
+  }
+  std::lock_guard lock(mu_);
+  t.cpu_start = process_cpu_at_first_;
+  t.cpu_end = stats::process_cpu_seconds();
+  return t;
+}
+
+std::string Streams::status_line(const std::vector<StreamReport>& reports) {
+  if (reports.empty()) return {};
+  const auto now = Clock::now();
+  const double dt = last_status_ == Clock::time_point{}
+                        ? 1.0
+                        : std::chrono::duration<double>(now - last_status_).count();
+  last_status_ = now;
+  uint64_t running = 0, total_frames = 0, total_bytes = 0, dropped = 0, frames_delta = 0,
+           bytes_delta = 0;
+  std::string parts;
+  for (const auto& r : reports) {
+    Rates& last = last_rates_[r.info.number];
+    const uint64_t df = r.stats.frames - last.frames, db = r.stats.bytes - last.bytes;
+    last = {r.stats.frames, r.stats.bytes};
+    total_frames += r.stats.frames;
+    total_bytes += r.stats.bytes;
+    dropped += r.stats.dropped;
+    frames_delta += df;
+    bytes_delta += db;
+    if (r.state != StreamReport::State::running) continue;
+    ++running;
+    std::string part = fmt::format(" | {} {:.1f} fps", label(r), df / dt);
+    if (r.stats.dropped) part += fmt::format(" drop {}", r.stats.dropped);
+    if (auto output = output_of(r.info.number)) {
+      if (output->checksum_failures) part += fmt::format(" bad {}", output->checksum_failures.load());
+      if (const double speed = output->encode_speed; speed > 0) {
+        part += fmt::format(" enc {:.2f}x", speed);
+      }
+    }
+    parts += part;
+  }
+  return fmt::format("[recv] {} stream{} ({} running): frames {} fps {:.1f} {:.3f} GB/s dropped {}{}",
+                     reports.size(), reports.size() == 1 ? "" : "s", running, total_frames,
+                     frames_delta / dt, bytes_delta / dt / 1e9, dropped, parts);
+}
+
+nlohmann::json Streams::summary(const std::vector<StreamReport>& reports) const {
+  const auto t = totals(reports);
+  const stats::StreamFacts top_facts =
+      reports.empty() ? stats::StreamFacts{listener_kind_, 0, 0, "", "", ""} : facts_of(reports.front());
+  nlohmann::json out = stats::summary_json(t, top_facts, reports.empty() ? 0.0 : t.cpu_seconds());
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& r : reports) {
+    auto output = output_of(r.info.number);
+    stats::TransferStats s = r.stats;
+    std::string path;
+    double cpu = r.cpu_seconds;
+    if (output) {
+      s.checksum_failures = output->checksum_failures;
+      cpu += output->cpu_seconds;
+      std::lock_guard lock(output->mu);
+      path = output->path;
+    }
+    nlohmann::json entry = stats::summary_json(s, facts_of(r), cpu);
+    entry["number"] = r.info.number;
+    entry["name"] = r.info.name;
+    entry["output"] = path;
+    entry["state"] = state_name(r.state);
+    if (r.end && r.end->error) entry["error"] = r.end->error->message();
+    list.push_back(std::move(entry));
+  }
+  out["streams"] = std::move(list);
+  return out;
+}
+
+std::string Streams::total_text(const std::vector<StreamReport>& reports) const {
+  const auto t = totals(reports);
+  if (reports.empty()) return "no stream";
+  return fmt::format("{} stream{}: {}", reports.size(), reports.size() == 1 ? "" : "s",
+                     stats::summary_text(t, facts_of(reports.front()), t.cpu_seconds()));
+}
+
+bool Streams::all_ok(const std::vector<StreamReport>& reports) {
+  return std::all_of(reports.begin(), reports.end(),
+                     [](const StreamReport& r) { return r.state != StreamReport::State::failed; });
+}
+
+}  // namespace rdmavideo::receiver

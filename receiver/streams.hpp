@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// rdmavideo-recv's view of its streams: it makes each stream's writer (the service's sink
+// factory), gives the display to one stream at a time, and turns the service's reports and
+// the writers' outputs into the status line, the summary lines and the --stats-json summary.
+//
+// make_sink() and ended() are called on the streams' connection threads; status_line(),
+// summary() and all_ok() on the main thread. Everything shared is under a mutex.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "display.hpp"
+#include "options.hpp"
+#include "rdmavideo/receiver_service.hpp"
+#include "stream_writer.hpp"
+
+namespace rdmavideo::receiver {
+
+class Streams {
+ public:
+  Streams(const Options& options, Display* display, std::string listener_kind);
+
+  /// The SinkFactory: a writer for a newly admitted stream.
+  Result<std::unique_ptr<StreamSink>> make_sink(const StreamInfo& info);
+  /// A stream's sink has finished: logs its summary line.
+  void ended(const StreamReport& report);
+
+  /// "[recv] 2 streams: frames ... | cam1 59.9 fps ... | cam2 ...", from rates since the
+  /// last call; empty before the first stream.
+  std::string status_line(const std::vector<StreamReport>& reports);
+  /// The --stats-json summary: totals over every stream at the top level (the format keys
+  /// describe the first stream), and `streams`, a summary per stream.
+  nlohmann::json summary(const std::vector<StreamReport>& reports) const;
+  /// The one-line human summary of the totals.
+  std::string total_text(const std::vector<StreamReport>& reports) const;
+  /// Every stream ended well (a stream whose frames failed --verify did not).
+  static bool all_ok(const std::vector<StreamReport>& reports);
+
+ private:
+  struct Rates {
+    uint64_t frames = 0;
+    uint64_t bytes = 0;
+  };
+  std::shared_ptr<StreamOutput> output_of(uint64_t number) const;
+  stats::TransferStats totals(const std::vector<StreamReport>& reports) const;
+
+  const Options& options_;
+  Display* display_;
+  std::string listener_kind_;  // "tcp+verbs": the summary's transport before any stream
+
+  mutable std::mutex mu_;
+  std::map<uint64_t, std::shared_ptr<StreamOutput>> outputs_;  // by stream number
+  bool display_taken_ = false;       // a running stream shows in the window
+  double process_cpu_at_first_ = 0;  // process CPU when the first stream was admitted
+  std::chrono::steady_clock::time_point last_status_{};
+  std::map<uint64_t, Rates> last_rates_;  // main thread only
+};
+
+}  // namespace rdmavideo::receiver

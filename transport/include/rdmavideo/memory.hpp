@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// Frame memory: the kinds of memory frames live in, and regions of it that rings and frame
+// pools are carved from.
+//
+// A Region is one contiguous allocation, page aligned and mapped up front (MAP_POPULATE), so
+// the first frame does not pay for page faults. It is shared: a ring's region lives as long
+// as any lease on one of its slots, a pool's as long as any buffer lent from it, and a
+// transport's registration of a region holds the region, so no registration outlives its
+// memory. Registering memory with a NIC is the transport's business (the receiver core asks
+// its channel to expose a ring, the sender session asks its connection to register a pool);
+// this layer only allocates and frees.
+//
+// Kinds: `host` is ordinary pageable memory (the NIC pins what it registers); `pinned` is
+// page-locked (mlock) host memory, counted against RLIMIT_MEMLOCK, which a GPU can copy to
+// and from without staging. CUDA device memory joins as a third kind with the GPU work; code
+// that meets a kind it cannot handle says so (`unsupported`) rather than guessing.
+//
+// Thread safety: a Region is immutable after allocate(); its bytes are the owner's to
+// synchronise.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "rdmavideo/result.hpp"
+
+namespace rdmavideo::memory {
+
+enum class MemoryKind : uint8_t {
+  host,    ///< pageable host memory
+  pinned,  ///< page-locked host memory
+};
+std::string_view to_string(MemoryKind kind);
+std::optional<MemoryKind> parse_memory_kind(std::string_view text);
+
+inline constexpr size_t kPageBytes = 4096;
+inline constexpr size_t round_up(size_t value, size_t to) { return (value + to - 1) / to * to; }
+
+class Region {
+ public:
+  /// `bytes` rounded up to whole pages, zero-filled. The error names the size and the cause
+  /// (for pinned memory, the memlock limit when that is what refused it).
+  static Result<std::shared_ptr<Region>> allocate(MemoryKind kind, size_t bytes);
+  ~Region();
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
+
+  MemoryKind kind() const { return kind_; }
+  std::span<std::byte> bytes() const { return {data_, size_}; }
+  size_t size() const { return size_; }
+
+ private:
+  Region(MemoryKind kind, std::byte* data, size_t size) : kind_(kind), data_(data), size_(size) {}
+  MemoryKind kind_;
+  std::byte* data_;
+  size_t size_;
+};
+
+}  // namespace rdmavideo::memory

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// ReceiverService: receives many streams at once into rings of frame buffers and hands each
+// stream's frames to a sink the application supplies.
+//
+// Lifecycle: start() listens (TCP, verbs, or both for `automatic`) and returns; an accept
+// thread takes connections as they come, and each connection runs on a thread of its own,
+// with its own rings and credits, so a slow or silent peer holds up nobody else. On a
+// connection's first accepted StreamStart the stream is admitted (or refused: the receiver
+// is busy) and the SinkFactory is asked for the stream's sink; every frame then goes to that
+// sink as a FrameLease, and at the end the sink's finish() is told how the stream ended. A
+// bad or dead peer ends its own stream only. stop() ends every stream (each sender is told)
+// and waits for every sink to finish; it wakes every wait through the service's own stop
+// signal, never through process signals.
+//
+// Threads: start(), stop() and the destructor from one controlling thread; reports(),
+// local_endpoint(), describe() and counts from any thread. Sinks are called on their
+// stream's connection thread (see StreamSink). The service owns its threads and listener;
+// sinks are owned by the service from the factory until finish() has returned.
+//
+// Where the next pieces plug in: authentication is one step of the handshake in the
+// receiver core (nothing about a ring leaves the receiver before it); a GPU memory kind is
+// the `memory` the rings are allocated in; an audio stream is a second StreamStart on the
+// same connection, with media `audio`, admitted the same way.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rdmavideo/frame_lease.hpp"
+#include "rdmavideo/memory.hpp"
+#include "rdmavideo/stats.hpp"
+#include "rdmavideo/transport.hpp"
+
+namespace rdmavideo {
+
+/// A stream as the service admitted it.
+struct StreamInfo {
+  uint64_t number = 0;  ///< 1, 2, ... in order of admission
+  std::string name;     ///< StreamStart.name as the sender sent it (may be empty)
+  std::string peer;     ///< "host:port", with the RDMA device on verbs
+  TransportKind transport = TransportKind::tcp;
+  std::shared_ptr<const proto::StreamStart> format;  ///< the first format
+};
+
+/// How a stream ended.
+struct StreamEnd {
+  enum class How {
+    sender_ended,   ///< the sender sent EndOfStream
+    frames_reached, ///< the receiver's frame limit; the sender was told to stop
+    stopped,        ///< the service was stopped; the sender was told to stop
+    failed,         ///< the peer broke the protocol, died, or the sink failed
+  };
+  How how = How::sender_ended;
+  std::optional<Error> error;  ///< why, when failed
+  uint64_t sender_frames = 0;  ///< EndOfStream.frames, when the sender sent one
+  uint64_t sender_dropped = 0;
+  bool ok() const { return how != How::failed; }
+};
+std::string_view to_string(StreamEnd::How how);
+
+/// The application's per-stream consumer.
+class StreamSink {
+ public:
+  virtual ~StreamSink() = default;
+  /// Every frame of the stream, in order, on the stream's connection thread. The sink owns
+  /// the lease: dropping it returns the slot's credit. Must not block: queue the frame and
+  /// work on it on a thread of the sink's own. The ring bounds how many frames a sink can
+  /// hold; holding them all holds the sender back.
+  virtual void frame(FrameLease frame) = 0;
+  /// Not nullopt once the sink cannot go on (a disk write failed). The service then ends
+  /// the stream, telling the sender why. Polled after every frame and about every 200 ms.
+  virtual std::optional<Error> failure() const { return std::nullopt; }
+  /// The stream is over. Waits for the sink's own work and finalises it (a recording's
+  /// trailer); an error makes the stream count as failed. Called once, on the connection
+  /// thread, after the connection has closed.
+  virtual Result<void> finish(const StreamEnd& end) = 0;
+};
+
+/// Makes the sink for a newly admitted stream; an error refuses the stream, telling the
+/// sender why. Called on the stream's connection thread.
+using SinkFactory = std::function<Result<std::unique_ptr<StreamSink>>(const StreamInfo& info)>;
+
+/// A stream's state and counters, for status lines and summaries.
+struct StreamReport {
+  enum class State { running, ended, failed };
+  StreamInfo info;
+  proto::StreamStart format;    ///< the current (or last) format
+  stats::TransferStats stats;   ///< frames, bytes, dropped, latency, seconds; cpu: see below
+  double cpu_seconds = 0;       ///< the stream's connection thread's CPU time
+  State state = State::running;
+  std::optional<StreamEnd> end;  ///< once ended or failed
+};
+
+struct ReceiverServiceOptions {
+  TransportKind transport = TransportKind::automatic;
+  ListenOptions listen;
+  memory::MemoryKind memory = memory::MemoryKind::host;  ///< what rings are allocated in
+  uint32_t max_streams = 1;  ///< streams served at once; one more is refused as busy
+  /// Streams admitted over the service's life before it refuses all others; 0: no limit.
+  uint64_t stream_limit = 0;
+  std::optional<uint64_t> frames_per_stream;  ///< end each stream after this many frames
+  SinkFactory sink_factory;
+  /// Called on the connection thread once a stream's sink has finished.
+  std::function<void(const StreamReport& report)> on_stream_end;
+};
+
+class ReceiverService {
+ public:
+  /// Listens and starts accepting. The error names the address and the cause.
+  static Result<std::unique_ptr<ReceiverService>> start(ReceiverServiceOptions options);
+  ~ReceiverService();  // stop()s
+  ReceiverService(const ReceiverService&) = delete;
+  ReceiverService& operator=(const ReceiverService&) = delete;
+
+  /// The bound address, with the real port when listening on port 0.
+  Endpoint local_endpoint() const;
+  /// "tcp", "verbs" or "tcp+verbs".
+  std::string describe() const;
+
+  /// Stops accepting, ends every stream (its sender is told to stop) and waits for every
+  /// sink to finish. Idempotent.
+  void stop();
+
+  /// Every stream admitted so far, running or over, in order of admission.
+  std::vector<StreamReport> reports() const;
+  /// Streams over (ended or failed) so far.
+  uint64_t ended_streams() const;
+
+ private:
+  struct Impl;
+  explicit ReceiverService(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rdmavideo

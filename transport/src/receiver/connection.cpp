@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "receiver/connection.hpp"
+
+#include "proto/checks.hpp"
+#include "rdmavideo/log.hpp"
+
+namespace rdmavideo::receiver {
+
+using std::chrono::milliseconds;
+
+// How often the connection thread looks up from a wait: for a stop, a sink's failure, credits
+// to send and keepalives to write.
+constexpr milliseconds kTick(200);
+
+// A ring's memory and how the peer reaches it. The registration goes before the memory.
+struct ReceiverConnection::Ring {
+  std::shared_ptr<memory::Region> memory;
+  RingAccess access;
+  std::shared_ptr<const proto::StreamStart> format;
+  uint64_t stride = 0;  // bytes between slot starts
+};
+
+// The connection's credit state, shared with its leases: they release slots from any thread.
+// While the connection is open, a release that makes credits due sends them at once where the
+// channel allows sends from any thread (TCP), else wakes the connection thread to send them
+// (verbs). Lock order: this mutex, then the connection's send lock.
+class ReceiverConnection::Credits final : public detail::SlotOwner {
+ public:
+  explicit Credits(ReceiverConnection* connection) : connection_(connection) {}
+
+  void release_slot(uint32_t ring_epoch, uint32_t slot) noexcept override {
+    std::lock_guard lock(mu_);
+    if (!connection_ || ring_epoch != epoch_ || !credits_) return;  // closed, or an old ring
+    if (!credits_->release(slot)) return;
+    ReceiverChannel& channel = *connection_->channel_;
+    if (!channel.sends_from_any_thread()) {
+      channel.wake();
+      return;
+    }
+    const proto::CreditReturn credits{epoch_, credits_->grant_pending()};
+    if (auto ok = connection_->send(credits); !ok) {
+      log().debug("[{}] CreditReturn not sent: {}", connection_->who_, ok.error().message());
+    }
+  }
+
+  // A new ring: every slot pending, to be granted in its first CreditReturn.
+  proto::CreditReturn start_ring(uint32_t epoch, uint32_t slots) {
+    std::lock_guard lock(mu_);
+    epoch_ = epoch;
+    credits_.emplace(slots);
+    return proto::CreditReturn{epoch, credits_->grant_pending()};
+  }
+
+  Result<void> frame_arrived(uint32_t slot) {
+    std::lock_guard lock(mu_);
+    return credits_->frame_arrived(slot);
+  }
+
+  // The credits to send now, if a batch is due.
+  std::optional<proto::CreditReturn> due() {
+    std::lock_guard lock(mu_);
+    if (!connection_ || !credits_ || !credits_->flush_due()) return std::nullopt;
+    return proto::CreditReturn{epoch_, credits_->grant_pending()};
+  }
+
+  // The connection is closing: leases let their slots go silently from now on.
+  void detach() {
+    std::lock_guard lock(mu_);
+    connection_ = nullptr;
+    if (credits_) credits_->reclaim();
+  }
+
+ private:
+  std::mutex mu_;
+  ReceiverConnection* connection_;            // null once closed
+  uint32_t epoch_ = 0;                        // the current ring's epoch
+  std::optional<ring::RingCredits> credits_;  // the current ring's credits
+};
+
+ReceiverConnection::ReceiverConnection(std::unique_ptr<ReceiverChannel> channel,
+                                       ConnectionConfig config, ConnectionHost& host)
+    : channel_(std::move(channel)),
+      config_(config),
+      host_(host),
+      peer_(channel_->peer()),
+      who_(fmt::format("recv {}", peer_)),
+      credits_(std::make_shared<Credits>(this)),
+      last_sent_(Clock::now()),
+      last_heard_(Clock::now()) {}
+
+ReceiverConnection::~ReceiverConnection() {
+  if (!closed_) {
+    credits_->detach();
+    channel_->close(nullptr);
+  }
+}
+
+void ReceiverConnection::stop() {
+  stopping_ = true;
+  channel_->interrupt();
+}
+
+Result<void> ReceiverConnection::send(const proto::Message& message) {
+  std::lock_guard lock(send_mu_);
+  auto ok = channel_->send(message);
+  if (ok) last_sent_ = Clock::now();
+  return ok;
+}
+
+Result<void> ReceiverConnection::flush_credits() {
+  if (auto credits = credits_->due()) return send(*credits);
+  return {};
+}
+
+void ReceiverConnection::keepalive_if_quiet() {
+  {
+    std::lock_guard lock(send_mu_);
+    if (closed_ || Clock::now() - last_sent_ < config_.timeouts.keepalive) return;
+  }
+  // A failure shows on the next read; nothing to do about it here.
+  (void)send(proto::Keepalive{stats::realtime_ns()});
+}
+
+Error ReceiverConnection::fail(const Error& error, bool tell_peer) {
+  Error out = error.context(who_);
+  if (closed_) return out;
+  closed_ = true;
+  const auto last = proto::closing_message(error, tell_peer);
+  credits_->detach();
+  channel_->close(last ? &*last : nullptr);
+  if (last) out = Error(out.code(), out.message() + "; closing", out.sys_errno());
+  return out;
+}
+
+Result<void> ReceiverConnection::handshake(Clock::time_point deadline) {
+  if (auto ok = channel_->establish(deadline); !ok) return Unexpected(ok.error());
+  peer_ = channel_->peer();
+  who_ = fmt::format("recv {}", peer_);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      return make_error(ErrorCode::timeout, "no Hello within {} ms",
+                        config_.timeouts.connect.count());
+    }
+    if (stopping_) return make_error(ErrorCode::peer_closed, "stopped before Hello");
+    auto message = channel_->receive(std::min(left, kTick));
+    if (!message) return Unexpected(message.error());
+    if (!*message) continue;
+    const auto* hello = std::get_if<proto::Hello>(&**message);
+    if (!hello) {
+      return make_error(ErrorCode::protocol, "expected Hello, got {}",
+                        proto::to_string(proto::type_of(**message)));
+    }
+    auto ack = proto::answer_hello(*hello, config_.max_frame_bytes, config_.ring_size);
+    if (!ack) return Unexpected(ack.error());
+    // ---- Authentication goes here (docs/protocol.md §4). ----
+    // The peer proves the shared key before this end says anything more. Nothing about a
+    // ring (no RingInfo, no address or rkey) has left the receiver yet, and nothing was
+    // allocated for the peer beyond what the transport needs to talk to it.
+    log().debug("[{}] Hello from \"{}\", version {}", who_, hello->software, ack->version);
+    return send(*ack);
+  }
+}
+
+Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
+  const std::optional<proto::StreamStart> current =
+      ring_ ? std::optional<proto::StreamStart>(*ring_->format) : std::nullopt;
+  if (auto ok = proto::check_stream_start(m, current, last_epoch_, config_.max_frame_bytes); !ok) {
+    return ok;
+  }
+  last_epoch_ = m.ring_epoch;
+  auto format = std::make_shared<const proto::StreamStart>(m);
+  if (!sink_) {
+    // The first StreamStart: now the peer is a stream, if the service takes one more.
+    StreamInfo info{0, m.name, peer_, channel_->kind(), format};
+    auto admitted = host_.admit(std::move(info));
+    if (!admitted) return Unexpected(admitted.error());
+    sink_ = admitted->sink;
+    record_ = admitted->record;
+    cpu_start_ = stats::thread_cpu_seconds();
+    if (!m.name.empty()) who_ = fmt::format("recv {} \"{}\"", peer_, m.name);
+  }
+  const uint64_t stride = memory::round_up(m.layout.frame_bytes, memory::kPageBytes);
+  auto ring = std::make_shared<Ring>();
+  auto region = memory::Region::allocate(config_.memory, stride * config_.ring_size);
+  if (!region) return Unexpected(region.error());
+  ring->memory = std::move(*region);
+  auto access = channel_->expose_ring(ring->memory);
+  if (!access) return Unexpected(access.error());
+  ring->access = std::move(*access);
+  ring->format = format;
+  ring->stride = stride;
+  ring_ = std::move(ring);
+  {
+    std::lock_guard lock(record_->mu);
+    record_->report.format = m;
+  }
+  log().info("[{}] stream {} ring {}: {}x{} {} at {} fps, {} bytes a frame, {} slots{}", who_,
+             m.stream_id, m.ring_epoch, m.width, m.height, name(m.pixel_format),
+             to_string(m.frame_rate), m.layout.frame_bytes, config_.ring_size,
+             m.flags & proto::kStreamLive ? ", live" : "");
+  // RingInfo, then every slot as the first credits, so a live sender has credits for its
+  // first frame the moment it learns the ring.
+  const proto::RingInfo info{.stream_id = m.stream_id,
+                             .ring_epoch = m.ring_epoch,
+                             .slot_count = config_.ring_size,
+                             .slot_bytes = m.layout.frame_bytes,
+                             .slot_stride = stride,
+                             .base_addr = ring_->access.base_addr,
+                             .rkey = ring_->access.rkey};
+  if (auto ok = send(info); !ok) return ok;
+  return send(credits_->start_ring(m.ring_epoch, config_.ring_size));
+}
+
+Result<void> ReceiverConnection::frame_written(const proto::FrameWritten& m) {
+  const std::optional<proto::StreamStart> current =
+      ring_ ? std::optional<proto::StreamStart>(*ring_->format) : std::nullopt;
+  if (auto ok = proto::check_frame_written(m, current, config_.ring_size); !ok) return ok;
+  if (auto ok = credits_->frame_arrived(m.slot); !ok) return ok;
+  std::span<std::byte> slot = ring_->memory->bytes().subspan(m.slot * ring_->stride, m.bytes);
+  if (auto ok = channel_->receive_payload(slot, [this] { keepalive_if_quiet(); }); !ok) return ok;
+  const uint64_t now = stats::realtime_ns();
+  const uint64_t latency = now > m.sent_ns ? now - m.sent_ns : 0;
+  {
+    std::lock_guard lock(record_->mu);
+    auto& s = record_->report.stats;
+    // The sender's sequence counts the frames it dropped: a gap is drops.
+    if (frames_ > 0 && m.sequence > next_sequence_) s.dropped += m.sequence - next_sequence_;
+    ++s.frames;
+    s.bytes += m.bytes;
+    s.latency.record_ns(latency);
+  }
+  ++frames_;
+  next_sequence_ = m.sequence + 1;
+  sink_->frame(FrameLease(credits_, ring_, ring_->format, ring_->memory->kind(), slot, m, latency));
+  return {};
+}
+
+void ReceiverConnection::finish_stream(StreamEnd end) {
+  if (!record_) return;
+  {
+    std::lock_guard lock(record_->mu);
+    auto& s = record_->report.stats;
+    s.dropped = std::max(s.dropped, end.sender_dropped);  // drops after the last frame
+    s.finish();
+    record_->report.cpu_seconds = stats::thread_cpu_seconds() - cpu_start_;
+  }
+  auto record = std::move(record_);
+  sink_ = nullptr;
+  host_.release(record, std::move(end));
+}
+
+Result<void> ReceiverConnection::run() {
+  const auto deadline = Clock::now() + config_.timeouts.connect;
+  if (auto ok = handshake(deadline); !ok) {
+    if (stopping_) {
+      fail(ok.error(), false);
+      return {};
+    }
+    return Unexpected(fail(ok.error()));
+  }
+  last_heard_ = Clock::now();
+  // Ends the stream (if one was admitted) and returns what run() returns.
+  auto end_with = [&](StreamEnd end) -> Result<void> {
+    if (!record_) {
+      if (end.how == StreamEnd::How::failed) return Unexpected(*end.error);
+      return {};
+    }
+    if (end.error) log().error("{}", end.error->message());
+    finish_stream(std::move(end));
+    return {};
+  };
+  auto failed = [&](const Error& error, bool tell_peer = true) {
+    return end_with({StreamEnd::How::failed, fail(error, tell_peer), 0, 0});
+  };
+  for (;;) {
+    if (stopping_) {
+      const proto::Message end = proto::EndOfStream{frames_, 0};
+      closed_ = true;
+      credits_->detach();
+      channel_->close(&end);
+      return end_with({StreamEnd::How::stopped, std::nullopt, 0, 0});
+    }
+    if (sink_) {
+      if (auto failure = sink_->failure()) return failed(*failure);
+    }
+    if (auto ok = flush_credits(); !ok) return failed(ok.error());
+    auto message = channel_->receive(std::min(kTick, config_.timeouts.keepalive));
+    if (!message) {
+      if (stopping_) continue;
+      return failed(message.error());
+    }
+    const auto now = Clock::now();
+    if (!*message) {
+      if (now - last_heard_ >= config_.timeouts.peer) {
+        return failed(Error(ErrorCode::timeout,
+                            fmt::format("peer silent for {} ms", config_.timeouts.peer.count())));
+      }
+      keepalive_if_quiet();
+      continue;
+    }
+    last_heard_ = now;
+    const proto::Message& m = **message;
+    switch (proto::type_of(m)) {
+      case proto::MessageType::StreamStart:
+        if (auto ok = start_stream(std::get<proto::StreamStart>(m)); !ok) return failed(ok.error());
+        break;
+      case proto::MessageType::FrameWritten:
+        if (auto ok = frame_written(std::get<proto::FrameWritten>(m)); !ok) {
+          if (stopping_) continue;
+          return failed(ok.error());
+        }
+        if (config_.frames_per_stream && frames_ >= *config_.frames_per_stream) {
+          const proto::Message end = proto::EndOfStream{frames_, 0};
+          closed_ = true;
+          credits_->detach();
+          channel_->close(&end);
+          return end_with({StreamEnd::How::frames_reached, std::nullopt, 0, 0});
+        }
+        break;
+      case proto::MessageType::Keepalive: break;
+      case proto::MessageType::EndOfStream: {
+        const auto& end = std::get<proto::EndOfStream>(m);
+        closed_ = true;
+        credits_->detach();
+        channel_->close(nullptr);
+        log().info("[{}] end of stream: sender sent {} frames, dropped {}", who_, end.frames,
+                   end.dropped);
+        return end_with({StreamEnd::How::sender_ended, std::nullopt, end.frames, end.dropped});
+      }
+      case proto::MessageType::Error: {
+        const auto& error = std::get<proto::ErrorMessage>(m);
+        return failed(Error(error.code, fmt::format("sender reported: {}", error.text)), false);
+      }
+      default:
+        return failed(Error(ErrorCode::protocol, fmt::format("unexpected {} from a sender",
+                                                             proto::to_string(proto::type_of(m)))));
+    }
+    keepalive_if_quiet();
+  }
+}
+
+}  // namespace rdmavideo::receiver

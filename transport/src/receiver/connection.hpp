@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+// The receiver core: one connection from accept to close, for every transport. It runs the
+// handshake, admits the stream through its host, allocates and exposes rings, checks every
+// message against the connection's state, hands frames to the stream's sink as leases,
+// returns credits, keeps the peer alive and watches it, and closes the way the protocol
+// says (docs/protocol.md §6, §7, §9). The transport supplies only a ReceiverChannel.
+//
+// Threads: run() on the connection's thread. stop() from any thread: it wakes every wait
+// and the connection ends within a moment, telling the sender to stop. Leases release
+// slots from any thread.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "rdmavideo/receiver_service.hpp"
+#include "rdmavideo/ring.hpp"
+#include "receiver/channel.hpp"
+
+namespace rdmavideo::receiver {
+
+/// A stream's live record, shared by the connection that feeds it and the service that
+/// reports it.
+struct StreamRecord {
+  mutable std::mutex mu;
+  StreamReport report;  // under mu
+  std::unique_ptr<StreamSink> sink;  // the stream's connection thread only
+};
+
+/// What a connection asks of the service that runs it.
+class ConnectionHost {
+ public:
+  virtual ~ConnectionHost() = default;
+  /// Admits a stream whose first StreamStart passed every check and returns its sink and
+  /// record; an error refuses it (the receiver is busy, the sink could not be made) and is
+  /// sent to the peer.
+  struct Admitted {
+    StreamSink* sink = nullptr;
+    std::shared_ptr<StreamRecord> record;
+  };
+  virtual Result<Admitted> admit(StreamInfo info) = 0;
+  /// The admitted stream is over and its connection closed: finish the sink and record it.
+  virtual void release(const std::shared_ptr<StreamRecord>& record, StreamEnd end) = 0;
+};
+
+struct ConnectionConfig {
+  uint32_t ring_size = 8;
+  uint64_t max_frame_bytes = 1ull << 30;
+  Timeouts timeouts;
+  memory::MemoryKind memory = memory::MemoryKind::host;
+  std::optional<uint64_t> frames_per_stream;
+};
+
+class ReceiverConnection {
+ public:
+  ReceiverConnection(std::unique_ptr<ReceiverChannel> channel, ConnectionConfig config,
+                     ConnectionHost& host);
+  ~ReceiverConnection();
+  ReceiverConnection(const ReceiverConnection&) = delete;
+  ReceiverConnection& operator=(const ReceiverConnection&) = delete;
+
+  const std::string& peer() const { return peer_; }
+
+  /// Runs the connection to its end. A failure before a stream was admitted (a bad Hello, a
+  /// refused StreamStart) is returned; a stream's end goes to the host's release().
+  Result<void> run();
+  /// Thread-safe: ends the connection soon, telling the sender to stop.
+  void stop();
+
+ private:
+  class Credits;
+  struct Ring;
+
+  Result<void> handshake(Clock::time_point deadline);
+  Result<void> start_stream(const proto::StreamStart& m);
+  Result<void> frame_written(const proto::FrameWritten& m);
+  // Sends under the send lock (credits may be sent from a consumer's thread meanwhile).
+  Result<void> send(const proto::Message& message);
+  Result<void> flush_credits();
+  void keepalive_if_quiet();
+  // Closes the connection on `error`: tells the peer where that makes sense, and returns the
+  // error with who we talk to in front.
+  Error fail(const Error& error, bool tell_peer = true);
+  void finish_stream(StreamEnd end);
+
+  std::unique_ptr<ReceiverChannel> channel_;
+  ConnectionConfig config_;
+  ConnectionHost& host_;
+  std::string peer_;  // the channel's peer, with the RDMA device once established
+  std::string who_;  // "recv host:port "name"" for messages
+  std::shared_ptr<Credits> credits_;  // shared with leases
+
+  std::atomic<bool> stopping_{false};
+  std::mutex send_mu_;                        // one message at a time on the channel
+  Clock::time_point last_sent_;               // under send_mu_
+  Clock::time_point last_heard_;              // connection thread only
+  std::shared_ptr<Ring> ring_;                // the current ring; leases keep older ones
+  uint32_t last_epoch_ = 0;                   // the last StreamStart.ring_epoch accepted
+  StreamSink* sink_ = nullptr;                // the admitted stream's sink
+  std::shared_ptr<StreamRecord> record_;      // the admitted stream's record
+  uint64_t frames_ = 0;                       // frames of this stream handed to the sink
+  uint64_t next_sequence_ = 0;                // the sequence after the last frame's
+  double cpu_start_ = 0;                      // this thread's CPU time at the stream's start
+  bool closed_ = false;
+};
+
+}  // namespace rdmavideo::receiver

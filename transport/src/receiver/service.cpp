@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "rdmavideo/receiver_service.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <list>
+#include <thread>
+
+#include "rdmavideo/log.hpp"
+#include "receiver/connection.hpp"
+#include "util/signals.hpp"
+#include "util/unique_handle.hpp"
+
+namespace rdmavideo {
+
+using receiver::ConnectionHost;
+using receiver::StreamRecord;
+
+std::string_view to_string(StreamEnd::How how) {
+  switch (how) {
+    case StreamEnd::How::sender_ended: return "the sender ended it";
+    case StreamEnd::How::frames_reached: return "frame limit reached";
+    case StreamEnd::How::stopped: return "stopped";
+    case StreamEnd::How::failed: return "failed";
+  }
+  return "unknown";
+}
+
+struct ReceiverService::Impl final : ConnectionHost {
+  // One accepted connection and the thread that runs it.
+  struct Running {
+    std::unique_ptr<receiver::ReceiverConnection> connection;
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+
+  ReceiverServiceOptions options;
+  std::unique_ptr<receiver::ChannelListener> listener;
+  UniqueFd stop_fd;  // eventfd: readable once stop() was called
+  std::thread accept_thread;
+  std::list<std::unique_ptr<Running>> running;  // accept thread; stop() once it has ended
+
+  mutable std::mutex mu;
+  std::vector<std::shared_ptr<StreamRecord>> records;  // every admitted stream, in order
+  uint32_t active = 0;     // admitted streams not yet released
+  uint64_t admitted = 0;   // streams admitted so far
+  uint64_t ended = 0;      // streams over so far (their sinks finished)
+  bool stopping = false;
+
+  receiver::ConnectionConfig connection_config() const {
+    return {options.listen.ring_size, options.listen.max_frame_bytes, options.listen.timeouts,
+            options.memory, options.frames_per_stream};
+  }
+
+  void accept_loop() {
+    block_async_signals();
+    for (;;) {
+      pollfd fds[2] = {{listener->readiness_fd(), POLLIN, 0}, {stop_fd.get(), POLLIN, 0}};
+      // Wake now and then to join the threads of connections that have ended.
+      const int rc = poll(fds, 2, 1000);
+      if (fds[1].revents & POLLIN) return;
+      reap();
+      if (rc <= 0 || !(fds[0].revents & POLLIN)) continue;
+      auto channel = listener->accept();
+      if (!channel) {
+        // That peer only (a refused rdma_cm request); a peer that left first is nothing.
+        if (channel.error().code() != ErrorCode::timeout) log().error("{}", channel.error().message());
+        continue;
+      }
+      auto entry = std::make_unique<Running>();
+      entry->connection = std::make_unique<receiver::ReceiverConnection>(
+          std::move(*channel), connection_config(), *this);
+      Running* raw = entry.get();
+      entry->thread = std::thread([this, raw] { run_connection(*raw); });
+      running.push_back(std::move(entry));
+    }
+  }
+
+  void run_connection(Running& entry) {
+    block_async_signals();
+    auto ok = entry.connection->run();
+    if (!ok) {
+      std::lock_guard lock(mu);
+      if (!stopping) log().error("{}", ok.error().message());
+    }
+    entry.done = true;
+  }
+
+  void reap() {
+    for (auto it = running.begin(); it != running.end();) {
+      if ((*it)->done) {
+        (*it)->thread.join();
+        it = running.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  Result<Admitted> admit(StreamInfo info) override {
+    auto record = std::make_shared<StreamRecord>();
+    {
+      std::lock_guard lock(mu);
+      if (stopping) return make_error(ErrorCode::resource, "receiver is stopping");
+      if (active >= options.max_streams) {
+        return make_error(ErrorCode::resource,
+                          "receiver busy: it serves at most {} stream{} at once, and all are in use",
+                          options.max_streams, options.max_streams == 1 ? "" : "s");
+      }
+      if (options.stream_limit && admitted >= options.stream_limit) {
+        return make_error(ErrorCode::resource,
+                          "receiver busy: it takes no more streams (its limit of {} reached)",
+                          options.stream_limit);
+      }
+      ++active;
+      info.number = ++admitted;
+      record->report.info = info;
+      record->report.format = *info.format;
+      records.push_back(record);
+    }
+    if (options.sink_factory) {
+      auto sink = options.sink_factory(record->report.info);
+      if (!sink) {
+        release(record, {StreamEnd::How::failed, sink.error(), 0, 0});
+        return Unexpected(sink.error());
+      }
+      record->sink = std::move(*sink);
+    }
+    return Admitted{record->sink.get(), record};
+  }
+
+  void release(const std::shared_ptr<StreamRecord>& record, StreamEnd end) override {
+    if (record->sink) {
+      if (auto ok = record->sink->finish(end); !ok) {
+        log().error("{}", ok.error().message());
+        end.how = StreamEnd::How::failed;
+        end.error = ok.error();
+      }
+      record->sink.reset();  // its thread ends here
+    }
+    StreamReport report;
+    {
+      std::lock_guard lock(record->mu);
+      record->report.state =
+          end.ok() ? StreamReport::State::ended : StreamReport::State::failed;
+      record->report.end = std::move(end);
+      if (record->report.stats.end == std::chrono::steady_clock::time_point{}) {
+        record->report.stats.finish();
+      }
+      report = record->report;
+    }
+    {
+      std::lock_guard lock(mu);
+      --active;
+      ++ended;
+    }
+    if (options.on_stream_end) options.on_stream_end(report);
+  }
+
+  void stop() {
+    {
+      std::lock_guard lock(mu);
+      if (stopping) return;
+      stopping = true;
+    }
+    const uint64_t one = 1;
+    (void)!write(stop_fd.get(), &one, sizeof one);
+    if (accept_thread.joinable()) accept_thread.join();
+    // The accept thread has ended: `running` is ours now.
+    for (auto& entry : running) entry->connection->stop();
+    for (auto& entry : running) entry->thread.join();
+    running.clear();
+  }
+};
+
+ReceiverService::ReceiverService(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ReceiverService::~ReceiverService() { stop(); }
+
+Result<std::unique_ptr<ReceiverService>> ReceiverService::start(ReceiverServiceOptions options) {
+  if (options.max_streams == 0) {
+    return make_error(ErrorCode::invalid_argument, "max_streams is 0: no stream could be served");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  auto listener = receiver::listen(impl->options.transport, impl->options.listen);
+  if (!listener) return Unexpected(listener.error());
+  impl->listener = std::move(*listener);
+  impl->stop_fd.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!impl->stop_fd) return Unexpected(system_error("eventfd", errno));
+  Impl* raw = impl.get();
+  impl->accept_thread = std::thread([raw] { raw->accept_loop(); });
+  return std::unique_ptr<ReceiverService>(new ReceiverService(std::move(impl)));
+}
+
+Endpoint ReceiverService::local_endpoint() const { return impl_->listener->local_endpoint(); }
+
+std::string ReceiverService::describe() const { return impl_->listener->describe(); }
+
+void ReceiverService::stop() { impl_->stop(); }
+
+std::vector<StreamReport> ReceiverService::reports() const {
+  std::vector<std::shared_ptr<StreamRecord>> records;
+  {
+    std::lock_guard lock(impl_->mu);
+    records = impl_->records;
+  }
+  std::vector<StreamReport> out;
+  out.reserve(records.size());
+  for (const auto& record : records) {
+    std::lock_guard lock(record->mu);
+    out.push_back(record->report);
+  }
+  return out;
+}
+
+uint64_t ReceiverService::ended_streams() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->ended;
+}
+
+}  // namespace rdmavideo

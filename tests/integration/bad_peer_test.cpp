@@ -2,7 +2,9 @@
 // A receiver faced with broken peers: garbage, truncated and oversized messages, a wrong
 // version, a slot out of range, a frame larger than its slot, a sender that dies mid-frame,
 // and a corrupted payload. Each costs only its own connection: the error names the field,
-// the peer is told why, and the next good sender is served.
+// the peer is told why, and the next good sender is served. The receiver runs with --serve,
+// as one left running does: a peer that got as far as a stream is a stream that failed, and
+// the receiver goes on; one that did not is no stream at all.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -63,7 +65,7 @@ class RawPeer {
   }
 
   proto::HelloAck handshake() {
-    proto::Hello hello;
+    proto::Hello hello;  // this build's versions
     hello.max_frame_bytes = 1 << 20;
     hello.software = "raw test peer";
     send(hello);
@@ -97,6 +99,7 @@ class RawPeer {
 proto::StreamStart small_format() {
   auto f = proto::make_stream_start(PixelFormat::uyvy, 64, 36, {30, 1});
   f->stream_id = 1;
+  f->ring_epoch = 1;
   f->name = "bad peer";
   return *f;
 }
@@ -104,7 +107,7 @@ proto::StreamStart small_format() {
 class BadPeer : public ::testing::Test {
  protected:
   void SetUp() override {
-    recv_.emplace(dir_, std::vector<std::string>{"--verify", "--quiet", "--ring", "8",
+    recv_.emplace(dir_, std::vector<std::string>{"--verify", "--quiet", "--ring", "8", "--serve",
                                                  "--stats-json", (dir_ / "recv.json").string()});
   }
 
@@ -115,16 +118,31 @@ class BadPeer : public ::testing::Test {
         << "receiver log lacks \"" << needle << "\":\n" << recv_->process().stderr_text();
   }
 
-  // After any bad peer, a good sender is served and the receiver exits cleanly.
-  void expect_next_sender_served() {
+  // After any bad peer, a good sender is served, its frames all verified; on SIGTERM the
+  // receiver exits 0, or 1 when the bad peer was a stream (it failed).
+  void expect_next_sender_served(bool bad_peer_was_a_stream = false) {
     Process send({RDMAVIDEO_SEND_BIN, "--connect", recv_->address(), "--testsrc", "-s", "320x240",
-                  "--frames", "10", "--checksum", "--quiet"},
+                  "--frames", "10", "--checksum", "--quiet", "--name", "good"},
                  dir_ / "good.stderr");
     ASSERT_EQ(send.wait(30s), 0) << send.stderr_text();
-    ASSERT_EQ(recv_->process().wait(30s), 0) << recv_->process().stderr_text();
+    ASSERT_TRUE(recv_->process().wait_for_stderr("\"good\"\\] stream [0-9]+ the sender ended it", 10s))
+        << recv_->process().stderr_text();
+    recv_->process().signal(SIGTERM);
+    ASSERT_EQ(recv_->process().wait(30s), bad_peer_was_a_stream ? 1 : 0)
+        << recv_->process().stderr_text();
     const auto r = read_json(dir_ / "recv.json");
     EXPECT_EQ(r["frames"].get<int>(), 10 + extra_frames_);
     EXPECT_EQ(r["checksum_failures"].get<int>(), expected_failures_);
+    // Verification is per stream: the good stream is clean whatever the bad peer sent.
+    ASSERT_EQ(r["streams"].size(), bad_peer_was_a_stream ? 2u : 1u) << r.dump(2);
+    const auto& good = r["streams"].back();
+    EXPECT_EQ(good["name"], "good");
+    EXPECT_EQ(good["state"], "ended");
+    EXPECT_EQ(good["frames"], 10);
+    EXPECT_EQ(good["checksum_failures"], 0);
+    if (bad_peer_was_a_stream) {
+      EXPECT_EQ(r["streams"][0]["state"], "failed");
+    }
   }
 
   TempDir dir_;
@@ -150,7 +168,7 @@ TEST_F(BadPeer, GarbageBytes) {
 TEST_F(BadPeer, TruncatedMessage) {
   {
     RawPeer peer(recv_->port());
-    auto hello = proto::encode(proto::Hello{1, 1, 0, 1 << 20, 0, "x"});
+    auto hello = proto::encode(proto::Hello{proto::kMinVersion, proto::kVersion, 0, 1 << 20, 0, "x"});
     peer.send_bytes(std::span(hello).first(proto::kHeaderBytes + 10));
   }  // closed mid-body
   expect_logged("in the middle of Hello (10 of 56 bytes)");
@@ -160,7 +178,7 @@ TEST_F(BadPeer, TruncatedMessage) {
 TEST_F(BadPeer, OversizedMessage) {
   {
     RawPeer peer(recv_->port());
-    auto bytes = proto::encode(proto::Hello{1, 1, 0, 1 << 20, 0, "x"});
+    auto bytes = proto::encode(proto::Hello{proto::kMinVersion, proto::kVersion, 0, 1 << 20, 0, "x"});
     const uint32_t huge = 1 << 20;
     std::memcpy(bytes.data() + 8, &huge, 4);
     peer.send_bytes(bytes);
@@ -181,19 +199,19 @@ TEST_F(BadPeer, WrongVersionInHello) {
     EXPECT_EQ(error->code, ErrorCode::unsupported);
     EXPECT_NE(error->text.find("7..9"), std::string::npos) << error->text;
   }
-  expect_logged("Hello versions 7..9 do not overlap this receiver's 1..1");
+  expect_logged("Hello versions 7..9 do not overlap this receiver's 2..2");
   expect_next_sender_served();
 }
 
 TEST_F(BadPeer, WrongHeaderVersion) {
   {
     RawPeer peer(recv_->port());
-    auto bytes = proto::encode(proto::Hello{1, 1, 0, 1 << 20, 0, "x"});
-    bytes[4] = std::byte{2};
+    auto bytes = proto::encode(proto::Hello{proto::kMinVersion, proto::kVersion, 0, 1 << 20, 0, "x"});
+    bytes[4] = std::byte{3};
     peer.send_bytes(bytes);
     EXPECT_TRUE(peer.error_before_close());
   }
-  expect_logged("Header.version 2 not spoken here (1..1)");
+  expect_logged("Header.version 3 not spoken here (1..2 for Hello)");
   expect_next_sender_served();
 }
 
@@ -213,7 +231,7 @@ TEST_F(BadPeer, SlotOutOfRange) {
         << error->text;
   }
   expect_logged("FrameWritten.slot 12 out of range (ring has 8 slots); ");
-  expect_next_sender_served();
+  expect_next_sender_served(true);
 }
 
 TEST_F(BadPeer, FrameLargerThanSlot) {
@@ -227,7 +245,7 @@ TEST_F(BadPeer, FrameLargerThanSlot) {
   }
   expect_logged("FrameWritten.bytes " + std::to_string(small_format().layout.frame_bytes + 4096) +
                 " larger than the slot");
-  expect_next_sender_served();
+  expect_next_sender_served(true);
 }
 
 TEST_F(BadPeer, FrameInSlotNotGranted) {
@@ -246,7 +264,7 @@ TEST_F(BadPeer, FrameInSlotNotGranted) {
   extra_frames_ = 1;
   // Filled, or held by the receiver if the sink already let it go: never granted.
   expect_logged("FrameWritten.slot 3 not granted (it is ");
-  expect_next_sender_served();
+  expect_next_sender_served(true);
 }
 
 TEST_F(BadPeer, SenderDiesMidFrame) {
@@ -261,7 +279,7 @@ TEST_F(BadPeer, SenderDiesMidFrame) {
     peer.send_bytes(half);
   }
   expect_logged("in the middle of FrameWritten payload (2304 of 4608 bytes)");
-  expect_next_sender_served();
+  expect_next_sender_served(true);
 }
 
 TEST_F(BadPeer, CorruptedPayloadFailsVerify) {
@@ -283,12 +301,14 @@ TEST_F(BadPeer, CorruptedPayloadFailsVerify) {
     peer.send(proto::EndOfStream{1, 0});
     EXPECT_FALSE(peer.error_before_close());
   }
-  // The session ended normally, so the receiver exits (non-zero: a frame failed).
-  ASSERT_EQ(recv_->process().wait(30s), 1) << recv_->process().stderr_text();
+  // The stream ended normally but a frame failed --verify: that stream failed, no other.
   expect_logged("does not match FrameWritten.checksum");
+  extra_frames_ = 1;
+  expected_failures_ = 1;
+  expect_next_sender_served(true);
   const auto r = read_json(dir_ / "recv.json");
-  EXPECT_EQ(r["frames"], 1);
-  EXPECT_EQ(r["checksum_failures"], 1);
+  EXPECT_EQ(r["streams"][0]["frames"], 1);
+  EXPECT_EQ(r["streams"][0]["checksum_failures"], 1);
 }
 
 TEST_F(BadPeer, SilentPeerTimesOutInHandshake) {
@@ -297,7 +317,7 @@ TEST_F(BadPeer, SilentPeerTimesOutInHandshake) {
     auto error = peer.error_before_close();  // the receiver gives up on us
     EXPECT_FALSE(error);
   }
-  expect_logged("peer silent for 5000 ms (reading message header");
+  expect_logged("no Hello within 5000 ms");
   expect_next_sender_served();
 }
 

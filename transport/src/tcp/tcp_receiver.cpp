@@ -19,14 +19,18 @@ using std::chrono::milliseconds;
 
 // The most a receiver drains after its half-close before it closes the socket.
 constexpr milliseconds kDrainLimit(500);
+// How often a blocked read wakes (SO_RCVTIMEO) to look at the stop flag and send keepalives:
+// a stop ends a read within this.
+constexpr milliseconds kReadTick(200);
 
 class TcpChannel final : public receiver::ReceiverChannel {
  public:
   TcpChannel(Socket socket, const Timeouts& timeouts)
       : socket_(std::move(socket)), timeouts_(timeouts) {
-    // Reads give up after the peer timeout without progress; a stop ends them at once (the
-    // socket's read side is shut down) or at the next tick.
-    read_policy_ = IoPolicy{timeouts.keepalive, timeouts.peer, nullptr, &interrupted_};
+    // Reads give up after the peer timeout without progress; a stop ends them at the next
+    // tick. (Shutting the read side down would end them sooner, but then the socket could not
+    // be drained, and closing it with the sender's unread bytes would reset the connection.)
+    read_policy_ = IoPolicy{kReadTick, timeouts.peer, nullptr, &interrupted_};
     write_policy_ = IoPolicy{timeouts.keepalive, timeouts.peer, nullptr, &interrupted_};
   }
   ~TcpChannel() override { close(nullptr); }
@@ -35,7 +39,7 @@ class TcpChannel final : public receiver::ReceiverChannel {
   const std::string& peer() const override { return socket_.peer(); }
 
   Result<void> establish(Clock::time_point) override {
-    return socket_.configure(timeouts_.keepalive);
+    return socket_.configure(std::min(kReadTick, timeouts_.keepalive));
   }
 
   Result<std::optional<proto::Message>> receive(milliseconds wait) override {
@@ -61,11 +65,7 @@ class TcpChannel final : public receiver::ReceiverChannel {
 
   void wake() override {}  // the connection thread never waits long on its own
 
-  void interrupt() override {
-    interrupted_ = true;
-    // A read blocked in recv returns at once: the read side is closed.
-    if (socket_.fd() >= 0) shutdown(socket_.fd(), SHUT_RD);
-  }
+  void interrupt() override { interrupted_ = true; }
 
   Result<receiver::RingAccess> expose_ring(const std::shared_ptr<memory::Region>&) override {
     return receiver::RingAccess{};  // payloads are read into the slots; nothing to expose
@@ -80,7 +80,7 @@ class TcpChannel final : public receiver::ReceiverChannel {
     shutdown(socket_.fd(), SHUT_WR);
     std::array<std::byte, 65536> sink;
     const auto deadline = Clock::now() + kDrainLimit;
-    while (!interrupted_ && Clock::now() < deadline) {
+    while (Clock::now() < deadline) {
       auto ready = socket_.wait_readable(milliseconds(100));
       if (!ready) break;
       if (!*ready) continue;

@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: Apache-2.0
+// The receiver core (receiver/connection.cpp) driven through an in-memory channel: the
+// handshake, admission, rings, credits, the checks that need state, limits, failure and
+// close, each asserting what the peer was told and what the service heard. No sockets, no
+// devices; the only clock involved is in the timeout tests, which use short timeouts.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "receiver/connection.hpp"
+
+namespace rdmavideo::receiver {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A peer made of queues: the test puts in what the sender says and reads what the receiver
+// said back.
+class FakeChannel final : public ReceiverChannel {
+ public:
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<proto::Message> inbound;
+    std::deque<std::vector<std::byte>> payloads;  // one per FrameWritten, in order
+    std::vector<proto::Message> sent;
+    std::vector<size_t> exposed_bytes;  // ring sizes exposed
+    int wakes = 0;
+    bool closed = false;
+    std::optional<proto::Message> last;  // close()'s last message
+    bool any_thread = true;
+  };
+
+  explicit FakeChannel(std::shared_ptr<Shared> shared) : s_(std::move(shared)) {}
+
+  TransportKind kind() const override { return TransportKind::tcp; }
+  const std::string& peer() const override { return peer_; }
+  Result<void> establish(Clock::time_point) override { return {}; }
+
+  Result<std::optional<proto::Message>> receive(std::chrono::milliseconds wait) override {
+    std::unique_lock lock(s_->mu);
+    s_->cv.wait_for(lock, wait, [&] { return !s_->inbound.empty() || interrupted_; });
+    if (interrupted_) return make_error(ErrorCode::peer_closed, "interrupted");
+    if (s_->inbound.empty()) return std::optional<proto::Message>{};
+    auto m = std::move(s_->inbound.front());
+    s_->inbound.pop_front();
+    return std::optional<proto::Message>(std::move(m));
+  }
+
+  Result<void> receive_payload(std::span<std::byte> slot,
+                               const std::function<void()>&) override {
+    std::lock_guard lock(s_->mu);
+    if (s_->payloads.empty()) {
+      return make_error(ErrorCode::peer_closed, "peer closed the connection in the middle of "
+                                                "FrameWritten payload");
+    }
+    auto payload = std::move(s_->payloads.front());
+    s_->payloads.pop_front();
+    std::copy(payload.begin(), payload.begin() + std::min(payload.size(), slot.size()),
+              slot.begin());
+    return {};
+  }
+
+  Result<void> send(const proto::Message& message) override {
+    std::lock_guard lock(s_->mu);
+    s_->sent.push_back(message);
+    return {};
+  }
+  bool sends_from_any_thread() const override { return s_->any_thread; }
+  void wake() override {
+    std::lock_guard lock(s_->mu);
+    ++s_->wakes;
+    s_->cv.notify_all();
+  }
+  void interrupt() override {
+    std::lock_guard lock(s_->mu);
+    interrupted_ = true;
+    s_->cv.notify_all();
+  }
+  Result<RingAccess> expose_ring(const std::shared_ptr<memory::Region>& memory) override {
+    std::lock_guard lock(s_->mu);
+    s_->exposed_bytes.push_back(memory->size());
+    return RingAccess{0x1000, 0x42, nullptr};
+  }
+  void close(const proto::Message* last) override {
+    std::lock_guard lock(s_->mu);
+    if (s_->closed) return;
+    s_->closed = true;
+    if (last) s_->last = *last;
+  }
+
+ private:
+  std::shared_ptr<Shared> s_;
+  std::string peer_ = "10.0.0.7:5000";
+  bool interrupted_ = false;  // under s_->mu
+};
+
+class CollectingSink final : public StreamSink {
+ public:
+  void frame(FrameLease frame) override {
+    std::lock_guard lock(mu);
+    frames.push_back(std::move(frame));
+  }
+  std::optional<Error> failure() const override {
+    std::lock_guard lock(mu);
+    return fail_with;
+  }
+  Result<void> finish(const StreamEnd&) override {
+    std::lock_guard lock(mu);
+    finished = true;
+    return {};
+  }
+  mutable std::mutex mu;
+  std::vector<FrameLease> frames;
+  std::optional<Error> fail_with;
+  bool finished = false;
+};
+
+class FakeHost final : public ConnectionHost {
+ public:
+  Result<Admitted> admit(StreamInfo info) override {
+    ++admissions;
+    admitted_info = info;
+    if (refuse) return Unexpected(*refuse);
+    record = std::make_shared<StreamRecord>();
+    record->report.info = info;
+    return Admitted{&sink, record};
+  }
+  void release(const std::shared_ptr<StreamRecord>& r, StreamEnd e) override {
+    (void)sink.finish(e);
+    released = r;
+    end = std::move(e);
+  }
+
+  CollectingSink sink;
+  std::optional<Error> refuse;
+  int admissions = 0;
+  std::optional<StreamInfo> admitted_info;
+  std::shared_ptr<StreamRecord> record;
+  std::shared_ptr<StreamRecord> released;
+  std::optional<StreamEnd> end;
+};
+
+proto::Hello hello() {
+  proto::Hello h;
+  h.max_frame_bytes = 1 << 20;
+  h.software = "test sender";
+  return h;
+}
+
+proto::StreamStart format(uint32_t ring_epoch = 1, uint32_t stream_id = 1) {
+  auto f = proto::make_stream_start(PixelFormat::uyvy, 64, 36, {30, 1});
+  f->stream_id = stream_id;
+  f->ring_epoch = ring_epoch;
+  f->name = "cam1";
+  return *f;
+}
+
+proto::FrameWritten frame(uint32_t slot, uint64_t sequence, uint32_t epoch = 1) {
+  proto::FrameWritten m;
+  m.ring_epoch = epoch;
+  m.slot = slot;
+  m.sequence = sequence;
+  m.bytes = format().layout.frame_bytes;
+  return m;
+}
+
+template <typename T>
+std::vector<T> sent_of(const FakeChannel::Shared& s) {
+  std::vector<T> out;
+  for (const auto& m : s.sent) {
+    if (const auto* t = std::get_if<T>(&m)) out.push_back(*t);
+  }
+  return out;
+}
+
+class ReceiverCore : public ::testing::Test {
+ protected:
+  ReceiverCore() {
+    config_.ring_size = 8;
+    config_.max_frame_bytes = 1 << 20;
+    config_.timeouts.connect = 2000ms;
+    config_.timeouts.keepalive = 1000ms;
+    config_.timeouts.peer = 2000ms;
+  }
+
+  void say(proto::Message m) {
+    std::lock_guard lock(shared_->mu);
+    shared_->inbound.push_back(std::move(m));
+    shared_->cv.notify_all();
+  }
+  void say_frame(uint32_t slot, uint64_t sequence, uint32_t epoch = 1, std::byte fill = {}) {
+    std::lock_guard lock(shared_->mu);
+    shared_->inbound.push_back(frame(slot, sequence, epoch));
+    shared_->payloads.emplace_back(format().layout.frame_bytes, fill);
+    shared_->cv.notify_all();
+  }
+  std::unique_ptr<ReceiverConnection> make() {
+    return std::make_unique<ReceiverConnection>(std::make_unique<FakeChannel>(shared_), config_,
+                                                host_);
+  }
+  std::optional<proto::ErrorMessage> error_told() {
+    std::lock_guard lock(shared_->mu);
+    if (!shared_->last) return std::nullopt;
+    if (auto* e = std::get_if<proto::ErrorMessage>(&*shared_->last)) return *e;
+    return std::nullopt;
+  }
+
+  std::shared_ptr<FakeChannel::Shared> shared_ = std::make_shared<FakeChannel::Shared>();
+  ConnectionConfig config_;
+  FakeHost host_;
+};
+
+TEST_F(ReceiverCore, StreamFromHelloToEndOfStream) {
+  say(hello());
+  say(format());
+  say_frame(0, 0, 1, std::byte{0xab});
+  say_frame(1, 1);
+  say(proto::EndOfStream{2, 0});
+  ASSERT_TRUE(make()->run());
+
+  const auto acks = sent_of<proto::HelloAck>(*shared_);
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].version, proto::kVersion);
+  EXPECT_EQ(acks[0].credits, 8u);
+  const auto rings = sent_of<proto::RingInfo>(*shared_);
+  ASSERT_EQ(rings.size(), 1u);
+  EXPECT_EQ(rings[0].stream_id, 1u);
+  EXPECT_EQ(rings[0].ring_epoch, 1u);
+  EXPECT_EQ(rings[0].slot_count, 8u);
+  EXPECT_EQ(rings[0].slot_bytes, format().layout.frame_bytes);
+  EXPECT_EQ(rings[0].slot_stride, 8192u);  // 4608 rounded up to a page
+  EXPECT_EQ(rings[0].rkey, 0x42u);
+  const auto credits = sent_of<proto::CreditReturn>(*shared_);
+  ASSERT_GE(credits.size(), 1u);
+  EXPECT_EQ(credits[0].slots, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+
+  ASSERT_EQ(host_.admissions, 1);
+  EXPECT_EQ(host_.admitted_info->name, "cam1");
+  EXPECT_EQ(host_.admitted_info->peer, "10.0.0.7:5000");
+  ASSERT_EQ(host_.sink.frames.size(), 2u);
+  const FrameLease& first = host_.sink.frames[0];
+  EXPECT_EQ(first.info().slot, 0u);
+  EXPECT_EQ(first.data()[0], std::byte{0xab});
+  EXPECT_EQ(first.format().width, 64u);
+  // Every frame of one ring epoch shares one format object.
+  EXPECT_EQ(first.shared_format(), host_.sink.frames[1].shared_format());
+  ASSERT_TRUE(host_.end);
+  EXPECT_EQ(host_.end->how, StreamEnd::How::sender_ended);
+  EXPECT_EQ(host_.end->sender_frames, 2u);
+  EXPECT_EQ(host_.record->report.stats.frames, 2u);
+  EXPECT_TRUE(shared_->closed);
+  EXPECT_FALSE(shared_->last);  // nothing more to say after the sender's EndOfStream
+}
+
+TEST_F(ReceiverCore, FirstMessageMustBeHello) {
+  say(format());
+  auto ok = make()->run();
+  ASSERT_FALSE(ok);
+  EXPECT_NE(ok.error().message().find("expected Hello, got StreamStart"), std::string::npos);
+  auto told = error_told();
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->text, "expected Hello, got StreamStart");
+  EXPECT_EQ(host_.admissions, 0);
+}
+
+TEST_F(ReceiverCore, RefusesHelloWhoseVersionsDoNotOverlap) {
+  proto::Hello old = hello();
+  old.min_version = old.max_version = 1;
+  say(old);
+  ASSERT_FALSE(make()->run());
+  auto told = error_told();
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->code, ErrorCode::unsupported);
+  EXPECT_EQ(told->text, "Hello versions 1..1 do not overlap this receiver's 2..2");
+  EXPECT_TRUE(sent_of<proto::HelloAck>(*shared_).empty());
+}
+
+TEST_F(ReceiverCore, BusyRefusalAllocatesAndRevealsNothing) {
+  host_.refuse = Error(ErrorCode::resource, "receiver busy: it serves at most 1 stream at once");
+  say(hello());
+  say(format());
+  auto ok = make()->run();
+  ASSERT_FALSE(ok);
+  auto told = error_told();
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->code, ErrorCode::resource);
+  EXPECT_NE(told->text.find("receiver busy"), std::string::npos);
+  EXPECT_TRUE(sent_of<proto::RingInfo>(*shared_).empty());
+  EXPECT_TRUE(shared_->exposed_bytes.empty());  // no ring was registered for the peer
+}
+
+TEST_F(ReceiverCore, RefusesAudioBeforeAdmission) {
+  say(hello());
+  auto audio = format();
+  audio.media = proto::MediaKind::audio;
+  say(audio);
+  ASSERT_FALSE(make()->run());
+  auto told = error_told();
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->code, ErrorCode::unsupported);
+  EXPECT_NE(told->text.find("StreamStart.media 2 (audio)"), std::string::npos) << told->text;
+  EXPECT_EQ(host_.admissions, 0);  // not a stream
+}
+
+TEST_F(ReceiverCore, RefusesASecondStreamOnOneConnection) {
+  say(hello());
+  say(format(1, 1));
+  say(format(2, 7));
+  ASSERT_TRUE(make()->run());  // the admitted stream's end goes to the host
+  ASSERT_TRUE(host_.end);
+  EXPECT_EQ(host_.end->how, StreamEnd::How::failed);
+  auto told = error_told();
+  ASSERT_TRUE(told);
+  EXPECT_NE(told->text.find("StreamStart.stream_id 7: this connection carries stream 1"),
+            std::string::npos)
+      << told->text;
+}
+
+TEST_F(ReceiverCore, RingEpochMustIncrease) {
+  say(hello());
+  say(format(3));
+  say(format(3));
+  ASSERT_TRUE(make()->run());
+  auto told = error_told();
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->text, "StreamStart.ring_epoch 3 not after the current 3");
+}
+
+TEST_F(ReceiverCore, FormatChangeOpensANewRingAndOldLeasesStayValid) {
+  say(hello());
+  say(format(1));
+  say_frame(0, 0, 1, std::byte{0x11});
+  auto bigger = proto::make_stream_start(PixelFormat::rgba, 64, 36, {30, 1});
+  bigger->stream_id = 1;
+  bigger->ring_epoch = 2;
+  say(*bigger);
+  say(proto::EndOfStream{1, 0});
+  ASSERT_TRUE(make()->run());
+  const auto rings = sent_of<proto::RingInfo>(*shared_);
+  ASSERT_EQ(rings.size(), 2u);
+  EXPECT_EQ(rings[1].ring_epoch, 2u);
+  EXPECT_EQ(rings[1].slot_bytes, bigger->layout.frame_bytes);
+  ASSERT_EQ(host_.sink.frames.size(), 1u);
+  EXPECT_EQ(host_.sink.frames[0].data()[0], std::byte{0x11});  // the old ring lives on
+  EXPECT_EQ(host_.record->report.format.pixel_format, PixelFormat::rgba);
+}
+
+TEST_F(ReceiverCore, FrameInASlotOutOfRangeFailsTheStream) {
+  say(hello());
+  say(format());
+  say(frame(12, 0));
+  ASSERT_TRUE(make()->run());
+  ASSERT_TRUE(host_.end);
+  EXPECT_EQ(host_.end->how, StreamEnd::How::failed);
+  ASSERT_TRUE(host_.end->error);
+  EXPECT_NE(host_.end->error->message().find(
+                "recv 10.0.0.7:5000 \"cam1\": FrameWritten.slot 12 out of range (ring has 8 slots); "
+                "closing"),
+            std::string::npos)
+      << host_.end->error->message();
+  auto told = error_told();
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->text, "FrameWritten.slot 12 out of range (ring has 8 slots)");
+}
+
+TEST_F(ReceiverCore, FrameInASlotNotGrantedFailsTheStream) {
+  say(hello());
+  say(format());
+  say_frame(3, 0);
+  say_frame(3, 1);  // held by the sink: never granted again
+  ASSERT_TRUE(make()->run());
+  auto told = error_told();
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->text, "FrameWritten.slot 3 not granted (it is filled)");
+}
+
+TEST_F(ReceiverCore, FrameOfAnOldRingIsRefused) {
+  say(hello());
+  say(format(1));
+  say(format(2));
+  say_frame(0, 0, 1);
+  ASSERT_TRUE(make()->run());
+  auto told = error_told();
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->text, "FrameWritten.ring_epoch 1 is not the current ring (2)");
+}
+
+TEST_F(ReceiverCore, ReleasedSlotsGoBackAsCredits) {
+  say(hello());
+  say(format());
+  for (uint32_t slot = 0; slot < 4; ++slot) say_frame(slot, slot);
+  say(proto::EndOfStream{4, 0});
+  // The sink keeps its leases until the test drops them, after the connection ended: no
+  // credit can come of that.
+  ASSERT_TRUE(make()->run());
+  ASSERT_EQ(host_.sink.frames.size(), 4u);
+  const size_t before = sent_of<proto::CreditReturn>(*shared_).size();
+  host_.sink.frames.clear();
+  EXPECT_EQ(sent_of<proto::CreditReturn>(*shared_).size(), before);
+}
+
+TEST_F(ReceiverCore, ReleasingSendsCreditsFromTheConsumersThread) {
+  say(hello());
+  say(format());
+  for (uint32_t slot = 0; slot < 6; ++slot) say_frame(slot, slot);
+  auto connection = make();
+  std::thread runner([&] { EXPECT_TRUE(connection->run()); });
+  // Wait for the six frames, then drop them here, on this (the consumer's) thread.
+  for (int i = 0; i < 200; ++i) {
+    {
+      std::lock_guard lock(host_.sink.mu);
+      if (host_.sink.frames.size() == 6) break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  {
+    std::lock_guard lock(host_.sink.mu);
+    ASSERT_EQ(host_.sink.frames.size(), 6u);
+    host_.sink.frames.clear();
+  }
+  std::vector<uint32_t> returned;
+  for (const auto& c : sent_of<proto::CreditReturn>(*shared_)) {
+    returned.insert(returned.end(), c.slots.begin(), c.slots.end());
+  }
+  // The first grant (8 slots), then the released ones in release order (docs/protocol.md
+  // §6.4): slot 0 at once (the sender was down to 2 credits), then pairs; slot 5 waits for
+  // its pair.
+  EXPECT_EQ(returned, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4}));
+  say(proto::EndOfStream{6, 0});
+  runner.join();
+}
+
+TEST_F(ReceiverCore, CreditsWaitForTheConnectionThreadWhereSendsCannotCross) {
+  shared_->any_thread = false;  // verbs
+  say(hello());
+  say(format());
+  say_frame(0, 0);
+  say_frame(1, 1);
+  auto connection = make();
+  std::thread runner([&] { EXPECT_TRUE(connection->run()); });
+  for (int i = 0; i < 200; ++i) {
+    {
+      std::lock_guard lock(host_.sink.mu);
+      if (host_.sink.frames.size() == 2) break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  int wakes_before;
+  {
+    std::lock_guard lock(shared_->mu);
+    wakes_before = shared_->wakes;
+  }
+  {
+    std::lock_guard lock(host_.sink.mu);
+    host_.sink.frames.clear();  // batch of 2 due: wakes the connection thread
+  }
+  std::vector<uint32_t> returned;
+  for (int i = 0; i < 200 && returned.size() < 10; ++i) {
+    std::this_thread::sleep_for(10ms);
+    std::lock_guard lock(shared_->mu);
+    returned.clear();
+    for (const auto& m : shared_->sent) {
+      if (auto* c = std::get_if<proto::CreditReturn>(&m)) {
+        returned.insert(returned.end(), c->slots.begin(), c->slots.end());
+      }
+    }
+  }
+  ASSERT_EQ(returned.size(), 10u);
+  {
+    std::lock_guard lock(shared_->mu);
+    EXPECT_GT(shared_->wakes, wakes_before);
+  }
+  say(proto::EndOfStream{2, 0});
+  runner.join();
+}
+
+TEST_F(ReceiverCore, FrameLimitTellsTheSenderToStop) {
+  config_.frames_per_stream = 2;
+  say(hello());
+  say(format());
+  say_frame(0, 0);
+  say_frame(1, 1);
+  say_frame(2, 2);  // never read
+  ASSERT_TRUE(make()->run());
+  ASSERT_TRUE(host_.end);
+  EXPECT_EQ(host_.end->how, StreamEnd::How::frames_reached);
+  ASSERT_TRUE(shared_->last);
+  const auto* end = std::get_if<proto::EndOfStream>(&*shared_->last);
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->frames, 2u);
+  EXPECT_EQ(host_.sink.frames.size(), 2u);
+}
+
+TEST_F(ReceiverCore, SinkFailureEndsTheStreamAndTellsTheSender) {
+  host_.sink.fail_with = Error(ErrorCode::system, "--output cam1.yuv: write: No space left on device");
+  say(hello());
+  say(format());
+  say_frame(0, 0);
+  ASSERT_TRUE(make()->run());
+  ASSERT_TRUE(host_.end);
+  EXPECT_EQ(host_.end->how, StreamEnd::How::failed);
+  auto told = error_told();
+  ASSERT_TRUE(told);
+  EXPECT_NE(told->text.find("No space left on device"), std::string::npos);
+  EXPECT_TRUE(host_.sink.finished);
+}
+
+TEST_F(ReceiverCore, StopEndsTheStreamAndTellsTheSender) {
+  say(hello());
+  say(format());
+  say_frame(0, 0);
+  auto connection = make();
+  std::thread runner([&] { EXPECT_TRUE(connection->run()); });
+  for (int i = 0; i < 200 && !host_.record; ++i) std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(50ms);
+  connection->stop();
+  runner.join();
+  ASSERT_TRUE(host_.end);
+  EXPECT_EQ(host_.end->how, StreamEnd::How::stopped);
+  ASSERT_TRUE(shared_->last);
+  const auto* end = std::get_if<proto::EndOfStream>(&*shared_->last);
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->frames, 1u);
+}
+
+TEST_F(ReceiverCore, SilentSenderTimesOutWithoutAnError) {
+  config_.timeouts.keepalive = 50ms;
+  config_.timeouts.peer = 300ms;
+  say(hello());
+  say(format());
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(make()->run());
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+  ASSERT_TRUE(host_.end);
+  EXPECT_EQ(host_.end->how, StreamEnd::How::failed);
+  EXPECT_EQ(host_.end->error->code(), ErrorCode::timeout);
+  EXPECT_NE(host_.end->error->message().find("peer silent for 300 ms"), std::string::npos);
+  EXPECT_FALSE(shared_->last);  // a dead peer is not told
+  // It sent keepalives while it waited.
+  EXPECT_GE(sent_of<proto::Keepalive>(*shared_).size(), 2u);
+}
+
+TEST_F(ReceiverCore, HandshakeHasADeadlineOfItsOwn) {
+  config_.timeouts.connect = 300ms;
+  auto ok = make()->run();  // nothing ever said
+  ASSERT_FALSE(ok);
+  EXPECT_EQ(ok.error().code(), ErrorCode::timeout);
+  EXPECT_NE(ok.error().message().find("no Hello within 300 ms"), std::string::npos);
+}
+
+TEST_F(ReceiverCore, SenderErrorIsReportedNotAnswered) {
+  say(hello());
+  say(format());
+  say(proto::ErrorMessage{ErrorCode::protocol, "RingInfo.slot_bytes 1 smaller than a frame"});
+  ASSERT_TRUE(make()->run());
+  ASSERT_TRUE(host_.end);
+  EXPECT_NE(host_.end->error->message().find("sender reported: RingInfo.slot_bytes 1"),
+            std::string::npos);
+  EXPECT_FALSE(error_told());
+}
+
+}  // namespace
+}  // namespace rdmavideo::receiver

@@ -70,18 +70,18 @@ TEST(Verbs, TestPattern640x360UyvyVerifiedFrameByFrame) {
 TEST(Verbs, SenderKilledMidStreamCostsOnlyItsConnection) {
   REQUIRE_LAB();
   TempDir dir;
-  Receiver recv(dir, {"--transport", "verbs", "--verify", "--quiet", "--stats-json",
+  Receiver recv(dir, {"--transport", "verbs", "--verify", "--quiet", "--serve", "--stats-json",
                       (dir / "recv.json").string()},
                 {}, "recv", kReceiverHost);
   {
     Process doomed(sender(recv, {"--testsrc", "-s", "320x180", "--realtime", "-r", "30", "--checksum"}),
                    dir / "doomed.stderr");
-    ASSERT_TRUE(recv.process().wait_for_stderr("stream 1: 320x180", 30s));
+    ASSERT_TRUE(recv.process().wait_for_stderr("stream 1 ring 1: 320x180", 30s));
     std::this_thread::sleep_for(1500ms);
     doomed.signal(SIGKILL);
     doomed.wait(10s);
   }
-  ASSERT_TRUE(recv.process().wait_for_stderr("listening for the next sender", 30s))
+  ASSERT_TRUE(recv.process().wait_for_stderr("stream 1 failed", 30s))
       << recv.process().stderr_text();
   const std::string log = recv.process().stderr_text();
   EXPECT_TRUE(log.find("sender disconnected") != std::string::npos ||
@@ -92,10 +92,69 @@ TEST(Verbs, SenderKilledMidStreamCostsOnlyItsConnection) {
   Process good(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "30", "--checksum"}),
                dir / "good.stderr");
   ASSERT_EQ(good.wait(120s), 0) << good.stderr_text();
-  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  ASSERT_TRUE(recv.process().wait_for_stderr("stream 2 the sender ended it", 30s));
+  recv.process().signal(SIGTERM);
+  ASSERT_EQ(recv.process().wait(60s), 1) << recv.process().stderr_text();  // one stream failed
   const auto r = read_json(dir / "recv.json");
   EXPECT_GE(r["frames"].get<int>(), 30 + 1);
   EXPECT_EQ(r["checksum_failures"], 0);
+  EXPECT_EQ(r["streams"][1]["frames"], 30);
+  EXPECT_EQ(r["streams"][1]["state"], "ended");
+}
+
+TEST(Verbs, TwoStreamsAtOnceEachVerified) {
+  REQUIRE_LAB();
+  TempDir dir;
+  Receiver recv(dir, {"--transport", "verbs", "--max-streams", "2", "--verify", "--quiet",
+                      "--output", (dir / "{name}.yuv").string(), "--stats-json",
+                      (dir / "recv.json").string()},
+                {}, "recv", kReceiverHost);
+  Process a(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "120", "--checksum", "--name",
+                          "a"}),
+            dir / "a.stderr");
+  Process b(sender(recv, {"--testsrc", "-s", "640x360", "--frames", "60", "--checksum", "--name",
+                          "b"}),
+            dir / "b.stderr");
+  ASSERT_EQ(a.wait(180s), 0) << a.stderr_text();
+  ASSERT_EQ(b.wait(180s), 0) << b.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  const auto r = read_json(dir / "recv.json");
+  EXPECT_EQ(r["frames"], 180);
+  EXPECT_EQ(r["checksum_failures"], 0);
+  ASSERT_EQ(r["streams"].size(), 2u);
+  for (const auto& s : r["streams"]) {
+    EXPECT_EQ(s["transport"], "verbs");
+    EXPECT_EQ(s["checksum_failures"], 0);
+    EXPECT_EQ(s["frames"], s["name"] == "a" ? 120 : 60);
+  }
+  EXPECT_EQ(std::filesystem::file_size(dir / "a.yuv"), 120u * 320 * 180 * 2);
+  EXPECT_EQ(std::filesystem::file_size(dir / "b.yuv"), 60u * 640 * 360 * 2);
+}
+
+TEST(Verbs, VerbsAndTcpSendersIntoOneAutoReceiver) {
+  REQUIRE_LAB();
+  TempDir dir;
+  Receiver recv(dir, {"--max-streams", "2", "--verify", "--quiet", "--stats-json",
+                      (dir / "recv.json").string()},
+                {}, "recv", kReceiverHost);  // --transport auto is the default
+  Process over_verbs(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "90", "--checksum",
+                                   "--name", "rdma"}),
+                     dir / "verbs.stderr");
+  Process over_tcp({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--transport", "tcp",
+                    "--quiet", "--testsrc", "-s", "320x180", "--frames", "90", "--checksum",
+                    "--name", "plain"},
+                   dir / "tcp.stderr");
+  ASSERT_EQ(over_verbs.wait(180s), 0) << over_verbs.stderr_text();
+  ASSERT_EQ(over_tcp.wait(180s), 0) << over_tcp.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  const auto r = read_json(dir / "recv.json");
+  EXPECT_EQ(r["frames"], 180);
+  EXPECT_EQ(r["checksum_failures"], 0);
+  ASSERT_EQ(r["streams"].size(), 2u);
+  for (const auto& s : r["streams"]) {
+    EXPECT_EQ(s["transport"], s["name"] == "rdma" ? "verbs" : "tcp") << s.dump();
+    EXPECT_EQ(s["frames"], 90);
+  }
 }
 
 TEST(Verbs, ReceiverKilledMidStreamIsAClearSenderError) {
@@ -104,7 +163,7 @@ TEST(Verbs, ReceiverKilledMidStreamIsAClearSenderError) {
   Receiver recv(dir, {"--transport", "verbs", "--quiet"}, {}, "recv", kReceiverHost);
   Process send(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "1000000"}),
                dir / "send.stderr");
-  ASSERT_TRUE(recv.process().wait_for_stderr("stream 1: 320x180", 30s));
+  ASSERT_TRUE(recv.process().wait_for_stderr("stream 1 ring 1: 320x180", 30s));
   std::this_thread::sleep_for(1500ms);
   recv.process().signal(SIGKILL);
   const auto code = send.wait(60s);

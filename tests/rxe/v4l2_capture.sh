@@ -157,7 +157,7 @@ grep -q "input: .* from $node (video4linux2" "$work/send.log" ||
   fail "the sender did not say it reads $node through v4l2:"$'\n'"$(cat "$work/send.log")"
 grep -q "real time, dropping when the receiver is behind" "$work/send.log" ||
   fail "the sender did not send live:"$'\n'"$(cat "$work/send.log")"
-grep -q "stream [0-9]*: ${width}x$height $pix_fmt at $rate fps, .*, live\$" "$work/recv.log" ||
+grep -q "stream [0-9]* ring [0-9]*: ${width}x$height $pix_fmt at $rate fps, .*, live\$" "$work/recv.log" ||
   fail "the receiver did not see a live ${width}x$height $pix_fmt stream:"$'\n'"$(cat "$work/recv.log")"
 size=$(stat -c %s "$work/out.raw")
 expect "out.raw size" "$size" "$((frames * frame_bytes))"

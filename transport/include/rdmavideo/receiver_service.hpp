@@ -19,8 +19,8 @@
 //
 // Where the next pieces plug in: authentication is one step of the handshake in the
 // receiver core (nothing about a ring leaves the receiver before it); a GPU memory kind is
-// the `memory` the rings are allocated in; an audio stream is a second StreamStart on the
-// same connection, with media `audio`, admitted the same way.
+// the `memory` the rings are allocated in; an audio stream will be a second stream (its own
+// stream_id, media `audio`) on the same connection, which version 2 receivers refuse today.
 #pragma once
 
 #include <cstdint>

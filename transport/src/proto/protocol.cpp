@@ -63,10 +63,8 @@ Result<Message> decode_hello(WireReader& in) {
   if (m.max_frame_bytes == 0 || m.max_frame_bytes > kMaxFrameBytes) {
     return bad("Hello.max_frame_bytes {} out of range (1..{})", m.max_frame_bytes, kMaxFrameBytes);
   }
-  if (m.credits_requested > kMaxRingSlots) {
-    return bad("Hello.credits_requested {} out of range (0..{})", m.credits_requested,
-               kMaxRingSlots);
-  }
+  // credits_requested is not checked: Hello keeps its meaning in every version, so that a
+  // peer of another version is refused for its versions, and the receiver ignores it.
   return m;
 }
 

@@ -173,7 +173,8 @@ struct SenderSession::Impl {
     std::unique_lock stop_lock(stop_mu);
     while (!stop_cv.wait_for(stop_lock, kTick, [this] { return stopping; })) {
       std::unique_lock lock(mu, std::try_to_lock);
-      if (!lock || ended || !format || Clock::now() - last_activity < kTick) continue;
+      // Also before the first StreamStart: a GStreamer sink connects long before its caps.
+      if (!lock || ended || Clock::now() - last_activity < kTick) continue;
       {
         std::lock_guard state(state_mu);
         if (failure) continue;

@@ -120,6 +120,7 @@ struct SenderSession::Impl {
   std::optional<Clock::time_point> pace_start;
   Clock::time_point last_activity = Clock::now();
   bool ended = false;  // EndOfStream sent: nothing more goes out
+  bool counting = false;  // the first frame was offered: counters run
 
   mutable std::mutex state_mu;  // what other threads read
   stats::TransferStats counters;
@@ -211,6 +212,13 @@ struct SenderSession::Impl {
   Result<Outcome> send(std::span<const std::byte> frame, const FrameMeta& meta) {
     last_activity = Clock::now();
     if (ended) return Outcome::receiver_ended;
+    if (!counting) {
+      // Rates and CPU count from the first frame, not from connecting or preparing a source.
+      counting = true;
+      std::lock_guard lock(state_mu);
+      counters.start = last_activity;
+      counters.cpu_start = stats::process_cpu_seconds();
+    }
     auto credit = take_credit();
     last_activity = Clock::now();
     if (!credit) return fail(credit.error());
@@ -304,7 +312,6 @@ Result<proto::RingInfo> SenderSession::start_stream(const proto::StreamStart& fo
   if (!format.name.empty()) s.who = fmt::format("send {} \"{}\"", s.connection->peer(), format.name);
   // Frames of the old format must be out before the ring changes.
   if (auto ok = s.retire_all(); !ok) return s.fail(ok.error());
-  const bool first = !s.format;
   auto ring = s.connection->start_stream(format);
   s.last_activity = Clock::now();
   if (!ring) {
@@ -327,12 +334,6 @@ Result<proto::RingInfo> SenderSession::start_stream(const proto::StreamStart& fo
   }
   s.format = format;
   s.pace_start.reset();
-  if (first) {
-    // Rates count from the first stream, not from connecting.
-    std::lock_guard state(s.state_mu);
-    s.counters.start = Clock::now();
-    s.counters.cpu_start = stats::process_cpu_seconds();
-  }
   return *ring;
 }
 

@@ -21,7 +21,6 @@
 #include "gid.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/result.hpp"
-#include "verbs/handles.hpp"
 
 namespace rdmavideo::doctor {
 namespace {
@@ -44,6 +43,10 @@ struct ContextDeleter {
   }
 };
 using UniqueContext = std::unique_ptr<ibv_context, ContextDeleter>;
+struct DeviceListDeleter {
+  void operator()(ibv_device** list) const noexcept { ibv_free_device_list(list); }
+};
+using UniqueDeviceList = std::unique_ptr<ibv_device*, DeviceListDeleter>;
 
 std::optional<std::string> read_line(const fs::path& path) {
   std::ifstream in(path);
@@ -481,7 +484,7 @@ std::vector<Section> check_devices() {
   Check found{"rdma_devices", "RDMA devices", Status::ok, "", "", {}};
   int count = 0;
   errno = 0;
-  verbs::UniqueDeviceList list(ibv_get_device_list(&count));
+  UniqueDeviceList list(ibv_get_device_list(&count));
   const int list_errno = errno;
   if (!list) count = 0;
   summary.facts["count"] = count;

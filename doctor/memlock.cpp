@@ -11,9 +11,8 @@
 #include <string>
 
 #include "checks.hpp"
-#include "rdmavideo/memory.hpp"
+#include "rdmavideo/probe.hpp"
 #include "rdmavideo/result.hpp"
-#include "verbs/link.hpp"
 
 namespace rdmavideo::doctor {
 namespace {
@@ -47,9 +46,10 @@ RingNeed ring_need(const Options& o) {
   if (auto layout = canonical_layout(o.pix_fmt, o.width, o.height)) {  // checked by the parser
     n.frame_bytes = layout->frame_bytes;
   }
-  n.slot_bytes = memory::round_up(n.frame_bytes, memory::kPageBytes);
-  n.ring_bytes = uint64_t{n.slots} * n.slot_bytes;
-  n.control_bytes = uint64_t{verbs::kSendBuffers + verbs::kRecvDepth} * verbs::kControlBytes;
+  const auto locked = probe::verbs_receiver_locked_memory(n.frame_bytes, n.slots);
+  n.slot_bytes = locked.slot_bytes;
+  n.ring_bytes = locked.ring_bytes;
+  n.control_bytes = locked.control_bytes;
   return n;
 }
 

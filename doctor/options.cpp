@@ -2,7 +2,6 @@
 #include "options.hpp"
 
 #include "cli.hpp"
-#include "verbs/link.hpp"
 
 namespace rdmavideo::doctor {
 

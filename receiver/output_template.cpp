@@ -120,6 +120,14 @@ std::string OutputTemplate::expand(std::string_view output, const TemplateFields
 
 Result<std::string> OutputTemplate::reserve(const std::string& path) {
   const std::filesystem::path p(path);
+  // A template may name a folder per day or per sender: make it.
+  if (std::error_code ec; !p.parent_path().empty() && !std::filesystem::exists(p.parent_path())) {
+    if (!std::filesystem::create_directories(p.parent_path(), ec)) {
+      return make_error(ErrorCode::system, "--output {}: cannot create {}: {}", path,
+                        p.parent_path().string(), ec.message());
+    }
+    log().info("[recv] created {} for --output", p.parent_path().string());
+  }
   const std::string stem = (p.parent_path() / p.stem()).string();
   const std::string ext = p.extension().string();
   for (int suffix = 0; suffix <= kMaxSuffix; ++suffix) {

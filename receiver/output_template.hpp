@@ -33,7 +33,7 @@ class OutputTemplate {
   /// The path for one stream.
   static std::string expand(std::string_view output, const TemplateFields& fields);
   /// Creates `path` empty and exclusively, or the first free "stem-K.ext" beside it when
-  /// it exists; returns the path taken.
+  /// it exists (and the folders above it when they do not); returns the path taken.
   static Result<std::string> reserve(const std::string& path);
   /// Letters, digits, '-', '_' and inner single dots; everything else becomes '_', so no
   /// '/' and no "..". "stream" when nothing is left.

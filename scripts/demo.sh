@@ -29,7 +29,25 @@ echo "== 2. 4K RGBA as fast as the receiver takes it (600 frames, no drops)"
 run_pair "--stats-json $out/4k-recv.json" \
   "--testsrc -s 3840x2160 --pix-fmt rgba --frames 600"
 
-echo "== 3. ffmpeg in, ffmpeg out: testsrc2 through stdin, received frame saved as PNG"
+echo "== 3. Four cameras into one recorder: four 1080p senders at once, each recorded to its"
+echo "      own ProRes 422 HQ file named from a template, dated and timecoded to line up"
+$bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --max-streams 4 \
+  --output "$out/{name}.mov" --stats-json "$out/four-cameras-recv.json" &
+recv=$!
+sleep 0.3
+for cam in cam1 cam2 cam3 cam4; do
+  $bin/sender/rdmavideo-send --connect 127.0.0.1:$port --name $cam --testsrc \
+    -s 1920x1080 -r 60 --pix-fmt yuv422p10le --frames 90 --quiet &
+done
+wait $recv
+for cam in cam1 cam2 cam3 cam4; do
+  ffprobe -v error -count_frames -select_streams v:0 \
+    -show_entries stream=codec_name,profile,nb_read_frames:stream_tags=timecode \
+    -of compact=p=0 "$out/$cam.mov" | head -2 | tr '\n' ' ' | sed "s|^|$cam.mov: |"
+  echo
+done
+
+echo "== 4. ffmpeg in, ffmpeg out: testsrc2 through stdin, received frame saved as PNG"
 ffmpeg -nostdin -loglevel error -f lavfi -i testsrc2=size=1280x720:rate=30 -frames:v 16 \
   -pix_fmt yuv420p -f rawvideo - |
   { sleep 0.3; $bin/sender/rdmavideo-send --connect 127.0.0.1:$port -i - -s 1280x720 -r 30 \
@@ -40,7 +58,7 @@ $bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --output - --quiet |
 wait
 if [ -e $bin/gst-plugin/libgstrdmavideo.so ]; then
   export GST_PLUGIN_PATH=$PWD/$bin/gst-plugin GST_REGISTRY_1_0=$PWD/$bin/gst-registry.bin
-  echo "== 4. GStreamer: videotestsrc ! rdmasink recorded as ProRes; rdmavideo-send into rdmasrc"
+  echo "== 5. GStreamer: videotestsrc ! rdmasink recorded as ProRes; rdmavideo-send into rdmasrc"
   $bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --output "$out/gst.mov" --quiet &
   recv=$!
   sleep 0.3
@@ -55,4 +73,4 @@ if [ -e $bin/gst-plugin/libgstrdmavideo.so ]; then
   $bin/sender/rdmavideo-send --connect 127.0.0.1:$port --testsrc -s 1280x720 --frames 60 --quiet
   wait $gst
 fi
-echo "demo: summaries in $out/*.json, received frames in $out/*.png, a recording in $out/gst.mov"
+echo "demo: summaries in $out/*.json, received frames in $out/*.png, recordings in $out/*.mov"

@@ -62,7 +62,36 @@ Result<void> SenderBase::keep_alive() {
   return {};
 }
 
+Result<void> SenderBase::handshake(const ConnectOptions& options) {
+  if (auto ok = send_message(make_hello(options)); !ok) return fail(ok.error());
+  const auto deadline = Clock::now() + timeouts_.connect;
+  while (!hello_reply_) {
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      return fail(Error(ErrorCode::timeout,
+                        fmt::format("no HelloAck within {} ms", timeouts_.connect.count())));
+    }
+    // A receiver that refuses says why and closes: its answer counts, not the close.
+    if (auto ok = pump(std::min(left, milliseconds(100))); !ok && !hello_reply_) {
+      return fail(ok.error());
+    }
+  }
+  // ---- Authentication goes here (docs/protocol.md §4): the sender's side of the step in
+  // the receiver core. The receiver proves the key too, so nothing is sent to an impostor. ----
+  if (auto ok = check_hello_reply(*hello_reply_, options.max_frame_bytes); !ok) {
+    return fail(ok.error());
+  }
+  hello_reply_.reset();
+  handshaken_ = true;
+  return {};
+}
+
 Result<void> SenderBase::handle(const proto::Message& message) {
+  if (!handshaken_) {
+    // The first message is the answer to Hello, whatever it is; check_hello_reply() judges it.
+    if (!hello_reply_) hello_reply_ = message;
+    return {};
+  }
   switch (proto::type_of(message)) {
     case proto::MessageType::RingInfo: {
       const auto& m = std::get<proto::RingInfo>(message);

@@ -71,6 +71,10 @@ Result<std::unique_ptr<SenderConnection>> connect(TransportKind kind, const Conn
 
 class SenderBase : public SenderConnection {
  public:
+  /// The handshake, written once for every transport: Hello, the receiver's answer within
+  /// Timeouts.connect, and the marked place where the sender's side of authentication goes.
+  /// The transport's connect() calls it once its connection is up.
+  Result<void> handshake(const ConnectOptions& options);
   bool receiver_ended() const override { return receiver_ended_; }
   Result<proto::RingInfo> start_stream(const proto::StreamStart& format) override;
   Result<std::optional<Credit>> acquire(std::chrono::milliseconds wait) override;
@@ -108,6 +112,8 @@ class SenderBase : public SenderConnection {
   std::optional<ring::CreditPool> pool_;  // credits held for ring_
   bool receiver_ended_ = false;           // the receiver sent EndOfStream
   bool closed_ = false;                   // no more sends
+  bool handshaken_ = false;               // the receiver's HelloAck was taken
+  std::optional<proto::Message> hello_reply_;  // its answer to Hello, until handshaken_
 };
 
 }  // namespace rdmavideo::sender

@@ -25,16 +25,6 @@ class TcpSenderConnection final : public sender::SenderBase {
   TransportKind kind() const override { return TransportKind::tcp; }
   const std::string& peer() const override { return socket_.peer(); }
 
-  Result<void> handshake(const ConnectOptions& options) {
-    const proto::Hello hello = make_hello(options);
-    IoPolicy policy{timeouts_.connect, timeouts_.connect, nullptr};
-    if (auto ok = write_message(socket_, hello, policy); !ok) return fail(ok.error());
-    auto reply = read_message(socket_, policy);
-    if (!reply) return fail(reply.error());
-    if (auto ok = check_hello_reply(*reply, options.max_frame_bytes); !ok) return fail(ok.error());
-    return {};
-  }
-
   Result<void> send_frame(Credit credit, std::span<const std::byte> frame,
                           const proto::FrameWritten& info) override {
     if (auto ok = check_frame(credit, frame); !ok) return ok;

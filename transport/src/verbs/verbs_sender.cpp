@@ -33,26 +33,6 @@ class VerbsSenderConnection final : public sender::SenderBase {
   TransportKind kind() const override { return TransportKind::verbs; }
   const std::string& peer() const override { return link_->peer(); }
 
-  Result<void> handshake(const ConnectOptions& options) {
-    const proto::Hello hello = make_hello(options);
-    if (auto ok = link_->send(hello); !ok) return fail(ok.error());
-    const auto deadline = Clock::now() + timeouts_.connect;
-    for (;;) {
-      if (auto reply = link_->take_message()) {
-        if (auto ok = check_hello_reply(*reply, options.max_frame_bytes); !ok) return fail(ok.error());
-        return {};
-      }
-      if (Clock::now() >= deadline) {
-        return fail(Error(ErrorCode::timeout, fmt::format("no HelloAck within {} ms",
-                                                          timeouts_.connect.count())));
-      }
-      if (link_->disconnected()) {
-        return fail(Error(ErrorCode::peer_closed, "receiver disconnected before HelloAck"));
-      }
-      if (auto ok = link_->progress(milliseconds(100)); !ok) return fail(ok.error());
-    }
-  }
-
   Result<proto::RingInfo> start_stream(const proto::StreamStart& format) override {
     auto ring = SenderBase::start_stream(format);
     if (ring && ring->rkey == 0 && ring->base_addr == 0) {

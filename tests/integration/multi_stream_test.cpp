@@ -209,6 +209,49 @@ TEST(MultiStream, RecordingsSurviveAGarbagePeerAndAKilledSender) {
   }
 }
 
+// A recording machine whose disk fills: that stream ends alone, its sender is told why, its
+// file keeps what reached the disk, and the other stream goes on to the end.
+TEST(MultiStream, AFullDiskEndsOnlyItsOwnStream) {
+#if !RDMAVIDEO_HAVE_FFMPEG
+  GTEST_SKIP() << "this build has no FFmpeg: no recordings";
+#endif
+  if (!have_ffprobe()) GTEST_SKIP() << "no ffprobe";
+  if (geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  TempDir dir;
+  fs::create_directory(dir / "small");
+  fs::create_directory(dir / "roomy");
+  const std::string small = (dir / "small").string();
+  if (shell("mount -t tmpfs -o size=6m tmpfs '" + small + "' 2>/dev/null") != 0) {
+    GTEST_SKIP() << "could not mount a tmpfs";
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { shell("umount '" + path + "'"); }
+  } unmount{small};
+  Receiver recv(dir, {"--max-streams", "2", "--quiet", "--output",
+                      (dir / "{name}" / "take.mov").string(), "--stats-json",
+                      (dir / "recv.json").string()});
+  Process full(send_args(recv, "small", {"-s", "640x360", "--pix-fmt", "yuv422p10le", "--frames",
+                                         "2000"}),
+               dir / "small.stderr");
+  Process fine(send_args(recv, "roomy", {"-s", "640x360", "--pix-fmt", "yuv422p10le", "--frames",
+                                         "240"}),
+               dir / "roomy.stderr");
+  ASSERT_EQ(fine.wait(180s), 0) << fine.stderr_text();
+  ASSERT_EQ(full.wait(180s), 1) << full.stderr_text();
+  EXPECT_NE(full.stderr_text().find("No space left on device"), std::string::npos)
+      << full.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 1) << recv.process().stderr_text();
+  const auto r = read_json(dir / "recv.json");
+  EXPECT_EQ(stream_named(r, "roomy")["state"], "ended");
+  EXPECT_EQ(decoded_frames(dir / "roomy" / "take.mov"), 240);
+  EXPECT_EQ(stream_named(r, "small")["state"], "failed");
+  // What reached the disk before it filled is a playable recording.
+  const int kept = decoded_frames(dir / "small" / "take.mov");
+  EXPECT_GT(kept, 0);
+  EXPECT_LT(kept, 2000);
+}
+
 TEST(MultiStream, ServeTakesStreamsOneAfterAnotherUntilStopped) {
   TempDir dir;
   Receiver recv(dir, {"--serve", "--quiet", "--output", (dir / "take-{n}.yuv").string(),

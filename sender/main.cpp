@@ -231,7 +231,7 @@ int run(Options o) {
       break;
     }
     if (*outcome == SenderSession::Outcome::interrupted) break;
-    status.maybe_print(session.stats());
+    if (status.due()) status.maybe_print(session.stats());
   }
   status.finish();
   // Also after a bad input frame: the receiver keeps every frame sent so far.

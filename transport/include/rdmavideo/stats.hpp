@@ -90,6 +90,8 @@ std::string summary_text(const TransferStats& stats, const StreamFacts& facts,
 class StatusLine {
  public:
   StatusLine(std::string prefix, bool enabled);
+  /// A line is due (a second has passed): the caller need not gather the stats otherwise.
+  bool due() const;
   void maybe_print(const TransferStats& stats);
   void finish();  ///< ends a rewritten terminal line
 

@@ -149,6 +149,10 @@ StatusLine::StatusLine(std::string prefix, bool enabled)
       tty_(isatty(STDERR_FILENO) == 1),
       last_(std::chrono::steady_clock::now()) {}
 
+bool StatusLine::due() const {
+  return enabled_ && std::chrono::steady_clock::now() - last_ >= std::chrono::seconds(1);
+}
+
 void StatusLine::maybe_print(const TransferStats& s) {
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();

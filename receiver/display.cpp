@@ -1,31 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
 // The SDL2 display behind --display (see display.hpp). Everything SDL happens on the display
-// thread: init, window, renderer, textures, events and teardown.
+// thread: init, window, renderer, textures, events and teardown. This file is the thread, the
+// mailbox and the window; the overlay's font is in overlay_font, the conversions of formats SDL
+// has no texture for in display_convert, and the questions for the X server in window_manager.
 #include "display.hpp"
 
 #include <SDL.h>
 #include <pthread.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
-#include <cstring>
+#include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
-#include <functional>
+#include "display_convert.hpp"
+#include "overlay_font.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/stats.hpp"
-
-// Last: it pulls in Xlib, whose macros (Success, None, Status) break CLI11 and others.
-#include <SDL_syswm.h>
-#include <X11/Xatom.h>
+#include "window_manager.hpp"
 
 namespace rdmavideo::receiver {
 namespace {
@@ -81,278 +82,6 @@ class SdlVideo {
   explicit SdlVideo(bool active) : active_(active) {}
   bool active_ = false;
 };
-
-// ---- A 5x8 bitmap font for the overlay: 0-9, A-Z, a-z and . / % : -. Capitals and digits
-// stand on row 6 (the baseline); row 7 holds the descenders of g j p q y.
-
-using Glyph = std::array<uint8_t, 8>;  // one byte a row, top first; bit 4 is the left column
-
-Glyph glyph(char c) {
-  static constexpr Glyph kDigits[10] = {
-      {0x0E, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0E, 0x00},  // 0
-      {0x04, 0x0C, 0x04, 0x04, 0x04, 0x04, 0x0E, 0x00},  // 1
-      {0x0E, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1F, 0x00},  // 2
-      {0x1F, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0E, 0x00},  // 3
-      {0x02, 0x06, 0x0A, 0x12, 0x1F, 0x02, 0x02, 0x00},  // 4
-      {0x1F, 0x10, 0x1E, 0x01, 0x01, 0x11, 0x0E, 0x00},  // 5
-      {0x06, 0x08, 0x10, 0x1E, 0x11, 0x11, 0x0E, 0x00},  // 6
-      {0x1F, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08, 0x00},  // 7
-      {0x0E, 0x11, 0x11, 0x0E, 0x11, 0x11, 0x0E, 0x00},  // 8
-      {0x0E, 0x11, 0x11, 0x0F, 0x01, 0x02, 0x0C, 0x00},  // 9
-  };
-  static constexpr Glyph kUpper[26] = {
-      {0x0E, 0x11, 0x11, 0x11, 0x1F, 0x11, 0x11, 0x00},  // A
-      {0x1E, 0x11, 0x11, 0x1E, 0x11, 0x11, 0x1E, 0x00},  // B
-      {0x0E, 0x11, 0x10, 0x10, 0x10, 0x11, 0x0E, 0x00},  // C
-      {0x1C, 0x12, 0x11, 0x11, 0x11, 0x12, 0x1C, 0x00},  // D
-      {0x1F, 0x10, 0x10, 0x1E, 0x10, 0x10, 0x1F, 0x00},  // E
-      {0x1F, 0x10, 0x10, 0x1E, 0x10, 0x10, 0x10, 0x00},  // F
-      {0x0E, 0x11, 0x10, 0x17, 0x11, 0x11, 0x0F, 0x00},  // G
-      {0x11, 0x11, 0x11, 0x1F, 0x11, 0x11, 0x11, 0x00},  // H
-      {0x0E, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0E, 0x00},  // I
-      {0x07, 0x02, 0x02, 0x02, 0x02, 0x12, 0x0C, 0x00},  // J
-      {0x11, 0x12, 0x14, 0x18, 0x14, 0x12, 0x11, 0x00},  // K
-      {0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x1F, 0x00},  // L
-      {0x11, 0x1B, 0x15, 0x15, 0x11, 0x11, 0x11, 0x00},  // M
-      {0x11, 0x11, 0x19, 0x15, 0x13, 0x11, 0x11, 0x00},  // N
-      {0x0E, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0E, 0x00},  // O
-      {0x1E, 0x11, 0x11, 0x1E, 0x10, 0x10, 0x10, 0x00},  // P
-      {0x0E, 0x11, 0x11, 0x11, 0x15, 0x12, 0x0D, 0x00},  // Q
-      {0x1E, 0x11, 0x11, 0x1E, 0x14, 0x12, 0x11, 0x00},  // R
-      {0x0F, 0x10, 0x10, 0x0E, 0x01, 0x01, 0x1E, 0x00},  // S
-      {0x1F, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04, 0x00},  // T
-      {0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0E, 0x00},  // U
-      {0x11, 0x11, 0x11, 0x11, 0x11, 0x0A, 0x04, 0x00},  // V
-      {0x11, 0x11, 0x11, 0x15, 0x15, 0x15, 0x0A, 0x00},  // W
-      {0x11, 0x11, 0x0A, 0x04, 0x0A, 0x11, 0x11, 0x00},  // X
-      {0x11, 0x11, 0x11, 0x0A, 0x04, 0x04, 0x04, 0x00},  // Y
-      {0x1F, 0x01, 0x02, 0x04, 0x08, 0x10, 0x1F, 0x00},  // Z
-  };
-  static constexpr Glyph kLower[26] = {
-      {0x00, 0x00, 0x0E, 0x01, 0x0F, 0x11, 0x0F, 0x00},  // a
-      {0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x1E, 0x00},  // b
-      {0x00, 0x00, 0x0E, 0x10, 0x10, 0x11, 0x0E, 0x00},  // c
-      {0x01, 0x01, 0x0D, 0x13, 0x11, 0x11, 0x0F, 0x00},  // d
-      {0x00, 0x00, 0x0E, 0x11, 0x1F, 0x10, 0x0E, 0x00},  // e
-      {0x06, 0x09, 0x08, 0x1C, 0x08, 0x08, 0x08, 0x00},  // f
-      {0x00, 0x00, 0x0F, 0x11, 0x11, 0x0F, 0x01, 0x0E},  // g
-      {0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x11, 0x00},  // h
-      {0x04, 0x00, 0x0C, 0x04, 0x04, 0x04, 0x0E, 0x00},  // i
-      {0x02, 0x00, 0x06, 0x02, 0x02, 0x02, 0x12, 0x0C},  // j
-      {0x10, 0x10, 0x12, 0x14, 0x18, 0x14, 0x12, 0x00},  // k
-      {0x0C, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0E, 0x00},  // l
-      {0x00, 0x00, 0x1A, 0x15, 0x15, 0x15, 0x15, 0x00},  // m
-      {0x00, 0x00, 0x16, 0x19, 0x11, 0x11, 0x11, 0x00},  // n
-      {0x00, 0x00, 0x0E, 0x11, 0x11, 0x11, 0x0E, 0x00},  // o
-      {0x00, 0x00, 0x1E, 0x11, 0x11, 0x1E, 0x10, 0x10},  // p
-      {0x00, 0x00, 0x0F, 0x11, 0x11, 0x0F, 0x01, 0x01},  // q
-      {0x00, 0x00, 0x16, 0x19, 0x10, 0x10, 0x10, 0x00},  // r
-      {0x00, 0x00, 0x0F, 0x10, 0x0E, 0x01, 0x1E, 0x00},  // s
-      {0x08, 0x08, 0x1C, 0x08, 0x08, 0x09, 0x06, 0x00},  // t
-      {0x00, 0x00, 0x11, 0x11, 0x11, 0x13, 0x0D, 0x00},  // u
-      {0x00, 0x00, 0x11, 0x11, 0x11, 0x0A, 0x04, 0x00},  // v
-      {0x00, 0x00, 0x11, 0x11, 0x15, 0x15, 0x0A, 0x00},  // w
-      {0x00, 0x00, 0x11, 0x0A, 0x04, 0x0A, 0x11, 0x00},  // x
-      {0x00, 0x00, 0x11, 0x11, 0x11, 0x0F, 0x01, 0x0E},  // y
-      {0x00, 0x00, 0x1F, 0x02, 0x04, 0x08, 0x1F, 0x00},  // z
-  };
-  if (c >= '0' && c <= '9') return kDigits[c - '0'];
-  if (c >= 'A' && c <= 'Z') return kUpper[c - 'A'];
-  if (c >= 'a' && c <= 'z') return kLower[c - 'a'];
-  switch (c) {
-    case '.':
-      return {0x00, 0x00, 0x00, 0x00, 0x00, 0x0C, 0x0C, 0x00};
-    case '/':
-      return {0x00, 0x01, 0x02, 0x04, 0x08, 0x10, 0x00, 0x00};
-    case '%':
-      return {0x18, 0x19, 0x02, 0x04, 0x08, 0x13, 0x03, 0x00};
-    case ':':
-      return {0x00, 0x0C, 0x0C, 0x00, 0x0C, 0x0C, 0x00, 0x00};
-    case '-':
-      return {0x00, 0x00, 0x00, 0x1F, 0x00, 0x00, 0x00, 0x00};
-    default:
-      return {};  // space and anything we have no glyph for
-  }
-}
-
-constexpr int kGlyphW = 5, kGlyphH = 8, kAdvance = 6;
-
-// Draws `text` in white on a dark band at (x, y), each font pixel `scale` screen pixels;
-// returns the band's height.
-int draw_text(SDL_Renderer* renderer, const std::string& text, int x, int y, int scale) {
-  const int pad = 2 * scale;
-  const SDL_Rect band{x, y, static_cast<int>(text.size()) * kAdvance * scale + 2 * pad,
-                      kGlyphH * scale + 2 * pad};
-  SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND);
-  SDL_SetRenderDrawColor(renderer, 0, 0, 0, 170);
-  SDL_RenderFillRect(renderer, &band);
-  std::vector<SDL_Rect> dots;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const Glyph g = glyph(text[i]);
-    const int gx = x + pad + static_cast<int>(i) * kAdvance * scale;
-    for (int row = 0; row < kGlyphH; ++row) {
-      for (int col = 0; col < kGlyphW; ++col) {
-        if (g[row] & (0x10 >> col)) {
-          dots.push_back({gx + col * scale, y + pad + row * scale, scale, scale});
-        }
-      }
-    }
-  }
-  SDL_SetRenderDrawColor(renderer, 255, 255, 255, 255);
-  SDL_RenderFillRects(renderer, dots.data(), static_cast<int>(dots.size()));
-  SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_NONE);
-  return band.h;
-}
-
-// ---- Formats: the SDL texture format a pixel format is shown with, and the conversions for
-// the ones SDL has no texture format for (10-bit formats become their 8-bit cousins).
-
-Uint32 texture_format(PixelFormat format) {
-  switch (format) {
-    case PixelFormat::nv12:
-    case PixelFormat::p010:
-      return SDL_PIXELFORMAT_NV12;  // p010: the top 8 bits of each sample
-    case PixelFormat::i420:
-      return SDL_PIXELFORMAT_IYUV;
-    case PixelFormat::uyvy:
-      return SDL_PIXELFORMAT_UYVY;
-    case PixelFormat::yuy2:
-    case PixelFormat::v210:  // unpacked to 8-bit 4:2:2
-    case PixelFormat::yuv422p10:
-      return SDL_PIXELFORMAT_YUY2;  // interleaved to 8-bit 4:2:2
-    case PixelFormat::rgba:
-      return SDL_PIXELFORMAT_RGBA32;
-    case PixelFormat::bgra:
-      return SDL_PIXELFORMAT_BGRA32;
-    case PixelFormat::rgb24:
-      return SDL_PIXELFORMAT_RGB24;
-  }
-  return SDL_PIXELFORMAT_UNKNOWN;
-}
-
-const uint8_t* plane_ptr(const proto::StreamStart& f, std::span<const std::byte> frame, int p) {
-  return reinterpret_cast<const uint8_t*>(frame.data()) + f.layout.planes[p].offset;
-}
-
-uint16_t load16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
-uint32_t load32(const uint8_t* p) {
-  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
-}
-
-// p010le -> NV12: the high byte of each little-endian 16-bit sample is its top 8 bits.
-void p010_to_nv12(const proto::StreamStart& f, std::span<const std::byte> frame,
-                  std::vector<uint8_t>& out, int& luma_pitch) {
-  const uint32_t w = f.width, h = f.height;
-  const uint32_t cw = 2 * ((w + 1) / 2), ch = (h + 1) / 2;
-  luma_pitch = static_cast<int>(cw);  // the chroma row has as many bytes as a padded luma row
-  out.resize(size_t{cw} * h + size_t{cw} * ch);
-  for (int p = 0; p < 2; ++p) {
-    const uint32_t rows = p == 0 ? h : ch;
-    const uint32_t samples = p == 0 ? w : cw;
-    uint8_t* dst = out.data() + (p == 0 ? 0 : size_t{cw} * h);
-    const uint8_t* src = plane_ptr(f, frame, p);
-    for (uint32_t y = 0; y < rows; ++y, dst += cw, src += f.layout.planes[p].stride) {
-      for (uint32_t x = 0; x < samples; ++x) dst[x] = src[2 * x + 1];
-    }
-  }
-}
-
-// yuv422p10le -> YUY2 (Y0 U Y1 V), each sample shifted down to 8 bits.
-void yuv422p10_to_yuy2(const proto::StreamStart& f, std::span<const std::byte> frame,
-                       std::vector<uint8_t>& out, int& pitch) {
-  const uint32_t w = f.width, h = f.height;
-  pitch = static_cast<int>(4 * ((w + 1) / 2));
-  out.resize(size_t(pitch) * h);
-  for (uint32_t y = 0; y < h; ++y) {
-    const uint8_t* py = plane_ptr(f, frame, 0) + size_t{y} * f.layout.planes[0].stride;
-    const uint8_t* pu = plane_ptr(f, frame, 1) + size_t{y} * f.layout.planes[1].stride;
-    const uint8_t* pv = plane_ptr(f, frame, 2) + size_t{y} * f.layout.planes[2].stride;
-    uint8_t* d = out.data() + size_t(pitch) * y;
-    for (uint32_t x = 0; x < w; x += 2, d += 4) {
-      const uint32_t x1 = std::min(x + 1, w - 1);
-      d[0] = static_cast<uint8_t>(load16(py + 2 * x) >> 2);
-      d[1] = static_cast<uint8_t>(load16(pu + x) >> 2);  // chroma sample x/2, 2 bytes each
-      d[2] = static_cast<uint8_t>(load16(py + 2 * x1) >> 2);
-      d[3] = static_cast<uint8_t>(load16(pv + x) >> 2);
-    }
-  }
-}
-
-// v210 -> YUY2: each 16-byte group holds 6 pixels as Cb0 Y0 Cr0 | Y1 Cb1 Y2 | Cr1 Y3 Cb2 |
-// Y4 Cr2 Y5, three 10-bit samples a little-endian word.
-void v210_to_yuy2(const proto::StreamStart& f, std::span<const std::byte> frame,
-                  std::vector<uint8_t>& out, int& pitch) {
-  const uint32_t w = f.width, h = f.height;
-  pitch = static_cast<int>(4 * ((w + 1) / 2));
-  out.resize(size_t(pitch) * h);
-  auto s8 = [](uint32_t word, int index) {
-    return static_cast<uint8_t>((word >> (10 * index + 2)) & 0xff);
-  };
-  for (uint32_t y = 0; y < h; ++y) {
-    const uint8_t* src = plane_ptr(f, frame, 0) + size_t{y} * f.layout.planes[0].stride;
-    uint8_t* row = out.data() + size_t(pitch) * y;
-    for (uint32_t x = 0; x < w; x += 6, src += 16) {
-      const uint32_t w0 = load32(src), w1 = load32(src + 4), w2 = load32(src + 8),
-                     w3 = load32(src + 12);
-      const uint8_t pairs[3][4] = {{s8(w0, 1), s8(w0, 0), s8(w1, 0), s8(w0, 2)},
-                                   {s8(w1, 2), s8(w1, 1), s8(w2, 1), s8(w2, 0)},
-                                   {s8(w3, 0), s8(w2, 2), s8(w3, 2), s8(w3, 1)}};
-      for (uint32_t i = 0; i < 3 && x + 2 * i < w; ++i) {
-        std::memcpy(row + 2 * (x + 2 * i), pairs[i], 4);
-      }
-    }
-  }
-}
-
-// ---- X11: is there a window manager to make a window fullscreen?
-
-// Looks up a few Xlib functions in the libX11 that SDL's X11 driver already has loaded, so the
-// display needs no X11 library of its own (and a Wayland session never calls them).
-class Xlib {
- public:
-  Xlib() : library_(SDL_LoadObject("libX11.so.6")) {
-    if (!library_) return;
-    intern_atom =
-        reinterpret_cast<decltype(intern_atom)>(SDL_LoadFunction(library_.get(), "XInternAtom"));
-    get_window_property = reinterpret_cast<decltype(get_window_property)>(
-        SDL_LoadFunction(library_.get(), "XGetWindowProperty"));
-    x_free = reinterpret_cast<decltype(x_free)>(SDL_LoadFunction(library_.get(), "XFree"));
-  }
-  bool loaded() const { return intern_atom && get_window_property && x_free; }
-
-  decltype(&XInternAtom) intern_atom = nullptr;
-  decltype(&XGetWindowProperty) get_window_property = nullptr;
-  decltype(&XFree) x_free = nullptr;
-
- private:
-  struct Unload {
-    void operator()(void* library) const noexcept { SDL_UnloadObject(library); }
-  };
-  std::unique_ptr<void, Unload> library_;
-};
-
-// True when the window is on X11 and no EWMH window manager has announced itself on the root
-// window (_NET_SUPPORTING_WM_CHECK): then nothing will act on a fullscreen request.
-bool x11_without_window_manager(SDL_Window* window) {
-  SDL_SysWMinfo wm;
-  SDL_VERSION(&wm.version);
-  if (!SDL_GetWindowWMInfo(window, &wm) || wm.subsystem != SDL_SYSWM_X11) return false;
-  const Xlib x;
-  if (!x.loaded()) return false;  // cannot tell: leave it to SDL
-  ::Display* display = wm.info.x11.display;
-  const Atom check = x.intern_atom(display, "_NET_SUPPORTING_WM_CHECK", True);
-  if (check == 0) return true;  // the atom was never even made: no EWMH client ever ran
-  Atom type = 0;
-  int format = 0;
-  unsigned long items = 0, left = 0;
-  unsigned char* data = nullptr;
-  const int rc = x.get_window_property(display, DefaultRootWindow(display), check, 0, 1, False,
-                                       XA_WINDOW, &type, &format, &items, &left, &data);
-  if (data) x.x_free(data);
-  return rc != 0 || type != XA_WINDOW || items == 0;  // 0: Success
-}
-
-// ---- The display
 
 struct Pending {
   proto::StreamStart format;
@@ -457,12 +186,8 @@ class SdlDisplay final : public Display {
     }
     SDL_RendererInfo info{};
     SDL_GetRendererInfo(renderer.get(), &info);
-    SDL_SysWMinfo wm;
-    SDL_VERSION(&wm.version);
     std::string id;
-    if (SDL_GetWindowWMInfo(window.get(), &wm) && wm.subsystem == SDL_SYSWM_X11) {
-      id = fmt::format(" x11 window 0x{:x}", wm.info.x11.window);
-    }
+    if (const auto x11 = x11_window_id(window.get())) id = fmt::format(" x11 window 0x{:x}", *x11);
     log().info("[display] window open ({} renderer, {} video{}); f: fullscreen, q/Esc: stop",
                info.name, SDL_GetCurrentVideoDriver(), id);
     window_ptr_ = window.get();
@@ -636,32 +361,33 @@ class SdlDisplay final : public Display {
     int converted_pitch = 0;
     switch (f.pixel_format) {
       case PixelFormat::nv12:
-        rc = SDL_UpdateNVTexture(t, nullptr, plane_ptr(f, data, 0), pitch(0), plane_ptr(f, data, 1),
-                                 pitch(1));
+        rc = SDL_UpdateNVTexture(t, nullptr, plane_data(f, data, 0), pitch(0),
+                                 plane_data(f, data, 1), pitch(1));
         break;
       case PixelFormat::i420:
-        rc = SDL_UpdateYUVTexture(t, nullptr, plane_ptr(f, data, 0), pitch(0),
-                                  plane_ptr(f, data, 1), pitch(1), plane_ptr(f, data, 2), pitch(2));
+        rc = SDL_UpdateYUVTexture(t, nullptr, plane_data(f, data, 0), pitch(0),
+                                  plane_data(f, data, 1), pitch(1), plane_data(f, data, 2),
+                                  pitch(2));
         break;
       case PixelFormat::uyvy:
       case PixelFormat::yuy2:
       case PixelFormat::rgba:
       case PixelFormat::bgra:
       case PixelFormat::rgb24:
-        rc = SDL_UpdateTexture(t, nullptr, plane_ptr(f, data, 0), pitch(0));
+        rc = SDL_UpdateTexture(t, nullptr, plane_data(f, data, 0), pitch(0));
         break;
       case PixelFormat::p010:
-        p010_to_nv12(f, data, converted_, converted_pitch);
+        converted_pitch = p010_to_nv12(f, data, converted_);
         rc = SDL_UpdateNVTexture(t, nullptr, converted_.data(), converted_pitch,
                                  converted_.data() + size_t(converted_pitch) * f.height,
                                  converted_pitch);
         break;
       case PixelFormat::yuv422p10:
-        yuv422p10_to_yuy2(f, data, converted_, converted_pitch);
+        converted_pitch = yuv422p10_to_yuy2(f, data, converted_);
         rc = SDL_UpdateTexture(t, nullptr, converted_.data(), converted_pitch);
         break;
       case PixelFormat::v210:
-        v210_to_yuy2(f, data, converted_, converted_pitch);
+        converted_pitch = v210_to_yuy2(f, data, converted_);
         rc = SDL_UpdateTexture(t, nullptr, converted_.data(), converted_pitch);
         break;
     }
@@ -708,7 +434,9 @@ class SdlDisplay final : public Display {
     // line would not fit (a 640-pixel window fits a usual status line at 2).
     const size_t chars = std::max(status.size(), format.size());
     int scale = out_w >= 1800 ? 3 : 2;
-    while (scale > 1 && static_cast<int>(chars) * kAdvance * scale + 8 * scale > out_w) --scale;
+    while (scale > 1 && static_cast<int>(chars) * kFontAdvance * scale + 8 * scale > out_w) {
+      --scale;
+    }
     int y = 4 * scale;
     if (!status.empty()) y += draw_text(renderer_, status, 4 * scale, y, scale);
     if (!format.empty()) draw_text(renderer_, format, 4 * scale, y, scale);

@@ -14,39 +14,11 @@ extern "C" {
 #include <ctime>
 
 #include "av_util.hpp"
+#include "rdmavideo/convert.hpp"
 #include "rdmavideo/log.hpp"
 
 namespace rdmavideo::av {
 namespace {
-
-// v210: each 16 bytes hold 6 pixels as four little-endian words of three 10-bit samples:
-// Cb0 Y0 Cr0 | Y1 Cb1 Y2 | Cr1 Y3 Cb2 | Y4 Cr2 Y5. Rows are `stride` bytes (128 per 48 pixels).
-void unpack_v210(const std::byte* frame, uint32_t stride, uint32_t width, uint32_t height,
-                 uint16_t* y, uint16_t* u, uint16_t* v) {
-  const uint32_t chroma_width = (width + 1) / 2;
-  for (uint32_t row = 0; row < height; ++row) {
-    const std::byte* in = frame + size_t{row} * stride;
-    uint16_t* yr = y + size_t{row} * width;
-    uint16_t* ur = u + size_t{row} * chroma_width;
-    uint16_t* vr = v + size_t{row} * chroma_width;
-    for (uint32_t x = 0; x < width; x += 6, in += 16) {
-      uint16_t s[12];  // the group's samples in wire order
-      for (int w = 0; w < 4; ++w) {
-        uint32_t word = 0;
-        for (int b = 0; b < 4; ++b) word |= uint32_t(std::to_integer<uint8_t>(in[4 * w + b])) << (8 * b);
-        for (int k = 0; k < 3; ++k) s[3 * w + k] = static_cast<uint16_t>((word >> (10 * k)) & 0x3ff);
-      }
-      const uint16_t ys[6] = {s[1], s[3], s[5], s[7], s[9], s[11]};
-      const uint16_t us[3] = {s[0], s[4], s[8]};
-      const uint16_t vs[3] = {s[2], s[6], s[10]};
-      for (uint32_t i = 0; i < 6 && x + i < width; ++i) yr[x + i] = ys[i];
-      for (uint32_t i = 0; i < 3 && x / 2 + i < chroma_width; ++i) {
-        ur[x / 2 + i] = us[i];
-        vr[x / 2 + i] = vs[i];
-      }
-    }
-  }
-}
 
 // "2026-11-23T22:28:05.123456Z": the form FFmpeg writes and reads as creation_time.
 std::string iso8601_utc(uint64_t wall_ns) {

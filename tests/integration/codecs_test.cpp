@@ -23,17 +23,10 @@ using namespace std::chrono_literals;
 
 // ffprobe's facts about the first video stream, decoding every frame to count them.
 std::map<std::string, std::string> probe(const std::filesystem::path& file) {
-  const std::string text = capture(
+  return key_values(capture(
       "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
       "stream=codec_name,profile,pix_fmt,width,height,r_frame_rate,avg_frame_rate,nb_read_frames "
-      "-of default=noprint_wrappers=1 '" + file.string() + "'");
-  std::map<std::string, std::string> facts;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    const auto eq = line.find('=');
-    if (eq != std::string::npos) facts[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return facts;
+      "-of default=noprint_wrappers=1 '" + file.string() + "'"));
 }
 
 // The md5 of every decoded frame, in order (framemd5 without the timestamps), after an

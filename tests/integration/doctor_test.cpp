@@ -257,7 +257,7 @@ TEST(DoctorWithRdma, PeerReachesAVerbsReceiverAndFailsWithAFixWhereNothingListen
   TempDir dir;
   Process recv({RDMAVIDEO_RECV_BIN, "--listen", *address + ":0", "--transport", "verbs", "--quiet"},
                dir / "recv.stderr");
-  const auto port = recv.wait_for_stderr(R"(listening on [0-9.]+:(\d+))");
+  const auto port = recv.wait_for_stderr(R"(listening on [0-9.]+:(\d+))", std::chrono::seconds(30));
   ASSERT_TRUE(port) << recv.stderr_text();
   const std::string peer = *address + ":" + *port;
 

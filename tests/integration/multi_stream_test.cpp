@@ -33,15 +33,8 @@ std::vector<std::string> send_args(const Receiver& recv, const std::string& name
 // ffprobe's key=value lines for `entries` of the first video stream (or the format).
 std::map<std::string, std::string> probe(const fs::path& file, const std::string& entries,
                                          const std::string& extra = "-select_streams v:0") {
-  const std::string text = capture("ffprobe -v error " + extra + " -show_entries " + entries +
-                                   " -of default=noprint_wrappers=1 '" + file.string() + "'");
-  std::map<std::string, std::string> facts;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    const auto eq = line.find('=');
-    if (eq != std::string::npos) facts[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return facts;
+  return key_values(capture("ffprobe -v error " + extra + " -show_entries " + entries +
+                            " -of default=noprint_wrappers=1 '" + file.string() + "'"));
 }
 
 int decoded_frames(const fs::path& file) {

@@ -102,6 +102,20 @@ TEST(Verbs, SenderKilledMidStreamCostsOnlyItsConnection) {
   EXPECT_EQ(r["streams"][1]["state"], "ended");
 }
 
+// Waits for two senders and their receiver, and returns its summary after checking that
+// `frames` frames arrived over two streams, all verified.
+nlohmann::json two_streams_verified(Process& a, Process& b, Receiver& recv, const TempDir& dir,
+                                    int frames) {
+  EXPECT_EQ(a.wait(180s), 0) << a.stderr_text();
+  EXPECT_EQ(b.wait(180s), 0) << b.stderr_text();
+  EXPECT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  const auto r = read_json(dir / "recv.json");
+  EXPECT_EQ(r["frames"], frames);
+  EXPECT_EQ(r["checksum_failures"], 0);
+  EXPECT_EQ(r["streams"].size(), 2u);
+  return r;
+}
+
 TEST(Verbs, TwoStreamsAtOnceEachVerified) {
   REQUIRE_LAB();
   TempDir dir;
@@ -115,13 +129,7 @@ TEST(Verbs, TwoStreamsAtOnceEachVerified) {
   Process b(sender(recv, {"--testsrc", "-s", "640x360", "--frames", "60", "--checksum", "--name",
                           "b"}),
             dir / "b.stderr");
-  ASSERT_EQ(a.wait(180s), 0) << a.stderr_text();
-  ASSERT_EQ(b.wait(180s), 0) << b.stderr_text();
-  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
-  const auto r = read_json(dir / "recv.json");
-  EXPECT_EQ(r["frames"], 180);
-  EXPECT_EQ(r["checksum_failures"], 0);
-  ASSERT_EQ(r["streams"].size(), 2u);
+  const auto r = two_streams_verified(a, b, recv, dir, 180);
   for (const auto& s : r["streams"]) {
     EXPECT_EQ(s["transport"], "verbs");
     EXPECT_EQ(s["checksum_failures"], 0);
@@ -144,13 +152,7 @@ TEST(Verbs, VerbsAndTcpSendersIntoOneAutoReceiver) {
                     "--quiet", "--testsrc", "-s", "320x180", "--frames", "90", "--checksum",
                     "--name", "plain"},
                    dir / "tcp.stderr");
-  ASSERT_EQ(over_verbs.wait(180s), 0) << over_verbs.stderr_text();
-  ASSERT_EQ(over_tcp.wait(180s), 0) << over_tcp.stderr_text();
-  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
-  const auto r = read_json(dir / "recv.json");
-  EXPECT_EQ(r["frames"], 180);
-  EXPECT_EQ(r["checksum_failures"], 0);
-  ASSERT_EQ(r["streams"].size(), 2u);
+  const auto r = two_streams_verified(over_verbs, over_tcp, recv, dir, 180);
   for (const auto& s : r["streams"]) {
     EXPECT_EQ(s["transport"], s["name"] == "rdma" ? "verbs" : "tcp") << s.dump();
     EXPECT_EQ(s["frames"], 90);

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
@@ -174,8 +175,11 @@ class Receiver {
   Receiver(const TempDir& dir, std::vector<std::string> extra, const Redirect& redirect = {},
            const std::string& tag = "recv", const std::string& host = "127.0.0.1")
       : host_(host), process_(args(extra, host), dir / (tag + ".stderr"), redirect) {
+    // A generous start-up limit: under the lab VM's software emulation on a busy machine,
+    // loading the receiver's libraries alone can take several seconds.
     auto port = process_.wait_for_stderr("listening on " + std::regex_replace(host, std::regex(R"(\.)"), R"(\.)") +
-                                         R"(:(\d+))");
+                                             R"(:(\d+))",
+                                         std::chrono::seconds(30));
     if (!port) throw std::runtime_error("receiver did not report its port: " + process_.stderr_text());
     port_ = std::stoi(*port);
   }
@@ -193,6 +197,17 @@ class Receiver {
   Process process_;
   int port_ = 0;
 };
+
+/// "key=value" lines (ffprobe's default writer without wrappers) as a map.
+inline std::map<std::string, std::string> key_values(const std::string& text) {
+  std::map<std::string, std::string> facts;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto eq = line.find('=');
+    if (eq != std::string::npos) facts[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return facts;
+}
 
 inline nlohmann::json read_json(const std::filesystem::path& path) {
   return nlohmann::json::parse(read_file(path));

@@ -168,6 +168,16 @@ proto::FrameWritten frame(uint32_t slot, uint64_t sequence, uint32_t epoch = 1) 
   return m;
 }
 
+// Waits (up to 2 s) until `done()` holds; false when it never did.
+template <typename Done>
+bool eventually(Done done) {
+  for (int i = 0; i < 200; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return done();
+}
+
 template <typename T>
 std::vector<T> sent_of(const FakeChannel::Shared& s) {
   std::vector<T> out;
@@ -410,13 +420,10 @@ TEST_F(ReceiverCore, ReleasingSendsCreditsFromTheConsumersThread) {
   auto connection = make();
   std::thread runner([&] { EXPECT_TRUE(connection->run()); });
   // Wait for the six frames, then drop them here, on this (the consumer's) thread.
-  for (int i = 0; i < 200; ++i) {
-    {
-      std::lock_guard lock(host_.sink.mu);
-      if (host_.sink.frames.size() == 6) break;
-    }
-    std::this_thread::sleep_for(10ms);
-  }
+  eventually([&] {
+    std::lock_guard lock(host_.sink.mu);
+    return host_.sink.frames.size() == 6;
+  });
   {
     std::lock_guard lock(host_.sink.mu);
     ASSERT_EQ(host_.sink.frames.size(), 6u);
@@ -442,13 +449,10 @@ TEST_F(ReceiverCore, CreditsWaitForTheConnectionThreadWhereSendsCannotCross) {
   say_frame(1, 1);
   auto connection = make();
   std::thread runner([&] { EXPECT_TRUE(connection->run()); });
-  for (int i = 0; i < 200; ++i) {
-    {
-      std::lock_guard lock(host_.sink.mu);
-      if (host_.sink.frames.size() == 2) break;
-    }
-    std::this_thread::sleep_for(10ms);
-  }
+  eventually([&] {
+    std::lock_guard lock(host_.sink.mu);
+    return host_.sink.frames.size() == 2;
+  });
   int wakes_before;
   {
     std::lock_guard lock(shared_->mu);
@@ -459,8 +463,7 @@ TEST_F(ReceiverCore, CreditsWaitForTheConnectionThreadWhereSendsCannotCross) {
     host_.sink.frames.clear();  // batch of 2 due: wakes the connection thread
   }
   std::vector<uint32_t> returned;
-  for (int i = 0; i < 200 && returned.size() < 10; ++i) {
-    std::this_thread::sleep_for(10ms);
+  eventually([&] {
     std::lock_guard lock(shared_->mu);
     returned.clear();
     for (const auto& m : shared_->sent) {
@@ -468,7 +471,8 @@ TEST_F(ReceiverCore, CreditsWaitForTheConnectionThreadWhereSendsCannotCross) {
         returned.insert(returned.end(), c->slots.begin(), c->slots.end());
       }
     }
-  }
+    return returned.size() >= 10;
+  });
   ASSERT_EQ(returned.size(), 10u);
   {
     std::lock_guard lock(shared_->mu);
@@ -515,7 +519,7 @@ TEST_F(ReceiverCore, StopEndsTheStreamAndTellsTheSender) {
   say_frame(0, 0);
   auto connection = make();
   std::thread runner([&] { EXPECT_TRUE(connection->run()); });
-  for (int i = 0; i < 200 && !host_.record; ++i) std::this_thread::sleep_for(10ms);
+  eventually([&] { return host_.record != nullptr; });
   std::this_thread::sleep_for(50ms);
   connection->stop();
   runner.join();

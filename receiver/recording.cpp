@@ -26,23 +26,33 @@ Recording::~Recording() {
   if (auto ok = close(); !ok) log().warn("{}", ok.error().message());
 }
 
-Result<void> Recording::write(const proto::StreamStart& format, std::span<const std::byte> frame,
-                              int64_t pts_ns, uint64_t sent_ns) {
+Result<void> Recording::open_for(const FrameLease& frame) {
+  const proto::StreamStart& format = frame.format();
   if (!recorder_) {
-    auto opened =
-        av::Recorder::open({options_.path, options_.codec, options_.encoder, sent_ns}, format);
+    auto opened = av::Recorder::open(
+        {options_.path, options_.codec, options_.encoder, frame.info().sent_ns}, format);
     if (!opened) return Unexpected(opened.error());
     recorder_ = std::move(*opened);
-    stream_id_ = format.stream_id;
+    ring_epoch_ = format.ring_epoch;
     log().info("[record {}] {}", options_.path, recorder_->describe());
-  } else if (format.stream_id != stream_id_) {
+  } else if (format.ring_epoch != ring_epoch_) {
     return make_error(ErrorCode::unsupported,
-                      "[record {}] StreamStart.stream_id {} changes the format mid-recording "
+                      "[record {}] StreamStart.ring_epoch {} changes the format mid-recording "
                       "(now {}x{} {}); one recording holds one format",
-                      options_.path, format.stream_id, format.width, format.height,
+                      options_.path, format.ring_epoch, format.width, format.height,
                       name(format.pixel_format));
   }
-  return recorder_->write(frame, pts_ns);
+  return {};
+}
+
+Result<void> Recording::write(FrameLease frame) {
+  if (auto ok = open_for(frame); !ok) return ok;
+  return recorder_->write(std::move(frame));
+}
+
+Result<void> Recording::write_copy(const FrameLease& frame) {
+  if (auto ok = open_for(frame); !ok) return ok;
+  return recorder_->write(frame.data(), frame.info().pts_ns);
 }
 
 Result<void> Recording::close() {

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 
+#include "rdmavideo/frame_lease.hpp"
 #include "rdmavideo/protocol.hpp"
 
 namespace rdmavideo::av {
@@ -39,9 +40,12 @@ class Recording {
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
 
-  /// `sent_ns` is the frame's FrameWritten.sent_ns (the first one dates the file).
-  Result<void> write(const proto::StreamStart& format, std::span<const std::byte> frame,
-                     int64_t pts_ns, uint64_t sent_ns);
+  /// Records a received frame: where the codec takes it as it is, the encoder reads the
+  /// ring slot itself and keeps the lease until it is done; else the frame is copied. The
+  /// first frame's FrameWritten.sent_ns dates the file.
+  Result<void> write(FrameLease frame);
+  /// Records a copy of the frame, leaving the lease with the caller (for the display).
+  Result<void> write_copy(const FrameLease& frame);
   /// Finalises the file (drains the encoder, writes the trailer). Idempotent.
   Result<void> close();
   uint64_t frames() const;
@@ -52,7 +56,10 @@ class Recording {
  private:
   RecordingOptions options_;
   std::unique_ptr<av::Recorder> recorder_;  // opened on the first frame
-  uint32_t stream_id_ = 0;                  // the StreamStart the recorder was opened for
+  uint32_t ring_epoch_ = 0;                 // the StreamStart the recorder was opened for
+
+  // Opens the recorder on the first frame, and refuses a later format.
+  Result<void> open_for(const FrameLease& frame);
 };
 
 }  // namespace rdmavideo::receiver

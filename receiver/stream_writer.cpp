@@ -136,7 +136,9 @@ void StreamWriter::handle(FrameLease& frame) {
     if (!opened_) written = open_output(frame);
     if (written && raw_) written = raw_->write(format, frame.data());
     if (written && recording_) {
-      written = recording_->write(format, frame.data(), frame.info().pts_ns, frame.info().sent_ns);
+      // Without a window to feed, the encoder may read the frame in its ring slot and return
+      // the slot when it is done; with one, it records a copy and the window gets the slot.
+      written = display_ ? recording_->write_copy(frame) : recording_->write(std::move(frame));
       output_->encode_speed = recording_->speed();
     }
     if (!written) {
@@ -147,7 +149,7 @@ void StreamWriter::handle(FrameLease& frame) {
       ++output_->written;
     }
   }
-  if (display_) display_->offer(std::move(frame));
+  if (display_ && frame) display_->offer(std::move(frame));
 }
 
 void StreamWriter::run() {

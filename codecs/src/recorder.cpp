@@ -11,6 +11,7 @@ extern "C" {
 #include <vector>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 
 #include "av_util.hpp"
@@ -70,21 +71,28 @@ struct OutOfRangeSamples {
 
 // Masks every sample of a yuv422p10le frame to its low 10 bits, in place; returns what it
 // found, nullopt when every sample was a 10-bit value (the usual case: one read of the frame).
-std::optional<OutOfRangeSamples> mask_to_10_bits(AVFrame* frame) {
+std::optional<OutOfRangeSamples> mask_samples_to_10_bits(AVFrame* frame) {
   std::optional<OutOfRangeSamples> found;
   for (int p = 0; p < 3; ++p) {
     const int width = p == 0 ? frame->width : (frame->width + 1) / 2;
     for (int row = 0; row < frame->height; ++row) {
       auto* samples =
           reinterpret_cast<uint16_t*>(frame->data[p] + ptrdiff_t{row} * frame->linesize[p]);
-      uint16_t high = 0;
-      for (int x = 0; x < width; ++x) high |= samples[x];
-      if (!(high & 0xfc00)) continue;
-      for (int x = 0; x < width; ++x) {
-        if (!(samples[x] & 0xfc00)) continue;
-        if (!found) found = OutOfRangeSamples{0, p, row, x, samples[x]};
+      // Four samples a step: this pass reads every frame, and almost always finds nothing.
+      uint64_t high = 0;
+      int x = 0;
+      for (; x + 4 <= width; x += 4) {
+        uint64_t four;
+        std::memcpy(&four, samples + x, sizeof four);
+        high |= four;
+      }
+      for (; x < width; ++x) high |= samples[x];
+      if (!(high & 0xfc00fc00fc00fc00ull)) continue;
+      for (int column = 0; column < width; ++column) {
+        if (!(samples[column] & 0xfc00)) continue;
+        if (!found) found = OutOfRangeSamples{0, p, row, column, samples[column]};
         ++found->count;
-        samples[x] &= 0x3ff;
+        samples[column] &= 0x3ff;
       }
     }
   }
@@ -92,6 +100,10 @@ std::optional<OutOfRangeSamples> mask_to_10_bits(AVFrame* frame) {
 }
 
 using Clock = std::chrono::steady_clock;
+
+// FFmpeg's own frames have 64-byte aligned planes and rows; a received frame laid out that way
+// can be encoded where it lies.
+constexpr uintptr_t kFrameAlign = 64;
 
 struct Container {
   const char* extension;
@@ -285,6 +297,55 @@ struct Recorder::Impl {
         return Unexpected(av_error(who, "av_interleaved_write_frame", wrc));
       }
     }
+  }
+
+  // Whether a received frame can go to the encoder where it lies (no conversion, and planes
+  // aligned as FFmpeg aligns its own frames), rather than be copied first.
+  bool can_wrap(const FrameLease& lease) const {
+    if (encode_format != input_format || format.pixel_format == PixelFormat::v210) return false;
+    if (lease.format().layout.frame_bytes != format.layout.frame_bytes) return false;
+    const auto base = reinterpret_cast<uintptr_t>(lease.data().data());
+    for (int p = 0; p < format.layout.plane_count; ++p) {
+      const auto& plane = format.layout.planes[p];
+      if ((base + plane.offset) % kFrameAlign != 0 || plane.stride % kFrameAlign != 0) return false;
+    }
+    return true;
+  }
+
+  void mask(AVFrame* f) {
+    if (const auto bad = mask_samples_to_10_bits(f)) {
+      if (frames_masked++ == 0) {
+        static constexpr const char* kPlanes[] = {"Y", "Cb", "Cr"};
+        log().warn("[{}] frame {}: yuv422p10le {} sample at row {} column {} is {}, above the "
+                   "10-bit maximum 1023 ({} such samples in the frame); masked to its low 10 "
+                   "bits, as in every later frame, so the encoder codes the rest losslessly",
+                   who, frames, kPlanes[bad->plane], bad->row, bad->column, bad->value,
+                   bad->count);
+      }
+    }
+  }
+
+  // Stamps `frame` with its pts, hands it to the encoder and writes what comes out.
+  Result<void> encode(int64_t pts_ns, Clock::time_point began) {
+    AVFrame* f = frame.get();
+    if (!first_pts_ns) first_pts_ns = pts_ns;
+    int64_t pts = av_rescale_q_rnd(pts_ns - *first_pts_ns, AVRational{1, 1000000000},
+                                   encoder->time_base,
+                                   static_cast<AVRounding>(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX));
+    if (last_pts != AV_NOPTS_VALUE && pts <= last_pts) pts = last_pts + 1;
+    last_pts = pts;
+    f->pts = pts;
+    if (const int rc = avcodec_send_frame(encoder.get(), f); rc < 0) {
+      av_frame_unref(f);
+      return Unexpected(av_error(who, "avcodec_send_frame", rc));
+    }
+    av_frame_unref(f);
+    ++frames;
+    if (auto ok = drain(); !ok) return ok;
+    const auto now = Clock::now();
+    busy_s += std::chrono::duration<double>(now - began).count();
+    update_speed(now);
+    return {};
   }
 
   void update_speed(Clock::time_point now) {
@@ -505,18 +566,7 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
   if (s.encode_format == s.input_format) {
     av_image_copy(frame->data, frame->linesize, src, src_linesize, s.input_format, frame->width,
                   frame->height);
-    if (s.mask_to_10_bits) {
-      if (const auto bad = mask_to_10_bits(frame)) {
-        if (s.frames_masked++ == 0) {
-          static constexpr const char* kPlanes[] = {"Y", "Cb", "Cr"};
-          log().warn("[{}] frame {}: yuv422p10le {} sample at row {} column {} is {}, above the "
-                     "10-bit maximum 1023 ({} such samples in the frame); masked to its low 10 "
-                     "bits, as in every later frame, so the encoder codes the rest losslessly",
-                     s.who, s.frames, kPlanes[bad->plane], bad->row, bad->column, bad->value,
-                     bad->count);
-        }
-      }
-    }
+    if (s.mask_to_10_bits) s.mask(frame);
   } else {
     s.sws.reset(sws_getCachedContext(s.sws.release(), frame->width, frame->height, s.input_format,
                                      frame->width, frame->height, s.encode_format,
@@ -528,23 +578,38 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
     }
     sws_scale(s.sws.get(), src, src_linesize, 0, frame->height, frame->data, frame->linesize);
   }
-  if (!s.first_pts_ns) s.first_pts_ns = pts_ns;
-  int64_t pts = av_rescale_q_rnd(pts_ns - *s.first_pts_ns, AVRational{1, 1000000000},
-                                 s.encoder->time_base,
-                                 static_cast<AVRounding>(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX));
-  if (s.last_pts != AV_NOPTS_VALUE && pts <= s.last_pts) pts = s.last_pts + 1;
-  s.last_pts = pts;
-  frame->pts = pts;
-  if (const int rc = avcodec_send_frame(s.encoder.get(), frame); rc < 0) {
-    return Unexpected(av_error(s.who, "avcodec_send_frame", rc));
-  }
+  return s.encode(pts_ns, began);
+}
+
+Result<void> Recorder::write(FrameLease lease) {
+  Impl& s = *impl_;
+  if (s.finished) return make_error(ErrorCode::invalid_argument, "{}: write after finish", s.who);
+  if (!s.can_wrap(lease)) return write(lease.data(), lease.info().pts_ns);
+  const auto began = Clock::now();
+  const int64_t pts_ns = lease.info().pts_ns;
+  AVFrame* frame = s.frame.get();
   av_frame_unref(frame);
-  ++s.frames;
-  if (auto ok = s.drain(); !ok) return ok;
-  const auto now = Clock::now();
-  s.busy_s += std::chrono::duration<double>(now - began).count();
-  s.update_speed(now);
-  return {};
+  frame->format = s.encode_format;
+  frame->width = static_cast<int>(s.format.width);
+  frame->height = static_cast<int>(s.format.height);
+  std::byte* base = lease.mutable_data().data();
+  for (int p = 0; p < s.format.layout.plane_count; ++p) {
+    frame->data[p] = reinterpret_cast<uint8_t*>(base + s.format.layout.planes[p].offset);
+    frame->linesize[p] = static_cast<int>(s.format.layout.planes[p].stride);
+  }
+  // The frame is the ring slot itself: the encoder reads it there (its threads may hold it
+  // after this returns) and the slot's credit goes back when the encoder lets it go.
+  const size_t bytes = lease.data().size();
+  auto* held = new FrameLease(std::move(lease));
+  frame->buf[0] = av_buffer_create(reinterpret_cast<uint8_t*>(base), bytes,
+                                   [](void* opaque, uint8_t*) { delete static_cast<FrameLease*>(opaque); },
+                                   held, 0);
+  if (!frame->buf[0]) {
+    delete held;
+    return make_error(ErrorCode::resource, "{}: av_buffer_create failed", s.who);
+  }
+  if (s.mask_to_10_bits) s.mask(frame);
+  return s.encode(pts_ns, began);
 }
 
 Result<void> Recorder::finish() {

@@ -73,6 +73,8 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
 Recorder::Recorder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Recorder::~Recorder() = default;
 
+Result<void> Recorder::write(FrameLease) { return write(std::span<const std::byte>{}, 0); }
+
 Result<void> Recorder::write(std::span<const std::byte>, int64_t) {
   return make_error(ErrorCode::unsupported, "recorder: {}", kMissing);
 }

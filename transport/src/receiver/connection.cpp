@@ -224,6 +224,9 @@ Result<void> ReceiverConnection::frame_written(const proto::FrameWritten& m) {
   {
     std::lock_guard lock(record_->mu);
     auto& s = record_->report.stats;
+    // Rates count from the stream's first frame: a sender that prepares its source after
+    // StreamStart (rendering a test pattern into its pool) does not deflate them.
+    if (s.frames == 0) s.start = std::chrono::steady_clock::now();
     // The sender's sequence counts the frames it dropped: a gap is drops.
     if (frames_ > 0 && m.sequence > next_sequence_) s.dropped += m.sequence - next_sequence_;
     ++s.frames;

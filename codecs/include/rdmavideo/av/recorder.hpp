@@ -6,8 +6,9 @@
 // the stream's format; write() once per frame in presentation order; finish() drains the
 // encoder, writes the trailer and closes the file, returning what went wrong. The destructor
 // finishes too, as a fallback that can only log. One thread calls a Recorder (the
-// receiver's sink thread); write() copies the frame (converting its pixel format only when
-// the codec cannot take it), so the caller may release the ring slot as soon as it returns.
+// receiver's sink thread); write(span) copies the frame (converting its pixel format only
+// when the codec cannot take it), so the caller may release the ring slot as soon as it
+// returns; write(FrameLease) encodes a frame that needs no conversion where it lies.
 //
 // Memory stays bounded: the encoder holds at most its thread count of frames, and a slow
 // encoder makes write() slower, which fills the ring and holds back the sender.
@@ -31,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "rdmavideo/frame_lease.hpp"
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/result.hpp"
 
@@ -63,8 +65,13 @@ class Recorder {
   Recorder& operator=(const Recorder&) = delete;
 
   /// Encodes one frame laid out as the stream's layout; pts_ns is the sender's
-  /// FrameWritten.pts_ns (the first frame's becomes 0).
+  /// FrameWritten.pts_ns (the first frame's becomes 0). The frame is copied first.
   Result<void> write(std::span<const std::byte> frame, int64_t pts_ns);
+  /// The same for a received frame, without the copy where it can be: when the codec takes
+  /// the stream's format as it is and the planes are aligned as FFmpeg's own, the encoder
+  /// reads the ring slot itself and the lease (the slot's credit) is returned when the
+  /// encoder lets the frame go, on whichever of its threads that is.
+  Result<void> write(FrameLease frame);
   /// Drains the encoder, writes the trailer, closes the file. Idempotent.
   Result<void> finish();
 

@@ -103,6 +103,14 @@ def kill_all(procs):
             p.popen.wait()
 
 
+def wait_all(procs, seconds):
+    """Reaps every process within `seconds`; raises CaseError for one that failed."""
+    deadline = time.monotonic() + seconds
+    for p in procs:
+        p.wait(deadline)
+        p.check()
+
+
 def pipes_case(build, n, frames, work):
     """n parallel plain TCP pipes, each moving `frames` UYVY frames' bytes."""
     exe = str(build / "bench" / "rdmavideo-tcp-pipe")
@@ -116,10 +124,7 @@ def pipes_case(build, n, frames, work):
         for i, port in enumerate(ports):
             senders.append(Proc([exe, "--connect", f"127.0.0.1:{port}", "--bytes", str(total)],
                                 work / f"pipe-s{i}.stderr", stdout=open(work / f"pipe-s{i}.json", "wb")))
-        deadline = time.monotonic() + 600
-        for p in senders + listeners:
-            p.wait(deadline)
-            p.check()
+        wait_all(senders + listeners, 600)
     finally:
         kill_all(listeners + senders)
     got = [json.loads((work / f"pipe-l{i}.json").read_text().strip().splitlines()[-1])
@@ -150,10 +155,7 @@ def rdmavideo_case(build, n, frames, work):
                                  "--frames", str(frames), "--quiet", "--name", f"s{i + 1}",
                                  "--stats-json", str(work / f"send{i}.json")],
                                 work / f"send{i}.stderr"))
-        deadline = time.monotonic() + 600
-        for p in senders + [recv]:
-            p.wait(deadline)
-            p.check()
+        wait_all(senders + [recv], 600)
     finally:
         kill_all(senders + [recv])
     r = json.loads(recv_json.read_text())
@@ -184,10 +186,7 @@ def prores_rdmavideo(build, raw, frames, work):
                                  f"{WIDTH}x{HEIGHT}", "--pix-fmt", "yuv422p10le", "-r",
                                  str(RATE), "--quiet", "--name", f"cam{i + 1}"],
                                 work / f"prores-send{i}.stderr", stdin=open(raw, "rb")))
-        deadline = time.monotonic() + 900
-        for p in senders + [recv]:
-            p.wait(deadline)
-            p.check()
+        wait_all(senders + [recv], 900)
     finally:
         kill_all(senders + [recv])
     wall = recv.end - start
@@ -207,10 +206,7 @@ def prores_ffmpeg(raw, frames, work):
                                "-pix_fmt", "yuv422p10le", "-s", f"{WIDTH}x{HEIGHT}", "-r",
                                str(RATE), "-i", str(raw), "-c:v", "prores_aw", "-profile:v", "3",
                                "-y", str(work / f"ffmpeg{i}.mov")], work / f"ffmpeg{i}.stderr"))
-        deadline = time.monotonic() + 900
-        for p in procs:
-            p.wait(deadline)
-            p.check()
+        wait_all(procs, 900)
     finally:
         kill_all(procs)
     wall = max(p.end for p in procs) - start

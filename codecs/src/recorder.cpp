@@ -276,6 +276,7 @@ struct Recorder::Impl {
   std::optional<Error> finish_error;
   std::optional<int64_t> first_pts_ns;
   int64_t last_pts = AV_NOPTS_VALUE;  // in the encoder's time base
+  uint64_t pts_jumps = 0;             // pts repaired for jumping (or overflowing)
   uint64_t frames = 0;                // frames given to the encoder
   // Status: the encoder's speed as a real-time factor (frames per second spent inside
   // write(), over the stream's rate).
@@ -325,16 +326,41 @@ struct Recorder::Impl {
     }
   }
 
+  // The sender's pts in frames since the first frame, repaired so the file stays valid
+  // whatever a sender sends (docs/protocol.md §3.9): a step backwards (a GStreamer seek), a
+  // jump of more than an hour forwards, or one whose arithmetic would overflow (2^62,
+  // INT64_MIN, INT64_MAX) continues one frame after the previous one, with a warning the
+  // first time. Forward gaps below an hour are kept: a paused sender leaves a gap.
+  int64_t repaired_pts(int64_t pts_ns) {
+    if (!first_pts_ns) first_pts_ns = pts_ns;
+    int64_t since_first = 0;
+    const bool overflow = __builtin_sub_overflow(pts_ns, *first_pts_ns, &since_first);
+    const int64_t max_jump = av_rescale_q(3600, AVRational{1, 1}, encoder->time_base);
+    int64_t pts = overflow ? 0
+                           : av_rescale_q_rnd(since_first, AVRational{1, 1000000000},
+                                              encoder->time_base, AV_ROUND_NEAR_INF);
+    if (last_pts == AV_NOPTS_VALUE) {
+      last_pts = 0;  // the first frame is at 0
+      return 0;
+    }
+    const bool backwards = !overflow && pts <= last_pts;
+    const bool jump = overflow || pts - last_pts > max_jump;
+    if (backwards || jump) {
+      if (jump && pts_jumps++ == 0) {
+        log().warn("[{}] frame {}: pts {} ns jumps more than an hour from the previous frame's; "
+                   "the recording continues one frame later (as for every such jump)",
+                   who, frames, pts_ns);
+      }
+      pts = last_pts + 1;
+    }
+    last_pts = pts;
+    return pts;
+  }
+
   // Stamps `frame` with its pts, hands it to the encoder and writes what comes out.
   Result<void> encode(int64_t pts_ns, Clock::time_point began) {
     AVFrame* f = frame.get();
-    if (!first_pts_ns) first_pts_ns = pts_ns;
-    int64_t pts = av_rescale_q_rnd(pts_ns - *first_pts_ns, AVRational{1, 1000000000},
-                                   encoder->time_base,
-                                   static_cast<AVRounding>(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX));
-    if (last_pts != AV_NOPTS_VALUE && pts <= last_pts) pts = last_pts + 1;
-    last_pts = pts;
-    f->pts = pts;
+    f->pts = repaired_pts(pts_ns);
     if (const int rc = avcodec_send_frame(encoder.get(), f); rc < 0) {
       av_frame_unref(f);
       return Unexpected(av_error(who, "avcodec_send_frame", rc));

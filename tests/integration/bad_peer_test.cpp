@@ -311,6 +311,41 @@ TEST_F(BadPeer, CorruptedPayloadFailsVerify) {
   EXPECT_EQ(r["streams"][0]["checksum_failures"], 1);
 }
 
+// pts a sender should never send, but may: huge jumps and the extremes of int64. The
+// recording repairs them (docs/protocol.md §3.9) and stays valid; nothing fails.
+TEST(BadPeerRecording, ExtremePtsAreRepairedNotFatal) {
+#if !RDMAVIDEO_HAVE_FFMPEG
+  GTEST_SKIP() << "this build has no FFmpeg: no recordings";
+#endif
+  TempDir dir;
+  Receiver recv(dir, {"--quiet", "--output", (dir / "rec.mkv").string(), "--stats-json",
+                      (dir / "recv.json").string()});
+  const std::vector<int64_t> pts = {0,           int64_t{1} << 62, INT64_MIN, INT64_MAX,
+                                    -(int64_t{1} << 62), 33333333, 66666666};
+  {
+    RawPeer peer(recv.port());
+    peer.handshake();
+    const auto format = small_format();
+    auto [ring, credits] = peer.start(format);
+    std::vector<std::byte> payload(format.layout.frame_bytes, std::byte{0x40});
+    for (size_t i = 0; i < pts.size(); ++i) {
+      peer.send(proto::FrameWritten{ring.ring_epoch, credits.slots[i], i, pts[i], 0,
+                                    format.layout.frame_bytes, 0, 0});
+      peer.send_bytes(payload);
+    }
+    peer.send(proto::EndOfStream{pts.size(), 0});
+    EXPECT_FALSE(peer.error_before_close());
+  }
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  EXPECT_NE(recv.process().stderr_text().find("jumps more than an hour"), std::string::npos);
+  EXPECT_NE(recv.process().stderr_text().find("recorded 7 frames"), std::string::npos)
+      << recv.process().stderr_text();
+  const auto facts = key_values(capture(
+      "ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames "
+      "-of default=noprint_wrappers=1 '" + (dir / "rec.mkv").string() + "'"));
+  EXPECT_EQ(facts.count("nb_read_frames") ? facts.at("nb_read_frames") : "", "7");
+}
+
 TEST_F(BadPeer, SilentPeerTimesOutInHandshake) {
   {
     RawPeer peer(recv_->port());

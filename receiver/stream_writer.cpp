@@ -8,6 +8,7 @@
 #include "output_template.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/stats.hpp"
+#include "rdmavideo/text.hpp"
 
 namespace rdmavideo::receiver {
 namespace {
@@ -20,7 +21,7 @@ StreamWriter::StreamWriter(const Options& options, StreamInfo info,
     : options_(options),
       info_(std::move(info)),
       who_(info_.name.empty() ? fmt::format("recv {}", info_.peer)
-                              : fmt::format("recv {} \"{}\"", info_.peer, info_.name)),
+                              : fmt::format("recv {} \"{}\"", info_.peer, printable(info_.name))),
       output_(std::move(output)),
       display_(display),
       release_display_(std::move(release_display)) {

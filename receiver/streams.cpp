@@ -2,6 +2,7 @@
 #include "streams.hpp"
 
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/text.hpp"
 
 namespace rdmavideo::receiver {
 namespace {
@@ -9,7 +10,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::string label(const StreamReport& r) {
-  return r.info.name.empty() ? fmt::format("#{}", r.info.number) : r.info.name;
+  return r.info.name.empty() ? fmt::format("#{}", r.info.number) : printable(r.info.name);
 }
 
 stats::StreamFacts facts_of(const StreamReport& r) {
@@ -50,7 +51,7 @@ Result<std::unique_ptr<StreamSink>> Streams::make_sink(const StreamInfo& info) {
       if (options_.max_streams > 1) {
         log().info("[display] shows stream {} (\"{}\"); streams that arrive while it runs are "
                    "not shown (one window, no compositor yet)",
-                   info.number, info.name);
+                   info.number, printable(info.name));
       }
     }
   }
@@ -74,7 +75,7 @@ void Streams::ended(const StreamReport& r) {
     std::lock_guard lock(output->mu);
     path = output->path;
   }
-  log().info("[recv {} \"{}\"] stream {} {}: {}{}", r.info.peer, r.info.name, r.info.number,
+  log().info("[recv {} \"{}\"] stream {} {}: {}{}", r.info.peer, printable(r.info.name), r.info.number,
              r.end ? to_string(r.end->how) : "ended", stats::summary_text(s, facts_of(r), cpu),
              path.empty() ? "" : fmt::format(", written to {}", path));
 }

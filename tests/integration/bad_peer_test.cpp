@@ -346,6 +346,31 @@ TEST(BadPeerRecording, ExtremePtsAreRepairedNotFatal) {
   EXPECT_EQ(facts.count("nb_read_frames") ? facts.at("nb_read_frames") : "", "7");
 }
 
+// A stream name that would rewrite a terminal or reverse the log's text: escaped wherever it
+// is printed; the summary still writes (not UTF-8 becomes U+FFFD there).
+TEST(BadPeerName, ControlAndBidiCharactersAreEscapedInTheLog) {
+  TempDir dir;
+  Receiver recv(dir, {"--stats-json", (dir / "recv.json").string()});
+  const std::string hostile = "cam\xc2\x9b[2J\xe2\x80\xae" "4pm\x9b";
+  {
+    RawPeer peer(recv.port());
+    peer.handshake();
+    auto format = small_format();
+    format.name = hostile;
+    peer.start(format);
+    peer.send(proto::EndOfStream{0, 0});
+    EXPECT_FALSE(peer.error_before_close());
+  }
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  const std::string log = recv.process().stderr_text();
+  EXPECT_NE(log.find("\"cam\\u009b[2J\\u202e4pm\\x9b\""), std::string::npos) << log;
+  EXPECT_EQ(log.find("\xc2\x9b"), std::string::npos);
+  EXPECT_EQ(log.find("\xe2\x80\xae"), std::string::npos);
+  EXPECT_EQ(log.find('\x9b'), std::string::npos);
+  const auto r = read_json(dir / "recv.json");
+  EXPECT_EQ(r["streams"][0]["name"], "cam\xc2\x9b[2J\xe2\x80\xae" "4pm\xef\xbf\xbd");
+}
+
 TEST_F(BadPeer, SilentPeerTimesOutInHandshake) {
   {
     RawPeer peer(recv_->port());

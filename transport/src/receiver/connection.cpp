@@ -3,6 +3,7 @@
 
 #include "proto/checks.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/text.hpp"
 
 namespace rdmavideo::receiver {
 
@@ -157,7 +158,8 @@ Result<void> ReceiverConnection::handshake(Clock::time_point deadline) {
     // The peer proves the shared key before this end says anything more. Nothing about a
     // ring (no RingInfo, no address or rkey) has left the receiver yet, and nothing was
     // allocated for the peer beyond what the transport needs to talk to it.
-    log().debug("[{}] Hello from \"{}\", version {}", who_, hello->software, ack->version);
+    log().debug("[{}] Hello from \"{}\", version {}", who_, printable(hello->software),
+                ack->version);
     return send(*ack);
   }
 }
@@ -178,7 +180,8 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     sink_ = admitted->sink;
     record_ = admitted->record;
     cpu_start_ = stats::thread_cpu_seconds();
-    if (!m.name.empty()) who_ = fmt::format("recv {} \"{}\"", peer_, m.name);
+    // A peer's text is escaped wherever it is printed (rdmavideo/text.hpp).
+    if (!m.name.empty()) who_ = fmt::format("recv {} \"{}\"", peer_, printable(m.name));
   }
   const uint64_t stride = memory::round_up(m.layout.frame_bytes, memory::kPageBytes);
   auto ring = std::make_shared<Ring>();
@@ -333,7 +336,8 @@ Result<void> ReceiverConnection::run() {
       }
       case proto::MessageType::Error: {
         const auto& error = std::get<proto::ErrorMessage>(m);
-        return failed(Error(error.code, fmt::format("sender reported: {}", error.text)), false);
+        return failed(Error(error.code, fmt::format("sender reported: {}", printable(error.text))),
+                      false);
       }
       default:
         return failed(Error(ErrorCode::protocol, fmt::format("unexpected {} from a sender",

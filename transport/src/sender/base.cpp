@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sender/connection.hpp"
 
+#include "rdmavideo/text.hpp"
+
 #include <algorithm>
 
 namespace rdmavideo::sender {
@@ -12,7 +14,7 @@ Result<proto::RingInfo> SenderBase::start_stream(const proto::StreamStart& forma
   proto::StreamStart m = format;
   m.stream_id = kStreamId;
   m.ring_epoch = ++ring_epoch_;
-  if (!m.name.empty()) who_ = fmt::format("send {} \"{}\"", peer(), m.name);
+  if (!m.name.empty()) who_ = fmt::format("send {} \"{}\"", peer(), printable(m.name));
   ring_.reset();
   pool_.reset();
   if (auto ok = send_message(m); !ok) return fail(ok.error());
@@ -118,7 +120,7 @@ Result<void> SenderBase::handle(const proto::Message& message) {
     case proto::MessageType::Error: {
       const auto& m = std::get<proto::ErrorMessage>(message);
       return Unexpected(Error(m.code == ErrorCode::peer_closed ? ErrorCode::protocol : m.code,
-                              fmt::format("receiver reported: {}", m.text)));
+                              fmt::format("receiver reported: {}", printable(m.text))));
     }
     default:
       return make_error(ErrorCode::protocol, "unexpected {} from a receiver",
@@ -149,7 +151,7 @@ proto::Hello SenderBase::make_hello(const ConnectOptions& options) {
 
 Result<void> SenderBase::check_hello_reply(const proto::Message& reply, uint64_t max_frame_bytes) {
   if (const auto* error = std::get_if<proto::ErrorMessage>(&reply)) {
-    return Unexpected(Error(error->code, fmt::format("receiver refused: {}", error->text)));
+    return Unexpected(Error(error->code, fmt::format("receiver refused: {}", printable(error->text))));
   }
   const auto* ack = std::get_if<proto::HelloAck>(&reply);
   if (!ack) {

@@ -117,7 +117,8 @@ nlohmann::json summary_json(const TransferStats& s, const StreamFacts& facts,
 
 bool write_json(const std::string& path, const nlohmann::json& summary) {
   std::ofstream out(path, std::ios::trunc);
-  out << summary.dump(2) << '\n';
+  // A peer's stream name need not be UTF-8: write what is not as U+FFFD rather than throw.
+  out << summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   out.close();
   if (!out) {
     log().error("--stats-json {}: could not write the summary", path);

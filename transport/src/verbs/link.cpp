@@ -14,6 +14,7 @@
 
 #include "proto/wire.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/text.hpp"
 #include "tcp/socket.hpp"
 
 namespace rdmavideo::verbs {
@@ -46,11 +47,10 @@ void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOC
 std::string reject_reason(const CmEvent& event) {
   std::string text;
   for (std::byte b : event.private_data) {
-    const auto c = static_cast<char>(b);
-    if (c == '\0') break;
-    text += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
+    if (b == std::byte{0}) break;
+    text += static_cast<char>(b);
   }
-  return text;
+  return printable(text);
 }
 
 }  // namespace

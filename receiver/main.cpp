@@ -31,6 +31,9 @@ ReceiverServiceOptions service_options(const Options& o, Streams& streams) {
   // Without --serve the receiver takes --max-streams streams and exits once they are over.
   so.stream_limit = o.serve ? 0 : o.max_streams;
   so.frames_per_stream = o.frames;
+  if (o.idle_timeout_s) {
+    so.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(*o.idle_timeout_s * 1000));
+  }
   so.sink_factory = [&streams](const StreamInfo& info) { return streams.make_sink(info); };
   so.on_stream_end = [&streams](const StreamReport& report) { streams.ended(report); };
   return so;

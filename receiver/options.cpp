@@ -39,6 +39,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "FFmpeg encoder for --codec, e.g. prores_ks (default: prores_aw for ProRes)");
   app.add_flag("--verify", o.verify, "Check every frame's checksum and the test pattern");
   app.add_option("--frames", o.frames, "End each stream after N frames (the sender is told)");
+  app.add_option("--idle-timeout", o.idle_timeout_s,
+                 "End a stream that sends no frame for SEC seconds, telling its sender (default: "
+                 "off, as a paused sender sends only keepalives)")
+      ->check(CLI::Range(0.1, 86400.0));
   app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
   app.add_flag("--quiet", o.quiet, "No status line");
   app.add_flag("--display", o.display,

@@ -23,6 +23,7 @@ struct Options {
   std::string encoder;  // --encoder for a recording (prores_aw, prores_ks); empty: default
   bool verify = false;
   std::optional<uint64_t> frames;  // per stream
+  std::optional<double> idle_timeout_s;  // end a stream that sends no frame for this long
   std::string stats_json;
   bool quiet = false;
   bool display = false;  // show the stream in an SDL2 window

@@ -35,6 +35,7 @@ class RawPeer {
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
   ~RawPeer() { close(fd_); }
+  int fd() const { return fd_; }
 
   void send_bytes(std::span<const std::byte> bytes) {
     ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
@@ -95,6 +96,8 @@ class RawPeer {
   }
   int fd_ = -1;
 };
+
+int peer_fd(const RawPeer& peer) { return peer.fd(); }
 
 proto::StreamStart small_format() {
   auto f = proto::make_stream_start(PixelFormat::uyvy, 64, 36, {30, 1});
@@ -369,6 +372,66 @@ TEST(BadPeerName, ControlAndBidiCharactersAreEscapedInTheLog) {
   EXPECT_EQ(log.find('\x9b'), std::string::npos);
   const auto r = read_json(dir / "recv.json");
   EXPECT_EQ(r["streams"][0]["name"], "cam\xc2\x9b[2J\xe2\x80\xae" "4pm\xef\xbf\xbd");
+}
+
+// Time limits that restarted with every byte let one byte every few seconds hold a
+// connection for hours; each handshake and each payload has a deadline of its own.
+TEST_F(BadPeer, TricklingHelloIsDroppedAtTheHandshakeDeadline) {
+  const auto start = std::chrono::steady_clock::now();
+  {
+    RawPeer peer(recv_->port());
+    const auto hello = proto::encode(proto::Hello{proto::kMinVersion, proto::kVersion, 0, 1 << 20,
+                                                  0, "slow"});
+    for (size_t i = 0; i < hello.size(); ++i) {  // 72 bytes, one a second: 72 s if allowed
+      if (recv_->process().stderr_text().find("not complete in time") != std::string::npos) break;
+      ::send(peer_fd(peer), &hello[i], 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(1s);
+    }
+  }
+  // The header is still arriving when the handshake's 5 s run out.
+  expect_logged("peer too slow: message header not complete in time");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
+  expect_next_sender_served();
+}
+
+TEST_F(BadPeer, TricklingPayloadIsDroppedAtItsDeadline) {
+  {
+    RawPeer peer(recv_->port());
+    peer.handshake();
+    const auto format = small_format();
+    auto [ring, credits] = peer.start(format);
+    peer.send(proto::FrameWritten{ring.ring_epoch, credits.slots[0], 0, 0, 0,
+                                  format.layout.frame_bytes, 0, 0});
+    const std::vector<std::byte> some(64);
+    for (int i = 0; i < 30; ++i) {  // 64 bytes a second of a 4608-byte frame
+      if (recv_->process().stderr_text().find("payload not complete in time") !=
+          std::string::npos) {
+        break;
+      }
+      ::send(peer_fd(peer), some.data(), some.size(), MSG_NOSIGNAL);
+      std::this_thread::sleep_for(1s);
+    }
+  }
+  expect_logged("peer too slow: FrameWritten payload not complete in time");
+  expect_next_sender_served(true);
+}
+
+// --idle-timeout: a stream that sends only keepalives ends, its sender told why.
+TEST(BadPeerIdle, IdleTimeoutEndsAStreamOfKeepalives) {
+  TempDir dir;
+  Receiver recv(dir, {"--idle-timeout", "1", "--quiet"});
+  RawPeer peer(recv.port());
+  peer.handshake();
+  peer.start(small_format());
+  for (int i = 0; i < 6; ++i) {
+    peer.send(proto::Keepalive{0});
+    std::this_thread::sleep_for(300ms);
+  }
+  auto error = peer.error_before_close();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->code, ErrorCode::timeout);
+  EXPECT_EQ(error->text, "no frame for 1000 ms (the receiver's idle timeout)");
+  EXPECT_EQ(recv.process().wait(30s), 1);  // the one stream failed
 }
 
 TEST_F(BadPeer, SilentPeerTimesOutInHandshake) {

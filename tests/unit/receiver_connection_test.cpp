@@ -32,6 +32,8 @@ class FakeChannel final : public ReceiverChannel {
     bool closed = false;
     std::optional<proto::Message> last;  // close()'s last message
     bool any_thread = true;
+    std::vector<Clock::time_point> message_deadlines;  // complete_by of every receive()
+    std::vector<Clock::time_point> payload_deadlines;  // of every receive_payload()
   };
 
   explicit FakeChannel(std::shared_ptr<Shared> shared) : s_(std::move(shared)) {}
@@ -40,8 +42,10 @@ class FakeChannel final : public ReceiverChannel {
   const std::string& peer() const override { return peer_; }
   Result<void> establish(Clock::time_point) override { return {}; }
 
-  Result<std::optional<proto::Message>> receive(std::chrono::milliseconds wait) override {
+  Result<std::optional<proto::Message>> receive(std::chrono::milliseconds wait,
+                                                Clock::time_point complete_by) override {
     std::unique_lock lock(s_->mu);
+    s_->message_deadlines.push_back(complete_by);
     s_->cv.wait_for(lock, wait, [&] { return !s_->inbound.empty() || interrupted_; });
     if (interrupted_) return make_error(ErrorCode::peer_closed, "interrupted");
     if (s_->inbound.empty()) return std::optional<proto::Message>{};
@@ -50,9 +54,10 @@ class FakeChannel final : public ReceiverChannel {
     return std::optional<proto::Message>(std::move(m));
   }
 
-  Result<void> receive_payload(std::span<std::byte> slot,
+  Result<void> receive_payload(std::span<std::byte> slot, Clock::time_point complete_by,
                                const std::function<void()>&) override {
     std::lock_guard lock(s_->mu);
+    s_->payload_deadlines.push_back(complete_by);
     if (s_->payloads.empty()) {
       return make_error(ErrorCode::peer_closed, "peer closed the connection in the middle of "
                                                 "FrameWritten payload");
@@ -554,6 +559,48 @@ TEST_F(ReceiverCore, HandshakeHasADeadlineOfItsOwn) {
   ASSERT_FALSE(ok);
   EXPECT_EQ(ok.error().code(), ErrorCode::timeout);
   EXPECT_NE(ok.error().message().find("no Hello within 300 ms"), std::string::npos);
+}
+
+// Time limits that restart with every byte let a peer trickle; deadlines do not.
+TEST_F(ReceiverCore, HandshakeAndPayloadsHaveDeadlinesOfTheirOwn) {
+  say(hello());
+  say(format());
+  say_frame(0, 0);
+  say(proto::EndOfStream{1, 0});
+  const auto start = Clock::now();
+  ASSERT_TRUE(make()->run());
+  ASSERT_FALSE(shared_->message_deadlines.empty());
+  // The Hello must be whole by the handshake's deadline: the connect timeout from the start.
+  const auto hello_allowed = shared_->message_deadlines.front() - start;
+  EXPECT_GE(hello_allowed, config_.timeouts.connect);
+  EXPECT_LE(hello_allowed, config_.timeouts.connect + 100ms);
+  // A payload: the peer timeout plus its size at 1 MB/s (4608 bytes: about 5 ms).
+  ASSERT_EQ(shared_->payload_deadlines.size(), 1u);
+  const auto allowed = shared_->payload_deadlines[0] - start;
+  EXPECT_GE(allowed, config_.timeouts.peer);
+  EXPECT_LE(allowed, config_.timeouts.peer + 500ms);
+}
+
+TEST_F(ReceiverCore, IdleTimeoutEndsAStreamThatSendsNoFrames) {
+  config_.idle_timeout = 300ms;
+  config_.timeouts.keepalive = 50ms;
+  say(hello());
+  say(format());
+  say_frame(0, 0);
+  auto connection = make();
+  std::thread runner([&] { EXPECT_TRUE(connection->run()); });
+  // Only keepalives from here on, which a paused sender would send.
+  for (int i = 0; i < 10; ++i) {
+    say(proto::Keepalive{0});
+    std::this_thread::sleep_for(60ms);
+  }
+  runner.join();
+  ASSERT_TRUE(host_.end);
+  EXPECT_EQ(host_.end->how, StreamEnd::How::failed);
+  EXPECT_EQ(host_.end->error->code(), ErrorCode::timeout);
+  const auto errors = sent_of<proto::ErrorMessage>(*shared_);
+  ASSERT_EQ(errors.size(), 1u);  // the sender is told why
+  EXPECT_EQ(errors[0].text, "no frame for 300 ms (the receiver's idle timeout)");
 }
 
 TEST_F(ReceiverCore, SenderErrorIsReportedNotAnswered) {

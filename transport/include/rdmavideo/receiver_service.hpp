@@ -103,6 +103,9 @@ struct ReceiverServiceOptions {
   /// Streams admitted over the service's life before it refuses all others; 0: no limit.
   uint64_t stream_limit = 0;
   std::optional<uint64_t> frames_per_stream;  ///< end each stream after this many frames
+  /// End a stream that sends no frame for this long (its sender is told); none by default,
+  /// as a paused GStreamer sender legitimately sends only keepalives.
+  std::optional<std::chrono::milliseconds> idle_timeout;
   SinkFactory sink_factory;
   /// Called on the connection thread once a stream's sink has finished.
   std::function<void(const StreamReport& report)> on_stream_end;

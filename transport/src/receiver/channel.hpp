@@ -45,12 +45,15 @@ class ReceiverChannel {
   /// Finishes the transport's part of accepting by `deadline` (verbs: the queue pair,
   /// rdma_accept, ESTABLISHED). TCP has nothing left to do.
   virtual Result<void> establish(Clock::time_point deadline) = 0;
-  /// The next message, waiting at most `wait`; nullopt when none came in time or wake() was
-  /// called. A peer that closed is `peer_closed`, a broken message `protocol`.
-  virtual Result<std::optional<proto::Message>> receive(std::chrono::milliseconds wait) = 0;
-  /// Puts the payload of the FrameWritten receive() just returned into `slot` (TCP reads it
-  /// from the stream, calling `on_tick` while it waits; verbs: the NIC already put it there).
-  virtual Result<void> receive_payload(std::span<std::byte> slot,
+  /// The next message, waiting at most `wait` for one to begin; nullopt when none came in
+  /// time or wake() was called. A message that has begun must be whole by `complete_by`
+  /// (`timeout` otherwise). A peer that closed is `peer_closed`, a broken message `protocol`.
+  virtual Result<std::optional<proto::Message>> receive(std::chrono::milliseconds wait,
+                                                        Clock::time_point complete_by) = 0;
+  /// Puts the payload of the FrameWritten receive() just returned into `slot` by
+  /// `complete_by` (TCP reads it from the stream, calling `on_tick` while it waits; verbs:
+  /// the NIC already put it there).
+  virtual Result<void> receive_payload(std::span<std::byte> slot, Clock::time_point complete_by,
                                        const std::function<void()>& on_tick) = 0;
   virtual Result<void> send(const proto::Message& message) = 0;
   virtual bool sends_from_any_thread() const = 0;

@@ -12,6 +12,15 @@ using std::chrono::milliseconds;
 // How often the connection thread looks up from a wait: for a stop, a sink's failure, credits
 // to send and keepalives to write.
 constexpr milliseconds kTick(200);
+// A frame's payload must arrive within the peer timeout plus its size at this rate: time
+// limits that restarted with every byte let a peer hold a connection with a byte now and
+// then; a deadline per payload does not, and still gives a slow link time for a 4K frame.
+constexpr uint64_t kSlowestPayloadBytesPerSecond = 1'000'000;
+
+Clock::time_point payload_deadline(uint32_t bytes, milliseconds peer_timeout) {
+  return Clock::now() + peer_timeout +
+         milliseconds(uint64_t{bytes} * 1000 / kSlowestPayloadBytesPerSecond);
+}
 
 // A ring's memory and how the peer reaches it. The registration goes before the memory.
 struct ReceiverConnection::Ring {
@@ -144,7 +153,8 @@ Result<void> ReceiverConnection::handshake(Clock::time_point deadline) {
                         config_.timeouts.connect.count());
     }
     if (stopping_) return make_error(ErrorCode::peer_closed, "stopped before Hello");
-    auto message = channel_->receive(std::min(left, kTick));
+    // The handshake as a whole has the deadline, not each read of it.
+    auto message = channel_->receive(std::min(left, kTick), deadline);
     if (!message) return Unexpected(message.error());
     if (!*message) continue;
     const auto* hello = std::get_if<proto::Hello>(&**message);
@@ -179,6 +189,7 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     if (!admitted) return Unexpected(admitted.error());
     sink_ = admitted->sink;
     record_ = admitted->record;
+    last_frame_ = Clock::now();
     cpu_start_ = stats::thread_cpu_seconds();
     // A peer's text is escaped wherever it is printed (rdmavideo/text.hpp).
     if (!m.name.empty()) who_ = fmt::format("recv {} \"{}\"", peer_, printable(m.name));
@@ -221,7 +232,11 @@ Result<void> ReceiverConnection::frame_written(const proto::FrameWritten& m) {
   if (auto ok = proto::check_frame_written(m, current, config_.ring_size); !ok) return ok;
   if (auto ok = credits_->frame_arrived(m.slot); !ok) return ok;
   std::span<std::byte> slot = ring_->memory->bytes().subspan(m.slot * ring_->stride, m.bytes);
-  if (auto ok = channel_->receive_payload(slot, [this] { keepalive_if_quiet(); }); !ok) return ok;
+  if (auto ok = channel_->receive_payload(slot, payload_deadline(m.bytes, config_.timeouts.peer),
+                                          [this] { keepalive_if_quiet(); });
+      !ok) {
+    return ok;
+  }
   const uint64_t now = stats::realtime_ns();
   const uint64_t latency = now > m.sent_ns ? now - m.sent_ns : 0;
   {
@@ -237,6 +252,7 @@ Result<void> ReceiverConnection::frame_written(const proto::FrameWritten& m) {
     s.latency.record_ns(latency);
   }
   ++frames_;
+  last_frame_ = Clock::now();
   next_sequence_ = m.sequence + 1;
   sink_->frame(FrameLease(credits_, ring_, ring_->format, ring_->memory->kind(), slot, m, latency));
   return {};
@@ -289,9 +305,18 @@ Result<void> ReceiverConnection::run() {
     }
     if (sink_) {
       if (auto failure = sink_->failure()) return failed(*failure);
+      if (config_.idle_timeout && Clock::now() - last_frame_ >= *config_.idle_timeout) {
+        // The receiver's own limit, so the sender is told (a timeout on its side is not).
+        const std::string why = fmt::format("no frame for {} ms (the receiver's idle timeout)",
+                                            config_.idle_timeout->count());
+        (void)send(proto::ErrorMessage{ErrorCode::timeout, why});
+        return failed(Error(ErrorCode::timeout, why), false);
+      }
     }
     if (auto ok = flush_credits(); !ok) return failed(ok.error());
-    auto message = channel_->receive(std::min(kTick, config_.timeouts.keepalive));
+    // A message that has begun must be whole within the peer timeout (bodies are small).
+    auto message = channel_->receive(std::min(kTick, config_.timeouts.keepalive),
+                                     Clock::now() + config_.timeouts.peer);
     if (!message) {
       if (stopping_) continue;
       return failed(message.error());

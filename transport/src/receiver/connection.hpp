@@ -51,6 +51,8 @@ struct ConnectionConfig {
   Timeouts timeouts;
   memory::MemoryKind memory = memory::MemoryKind::host;
   std::optional<uint64_t> frames_per_stream;
+  /// End a stream that sends no frame for this long; none: keepalives alone keep it.
+  std::optional<std::chrono::milliseconds> idle_timeout;
 };
 
 class ReceiverConnection {
@@ -101,6 +103,7 @@ class ReceiverConnection {
   StreamSink* sink_ = nullptr;                // the admitted stream's sink
   std::shared_ptr<StreamRecord> record_;      // the admitted stream's record
   uint64_t frames_ = 0;                       // frames of this stream handed to the sink
+  Clock::time_point last_frame_;              // the last frame's arrival, or the admission
   uint64_t next_sequence_ = 0;                // the sequence after the last frame's
   double cpu_start_ = 0;                      // this thread's CPU time at the stream's start
   bool closed_ = false;

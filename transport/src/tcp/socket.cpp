@@ -91,6 +91,10 @@ Result<void> Socket::read_exact(std::span<std::byte> buf, const IoPolicy& policy
   size_t done = 0;
   auto last_progress = Clock::now();
   while (done < buf.size()) {
+    if (Clock::now() >= policy.deadline) {
+      return make_error(ErrorCode::timeout, "peer too slow: {} not complete in time ({} of {} bytes)",
+                        what, done, buf.size());
+    }
     // MSG_WAITALL: one call for a whole frame; SO_RCVTIMEO wakes it every tick.
     const ssize_t n = recv(fd(), buf.data() + done, buf.size() - done, MSG_WAITALL);
     if (n > 0) {

@@ -23,6 +23,9 @@ struct IoPolicy {
   std::chrono::milliseconds peer_timeout{5000};  ///< fail after this long with no progress
   std::function<void()> on_tick;                 ///< called at each wake without progress
   const std::atomic<bool>* stop = nullptr;       ///< give up (errno EINTR) at a wake once true
+  /// Give up when this passes, progress or not: a peer sending a byte now and then must not
+  /// hold a read open for ever. The default: no deadline.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 class Socket {

@@ -42,19 +42,23 @@ class TcpChannel final : public receiver::ReceiverChannel {
     return socket_.configure(std::min(kReadTick, timeouts_.keepalive));
   }
 
-  Result<std::optional<proto::Message>> receive(milliseconds wait) override {
+  Result<std::optional<proto::Message>> receive(milliseconds wait,
+                                                Clock::time_point complete_by) override {
     auto ready = socket_.wait_readable(wait, &interrupted_);
     if (!ready) return Unexpected(ready.error());
     if (!*ready) return std::optional<proto::Message>{};
-    auto message = read_message(socket_, read_policy_);
+    IoPolicy policy = read_policy_;
+    policy.deadline = complete_by;
+    auto message = read_message(socket_, policy);
     if (!message) return Unexpected(message.error());
     return std::optional<proto::Message>(std::move(*message));
   }
 
-  Result<void> receive_payload(std::span<std::byte> slot,
+  Result<void> receive_payload(std::span<std::byte> slot, Clock::time_point complete_by,
                                const std::function<void()>& on_tick) override {
     IoPolicy policy = read_policy_;
     policy.on_tick = on_tick;  // keepalives while a slow link brings a large frame
+    policy.deadline = complete_by;
     return socket_.read_exact(slot, policy, "FrameWritten payload");
   }
 

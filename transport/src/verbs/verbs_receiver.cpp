@@ -41,7 +41,8 @@ class VerbsChannel final : public receiver::ReceiverChannel {
 
   Result<void> establish(Clock::time_point deadline) override { return link_->accept(deadline); }
 
-  Result<std::optional<proto::Message>> receive(milliseconds wait) override {
+  // A SEND arrives whole: there is no message in part to time.
+  Result<std::optional<proto::Message>> receive(milliseconds wait, Clock::time_point) override {
     if (auto message = link_->take_message()) return message;
     if (interrupted_) return make_error(ErrorCode::peer_closed, "connection stopped");
     if (link_->disconnected()) return make_error(ErrorCode::peer_closed, "sender disconnected");
@@ -50,7 +51,8 @@ class VerbsChannel final : public receiver::ReceiverChannel {
   }
 
   // RC delivers in order: the FrameWritten SEND completed after the WRITEs before it.
-  Result<void> receive_payload(std::span<std::byte>, const std::function<void()>&) override {
+  Result<void> receive_payload(std::span<std::byte>, Clock::time_point,
+                               const std::function<void()>&) override {
     return {};
   }
 

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 
+#include "rdmavideo/auth.hpp"
 #include "rdmavideo/log.hpp"
 
 namespace rdmavideo::cli {
@@ -36,6 +37,21 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
 int usage_error(const CLI::App& app, const std::string& message) {
   std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), message.c_str());
   return kExitUsage;
+}
+
+void add_key_option(CLI::App& app, std::string& path) {
+  app.add_option("--key-file", path,
+                 "Shared key: the peer must prove it, and this end proves it back (a file of "
+                 "at least 32 bytes, mode 0600; make one with rdmavideo-doctor --new-key FILE)");
+}
+
+std::optional<int> load_key(const CLI::App& app, const std::string& path,
+                            std::shared_ptr<const auth::SharedKey>& key) {
+  if (path.empty()) return std::nullopt;
+  auto loaded = auth::load_key(path);
+  if (!loaded) return usage_error(app, "--key-file: " + loaded.error().message());
+  key = std::move(*loaded);
+  return std::nullopt;
 }
 
 const std::atomic<bool>& stop_requested() { return g_stop; }

@@ -6,9 +6,14 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+
+namespace rdmavideo::auth {
+class SharedKey;
+}
 
 namespace rdmavideo::cli {
 
@@ -21,6 +26,13 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv);
 
 /// Prints "<program>: <message>" on one line and returns kExitUsage.
 int usage_error(const CLI::App& app, const std::string& message);
+
+/// Adds --key-file FILE (docs/security.md) to `app`.
+void add_key_option(CLI::App& app, std::string& path);
+/// Loads the key --key-file names, if one was given; a file that cannot be used (missing,
+/// too short, readable by others) is a usage error, printed on one line: the exit code.
+std::optional<int> load_key(const CLI::App& app, const std::string& path,
+                            std::shared_ptr<const auth::SharedKey>& key);
 
 /// Set by SIGINT and SIGTERM. The handlers do not restart system calls, so a blocked call
 /// returns EINTR and the tool can finish cleanly. SIGPIPE is ignored (writes report EPIPE).

@@ -24,6 +24,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       ->capture_default_str();
   app.add_flag("--json", o.json, "Print every check as JSON on stdout instead of text");
   app.add_flag("--quiet", o.quiet, "Print only the failed checks and their fixes");
+  app.add_option("--new-key", o.new_key,
+                 "Write a new shared key for --key-file to FILE (32 random bytes as 64 hex "
+                 "digits, mode 0600; never replaces a file) and exit");
   if (auto code = cli::parse(app, argc, argv)) return code;
   auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   if (!peer.empty()) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "rdmavideo/format.hpp"
 #include "rdmavideo/transport.hpp"
@@ -17,6 +18,7 @@ struct Options {
   PixelFormat pix_fmt = PixelFormat::rgba;
   bool json = false;
   bool quiet = false;
+  std::string new_key;  // --new-key FILE: write a new shared key there and do nothing else
 };
 
 /// Parses the command line. Returns the exit code when the program should stop now (help,

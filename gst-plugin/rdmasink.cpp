@@ -33,6 +33,7 @@
 #include <unordered_set>
 
 #include "common.hpp"
+#include "rdmavideo/auth.hpp"
 #include "rdmavideo/sender_session.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(rdmasink_debug);
@@ -55,6 +56,7 @@ struct SinkSettings {
   guint port = 5000;
   TransportKind transport = TransportKind::automatic;
   std::string rdma_device;
+  std::string key_file;  // key-file: empty, no authentication
   SinkMode mode = SinkMode::no_drop;
   bool checksum = false;
   std::string stream_name;
@@ -109,6 +111,7 @@ enum {
   PROP_MODE,
   PROP_CHECKSUM,
   PROP_STREAM_NAME,
+  PROP_KEY_FILE,
   PROP_STATS,
 };
 
@@ -141,10 +144,22 @@ gboolean sink_start(GstBaseSink* sink) {
   GST_OBJECT_UNLOCK(self);
   state.unlocked = false;
 
+  std::shared_ptr<const auth::SharedKey> key;
+  if (!rt->settings.key_file.empty()) {
+    auto loaded = auth::load_key(rt->settings.key_file);
+    if (!loaded) {
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
+                        ("Cannot use key-file %s.", rt->settings.key_file.c_str()),
+                        ("%s", loaded.error().message().c_str()));
+      return FALSE;
+    }
+    key = std::move(*loaded);
+  }
   SenderSessionOptions options;
   options.transport = rt->settings.transport;
   options.connect.endpoint = Endpoint{rt->settings.host, static_cast<uint16_t>(rt->settings.port)};
   options.connect.rdma_device = rt->settings.rdma_device;
+  options.connect.key = key;
   options.connect.stop = &state.stopping;  // stopping abandons a frame write; a flush must not
   options.policy = {rt->settings.mode == SinkMode::live, rt->settings.checksum};
   options.interrupt = &state.unlocked;  // a flush or a pause abandons a wait for a credit
@@ -465,6 +480,9 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
     case PROP_RDMA_DEVICE:
       s.rdma_device = g_value_get_string(value) ? g_value_get_string(value) : "";
       break;
+    case PROP_KEY_FILE:
+      s.key_file = g_value_get_string(value) ? g_value_get_string(value) : "";
+      break;
     case PROP_MODE: s.mode = static_cast<SinkMode>(g_value_get_enum(value)); break;
     case PROP_CHECKSUM: s.checksum = g_value_get_boolean(value); break;
     case PROP_STREAM_NAME:
@@ -489,6 +507,7 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
     case PROP_PORT: g_value_set_uint(value, s.port); break;
     case PROP_TRANSPORT: g_value_set_enum(value, static_cast<gint>(s.transport)); break;
     case PROP_RDMA_DEVICE: g_value_set_string(value, s.rdma_device.c_str()); break;
+    case PROP_KEY_FILE: g_value_set_string(value, s.key_file.c_str()); break;
     case PROP_MODE: g_value_set_enum(value, static_cast<gint>(s.mode)); break;
     case PROP_CHECKSUM: g_value_set_boolean(value, s.checksum); break;
     case PROP_STREAM_NAME: g_value_set_string(value, s.stream_name.c_str()); break;
@@ -542,6 +561,14 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
       g_param_spec_string("rdma-device", "RDMA device",
                           "Verbs: the RDMA device the route must use, e.g. mlx5_0. Default "
                           "empty (any); read when the element starts.",
+                          "", flags));
+  g_object_class_install_property(
+      gobject_class, PROP_KEY_FILE,
+      g_param_spec_string("key-file", "Key file",
+                          "Shared key (a file of at least 32 bytes, mode 0600; rdmavideo-doctor "
+                          "--new-key makes one): the receiver must prove it before a frame is sent, "
+                          "and this element proves it back. Default empty (no authentication); read "
+                          "when the element starts.",
                           "", flags));
   g_object_class_install_property(
       gobject_class, PROP_MODE,

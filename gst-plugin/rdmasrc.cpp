@@ -33,6 +33,7 @@
 #include <thread>
 
 #include "common.hpp"
+#include "rdmavideo/auth.hpp"
 #include "rdmavideo/frame_verifier.hpp"
 #include "rdmavideo/receiver_service.hpp"
 #include "slot_memory.hpp"
@@ -52,6 +53,7 @@ struct SrcSettings {
   TransportKind transport = TransportKind::automatic;
   guint ring_size = 8;
   std::string rdma_device;
+  std::string key_file;  // key-file: empty, no authentication
   bool verify = false;
   bool is_live = false;
 };
@@ -124,6 +126,7 @@ enum {
   PROP_TRANSPORT,
   PROP_RING_SIZE,
   PROP_RDMA_DEVICE,
+  PROP_KEY_FILE,
   PROP_VERIFY,
   PROP_IS_LIVE,
   PROP_BOUND_PORT,
@@ -192,11 +195,23 @@ gboolean src_start(GstBaseSrc* src) {
   GST_OBJECT_UNLOCK(self);
   state.unlocked = false;
 
+  std::shared_ptr<const auth::SharedKey> key;
+  if (!rt->settings.key_file.empty()) {
+    auto loaded = auth::load_key(rt->settings.key_file);
+    if (!loaded) {
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
+                        ("Cannot use key-file %s.", rt->settings.key_file.c_str()),
+                        ("%s", loaded.error().message().c_str()));
+      return FALSE;
+    }
+    key = std::move(*loaded);
+  }
   // One stream per element, as GStreamer composes: a second sender is refused as busy.
   ReceiverServiceOptions options;
   options.transport = rt->settings.transport;
   options.listen.endpoint = Endpoint{rt->settings.address, static_cast<uint16_t>(rt->settings.port)};
   options.listen.rdma_device = rt->settings.rdma_device;
+  options.listen.key = key;
   options.listen.ring_size = rt->settings.ring_size;
   options.max_streams = 1;
   options.stream_limit = 1;
@@ -472,6 +487,9 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
     case PROP_RDMA_DEVICE:
       s.rdma_device = g_value_get_string(value) ? g_value_get_string(value) : "";
       break;
+    case PROP_KEY_FILE:
+      s.key_file = g_value_get_string(value) ? g_value_get_string(value) : "";
+      break;
     case PROP_VERIFY: s.verify = g_value_get_boolean(value); break;
     case PROP_IS_LIVE: s.is_live = g_value_get_boolean(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
@@ -499,6 +517,7 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
     case PROP_TRANSPORT: g_value_set_enum(value, static_cast<gint>(s.transport)); break;
     case PROP_RING_SIZE: g_value_set_uint(value, s.ring_size); break;
     case PROP_RDMA_DEVICE: g_value_set_string(value, s.rdma_device.c_str()); break;
+    case PROP_KEY_FILE: g_value_set_string(value, s.key_file.c_str()); break;
     case PROP_VERIFY: g_value_set_boolean(value, s.verify); break;
     case PROP_IS_LIVE: g_value_set_boolean(value, s.is_live); break;
     case PROP_BOUND_PORT: g_value_set_uint(value, state.bound_port); break;
@@ -562,6 +581,14 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
       g_param_spec_string("rdma-device", "RDMA device",
                           "Verbs: accept only on this RDMA device, e.g. mlx5_0. Default empty "
                           "(any); read when the element starts.",
+                          "", flags));
+  g_object_class_install_property(
+      gobject_class, PROP_KEY_FILE,
+      g_param_spec_string("key-file", "Key file",
+                          "Shared key (a file of at least 32 bytes, mode 0600; rdmavideo-doctor "
+                          "--new-key makes one): a sender must prove it before it learns anything "
+                          "about the ring, and this element proves it back. Default empty (no "
+                          "authentication); read when the element starts.",
                           "", flags));
   g_object_class_install_property(
       gobject_class, PROP_VERIFY,

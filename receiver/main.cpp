@@ -27,6 +27,7 @@ ReceiverServiceOptions service_options(const Options& o, Streams& streams) {
   so.listen.endpoint = o.listen;
   so.listen.rdma_device = o.rdma_device;
   so.listen.ring_size = o.ring;
+  so.listen.key = o.key;
   so.max_streams = o.max_streams;
   // Without --serve the receiver takes --max-streams streams and exits once they are over.
   so.stream_limit = o.serve ? 0 : o.max_streams;

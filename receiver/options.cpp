@@ -48,7 +48,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_flag("--display", o.display,
                "Show the stream in a window (f: fullscreen, q/Esc: stop); a slow window skips "
                "frames, the output never does");
+  std::string key_file;
+  cli::add_key_option(app, key_file);
   if (auto code = cli::parse(app, argc, argv)) return code;
+  if (auto code = cli::load_key(app, key_file, o.key)) return code;
   auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   auto endpoint = parse_endpoint(listen, true);
   if (!endpoint) return fail("--listen " + endpoint.error().message());

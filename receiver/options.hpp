@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -27,6 +28,7 @@ struct Options {
   std::string stats_json;
   bool quiet = false;
   bool display = false;  // show the stream in an SDL2 window
+  std::shared_ptr<const auth::SharedKey> key;  // --key-file
 };
 
 /// Parses the command line. Returns the exit code when the program should stop now.

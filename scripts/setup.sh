@@ -9,6 +9,7 @@ packages=(
   g++ cmake ninja-build pkg-config git python3
   # libraries librdmavideo and the tools use
   libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev libexpected-dev nlohmann-json3-dev
+  libssl-dev  # OpenSSL: HMAC-SHA256, HKDF and the random generator of authentication
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good

@@ -154,6 +154,7 @@ int run(Options o) {
   so.transport = o.transport;
   so.connect.endpoint = o.connect;
   so.connect.rdma_device = o.rdma_device;
+  so.connect.key = o.key;
   so.connect.max_frame_bytes = format->layout.frame_bytes;
   so.connect.stop = &g_stop;  // only SIGINT/SIGTERM stop a write; other signals do not
   so.policy = {o.realtime, o.checksum};

@@ -41,7 +41,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_flag("--quiet", o.quiet, "No status line");
   (void)frames;
 
+  std::string key_file;
+  cli::add_key_option(app, key_file);
   if (auto code = cli::parse(app, argc, argv)) return code;
+  if (auto code = cli::load_key(app, key_file, o.key)) return code;
   auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   if (!o.testsrc && o.input.empty()) return fail("no source: give --testsrc or -i -");
   if (!ffmpeg_input(o) && (!o.input_format.empty() || o.loop)) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -34,6 +35,7 @@ struct Options {
   std::string stats_json;
   std::string name;
   bool quiet = false;
+  std::shared_ptr<const auth::SharedKey> key;  // --key-file
 };
 
 /// An FFmpeg input (file, URL, device) rather than the test pattern or raw stdin.

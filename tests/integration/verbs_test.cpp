@@ -9,6 +9,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "process.hpp"
+#include "rdmavideo/auth.hpp"
 #include "rdmavideo/protocol.hpp"
 
 namespace rdmavideo::testing {
@@ -137,6 +138,37 @@ TEST(Verbs, TwoStreamsAtOnceEachVerified) {
   }
   EXPECT_EQ(std::filesystem::file_size(dir / "a.yuv"), 120u * 320 * 180 * 2);
   EXPECT_EQ(std::filesystem::file_size(dir / "b.yuv"), 60u * 640 * 360 * 2);
+}
+
+// --key-file over verbs: the proofs and every sealed control message travel as SENDs; a
+// sender with the wrong key is refused before any ring is registered for it, and the right
+// one is served after it.
+TEST(Verbs, AuthenticatedStreamVerifiedAndAWrongKeyRefused) {
+  REQUIRE_LAB();
+  TempDir dir;
+  ASSERT_TRUE(auth::create_key_file(dir / "shared.key"));
+  ASSERT_TRUE(auth::create_key_file(dir / "wrong.key"));
+  Receiver recv(dir, {"--transport", "verbs", "--verify", "--quiet", "--key-file",
+                      (dir / "shared.key").string(), "--stats-json", (dir / "recv.json").string()},
+                {}, "recv", kReceiverHost);
+  Process impostor(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "30", "--key-file",
+                                 (dir / "wrong.key").string()}),
+                   dir / "impostor.stderr");
+  ASSERT_EQ(impostor.wait(60s), 1) << impostor.stderr_text();
+  EXPECT_NE(impostor.stderr_text().find("receiver refused: authentication failed"),
+            std::string::npos)
+      << impostor.stderr_text();
+  EXPECT_EQ(recv.process().stderr_text().find("ring 1"), std::string::npos)
+      << "a ring was made for the impostor: " << recv.process().stderr_text();
+  Process good(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "60", "--checksum",
+                             "--key-file", (dir / "shared.key").string()}),
+               dir / "good.stderr");
+  ASSERT_EQ(good.wait(120s), 0) << good.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  const auto r = read_json(dir / "recv.json");
+  EXPECT_EQ(r["frames"], 60);
+  EXPECT_EQ(r["checksum_failures"], 0);
+  EXPECT_EQ(r["transport"], "verbs");
 }
 
 TEST(Verbs, VerbsAndTcpSendersIntoOneAutoReceiver) {

@@ -34,6 +34,8 @@ class FakeChannel final : public ReceiverChannel {
     bool any_thread = true;
     std::vector<Clock::time_point> message_deadlines;  // complete_by of every receive()
     std::vector<Clock::time_point> payload_deadlines;  // of every receive_payload()
+    std::shared_ptr<auth::ControlMac> mac;  // protect()'s
+    size_t sent_before_protect = 0;         // messages sent when protect() was called
   };
 
   explicit FakeChannel(std::shared_ptr<Shared> shared) : s_(std::move(shared)) {}
@@ -73,6 +75,11 @@ class FakeChannel final : public ReceiverChannel {
     std::lock_guard lock(s_->mu);
     s_->sent.push_back(message);
     return {};
+  }
+  void protect(std::shared_ptr<auth::ControlMac> mac) override {
+    std::lock_guard lock(s_->mu);
+    s_->mac = std::move(mac);
+    s_->sent_before_protect = s_->sent.size();
   }
   bool sends_from_any_thread() const override { return s_->any_thread; }
   void wake() override {
@@ -612,6 +619,135 @@ TEST_F(ReceiverCore, SenderErrorIsReportedNotAnswered) {
   EXPECT_NE(host_.end->error->message().find("sender reported: RingInfo.slot_bytes 1"),
             std::string::npos);
   EXPECT_FALSE(error_told());
+}
+
+
+// Authentication (docs/protocol.md §4.1): the sender proves the key before anything about a
+// ring leaves the receiver, and the receiver proves it back.
+class AuthenticatedCore : public ReceiverCore {
+ protected:
+  AuthenticatedCore() { config_.key = key_; }
+
+  // Waits for what the receiver sent so far to include `count` messages of type T.
+  template <typename T>
+  std::vector<T> await(size_t count) {
+    std::vector<T> out;
+    eventually([&] {
+      std::lock_guard lock(shared_->mu);
+      out = sent_of<T>(*shared_);
+      return out.size() >= count;
+    });
+    return out;
+  }
+
+  std::shared_ptr<const auth::SharedKey> key_ =
+      std::make_shared<auth::SharedKey>(std::vector<std::byte>(40, std::byte{'k'}));
+};
+
+TEST_F(AuthenticatedCore, ASenderThatProvesTheKeyIsAnsweredWithTheReceiversProof) {
+  auto connection = make();
+  Result<void> result;
+  std::thread run([&] { result = connection->run(); });
+  proto::Hello h = hello();
+  h.flags |= proto::kCapAuth;
+  say(h);
+  const auto challenge = await<proto::Auth>(1);
+  ASSERT_EQ(challenge.size(), 1u);
+  EXPECT_EQ(challenge[0].proof, proto::Proof{});  // a challenge carries no proof
+  const auto ack = await<proto::HelloAck>(1).at(0);
+  EXPECT_TRUE(ack.flags & proto::kCapAuth);
+  const proto::Nonce mine = *auth::make_nonce();
+  say(proto::Auth{mine, auth::prove(*key_, auth::Role::sender, mine, challenge[0].nonce, h, ack)});
+  const auto answers = await<proto::Auth>(2);
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(answers[1].nonce, challenge[0].nonce);
+  EXPECT_TRUE(auth::verify(*key_, auth::Role::receiver, mine, challenge[0].nonce, h, ack,
+                           answers[1].proof));
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(shared_->mu);
+    return shared_->mac != nullptr;
+  }));
+  {
+    std::lock_guard lock(shared_->mu);
+    // Protected after the proof went out: HelloAck, challenge, proof.
+    EXPECT_EQ(shared_->sent_before_protect, 3u);
+  }
+  say(format());
+  say(proto::EndOfStream{0, 0});
+  run.join();
+  ASSERT_TRUE(result) << result.error().message();
+  EXPECT_EQ(host_.admissions, 1);
+  EXPECT_EQ(shared_->exposed_bytes.size(), 1u);
+}
+
+TEST_F(AuthenticatedCore, ASenderWithoutAKeyIsRefusedAtItsHello) {
+  say(hello());  // no kCapAuth
+  auto result = make()->run();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), ErrorCode::auth_failed);
+  const auto told = error_told();
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->code, ErrorCode::auth_failed);
+  EXPECT_NE(told->text.find("authentication failed"), std::string::npos) << told->text;
+  EXPECT_TRUE(sent_of<proto::HelloAck>(*shared_).empty());
+  EXPECT_TRUE(shared_->exposed_bytes.empty());
+  EXPECT_EQ(host_.admissions, 0);
+}
+
+TEST_F(AuthenticatedCore, AWrongProofIsRefusedWithoutSayingWhyAndNoRingIsExposed) {
+  auto connection = make();
+  Result<void> result;
+  std::thread run([&] { result = connection->run(); });
+  proto::Hello h = hello();
+  h.flags |= proto::kCapAuth;
+  say(h);
+  const auto challenge = await<proto::Auth>(1).at(0);
+  const auto ack = await<proto::HelloAck>(1).at(0);
+  const auth::SharedKey wrong(std::vector<std::byte>(40, std::byte{'w'}));
+  const proto::Nonce mine = *auth::make_nonce();
+  say(proto::Auth{mine, auth::prove(wrong, auth::Role::sender, mine, challenge.nonce, h, ack)});
+  say(format());  // what an impostor would send next
+  run.join();
+  ASSERT_FALSE(result);
+  const auto told = error_told();
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->code, ErrorCode::auth_failed);
+  EXPECT_EQ(told->text, "authentication failed");
+  EXPECT_EQ(sent_of<proto::Auth>(*shared_).size(), 1u);  // the challenge only: no proof
+  EXPECT_TRUE(sent_of<proto::RingInfo>(*shared_).empty());
+  EXPECT_TRUE(shared_->exposed_bytes.empty());
+  EXPECT_EQ(host_.admissions, 0);
+  EXPECT_EQ(shared_->mac, nullptr);
+}
+
+TEST_F(AuthenticatedCore, TheReceiversOwnChallengeReflectedBackIsRefused) {
+  auto connection = make();
+  Result<void> result;
+  std::thread run([&] { result = connection->run(); });
+  proto::Hello h = hello();
+  h.flags |= proto::kCapAuth;
+  say(h);
+  const auto challenge = await<proto::Auth>(1).at(0);
+  say(challenge);  // its own nonce, no proof
+  run.join();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), ErrorCode::auth_failed);
+  EXPECT_TRUE(shared_->exposed_bytes.empty());
+}
+
+TEST_F(AuthenticatedCore, ASilentProverIsDroppedAtTheHandshakeDeadline) {
+  config_.timeouts.connect = 300ms;
+  proto::Hello h = hello();
+  h.flags |= proto::kCapAuth;
+  say(h);
+  const auto start = Clock::now();
+  auto result = make()->run();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), ErrorCode::timeout);
+  EXPECT_NE(result.error().message().find("no Auth within"), std::string::npos)
+      << result.error().message();
+  EXPECT_LT(Clock::now() - start, 2s);
+  EXPECT_EQ(host_.admissions, 0);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 // travel with Header.version 1, so that ends of any version can refuse each other clearly.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -54,6 +55,7 @@ enum class MessageType : uint16_t {
   Keepalive = 7,
   EndOfStream = 8,
   Error = 9,
+  Auth = 10,  ///< version 2: the shared-key proof (§4.1)
 };
 std::string_view to_string(MessageType type);
 
@@ -72,6 +74,8 @@ std::string_view to_string(MediaKind kind);
 
 /// Capability and stream flags.
 inline constexpr uint32_t kCapChecksum = 1u << 0;  // Hello/HelloAck: can verify checksums
+/// Hello/HelloAck: this end holds a shared key and will prove it (Auth messages follow).
+inline constexpr uint32_t kCapAuth = 1u << 1;
 
 inline constexpr uint32_t kStreamLive = 1u << 0;       // source is real-time; drops allowed
 inline constexpr uint32_t kStreamChecksums = 1u << 1;  // every FrameWritten has a checksum
@@ -161,8 +165,20 @@ struct ErrorMessage {
   std::string text;
 };
 
+inline constexpr size_t kNonceBytes = 32;
+inline constexpr size_t kProofBytes = 32;
+using Nonce = std::array<std::byte, kNonceBytes>;
+using Proof = std::array<std::byte, kProofBytes>;
+
+/// Either way, after Hello and HelloAck when both ends hold a key (§4.1): the receiver's
+/// challenge (its nonce, proof all zero), the sender's proof and nonce, the receiver's proof.
+struct Auth {
+  Nonce nonce{};
+  Proof proof{};
+};
+
 using Message = std::variant<Hello, HelloAck, StreamStart, RingInfo, FrameWritten,
-                             CreditReturn, Keepalive, EndOfStream, ErrorMessage>;
+                             CreditReturn, Keepalive, EndOfStream, ErrorMessage, Auth>;
 
 MessageType type_of(const Message& message);
 

@@ -24,6 +24,7 @@ enum class ErrorCode {
   unsupported,       ///< a format, version or feature we do not handle
   invalid_argument,  ///< a caller or user gave a value out of range
   system,            ///< a system call failed; errno is kept
+  auth_failed,       ///< the peer did not prove the shared key (or offered none)
 };
 
 std::string_view to_string(ErrorCode code);

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "rdmavideo/auth.hpp"
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/result.hpp"
 
@@ -42,6 +43,9 @@ struct ListenOptions {
   uint32_t ring_size = 8;                 ///< slots in each ring, 1..proto::kMaxRingSlots
   uint64_t max_frame_bytes = 1ull << 30;  ///< largest frame accepted
   Timeouts timeouts;
+  /// When set, every sender must prove this key before it is told anything about a ring,
+  /// and this end proves it back (docs/security.md).
+  std::shared_ptr<const auth::SharedKey> key;
 };
 
 struct ConnectOptions {
@@ -52,6 +56,9 @@ struct ConnectOptions {
   uint64_t max_frame_bytes = 0;
   uint32_t credits_requested = 0;
   Timeouts timeouts;
+  /// When set, the receiver must prove this key before a frame is sent, and this end proves
+  /// it too; a receiver that cannot is refused.
+  std::shared_ptr<const auth::SharedKey> key;
   /// When set and it becomes true, a frame write blocked on a receiver that does not read
   /// gives up within one keepalive interval (errno EINTR). A signal that interrupts a call
   /// is then not a stop unless the flag is set.

@@ -16,6 +16,7 @@ constexpr uint32_t kRingInfoBytes = 40;
 constexpr uint32_t kFrameWrittenBytes = 48;
 constexpr uint32_t kKeepaliveBytes = 8;
 constexpr uint32_t kEndOfStreamBytes = 16;
+constexpr uint32_t kAuthBytes = kNonceBytes + kProofBytes;
 
 template <typename... Args>
 Unexpected bad(fmt::format_string<Args...> format, Args&&... args) {
@@ -219,7 +220,7 @@ Result<Message> decode_error(const Header& header, WireReader& in) {
   if (header.length < 8) return bad("Error length {} too short (at least 8)", header.length);
   const uint32_t code = in.get<uint32_t>();
   const uint32_t text_bytes = in.get<uint32_t>();
-  if (code > static_cast<uint32_t>(ErrorCode::system)) {
+  if (code > static_cast<uint32_t>(ErrorCode::auth_failed)) {
     return bad("Error.code {} unknown", code);
   }
   if (text_bytes > kMaxErrorText) {
@@ -315,6 +316,10 @@ struct BodyEncoder {
     w.put(static_cast<uint32_t>(text.size()));
     w.put_bytes(text);
   }
+  void operator()(const Auth& m) const {
+    w.put_bytes(std::string_view(reinterpret_cast<const char*>(m.nonce.data()), m.nonce.size()));
+    w.put_bytes(std::string_view(reinterpret_cast<const char*>(m.proof.data()), m.proof.size()));
+  }
 };
 
 // Hello, HelloAck and Error travel with Header.version 1 in every version (§4), so that ends
@@ -344,6 +349,7 @@ std::string_view to_string(MessageType type) {
     case MessageType::Keepalive: return "Keepalive";
     case MessageType::EndOfStream: return "EndOfStream";
     case MessageType::Error: return "Error";
+    case MessageType::Auth: return "Auth";
   }
   return "unknown";
 }
@@ -367,7 +373,7 @@ Result<Header> decode_header(std::span<const std::byte> bytes) {
     return bad("Header.magic 0x{:08x} is not RDVF (0x{:08x})", magic, kMagic);
   }
   if (type < static_cast<uint16_t>(MessageType::Hello) ||
-      type > static_cast<uint16_t>(MessageType::Error)) {
+      type > static_cast<uint16_t>(MessageType::Auth)) {
     return bad("Header.type {} unknown", type);
   }
   const auto message_type = static_cast<MessageType>(type);
@@ -416,6 +422,15 @@ Result<Message> decode(const Header& header, std::span<const std::byte> body) {
         return m;
       });
     case MessageType::Error: return decode_error(header, in);
+    case MessageType::Auth:
+      return fixed(kAuthBytes, [&]() -> Result<Message> {
+        Auth m;
+        auto nonce = in.get_bytes(kNonceBytes);
+        std::copy(nonce.begin(), nonce.end(), m.nonce.begin());
+        auto proof = in.get_bytes(kProofBytes);
+        std::copy(proof.begin(), proof.end(), m.proof.begin());
+        return m;
+      });
   }
   return bad("Header.type {} unknown", static_cast<uint16_t>(header.type));
 }

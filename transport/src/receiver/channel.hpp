@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 
+#include "auth/handshake.hpp"
 #include "rdmavideo/memory.hpp"
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/transport.hpp"
@@ -56,6 +57,10 @@ class ReceiverChannel {
   virtual Result<void> receive_payload(std::span<std::byte> slot, Clock::time_point complete_by,
                                        const std::function<void()>& on_tick) = 0;
   virtual Result<void> send(const proto::Message& message) = 0;
+  /// The handshake authenticated the peer: from now on every message sent is sealed with
+  /// `mac` and every message received must open with it (connection thread, before any
+  /// other thread sends).
+  virtual void protect(std::shared_ptr<auth::ControlMac> mac) = 0;
   virtual bool sends_from_any_thread() const = 0;
   /// Makes a receive() in progress return nullopt soon.
   virtual void wake() = 0;

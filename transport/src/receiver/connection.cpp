@@ -142,36 +142,81 @@ Error ReceiverConnection::fail(const Error& error, bool tell_peer) {
   return out;
 }
 
+Result<proto::Message> ReceiverConnection::handshake_message(Clock::time_point deadline,
+                                                             std::string_view what) {
+  for (;;) {
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      return make_error(ErrorCode::timeout, "no {} within {} ms", what,
+                        config_.timeouts.connect.count());
+    }
+    if (stopping_) return make_error(ErrorCode::peer_closed, "stopped before {}", what);
+    // The handshake as a whole has the deadline, not each read of it.
+    auto message = channel_->receive(std::min(left, kTick), deadline);
+    if (!message) return Unexpected(message.error());
+    if (*message) return std::move(**message);
+  }
+}
+
 Result<void> ReceiverConnection::handshake(Clock::time_point deadline) {
   if (auto ok = channel_->establish(deadline); !ok) return Unexpected(ok.error());
   peer_ = channel_->peer();
   who_ = fmt::format("recv {}", peer_);
-  for (;;) {
-    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) {
-      return make_error(ErrorCode::timeout, "no Hello within {} ms",
-                        config_.timeouts.connect.count());
-    }
-    if (stopping_) return make_error(ErrorCode::peer_closed, "stopped before Hello");
-    // The handshake as a whole has the deadline, not each read of it.
-    auto message = channel_->receive(std::min(left, kTick), deadline);
-    if (!message) return Unexpected(message.error());
-    if (!*message) continue;
-    const auto* hello = std::get_if<proto::Hello>(&**message);
-    if (!hello) {
-      return make_error(ErrorCode::protocol, "expected Hello, got {}",
-                        proto::to_string(proto::type_of(**message)));
-    }
-    auto ack = proto::answer_hello(*hello, config_.max_frame_bytes, config_.ring_size);
-    if (!ack) return Unexpected(ack.error());
-    // ---- Authentication goes here (docs/protocol.md §4). ----
-    // The peer proves the shared key before this end says anything more. Nothing about a
-    // ring (no RingInfo, no address or rkey) has left the receiver yet, and nothing was
-    // allocated for the peer beyond what the transport needs to talk to it.
-    log().debug("[{}] Hello from \"{}\", version {}", who_, printable(hello->software),
-                ack->version);
-    return send(*ack);
+  auto message = handshake_message(deadline, "Hello");
+  if (!message) return Unexpected(message.error());
+  const auto* hello = std::get_if<proto::Hello>(&*message);
+  if (!hello) {
+    return make_error(ErrorCode::protocol, "expected Hello, got {}",
+                      proto::to_string(proto::type_of(*message)));
   }
+  auto ack = proto::answer_hello(*hello, config_.max_frame_bytes, config_.ring_size);
+  if (!ack) return Unexpected(ack.error());
+  log().debug("[{}] Hello from \"{}\", version {}", who_, printable(hello->software),
+              ack->version);
+  if (!config_.key) return send(*ack);  // a sender that requires a key refuses us
+  // The peer proves the shared key before this end says anything more. Nothing about a
+  // ring (no RingInfo, no address or rkey) has left the receiver yet, and nothing was
+  // allocated for the peer beyond what the transport needs to talk to it.
+  if (!(hello->flags & proto::kCapAuth)) {
+    return make_error(ErrorCode::auth_failed,
+                      "authentication failed: this receiver requires a shared key and the "
+                      "sender offered none (give it --key-file)");
+  }
+  ack->flags |= proto::kCapAuth;
+  if (auto ok = send(*ack); !ok) return ok;
+  return authenticate(*hello, *ack, deadline);
+}
+
+Result<void> ReceiverConnection::authenticate(const proto::Hello& hello,
+                                              const proto::HelloAck& ack,
+                                              Clock::time_point deadline) {
+  const auth::SharedKey& key = *config_.key;
+  auto nonce = auth::make_nonce();
+  if (!nonce) return Unexpected(nonce.error());
+  if (auto ok = send(proto::Auth{*nonce, {}}); !ok) return ok;
+  auto message = handshake_message(deadline, "Auth");
+  if (!message) return Unexpected(message.error());
+  if (const auto* error = std::get_if<proto::ErrorMessage>(&*message)) {
+    // The sender refused us; it is gone, nothing to tell it.
+    return Unexpected(Error(ErrorCode::peer_closed,
+                            fmt::format("sender reported: {}", printable(error->text))));
+  }
+  const auto* proof = std::get_if<proto::Auth>(&*message);
+  if (!proof) {
+    return make_error(ErrorCode::protocol, "expected Auth, got {}",
+                      proto::to_string(proto::type_of(*message)));
+  }
+  // Which byte was wrong is never said, here or to the peer.
+  if (proof->nonce == *nonce ||
+      !auth::verify(key, auth::Role::sender, proof->nonce, *nonce, hello, ack, proof->proof)) {
+    return make_error(ErrorCode::auth_failed, "authentication failed");
+  }
+  const proto::Auth answer{*nonce,
+                           auth::prove(key, auth::Role::receiver, proof->nonce, *nonce, hello, ack)};
+  if (auto ok = send(answer); !ok) return ok;
+  channel_->protect(std::make_shared<auth::ControlMac>(key, auth::Role::receiver, proof->nonce, *nonce));
+  log().debug("[{}] authenticated", who_);
+  return {};
 }
 
 Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {

@@ -53,6 +53,8 @@ struct ConnectionConfig {
   std::optional<uint64_t> frames_per_stream;
   /// End a stream that sends no frame for this long; none: keepalives alone keep it.
   std::optional<std::chrono::milliseconds> idle_timeout;
+  /// The key every sender must prove (ListenOptions::key); none: no authentication.
+  std::shared_ptr<const auth::SharedKey> key;
 };
 
 class ReceiverConnection {
@@ -76,6 +78,11 @@ class ReceiverConnection {
   struct Ring;
 
   Result<void> handshake(Clock::time_point deadline);
+  // The shared-key exchange after Hello (docs/protocol.md §4.1), then protect()s the channel.
+  Result<void> authenticate(const proto::Hello& hello, const proto::HelloAck& ack,
+                            Clock::time_point deadline);
+  // The next message of the handshake, by `deadline`; `what` names what was awaited.
+  Result<proto::Message> handshake_message(Clock::time_point deadline, std::string_view what);
   Result<void> start_stream(const proto::StreamStart& m);
   Result<void> frame_written(const proto::FrameWritten& m);
   // Sends under the send lock (credits may be sent from a consumer's thread meanwhile).

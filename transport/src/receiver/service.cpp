@@ -52,7 +52,8 @@ struct ReceiverService::Impl final : ConnectionHost {
 
   receiver::ConnectionConfig connection_config() const {
     return {options.listen.ring_size, options.listen.max_frame_bytes, options.listen.timeouts,
-            options.memory, options.frames_per_stream, options.idle_timeout};
+            options.memory, options.frames_per_stream, options.idle_timeout,
+            options.listen.key};
   }
 
   void accept_loop() {

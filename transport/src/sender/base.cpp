@@ -65,35 +65,96 @@ Result<void> SenderBase::keep_alive() {
 }
 
 Result<void> SenderBase::handshake(const ConnectOptions& options) {
-  if (auto ok = send_message(make_hello(options)); !ok) return fail(ok.error());
+  key_ = options.key;
+  max_frame_bytes_ = options.max_frame_bytes;
+  hello_ = make_hello(options);
+  if (key_) hello_.flags |= proto::kCapAuth;
+  if (auto ok = send_message(hello_); !ok) return fail(ok.error());
   const auto deadline = Clock::now() + timeouts_.connect;
-  while (!hello_reply_) {
+  while (step_ != Step::done) {
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       return fail(Error(ErrorCode::timeout,
-                        fmt::format("no HelloAck within {} ms", timeouts_.connect.count())));
+                        fmt::format("no {} within {} ms",
+                                    step_ == Step::hello_sent ? "HelloAck" : "Auth",
+                                    timeouts_.connect.count())));
     }
     // A receiver that refuses says why and closes: its answer counts, not the close.
-    if (auto ok = pump(std::min(left, milliseconds(100))); !ok && !hello_reply_) {
-      return fail(ok.error());
-    }
+    auto ok = pump(std::min(left, milliseconds(100)));
+    if (handshake_error_) return fail(*handshake_error_);
+    if (!ok) return fail(ok.error());
   }
-  // ---- Authentication goes here (docs/protocol.md §4): the sender's side of the step in
-  // the receiver core. The receiver proves the key too, so nothing is sent to an impostor. ----
-  if (auto ok = check_hello_reply(*hello_reply_, options.max_frame_bytes); !ok) {
-    return fail(ok.error());
-  }
-  hello_reply_.reset();
   handshaken_ = true;
   return {};
 }
 
-Result<void> SenderBase::handle(const proto::Message& message) {
-  if (!handshaken_) {
-    // The first message is the answer to Hello, whatever it is; check_hello_reply() judges it.
-    if (!hello_reply_) hello_reply_ = message;
-    return {};
+Result<void> SenderBase::handshake_step(const proto::Message& message) {
+  auto failed = [&](Error error) -> Result<void> {
+    if (!handshake_error_) handshake_error_ = error;
+    return Unexpected(std::move(error));
+  };
+  if (const auto* error = std::get_if<proto::ErrorMessage>(&message)) {
+    return failed(Error(error->code, fmt::format("receiver refused: {}", printable(error->text))));
   }
+  switch (step_) {
+    case Step::hello_sent: {
+      if (auto ok = check_hello_reply(message, max_frame_bytes_); !ok) return failed(ok.error());
+      ack_ = std::get<proto::HelloAck>(message);
+      const bool receiver_proves = ack_.flags & proto::kCapAuth;
+      if (key_ && !receiver_proves) {
+        return failed(Error(ErrorCode::auth_failed,
+                            "authentication failed: the receiver holds no key, and this sender "
+                            "sends only to a receiver that proves the shared key"));
+      }
+      if (!key_ && receiver_proves) {
+        return failed(Error(ErrorCode::auth_failed,
+                            "authentication failed: the receiver requires a shared key; give "
+                            "this sender --key-file"));
+      }
+      step_ = key_ ? Step::challenge_awaited : Step::done;
+      return {};
+    }
+    case Step::challenge_awaited: {
+      const auto* challenge = std::get_if<proto::Auth>(&message);
+      if (!challenge) {
+        return failed(Error(ErrorCode::protocol, fmt::format("expected Auth, got {}",
+                                                             proto::to_string(proto::type_of(message)))));
+      }
+      auto nonce = auth::make_nonce();
+      if (!nonce) return failed(nonce.error());
+      nonce_ = *nonce;
+      receiver_nonce_ = challenge->nonce;
+      const proto::Auth proof{nonce_, auth::prove(*key_, auth::Role::sender, nonce_,
+                                                  receiver_nonce_, hello_, ack_)};
+      if (auto ok = send_message(proof); !ok) return failed(ok.error());
+      step_ = Step::proof_awaited;
+      return {};
+    }
+    case Step::proof_awaited: {
+      const auto* proof = std::get_if<proto::Auth>(&message);
+      if (!proof) {
+        return failed(Error(ErrorCode::protocol, fmt::format("expected Auth, got {}",
+                                                             proto::to_string(proto::type_of(message)))));
+      }
+      // The receiver proves the key too, so nothing is sent to an impostor.
+      if (proof->nonce != receiver_nonce_ ||
+          !auth::verify(*key_, auth::Role::receiver, nonce_, receiver_nonce_, hello_, ack_,
+                        proof->proof)) {
+        return failed(Error(ErrorCode::auth_failed,
+                            "authentication failed: the receiver did not prove the shared key"));
+      }
+      // Messages after this one are sealed.
+      protect(std::make_shared<auth::ControlMac>(*key_, auth::Role::sender, nonce_, receiver_nonce_));
+      step_ = Step::done;
+      return {};
+    }
+    case Step::done: break;
+  }
+  return {};
+}
+
+Result<void> SenderBase::handle(const proto::Message& message) {
+  if (step_ != Step::done) return handshake_step(message);
   switch (proto::type_of(message)) {
     case proto::MessageType::RingInfo: {
       const auto& m = std::get<proto::RingInfo>(message);

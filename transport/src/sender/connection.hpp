@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 
+#include "auth/handshake.hpp"
 #include "rdmavideo/ring.hpp"
 #include "rdmavideo/transport.hpp"
 
@@ -90,6 +91,14 @@ class SenderBase : public SenderConnection {
   virtual Result<void> pump(std::chrono::milliseconds wait) = 0;
   /// Closes the connection on an error; returns the error with who_ in front.
   virtual Unexpected fail(const Error& error) = 0;
+  /// The receiver proved the key: seal every message from now on, and open every message
+  /// received after the one being handled.
+  virtual void protect(std::shared_ptr<auth::ControlMac> mac) = 0;
+  /// Whether fail() tells the receiver why before closing: when it broke the protocol or did
+  /// not authenticate (a dead or silent receiver is told nothing).
+  static bool tell_receiver(const Error& error) {
+    return error.code() == ErrorCode::protocol || error.code() == ErrorCode::auth_failed;
+  }
 
   /// A message from the receiver: RingInfo, CreditReturn, Keepalive, EndOfStream or Error.
   Result<void> handle(const proto::Message& message);
@@ -112,8 +121,22 @@ class SenderBase : public SenderConnection {
   std::optional<ring::CreditPool> pool_;  // credits held for ring_
   bool receiver_ended_ = false;           // the receiver sent EndOfStream
   bool closed_ = false;                   // no more sends
-  bool handshaken_ = false;               // the receiver's HelloAck was taken
-  std::optional<proto::Message> hello_reply_;  // its answer to Hello, until handshaken_
+  bool handshaken_ = false;               // Hello answered (and, with a key, both proved)
+
+ private:
+  // One message of the handshake: HelloAck (or the refusal), then with a key the challenge
+  // and the receiver's proof. The first error is kept in handshake_error_.
+  Result<void> handshake_step(const proto::Message& message);
+
+  enum class Step { hello_sent, challenge_awaited, proof_awaited, done };
+  Step step_ = Step::hello_sent;
+  std::shared_ptr<const auth::SharedKey> key_;  // ConnectOptions::key
+  uint64_t max_frame_bytes_ = 0;                // ConnectOptions::max_frame_bytes
+  proto::Hello hello_;                          // as sent
+  proto::HelloAck ack_;                         // as received
+  proto::Nonce nonce_{};                        // ours, once the challenge came
+  proto::Nonce receiver_nonce_{};               // the challenge's
+  std::optional<Error> handshake_error_;        // why the handshake failed
 };
 
 }  // namespace rdmavideo::sender

@@ -49,7 +49,7 @@ class TcpChannel final : public receiver::ReceiverChannel {
     if (!*ready) return std::optional<proto::Message>{};
     IoPolicy policy = read_policy_;
     policy.deadline = complete_by;
-    auto message = read_message(socket_, policy);
+    auto message = read_message(socket_, policy, mac_.get());
     if (!message) return Unexpected(message.error());
     return std::optional<proto::Message>(std::move(*message));
   }
@@ -63,8 +63,9 @@ class TcpChannel final : public receiver::ReceiverChannel {
   }
 
   Result<void> send(const proto::Message& message) override {
-    return write_message(socket_, message, write_policy_);
+    return write_message(socket_, message, write_policy_, mac_.get());
   }
+  void protect(std::shared_ptr<auth::ControlMac> mac) override { mac_ = std::move(mac); }
   bool sends_from_any_thread() const override { return true; }
 
   void wake() override {}  // the connection thread never waits long on its own
@@ -100,6 +101,7 @@ class TcpChannel final : public receiver::ReceiverChannel {
   IoPolicy read_policy_;
   IoPolicy write_policy_;
   std::atomic<bool> interrupted_{false};  // stop(): every wait ends
+  std::shared_ptr<auth::ControlMac> mac_;  // set once, on the connection thread, by protect()
   bool closed_ = false;
 };
 

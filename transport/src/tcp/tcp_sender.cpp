@@ -33,7 +33,7 @@ class TcpSenderConnection final : public sender::SenderBase {
     m.slot = credit.slot;
     m.bytes = static_cast<uint32_t>(frame.size());
     header_.clear();
-    proto::encode(m, header_);
+    auth::encode_sealed(m, header_, mac_.get());
     iovec iov[2] = {{header_.data(), header_.size()},
                     {const_cast<std::byte*>(frame.data()), frame.size()}};
     // No keepalive may be written in the middle of a frame, so no on_tick here.
@@ -77,13 +77,15 @@ class TcpSenderConnection final : public sender::SenderBase {
  private:
   Result<void> send_message(const proto::Message& message) override {
     IoPolicy policy{timeouts_.keepalive, timeouts_.peer, nullptr};
-    auto ok = write_message(socket_, message, policy);
+    auto ok = write_message(socket_, message, policy, mac_.get());
     if (ok) last_sent_ = Clock::now();
     return ok;
   }
 
+  void protect(std::shared_ptr<auth::ControlMac> mac) override { mac_ = std::move(mac); }
+
   Result<void> pump(milliseconds wait) override {
-    if (Clock::now() - last_sent_ >= timeouts_.keepalive) {
+    if (handshaken_ && Clock::now() - last_sent_ >= timeouts_.keepalive) {
       if (auto ok = send_message(proto::Keepalive{stats::realtime_ns()}); !ok) return ok;
     }
     auto got = read_into_inbox();
@@ -130,10 +132,11 @@ class TcpSenderConnection final : public sender::SenderBase {
     while (inbox_.size() - used >= proto::kHeaderBytes) {
       auto header = proto::decode_header(std::span(inbox_).subspan(used, proto::kHeaderBytes));
       if (!header) return Unexpected(header.error());
-      if (inbox_.size() - used < proto::kHeaderBytes + header->length) break;
-      auto message = proto::decode(
-          *header, std::span(inbox_).subspan(used + proto::kHeaderBytes, header->length));
-      used += proto::kHeaderBytes + header->length;
+      // handle() may turn authentication on: each message is opened as the one before left it.
+      const size_t whole = proto::kHeaderBytes + header->length + auth::tag_bytes(mac_.get());
+      if (inbox_.size() - used < whole) break;
+      auto message = auth::decode_sealed(std::span(inbox_).subspan(used, whole), mac_.get());
+      used += whole;
       if (!message) return Unexpected(message.error());
       if (auto ok = handle(*message); !ok) return ok;
     }
@@ -144,8 +147,9 @@ class TcpSenderConnection final : public sender::SenderBase {
   Unexpected fail(const Error& error) override {
     if (!closed_) {
       closed_ = true;
-      if (error.code() == ErrorCode::protocol) {
-        // The receiver broke the protocol: tell it why before closing (best effort).
+      if (tell_receiver(error)) {
+        // The receiver broke the protocol or failed to authenticate: tell it why before
+        // closing (best effort).
         (void)send_message(proto::ErrorMessage{error.code(), error.message()});
       }
       socket_.close();
@@ -157,6 +161,7 @@ class TcpSenderConnection final : public sender::SenderBase {
   std::vector<std::byte> inbox_;   // received bytes not yet parsed
   std::vector<std::byte> header_;  // FrameWritten encoding buffer, reused
   const std::atomic<bool>* stop_;  // ConnectOptions::stop: abandon a blocked frame write
+  std::shared_ptr<auth::ControlMac> mac_;  // once authenticated
   bool peer_eof_ = false;          // the receiver closed its side; inbox_ holds its last words
   Clock::time_point last_sent_ = Clock::now();
   Clock::time_point last_heard_ = Clock::now();

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "auth/handshake.hpp"
 #include "receiver/channel.hpp"
 #include "sender/connection.hpp"
 #include "tcp/socket.hpp"
@@ -15,9 +16,11 @@ namespace rdmavideo::tcp {
 Result<std::unique_ptr<receiver::ChannelListener>> listen(const ListenOptions& options);
 Result<std::unique_ptr<sender::SenderConnection>> connect(const ConnectOptions& options);
 
-/// Reads one message (header and body) from a socket.
-Result<proto::Message> read_message(Socket& socket, const IoPolicy& policy);
-/// Writes one message.
-Result<void> write_message(Socket& socket, const proto::Message& message, const IoPolicy& policy);
+/// Reads one message (header, body and, with `mac`, its tag) from a socket.
+Result<proto::Message> read_message(Socket& socket, const IoPolicy& policy,
+                                    auth::ControlMac* mac = nullptr);
+/// Writes one message, sealed with `mac` when given.
+Result<void> write_message(Socket& socket, const proto::Message& message, const IoPolicy& policy,
+                           auth::ControlMac* mac = nullptr);
 
 }  // namespace rdmavideo::tcp

@@ -14,6 +14,7 @@ std::string_view to_string(ErrorCode code) {
     case ErrorCode::unsupported: return "unsupported";
     case ErrorCode::invalid_argument: return "invalid_argument";
     case ErrorCode::system: return "system";
+    case ErrorCode::auth_failed: return "auth_failed";
   }
   return "unknown";
 }

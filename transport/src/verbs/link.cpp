@@ -356,7 +356,8 @@ Result<uint64_t> Link::write_and_send(std::span<const std::byte> local, uint32_t
   auto index = acquire_send_buffer();
   if (!index) return Unexpected(index.error());
   std::byte* buffer = send_memory_.data() + size_t{*index} * kControlBytes;
-  std::vector<std::byte> bytes = proto::encode(message);
+  std::vector<std::byte> bytes;
+  auth::encode_sealed(message, bytes, mac_.get());
   std::memcpy(buffer, bytes.data(), bytes.size());
 
   const uint64_t chunk = max_message_bytes_;
@@ -431,19 +432,9 @@ Result<void> Link::handle_completion(const ibv_wc& wc) {
   const uint32_t index = index_of(wc.wr_id);
   last_heard_ = Clock::now();
   std::span<const std::byte> bytes(recv_memory_.data() + size_t{index} * kControlBytes, wc.byte_len);
-  auto header = proto::decode_header(bytes);
-  Result<proto::Message> message = header ? (bytes.size() != proto::kHeaderBytes + header->length
-                                                 ? Result<proto::Message>(make_error(
-                                                       ErrorCode::protocol,
-                                                       "{} length {} does not match the SEND's {} bytes",
-                                                       proto::to_string(header->type),
-                                                       header->length, bytes.size()))
-                                                 : proto::decode(*header, bytes.subspan(proto::kHeaderBytes)))
-                                          : Result<proto::Message>(Unexpected(header.error()));
-  if (auto ok = post_recv(index); !ok) return ok;  // the buffer is free again either way
-  if (!message) return Unexpected(message.error());
-  inbox_.push_back(std::move(*message));
-  return {};
+  // Decoded when taken: authentication may be turned on between two messages of one batch.
+  inbox_.emplace_back(bytes.begin(), bytes.end());
+  return post_recv(index);  // the buffer is free again
 }
 
 Result<size_t> Link::drain_cq() {
@@ -557,11 +548,13 @@ Result<void> Link::progress(milliseconds wait) {
   return {};
 }
 
-std::optional<proto::Message> Link::take_message() {
-  if (inbox_.empty()) return std::nullopt;
-  proto::Message m = std::move(inbox_.front());
+Result<std::optional<proto::Message>> Link::take_message() {
+  if (inbox_.empty()) return std::optional<proto::Message>{};
+  const std::vector<std::byte> bytes = std::move(inbox_.front());
   inbox_.pop_front();
-  return m;
+  auto message = auth::decode_sealed(bytes, mac_.get());
+  if (!message) return Unexpected(message.error());
+  return std::optional<proto::Message>(std::move(*message));
 }
 
 void Link::disconnect() {

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/handshake.hpp"
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/transport.hpp"
 #include "util/unique_handle.hpp"
@@ -33,7 +34,11 @@ inline constexpr size_t kControlBytes = 4096;   // one control message buffer
 inline constexpr uint32_t kRecvDepth = 256;      // receives posted per connection
 inline constexpr uint32_t kSendBuffers = 64;     // control messages in flight per connection
 // Every CreditReturn fits one control buffer, and the credits in flight fit the receives.
-static_assert(proto::kHeaderBytes + 8 + 4 * proto::kMaxRingSlots <= kControlBytes);
+static_assert(proto::kHeaderBytes + 8 + 4 * proto::kMaxRingSlots + auth::ControlMac::kTagBytes <=
+              kControlBytes);
+// So does every Error, tag included.
+static_assert(proto::kHeaderBytes + 8 + proto::kMaxErrorText + auth::ControlMac::kTagBytes <=
+              kControlBytes);
 static_assert(proto::kMaxRingSlots < kRecvDepth);
 
 /// The RC connection parameters every rdmavideo connect and accept uses: one outstanding
@@ -92,7 +97,11 @@ class Link {
 
   /// Acts on completions and cm events; waits up to `wait` when there is nothing to do.
   Result<void> progress(std::chrono::milliseconds wait);
-  std::optional<proto::Message> take_message();
+  /// The next message received, decoded now (and its tag opened once protect() was called);
+  /// a message that does not decode or open is an error.
+  Result<std::optional<proto::Message>> take_message();
+  /// From now on every message sent is sealed and every message taken must open.
+  void protect(std::shared_ptr<auth::ControlMac> mac) { mac_ = std::move(mac); }
 
   /// The peer disconnected (or the connection failed); queued messages stay readable.
   bool disconnected() const { return disconnected_; }
@@ -149,7 +158,8 @@ class Link {
   std::vector<uint32_t> free_send_;    // indices of idle send buffers
   uint64_t next_ticket_ = 1;           // ticket of the next SEND posted
   uint64_t completed_ticket_ = 0;      // every SEND up to this ticket has completed
-  std::deque<proto::Message> inbox_;   // received, not yet taken
+  std::deque<std::vector<std::byte>> inbox_;  // received, not yet taken
+  std::shared_ptr<auth::ControlMac> mac_;      // once authenticated
   bool disconnected_ = false;
   bool disconnect_sent_ = false;
   const std::atomic<bool>* stop_ = nullptr;  // the owner's stop flag, or none

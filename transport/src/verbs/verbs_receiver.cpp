@@ -43,7 +43,8 @@ class VerbsChannel final : public receiver::ReceiverChannel {
 
   // A SEND arrives whole: there is no message in part to time.
   Result<std::optional<proto::Message>> receive(milliseconds wait, Clock::time_point) override {
-    if (auto message = link_->take_message()) return message;
+    auto message = link_->take_message();
+    if (!message || *message) return message;
     if (interrupted_) return make_error(ErrorCode::peer_closed, "connection stopped");
     if (link_->disconnected()) return make_error(ErrorCode::peer_closed, "sender disconnected");
     if (auto ok = link_->progress(wait); !ok) return Unexpected(ok.error());
@@ -57,6 +58,7 @@ class VerbsChannel final : public receiver::ReceiverChannel {
   }
 
   Result<void> send(const proto::Message& message) override { return link_->send(message); }
+  void protect(std::shared_ptr<auth::ControlMac> mac) override { link_->protect(std::move(mac)); }
   bool sends_from_any_thread() const override { return false; }
   void wake() override { link_->wake(); }
   void interrupt() override {

@@ -173,14 +173,18 @@ class VerbsSenderConnection final : public sender::SenderBase {
   }
 
   Result<void> send_message(const proto::Message& message) override { return link_->send(message); }
+  void protect(std::shared_ptr<auth::ControlMac> mac) override { link_->protect(std::move(mac)); }
 
   Result<void> pump(milliseconds wait) override {
-    if (Clock::now() - link_->last_sent() >= timeouts_.keepalive) {
+    if (handshaken_ && Clock::now() - link_->last_sent() >= timeouts_.keepalive) {
       if (auto ok = link_->send(proto::Keepalive{stats::realtime_ns()}); !ok) return ok;
     }
     if (auto ok = link_->progress(wait); !ok) return ok;
-    while (auto message = link_->take_message()) {
-      if (auto ok = handle(*message); !ok) return ok;
+    for (;;) {
+      auto message = link_->take_message();
+      if (!message) return Unexpected(message.error());
+      if (!*message) break;
+      if (auto ok = handle(**message); !ok) return ok;
     }
     if (link_->disconnected() && !receiver_ended_) {
       return make_error(ErrorCode::peer_closed, "receiver disconnected");
@@ -194,7 +198,7 @@ class VerbsSenderConnection final : public sender::SenderBase {
   Unexpected fail(const Error& error) override {
     if (!closed_) {
       closed_ = true;
-      if (error.code() == ErrorCode::protocol && !link_->disconnected()) {
+      if (tell_receiver(error) && !link_->disconnected()) {
         (void)link_->send(proto::ErrorMessage{error.code(), error.message()});
         (void)link_->progress(milliseconds(100));
       }

@@ -12,31 +12,13 @@
 
 #include "checks.hpp"
 #include "rdmavideo/probe.hpp"
+#include "rdmavideo/memory.hpp"
 #include "rdmavideo/result.hpp"
 
 namespace rdmavideo::doctor {
 namespace {
 
-constexpr int kCapIpcLock = 14;  // linux/capability.h
-
-// CAP_IPC_LOCK in the effective set, and held in the initial user namespace (the kernel asks
-// capable(), which a container's root without the host's user namespace does not pass).
-bool has_cap_ipc_lock() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  bool effective = false;
-  while (std::getline(status, line)) {
-    if (line.rfind("CapEff:", 0) == 0) {
-      effective = (std::stoull(line.substr(7), nullptr, 16) >> kCapIpcLock) & 1;
-      break;
-    }
-  }
-  if (!effective) return false;
-  std::ifstream uid_map("/proc/self/uid_map");
-  uint64_t inside = 1, outside = 1, count = 0;
-  uid_map >> inside >> outside >> count;
-  return inside == 0 && outside == 0 && count == 4294967295ull;
-}
+bool has_cap_ipc_lock() { return memory::can_lock_beyond_limit(); }
 
 }  // namespace
 

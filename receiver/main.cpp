@@ -32,6 +32,7 @@ ReceiverServiceOptions service_options(const Options& o, Streams& streams) {
   // Without --serve the receiver takes --max-streams streams and exits once they are over.
   so.stream_limit = o.serve ? 0 : o.max_streams;
   so.frames_per_stream = o.frames;
+  so.max_memory = o.max_memory;
   if (o.idle_timeout_s) {
     so.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(*o.idle_timeout_s * 1000));
   }
@@ -71,9 +72,11 @@ int run(const Options& o) {
     log().error("rdmavideo-recv: --listen {}: {}", o.listen.to_string(), service.error().message());
     return cli::kExitFailed;
   }
-  log().info("listening on {} ({}), up to {} stream{} at once{}",
+  log().info("listening on {} ({}), up to {} stream{} at once{}, memory budget {}{}",
              (*service)->local_endpoint().to_string(), (*service)->describe(), o.max_streams,
-             o.max_streams == 1 ? "" : "s", o.serve ? ", serving until stopped" : "");
+             o.max_streams == 1 ? "" : "s", o.serve ? ", serving until stopped" : "",
+             memory::format_bytes((*service)->budget().limit()),
+             o.key ? ", senders must prove the key" : "");
 
   bool printed = false;
   auto next_status = std::chrono::steady_clock::now() + 1s;

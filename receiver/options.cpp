@@ -4,6 +4,7 @@
 #include "cli.hpp"
 #include "display.hpp"
 #include "output_template.hpp"
+#include "rdmavideo/memory.hpp"
 #include "recording.hpp"
 
 namespace rdmavideo::receiver {
@@ -43,6 +44,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "End a stream that sends no frame for SEC seconds, telling its sender (default: "
                  "off, as a paused sender sends only keepalives)")
       ->check(CLI::Range(0.1, 86400.0));
+  std::string max_memory;
+  app.add_option("--max-memory", max_memory,
+                 "Memory all streams may hold at once (rings, verification frames), e.g. 512M "
+                 "or 8G; a stream asking for more is refused (default: half of RAM, and on "
+                 "verbs at most ulimit -l unless the process has CAP_IPC_LOCK)");
   app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
   app.add_flag("--quiet", o.quiet, "No status line");
   app.add_flag("--display", o.display,
@@ -56,6 +62,12 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   auto endpoint = parse_endpoint(listen, true);
   if (!endpoint) return fail("--listen " + endpoint.error().message());
   o.listen = *endpoint;
+  if (!max_memory.empty()) {
+    o.max_memory = memory::parse_bytes(max_memory);
+    if (!o.max_memory || *o.max_memory == 0) {
+      return fail("--max-memory \"" + max_memory + "\" is not a size (e.g. 512M, 8G)");
+    }
+  }
   auto kind = parse_transport(transport);
   if (!kind) return fail("--transport \"" + transport + "\" unknown (auto, tcp or verbs)");
   o.transport = *kind;

@@ -118,13 +118,28 @@ void StreamWriter::handle(FrameLease& frame) {
   const auto& format = frame.format();
   if (options_.verify) {
     if (verifier_format_ != &format) {  // a new ring epoch: its format may differ
-      verifier_.emplace(format);
+      verifier_.reset();
+      verifier_reservation_.reset();
       verifier_format_ = &format;
-    }
-    if (auto problem = verifier_->verify(frame.info(), frame.data())) {
-      if (output_->checksum_failures++ < kMaxVerifyErrors) {
-        log().error("[{}] verify: {}", who_, *problem);
+      // The pattern's frames count against the receiver's memory budget.
+      const uint64_t bytes = format.flags & proto::kStreamTestPattern
+                                 ? uint64_t{TestPattern::phase_count(format.layout.frame_bytes)} *
+                                       format.layout.frame_bytes
+                                 : 0;
+      auto reserved = info_.budget ? info_.budget->reserve(bytes, "--verify's pattern frames")
+                                   : Result<std::shared_ptr<const void>>(nullptr);
+      if (reserved) {
+        verifier_reservation_ = std::move(*reserved);
+        verifier_.emplace(format);
+      } else {
+        std::lock_guard lock(mu_);
+        if (!error_) error_ = reserved.error().context(who_);
       }
+    }
+    // Without its verifier (no room in the budget) the stream fails: failure() says why.
+    const auto problem = verifier_ ? verifier_->verify(frame.info(), frame.data()) : std::nullopt;
+    if (problem && output_->checksum_failures++ < kMaxVerifyErrors) {
+      log().error("[{}] verify: {}", who_, *problem);
     }
   }
   bool failed;

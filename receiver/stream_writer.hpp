@@ -72,6 +72,7 @@ class StreamWriter final : public StreamSink {
   bool opened_ = false;
   const proto::StreamStart* verifier_format_ = nullptr;  // the format verifier_ was made for
   std::optional<FrameVerifier> verifier_;
+  std::shared_ptr<const void> verifier_reservation_;  // its frames in the memory budget
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

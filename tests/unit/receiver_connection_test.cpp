@@ -750,5 +750,60 @@ TEST_F(AuthenticatedCore, ASilentProverIsDroppedAtTheHandshakeDeadline) {
   EXPECT_EQ(host_.admissions, 0);
 }
 
+
+// The memory budget: a StreamStart whose ring does not fit is refused before the stream is
+// admitted; a format change lets the old ring go first, and while the sink still holds
+// frames of it, the old ring still counts.
+TEST_F(ReceiverCore, AStreamStartBeyondTheBudgetIsRefusedAndIsNoStream) {
+  config_.budget = std::make_shared<memory::Budget>(7 * 8192);  // a slot short of a ring
+  say(hello());
+  say(format());
+  auto result = make()->run();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), ErrorCode::resource);
+  const auto told = error_told();
+  ASSERT_TRUE(told);
+  EXPECT_NE(told->text.find("a ring of 8 slots of 8 KiB needs 64 KiB, beyond the receiver's "
+                            "memory budget of 56 KiB"),
+            std::string::npos)
+      << told->text;
+  EXPECT_TRUE(shared_->exposed_bytes.empty());
+  EXPECT_EQ(host_.admissions, 0);
+  EXPECT_EQ(config_.budget->used(), 0u);
+}
+
+TEST_F(ReceiverCore, AFormatChangeFreesTheOldRingFirstUnlessTheSinkHoldsIt) {
+  config_.budget = std::make_shared<memory::Budget>(8 * 8192);  // exactly one ring
+  auto connection = make();
+  Result<void> result;
+  std::thread run([&] { result = connection->run(); });
+  say(hello());
+  say(format(1));
+  say(format(2));  // no frame held: the old ring goes, the new one fits
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(shared_->mu);
+    return sent_of<proto::RingInfo>(*shared_).size() == 2;
+  }));
+  EXPECT_EQ(config_.budget->used(), 8u * 8192);
+  say_frame(0, 0, 2);
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(host_.sink.mu);
+    return host_.sink.frames.size() == 1;
+  }));
+  say(format(3));  // the sink holds a frame of ring 2: no room for ring 3
+  run.join();
+  ASSERT_FALSE(result.has_value() && host_.end && host_.end->ok());
+  ASSERT_TRUE(host_.end);
+  ASSERT_TRUE(host_.end->error);
+  EXPECT_NE(host_.end->error->message().find("64 KiB in use"), std::string::npos)
+      << host_.end->error->message();
+  EXPECT_EQ(shared_->exposed_bytes.size(), 2u);
+  {
+    std::lock_guard lock(host_.sink.mu);
+    host_.sink.frames.clear();  // the last lease goes: so does ring 2's reservation
+  }
+  EXPECT_EQ(config_.budget->used(), 0u);
+}
+
 }  // namespace
 }  // namespace rdmavideo::receiver

@@ -19,10 +19,13 @@
 // synchronise.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "rdmavideo/result.hpp"
@@ -58,5 +61,38 @@ class Region {
   std::byte* data_;
   size_t size_;
 };
+
+/// A limit on the memory a receiver holds for its peers (`--max-memory`): rings, and what a
+/// stream's sink keeps beside them. Every holder reserves before it allocates and keeps the
+/// reservation exactly as long as the memory, so what is counted is what is mapped. Shared
+/// by every stream; thread-safe. Made with std::make_shared: a reservation keeps its budget
+/// alive (a GStreamer buffer may hold a slot after its receiver is gone).
+class Budget : public std::enable_shared_from_this<Budget> {
+ public:
+  explicit Budget(uint64_t limit) : limit_(limit) {}
+  /// `bytes` held until the returned owner is let go; or `resource`, naming `what` asked
+  /// for how much, the limit, and how much of it is in use.
+  Result<std::shared_ptr<const void>> reserve(uint64_t bytes, std::string_view what);
+  uint64_t limit() const { return limit_; }
+  uint64_t used() const { return used_.load(); }
+
+ private:
+  const uint64_t limit_;
+  std::atomic<uint64_t> used_{0};
+};
+
+/// "1.5 GiB", "512 MiB", "64 KiB", "100 B".
+std::string format_bytes(uint64_t bytes);
+/// "512M", "2G", "1.5G", "4096", with K, M, G, T (powers of 1024, optional "iB" or "B").
+std::optional<uint64_t> parse_bytes(std::string_view text);
+/// Physical memory (sysconf), 0 when unknown.
+uint64_t physical_memory_bytes();
+/// Whether the kernel lets this process pin memory beyond RLIMIT_MEMLOCK: CAP_IPC_LOCK in
+/// the effective set, held in the initial user namespace (the kernel asks capable()).
+bool can_lock_beyond_limit();
+/// The default budget: half of physical memory; where the memory is registered for RDMA
+/// (pinned by the kernel), no more than RLIMIT_MEMLOCK unless can_lock_beyond_limit().
+/// `why` says which applied.
+uint64_t default_budget(bool registered_for_rdma, std::string* why = nullptr);
 
 }  // namespace rdmavideo::memory

@@ -44,6 +44,9 @@ struct StreamInfo {
   std::string peer;     ///< "host:port", with the RDMA device on verbs
   TransportKind transport = TransportKind::tcp;
   std::shared_ptr<const proto::StreamStart> format;  ///< the first format
+  /// The service's memory budget: a sink reserves what it keeps beside the ring (a
+  /// verifier's frames, conversion buffers) and fails the stream when it cannot.
+  std::shared_ptr<memory::Budget> budget;
 };
 
 /// How a stream ended.
@@ -106,6 +109,11 @@ struct ReceiverServiceOptions {
   /// End a stream that sends no frame for this long (its sender is told); none by default,
   /// as a paused GStreamer sender legitimately sends only keepalives.
   std::optional<std::chrono::milliseconds> idle_timeout;
+  /// The most memory all streams may hold at once (rings, and what sinks reserve); a
+  /// StreamStart beyond it is refused, naming the request and the limit. nullopt: half of
+  /// physical memory, and on verbs no more than the locked-memory limit unless the process
+  /// may lock more (memory::default_budget()).
+  std::optional<uint64_t> max_memory;
   SinkFactory sink_factory;
   /// Called on the connection thread once a stream's sink has finished.
   std::function<void(const StreamReport& report)> on_stream_end;
@@ -132,6 +140,8 @@ class ReceiverService {
   std::vector<StreamReport> reports() const;
   /// Streams over (ended or failed) so far.
   uint64_t ended_streams() const;
+  /// The memory budget every stream draws from.
+  const memory::Budget& budget() const;
 
  private:
   struct Impl;

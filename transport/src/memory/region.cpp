@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstring>
+#include <fstream>
 
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/memory.hpp"
@@ -60,6 +64,90 @@ Region::~Region() {
     log().warn("memory: munmap of {} bytes at {} failed: {}", size_, static_cast<void*>(data_),
                std::strerror(errno));
   }
+}
+
+Result<std::shared_ptr<const void>> Budget::reserve(uint64_t bytes, std::string_view what) {
+  uint64_t used = used_.load();
+  do {
+    if (bytes > limit_ || used > limit_ - bytes) {
+      return make_error(ErrorCode::resource,
+                        "{} needs {}, beyond the receiver's memory budget of {} ({} in use; "
+                        "--max-memory sets it)",
+                        what, format_bytes(bytes), format_bytes(limit_), format_bytes(used));
+    }
+  } while (!used_.compare_exchange_weak(used, used + bytes));
+  // The owner gives the bytes back when the last holder lets go of it.
+  return std::shared_ptr<const void>(nullptr, [self = shared_from_this(), bytes](const void*) {
+    self->used_ -= bytes;
+  });
+}
+
+std::string format_bytes(uint64_t bytes) {
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  if (unit == 0) return fmt::format("{} B", bytes);
+  return value == std::floor(value) ? fmt::format("{:.0f} {}", value, kUnits[unit])
+                                    : fmt::format("{:.1f} {}", value, kUnits[unit]);
+}
+
+std::optional<uint64_t> parse_bytes(std::string_view text) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || value < 0 || end == text.data()) return std::nullopt;
+  std::string suffix(end, text.data() + text.size());
+  for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (suffix.size() >= 2 && suffix.substr(suffix.size() - 2) == "IB") suffix.resize(suffix.size() - 2);
+  else if (!suffix.empty() && suffix.back() == 'B') suffix.pop_back();
+  double scale = 1;
+  if (suffix == "K") scale = 1024.0;
+  else if (suffix == "M") scale = 1024.0 * 1024;
+  else if (suffix == "G") scale = 1024.0 * 1024 * 1024;
+  else if (suffix == "T") scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (!suffix.empty()) return std::nullopt;
+  const double bytes = value * scale;
+  if (bytes >= 18e18) return std::nullopt;
+  return static_cast<uint64_t>(bytes);
+}
+
+uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+bool can_lock_beyond_limit() {
+  constexpr int kCapIpcLock = 14;  // linux/capability.h
+  std::ifstream status("/proc/self/status");
+  bool effective = false;
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("CapEff:", 0) == 0) {
+      effective = (std::stoull(line.substr(7), nullptr, 16) >> kCapIpcLock) & 1;
+      break;
+    }
+  }
+  if (!effective) return false;
+  std::ifstream uid_map("/proc/self/uid_map");
+  uint64_t inside = 1, outside = 1, count = 0;
+  uid_map >> inside >> outside >> count;
+  return inside == 0 && outside == 0 && count == 4294967295ull;
+}
+
+uint64_t default_budget(bool registered_for_rdma, std::string* why) {
+  const uint64_t half = physical_memory_bytes() / 2;
+  if (why) *why = "half of physical memory";
+  if (!registered_for_rdma || can_lock_beyond_limit()) return half;
+  rlimit limit{};
+  if (getrlimit(RLIMIT_MEMLOCK, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return half;
+  if (limit.rlim_cur < half) {
+    if (why) *why = "the locked-memory limit, ulimit -l";
+    return limit.rlim_cur;
+  }
+  return half;
 }
 
 }  // namespace rdmavideo::memory

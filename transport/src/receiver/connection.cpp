@@ -24,6 +24,7 @@ Clock::time_point payload_deadline(uint32_t bytes, milliseconds peer_timeout) {
 
 // A ring's memory and how the peer reaches it. The registration goes before the memory.
 struct ReceiverConnection::Ring {
+  std::shared_ptr<const void> reservation;  // of the budget, given back after the memory
   std::shared_ptr<memory::Region> memory;
   RingAccess access;
   std::shared_ptr<const proto::StreamStart> format;
@@ -227,9 +228,24 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
   }
   last_epoch_ = m.ring_epoch;
   auto format = std::make_shared<const proto::StreamStart>(m);
+  const uint64_t stride = memory::round_up(m.layout.frame_bytes, memory::kPageBytes);
+  const uint64_t ring_bytes = stride * config_.ring_size;
+  // A format change lets the old ring go before the new one is reserved and mapped: it is
+  // freed now unless the sink still holds frames of it, and counted until then.
+  ring_.reset();
+  auto ring = std::make_shared<Ring>();
+  if (config_.budget) {
+    auto reservation = config_.budget->reserve(
+        ring_bytes, fmt::format("StreamStart {}x{} {}: a ring of {} slots of {}", m.width,
+                                m.height, name(m.pixel_format), config_.ring_size,
+                                memory::format_bytes(stride)));
+    if (!reservation) return Unexpected(reservation.error());
+    ring->reservation = std::move(*reservation);
+  }
+  // Admitted only once its ring fits the budget: a refused StreamStart is no stream.
   if (!sink_) {
     // The first StreamStart: now the peer is a stream, if the service takes one more.
-    StreamInfo info{0, m.name, peer_, channel_->kind(), format};
+    StreamInfo info{0, m.name, peer_, channel_->kind(), format, config_.budget};
     auto admitted = host_.admit(std::move(info));
     if (!admitted) return Unexpected(admitted.error());
     sink_ = admitted->sink;
@@ -239,9 +255,7 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     // A peer's text is escaped wherever it is printed (rdmavideo/text.hpp).
     if (!m.name.empty()) who_ = fmt::format("recv {} \"{}\"", peer_, printable(m.name));
   }
-  const uint64_t stride = memory::round_up(m.layout.frame_bytes, memory::kPageBytes);
-  auto ring = std::make_shared<Ring>();
-  auto region = memory::Region::allocate(config_.memory, stride * config_.ring_size);
+  auto region = memory::Region::allocate(config_.memory, ring_bytes);
   if (!region) return Unexpected(region.error());
   ring->memory = std::move(*region);
   auto access = channel_->expose_ring(ring->memory);

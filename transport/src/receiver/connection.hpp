@@ -55,6 +55,8 @@ struct ConnectionConfig {
   std::optional<std::chrono::milliseconds> idle_timeout;
   /// The key every sender must prove (ListenOptions::key); none: no authentication.
   std::shared_ptr<const auth::SharedKey> key;
+  /// What rings are reserved from; none: no limit.
+  std::shared_ptr<memory::Budget> budget;
 };
 
 class ReceiverConnection {

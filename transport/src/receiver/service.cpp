@@ -38,6 +38,7 @@ struct ReceiverService::Impl final : ConnectionHost {
   };
 
   ReceiverServiceOptions options;
+  std::shared_ptr<memory::Budget> budget;
   std::unique_ptr<receiver::ChannelListener> listener;
   UniqueFd stop_fd;  // eventfd: readable once stop() was called
   std::thread accept_thread;
@@ -53,7 +54,7 @@ struct ReceiverService::Impl final : ConnectionHost {
   receiver::ConnectionConfig connection_config() const {
     return {options.listen.ring_size, options.listen.max_frame_bytes, options.listen.timeouts,
             options.memory, options.frames_per_stream, options.idle_timeout,
-            options.listen.key};
+            options.listen.key, budget};
   }
 
   void accept_loop() {
@@ -190,6 +191,13 @@ Result<std::unique_ptr<ReceiverService>> ReceiverService::start(ReceiverServiceO
   auto listener = receiver::listen(impl->options.transport, impl->options.listen);
   if (!listener) return Unexpected(listener.error());
   impl->listener = std::move(*listener);
+  std::string why = "--max-memory";
+  const bool registers = impl->listener->describe().find("verbs") != std::string::npos;
+  const uint64_t limit = impl->options.max_memory
+                             ? *impl->options.max_memory
+                             : memory::default_budget(registers, &why);
+  impl->budget = std::make_shared<memory::Budget>(limit);
+  log().debug("memory budget {} ({})", memory::format_bytes(limit), why);
   impl->stop_fd.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!impl->stop_fd) return Unexpected(system_error("eventfd", errno));
   Impl* raw = impl.get();
@@ -217,6 +225,8 @@ std::vector<StreamReport> ReceiverService::reports() const {
   }
   return out;
 }
+
+const memory::Budget& ReceiverService::budget() const { return *impl_->budget; }
 
 uint64_t ReceiverService::ended_streams() const {
   std::lock_guard lock(impl_->mu);

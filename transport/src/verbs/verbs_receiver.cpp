@@ -67,6 +67,10 @@ class VerbsChannel final : public receiver::ReceiverChannel {
   }
 
   Result<receiver::RingAccess> expose_ring(const std::shared_ptr<memory::Region>& memory) override {
+    // A new ring retires the old one: the StreamStart that asked for it came after every
+    // write into the old ring (RC keeps order), so its rkey dies now, whoever still reads
+    // its frames.
+    retire_rings();
     auto ring = std::make_shared<RingRegistration>();
     ring->pd = link_->pd();
     ring->memory = memory;
@@ -82,7 +86,8 @@ class VerbsChannel final : public receiver::ReceiverChannel {
     receiver::RingAccess access;
     access.base_addr = reinterpret_cast<uint64_t>(memory->bytes().data());
     access.rkey = ring->mr->rkey;
-    access.registration = std::move(ring);
+    access.registration = ring;
+    exposed_.push_back(std::move(ring));
     return access;
   }
 
@@ -93,10 +98,18 @@ class VerbsChannel final : public receiver::ReceiverChannel {
       if (link_->send(*last)) (void)link_->progress(milliseconds(100));  // let it go out
     }
     link_->disconnect();
+    // The peer's rkeys die with the connection, even while leases keep the memory.
+    retire_rings();
   }
 
  private:
+  void retire_rings() {
+    for (auto& ring : exposed_) ring->mr.reset();
+    exposed_.clear();
+  }
+
   std::unique_ptr<Link> link_;
+  std::vector<std::shared_ptr<RingRegistration>> exposed_;  // rings whose MR is live
   std::atomic<bool> interrupted_{false};
   bool closed_ = false;
 };

@@ -2,6 +2,8 @@
 #include "raw_output.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,16 +13,24 @@
 
 namespace rdmavideo::receiver {
 
-Result<RawOutput> RawOutput::open(const std::string& path) {
+Result<RawOutput> RawOutput::open(const std::string& path, int abort_fd) {
   RawOutput out;
   out.path_ = path;
+  out.abort_fd_ = abort_fd;
   if (path == "-") {
     out.fd_ = STDOUT_FILENO;
-    return out;
+  } else {
+    out.fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out.fd_ < 0) return Unexpected(system_error(fmt::format("--output {}: open", path), errno));
+    out.owned_ = true;
   }
-  out.fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out.fd_ < 0) return Unexpected(system_error(fmt::format("--output {}: open", path), errno));
-  out.owned_ = true;
+  // A pipe or socket can block for ever when nobody reads it: write it without blocking and
+  // wait in poll(), where a stop can reach us. Files and terminals are written as they are.
+  struct stat st {};
+  if (abort_fd >= 0 && fstat(out.fd_, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+    const int flags = fcntl(out.fd_, F_GETFL);
+    if (flags >= 0 && fcntl(out.fd_, F_SETFL, flags | O_NONBLOCK) == 0) out.nonblocking_ = true;
+  }
   return out;
 }
 
@@ -29,6 +39,17 @@ Result<void> RawOutput::write_all(const std::byte* data, size_t size) {
     const ssize_t n = ::write(fd_, data, size);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EAGAIN && nonblocking_) {
+        pollfd fds[2] = {{fd_, POLLOUT, 0}, {abort_fd_, POLLIN, 0}};
+        if (poll(fds, 2, -1) < 0 && errno != EINTR) {
+          return Unexpected(system_error(fmt::format("--output {}: poll", path_), errno));
+        }
+        if (fds[1].revents & POLLIN) {
+          return make_error(ErrorCode::resource,
+                            "--output {}: stopped while the output was not being read", path_);
+        }
+        continue;
+      }
       return Unexpected(system_error(fmt::format("--output {}: write", path_), errno));
     }
     data += n;
@@ -65,6 +86,12 @@ RawOutput::~RawOutput() {
 }
 
 Result<void> RawOutput::close() {
+  if (nonblocking_ && !owned_ && fd_ >= 0) {
+    // stdout is shared with whoever started us: leave it as it was.
+    const int flags = fcntl(fd_, F_GETFL);
+    if (flags >= 0) (void)fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
+    nonblocking_ = false;
+  }
   if (!owned_ || fd_ < 0) return {};
   const int fd = std::exchange(fd_, -1);
   if (fsync(fd) != 0 && errno != EINVAL) {

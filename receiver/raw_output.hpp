@@ -14,11 +14,16 @@ namespace rdmavideo::receiver {
 
 class RawOutput {
  public:
-  /// "-" is stdout; anything else is created or truncated.
-  static Result<RawOutput> open(const std::string& path);
+  /// "-" is stdout; anything else is created or truncated. Writes to a pipe or socket wait
+  /// for room, and give up (`resource`) once `abort_fd` (an eventfd, or -1) is readable.
+  static Result<RawOutput> open(const std::string& path, int abort_fd = -1);
   RawOutput() = default;
   RawOutput(RawOutput&& other) noexcept
-      : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), owned_(other.owned_) {}
+      : path_(std::move(other.path_)),
+        fd_(std::exchange(other.fd_, -1)),
+        owned_(other.owned_),
+        abort_fd_(other.abort_fd_),
+        nonblocking_(other.nonblocking_) {}
   RawOutput& operator=(RawOutput&&) = delete;
   ~RawOutput();
 
@@ -33,6 +38,8 @@ class RawOutput {
   std::string path_;
   int fd_ = -1;
   bool owned_ = false;  // we opened fd_ and must close it
+  int abort_fd_ = -1;   // readable: stop waiting for the reader
+  bool nonblocking_ = false;  // fd_ is a pipe or socket we made non-blocking
 };
 
 }  // namespace rdmavideo::receiver

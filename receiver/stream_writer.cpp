@@ -2,6 +2,8 @@
 #include "stream_writer.hpp"
 
 #include <pthread.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <csignal>
 
@@ -24,13 +26,22 @@ StreamWriter::StreamWriter(const Options& options, StreamInfo info,
                               : fmt::format("recv {} \"{}\"", info_.peer, printable(info_.name))),
       output_(std::move(output)),
       display_(display),
-      release_display_(std::move(release_display)) {
+      release_display_(std::move(release_display)),
+      abort_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   thread_ = std::thread([this] { run(); });
+}
+
+void StreamWriter::abort() {
+  aborted_ = true;
+  const uint64_t one = 1;
+  if (abort_fd_ >= 0) (void)!::write(abort_fd_, &one, sizeof one);
+  cv_.notify_one();
 }
 
 StreamWriter::~StreamWriter() {
   stop_thread();
   if (release_display_) release_display_();
+  if (abort_fd_ >= 0) ::close(abort_fd_);
 }
 
 void StreamWriter::frame(FrameLease frame) {
@@ -81,6 +92,12 @@ Result<void> StreamWriter::finish(const StreamEnd&) {
     return closed;
   }
   if (error) return Unexpected(*error);
+  if (abandoned_ > 0) {
+    return make_error(ErrorCode::resource,
+                      "{}: stopped while the output was not being read: {} frames received were "
+                      "not written",
+                      who_, abandoned_);
+  }
   const uint64_t failures = output_->checksum_failures;
   if (options_.verify && failures > 0) {
     return make_error(ErrorCode::protocol, "{}: verify: {} frames failed", who_, failures);
@@ -107,7 +124,7 @@ Result<void> StreamWriter::open_output(const FrameLease& first) {
     recording_.emplace(RecordingOptions{path, options_.codec, options_.encoder});
     return {};
   }
-  auto raw = RawOutput::open(path);
+  auto raw = RawOutput::open(path, abort_fd_);
   if (!raw) return Unexpected(raw.error());
   raw_.emplace(std::move(*raw));
   log().info("[{}] writing raw frames to {}", who_, path);
@@ -115,6 +132,10 @@ Result<void> StreamWriter::open_output(const FrameLease& first) {
 }
 
 void StreamWriter::handle(FrameLease& frame) {
+  if (aborted_) {
+    ++abandoned_;  // the output stopped moving and the service is stopping
+    return;
+  }
   const auto& format = frame.format();
   if (options_.verify) {
     if (verifier_format_ != &format) {  // a new ring epoch: its format may differ

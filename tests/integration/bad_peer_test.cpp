@@ -10,6 +10,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <fstream>
+
 #include "process.hpp"
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/test_pattern.hpp"
@@ -316,6 +318,36 @@ TEST_F(BadPeer, CorruptedPayloadFailsVerify) {
 
 // pts a sender should never send, but may: huge jumps and the extremes of int64. The
 // recording repairs them (docs/protocol.md §3.9) and stays valid; nothing fails.
+// A hundred idle sockets (connected, never a byte) hold neither the listener nor the
+// descriptors: the receiver accepts them all at once, drops the oldest beyond 64 in
+// handshake, ends the rest at the handshake deadline, and a good sender arriving among them
+// is streaming within a second.
+TEST_F(BadPeer, AHundredIdleSocketsDoNotLockOutAGoodSender) {
+  std::vector<std::unique_ptr<RawPeer>> idle;
+  for (int i = 0; i < 100; ++i) idle.push_back(std::make_unique<RawPeer>(recv_->port()));
+  expect_logged("connections are in their handshake (the limit): dropping the oldest");
+  const auto start = std::chrono::steady_clock::now();
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", recv_->address(), "--testsrc", "-s", "320x240",
+                "--frames", "10", "--checksum", "--quiet", "--name", "good"},
+               dir_ / "good.stderr");
+  ASSERT_TRUE(recv_->process().wait_for_stderr("\"good\"\\] stream [0-9]+ ring 1", 10s))
+      << recv_->process().stderr_text();
+  const auto served = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(served, 1s) << "served after "
+                        << std::chrono::duration_cast<std::chrono::milliseconds>(served).count()
+                        << " ms";
+  ASSERT_EQ(send.wait(30s), 0) << send.stderr_text();
+  // The idle ones are closed by the receiver: dropped, or at the 5 s handshake deadline.
+  int closed = 0;
+  for (auto& peer : idle) {
+    std::byte b;
+    if (::recv(peer->fd(), &b, 1, 0) <= 0) ++closed;
+  }
+  EXPECT_EQ(closed, 100);
+  recv_->process().signal(SIGTERM);
+  ASSERT_EQ(recv_->process().wait(30s), 0) << recv_->process().stderr_text();
+}
+
 TEST(BadPeerRecording, ExtremePtsAreRepairedNotFatal) {
 #if !RDMAVIDEO_HAVE_FFMPEG
   GTEST_SKIP() << "this build has no FFmpeg: no recordings";
@@ -414,6 +446,73 @@ TEST_F(BadPeer, TricklingPayloadIsDroppedAtItsDeadline) {
   }
   expect_logged("peer too slow: FrameWritten payload not complete in time");
   expect_next_sender_served(true);
+}
+
+// The receiver's resident memory, from /proc.
+uint64_t rss_bytes(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// An attack on memory: with --output - into a pipe nobody reads, a peer changes format again
+// and again, filling each new ring with frames that wait for the stalled output. Every ring
+// stays counted while its frames wait, so the peer is refused once --max-memory is used, with
+// an Error naming request and limit, and the receiver's RSS stays within the budget. Then a
+// stop ends the receiver at once, though its output still is not read.
+TEST(BadPeerMemory, FormatChangesIntoAStalledOutputStayInsideTheBudget) {
+  TempDir dir;
+  Redirect stalled;
+  stalled.stdout_pipe = true;  // never read
+  Receiver recv(dir, {"--max-memory", "32M", "--output", "-", "--quiet"}, stalled);
+  const uint64_t rss_before = rss_bytes(recv.process().pid());
+  RawPeer peer(recv.port());
+  peer.handshake();
+  std::optional<proto::ErrorMessage> refused;
+  uint64_t sequence = 0;
+  for (uint32_t epoch = 1; epoch <= 100 && !refused; ++epoch) {
+    auto f = proto::make_stream_start(PixelFormat::uyvy, 640, 360 + 2 * (epoch % 2), {30, 1});
+    f->stream_id = 1;
+    f->ring_epoch = epoch;
+    f->name = "grower";
+    peer.send(*f);
+    auto ring = peer.receive();
+    ASSERT_TRUE(ring);
+    if (auto* error = std::get_if<proto::ErrorMessage>(&*ring)) {
+      refused = *error;
+      break;
+    }
+    auto credits = peer.receive();
+    ASSERT_TRUE(credits && std::holds_alternative<proto::CreditReturn>(*credits));
+    const std::vector<std::byte> payload(f->layout.frame_bytes, std::byte{0x80});
+    for (uint32_t slot : std::get<proto::CreditReturn>(*credits).slots) {
+      proto::FrameWritten m;
+      m.ring_epoch = epoch;
+      m.slot = slot;
+      m.sequence = sequence++;
+      m.bytes = f->layout.frame_bytes;
+      peer.send(m);
+      peer.send_bytes(payload);
+    }
+  }
+  ASSERT_TRUE(refused) << "100 format changes and no refusal";
+  EXPECT_EQ(refused->code, ErrorCode::resource);
+  EXPECT_NE(refused->text.find("beyond the receiver's memory budget of 32 MiB"), std::string::npos)
+      << refused->text;
+  const uint64_t rss = rss_bytes(recv.process().pid());
+  EXPECT_LT(rss, rss_before + (40ull << 20)) << "RSS grew from " << rss_before << " to " << rss;
+  // The stream failed; its frames still wait for the output. A stop does not.
+  const auto start = std::chrono::steady_clock::now();
+  recv.process().signal(SIGINT);
+  const auto code = recv.process().wait(10s);
+  ASSERT_TRUE(code) << "SIGINT did not end a receiver whose output is not read";
+  EXPECT_EQ(*code, 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  EXPECT_NE(recv.process().stderr_text().find("stopped while the output was not being read"),
+            std::string::npos)
+      << recv.process().stderr_text();
 }
 
 // --idle-timeout: a stream that sends only keepalives ends, its sender told why.

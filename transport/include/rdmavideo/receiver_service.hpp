@@ -81,6 +81,10 @@ class StreamSink {
   /// trailer); an error makes the stream count as failed. Called once, on the connection
   /// thread, after the connection has closed.
   virtual Result<void> finish(const StreamEnd& end) = 0;
+  /// The service is stopping: give up waiting on what does not move (an output pipe nobody
+  /// reads), so finish() returns soon; what cannot be written is reported, not waited for.
+  /// From the stopping thread, possibly while finish() runs; the default does nothing.
+  virtual void abort() {}
 };
 
 /// Makes the sink for a newly admitted stream; an error refuses the stream, telling the
@@ -109,6 +113,10 @@ struct ReceiverServiceOptions {
   /// End a stream that sends no frame for this long (its sender is told); none by default,
   /// as a paused GStreamer sender legitimately sends only keepalives.
   std::optional<std::chrono::milliseconds> idle_timeout;
+  /// Connections still in their handshake (no Hello yet, or, with a key, no proof) at once;
+  /// one more drops the oldest of them, so idle or trickling peers never lock a real sender
+  /// out nor use up descriptors. Each also ends at the handshake deadline (Timeouts.connect).
+  uint32_t max_handshakes = 64;
   /// The most memory all streams may hold at once (rings, and what sinks reserve); a
   /// StreamStart beyond it is refused, naming the request and the limit. nullopt: half of
   /// physical memory, and on verbs no more than the locked-memory limit unless the process
@@ -132,8 +140,8 @@ class ReceiverService {
   /// "tcp", "verbs" or "tcp+verbs".
   std::string describe() const;
 
-  /// Stops accepting, ends every stream (its sender is told to stop) and waits for every
-  /// sink to finish. Idempotent.
+  /// Stops accepting, ends every stream (its sender is told to stop), abort()s every sink
+  /// and waits for every sink to finish. Idempotent.
   void stop();
 
   /// Every stream admitted so far, running or over, in order of admission.

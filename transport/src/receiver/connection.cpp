@@ -340,6 +340,7 @@ Result<void> ReceiverConnection::run() {
     }
     return Unexpected(fail(ok.error()));
   }
+  in_handshake_ = false;
   last_heard_ = Clock::now();
   // Ends the stream (if one was admitted) and returns what run() returns.
   auto end_with = [&](StreamEnd end) -> Result<void> {

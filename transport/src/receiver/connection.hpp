@@ -26,7 +26,8 @@ namespace rdmavideo::receiver {
 struct StreamRecord {
   mutable std::mutex mu;
   StreamReport report;  // under mu
-  std::unique_ptr<StreamSink> sink;  // the stream's connection thread only
+  // Used on the stream's connection thread; set and reset under mu, so stop() can abort() it.
+  std::unique_ptr<StreamSink> sink;
 };
 
 /// What a connection asks of the service that runs it.
@@ -74,6 +75,9 @@ class ReceiverConnection {
   Result<void> run();
   /// Thread-safe: ends the connection soon, telling the sender to stop.
   void stop();
+  /// Thread-safe: the peer has not passed the handshake yet (Hello and, with a key, its
+  /// proof): it holds a connection and a thread but no stream.
+  bool in_handshake() const { return in_handshake_; }
 
  private:
   class Credits;
@@ -104,6 +108,7 @@ class ReceiverConnection {
   std::shared_ptr<Credits> credits_;  // shared with leases
 
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> in_handshake_{true};
   std::mutex send_mu_;                        // one message at a time on the channel
   Clock::time_point last_sent_;               // under send_mu_
   Clock::time_point last_heard_;              // connection thread only

@@ -35,6 +35,7 @@ struct ReceiverService::Impl final : ConnectionHost {
     std::unique_ptr<receiver::ReceiverConnection> connection;
     std::thread thread;
     std::atomic<bool> done{false};
+    bool dropped = false;  // accept thread: stopped to make room for a newer handshake
   };
 
   ReceiverServiceOptions options;
@@ -49,6 +50,7 @@ struct ReceiverService::Impl final : ConnectionHost {
   uint32_t active = 0;     // admitted streams not yet released
   uint64_t admitted = 0;   // streams admitted so far
   uint64_t ended = 0;      // streams over so far (their sinks finished)
+  uint64_t handshakes_dropped = 0;  // accept thread: connections dropped for a newer one
   bool stopping = false;
 
   receiver::ConnectionConfig connection_config() const {
@@ -72,6 +74,7 @@ struct ReceiverService::Impl final : ConnectionHost {
         if (channel.error().code() != ErrorCode::timeout) log().error("{}", channel.error().message());
         continue;
       }
+      drop_oldest_handshake_if_full();
       auto entry = std::make_unique<Running>();
       entry->connection = std::make_unique<receiver::ReceiverConnection>(
           std::move(*channel), connection_config(), *this);
@@ -79,6 +82,25 @@ struct ReceiverService::Impl final : ConnectionHost {
       entry->thread = std::thread([this, raw] { run_connection(*raw); });
       running.push_back(std::move(entry));
     }
+  }
+
+  // Makes room for one more connection in handshake: `running` is in order of acceptance,
+  // so the first still in its handshake (and not already being dropped) is the oldest.
+  void drop_oldest_handshake_if_full() {
+    uint32_t waiting = 0;
+    Running* oldest = nullptr;
+    for (auto& entry : running) {
+      if (entry->done || entry->dropped || !entry->connection->in_handshake()) continue;
+      ++waiting;
+      if (!oldest) oldest = entry.get();
+    }
+    if (waiting < options.max_handshakes || !oldest) return;
+    oldest->dropped = true;
+    ++handshakes_dropped;
+    log().warn("[recv] {} connections are in their handshake (the limit): dropping the oldest, "
+               "from {}",
+               waiting, oldest->connection->peer());
+    oldest->connection->stop();
   }
 
   void run_connection(Running& entry) {
@@ -129,6 +151,7 @@ struct ReceiverService::Impl final : ConnectionHost {
         release(record, {StreamEnd::How::failed, sink.error(), 0, 0});
         return Unexpected(sink.error());
       }
+      std::lock_guard lock(record->mu);
       record->sink = std::move(*sink);
     }
     return Admitted{record->sink.get(), record};
@@ -141,6 +164,7 @@ struct ReceiverService::Impl final : ConnectionHost {
         end.how = StreamEnd::How::failed;
         end.error = ok.error();
       }
+      std::lock_guard lock(record->mu);  // abort() may be looking at it
       record->sink.reset();  // its thread ends here
     }
     StreamReport report;
@@ -173,6 +197,16 @@ struct ReceiverService::Impl final : ConnectionHost {
     if (accept_thread.joinable()) accept_thread.join();
     // The accept thread has ended: `running` is ours now.
     for (auto& entry : running) entry->connection->stop();
+    // A sink blocked on its output (a pipe nobody reads) would hold its finish() forever.
+    std::vector<std::shared_ptr<StreamRecord>> all;
+    {
+      std::lock_guard lock(mu);
+      all = records;
+    }
+    for (auto& record : all) {
+      std::lock_guard lock(record->mu);
+      if (record->sink) record->sink->abort();
+    }
     for (auto& entry : running) entry->thread.join();
     running.clear();
   }
@@ -185,6 +219,9 @@ ReceiverService::~ReceiverService() { stop(); }
 Result<std::unique_ptr<ReceiverService>> ReceiverService::start(ReceiverServiceOptions options) {
   if (options.max_streams == 0) {
     return make_error(ErrorCode::invalid_argument, "max_streams is 0: no stream could be served");
+  }
+  if (options.max_handshakes == 0) {
+    return make_error(ErrorCode::invalid_argument, "max_handshakes is 0: no sender could connect");
   }
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);

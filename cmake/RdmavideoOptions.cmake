@@ -7,6 +7,7 @@ find_package(PkgConfig REQUIRED)
 
 option(RDMAVIDEO_BUILD_TESTS "Build the GoogleTest suites" ON)
 option(RDMAVIDEO_BUILD_BENCH "Build the benchmark helpers" ON)
+option(RDMAVIDEO_BUILD_FUZZ "Build the libFuzzer targets (clang; scripts/fuzz.sh)" OFF)
 option(RDMAVIDEO_WERROR "Treat warnings as errors (CI turns this on)" OFF)
 set(RDMAVIDEO_SANITIZE "" CACHE STRING "Sanitizers for every target, e.g. address,undefined")
 

@@ -12,6 +12,7 @@ packages=(
   libssl-dev  # OpenSSL: HMAC-SHA256, HKDF and the random generator of authentication
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev  # the fuzz targets: clang's libFuzzer and sanitizer runtimes
   ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad
   xvfb x11-apps x11-utils imagemagick xdotool openbox  # display_test: a virtual screen, xwd,

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs what is needed, builds with warnings as errors, and runs every test with CTest:
 # first the unit, integration and GStreamer tests under AddressSanitizer and UBSan, then the whole
-# suite in the optimised build, and a short benchmark smoke run.
+# suite in the optimised build, a short benchmark smoke run, and the fuzz targets (clang,
+# libFuzzer) for a bounded time each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -20,3 +21,6 @@ echo "== optimised build"
 python3 bench/run_tcp_bench.py --quick --build-dir build >/dev/null
 python3 bench/run_gst_bench.py --quick --build-dir build >/dev/null
 ctest --test-dir build --output-on-failure --timeout 300
+
+echo "== fuzzing (libFuzzer, ${FUZZ_SECONDS:-45} s a target)"
+./scripts/fuzz.sh

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+// Writes the seed corpus of the fuzz targets (fuzz/corpus/): every message type encoded, and
+// receiver sessions from Hello to EndOfStream in each configuration the first byte picks.
+// The files are kept in the repository; run this again when the protocol changes:
+//   fuzz_make_corpus fuzz/corpus
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "rdmavideo/protocol.hpp"
+
+namespace {
+
+using namespace rdmavideo;
+namespace fs = std::filesystem;
+
+void write(const fs::path& path, const std::vector<std::byte>& bytes) {
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+void append(std::vector<std::byte>& out, const proto::Message& m) { proto::encode(m, out); }
+
+proto::StreamStart format(uint32_t epoch, uint32_t width, PixelFormat pix = PixelFormat::uyvy) {
+  auto f = proto::make_stream_start(pix, width, 36, {30, 1});
+  f->stream_id = 1;
+  f->ring_epoch = epoch;
+  f->flags = proto::kStreamChecksums;
+  f->name = "seed";
+  return *f;
+}
+
+proto::Hello hello(uint32_t flags = 0) {
+  proto::Hello h;
+  h.max_frame_bytes = 1 << 20;
+  h.flags = flags;
+  h.software = "corpus";
+  return h;
+}
+
+// Hello, StreamStart, `frames` frames (slot i % slots), optionally a format change and more
+// frames, then EndOfStream.
+std::vector<std::byte> session(uint8_t mode, int frames, bool change) {
+  std::vector<std::byte> out{std::byte{mode}};
+  append(out, hello());
+  uint64_t sequence = 0;
+  const uint32_t slots = 1 + (mode & 3);
+  for (uint32_t epoch = 1; epoch <= (change ? 2u : 1u); ++epoch) {
+    const auto f = format(epoch, epoch == 1 ? 64 : 128, epoch == 1 ? PixelFormat::uyvy : PixelFormat::nv12);
+    append(out, f);
+    for (int i = 0; i < frames; ++i) {
+      proto::FrameWritten m;
+      m.ring_epoch = epoch;
+      m.slot = static_cast<uint32_t>(i) % slots;
+      m.sequence = sequence++;
+      m.pts_ns = static_cast<int64_t>(sequence) * 33'333'333;
+      m.bytes = f.layout.frame_bytes;
+      append(out, m);
+      out.insert(out.end(), f.layout.frame_bytes, std::byte{static_cast<uint8_t>(i)});
+      if (i % 3 == 2) append(out, proto::Keepalive{sequence});
+    }
+  }
+  append(out, proto::EndOfStream{sequence, 0});
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: fuzz_make_corpus DIR (writes DIR/decode and DIR/receiver)\n");
+    return 2;
+  }
+  const fs::path dir = argv[1];
+  fs::create_directories(dir / "decode");
+  fs::create_directories(dir / "receiver");
+  proto::Auth auth;
+  auth.nonce[0] = std::byte{1};
+  const std::vector<std::pair<const char*, proto::Message>> messages = {
+      {"hello", hello(proto::kCapChecksum | proto::kCapAuth)},
+      {"hello_ack", proto::HelloAck{2, proto::kCapAuth, 1 << 20, 8, "corpus"}},
+      {"stream_start", format(1, 64)},
+      {"ring_info", proto::RingInfo{1, 1, 8, 4608, 8192, 0x1000, 0x42}},
+      {"frame_written", proto::FrameWritten{1, 2, 3, 4, 5, 4608, proto::kFrameHasChecksum, 6}},
+      {"credit_return", proto::CreditReturn{1, {0, 1, 2, 3}}},
+      {"keepalive", proto::Keepalive{7}},
+      {"end_of_stream", proto::EndOfStream{10, 1}},
+      {"error", proto::ErrorMessage{ErrorCode::resource, "receiver busy"}},
+      {"auth", auth},
+  };
+  for (const auto& [name, message] : messages) write(dir / "decode" / name, proto::encode(message));
+  for (uint8_t mode : {0, 1, 3, 8, 16, 34, 35, 43}) {
+    write(dir / "receiver" / ("session_mode" + std::to_string(mode)), session(mode, 5, false));
+    write(dir / "receiver" / ("format_change_mode" + std::to_string(mode)), session(mode, 4, true));
+  }
+  // A keyed receiver: a Hello that offers a key, then a proof that cannot be right.
+  std::vector<std::byte> keyed{std::byte{4}};
+  append(keyed, hello(proto::kCapAuth));
+  append(keyed, auth);
+  write(dir / "receiver" / "keyed_wrong_proof", keyed);
+  return 0;
+}

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the fuzz targets run, as plain functions: libFuzzer's entry points (fuzz_*.cpp) call
+// them with generated inputs, and fuzz_corpus_test calls them with every file of the seed
+// corpus and every crash input kept in fuzz/regressions, under the sanitizers, in every CI
+// run. Each aborts (a finding) when an invariant breaks; bad input itself is no finding.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rdmavideo::fuzz {
+
+/// The message decoder: decode_header() and decode() on any bytes; whatever decodes must
+/// encode to bytes that decode to the same encoding (and the sealed form must open).
+void decode_one(const uint8_t* data, size_t size);
+
+/// One receiver connection (the receiver core, receiver/connection.cpp) driven by a byte
+/// stream as a TCP peer would send it: messages and frame payloads from the input, in
+/// order, until it runs out (the peer closes). The first byte picks the configuration (a
+/// key, a small memory budget, a frame limit, a sink that holds frames). Returns the frames
+/// the sink was given.
+uint64_t receive_stream(const uint8_t* data, size_t size);
+
+}  // namespace rdmavideo::fuzz

@@ -36,6 +36,7 @@ find_package(nlohmann_json REQUIRED)
 find_package(tl-expected REQUIRED)
 find_package(OpenSSL 3 REQUIRED COMPONENTS Crypto)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
 set(_rdmavideo_found "")
 set(_rdmavideo_missing "")

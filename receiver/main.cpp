@@ -12,6 +12,7 @@
 #include "options.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/receiver_service.hpp"
+#include "metrics.hpp"
 #include "streams.hpp"
 
 namespace rdmavideo::receiver {
@@ -77,6 +78,20 @@ int run(const Options& o) {
              o.max_streams == 1 ? "" : "s", o.serve ? ", serving until stopped" : "",
              memory::format_bytes((*service)->budget().limit()),
              o.key ? ", senders must prove the key" : "");
+  std::unique_ptr<MetricsServer> metrics;
+  if (o.metrics) {
+    ReceiverService* svc = service->get();
+    Streams* st = streams.get();
+    auto started = MetricsServer::start(*o.metrics, [svc, st] {
+      return render_metrics(svc->reports(), *st, svc->refusals(), svc->budget());
+    });
+    if (!started) {
+      log().error("rdmavideo-recv: {}", started.error().message());
+      return cli::kExitFailed;
+    }
+    metrics = std::move(*started);
+    log().info("metrics at http://{}/metrics", metrics->endpoint().to_string());
+  }
 
   bool printed = false;
   auto next_status = std::chrono::steady_clock::now() + 1s;

@@ -49,6 +49,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "Memory all streams may hold at once (rings, verification frames), e.g. 512M "
                  "or 8G; a stream asking for more is refused (default: half of RAM, and on "
                  "verbs at most ulimit -l unless the process has CAP_IPC_LOCK)");
+  std::string metrics;
+  app.add_option("--metrics", metrics,
+                 "Serve Prometheus metrics at http://HOST:PORT/metrics (per stream frames, "
+                 "drops, latency, ring occupancy, encoder speed; refusals by reason)");
   app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
   app.add_flag("--quiet", o.quiet, "No status line");
   app.add_flag("--display", o.display,
@@ -67,6 +71,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     if (!o.max_memory || *o.max_memory == 0) {
       return fail("--max-memory \"" + max_memory + "\" is not a size (e.g. 512M, 8G)");
     }
+  }
+  if (!metrics.empty()) {
+    auto at = parse_endpoint(metrics, true);
+    if (!at) return fail("--metrics " + at.error().message());
+    o.metrics = *at;
   }
   auto kind = parse_transport(transport);
   if (!kind) return fail("--transport \"" + transport + "\" unknown (auto, tcp or verbs)");

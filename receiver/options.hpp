@@ -26,6 +26,7 @@ struct Options {
   std::optional<uint64_t> frames;  // per stream
   std::optional<double> idle_timeout_s;  // end a stream that sends no frame for this long
   std::optional<uint64_t> max_memory;    // --max-memory: the budget of every stream's memory
+  std::optional<Endpoint> metrics;       // --metrics HOST:PORT: Prometheus text over HTTP
   std::string stats_json;
   bool quiet = false;
   bool display = false;  // show the stream in an SDL2 window

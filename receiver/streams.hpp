@@ -40,13 +40,14 @@ class Streams {
   std::string total_text(const std::vector<StreamReport>& reports) const;
   /// Every stream ended well (a stream whose frames failed --verify did not).
   static bool all_ok(const std::vector<StreamReport>& reports);
+  /// What stream `number`'s writer did so far; null for a stream never admitted.
+  std::shared_ptr<StreamOutput> output_of(uint64_t number) const;
 
  private:
   struct Rates {
     uint64_t frames = 0;
     uint64_t bytes = 0;
   };
-  std::shared_ptr<StreamOutput> output_of(uint64_t number) const;
   stats::TransferStats totals(const std::vector<StreamReport>& reports) const;
 
   const Options& options_;

@@ -100,6 +100,8 @@ struct StreamReport {
   double cpu_seconds = 0;       ///< the stream's connection thread's CPU time
   State state = State::running;
   std::optional<StreamEnd> end;  ///< once ended or failed
+  uint32_t ring_slots = 0;       ///< slots of the current ring
+  uint32_t slots_filled = 0;     ///< of them, holding frames the sink has not let go
 };
 
 struct ReceiverServiceOptions {
@@ -150,6 +152,10 @@ class ReceiverService {
   uint64_t ended_streams() const;
   /// The memory budget every stream draws from.
   const memory::Budget& budget() const;
+  /// Connections that ended before they became a stream, by reason: the ErrorCode's name
+  /// ("auth_failed", "resource" for busy or over budget, "protocol", "timeout", ...), and
+  /// "handshake_dropped" for those dropped to make room for a newer handshake.
+  std::vector<std::pair<std::string, uint64_t>> refusals() const;
 
  private:
   struct Impl;

@@ -22,6 +22,10 @@ class LatencyHistogram {
   void record_ns(uint64_t ns);
   uint64_t count() const { return count_; }
   uint64_t max_ns() const { return max_; }
+  uint64_t sum_ns() const { return sum_; }
+  /// Samples at or below `ns`, to the histogram's resolution (a sample in the bucket that
+  /// holds `ns` counts, though it may exceed `ns` by up to 1.6%): Prometheus buckets.
+  uint64_t count_at_or_below(uint64_t ns) const;
   /// The value at or below which `fraction` (0..1) of the samples lie; 0 when empty.
   uint64_t percentile_ns(double fraction) const;
   void reset() { *this = LatencyHistogram(); }
@@ -37,6 +41,7 @@ class LatencyHistogram {
   std::array<uint64_t, kBuckets> buckets_{};
   uint64_t count_ = 0;
   uint64_t max_ = 0;
+  uint64_t sum_ = 0;
 };
 
 /// CPU time (user + system) this process has used, in seconds.

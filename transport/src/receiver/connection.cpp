@@ -43,6 +43,7 @@ class ReceiverConnection::Credits final : public detail::SlotOwner {
     std::lock_guard lock(mu_);
     if (!connection_ || ring_epoch != epoch_ || !credits_) return;  // closed, or an old ring
     if (!credits_->release(slot)) return;
+    publish();
     ReceiverChannel& channel = *connection_->channel_;
     if (!channel.sends_from_any_thread()) {
       channel.wake();
@@ -59,12 +60,22 @@ class ReceiverConnection::Credits final : public detail::SlotOwner {
     std::lock_guard lock(mu_);
     epoch_ = epoch;
     credits_.emplace(slots);
+    publish();
     return proto::CreditReturn{epoch, credits_->grant_pending()};
   }
 
   Result<void> frame_arrived(uint32_t slot) {
     std::lock_guard lock(mu_);
-    return credits_->frame_arrived(slot);
+    auto ok = credits_->frame_arrived(slot);
+    publish();
+    return ok;
+  }
+
+  // Where the ring's occupancy is published (the stream's record), once admitted.
+  void publish_to(std::shared_ptr<std::atomic<uint32_t>> gauge) {
+    std::lock_guard lock(mu_);
+    gauge_ = std::move(gauge);
+    publish();
   }
 
   // The credits to send now, if a batch is due.
@@ -86,6 +97,11 @@ class ReceiverConnection::Credits final : public detail::SlotOwner {
   ReceiverConnection* connection_;            // null once closed
   uint32_t epoch_ = 0;                        // the current ring's epoch
   std::optional<ring::RingCredits> credits_;  // the current ring's credits
+  std::shared_ptr<std::atomic<uint32_t>> gauge_;  // slots filled, for reports
+
+  void publish() {
+    if (gauge_) *gauge_ = credits_ ? credits_->filled() : 0;
+  }
 };
 
 ReceiverConnection::ReceiverConnection(std::unique_ptr<ReceiverChannel> channel,
@@ -250,6 +266,7 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     if (!admitted) return Unexpected(admitted.error());
     sink_ = admitted->sink;
     record_ = admitted->record;
+    credits_->publish_to(record_->slots_filled);
     last_frame_ = Clock::now();
     cpu_start_ = stats::thread_cpu_seconds();
     // A peer's text is escaped wherever it is printed (rdmavideo/text.hpp).
@@ -267,6 +284,7 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
   {
     std::lock_guard lock(record_->mu);
     record_->report.format = m;
+    record_->report.ring_slots = config_.ring_size;
   }
   log().info("[{}] stream {} ring {}: {}x{} {} at {} fps, {} bytes a frame, {} slots{}", who_,
              m.stream_id, m.ring_epoch, m.width, m.height, name(m.pixel_format),

@@ -28,6 +28,9 @@ struct StreamRecord {
   StreamReport report;  // under mu
   // Used on the stream's connection thread; set and reset under mu, so stop() can abort() it.
   std::unique_ptr<StreamSink> sink;
+  /// Slots of the current ring that hold frames not yet let go (ring occupancy), kept by
+  /// the connection's credits from any thread.
+  std::shared_ptr<std::atomic<uint32_t>> slots_filled = std::make_shared<std::atomic<uint32_t>>(0);
 };
 
 /// What a connection asks of the service that runs it.

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <list>
+#include <map>
 #include <thread>
 
 #include "rdmavideo/log.hpp"
@@ -35,7 +36,7 @@ struct ReceiverService::Impl final : ConnectionHost {
     std::unique_ptr<receiver::ReceiverConnection> connection;
     std::thread thread;
     std::atomic<bool> done{false};
-    bool dropped = false;  // accept thread: stopped to make room for a newer handshake
+    std::atomic<bool> dropped{false};  // stopped to make room for a newer handshake
   };
 
   ReceiverServiceOptions options;
@@ -50,7 +51,7 @@ struct ReceiverService::Impl final : ConnectionHost {
   uint32_t active = 0;     // admitted streams not yet released
   uint64_t admitted = 0;   // streams admitted so far
   uint64_t ended = 0;      // streams over so far (their sinks finished)
-  uint64_t handshakes_dropped = 0;  // accept thread: connections dropped for a newer one
+  std::map<std::string, uint64_t> refused;  // under mu: connections that were no stream
   bool stopping = false;
 
   receiver::ConnectionConfig connection_config() const {
@@ -96,7 +97,6 @@ struct ReceiverService::Impl final : ConnectionHost {
     }
     if (waiting < options.max_handshakes || !oldest) return;
     oldest->dropped = true;
-    ++handshakes_dropped;
     log().warn("[recv] {} connections are in their handshake (the limit): dropping the oldest, "
                "from {}",
                waiting, oldest->connection->peer());
@@ -109,6 +109,11 @@ struct ReceiverService::Impl final : ConnectionHost {
     if (!ok) {
       std::lock_guard lock(mu);
       if (!stopping) log().error("{}", ok.error().message());
+      // Ended before it was a stream (a stream's failure is in its report instead).
+      ++refused[std::string(entry.dropped ? "handshake_dropped" : to_string(ok.error().code()))];
+    } else if (entry.dropped) {
+      std::lock_guard lock(mu);
+      ++refused["handshake_dropped"];
     }
     entry.done = true;
   }
@@ -259,11 +264,17 @@ std::vector<StreamReport> ReceiverService::reports() const {
   for (const auto& record : records) {
     std::lock_guard lock(record->mu);
     out.push_back(record->report);
+    out.back().slots_filled = *record->slots_filled;
   }
   return out;
 }
 
 const memory::Budget& ReceiverService::budget() const { return *impl_->budget; }
+
+std::vector<std::pair<std::string, uint64_t>> ReceiverService::refusals() const {
+  std::lock_guard lock(impl_->mu);
+  return {impl_->refused.begin(), impl_->refused.end()};
+}
 
 uint64_t ReceiverService::ended_streams() const {
   std::lock_guard lock(impl_->mu);

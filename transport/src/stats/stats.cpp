@@ -33,12 +33,21 @@ uint64_t LatencyHistogram::upper_bound_of(size_t index) {
 void LatencyHistogram::record_ns(uint64_t ns) {
   ++buckets_[index_of(ns)];
   ++count_;
+  sum_ += ns;
   max_ = std::max(max_, ns);
+}
+
+uint64_t LatencyHistogram::count_at_or_below(uint64_t ns) const {
+  const size_t last = std::min(index_of(ns), buckets_.size() - 1);
+  uint64_t n = 0;
+  for (size_t i = 0; i <= last; ++i) n += buckets_[i];
+  return n;
 }
 
 void LatencyHistogram::merge(const LatencyHistogram& other) {
   for (size_t i = 0; i < buckets_.size(); ++i) buckets_[i] += other.buckets_[i];
   count_ += other.count_;
+  sum_ += other.sum_;
   max_ = std::max(max_, other.max_);
 }
 

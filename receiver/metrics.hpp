@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// --metrics HOST:PORT: the receiver's counters as Prometheus text exposition (format 0.0.4)
+// at http://HOST:PORT/metrics, served by cpp-httplib on a thread of its own. What is exposed
+// (docs/operations.md): per stream frames, bytes, drops by cause, checksum failures, a latency
+// histogram, ring occupancy, the encoder's real-time factor and whether it is up; the
+// memory budget and its use; connections refused by reason.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rdmavideo/memory.hpp"
+#include "rdmavideo/receiver_service.hpp"
+#include "streams.hpp"
+
+namespace rdmavideo::receiver {
+
+/// The exposition text for one scrape.
+std::string render_metrics(const std::vector<StreamReport>& reports, const Streams& streams,
+                           const std::vector<std::pair<std::string, uint64_t>>& refusals,
+                           const memory::Budget& budget);
+
+class MetricsServer {
+ public:
+  /// Listens on `endpoint` (port 0: any free port) and answers GET /metrics with `render()`.
+  static Result<std::unique_ptr<MetricsServer>> start(const Endpoint& endpoint,
+                                                      std::function<std::string()> render);
+  ~MetricsServer();
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+  /// The bound address, with the real port.
+  const Endpoint& endpoint() const { return endpoint_; }
+
+ private:
+  struct Impl;
+  explicit MetricsServer(std::unique_ptr<Impl> impl, Endpoint endpoint);
+  std::unique_ptr<Impl> impl_;
+  Endpoint endpoint_;
+};
+
+}  // namespace rdmavideo::receiver

@@ -30,15 +30,32 @@ run_pair "--stats-json $out/4k-recv.json" \
   "--testsrc -s 3840x2160 --pix-fmt rgba --frames 600"
 
 echo "== 3. Four cameras into one recorder: four 1080p senders at once, each recorded to its"
-echo "      own ProRes 422 HQ file named from a template, dated and timecoded to line up"
-$bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --max-streams 4 \
+echo "      own ProRes 422 HQ file named from a template, dated and timecoded to line up; the"
+echo "      senders prove a shared key (a sender without it is refused), memory is bounded,"
+echo "      and Prometheus metrics are scraped while they run"
+key=$out/shared.key
+rm -f "$key"
+$bin/doctor/rdmavideo-doctor --new-key "$key"
+$bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --max-streams 4 --key-file "$key" \
+  --max-memory 2G --metrics 127.0.0.1:$((port + 1)) \
   --output "$out/{name}.mov" --stats-json "$out/four-cameras-recv.json" &
 recv=$!
 sleep 0.3
+$bin/sender/rdmavideo-send --connect 127.0.0.1:$port --name impostor --testsrc --frames 10 \
+  --quiet || echo "(the sender without the key was refused, as it should be)"
 for cam in cam1 cam2 cam3 cam4; do
-  $bin/sender/rdmavideo-send --connect 127.0.0.1:$port --name $cam --testsrc \
+  $bin/sender/rdmavideo-send --connect 127.0.0.1:$port --name $cam --testsrc --key-file "$key" \
     -s 1920x1080 -r 60 --pix-fmt yuv422p10le --frames 90 --quiet &
 done
+sleep 1
+python3 - "$((port + 1))" <<'PY'
+import sys, urllib.request
+text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=5).read().decode()
+for line in text.splitlines():
+    if line.startswith(("rdmavideo_stream_frames_total", "rdmavideo_receiver_memory_used",
+                        "rdmavideo_receiver_connections_refused_total")):
+        print("metrics:", line)
+PY
 wait $recv
 for cam in cam1 cam2 cam3 cam4; do
   ffprobe -v error -count_frames -select_streams v:0 \

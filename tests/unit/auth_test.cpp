@@ -182,6 +182,19 @@ TEST(AuthMessage, RoundTripsAndBelongsToVersion2) {
   ASSERT_TRUE(back);
   EXPECT_EQ(std::get<proto::Auth>(*back).nonce, a.nonce);
   EXPECT_EQ(std::get<proto::Auth>(*back).proof, a.proof);
+  // The appendix's example (docs/protocol.md §11), byte for byte.
+  proto::Auth example;
+  for (size_t i = 0; i < 32; ++i) {
+    example.nonce[i] = std::byte(i);
+    example.proof[i] = std::byte(0x20 + i);
+  }
+  const auto example_bytes = proto::encode(example);
+  const uint8_t header_bytes[16] = {0x52, 0x44, 0x56, 0x46, 0x02, 0x00, 0x0a, 0x00,
+                                    0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+  for (size_t i = 0; i < example_bytes.size(); ++i) {
+    const uint8_t want = i < 16 ? header_bytes[i] : static_cast<uint8_t>(i - 16);
+    EXPECT_EQ(static_cast<uint8_t>(example_bytes[i]), want) << "byte " << i;
+  }
   // A version 1 header on Auth is refused: only Hello, HelloAck and Error keep version 1.
   auto v1 = bytes;
   v1[4] = std::byte{1};

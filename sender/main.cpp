@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <thread>
 
 #include "cli.hpp"
 #include "options.hpp"
@@ -130,6 +131,66 @@ Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o) {
   return std::move(*source);
 }
 
+// Adds one connection's counters to the run's (a run with --reconnect has several).
+void add(stats::TransferStats& total, const stats::TransferStats& part) {
+  total.frames += part.frames;
+  total.bytes += part.bytes;
+  total.dropped += part.dropped;
+  total.checksum_failures += part.checksum_failures;
+  total.latency.merge(part.latency);
+}
+
+// Connects, starts the stream and prepares the source's buffers in the session's pool.
+Result<std::unique_ptr<SenderSession>> open_session(const Options& o,
+                                                    const SenderSessionOptions& so,
+                                                    const proto::StreamStart& format,
+                                                    Source& source) {
+  auto connected = SenderSession::connect(so);
+  if (!connected) return Unexpected(connected.error());
+  SenderSession& session = **connected;
+  log().info("[send {} \"{}\"] connected over {}{}; {}x{} {} at {} fps, {} bytes a frame, {}",
+             session.peer(), o.name, to_string(session.kind()),
+             o.transport == TransportKind::automatic ? " (auto)" : "", o.width, o.height,
+             name(o.pix_fmt), to_string(o.rate), format.layout.frame_bytes,
+             o.realtime ? "real time, dropping when the receiver is behind" : "no drops");
+  auto ring = session.start_stream(format, source.pool_buffers(format));
+  if (!ring) return Unexpected(ring.error());
+  log().debug("[send {}] ring of {} slots", session.peer(), ring->slot_count);
+  if (auto ok = source.prepare(session, format); !ok) {
+    return Unexpected(ok.error().context("rdmavideo-send"));
+  }
+  return connected;
+}
+
+// --reconnect: what is worth another try. A wrong or missing key, or a receiver that cannot
+// take this format, will say the same next time.
+bool worth_retrying(const Error& error) {
+  return error.code() != ErrorCode::auth_failed && error.code() != ErrorCode::unsupported &&
+         error.code() != ErrorCode::invalid_argument;
+}
+
+// Connects again after `error`, backing off from 0.5 s to 5 s between tries, until it works
+// or SIGINT/SIGTERM (nullptr then).
+std::unique_ptr<SenderSession> reconnect(const Options& o, const SenderSessionOptions& so,
+                                         const proto::StreamStart& format, Source& source,
+                                         Error error) {
+  auto wait = std::chrono::milliseconds(500);
+  for (int attempt = 1; !g_stop; ++attempt) {
+    log().warn("[send {}] {}; connecting again in {:.1f} s (--reconnect, try {})",
+               o.connect.to_string(), error.message(), wait.count() / 1000.0, attempt);
+    const auto until = Clock::now() + wait;
+    while (!g_stop && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (g_stop) break;
+    auto session = open_session(o, so, format, source);
+    if (session) return std::move(*session);
+    error = session.error();
+    if (!worth_retrying(error)) break;
+    wait = std::min(wait * 2, std::chrono::milliseconds(5000));
+  }
+  if (!g_stop) log().error("{}", error.message());
+  return nullptr;
+}
+
 int run(Options o) {
   auto ffmpeg = open_ffmpeg(o);
   if (!ffmpeg) {
@@ -159,37 +220,63 @@ int run(Options o) {
   so.connect.stop = &g_stop;  // only SIGINT/SIGTERM stop a write; other signals do not
   so.policy = {o.realtime, o.checksum};
   so.interrupt = &g_stop;
-  auto connected = SenderSession::connect(so);
-  if (!connected) {
-    log().error("{}", connected.error().message());
+  std::unique_ptr<SenderSession> session;
+  if (auto opened = open_session(o, so, *format, source)) {
+    session = std::move(*opened);
+  } else if (o.reconnect && worth_retrying(opened.error())) {
+    session = reconnect(o, so, *format, source, opened.error());
+    if (!session) return g_stop ? 0 : cli::kExitFailed;
+  } else {
+    log().error("{}", opened.error().message());
     return cli::kExitFailed;
   }
-  SenderSession& session = **connected;
-  const std::string who = fmt::format("send {} \"{}\"", session.peer(), o.name);
-  log().info("[{}] connected over {}{}; {}x{} {} at {} fps, {} bytes a frame, {}", who,
-             to_string(session.kind()), o.transport == TransportKind::automatic ? " (auto)" : "",
-             o.width, o.height, name(o.pix_fmt), to_string(o.rate), format->layout.frame_bytes,
-             o.realtime ? "real time, dropping when the receiver is behind" : "no drops");
-  auto ring = session.start_stream(*format, source.pool_buffers(*format));
-  if (!ring) {
-    log().error("{}", ring.error().message());
-    return cli::kExitFailed;
-  }
-  log().debug("[{}] ring of {} slots", who, ring->slot_count);
-  if (auto ok = source.prepare(session, *format); !ok) {
-    log().error("rdmavideo-send: {}", ok.error().message());
-    return cli::kExitFailed;
-  }
+  std::string who = fmt::format("send {} \"{}\"", session->peer(), o.name);
 
+  stats::TransferStats earlier;  // of connections before this one (--reconnect)
+  auto run_stats = [&] {
+    stats::TransferStats total = session->stats();
+    add(total, earlier);
+    total.start = earlier.start;
+    return total;
+  };
   stats::StatusLine status(fmt::format("[{}]", who), !o.quiet);
   const auto start = Clock::now();
   const double period_s = 1.0 / o.rate.value();
   int exit_code = 0;
   bool receiver_ended = false;
+  uint32_t reconnects = 0;
   auto failed = [&](const Error& error) {
     status.finish();
     log().error("{}", error.message());
     exit_code = cli::kExitFailed;
+  };
+  // A connection that failed: with --reconnect, a new one (and a new stream) takes over; the
+  // frames a live source produced meanwhile count as dropped. False: stop sending.
+  auto recover = [&](const Error& error, uint64_t& sequence) {
+    if (!o.reconnect || g_stop || !worth_retrying(error)) {
+      failed(error);
+      return false;
+    }
+    status.finish();
+    add(earlier, session->stats());
+    const auto lost = Clock::now();
+    (void)session->end_stream();  // the connection is gone; this only lets it go
+    session = reconnect(o, so, *format, source, error);
+    if (!session) {
+      if (!g_stop) exit_code = cli::kExitFailed;
+      return false;
+    }
+    ++reconnects;
+    who = fmt::format("send {} \"{}\"", session->peer(), o.name);
+    if (o.realtime) {
+      const auto missed = static_cast<uint64_t>(
+          std::chrono::duration<double>(Clock::now() - lost).count() / period_s);
+      earlier.dropped += missed;
+      sequence += missed;
+    }
+    log().info("[{}] sending again from frame {} (connection {})", who, sequence + 1,
+               reconnects + 1);
+    return true;
   };
   for (uint64_t sequence = 0; !g_stop; ++sequence) {
     if (o.frames && sequence >= *o.frames) break;
@@ -201,17 +288,17 @@ int run(Options o) {
     }
     auto ready = Clock::now();
     if (paced_here) {
-      auto due = session.pace(sequence);
+      auto due = session->pace(sequence);
       if (!due) {
-        failed(due.error());
+        if (recover(due.error(), sequence)) continue;
         break;
       }
       if (!*due) break;  // stopped
       ready = **due;
     }
-    auto buffer = source.buffer_for(session, sequence);
+    auto buffer = source.buffer_for(*session, sequence);
     if (!buffer) {
-      failed(buffer.error());
+      if (recover(buffer.error(), sequence)) continue;
       break;
     }
     auto filled = source.fill(*buffer, sequence);
@@ -222,9 +309,9 @@ int run(Options o) {
     if (!*filled) break;  // end of input
     const auto pts_ns = source.pts_ns().value_or(
         static_cast<int64_t>(static_cast<double>(sequence) * period_s * 1e9));
-    auto outcome = session.submit(*buffer, {sequence, pts_ns, ready});
+    auto outcome = session->submit(*buffer, {sequence, pts_ns, ready});
     if (!outcome) {
-      failed(outcome.error());
+      if (recover(outcome.error(), sequence)) continue;
       break;
     }
     if (*outcome == SenderSession::Outcome::receiver_ended) {
@@ -232,18 +319,22 @@ int run(Options o) {
       break;
     }
     if (*outcome == SenderSession::Outcome::interrupted) break;
-    if (status.due()) status.maybe_print(session.stats());
+    if (status.due()) status.maybe_print(run_stats());
   }
   status.finish();
   // Also after a bad input frame: the receiver keeps every frame sent so far.
-  if (auto ok = session.end_stream(); !ok && exit_code == 0) failed(ok.error());
-  if (receiver_ended || session.receiver_ended()) {
-    log().info("[{}] the receiver ended the stream", who);
+  if (session) {
+    if (auto ok = session->end_stream(); !ok && exit_code == 0) failed(ok.error());
+    if (receiver_ended || session->receiver_ended()) {
+      log().info("[{}] the receiver ended the stream", who);
+    }
   }
-  const auto stats = session.stats();
-  const stats::StreamFacts facts{std::string(to_string(session.kind())), o.width, o.height,
-                                 std::string(name(o.pix_fmt)), to_string(o.rate), session.peer()};
-  log().info("[{}] sent {}", who, stats::summary_text(stats, facts));
+  const auto stats = session ? run_stats() : earlier;
+  const stats::StreamFacts facts{session ? std::string(to_string(session->kind())) : "",
+                                 o.width, o.height, std::string(name(o.pix_fmt)),
+                                 to_string(o.rate), session ? session->peer() : ""};
+  log().info("[{}] sent {}{}", who, stats::summary_text(stats, facts),
+             reconnects ? fmt::format(", over {} connections", reconnects + 1) : "");
   if (!o.stats_json.empty() && !stats::write_summary(o.stats_json, stats, facts)) {
     exit_code = cli::kExitFailed;
   }

@@ -38,6 +38,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_flag("--checksum", o.checksum, "Send an XXH3-64 checksum with every frame");
   app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
   app.add_option("--name", o.name, "Stream name shown by the receiver");
+  app.add_flag("--reconnect", o.reconnect,
+               "When the connection is lost (or the receiver is not there yet), connect again "
+               "with back-off (0.5 s to 5 s) until SIGINT, and go on in a new stream");
   app.add_flag("--quiet", o.quiet, "No status line");
   (void)frames;
 

@@ -35,6 +35,7 @@ struct Options {
   std::string stats_json;
   std::string name;
   bool quiet = false;
+  bool reconnect = false;  // --reconnect: a lost connection is made again, with back-off
   std::shared_ptr<const auth::SharedKey> key;  // --key-file
 };
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Network faults between two network namespaces joined by a veth pair (needs root and
-// iproute2; skips otherwise): the link goes down for 8 seconds in the middle of a recorded
-// stream. Both ends notice within the peer timeout and say so, the recording of what arrived
-// is finalised and plays, and `rdmavideo-send --reconnect` goes on into a new stream, which
-// the receiver records to a new file, once the link is back.
+// Network and process faults. Between two network namespaces joined by a veth pair (needs
+// root and iproute2; skips otherwise) the link goes down for 8 seconds in the middle of a
+// recorded stream: both ends notice within the peer timeout and say so, the recording of
+// what arrived is finalised and plays, and `rdmavideo-send --reconnect` goes on into a new
+// stream, which the receiver records to a new file, once the link is back. Over 127.0.0.1,
+// either end is stopped (SIGSTOP) for longer than the peer timeout.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -139,6 +140,75 @@ TEST(NetworkFaults, LinkDownForEightSecondsThenTheSenderReconnects) {
     EXPECT_EQ(fs::file_size(file1), uint64_t(first_frames) * 320 * 240 * 2);
     EXPECT_EQ(fs::file_size(file2), uint64_t(second_frames) * 320 * 240 * 2);
   }
+}
+
+
+// SIGSTOP of either end for longer than the peer timeout (5 s), over TCP on 127.0.0.1: the
+// other end notices within the timeout and says so, the receiver's recording of what arrived
+// is finalised, and a receiver that was stopped and continued serves the next sender.
+class Stopped : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    recv_.emplace(dir_, std::vector<std::string>{"--serve", "--quiet", "--output",
+                                                 (dir_ / "{name}-{n}.yuv").string()});
+  }
+  std::unique_ptr<Process> sender(const std::string& name, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv{RDMAVIDEO_SEND_BIN, "--connect", recv_->address(), "--testsrc",
+                                  "-s", "320x240", "-r", "30", "--realtime", "--quiet",
+                                  "--name", name};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<Process>(argv, dir_ / (name + ".stderr"));
+  }
+  TempDir dir_;
+  std::optional<Receiver> recv_;
+};
+
+TEST_F(Stopped, ReceiverStoppedBeyondThePeerTimeout) {
+  auto send = sender("cam");
+  ASSERT_TRUE(recv_->process().wait_for_stderr("\"cam\"\\] stream 1 ring 1", 10s));
+  std::this_thread::sleep_for(1s);
+  recv_->process().signal(SIGSTOP);
+  const auto stopped = Clock::now();
+  const auto code = send->wait(9s);
+  ASSERT_TRUE(code) << "the sender did not notice a stopped receiver: " << send->stderr_text();
+  EXPECT_EQ(*code, 1);
+  EXPECT_LT(Clock::now() - stopped, 8s);
+  EXPECT_NE(send->stderr_text().find("receiver silent for 5000 ms"), std::string::npos)
+      << send->stderr_text();
+  std::this_thread::sleep_until(stopped + 7s);
+  recv_->process().signal(SIGCONT);
+  // Continued, the receiver finds its sender gone, finalises the file, and serves the next.
+  const auto frames = recv_->process().wait_for_stderr(R"("cam"\] stream 1 failed: (\d+) frames)", 10s);
+  ASSERT_TRUE(frames) << recv_->process().stderr_text();
+  EXPECT_EQ(std::filesystem::file_size(dir_ / "cam-1.yuv"), std::stoull(*frames) * 320 * 240 * 2);
+  auto next = sender("next", {"--frames", "30"});
+  EXPECT_EQ(next->wait(30s), 0) << next->stderr_text();
+  recv_->process().signal(SIGTERM);
+  EXPECT_EQ(recv_->process().wait(30s), 1) << recv_->process().stderr_text();
+}
+
+TEST_F(Stopped, SenderStoppedBeyondThePeerTimeout) {
+  auto send = sender("cam");
+  ASSERT_TRUE(recv_->process().wait_for_stderr("\"cam\"\\] stream 1 ring 1", 10s));
+  std::this_thread::sleep_for(1s);
+  send->signal(SIGSTOP);
+  const auto stopped = Clock::now();
+  ASSERT_TRUE(recv_->process().wait_for_stderr("\"cam\": peer silent for 5000 ms", 9s))
+      << recv_->process().stderr_text();
+  EXPECT_LT(Clock::now() - stopped, 8s);
+  const auto frames = recv_->process().wait_for_stderr(R"("cam"\] stream 1 failed: (\d+) frames)", 10s);
+  ASSERT_TRUE(frames) << recv_->process().stderr_text();
+  EXPECT_EQ(std::filesystem::file_size(dir_ / "cam-1.yuv"), std::stoull(*frames) * 320 * 240 * 2);
+  std::this_thread::sleep_until(stopped + 7s);
+  send->signal(SIGCONT);
+  // Continued, the sender finds the connection closed and says so.
+  const auto code = send->wait(10s);
+  ASSERT_TRUE(code) << send->stderr_text();
+  EXPECT_EQ(*code, 1);
+  EXPECT_NE(send->stderr_text().find("receiver closed the connection"), std::string::npos)
+      << send->stderr_text();
+  recv_->process().signal(SIGTERM);
+  EXPECT_EQ(recv_->process().wait(30s), 1) << recv_->process().stderr_text();
 }
 
 }  // namespace

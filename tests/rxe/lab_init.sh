@@ -68,7 +68,11 @@ IP
   read -r mac0 </sys/class/net/veth0/address
   read -r mac1 </sys/class/net/veth1/address
   # Policy routing: local traffic to one end leaves through the other end's veth. Static
-  # neighbours save the ARP round trip across the pair.
+  # neighbours save the ARP round trip across the pair, unless RXE_NEIGH=arp asks for the
+  # real way (a cold neighbour table, resolved by ARP as on a real network).
+  local neigh="neigh replace 10.99.0.1 lladdr $mac0 dev veth1 nud permanent
+neigh replace 10.99.0.2 lladdr $mac1 dev veth0 nud permanent"
+  if [ "$neigh_mode" = arp ]; then neigh=""; fi
   ip -batch - <<IP
 addr add 10.99.0.1/24 dev veth0
 addr add 10.99.0.2/24 dev veth1
@@ -80,8 +84,7 @@ rule add pref 100 iif lo to 10.99.0.1 lookup 101
 rule add pref 101 iif lo to 10.99.0.2 lookup 102
 rule add pref 1000 lookup local
 rule del pref 0 lookup local
-neigh replace 10.99.0.1 lladdr $mac0 dev veth1 nud permanent
-neigh replace 10.99.0.2 lladdr $mac1 dev veth0 nud permanent
+$neigh
 IP
   rdma link add rxe0 type rxe netdev veth0
   rdma link add rxe1 type rxe netdev veth1
@@ -97,7 +100,11 @@ IP
   fail "rxe0/rxe1 did not become ACTIVE (states: '$s0', '$s1')"
 }
 
+# RXE_NEIGH from the caller's environment (read again, with the rest, below).
+neigh_mode=pinned
+if grep -qz '^RXE_NEIGH=arp$' "$ctl/env"; then neigh_mode=arp; fi
 setup_network
+echo "rxe lab: neighbour entries $neigh_mode" >/dev/console
 ulimit -l unlimited
 ulimit -c 0
 read -r up _ </proc/uptime

@@ -22,6 +22,10 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// Address resolution: each try's kernel timeout, and how much longer we wait for its event.
+constexpr milliseconds kResolveTry(1000);
+constexpr milliseconds kResolveMargin(500);
+
 // wr_id: the kind of work request in the top byte (a completion in error has no valid
 // opcode, so this is how an error names what failed), the buffer index below it.
 enum class WrKind : uint64_t { recv = 1, send = 2, write = 3 };
@@ -257,11 +261,9 @@ Result<std::unique_ptr<Link>> Link::connect(const Endpoint& endpoint, const std:
   }
   std::unique_ptr<addrinfo, void (*)(addrinfo*)> addresses(ai, freeaddrinfo);
   const auto resolve_ms = static_cast<int>(timeouts.connect.count());
-  if (rdma_resolve_addr(link->id_.get(), nullptr, ai->ai_addr, resolve_ms) != 0) {
-    return Unexpected(cm_error(where + ": rdma_resolve_addr", errno));
-  }
-  auto expect = [&](rdma_cm_event_type want, const char* step) -> Result<CmEvent> {
-    auto event = next_cm_event(link->channel_.get(), timeouts.connect);
+  auto expect = [&](rdma_cm_event_type want, const char* step,
+                    milliseconds wait) -> Result<CmEvent> {
+    auto event = next_cm_event(link->channel_.get(), wait);
     if (!event) return Unexpected(event.error().context(fmt::format("{}: {}", where, step)));
     if (event->type == want) return event;
     if (event->type == RDMA_CM_EVENT_REJECTED) {
@@ -273,8 +275,34 @@ Result<std::unique_ptr<Link>> Link::connect(const Endpoint& endpoint, const std:
     return make_error(ErrorCode::peer_closed, "{}: {}: {} (status {}: {})", where, step,
                       rdma_event_str(event->type), event->status, std::strerror(std::abs(event->status)));
   };
-  if (auto e = expect(RDMA_CM_EVENT_ADDR_RESOLVED, "resolving the address"); !e) {
-    return Unexpected(e.error());
+  // Address resolution in tries of kResolveTry: with a cold neighbour table the kernel
+  // sends an ARP (or neighbour solicitation) and waits for the neighbour to become valid, but
+  // a reply that comes back before the request is queued (a fast link: a veth pair, a switch
+  // next door) wakes nothing, and the request then sits out its whole timeout. The next try
+  // finds the neighbour resolved. (perftest's rdma_cm client retries the same way.)
+  const auto deadline = Clock::now() + timeouts.connect;
+  for (int attempt = 1;; ++attempt) {
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    const auto try_ms = std::clamp(left, milliseconds(1), kResolveTry);
+    if (rdma_resolve_addr(link->id_.get(), nullptr, ai->ai_addr, static_cast<int>(try_ms.count())) != 0) {
+      return Unexpected(cm_error(where + ": rdma_resolve_addr", errno));
+    }
+    // The kernel reports the try's end itself; the margin covers a slow machine.
+    auto event = next_cm_event(link->channel_.get(), try_ms + kResolveMargin);
+    if (event && event->type == RDMA_CM_EVENT_ADDR_RESOLVED) break;
+    const bool retry = (!event || event->type == RDMA_CM_EVENT_ADDR_ERROR) && Clock::now() < deadline;
+    if (!retry) {
+      if (!event) {
+        return make_error(ErrorCode::timeout, "{}: resolving the address: not resolved within "
+                          "{} ms ({} tries): is {} reachable, and its neighbour entry (ARP) "
+                          "answered?", where, resolve_ms, attempt, endpoint.host);
+      }
+      return make_error(ErrorCode::peer_closed, "{}: resolving the address: {} (status {}: {})",
+                        where, rdma_event_str(event->type), event->status,
+                        std::strerror(std::abs(event->status)));
+    }
+    log().debug("[{}] address not resolved in try {} ({}); trying again", where, attempt,
+                event ? rdma_event_str(event->type) : "no event");
   }
   if (!device.empty() && link->device_name() != device) {
     return make_error(ErrorCode::invalid_argument,
@@ -284,7 +312,7 @@ Result<std::unique_ptr<Link>> Link::connect(const Endpoint& endpoint, const std:
   if (rdma_resolve_route(link->id_.get(), resolve_ms) != 0) {
     return Unexpected(cm_error(where + ": rdma_resolve_route", errno));
   }
-  if (auto e = expect(RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route"); !e) {
+  if (auto e = expect(RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route", timeouts.connect); !e) {
     return Unexpected(e.error());
   }
   if (auto ok = link->build_qp(); !ok) return Unexpected(ok.error().context(where));
@@ -293,7 +321,9 @@ Result<std::unique_ptr<Link>> Link::connect(const Endpoint& endpoint, const std:
   if (rdma_connect(link->id_.get(), &param) != 0) {
     return Unexpected(cm_error(where + ": rdma_connect", errno));
   }
-  if (auto e = expect(RDMA_CM_EVENT_ESTABLISHED, "connecting"); !e) return Unexpected(e.error());
+  if (auto e = expect(RDMA_CM_EVENT_ESTABLISHED, "connecting", timeouts.connect); !e) {
+    return Unexpected(e.error());
+  }
   link->peer_ = fmt::format("{} ({})", endpoint.to_string(), link->device_name());
   link->last_heard_ = link->last_sent_ = Clock::now();
   return link;

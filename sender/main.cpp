@@ -295,6 +295,12 @@ int run(Options o) {
       }
       if (!*due) break;  // stopped
       ready = **due;
+      // Live: a frame due more than two periods ago (the link was busy with earlier ones) is
+      // dropped, so a slow link costs frames, not a delay that grows.
+      if (o.realtime && Clock::now() - ready > std::chrono::duration<double>(2 * period_s)) {
+        session->skip_late(sequence);
+        continue;
+      }
     }
     auto buffer = source.buffer_for(*session, sequence);
     if (!buffer) {

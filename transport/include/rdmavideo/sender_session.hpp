@@ -137,6 +137,11 @@ class SenderSession {
   /// Waits until frame `sequence` is due at the stream's rate, counted from the first call
   /// (the connection is kept alive meanwhile). Returns when it was due, or `interrupted`.
   Result<std::optional<std::chrono::steady_clock::time_point>> pace(uint64_t sequence);
+  /// A live source's frame that is not sent: it came due while the link was still busy with
+  /// earlier frames (rdmavideo-send: more than two frame periods late), and sending it would
+  /// only add delay.
+  /// Counted as dropped, as a frame with no free slot is; the receiver sees the gap.
+  void skip_late(uint64_t sequence);
   /// Sends every frame in flight, then EndOfStream, and closes. Idempotent.
   Result<void> end_stream();
 

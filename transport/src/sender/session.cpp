@@ -435,6 +435,11 @@ Result<std::optional<Clock::time_point>> SenderSession::pace(uint64_t sequence) 
   return std::optional<Clock::time_point>(due);
 }
 
+void SenderSession::skip_late(uint64_t) {
+  std::lock_guard lock(impl_->state_mu);
+  ++impl_->counters.dropped;
+}
+
 Result<void> SenderSession::end_stream() {
   std::lock_guard lock(impl_->mu);
   auto ok = impl_->end();

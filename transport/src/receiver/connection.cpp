@@ -346,6 +346,9 @@ void ReceiverConnection::finish_stream(StreamEnd end) {
   }
   auto record = std::move(record_);
   sink_ = nullptr;
+  // The ring goes with the stream (the sink's leases may keep it a while longer), not with
+  // this object, which the service reaps later: the budget sees it free when the stream ends.
+  ring_.reset();
   host_.release(record, std::move(end));
 }
 

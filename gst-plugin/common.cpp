@@ -199,6 +199,23 @@ GstStructure* stats_structure(const char* name, const StatsSnapshot& s) {
                            "peer", G_TYPE_STRING, s.peer.c_str(), nullptr);
 }
 
+bool load_key_file(GstElement* element, const std::string& path,
+                   std::shared_ptr<const auth::SharedKey>& key) {
+  if (path.empty()) return true;
+  auto loaded = auth::load_key(path);
+  if (!loaded) {
+    // What GST_ELEMENT_ERROR posts, without a debug category of its own.
+    gst_element_message_full(element, GST_MESSAGE_ERROR, GST_RESOURCE_ERROR,
+                             GST_RESOURCE_ERROR_SETTINGS,
+                             g_strdup_printf("Cannot use key-file %s.", path.c_str()),
+                             g_strdup(loaded.error().message().c_str()), __FILE__, GST_FUNCTION,
+                             __LINE__);
+    return false;
+  }
+  key = std::move(*loaded);
+  return true;
+}
+
 void post_stats(GstElement* element, GstDebugCategory* category, const char* name,
                 const StatsSnapshot& s) {
   GST_CAT_INFO_OBJECT(category, element,

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "rdmavideo/auth.hpp"
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/result.hpp"
 #include "rdmavideo/stats.hpp"
@@ -67,6 +68,11 @@ GstStructure* stats_structure(const char* name, const StatsSnapshot& stats);
 
 /// Logs `stats` at INFO in `category` and posts them as an element message named `name`
 /// (the structure gst-launch-1.0 -m prints): what each element does at EOS and on stop.
+/// The `key-file` property: loads the key when a path is set (false, with an error message
+/// posted naming the file and why, when it cannot be used); `key` stays empty otherwise.
+bool load_key_file(GstElement* element, const std::string& path,
+                   std::shared_ptr<const auth::SharedKey>& key);
+
 void post_stats(GstElement* element, GstDebugCategory* category, const char* name,
                 const StatsSnapshot& stats);
 

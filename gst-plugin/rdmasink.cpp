@@ -33,7 +33,6 @@
 #include <unordered_set>
 
 #include "common.hpp"
-#include "rdmavideo/auth.hpp"
 #include "rdmavideo/sender_session.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(rdmasink_debug);
@@ -145,16 +144,7 @@ gboolean sink_start(GstBaseSink* sink) {
   state.unlocked = false;
 
   std::shared_ptr<const auth::SharedKey> key;
-  if (!rt->settings.key_file.empty()) {
-    auto loaded = auth::load_key(rt->settings.key_file);
-    if (!loaded) {
-      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
-                        ("Cannot use key-file %s.", rt->settings.key_file.c_str()),
-                        ("%s", loaded.error().message().c_str()));
-      return FALSE;
-    }
-    key = std::move(*loaded);
-  }
+  if (!load_key_file(GST_ELEMENT(self), rt->settings.key_file, key)) return FALSE;
   SenderSessionOptions options;
   options.transport = rt->settings.transport;
   options.connect.endpoint = Endpoint{rt->settings.host, static_cast<uint16_t>(rt->settings.port)};

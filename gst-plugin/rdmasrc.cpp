@@ -33,7 +33,6 @@
 #include <thread>
 
 #include "common.hpp"
-#include "rdmavideo/auth.hpp"
 #include "rdmavideo/frame_verifier.hpp"
 #include "rdmavideo/receiver_service.hpp"
 #include "slot_memory.hpp"
@@ -196,16 +195,7 @@ gboolean src_start(GstBaseSrc* src) {
   state.unlocked = false;
 
   std::shared_ptr<const auth::SharedKey> key;
-  if (!rt->settings.key_file.empty()) {
-    auto loaded = auth::load_key(rt->settings.key_file);
-    if (!loaded) {
-      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
-                        ("Cannot use key-file %s.", rt->settings.key_file.c_str()),
-                        ("%s", loaded.error().message().c_str()));
-      return FALSE;
-    }
-    key = std::move(*loaded);
-  }
+  if (!load_key_file(GST_ELEMENT(self), rt->settings.key_file, key)) return FALSE;
   // One stream per element, as GStreamer composes: a second sender is refused as busy.
   ReceiverServiceOptions options;
   options.transport = rt->settings.transport;

@@ -640,28 +640,39 @@ class AuthenticatedCore : public ReceiverCore {
     return out;
   }
 
+  // Runs the connection on a thread, says a Hello offering a key, and returns the
+  // receiver's challenge; hello_ and ack_ are the exchange the proofs cover.
+  proto::Auth start_keyed() {
+    connection_ = make();
+    thread_ = std::thread([this] { result_ = connection_->run(); });
+    hello_ = hello();
+    hello_.flags |= proto::kCapAuth;
+    say(hello_);
+    const auto challenge = await<proto::Auth>(1).at(0);
+    ack_ = await<proto::HelloAck>(1).at(0);
+    return challenge;
+  }
+  void join() { thread_.join(); }
+
   std::shared_ptr<const auth::SharedKey> key_ =
       std::make_shared<auth::SharedKey>(std::vector<std::byte>(40, std::byte{'k'}));
+  std::unique_ptr<ReceiverConnection> connection_;
+  std::thread thread_;
+  Result<void> result_;
+  proto::Hello hello_;
+  proto::HelloAck ack_;
 };
 
 TEST_F(AuthenticatedCore, ASenderThatProvesTheKeyIsAnsweredWithTheReceiversProof) {
-  auto connection = make();
-  Result<void> result;
-  std::thread run([&] { result = connection->run(); });
-  proto::Hello h = hello();
-  h.flags |= proto::kCapAuth;
-  say(h);
-  const auto challenge = await<proto::Auth>(1);
-  ASSERT_EQ(challenge.size(), 1u);
-  EXPECT_EQ(challenge[0].proof, proto::Proof{});  // a challenge carries no proof
-  const auto ack = await<proto::HelloAck>(1).at(0);
-  EXPECT_TRUE(ack.flags & proto::kCapAuth);
+  const auto challenge = start_keyed();
+  EXPECT_EQ(challenge.proof, proto::Proof{});  // a challenge carries no proof
+  EXPECT_TRUE(ack_.flags & proto::kCapAuth);
   const proto::Nonce mine = *auth::make_nonce();
-  say(proto::Auth{mine, auth::prove(*key_, auth::Role::sender, mine, challenge[0].nonce, h, ack)});
+  say(proto::Auth{mine, auth::prove(*key_, auth::Role::sender, mine, challenge.nonce, hello_, ack_)});
   const auto answers = await<proto::Auth>(2);
   ASSERT_EQ(answers.size(), 2u);
-  EXPECT_EQ(answers[1].nonce, challenge[0].nonce);
-  EXPECT_TRUE(auth::verify(*key_, auth::Role::receiver, mine, challenge[0].nonce, h, ack,
+  EXPECT_EQ(answers[1].nonce, challenge.nonce);
+  EXPECT_TRUE(auth::verify(*key_, auth::Role::receiver, mine, challenge.nonce, hello_, ack_,
                            answers[1].proof));
   ASSERT_TRUE(eventually([&] {
     std::lock_guard lock(shared_->mu);
@@ -674,8 +685,8 @@ TEST_F(AuthenticatedCore, ASenderThatProvesTheKeyIsAnsweredWithTheReceiversProof
   }
   say(format());
   say(proto::EndOfStream{0, 0});
-  run.join();
-  ASSERT_TRUE(result) << result.error().message();
+  join();
+  ASSERT_TRUE(result_) << result_.error().message();
   EXPECT_EQ(host_.admissions, 1);
   EXPECT_EQ(shared_->exposed_bytes.size(), 1u);
 }
@@ -695,20 +706,13 @@ TEST_F(AuthenticatedCore, ASenderWithoutAKeyIsRefusedAtItsHello) {
 }
 
 TEST_F(AuthenticatedCore, AWrongProofIsRefusedWithoutSayingWhyAndNoRingIsExposed) {
-  auto connection = make();
-  Result<void> result;
-  std::thread run([&] { result = connection->run(); });
-  proto::Hello h = hello();
-  h.flags |= proto::kCapAuth;
-  say(h);
-  const auto challenge = await<proto::Auth>(1).at(0);
-  const auto ack = await<proto::HelloAck>(1).at(0);
+  const auto challenge = start_keyed();
   const auth::SharedKey wrong(std::vector<std::byte>(40, std::byte{'w'}));
   const proto::Nonce mine = *auth::make_nonce();
-  say(proto::Auth{mine, auth::prove(wrong, auth::Role::sender, mine, challenge.nonce, h, ack)});
+  say(proto::Auth{mine, auth::prove(wrong, auth::Role::sender, mine, challenge.nonce, hello_, ack_)});
   say(format());  // what an impostor would send next
-  run.join();
-  ASSERT_FALSE(result);
+  join();
+  ASSERT_FALSE(result_);
   const auto told = error_told();
   ASSERT_TRUE(told);
   EXPECT_EQ(told->code, ErrorCode::auth_failed);
@@ -721,17 +725,10 @@ TEST_F(AuthenticatedCore, AWrongProofIsRefusedWithoutSayingWhyAndNoRingIsExposed
 }
 
 TEST_F(AuthenticatedCore, TheReceiversOwnChallengeReflectedBackIsRefused) {
-  auto connection = make();
-  Result<void> result;
-  std::thread run([&] { result = connection->run(); });
-  proto::Hello h = hello();
-  h.flags |= proto::kCapAuth;
-  say(h);
-  const auto challenge = await<proto::Auth>(1).at(0);
-  say(challenge);  // its own nonce, no proof
-  run.join();
-  ASSERT_FALSE(result);
-  EXPECT_EQ(result.error().code(), ErrorCode::auth_failed);
+  say(start_keyed());  // its own nonce, no proof
+  join();
+  ASSERT_FALSE(result_);
+  EXPECT_EQ(result_.error().code(), ErrorCode::auth_failed);
   EXPECT_TRUE(shared_->exposed_bytes.empty());
 }
 

@@ -17,8 +17,10 @@
 // stream's connection thread (see StreamSink). The service owns its threads and listener;
 // sinks are owned by the service from the factory until finish() has returned.
 //
-// Where the next pieces plug in: authentication is one step of the handshake in the
-// receiver core (nothing about a ring leaves the receiver before it); a GPU memory kind is
+// Security and limits: with ListenOptions::key every sender proves the key in its handshake
+// before anything about a ring leaves the receiver (docs/security.md); every ring and what
+// sinks keep beside it comes out of one memory budget (max_memory); at most max_handshakes
+// connections are in their handshake at once. Where the next pieces plug in: a GPU memory kind is
 // the `memory` the rings are allocated in; an audio stream will be a second stream (its own
 // stream_id, media `audio`) on the same connection, which version 2 receivers refuse today.
 #pragma once

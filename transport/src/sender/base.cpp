@@ -96,6 +96,10 @@ Result<void> SenderBase::handshake_step(const proto::Message& message) {
   if (const auto* error = std::get_if<proto::ErrorMessage>(&message)) {
     return failed(Error(error->code, fmt::format("receiver refused: {}", printable(error->text))));
   }
+  auto not_auth = [&] {
+    return Error(ErrorCode::protocol,
+                 fmt::format("expected Auth, got {}", proto::to_string(proto::type_of(message))));
+  };
   switch (step_) {
     case Step::hello_sent: {
       if (auto ok = check_hello_reply(message, max_frame_bytes_); !ok) return failed(ok.error());
@@ -116,10 +120,7 @@ Result<void> SenderBase::handshake_step(const proto::Message& message) {
     }
     case Step::challenge_awaited: {
       const auto* challenge = std::get_if<proto::Auth>(&message);
-      if (!challenge) {
-        return failed(Error(ErrorCode::protocol, fmt::format("expected Auth, got {}",
-                                                             proto::to_string(proto::type_of(message)))));
-      }
+      if (!challenge) return failed(not_auth());
       auto nonce = auth::make_nonce();
       if (!nonce) return failed(nonce.error());
       nonce_ = *nonce;
@@ -132,10 +133,7 @@ Result<void> SenderBase::handshake_step(const proto::Message& message) {
     }
     case Step::proof_awaited: {
       const auto* proof = std::get_if<proto::Auth>(&message);
-      if (!proof) {
-        return failed(Error(ErrorCode::protocol, fmt::format("expected Auth, got {}",
-                                                             proto::to_string(proto::type_of(message)))));
-      }
+      if (!proof) return failed(not_auth());
       // The receiver proves the key too, so nothing is sent to an impostor.
       if (proof->nonce != receiver_nonce_ ||
           !auth::verify(*key_, auth::Role::receiver, nonce_, receiver_nonce_, hello_, ack_,

@@ -115,13 +115,15 @@ def main() -> int:
             except subprocess.TimeoutExpired:
                 extra.kill()
                 failures.append(f"extra sender {churned} hung")
+        # Descriptors first: the scrape's own HTTP connection would be one more.
+        nfd_now, rss_now = fds(recv.pid), rss_mib(recv.pid)
         streams = scrape(metrics)
         cams_up = {k: v for k, v in streams.items() if k.startswith("cam")}
         frames = sum(v[0] for v in cams_up.values())
         dropped = sum(v[1] for v in cams_up.values())
         fps = (frames - last_frames) / max(now - last_t, 1e-3)
         last_frames, last_t = frames, now
-        samples.append((now - start, rss_mib(recv.pid), fds(recv.pid), len(cams_up), fps, dropped))
+        samples.append((now - start, rss_now, nfd_now, len(cams_up), fps, dropped))
         t, rss, nfd, n, f, d = samples[-1]
         print(f"{t:6.0f} {rss:8.1f} {nfd:5d} {n:7d} {f:10.1f} {d:8.0f}", flush=True)
         if now >= end:

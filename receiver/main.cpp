@@ -82,9 +82,7 @@ int run(const Options& o) {
   if (o.metrics) {
     ReceiverService* svc = service->get();
     Streams* st = streams.get();
-    auto started = MetricsServer::start(*o.metrics, [svc, st] {
-      return render_metrics(svc->reports(), *st, svc->refusals(), svc->budget());
-    });
+    auto started = MetricsServer::start(*o.metrics, [svc, st] { return render_metrics(*svc, *st); });
     if (!started) {
       log().error("rdmavideo-recv: {}", started.error().message());
       return cli::kExitFailed;
@@ -99,7 +97,8 @@ int run(const Options& o) {
     if (!o.serve && (*service)->ended_streams() >= o.max_streams) break;
     std::this_thread::sleep_for(50ms);
     if (!o.quiet && std::chrono::steady_clock::now() >= next_status) {
-      print_status(streams->status_line((*service)->reports()), printed);
+      print_status(streams->status_line((*service)->reports(), (*service)->folded_streams()),
+                   printed);
       next_status += 1s;
     }
   }
@@ -113,9 +112,10 @@ int run(const Options& o) {
   }
 
   const auto reports = (*service)->reports();
-  log().info("[recv] received {}", streams->total_text(reports));
-  int exit_code = Streams::all_ok(reports) ? 0 : cli::kExitFailed;
-  if (!o.stats_json.empty() && !stats::write_json(o.stats_json, streams->summary(reports))) {
+  const auto folded = (*service)->folded_streams();
+  log().info("[recv] received {}", streams->total_text(reports, folded));
+  int exit_code = Streams::all_ok(reports, folded) ? 0 : cli::kExitFailed;
+  if (!o.stats_json.empty() && !stats::write_json(o.stats_json, streams->summary(reports, folded))) {
     exit_code = cli::kExitFailed;
   }
   return exit_code;

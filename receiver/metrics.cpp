@@ -46,9 +46,10 @@ class Writer {
 
 }  // namespace
 
-std::string render_metrics(const std::vector<StreamReport>& reports, const Streams& streams,
-                           const std::vector<std::pair<std::string, uint64_t>>& refusals,
-                           const memory::Budget& budget) {
+std::string render_metrics(const ReceiverService& service, const Streams& streams) {
+  const auto reports = service.reports();
+  const auto refusals = service.refusals();
+  const auto& budget = service.budget();
   Writer w;
   uint64_t active = 0;
   for (const auto& r : reports) active += r.state == StreamReport::State::running;
@@ -56,6 +57,11 @@ std::string render_metrics(const std::vector<StreamReport>& reports, const Strea
   w.sample("rdmavideo_receiver_streams", "", static_cast<double>(active));
   w.family("rdmavideo_receiver_streams_admitted_total", "counter", "Streams admitted so far.");
   w.sample("rdmavideo_receiver_streams_admitted_total", "", static_cast<double>(reports.size()));
+  w.family("rdmavideo_receiver_connections_in_handshake", "gauge",
+           "Connections taken that have not passed their handshake (Hello, and with a key the "
+           "proof) yet.");
+  w.sample("rdmavideo_receiver_connections_in_handshake", "",
+           static_cast<double>(service.connections_in_handshake()));
   w.family("rdmavideo_receiver_connections_refused_total", "counter",
            "Connections that ended before they were a stream, by reason.");
   for (const auto& [reason, count] : refusals) {

@@ -18,9 +18,7 @@
 namespace rdmavideo::receiver {
 
 /// The exposition text for one scrape.
-std::string render_metrics(const std::vector<StreamReport>& reports, const Streams& streams,
-                           const std::vector<std::pair<std::string, uint64_t>>& refusals,
-                           const memory::Budget& budget);
+std::string render_metrics(const ReceiverService& service, const Streams& streams);
 
 class MetricsServer {
  public:

@@ -80,14 +80,19 @@ void Streams::ended(const StreamReport& r) {
              path.empty() ? "" : fmt::format(", written to {}", path));
 }
 
-stats::TransferStats Streams::totals(const std::vector<StreamReport>& reports) const {
+stats::TransferStats Streams::totals(const std::vector<StreamReport>& reports,
+                                     const FoldedStreams& folded) const {
   stats::TransferStats t;
   bool first = true;
+  if (folded.count > 0) {
+    t = folded.stats;
+    first = false;
+  }
+  t.checksum_failures = 0;  // counted by the writers, of every stream, below
   for (const auto& r : reports) {
     t.frames += r.stats.frames;
     t.bytes += r.stats.bytes;
     t.dropped += r.stats.dropped;
-    if (auto output = output_of(r.info.number)) t.checksum_failures += output->checksum_failures;
     t.latency.merge(r.stats.latency);
     // The totals span the first stream's start to the last one's end.
     const auto end = r.stats.end == Clock::time_point{} ? Clock::now() : r.stats.end;
@@ -96,20 +101,22 @@ stats::TransferStats Streams::totals(const std::vector<StreamReport>& reports) c
     first = false;
   }
   std::lock_guard lock(mu_);
+  for (const auto& [number, output] : outputs_) t.checksum_failures += output->checksum_failures;
   t.cpu_start = process_cpu_at_first_;
   t.cpu_end = stats::process_cpu_seconds();
   return t;
 }
 
-std::string Streams::status_line(const std::vector<StreamReport>& reports) {
+std::string Streams::status_line(const std::vector<StreamReport>& reports,
+                                 const FoldedStreams& folded) {
   if (reports.empty()) return {};
   const auto now = Clock::now();
   const double dt = last_status_ == Clock::time_point{}
                         ? 1.0
                         : std::chrono::duration<double>(now - last_status_).count();
   last_status_ = now;
-  uint64_t running = 0, total_frames = 0, total_bytes = 0, dropped = 0, frames_delta = 0,
-           bytes_delta = 0;
+  uint64_t running = 0, total_frames = folded.stats.frames, total_bytes = folded.stats.bytes,
+           dropped = folded.stats.dropped, frames_delta = 0, bytes_delta = 0;
   std::string parts;
   for (const auto& r : reports) {
     Rates& last = last_rates_[r.info.number];
@@ -137,8 +144,9 @@ std::string Streams::status_line(const std::vector<StreamReport>& reports) {
                      frames_delta / dt, bytes_delta / dt / 1e9, dropped, parts);
 }
 
-nlohmann::json Streams::summary(const std::vector<StreamReport>& reports) const {
-  const auto t = totals(reports);
+nlohmann::json Streams::summary(const std::vector<StreamReport>& reports,
+                                const FoldedStreams& folded) const {
+  const auto t = totals(reports, folded);
   const stats::StreamFacts top_facts =
       reports.empty() ? stats::StreamFacts{listener_kind_, 0, 0, "", "", ""} : facts_of(reports.front());
   nlohmann::json out = stats::summary_json(t, top_facts, reports.empty() ? 0.0 : t.cpu_seconds());
@@ -163,18 +171,25 @@ nlohmann::json Streams::summary(const std::vector<StreamReport>& reports) const 
     list.push_back(std::move(entry));
   }
   out["streams"] = std::move(list);
+  // Streams that ended long before are in the totals, not listed one by one.
+  if (folded.count > 0) out["earlier_streams"] = folded.count;
   return out;
 }
 
-std::string Streams::total_text(const std::vector<StreamReport>& reports) const {
-  const auto t = totals(reports);
-  if (reports.empty()) return "no stream";
-  return fmt::format("{} stream{}: {}", reports.size(), reports.size() == 1 ? "" : "s",
-                     stats::summary_text(t, facts_of(reports.front()), t.cpu_seconds()));
+std::string Streams::total_text(const std::vector<StreamReport>& reports,
+                                const FoldedStreams& folded) const {
+  const auto t = totals(reports, folded);
+  if (reports.empty() && folded.count == 0) return "no stream";
+  const uint64_t n = reports.size() + folded.count;
+  const stats::StreamFacts facts = reports.empty()
+                                       ? stats::StreamFacts{listener_kind_, 0, 0, "", "", ""}
+                                       : facts_of(reports.front());
+  return fmt::format("{} stream{}: {}", n, n == 1 ? "" : "s",
+                     stats::summary_text(t, facts, t.cpu_seconds()));
 }
 
-bool Streams::all_ok(const std::vector<StreamReport>& reports) {
-  return std::all_of(reports.begin(), reports.end(),
+bool Streams::all_ok(const std::vector<StreamReport>& reports, const FoldedStreams& folded) {
+  return folded.failed == 0 && std::all_of(reports.begin(), reports.end(),
                      [](const StreamReport& r) { return r.state != StreamReport::State::failed; });
 }
 

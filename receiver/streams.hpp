@@ -32,14 +32,16 @@ class Streams {
 
   /// "[recv] 2 streams: frames ... | cam1 59.9 fps ... | cam2 ...", from rates since the
   /// last call; empty before the first stream.
-  std::string status_line(const std::vector<StreamReport>& reports);
+  std::string status_line(const std::vector<StreamReport>& reports, const FoldedStreams& folded = {});
   /// The --stats-json summary: totals over every stream at the top level (the format keys
   /// describe the first stream), and `streams`, a summary per stream.
-  nlohmann::json summary(const std::vector<StreamReport>& reports) const;
+  nlohmann::json summary(const std::vector<StreamReport>& reports,
+                         const FoldedStreams& folded = {}) const;
   /// The one-line human summary of the totals.
-  std::string total_text(const std::vector<StreamReport>& reports) const;
+  std::string total_text(const std::vector<StreamReport>& reports,
+                         const FoldedStreams& folded = {}) const;
   /// Every stream ended well (a stream whose frames failed --verify did not).
-  static bool all_ok(const std::vector<StreamReport>& reports);
+  static bool all_ok(const std::vector<StreamReport>& reports, const FoldedStreams& folded = {});
   /// What stream `number`'s writer did so far; null for a stream never admitted.
   std::shared_ptr<StreamOutput> output_of(uint64_t number) const;
 
@@ -48,7 +50,8 @@ class Streams {
     uint64_t frames = 0;
     uint64_t bytes = 0;
   };
-  stats::TransferStats totals(const std::vector<StreamReport>& reports) const;
+  stats::TransferStats totals(const std::vector<StreamReport>& reports,
+                              const FoldedStreams& folded) const;
 
   const Options& options_;
   Display* display_;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets alone with clang (AddressSanitizer, UBSan) into build-fuzz/ and
-# runs each for FUZZ_SECONDS (default 45) from the seed corpus in fuzz/corpus. New inputs go
+# runs each for FUZZ_SECONDS (default 45) from the seed corpus in tests/fuzz/corpus. New inputs go
 # to a scratch corpus, not into the repository. A finding fails the run; its input is left in
-# build-fuzz/findings/ and belongs in fuzz/regressions/ (fuzz_corpus_test replays it) with
+# build-fuzz/findings/ and belongs in tests/fuzz/regressions/ (fuzz_corpus_test replays it) with
 # the fix. The message path the verbs transport adds (decode_sealed) is the same code, so the
 # targets are built without rdma-core, whose headers clang warns about.
 set -euo pipefail
@@ -24,9 +24,9 @@ for target in decode receiver; do
   mkdir -p "$scratch"
   echo "== fuzz_$target for ${seconds} s"
   if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-      "$build_dir/fuzz/fuzz_$target" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+      "$build_dir/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build_dir/findings/$target-" \
-      "$scratch" "fuzz/corpus/$target" 2>"$build_dir/fuzz_$target.log"; then
+      "$scratch" "tests/fuzz/corpus/$target" 2>"$build_dir/fuzz_$target.log"; then
     tail -40 "$build_dir/fuzz_$target.log"
     echo "fuzz_$target: a finding; its input is in $build_dir/findings/" >&2
     status=1

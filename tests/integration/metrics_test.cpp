@@ -105,6 +105,7 @@ TEST(Metrics, ScrapedDuringAFourStreamRunAndParsed) {
   EXPECT_EQ(during.types["rdmavideo_stream_frames_total"], "counter");
   EXPECT_EQ(during.types["rdmavideo_stream_latency_seconds"], "histogram");
   EXPECT_EQ(during.at("rdmavideo_receiver_connections_refused_total{reason=\"auth_failed\"}"), 1);
+  EXPECT_EQ(during.at("rdmavideo_receiver_connections_in_handshake"), 0);
   const double used = during.at("rdmavideo_receiver_memory_used_bytes");
   EXPECT_GE(used, 4 * 8 * 155648.0) << "four rings of 8 slots of 152 KiB";
   EXPECT_LE(used, during.at("rdmavideo_receiver_memory_budget_bytes"));

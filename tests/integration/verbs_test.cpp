@@ -171,6 +171,63 @@ TEST(Verbs, AuthenticatedStreamVerifiedAndAWrongKeyRefused) {
   EXPECT_EQ(r["transport"], "verbs");
 }
 
+// Either end stopped (SIGSTOP) for longer than the peer timeout (5 s), over verbs: the other
+// end notices and says so (the NIC, Soft-RoCE's kernel half here, goes on answering for the
+// stopped process, so only the protocol's keepalives can tell), the receiver's file keeps what
+// arrived, and a continued receiver serves the next sender.
+TEST(Verbs, ReceiverStoppedBeyondThePeerTimeoutIsNoticed) {
+  REQUIRE_LAB();
+  TempDir dir;
+  Receiver recv(dir, {"--transport", "verbs", "--serve", "--quiet", "--output",
+                      (dir / "{name}-{n}.yuv").string()},
+                {}, "recv", kReceiverHost);
+  Process send(sender(recv, {"--testsrc", "-s", "320x180", "--realtime", "-r", "30", "--name", "cam"}),
+               dir / "send.stderr");
+  ASSERT_TRUE(recv.process().wait_for_stderr("\"cam\"\\] stream 1 ring 1", 60s))
+      << recv.process().stderr_text();
+  std::this_thread::sleep_for(2s);
+  recv.process().signal(SIGSTOP);
+  const auto code = send.wait(20s);
+  ASSERT_TRUE(code) << "the sender did not notice a stopped receiver: " << send.stderr_text();
+  EXPECT_EQ(*code, 1);
+  EXPECT_NE(send.stderr_text().find("receiver silent for 5000 ms"), std::string::npos)
+      << send.stderr_text();
+  recv.process().signal(SIGCONT);
+  const auto frames = recv.process().wait_for_stderr(R"("cam"\] stream 1 failed: (\d+) frames)", 30s);
+  ASSERT_TRUE(frames) << recv.process().stderr_text();
+  EXPECT_EQ(std::filesystem::file_size(dir / "cam-1.yuv"), std::stoull(*frames) * 320 * 180 * 2);
+  Process next(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "30", "--name", "next"}),
+               dir / "next.stderr");
+  EXPECT_EQ(next.wait(120s), 0) << next.stderr_text();
+  recv.process().signal(SIGTERM);
+  EXPECT_EQ(recv.process().wait(60s), 1) << recv.process().stderr_text();
+}
+
+TEST(Verbs, SenderStoppedBeyondThePeerTimeoutIsNoticed) {
+  REQUIRE_LAB();
+  TempDir dir;
+  Receiver recv(dir, {"--transport", "verbs", "--serve", "--quiet", "--output",
+                      (dir / "{name}-{n}.yuv").string()},
+                {}, "recv", kReceiverHost);
+  Process send(sender(recv, {"--testsrc", "-s", "320x180", "--realtime", "-r", "30", "--name", "cam"}),
+               dir / "send.stderr");
+  ASSERT_TRUE(recv.process().wait_for_stderr("\"cam\"\\] stream 1 ring 1", 60s))
+      << recv.process().stderr_text();
+  std::this_thread::sleep_for(2s);
+  send.signal(SIGSTOP);
+  ASSERT_TRUE(recv.process().wait_for_stderr("\"cam\": peer silent for 5000 ms", 20s))
+      << recv.process().stderr_text();
+  const auto frames = recv.process().wait_for_stderr(R"("cam"\] stream 1 failed: (\d+) frames)", 30s);
+  ASSERT_TRUE(frames) << recv.process().stderr_text();
+  EXPECT_EQ(std::filesystem::file_size(dir / "cam-1.yuv"), std::stoull(*frames) * 320 * 180 * 2);
+  send.signal(SIGCONT);
+  const auto code = send.wait(30s);
+  ASSERT_TRUE(code) << send.stderr_text();
+  EXPECT_EQ(*code, 1) << send.stderr_text();
+  recv.process().signal(SIGTERM);
+  EXPECT_EQ(recv.process().wait(60s), 1) << recv.process().stderr_text();
+}
+
 // A cold neighbour table, as a real network has it: the entries are flushed before each
 // connect, so address resolution has to wait for ARP. A reply that came back before the
 // kernel queued the resolution used to leave it waiting its whole timeout ("no rdma_cm event

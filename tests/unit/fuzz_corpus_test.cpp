@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fuzz targets (fuzz/targets.hpp) over every file of the seed corpus and every input kept
-// from a finding (fuzz/regressions), in every build and under the sanitizers: a crash that
+// The fuzz targets (tests/fuzz/targets.hpp) over every file of the seed corpus and every input kept
+// from a finding (tests/fuzz/regressions), in every build and under the sanitizers: a crash that
 // fuzzing found stays fixed, and the seeds stay meaningful (each receiver session seed must
 // reach a stream, or the corpus no longer exercises what it was made for).
 #include <gtest/gtest.h>

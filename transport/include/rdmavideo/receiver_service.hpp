@@ -106,6 +106,15 @@ struct StreamReport {
   uint32_t slots_filled = 0;     ///< of them, holding frames the sink has not let go
 };
 
+/// Streams that ended long ago, folded together: the service keeps the reports of every
+/// running stream and of the last `kept_ended_streams` that ended, and folds older ones into
+/// this, so a receiver that serves for months holds bounded memory.
+struct FoldedStreams {
+  uint64_t count = 0;             ///< streams folded in
+  uint64_t failed = 0;            ///< of them, how many failed
+  stats::TransferStats stats;     ///< their counters added up (start: the earliest)
+};
+
 struct ReceiverServiceOptions {
   TransportKind transport = TransportKind::automatic;
   ListenOptions listen;
@@ -121,6 +130,9 @@ struct ReceiverServiceOptions {
   /// one more drops the oldest of them, so idle or trickling peers never lock a real sender
   /// out nor use up descriptors. Each also ends at the handshake deadline (Timeouts.connect).
   uint32_t max_handshakes = 64;
+  /// Reports of ended streams kept one by one (reports()); older ones are folded together
+  /// (folded_streams()).
+  size_t kept_ended_streams = 256;
   /// The most memory all streams may hold at once (rings, and what sinks reserve); a
   /// StreamStart beyond it is refused, naming the request and the limit. nullopt: half of
   /// physical memory, and on verbs no more than the locked-memory limit unless the process
@@ -148,8 +160,11 @@ class ReceiverService {
   /// and waits for every sink to finish. Idempotent.
   void stop();
 
-  /// Every stream admitted so far, running or over, in order of admission.
+  /// Every stream running, and the last `kept_ended_streams` that ended, in order of
+  /// admission.
   std::vector<StreamReport> reports() const;
+  /// The ended streams no longer in reports(), added up.
+  FoldedStreams folded_streams() const;
   /// Streams over (ended or failed) so far.
   uint64_t ended_streams() const;
   /// The memory budget every stream draws from.
@@ -158,6 +173,8 @@ class ReceiverService {
   /// ("auth_failed", "resource" for busy or over budget, "protocol", "timeout", ...), and
   /// "handshake_dropped" for those dropped to make room for a newer handshake.
   std::vector<std::pair<std::string, uint64_t>> refusals() const;
+  /// Connections taken that have not passed their handshake yet (at most max_handshakes).
+  uint32_t connections_in_handshake() const;
 
  private:
   struct Impl;

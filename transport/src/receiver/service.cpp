@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <deque>
 #include <list>
 #include <map>
 #include <thread>
@@ -45,6 +46,7 @@ struct ReceiverService::Impl final : ConnectionHost {
   UniqueFd stop_fd;  // eventfd: readable once stop() was called
   std::thread accept_thread;
   std::list<std::unique_ptr<Running>> running;  // accept thread; stop() once it has ended
+  mutable std::mutex running_mu;  // changes to `running`, and reads from other threads
 
   mutable std::mutex mu;
   std::vector<std::shared_ptr<StreamRecord>> records;  // every admitted stream, in order
@@ -52,6 +54,8 @@ struct ReceiverService::Impl final : ConnectionHost {
   uint64_t admitted = 0;   // streams admitted so far
   uint64_t ended = 0;      // streams over so far (their sinks finished)
   std::map<std::string, uint64_t> refused;  // under mu: connections that were no stream
+  std::deque<std::shared_ptr<StreamRecord>> ended_order;  // under mu: ended, oldest first
+  FoldedStreams folded;                                   // under mu: ended long ago
   bool stopping = false;
 
   receiver::ConnectionConfig connection_config() const {
@@ -81,6 +85,7 @@ struct ReceiverService::Impl final : ConnectionHost {
           std::move(*channel), connection_config(), *this);
       Running* raw = entry.get();
       entry->thread = std::thread([this, raw] { run_connection(*raw); });
+      std::lock_guard lock(running_mu);
       running.push_back(std::move(entry));
     }
   }
@@ -122,6 +127,7 @@ struct ReceiverService::Impl final : ConnectionHost {
     for (auto it = running.begin(); it != running.end();) {
       if ((*it)->done) {
         (*it)->thread.join();
+        std::lock_guard lock(running_mu);
         it = running.erase(it);
       } else {
         ++it;
@@ -189,6 +195,33 @@ struct ReceiverService::Impl final : ConnectionHost {
       ++ended;
     }
     if (options.on_stream_end) options.on_stream_end(report);
+    std::lock_guard lock(mu);
+    ended_order.push_back(record);
+    while (ended_order.size() > options.kept_ended_streams) {
+      auto oldest = std::move(ended_order.front());
+      ended_order.pop_front();
+      fold(oldest);
+    }
+  }
+
+  // Adds an ended stream's report to `folded` and forgets the record. Under mu.
+  void fold(const std::shared_ptr<StreamRecord>& record) {
+    StreamReport r;
+    {
+      std::lock_guard lock(record->mu);
+      r = record->report;
+    }
+    auto& t = folded.stats;
+    if (folded.count == 0 || r.stats.start < t.start) t.start = r.stats.start;
+    if (r.stats.end > t.end) t.end = r.stats.end;
+    t.frames += r.stats.frames;
+    t.bytes += r.stats.bytes;
+    t.dropped += r.stats.dropped;
+    t.checksum_failures += r.stats.checksum_failures;
+    t.latency.merge(r.stats.latency);
+    ++folded.count;
+    folded.failed += r.state == StreamReport::State::failed;
+    records.erase(std::find(records.begin(), records.end(), record));
   }
 
   void stop() {
@@ -213,6 +246,7 @@ struct ReceiverService::Impl final : ConnectionHost {
       if (record->sink) record->sink->abort();
     }
     for (auto& entry : running) entry->thread.join();
+    std::lock_guard lock(running_mu);
     running.clear();
   }
 };
@@ -270,6 +304,20 @@ std::vector<StreamReport> ReceiverService::reports() const {
 }
 
 const memory::Budget& ReceiverService::budget() const { return *impl_->budget; }
+
+FoldedStreams ReceiverService::folded_streams() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->folded;
+}
+
+uint32_t ReceiverService::connections_in_handshake() const {
+  std::lock_guard lock(impl_->running_mu);
+  uint32_t n = 0;
+  for (const auto& entry : impl_->running) {
+    n += !entry->done && entry->connection->in_handshake();
+  }
+  return n;
+}
 
 std::vector<std::pair<std::string, uint64_t>> ReceiverService::refusals() const {
   std::lock_guard lock(impl_->mu);

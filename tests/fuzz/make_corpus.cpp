@@ -2,7 +2,7 @@
 // Writes the seed corpus of the fuzz targets (fuzz/corpus/): every message type encoded, and
 // receiver sessions from Hello to EndOfStream in each configuration the first byte picks.
 // The files are kept in the repository; run this again when the protocol changes:
-//   fuzz_make_corpus fuzz/corpus
+//   fuzz_make_corpus tests/fuzz/corpus
 #include <cstdio>
 #include <filesystem>
 #include <fstream>

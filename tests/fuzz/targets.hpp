@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the fuzz targets run, as plain functions: libFuzzer's entry points (fuzz_*.cpp) call
 // them with generated inputs, and fuzz_corpus_test calls them with every file of the seed
-// corpus and every crash input kept in fuzz/regressions, under the sanitizers, in every CI
+// corpus and every crash input kept in tests/fuzz/regressions, under the sanitizers, in every CI
 // run. Each aborts (a finding) when an invariant breaks; bad input itself is no finding.
 #pragma once
 

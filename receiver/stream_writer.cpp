@@ -31,8 +31,9 @@ StreamWriter::StreamWriter(const Options& options, StreamInfo info,
   thread_ = std::thread([this] { run(); });
 }
 
+// Only a write waiting for a reader gives up (RawOutput polls this eventfd); a file or a pipe
+// that is read goes on, and the stream's frames are all written before finish() returns.
 void StreamWriter::abort() {
-  aborted_ = true;
   const uint64_t one = 1;
   if (abort_fd_ >= 0) (void)!::write(abort_fd_, &one, sizeof one);
   cv_.notify_one();
@@ -92,12 +93,6 @@ Result<void> StreamWriter::finish(const StreamEnd&) {
     return closed;
   }
   if (error) return Unexpected(*error);
-  if (abandoned_ > 0) {
-    return make_error(ErrorCode::resource,
-                      "{}: stopped while the output was not being read: {} frames received were "
-                      "not written",
-                      who_, abandoned_);
-  }
   const uint64_t failures = output_->checksum_failures;
   if (options_.verify && failures > 0) {
     return make_error(ErrorCode::protocol, "{}: verify: {} frames failed", who_, failures);
@@ -132,10 +127,6 @@ Result<void> StreamWriter::open_output(const FrameLease& first) {
 }
 
 void StreamWriter::handle(FrameLease& frame) {
-  if (aborted_) {
-    ++abandoned_;  // the output stopped moving and the service is stopping
-    return;
-  }
   const auto& format = frame.format();
   if (options_.verify) {
     if (verifier_format_ != &format) {  // a new ring epoch: its format may differ

@@ -80,8 +80,6 @@ class StreamWriter final : public StreamSink {
   std::deque<FrameLease> queue_;  // under mu_; at most the ring's slots
   bool stopping_ = false;         // under mu_
   std::optional<Error> error_;    // under mu_: the first write failure
-  std::atomic<bool> aborted_{false};  // abort(): frames not yet written are dropped
-  uint64_t abandoned_ = 0;            // writer thread: frames dropped after abort()
   int abort_fd_ = -1;                 // eventfd, readable once abort() was called; ours
   std::thread thread_;
 };

@@ -425,7 +425,7 @@ TEST(ProtocolHeader, RejectsUnsupportedVersion) {
 }
 
 TEST(ProtocolHeader, RejectsUnknownType) {
-  for (uint16_t type : {uint16_t{0}, uint16_t{10}, uint16_t{0xffff}}) {
+  for (uint16_t type : {uint16_t{0}, uint16_t{11}, uint16_t{0xffff}}) {
     SCOPED_TRACE(type);
     Bytes bytes = encode(Message{Keepalive{1}});
     poke(bytes, kTypeAt, type);
@@ -885,8 +885,8 @@ TEST(ProtocolError, RejectsBodyShorterThanFixedPart) {
 }
 
 TEST(ProtocolError, RejectsUnknownCode) {
-  const Bytes bytes = raw_message(MessageType::Error, error_body(7, 2, "hi"));
-  EXPECT_TRUE(contains(rejection(bytes), "Error.code 7"));
+  const Bytes bytes = raw_message(MessageType::Error, error_body(8, 2, "hi"));
+  EXPECT_TRUE(contains(rejection(bytes), "Error.code 8"));
 }
 
 TEST(ProtocolError, RejectsTextTooLong) {

@@ -88,12 +88,8 @@ stats::TransferStats Streams::totals(const std::vector<StreamReport>& reports,
     t = folded.stats;
     first = false;
   }
-  t.checksum_failures = 0;  // counted by the writers, of every stream, below
   for (const auto& r : reports) {
-    t.frames += r.stats.frames;
-    t.bytes += r.stats.bytes;
-    t.dropped += r.stats.dropped;
-    t.latency.merge(r.stats.latency);
+    t.add(r.stats);
     // The totals span the first stream's start to the last one's end.
     const auto end = r.stats.end == Clock::time_point{} ? Clock::now() : r.stats.end;
     if (first || r.stats.start < t.start) t.start = r.stats.start;
@@ -101,6 +97,8 @@ stats::TransferStats Streams::totals(const std::vector<StreamReport>& reports,
     first = false;
   }
   std::lock_guard lock(mu_);
+  // Checksum failures are the writers' count, of every stream (folded ones too).
+  t.checksum_failures = 0;
   for (const auto& [number, output] : outputs_) t.checksum_failures += output->checksum_failures;
   t.cpu_start = process_cpu_at_first_;
   t.cpu_end = stats::process_cpu_seconds();

@@ -131,15 +131,6 @@ Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o) {
   return std::move(*source);
 }
 
-// Adds one connection's counters to the run's (a run with --reconnect has several).
-void add(stats::TransferStats& total, const stats::TransferStats& part) {
-  total.frames += part.frames;
-  total.bytes += part.bytes;
-  total.dropped += part.dropped;
-  total.checksum_failures += part.checksum_failures;
-  total.latency.merge(part.latency);
-}
-
 // Connects, starts the stream and prepares the source's buffers in the session's pool.
 Result<std::unique_ptr<SenderSession>> open_session(const Options& o,
                                                     const SenderSessionOptions& so,
@@ -232,10 +223,10 @@ int run(Options o) {
   }
   std::string who = fmt::format("send {} \"{}\"", session->peer(), o.name);
 
-  stats::TransferStats earlier;  // of connections before this one (--reconnect)
+  stats::TransferStats earlier;  // of connections before this one (--reconnect), added up
   auto run_stats = [&] {
     stats::TransferStats total = session->stats();
-    add(total, earlier);
+    total.add(earlier);
     total.start = earlier.start;
     return total;
   };
@@ -258,7 +249,7 @@ int run(Options o) {
       return false;
     }
     status.finish();
-    add(earlier, session->stats());
+    earlier.add(session->stats());
     const auto lost = Clock::now();
     (void)session->end_stream();  // the connection is gone; this only lets it go
     session = reconnect(o, so, *format, source, error);

@@ -77,6 +77,10 @@ class RawPeer {
     return std::get<proto::HelloAck>(*ack);
   }
 
+  // A stream of small_format() up to a FrameWritten whose payload is the caller's to send
+  // (or not). Returns the format.
+  proto::StreamStart begin_frame();
+
   // StreamStart, then the RingInfo and the first credits.
   std::pair<proto::RingInfo, proto::CreditReturn> start(const proto::StreamStart& format) {
     send(format);
@@ -107,6 +111,15 @@ proto::StreamStart small_format() {
   f->ring_epoch = 1;
   f->name = "bad peer";
   return *f;
+}
+
+proto::StreamStart RawPeer::begin_frame() {
+  handshake();
+  const auto format = small_format();
+  auto [ring, credits] = start(format);
+  send(proto::FrameWritten{ring.ring_epoch, credits.slots[0], 0, 0, 0,
+                           format.layout.frame_bytes, 0, 0});
+  return format;
 }
 
 class BadPeer : public ::testing::Test {
@@ -275,11 +288,7 @@ TEST_F(BadPeer, FrameInSlotNotGranted) {
 TEST_F(BadPeer, SenderDiesMidFrame) {
   {
     RawPeer peer(recv_->port());
-    peer.handshake();
-    const auto format = small_format();
-    auto [ring, credits] = peer.start(format);
-    peer.send(proto::FrameWritten{ring.ring_epoch, credits.slots[0], 0, 0, 0,
-                                  format.layout.frame_bytes, 0, 0});
+    const auto format = peer.begin_frame();
     std::vector<std::byte> half(format.layout.frame_bytes / 2);
     peer.send_bytes(half);
   }
@@ -429,11 +438,7 @@ TEST_F(BadPeer, TricklingHelloIsDroppedAtTheHandshakeDeadline) {
 TEST_F(BadPeer, TricklingPayloadIsDroppedAtItsDeadline) {
   {
     RawPeer peer(recv_->port());
-    peer.handshake();
-    const auto format = small_format();
-    auto [ring, credits] = peer.start(format);
-    peer.send(proto::FrameWritten{ring.ring_epoch, credits.slots[0], 0, 0, 0,
-                                  format.layout.frame_bytes, 0, 0});
+    const auto format = peer.begin_frame();
     const std::vector<std::byte> some(64);
     for (int i = 0; i < 30; ++i) {  // 64 bytes a second of a 4608-byte frame
       if (recv_->process().stderr_text().find("payload not complete in time") !=

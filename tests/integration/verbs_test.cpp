@@ -175,17 +175,30 @@ TEST(Verbs, AuthenticatedStreamVerifiedAndAWrongKeyRefused) {
 // end notices and says so (the NIC, Soft-RoCE's kernel half here, goes on answering for the
 // stopped process, so only the protocol's keepalives can tell), the receiver's file keeps what
 // arrived, and a continued receiver serves the next sender.
-TEST(Verbs, ReceiverStoppedBeyondThePeerTimeoutIsNoticed) {
-  REQUIRE_LAB();
-  TempDir dir;
-  Receiver recv(dir, {"--transport", "verbs", "--serve", "--quiet", "--output",
-                      (dir / "{name}-{n}.yuv").string()},
-                {}, "recv", kReceiverHost);
-  Process send(sender(recv, {"--testsrc", "-s", "320x180", "--realtime", "-r", "30", "--name", "cam"}),
-               dir / "send.stderr");
-  ASSERT_TRUE(recv.process().wait_for_stderr("\"cam\"\\] stream 1 ring 1", 60s))
-      << recv.process().stderr_text();
-  std::this_thread::sleep_for(2s);
+class VerbsStopped : public ::testing::Test {
+ protected:
+  // A recording receiver and a live sender "cam", streaming for 2 s.
+  void SetUp() override {
+    REQUIRE_LAB();
+    recv_.emplace(dir_, std::vector<std::string>{"--transport", "verbs", "--serve", "--quiet",
+                                                 "--output", (dir_ / "{name}-{n}.yuv").string()},
+                  Redirect{}, "recv", kReceiverHost);
+    send_.emplace(sender(*recv_, {"--testsrc", "-s", "320x180", "--realtime", "-r", "30", "--name",
+                                  "cam"}),
+                  dir_ / "send.stderr");
+    ASSERT_TRUE(recv_->process().wait_for_stderr("\"cam\"\\] stream 1 ring 1", 60s))
+        << recv_->process().stderr_text();
+    std::this_thread::sleep_for(2s);
+  }
+  TempDir dir_;
+  std::optional<Receiver> recv_;
+  std::optional<Process> send_;
+};
+
+TEST_F(VerbsStopped, ReceiverStoppedBeyondThePeerTimeoutIsNoticed) {
+  auto& recv = *recv_;
+  auto& send = *send_;
+  auto& dir = dir_;
   recv.process().signal(SIGSTOP);
   const auto code = send.wait(20s);
   ASSERT_TRUE(code) << "the sender did not notice a stopped receiver: " << send.stderr_text();
@@ -203,17 +216,10 @@ TEST(Verbs, ReceiverStoppedBeyondThePeerTimeoutIsNoticed) {
   EXPECT_EQ(recv.process().wait(60s), 1) << recv.process().stderr_text();
 }
 
-TEST(Verbs, SenderStoppedBeyondThePeerTimeoutIsNoticed) {
-  REQUIRE_LAB();
-  TempDir dir;
-  Receiver recv(dir, {"--transport", "verbs", "--serve", "--quiet", "--output",
-                      (dir / "{name}-{n}.yuv").string()},
-                {}, "recv", kReceiverHost);
-  Process send(sender(recv, {"--testsrc", "-s", "320x180", "--realtime", "-r", "30", "--name", "cam"}),
-               dir / "send.stderr");
-  ASSERT_TRUE(recv.process().wait_for_stderr("\"cam\"\\] stream 1 ring 1", 60s))
-      << recv.process().stderr_text();
-  std::this_thread::sleep_for(2s);
+TEST_F(VerbsStopped, SenderStoppedBeyondThePeerTimeoutIsNoticed) {
+  auto& recv = *recv_;
+  auto& send = *send_;
+  auto& dir = dir_;
   send.signal(SIGSTOP);
   ASSERT_TRUE(recv.process().wait_for_stderr("\"cam\": peer silent for 5000 ms", 20s))
       << recv.process().stderr_text();

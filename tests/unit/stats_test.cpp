@@ -23,6 +23,23 @@ constexpr uint64_t kMs = 1000 * kUs;
   return ::testing::AssertionFailure() << got << " is " << error * 100 << "% off " << want;
 }
 
+TEST(TransferStats, AddSumsCountersAndMergesLatency) {
+  TransferStats a, b;
+  a.frames = 3, a.bytes = 300, a.dropped = 1, a.checksum_failures = 2;
+  a.latency.record_ns(1'000);
+  b.frames = 5, b.bytes = 500, b.dropped = 4;
+  b.latency.record_ns(2'000'000);
+  b.latency.record_ns(3'000'000);
+  a.add(b);
+  EXPECT_EQ(a.frames, 8u);
+  EXPECT_EQ(a.bytes, 800u);
+  EXPECT_EQ(a.dropped, 5u);
+  EXPECT_EQ(a.checksum_failures, 2u);
+  EXPECT_EQ(a.latency.count(), 3u);
+  EXPECT_EQ(a.latency.sum_ns(), 5'001'000u);
+  EXPECT_EQ(a.latency.max_ns(), 3'000'000u);
+}
+
 TEST(LatencyHistogram, EmptyReportsZero) {
   LatencyHistogram h;
   EXPECT_EQ(h.count(), 0u);

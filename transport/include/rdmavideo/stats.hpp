@@ -63,6 +63,9 @@ struct TransferStats {
   double cpu_end = 0;
 
   void finish();
+  /// Adds another transfer's counters (frames, bytes, drops, checksum failures) and latency
+  /// samples; the time span and CPU are the caller's to combine.
+  void add(const TransferStats& other);
   double seconds() const;
   /// Process CPU seconds from cpu_start to cpu_end (or now, before finish()).
   double cpu_seconds() const;

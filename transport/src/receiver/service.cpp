@@ -214,11 +214,7 @@ struct ReceiverService::Impl final : ConnectionHost {
     auto& t = folded.stats;
     if (folded.count == 0 || r.stats.start < t.start) t.start = r.stats.start;
     if (r.stats.end > t.end) t.end = r.stats.end;
-    t.frames += r.stats.frames;
-    t.bytes += r.stats.bytes;
-    t.dropped += r.stats.dropped;
-    t.checksum_failures += r.stats.checksum_failures;
-    t.latency.merge(r.stats.latency);
+    t.add(r.stats);
     ++folded.count;
     folded.failed += r.state == StreamReport::State::failed;
     records.erase(std::find(records.begin(), records.end(), record));

@@ -82,6 +82,14 @@ uint64_t realtime_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+void TransferStats::add(const TransferStats& other) {
+  frames += other.frames;
+  bytes += other.bytes;
+  dropped += other.dropped;
+  checksum_failures += other.checksum_failures;
+  latency.merge(other.latency);
+}
+
 void TransferStats::finish() {
   end = std::chrono::steady_clock::now();
   cpu_end = process_cpu_seconds();

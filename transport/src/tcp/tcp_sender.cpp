@@ -38,7 +38,7 @@ class TcpSenderConnection final : public sender::SenderBase {
                     {const_cast<std::byte*>(frame.data()), frame.size()}};
     // No keepalive may be written in the middle of a frame, so no on_tick here.
     IoPolicy policy{timeouts_.keepalive, timeouts_.peer, nullptr, stop_};
-    if (auto ok = socket_.write_all(iov, policy, "frame"); !ok) return fail(ok.error());
+    if (auto ok = socket_.write_all(iov, policy, "frame"); !ok) return fail(closed_by_receiver(ok.error()));
     last_sent_ = Clock::now();
     return {};
   }
@@ -78,8 +78,22 @@ class TcpSenderConnection final : public sender::SenderBase {
   Result<void> send_message(const proto::Message& message) override {
     IoPolicy policy{timeouts_.keepalive, timeouts_.peer, nullptr};
     auto ok = write_message(socket_, message, policy, mac_.get());
-    if (ok) last_sent_ = Clock::now();
+    if (!ok) return Unexpected(closed_by_receiver(ok.error()));
+    last_sent_ = Clock::now();
     return ok;
+  }
+
+  // A write that finds the connection closed says so as a read would, and reports the
+  // receiver's last words (an Error, an EndOfStream) where they arrived before the close.
+  Error closed_by_receiver(const Error& error) {
+    if (error.code() != ErrorCode::peer_closed || reading_last_words_) return error;
+    reading_last_words_ = true;
+    if (auto got = read_into_inbox(); got) {
+      if (auto ok = handle_inbox(); !ok) return ok.error();
+    }
+    std::string message = error.message();
+    if (message.starts_with("peer ")) message.replace(0, 4, "receiver");
+    return Error(ErrorCode::peer_closed, std::move(message), error.sys_errno());
   }
 
   void protect(std::shared_ptr<auth::ControlMac> mac) override { mac_ = std::move(mac); }
@@ -162,6 +176,7 @@ class TcpSenderConnection final : public sender::SenderBase {
   std::vector<std::byte> header_;  // FrameWritten encoding buffer, reused
   const std::atomic<bool>* stop_;  // ConnectOptions::stop: abandon a blocked frame write
   std::shared_ptr<auth::ControlMac> mac_;  // once authenticated
+  bool reading_last_words_ = false;  // closed_by_receiver() is reading them
   bool peer_eof_ = false;          // the receiver closed its side; inbox_ holds its last words
   Clock::time_point last_sent_ = Clock::now();
   Clock::time_point last_heard_ = Clock::now();

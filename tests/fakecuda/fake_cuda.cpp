@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: Apache-2.0
+// A stand-in for NVIDIA's libcuda.so.1, for testing the GPU paths' logic where there is no
+// GPU (as Soft-RoCE stands in for an RDMA NIC). It exports cuDriverGetVersion and
+// cuGetProcAddress(_v2) and hands out the entry points the library loads.
+//
+// "Device memory" is a memfd mapped twice: the address handed out is mapped PROT_NONE, so
+// code that touches a device pointer from the CPU crashes here as it would on a GPU, and
+// the copies go through a second, writable mapping. Asynchronous copies run at once; events
+// are always complete. A dma-buf export returns a descriptor of the memfd.
+//
+// Set by environment: FAKE_CUDA_DEVICES (1), FAKE_CUDA_VERSION (13000), FAKE_CUDA_INIT (the
+// CUresult cuInit returns, 0), FAKE_CUDA_DMABUF (1), FAKE_CUDA_ORDERING (100),
+// FAKE_CUDA_MEMORY (bytes a device holds, 1 GiB), FAKE_CUDA_MISSING (entry points to leave
+// out, comma separated). fake_cuda_counters() reports what was done, for tests.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace {
+
+using CUresult = int;
+using CUdeviceptr = unsigned long long;  // NOLINT(google-runtime-int)
+
+constexpr CUresult kSuccess = 0;
+constexpr CUresult kInvalidValue = 1;
+constexpr CUresult kOutOfMemory = 2;
+constexpr CUresult kNotInitialized = 3;
+constexpr CUresult kInvalidDevice = 101;
+constexpr CUresult kNotFound = 500;
+
+long env(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtol(v, nullptr, 10) : fallback;
+}
+
+bool missing(const char* function) {
+  const char* v = std::getenv("FAKE_CUDA_MISSING");
+  if (!v) return false;
+  const std::string list = std::string(",") + v + ",";
+  return list.find(std::string(",") + function + ",") != std::string::npos;
+}
+
+struct Allocation {
+  int fd;
+  void* alias;  // writable view
+  size_t bytes;
+};
+
+struct State {
+  std::mutex mutex;
+  bool initialised = false;
+  std::map<CUdeviceptr, Allocation> device;  // by start address
+  size_t device_bytes = 0;
+  int context_depth = 0;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+struct Counters {
+  uint64_t uploads;
+  uint64_t downloads;
+  uint64_t async_copies;
+  uint64_t bytes_copied;
+  uint64_t allocations_live;
+  uint64_t pinned_live;
+  uint64_t flushes;
+  uint64_t dmabuf_exports;
+};
+Counters counters{};
+
+// The writable alias of [at, at+bytes) in device memory, or nullptr when out of bounds.
+std::byte* alias(CUdeviceptr at, size_t bytes) {
+  auto& s = state();
+  std::lock_guard lock(s.mutex);
+  auto it = s.device.upper_bound(at);
+  if (it == s.device.begin()) return nullptr;
+  --it;
+  if (at + bytes > it->first + it->second.bytes) return nullptr;
+  return static_cast<std::byte*>(it->second.alias) + (at - it->first);
+}
+
+CUresult fake_init(unsigned) {
+  const auto rc = static_cast<CUresult>(env("FAKE_CUDA_INIT", 0));
+  if (rc == kSuccess) state().initialised = true;
+  return rc;
+}
+CUresult fake_device_count(int* count) {
+  if (!state().initialised) return kNotInitialized;
+  *count = static_cast<int>(env("FAKE_CUDA_DEVICES", 1));
+  return kSuccess;
+}
+CUresult fake_device_get(int* device, int ordinal) {
+  if (ordinal < 0 || ordinal >= env("FAKE_CUDA_DEVICES", 1)) return kInvalidDevice;
+  *device = ordinal;
+  return kSuccess;
+}
+CUresult fake_device_name(char* name, int length, int device) {
+  std::snprintf(name, static_cast<size_t>(length), "Fake GPU %d", device);
+  return kSuccess;
+}
+CUresult fake_device_attribute(int* value, int attribute, int) {
+  switch (attribute) {
+    case 75: *value = 9; break;  // compute capability 9.0
+    case 76: *value = 0; break;
+    case 116: *value = 1; break;
+    case 118: *value = static_cast<int>(env("FAKE_CUDA_ORDERING", 100)); break;
+    case 124: *value = static_cast<int>(env("FAKE_CUDA_DMABUF", 1)); break;
+    default: *value = 0;
+  }
+  return kSuccess;
+}
+CUresult fake_pci_bus_id(char* id, int length, int device) {
+  std::snprintf(id, static_cast<size_t>(length), "0000:%02X:00.0", 0x41 + device);
+  return kSuccess;
+}
+CUresult fake_total_mem(size_t* bytes, int) {
+  *bytes = static_cast<size_t>(env("FAKE_CUDA_MEMORY", 1L << 30));
+  return kSuccess;
+}
+CUresult fake_error_name(CUresult rc, const char** name) {
+  switch (rc) {
+    case 0: *name = "CUDA_SUCCESS"; return kSuccess;
+    case 1: *name = "CUDA_ERROR_INVALID_VALUE"; return kSuccess;
+    case 2: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return kSuccess;
+    case 3: *name = "CUDA_ERROR_NOT_INITIALIZED"; return kSuccess;
+    case 100: *name = "CUDA_ERROR_NO_DEVICE"; return kSuccess;
+    case 101: *name = "CUDA_ERROR_INVALID_DEVICE"; return kSuccess;
+    case 801: *name = "CUDA_ERROR_NOT_SUPPORTED"; return kSuccess;
+    default: return kInvalidValue;
+  }
+}
+int fake_context_token;
+CUresult fake_ctx_retain(void** context, int) {
+  *context = &fake_context_token;
+  return kSuccess;
+}
+CUresult fake_ctx_release(int) { return kSuccess; }
+CUresult fake_ctx_push(void*) {
+  ++state().context_depth;
+  return kSuccess;
+}
+CUresult fake_ctx_pop(void** context) {
+  if (context) *context = &fake_context_token;
+  --state().context_depth;
+  return kSuccess;
+}
+
+CUresult fake_mem_alloc(CUdeviceptr* at, size_t bytes) {
+  auto& s = state();
+  const size_t size = (bytes + 65535) / 65536 * 65536;
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.device_bytes + size > static_cast<size_t>(env("FAKE_CUDA_MEMORY", 1L << 30))) return kOutOfMemory;
+  }
+  int fd = memfd_create("fake-cuda", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) return kOutOfMemory;
+  // Reserve 64 KiB more than needed to hand out a 64 KiB aligned, inaccessible address.
+  void* reserve = mmap(nullptr, size + 65536, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* view = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (reserve == MAP_FAILED || view == MAP_FAILED) return kOutOfMemory;
+  auto base = reinterpret_cast<uintptr_t>(reserve);
+  const uintptr_t aligned = (base + 65535) / 65536 * 65536;
+  munmap(reserve, aligned - base);
+  if (const size_t tail = base + 65536 - aligned) munmap(reinterpret_cast<void*>(aligned + size), tail);
+  // The device address maps the same pages, but nothing may read or write them there.
+  mmap(reinterpret_cast<void*>(aligned), size, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, 0);
+  std::lock_guard lock(s.mutex);
+  s.device[aligned] = {fd, view, size};
+  s.device_bytes += size;
+  ++counters.allocations_live;
+  *at = aligned;
+  return kSuccess;
+}
+CUresult fake_mem_free(CUdeviceptr at) {
+  auto& s = state();
+  std::lock_guard lock(s.mutex);
+  auto it = s.device.find(at);
+  if (it == s.device.end()) return kInvalidValue;
+  munmap(reinterpret_cast<void*>(at), it->second.bytes);
+  munmap(it->second.alias, it->second.bytes);
+  close(it->second.fd);
+  s.device_bytes -= it->second.bytes;
+  s.device.erase(it);
+  --counters.allocations_live;
+  return kSuccess;
+}
+std::map<void*, size_t>& pinned_sizes() {
+  static std::map<void*, size_t> sizes;
+  return sizes;
+}
+CUresult fake_host_alloc_tracked(void** at, size_t bytes, unsigned) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return kOutOfMemory;
+  std::lock_guard lock(state().mutex);
+  pinned_sizes()[p] = bytes;
+  ++counters.pinned_live;
+  *at = p;
+  return kSuccess;
+}
+CUresult fake_free_host(void* at) {
+  std::lock_guard lock(state().mutex);
+  auto it = pinned_sizes().find(at);
+  if (it == pinned_sizes().end()) return kInvalidValue;
+  munmap(at, it->second);
+  pinned_sizes().erase(it);
+  --counters.pinned_live;
+  return kSuccess;
+}
+CUresult copy_in(CUdeviceptr to, const void* from, size_t bytes) {
+  std::byte* p = alias(to, bytes);
+  if (!p) return kInvalidValue;
+  std::memcpy(p, from, bytes);
+  counters.bytes_copied += bytes;
+  return kSuccess;
+}
+CUresult copy_out(void* to, CUdeviceptr from, size_t bytes) {
+  const std::byte* p = alias(from, bytes);
+  if (!p) return kInvalidValue;
+  std::memcpy(to, p, bytes);
+  counters.bytes_copied += bytes;
+  return kSuccess;
+}
+CUresult fake_htod(CUdeviceptr to, const void* from, size_t bytes) {
+  ++counters.uploads;
+  return copy_in(to, from, bytes);
+}
+CUresult fake_dtoh(void* to, CUdeviceptr from, size_t bytes) {
+  ++counters.downloads;
+  return copy_out(to, from, bytes);
+}
+CUresult fake_htod_async(CUdeviceptr to, const void* from, size_t bytes, void*) {
+  ++counters.uploads;
+  ++counters.async_copies;
+  return copy_in(to, from, bytes);
+}
+CUresult fake_dtoh_async(void* to, CUdeviceptr from, size_t bytes, void*) {
+  ++counters.downloads;
+  ++counters.async_copies;
+  return copy_out(to, from, bytes);
+}
+CUresult fake_memset(CUdeviceptr at, unsigned char value, size_t bytes) {
+  std::byte* p = alias(at, bytes);
+  if (!p) return kInvalidValue;
+  std::memset(p, value, bytes);
+  return kSuccess;
+}
+CUresult fake_stream_create(void** stream, unsigned) {
+  *stream = new int(0);
+  return kSuccess;
+}
+CUresult fake_stream_destroy(void* stream) {
+  delete static_cast<int*>(stream);
+  return kSuccess;
+}
+CUresult fake_stream_sync(void*) { return kSuccess; }
+CUresult fake_event_create(void** event, unsigned) {
+  *event = new int(0);
+  return kSuccess;
+}
+CUresult fake_event_record(void*, void*) { return kSuccess; }
+CUresult fake_event_query(void*) { return kSuccess; }
+CUresult fake_event_sync(void*) { return kSuccess; }
+CUresult fake_event_destroy(void* event) {
+  delete static_cast<int*>(event);
+  return kSuccess;
+}
+CUresult fake_pointer_set_attribute(const void*, int, CUdeviceptr at) {
+  return alias(at, 1) ? kSuccess : kInvalidValue;
+}
+CUresult fake_dmabuf(void* handle, CUdeviceptr at, size_t bytes, int type, unsigned long long) {  // NOLINT
+  if (type != 1 || !env("FAKE_CUDA_DMABUF", 1)) return 801;
+  auto& s = state();
+  std::lock_guard lock(s.mutex);
+  auto it = s.device.find(at);
+  if (it == s.device.end() || bytes > it->second.bytes) return kInvalidValue;
+  *static_cast<int*>(handle) = dup(it->second.fd);
+  ++counters.dmabuf_exports;
+  return kSuccess;
+}
+CUresult fake_flush(int, int) {
+  ++counters.flushes;
+  return kSuccess;
+}
+
+struct Export {
+  const char* name;
+  void* fn;
+};
+
+template <typename Fn>
+void* as_void(Fn* fn) {
+  return reinterpret_cast<void*>(fn);
+}
+
+const Export kExports[] = {
+    {"cuInit", as_void(fake_init)},
+    {"cuDeviceGetCount", as_void(fake_device_count)},
+    {"cuDeviceGet", as_void(fake_device_get)},
+    {"cuDeviceGetName", as_void(fake_device_name)},
+    {"cuDeviceGetAttribute", as_void(fake_device_attribute)},
+    {"cuDeviceGetPCIBusId", as_void(fake_pci_bus_id)},
+    {"cuDeviceTotalMem", as_void(fake_total_mem)},
+    {"cuGetErrorName", as_void(fake_error_name)},
+    {"cuDevicePrimaryCtxRetain", as_void(fake_ctx_retain)},
+    {"cuDevicePrimaryCtxRelease", as_void(fake_ctx_release)},
+    {"cuCtxPushCurrent", as_void(fake_ctx_push)},
+    {"cuCtxPopCurrent", as_void(fake_ctx_pop)},
+    {"cuMemAlloc", as_void(fake_mem_alloc)},
+    {"cuMemFree", as_void(fake_mem_free)},
+    {"cuMemHostAlloc", as_void(fake_host_alloc_tracked)},
+    {"cuMemFreeHost", as_void(fake_free_host)},
+    {"cuMemcpyHtoD", as_void(fake_htod)},
+    {"cuMemcpyDtoH", as_void(fake_dtoh)},
+    {"cuMemcpyHtoDAsync", as_void(fake_htod_async)},
+    {"cuMemcpyDtoHAsync", as_void(fake_dtoh_async)},
+    {"cuMemsetD8", as_void(fake_memset)},
+    {"cuStreamCreate", as_void(fake_stream_create)},
+    {"cuStreamDestroy", as_void(fake_stream_destroy)},
+    {"cuStreamSynchronize", as_void(fake_stream_sync)},
+    {"cuEventCreate", as_void(fake_event_create)},
+    {"cuEventRecord", as_void(fake_event_record)},
+    {"cuEventQuery", as_void(fake_event_query)},
+    {"cuEventSynchronize", as_void(fake_event_sync)},
+    {"cuEventDestroy", as_void(fake_event_destroy)},
+    {"cuPointerSetAttribute", as_void(fake_pointer_set_attribute)},
+    {"cuMemGetHandleForAddressRange", as_void(fake_dmabuf)},
+    {"cuFlushGPUDirectRDMAWrites", as_void(fake_flush)},
+};
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) CUresult cuDriverGetVersion(int* version) {
+  *version = static_cast<int>(env("FAKE_CUDA_VERSION", 13000));
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int, uint64_t,
+                                                                    int* status) {
+  if (std::strcmp(symbol, "cuDriverGetVersion") == 0) {
+    *pfn = reinterpret_cast<void*>(&cuDriverGetVersion);
+    if (status) *status = 0;
+    return kSuccess;
+  }
+  for (const Export& e : kExports) {
+    if (std::strcmp(symbol, e.name) == 0 && !missing(e.name)) {
+      *pfn = e.fn;
+      if (status) *status = 0;
+      return kSuccess;
+    }
+  }
+  *pfn = nullptr;
+  if (status) *status = 1;  // CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
+  return kNotFound;
+}
+
+__attribute__((visibility("default"))) CUresult cuInit(unsigned flags) { return fake_init(flags); }
+
+/// What the fake did, for tests that load it in-process.
+__attribute__((visibility("default"))) const Counters* fake_cuda_counters() { return &counters; }
+
+}  // extern "C"

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA driver API entry points the library uses, as the driver ABI defines them (no
+// cuda.h), filled by Driver::load() through cuGetProcAddress.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rdmavideo::cuda::detail {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void*;
+using CUstream = void*;
+using CUevent = void*;
+using CUdeviceptr = unsigned long long;  // NOLINT(google-runtime-int): the ABI's type
+
+inline constexpr CUresult kSuccess = 0;
+inline constexpr CUresult kNotReady = 600;
+inline constexpr CUresult kErrorNoDevice = 100;
+
+// Device attributes (CUdevice_attribute).
+inline constexpr int kAttrComputeMajor = 75;
+inline constexpr int kAttrComputeMinor = 76;
+inline constexpr int kAttrGpuDirectRdmaSupported = 116;
+inline constexpr int kAttrGpuDirectRdmaWritesOrdering = 118;
+inline constexpr int kAttrDmaBufSupported = 124;
+// CU_POINTER_ATTRIBUTE_SYNC_MEMOPS.
+inline constexpr int kPointerSyncMemops = 6;
+// CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD.
+inline constexpr int kHandleDmaBufFd = 1;
+// cuFlushGPUDirectRDMAWrites: target current context, scope to owner.
+inline constexpr int kFlushTargetCurrentCtx = 0;
+inline constexpr int kFlushToOwner = 100;
+// cuEventCreate: CU_EVENT_DISABLE_TIMING; cuStreamCreate: CU_STREAM_NON_BLOCKING.
+inline constexpr unsigned kEventDisableTiming = 2;
+inline constexpr unsigned kStreamNonBlocking = 1;
+
+struct Api {
+  CUresult (*cuInit)(unsigned flags) = nullptr;
+  CUresult (*cuDriverGetVersion)(int* version) = nullptr;
+  CUresult (*cuDeviceGetCount)(int* count) = nullptr;
+  CUresult (*cuDeviceGet)(CUdevice* device, int ordinal) = nullptr;
+  CUresult (*cuDeviceGetName)(char* name, int length, CUdevice device) = nullptr;
+  CUresult (*cuDeviceGetAttribute)(int* value, int attribute, CUdevice device) = nullptr;
+  CUresult (*cuDeviceGetPCIBusId)(char* id, int length, CUdevice device) = nullptr;
+  CUresult (*cuDeviceTotalMem)(size_t* bytes, CUdevice device) = nullptr;
+  CUresult (*cuGetErrorName)(CUresult result, const char** name) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext* context, CUdevice device) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device) = nullptr;
+  CUresult (*cuCtxPushCurrent)(CUcontext context) = nullptr;
+  CUresult (*cuCtxPopCurrent)(CUcontext* context) = nullptr;
+  CUresult (*cuMemAlloc)(CUdeviceptr* at, size_t bytes) = nullptr;
+  CUresult (*cuMemFree)(CUdeviceptr at) = nullptr;
+  CUresult (*cuMemHostAlloc)(void** at, size_t bytes, unsigned flags) = nullptr;
+  CUresult (*cuMemFreeHost)(void* at) = nullptr;
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr to, const void* from, size_t bytes) = nullptr;
+  CUresult (*cuMemcpyDtoH)(void* to, CUdeviceptr from, size_t bytes) = nullptr;
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr to, const void* from, size_t bytes,
+                                CUstream stream) = nullptr;
+  CUresult (*cuMemcpyDtoHAsync)(void* to, CUdeviceptr from, size_t bytes,
+                                CUstream stream) = nullptr;
+  CUresult (*cuMemsetD8)(CUdeviceptr at, unsigned char value, size_t bytes) = nullptr;
+  CUresult (*cuStreamCreate)(CUstream* stream, unsigned flags) = nullptr;
+  CUresult (*cuStreamDestroy)(CUstream stream) = nullptr;
+  CUresult (*cuStreamSynchronize)(CUstream stream) = nullptr;
+  CUresult (*cuEventCreate)(CUevent* event, unsigned flags) = nullptr;
+  CUresult (*cuEventRecord)(CUevent event, CUstream stream) = nullptr;
+  CUresult (*cuEventQuery)(CUevent event) = nullptr;
+  CUresult (*cuEventSynchronize)(CUevent event) = nullptr;
+  CUresult (*cuEventDestroy)(CUevent event) = nullptr;
+  CUresult (*cuPointerSetAttribute)(const void* value, int attribute, CUdeviceptr at) = nullptr;
+  // Optional: older drivers lack them, and the features that need them say so.
+  CUresult (*cuMemGetHandleForAddressRange)(void* handle, CUdeviceptr at, size_t bytes,
+                                            int type, unsigned long long flags) = nullptr;  // NOLINT
+  CUresult (*cuFlushGPUDirectRDMAWrites)(int target, int scope) = nullptr;
+};
+
+}  // namespace rdmavideo::cuda::detail

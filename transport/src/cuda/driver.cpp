@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "cuda/api.hpp"
+#include "rdmavideo/cuda.hpp"
+#include "rdmavideo/log.hpp"
+
+namespace rdmavideo::cuda {
+
+using namespace detail;
+
+namespace {
+
+// cuGetProcAddress as CUDA 12 and later export it (cuGetProcAddress_v2), and as 11.3 to
+// 11.8 did (no status argument).
+using GetProcAddress12 = CUresult (*)(const char*, void**, int, uint64_t, int*);
+using GetProcAddress11 = CUresult (*)(const char*, void**, int, uint64_t);
+constexpr uint64_t kLegacyStream = 1;  // CU_GET_PROC_ADDRESS_LEGACY_STREAM
+constexpr int kOldestDriver = 11030;   // the first with cuGetProcAddress
+
+struct Entry {
+  const char* name;
+  int version;  // the ABI version asked for: the one the signature in api.hpp is from
+  bool required;
+  void** slot;
+};
+
+template <typename Fn>
+void** slot(Fn*& fn) {
+  return reinterpret_cast<void**>(&fn);
+}
+
+std::vector<Entry> entries(Api& a) {
+  return {
+      {"cuInit", 2000, true, slot(a.cuInit)},
+      {"cuDriverGetVersion", 2020, true, slot(a.cuDriverGetVersion)},
+      {"cuDeviceGetCount", 2000, true, slot(a.cuDeviceGetCount)},
+      {"cuDeviceGet", 2000, true, slot(a.cuDeviceGet)},
+      {"cuDeviceGetName", 2000, true, slot(a.cuDeviceGetName)},
+      {"cuDeviceGetAttribute", 2000, true, slot(a.cuDeviceGetAttribute)},
+      {"cuDeviceGetPCIBusId", 4010, true, slot(a.cuDeviceGetPCIBusId)},
+      {"cuDeviceTotalMem", 3020, true, slot(a.cuDeviceTotalMem)},
+      {"cuGetErrorName", 6000, true, slot(a.cuGetErrorName)},
+      {"cuDevicePrimaryCtxRetain", 7000, true, slot(a.cuDevicePrimaryCtxRetain)},
+      {"cuDevicePrimaryCtxRelease", 11000, true, slot(a.cuDevicePrimaryCtxRelease)},
+      {"cuCtxPushCurrent", 4000, true, slot(a.cuCtxPushCurrent)},
+      {"cuCtxPopCurrent", 4000, true, slot(a.cuCtxPopCurrent)},
+      {"cuMemAlloc", 3020, true, slot(a.cuMemAlloc)},
+      {"cuMemFree", 3020, true, slot(a.cuMemFree)},
+      {"cuMemHostAlloc", 2020, true, slot(a.cuMemHostAlloc)},
+      {"cuMemFreeHost", 2000, true, slot(a.cuMemFreeHost)},
+      {"cuMemcpyHtoD", 3020, true, slot(a.cuMemcpyHtoD)},
+      {"cuMemcpyDtoH", 3020, true, slot(a.cuMemcpyDtoH)},
+      {"cuMemcpyHtoDAsync", 3020, true, slot(a.cuMemcpyHtoDAsync)},
+      {"cuMemcpyDtoHAsync", 3020, true, slot(a.cuMemcpyDtoHAsync)},
+      {"cuMemsetD8", 3020, true, slot(a.cuMemsetD8)},
+      {"cuStreamCreate", 2000, true, slot(a.cuStreamCreate)},
+      {"cuStreamDestroy", 4000, true, slot(a.cuStreamDestroy)},
+      {"cuStreamSynchronize", 2000, true, slot(a.cuStreamSynchronize)},
+      {"cuEventCreate", 2000, true, slot(a.cuEventCreate)},
+      {"cuEventRecord", 2000, true, slot(a.cuEventRecord)},
+      {"cuEventQuery", 2000, true, slot(a.cuEventQuery)},
+      {"cuEventSynchronize", 2000, true, slot(a.cuEventSynchronize)},
+      {"cuEventDestroy", 4000, true, slot(a.cuEventDestroy)},
+      {"cuPointerSetAttribute", 6000, true, slot(a.cuPointerSetAttribute)},
+      {"cuMemGetHandleForAddressRange", 11070, false, slot(a.cuMemGetHandleForAddressRange)},
+      {"cuFlushGPUDirectRDMAWrites", 11030, false, slot(a.cuFlushGPUDirectRDMAWrites)},
+  };
+}
+
+std::string version_string(int version) {
+  return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
+}
+
+// Makes a device's primary context current on this thread for one call, as it was after.
+class ContextScope {
+ public:
+  ContextScope(const Api& api, void* context) : api_(api) {
+    ok_ = api_.cuCtxPushCurrent(context) == kSuccess;
+  }
+  ~ContextScope() {
+    if (ok_) {
+      CUcontext popped = nullptr;
+      api_.cuCtxPopCurrent(&popped);
+    }
+  }
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  const Api& api_;
+  bool ok_ = false;
+};
+
+}  // namespace
+
+bool needs_rdma_flush(const DeviceFacts& facts) { return facts.rdma_writes_ordering < 100; }
+
+Driver::~Driver() {
+  // The library stays mapped (RTLD_NODELETE): the driver keeps threads and exit handlers.
+  if (library_handle_) dlclose(library_handle_);
+}
+
+std::string Driver::version_text() const { return version_string(version_); }
+
+std::string Driver::error_text(int result) const {
+  const char* name = nullptr;
+  if (api_ && api_->cuGetErrorName && api_->cuGetErrorName(result, &name) == kSuccess && name) {
+    return fmt::format("{} ({})", name, result);
+  }
+  return fmt::format("CUresult {}", result);
+}
+
+Result<std::shared_ptr<Driver>> Driver::load(const std::string& library) {
+  std::shared_ptr<Driver> driver(new Driver());
+  driver->library_handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!driver->library_handle_) {
+    const char* text = dlerror();
+    return make_error(ErrorCode::unsupported, "no CUDA driver ({})", text ? text : library);
+  }
+  driver->library_ = library;
+  if (auto* init = dlsym(driver->library_handle_, "cuInit")) {
+    Dl_info info{};
+    if (dladdr(init, &info) != 0 && info.dli_fname) driver->library_ = info.dli_fname;
+  }
+  auto get12 = reinterpret_cast<GetProcAddress12>(dlsym(driver->library_handle_, "cuGetProcAddress_v2"));
+  auto get11 = reinterpret_cast<GetProcAddress11>(dlsym(driver->library_handle_, "cuGetProcAddress"));
+  using VersionFn = CUresult (*)(int*);
+  auto get_version = reinterpret_cast<VersionFn>(dlsym(driver->library_handle_, "cuDriverGetVersion"));
+  if (!get_version) {
+    return make_error(ErrorCode::unsupported, "{} is not an NVIDIA CUDA driver (no cuDriverGetVersion)",
+                      driver->library_);
+  }
+  if (CUresult rc = get_version(&driver->version_); rc != kSuccess) {
+    return make_error(ErrorCode::unsupported, "CUDA driver: cuDriverGetVersion failed (CUresult {})", rc);
+  }
+  const std::string version = version_string(driver->version_);
+  if (!get12 && !get11) {
+    return make_error(ErrorCode::unsupported,
+                      "CUDA driver {} is too old: it has no cuGetProcAddress (CUDA {} or newer is needed)",
+                      version, version_string(kOldestDriver));
+  }
+  driver->api_ = std::make_unique<Api>();
+  for (const Entry& e : entries(*driver->api_)) {
+    CUresult rc = 0;
+    int status = 0;
+    if (get12) {
+      rc = get12(e.name, e.slot, e.version, kLegacyStream, &status);
+    } else {
+      rc = get11(e.name, e.slot, e.version, kLegacyStream);
+    }
+    if (rc != kSuccess || status != 0) *e.slot = nullptr;
+    if (!*e.slot && e.required) {
+      return make_error(ErrorCode::unsupported, "CUDA driver {} lacks {} (ABI {}): update the NVIDIA driver",
+                        version, e.name, version_string(e.version));
+    }
+  }
+  if (CUresult rc = driver->api_->cuInit(0); rc != kSuccess) {
+    return make_error(ErrorCode::unsupported, "CUDA driver {}: cuInit failed: {}{}", version,
+                      driver->error_text(rc),
+                      rc == kErrorNoDevice ? "; no CUDA device is visible" : "");
+  }
+  if (CUresult rc = driver->api_->cuDeviceGetCount(&driver->devices_); rc != kSuccess) {
+    return make_error(ErrorCode::unsupported, "CUDA driver {}: cuDeviceGetCount failed: {}", version,
+                      driver->error_text(rc));
+  }
+  return driver;
+}
+
+Result<std::shared_ptr<Driver>> Driver::shared() {
+  static std::once_flag once;
+  static Result<std::shared_ptr<Driver>> loaded = Unexpected(Error(ErrorCode::unsupported, ""));
+  std::call_once(once, [] { loaded = load(); });
+  return loaded;
+}
+
+bool Driver::has(std::string_view function) const {
+  Api copy = *api_;
+  for (const Entry& e : entries(copy)) {
+    if (function == e.name) return *e.slot != nullptr;
+  }
+  return false;
+}
+
+Result<DeviceFacts> Driver::facts(int ordinal) const {
+  if (ordinal < 0 || ordinal >= devices_) {
+    return make_error(ErrorCode::invalid_argument, "no CUDA device {}: the driver sees {} (cuda:0{})",
+                      ordinal, devices_, devices_ > 1 ? fmt::format("..cuda:{}", devices_ - 1) : "");
+  }
+  const Api& a = *api_;
+  CUdevice device = 0;
+  if (CUresult rc = a.cuDeviceGet(&device, ordinal); rc != kSuccess) {
+    return make_error(ErrorCode::system, "cuDeviceGet({}) failed: {}", ordinal, error_text(rc));
+  }
+  DeviceFacts f;
+  f.ordinal = ordinal;
+  char text[256] = {};
+  if (a.cuDeviceGetName(text, sizeof text, device) == kSuccess) f.name = text;
+  char bus[32] = {};
+  if (a.cuDeviceGetPCIBusId(bus, sizeof bus, device) == kSuccess) f.pci_bus_id = bus;
+  std::transform(f.pci_bus_id.begin(), f.pci_bus_id.end(), f.pci_bus_id.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  size_t total = 0;
+  if (a.cuDeviceTotalMem(&total, device) == kSuccess) f.total_memory = total;
+  auto attribute = [&](int which) {
+    int value = 0;
+    return a.cuDeviceGetAttribute(&value, which, device) == kSuccess ? value : 0;
+  };
+  f.compute_major = attribute(kAttrComputeMajor);
+  f.compute_minor = attribute(kAttrComputeMinor);
+  f.dmabuf_supported = attribute(kAttrDmaBufSupported) != 0;
+  f.gpudirect_rdma_supported = attribute(kAttrGpuDirectRdmaSupported) != 0;
+  f.rdma_writes_ordering = attribute(kAttrGpuDirectRdmaWritesOrdering);
+  return f;
+}
+
+Result<std::shared_ptr<Device>> Driver::open(int ordinal) {
+  auto f = facts(ordinal);
+  if (!f) return Unexpected(f.error());
+  CUdevice device = 0;
+  api_->cuDeviceGet(&device, ordinal);
+  CUcontext context = nullptr;
+  if (CUresult rc = api_->cuDevicePrimaryCtxRetain(&context, device); rc != kSuccess) {
+    return make_error(ErrorCode::system, "cuda:{}: cuDevicePrimaryCtxRetain failed: {}", ordinal,
+                      error_text(rc));
+  }
+  return std::shared_ptr<Device>(new Device(shared_from_this(), std::move(*f), device, context));
+}
+
+// Device
+
+Device::~Device() { driver_->api().cuDevicePrimaryCtxRelease(handle_); }
+
+std::string Device::describe() const {
+  return fmt::format("cuda:{} ({})", facts_.ordinal, facts_.name);
+}
+
+Result<void> Device::check(int result, std::string_view what) const {
+  if (result == kSuccess) return {};
+  return make_error(result == 2 ? ErrorCode::resource : ErrorCode::system, "cuda:{}: {} failed: {}",
+                    facts_.ordinal, what, driver_->error_text(result));
+}
+
+Result<std::shared_ptr<DevicePtr>> Device::allocate(size_t bytes) {
+  const Api& a = driver_->api();
+  ContextScope scope(a, context_);
+  if (!scope.ok()) return make_error(ErrorCode::system, "cuda:{}: cannot make its context current", facts_.ordinal);
+  CUdeviceptr at = 0;
+  if (auto ok = check(a.cuMemAlloc(&at, std::max<size_t>(bytes, 1)),
+                      fmt::format("cuMemAlloc of {} MiB", (bytes + (1 << 20) - 1) >> 20));
+      !ok) {
+    return Unexpected(ok.error());
+  }
+  const unsigned one = 1;
+  if (auto ok = check(a.cuPointerSetAttribute(&one, kPointerSyncMemops, at), "setting SYNC_MEMOPS"); !ok) {
+    a.cuMemFree(at);
+    return Unexpected(ok.error());
+  }
+  auto self = shared_from_this();
+  return std::shared_ptr<DevicePtr>(new DevicePtr(at), [self](DevicePtr* p) {
+    ContextScope current(self->driver().api(), self->context_);
+    if (CUresult rc = self->driver().api().cuMemFree(*p); rc != kSuccess) {
+      log().warn("cuda:{}: cuMemFree failed: {}", self->facts_.ordinal, self->driver().error_text(rc));
+    }
+    delete p;
+  });
+}
+
+Result<std::shared_ptr<std::byte>> Device::allocate_pinned(size_t bytes) {
+  const Api& a = driver_->api();
+  ContextScope scope(a, context_);
+  void* at = nullptr;
+  // CU_MEMHOSTALLOC_PORTABLE: usable from every context.
+  if (auto ok = check(a.cuMemHostAlloc(&at, std::max<size_t>(bytes, 1), 1),
+                      fmt::format("cuMemHostAlloc of {} MiB", (bytes + (1 << 20) - 1) >> 20));
+      !ok) {
+    return Unexpected(ok.error());
+  }
+  auto self = shared_from_this();
+  return std::shared_ptr<std::byte>(static_cast<std::byte*>(at), [self](std::byte* p) {
+    ContextScope current(self->driver().api(), self->context_);
+    self->driver().api().cuMemFreeHost(p);
+  });
+}
+
+Result<void> Device::upload(DevicePtr to, std::span<const std::byte> from) const {
+  ContextScope scope(driver_->api(), context_);
+  return check(driver_->api().cuMemcpyHtoD(to, from.data(), from.size()), "cuMemcpyHtoD");
+}
+
+Result<void> Device::download(std::span<std::byte> to, DevicePtr from) const {
+  ContextScope scope(driver_->api(), context_);
+  return check(driver_->api().cuMemcpyDtoH(to.data(), from, to.size()), "cuMemcpyDtoH");
+}
+
+Result<void> Device::fill(DevicePtr at, std::byte value, size_t bytes) const {
+  ContextScope scope(driver_->api(), context_);
+  return check(driver_->api().cuMemsetD8(at, static_cast<unsigned char>(value), bytes), "cuMemsetD8");
+}
+
+Result<int> Device::export_dmabuf(DevicePtr at, size_t bytes) const {
+  const Api& a = driver_->api();
+  if (!a.cuMemGetHandleForAddressRange) {
+    return make_error(ErrorCode::unsupported,
+                      "CUDA driver {} has no cuMemGetHandleForAddressRange (11.7 or newer exports dma-bufs)",
+                      driver_->version_text());
+  }
+  if (!facts_.dmabuf_supported) {
+    return make_error(ErrorCode::unsupported,
+                      "{} does not export dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0: the "
+                      "open kernel module and Linux 5.12 or newer are needed)",
+                      describe());
+  }
+  ContextScope scope(a, context_);
+  int fd = -1;
+  if (CUresult rc = a.cuMemGetHandleForAddressRange(&fd, at, bytes, kHandleDmaBufFd, 0); rc != kSuccess) {
+    return make_error(ErrorCode::unsupported, "{}: cuMemGetHandleForAddressRange (dma-buf) failed: {}",
+                      describe(), driver_->error_text(rc));
+  }
+  return fd;
+}
+
+Result<void> Device::flush_rdma_writes() const {
+  if (!needs_rdma_flush(facts_)) return {};
+  const Api& a = driver_->api();
+  if (!a.cuFlushGPUDirectRDMAWrites) {
+    return make_error(ErrorCode::unsupported,
+                      "{} needs RDMA writes flushed, and CUDA driver {} has no cuFlushGPUDirectRDMAWrites",
+                      describe(), driver_->version_text());
+  }
+  ContextScope scope(a, context_);
+  return check(a.cuFlushGPUDirectRDMAWrites(kFlushTargetCurrentCtx, kFlushToOwner),
+               "cuFlushGPUDirectRDMAWrites");
+}
+
+Result<std::unique_ptr<Stream>> Device::create_stream() {
+  const Api& a = driver_->api();
+  ContextScope scope(a, context_);
+  CUstream stream = nullptr;
+  if (auto ok = check(a.cuStreamCreate(&stream, kStreamNonBlocking), "cuStreamCreate"); !ok) {
+    return Unexpected(ok.error());
+  }
+  return std::unique_ptr<Stream>(new Stream(shared_from_this(), stream));
+}
+
+// Stream
+
+Stream::~Stream() {
+  const Api& a = device_->driver().api();
+  ContextScope scope(a, device_->context_);
+  a.cuStreamSynchronize(stream_);
+  for (const Mark& m : marks_) a.cuEventDestroy(m.event);
+  for (void* e : spare_) a.cuEventDestroy(e);
+  a.cuStreamDestroy(stream_);
+}
+
+Result<void> Stream::upload_async(DevicePtr to, std::span<const std::byte> host) {
+  const Api& a = device_->driver().api();
+  ContextScope scope(a, device_->context_);
+  return device_->check(a.cuMemcpyHtoDAsync(to, host.data(), host.size(), stream_), "cuMemcpyHtoDAsync");
+}
+
+Result<void> Stream::download_async(std::span<std::byte> host, DevicePtr from) {
+  const Api& a = device_->driver().api();
+  ContextScope scope(a, device_->context_);
+  return device_->check(a.cuMemcpyDtoHAsync(host.data(), from, host.size(), stream_), "cuMemcpyDtoHAsync");
+}
+
+Result<uint64_t> Stream::mark() {
+  const Api& a = device_->driver().api();
+  ContextScope scope(a, device_->context_);
+  void* event = nullptr;
+  if (!spare_.empty()) {
+    event = spare_.back();
+    spare_.pop_back();
+  } else if (auto ok = device_->check(a.cuEventCreate(&event, kEventDisableTiming), "cuEventCreate"); !ok) {
+    return Unexpected(ok.error());
+  }
+  if (auto ok = device_->check(a.cuEventRecord(event, stream_), "cuEventRecord"); !ok) {
+    spare_.push_back(event);
+    return Unexpected(ok.error());
+  }
+  marks_.push_back({next_ticket_, event});
+  return next_ticket_++;
+}
+
+// Events before and at `ticket` have passed: they go back to the spares.
+Result<void> Stream::retire(uint64_t ticket) {
+  auto end = std::find_if(marks_.begin(), marks_.end(), [&](const Mark& m) { return m.ticket > ticket; });
+  for (auto it = marks_.begin(); it != end; ++it) spare_.push_back(it->event);
+  marks_.erase(marks_.begin(), end);
+  return {};
+}
+
+Result<bool> Stream::done(uint64_t ticket) {
+  auto it = std::find_if(marks_.begin(), marks_.end(), [&](const Mark& m) { return m.ticket == ticket; });
+  if (it == marks_.end()) return ticket < next_ticket_;  // retired earlier
+  const Api& a = device_->driver().api();
+  ContextScope scope(a, device_->context_);
+  CUresult rc = a.cuEventQuery(it->event);
+  if (rc == kNotReady) return false;
+  if (auto ok = device_->check(rc, "cuEventQuery"); !ok) return Unexpected(ok.error());
+  retire(ticket);
+  return true;
+}
+
+Result<void> Stream::wait(uint64_t ticket) {
+  auto it = std::find_if(marks_.begin(), marks_.end(), [&](const Mark& m) { return m.ticket == ticket; });
+  if (it == marks_.end()) return {};
+  const Api& a = device_->driver().api();
+  ContextScope scope(a, device_->context_);
+  if (auto ok = device_->check(a.cuEventSynchronize(it->event), "cuEventSynchronize"); !ok) return ok;
+  return retire(ticket);
+}
+
+Result<void> Stream::synchronize() {
+  const Api& a = device_->driver().api();
+  ContextScope scope(a, device_->context_);
+  if (auto ok = device_->check(a.cuStreamSynchronize(stream_), "cuStreamSynchronize"); !ok) return ok;
+  if (!marks_.empty()) return retire(marks_.back().ticket);
+  return {};
+}
+
+}  // namespace rdmavideo::cuda

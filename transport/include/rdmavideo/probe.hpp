@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "rdmavideo/gpu_path.hpp"
 #include "rdmavideo/result.hpp"
 #include "rdmavideo/transport.hpp"
 
@@ -72,5 +73,14 @@ const char* reject_reason_name(int status);
 /// Whether a TCP listener answers at `peer` (a connect and a close: costs a receiver there
 /// one refused handshake).
 Result<void> reach_tcp_listener(const Endpoint& peer, std::chrono::milliseconds timeout);
+
+/// Whether RDMA devices import dma-bufs (GPU memory's first rung): each device, or only
+/// `device` when it is not empty, asked with a registration of fd -1 in a new protection
+/// domain. An error names a device that is not there or cannot be opened.
+struct DmabufImport {
+  std::string device;
+  gpu::DmabufProbe probe;
+};
+Result<std::vector<DmabufImport>> probe_dmabuf_import(const std::string& device = {});
 
 }  // namespace rdmavideo::probe

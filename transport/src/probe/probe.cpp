@@ -95,6 +95,11 @@ VerbsReach reach_verbs_receiver(const Endpoint&, uint32_t, milliseconds) {
   return r;
 }
 
+Result<std::vector<DmabufImport>> probe_dmabuf_import(const std::string&) {
+  return make_error(ErrorCode::unsupported,
+                    "this build has no RDMA verbs transport (rdma-core was not found when it was configured)");
+}
+
 #else
 
 bool have_rdma_devices() { return verbs::have_devices(); }
@@ -263,6 +268,31 @@ class Reach {
 VerbsReach reach_verbs_receiver(const Endpoint& peer, uint32_t credits_requested,
                                 milliseconds timeout) {
   return Reach(peer, credits_requested, timeout).run();
+}
+
+Result<std::vector<DmabufImport>> probe_dmabuf_import(const std::string& device) {
+  int count = 0;
+  verbs::UniqueDeviceList list(ibv_get_device_list(&count));
+  if (!list || count == 0) return make_error(ErrorCode::unsupported, "no RDMA device");
+  std::vector<DmabufImport> found;
+  for (int i = 0; i < count; ++i) {
+    const std::string name = ibv_get_device_name(list.get()[i]);
+    if (!device.empty() && name != device) continue;
+    ibv_context* context = ibv_open_device(list.get()[i]);
+    if (!context) return Unexpected(system_error(fmt::format("ibv_open_device({})", name), errno));
+    {
+      verbs::UniquePd pd(ibv_alloc_pd(context));
+      if (!pd) {
+        const int err = errno;
+        ibv_close_device(context);
+        return Unexpected(system_error(fmt::format("ibv_alloc_pd on {}", name), err));
+      }
+      found.push_back({name, verbs::probe_dmabuf(pd.get())});
+    }
+    ibv_close_device(context);
+  }
+  if (found.empty()) return make_error(ErrorCode::invalid_argument, "no RDMA device {}", device);
+  return found;
 }
 
 #endif

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <cerrno>
+#include <cstring>
+
+#include "rdmavideo/gpu_path.hpp"
+#include "rdmavideo/log.hpp"
+
+namespace rdmavideo::gpu {
+
+std::string_view to_string(Path path) {
+  switch (path) {
+    case Path::dmabuf: return "dmabuf";
+    case Path::peermem: return "peermem";
+    case Path::staged: return "staged";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(PathChoice choice) {
+  switch (choice) {
+    case PathChoice::automatic: return "auto";
+    case PathChoice::dmabuf: return "dmabuf";
+    case PathChoice::peermem: return "peermem";
+    case PathChoice::staged: return "staged";
+  }
+  return "unknown";
+}
+
+std::optional<PathChoice> parse_path_choice(std::string_view text) {
+  for (auto c : {PathChoice::automatic, PathChoice::dmabuf, PathChoice::peermem, PathChoice::staged}) {
+    if (text == to_string(c)) return c;
+  }
+  return std::nullopt;
+}
+
+std::string PathDecision::summary() const {
+  std::string s(to_string(path));
+  if (passed_over.empty()) return s;
+  s += " (";
+  for (size_t i = 0; i < passed_over.size(); ++i) s += (i ? "; " : "") + passed_over[i];
+  return s + ")";
+}
+
+namespace {
+
+// Why a rung cannot be used; empty when it can.
+std::string why_not_dmabuf(const PathFacts& f) {
+  if (!f.rdma) return "dmabuf: TCP copies through host memory";
+  if (!f.gpu_direct_rdma) return "dmabuf: the GPU does not support GPUDirect RDMA";
+  if (!f.gpu_exports_dmabuf) return "dmabuf: " + f.gpu_dmabuf_why;
+  if (!f.verbs_has_dmabuf) return "dmabuf: libibverbs has no ibv_reg_dmabuf_mr (rdma-core 34 or newer has)";
+  if (f.device_imports_dmabuf && !*f.device_imports_dmabuf) {
+    return fmt::format("dmabuf: {} cannot import dma-bufs ({})", f.rdma_device.empty() ? "the RDMA device" : f.rdma_device,
+                       f.dmabuf_probe_detail);
+  }
+  return {};
+}
+
+std::string why_not_peermem(const PathFacts& f) {
+  if (!f.rdma) return "peermem: TCP copies through host memory";
+  if (!f.gpu_direct_rdma) return "peermem: the GPU does not support GPUDirect RDMA";
+  if (!f.peermem_loaded) return "peermem: nvidia-peermem is not loaded (modprobe nvidia-peermem)";
+  return {};
+}
+
+}  // namespace
+
+Result<PathDecision> choose_path(PathChoice choice, const PathFacts& facts) {
+  PathDecision d;
+  const std::string dmabuf = why_not_dmabuf(facts);
+  const std::string peermem = why_not_peermem(facts);
+  switch (choice) {
+    case PathChoice::dmabuf:
+      if (!dmabuf.empty()) return make_error(ErrorCode::unsupported, "--gpu-path {}", dmabuf);
+      d.path = Path::dmabuf;
+      return d;
+    case PathChoice::peermem:
+      if (!peermem.empty()) return make_error(ErrorCode::unsupported, "--gpu-path {}", peermem);
+      d.path = Path::peermem;
+      return d;
+    case PathChoice::staged:
+      d.path = Path::staged;
+      d.passed_over.push_back("forced by --gpu-path staged");
+      return d;
+    case PathChoice::automatic: break;
+  }
+  if (dmabuf.empty()) {
+    d.path = Path::dmabuf;
+    return d;
+  }
+  if (!facts.rdma) {
+    d.path = Path::staged;
+    d.passed_over.push_back("TCP copies through host memory");
+    return d;
+  }
+  d.passed_over.push_back(dmabuf);
+  if (peermem.empty()) {
+    d.path = Path::peermem;
+    return d;
+  }
+  d.passed_over.push_back(peermem);
+  d.path = Path::staged;
+  return d;
+}
+
+bool peermem_loaded(const std::filesystem::path& sysfs) {
+  std::error_code ec;
+  return std::filesystem::exists(sysfs / "kernel/mm/memory_peers/nv_mem/version", ec) ||
+         std::filesystem::exists(sysfs / "module/nvidia_peermem", ec);
+}
+
+DmabufProbe judge_dmabuf_probe(bool have_call, int probe_errno) {
+  if (!have_call) return {false, "libibverbs has no ibv_reg_dmabuf_mr"};
+  const std::string detail = fmt::format("ibv_reg_dmabuf_mr(fd -1): {}", std::strerror(probe_errno));
+  // EOPNOTSUPP: the provider has no dma-buf import; EPROTONOSUPPORT comes from kernels
+  // whose uverbs lacks the method.
+  if (probe_errno == EOPNOTSUPP || probe_errno == EPROTONOSUPPORT || probe_errno == ENOSYS) {
+    return {false, detail};
+  }
+  return {true, detail};
+}
+
+}  // namespace rdmavideo::gpu

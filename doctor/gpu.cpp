@@ -1,182 +1,133 @@
 // SPDX-License-Identifier: Apache-2.0
 // check_gpu: GPU memory as a frame source or ring, all informational (skip or warn, never
-// fail: host memory works without any of it). The CUDA driver is loaded with dlopen, so the
-// doctor has no link-time CUDA dependency and starts on machines without a GPU.
-//
-// GPUDirect RDMA registers GPU memory either as a dma-buf (ibv_reg_dmabuf_mr, rdma-core 34+,
-// and a kernel and RDMA driver that import dma-bufs) or through nvidia-peermem (plain
-// ibv_reg_mr on a device pointer). Whether the driver imports a dma-buf can only be learnt
-// by registering a GPU buffer, which the doctor does not do.
+// fail: host memory works without any of it). It asks the library what the senders and
+// receivers would do: the CUDA driver as they load it (rdmavideo/cuda.hpp), each RDMA
+// device's dma-buf import as the verbs transport probes it, and the registration ladder's
+// decision (rdmavideo/gpu_path.hpp) for every RDMA device.
 #include <dlfcn.h>
 
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "checks.hpp"
+#include "rdmavideo/cuda.hpp"
+#include "rdmavideo/gpu_path.hpp"
+#include "rdmavideo/memory.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/probe.hpp"
 
 namespace rdmavideo::doctor {
 namespace {
 
-struct LibraryDeleter {
-  void operator()(void* handle) const noexcept {
-    if (dlclose(handle) != 0) {
-      try {
-        log().warn("dlclose failed: {}", dlerror());
-      } catch (...) {
-      }
-    }
-  }
-};
-using UniqueLibrary = std::unique_ptr<void, LibraryDeleter>;
-
-// RTLD_NODELETE: libcuda keeps threads and atexit handlers once initialised; closing the
-// handle must not unmap it.
-UniqueLibrary open_library(const char* name, std::string& error) {
-  UniqueLibrary library(dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE));
-  if (!library) {
-    const char* text = dlerror();
-    error = text ? text : "dlopen failed";
-  }
-  return library;
-}
-
-template <typename Fn>
-Fn symbol(void* library, const char* name) {
-  return reinterpret_cast<Fn>(dlsym(library, name));
-}
-
-// The driver API's types, as cuda.h declares them.
-using CUresult = int;
-using CUdevice = int;
-constexpr CUresult kCudaSuccess = 0;
-constexpr CUresult kCudaErrorNoDevice = 100;
-
-struct CudaFacts {
-  bool driver = false;  // libcuda.so.1 loaded
-  int driver_version = 0;
-  int devices = 0;
-  std::vector<std::string> names;
+struct GpuFacts {
+  std::shared_ptr<cuda::Driver> driver;
+  std::vector<cuda::DeviceFacts> devices;
+  bool verbs_has_dmabuf = false;
+  std::vector<probe::DmabufImport> imports;
+  bool peermem = false;
 };
 
-Check check_cuda(CudaFacts& facts) {
+Check check_cuda(GpuFacts& facts, nlohmann::json& json) {
   Check c{"cuda", "CUDA", Status::ok, "", "", {}};
-  std::string error;
-  UniqueLibrary cuda = open_library("libcuda.so.1", error);
-  if (!cuda) {
+  auto driver = cuda::Driver::load();
+  if (!driver) {
     c.status = Status::skip;
-    c.detail = fmt::format("no CUDA driver ({}); frames use host memory", error);
+    c.detail = driver.error().message() + "; frames use host memory";
+    json["cuda_error"] = driver.error().message();
     return c;
   }
-  facts.driver = true;
-  using InitFn = CUresult (*)(unsigned);
-  using CountFn = CUresult (*)(int*);
-  using VersionFn = CUresult (*)(int*);
-  using GetFn = CUresult (*)(CUdevice*, int);
-  using NameFn = CUresult (*)(char*, int, CUdevice);
-  using ErrorNameFn = CUresult (*)(CUresult, const char**);
-  auto cu_init = symbol<InitFn>(cuda.get(), "cuInit");
-  auto cu_count = symbol<CountFn>(cuda.get(), "cuDeviceGetCount");
-  auto cu_version = symbol<VersionFn>(cuda.get(), "cuDriverGetVersion");
-  auto cu_get = symbol<GetFn>(cuda.get(), "cuDeviceGet");
-  auto cu_name = symbol<NameFn>(cuda.get(), "cuDeviceGetName");
-  auto cu_error_name = symbol<ErrorNameFn>(cuda.get(), "cuGetErrorName");
-  if (!cu_init || !cu_count || !cu_version || !cu_get || !cu_name) {
-    c.status = Status::warn;
-    c.detail =
-        "libcuda.so.1 lacks cuInit/cuDeviceGetCount/cuDriverGetVersion: not an NVIDIA CUDA driver";
-    c.fix = "reinstall the NVIDIA driver (its libcuda.so.1)";
-    return c;
-  }
-  auto error_text = [&](CUresult rc) {
-    const char* text = nullptr;
-    if (cu_error_name && cu_error_name(rc, &text) == kCudaSuccess && text) {
-      return fmt::format("{} ({})", text, rc);
-    }
-    return fmt::format("CUresult {}", rc);
-  };
-  cu_version(&facts.driver_version);
-  const std::string version =
-      fmt::format("{}.{}", facts.driver_version / 1000, (facts.driver_version % 1000) / 10);
-  if (CUresult rc = cu_init(0); rc != kCudaSuccess) {
-    c.status = rc == kCudaErrorNoDevice ? Status::skip : Status::warn;
-    c.detail = fmt::format("CUDA driver {} found, but cuInit failed: {}", version, error_text(rc));
-    if (rc != kCudaErrorNoDevice) {
-      c.fix = "nvidia-smi shows whether the kernel driver and libcuda match and the GPU is visible";
-    }
-    return c;
-  }
-  if (CUresult rc = cu_count(&facts.devices); rc != kCudaSuccess) {
-    c.status = Status::warn;
-    c.detail = fmt::format("CUDA driver {}: cuDeviceGetCount failed: {}", version, error_text(rc));
-    c.fix = "nvidia-smi shows whether the GPU is visible";
-    return c;
-  }
-  for (int i = 0; i < facts.devices; ++i) {
-    CUdevice device = 0;
-    char name[256] = {};
-    if (cu_get(&device, i) == kCudaSuccess && cu_name(name, sizeof name, device) == kCudaSuccess) {
-      facts.names.emplace_back(name);
-    }
-  }
-  if (facts.devices == 0) {
+  facts.driver = *driver;
+  json["cuda_driver"] = facts.driver->library();
+  json["cuda_driver_version"] = facts.driver->version_text();
+  if (facts.driver->device_count() == 0) {
     c.status = Status::skip;
-    c.detail = fmt::format("CUDA driver {} found, no CUDA device", version);
+    c.detail = fmt::format("CUDA driver {} found, no CUDA device", facts.driver->version_text());
     return c;
   }
+  nlohmann::json devices = nlohmann::json::array();
   std::string names;
-  for (const auto& n : facts.names) names += (names.empty() ? "" : ", ") + n;
-  c.detail = fmt::format("CUDA driver {}, {} device{}: {}", version, facts.devices,
-                         facts.devices == 1 ? "" : "s", names);
+  for (int i = 0; i < facts.driver->device_count(); ++i) {
+    auto f = facts.driver->facts(i);
+    if (!f) {
+      c.status = Status::warn;
+      c.info.push_back(f.error().message());
+      continue;
+    }
+    names += (names.empty() ? "" : ", ") + f->name;
+    c.info.push_back(fmt::format(
+        "cuda:{} {} at {}: {} memory, compute {}.{}, dma-buf export {}, GPUDirect RDMA {}, RDMA writes {}",
+        i, f->name, f->pci_bus_id, memory::format_bytes(f->total_memory), f->compute_major,
+        f->compute_minor, f->dmabuf_supported ? "yes" : "no", f->gpudirect_rdma_supported ? "yes" : "no",
+        cuda::needs_rdma_flush(*f) ? "flushed before kernels read a slot" : "ordered (no flush)"));
+    devices.push_back({{"ordinal", i},
+                       {"name", f->name},
+                       {"pci_bus_id", f->pci_bus_id},
+                       {"total_memory", f->total_memory},
+                       {"dmabuf_supported", f->dmabuf_supported},
+                       {"gpudirect_rdma_supported", f->gpudirect_rdma_supported},
+                       {"rdma_writes_ordering", f->rdma_writes_ordering}});
+    facts.devices.push_back(std::move(*f));
+  }
+  json["cuda_devices"] = devices;
+  c.detail = fmt::format("CUDA driver {}, {} device{}: {}", facts.driver->version_text(),
+                         facts.driver->device_count(), facts.driver->device_count() == 1 ? "" : "s", names);
+  if (c.status == Status::warn) c.fix = "nvidia-smi shows whether every GPU is visible and healthy";
   return c;
 }
 
-Check check_dmabuf_verbs(const CudaFacts& cuda, bool& has_dmabuf) {
+Check check_dmabuf_verbs(GpuFacts& facts) {
   Check c{"dmabuf_verbs", "dma-buf (libibverbs)", Status::ok, "", "", {}};
-  std::string error;
-  UniqueLibrary verbs = open_library("libibverbs.so.1", error);
-  if (!verbs) {
-    c.status = Status::warn;
-    c.detail = fmt::format("cannot load libibverbs.so.1: {}", error);
-    c.fix = "install rdma-core's libibverbs1";
-    return c;
-  }
-  has_dmabuf = dlsym(verbs.get(), "ibv_reg_dmabuf_mr") != nullptr;
-  if (has_dmabuf) {
+  // Asked of the library as loaded, not of the headers this was built with.
+  std::unique_ptr<void, int (*)(void*)> verbs(dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD), dlclose);
+  facts.verbs_has_dmabuf = verbs && dlsym(verbs.get(), "ibv_reg_dmabuf_mr") != nullptr;
+  if (facts.verbs_has_dmabuf) {
     c.detail = "libibverbs has ibv_reg_dmabuf_mr: GPU memory can be registered as a dma-buf";
     return c;
   }
-  c.status = cuda.devices > 0 ? Status::warn : Status::skip;
+  c.status = facts.devices.empty() ? Status::skip : Status::warn;
   c.detail = "libibverbs has no ibv_reg_dmabuf_mr (rdma-core older than 34)";
-  if (cuda.devices > 0) c.fix = "upgrade rdma-core to 34 or newer, or load nvidia-peermem";
+  if (!facts.devices.empty()) c.fix = "upgrade rdma-core to 34 or newer, or load nvidia-peermem";
   return c;
 }
 
-Check check_dmabuf_driver(const CudaFacts& cuda, bool has_dmabuf) {
-  Check c{"dmabuf_driver", "dma-buf (RDMA driver)", Status::skip, "", "", {}};
-  if (cuda.devices == 0) {
-    c.detail =
-        "not testable without a GPU: whether the kernel and RDMA driver import GPU "
-        "dma-bufs shows only when one is registered";
-  } else if (!has_dmabuf) {
-    c.detail = "not testable: libibverbs has no ibv_reg_dmabuf_mr";
+Check check_dmabuf_driver(GpuFacts& facts, nlohmann::json& json) {
+  Check c{"dmabuf_driver", "dma-buf (RDMA driver)", Status::ok, "", "", {}};
+  auto imports = probe::probe_dmabuf_import();
+  if (!imports) {
+    c.status = Status::skip;
+    c.detail = fmt::format("not probed: {}", imports.error().message());
+    return c;
+  }
+  facts.imports = *imports;
+  std::vector<std::string> yes, no;
+  for (const auto& i : facts.imports) {
+    (i.probe.imports ? yes : no).push_back(i.device);
+    c.info.push_back(fmt::format("{}: {} ({})", i.device, i.probe.imports ? "imports dma-bufs" : "no dma-buf import",
+                                 i.probe.detail));
+    json["dmabuf_import"][i.device] = i.probe.imports;
+  }
+  if (no.empty()) {
+    c.detail = "every RDMA device imports dma-bufs";
+  } else if (yes.empty()) {
+    c.status = facts.devices.empty() ? Status::skip : Status::warn;
+    c.detail = fmt::format("no RDMA device here imports dma-bufs ({} asked)", no.size());
+    if (!facts.devices.empty()) c.fix = "a NIC driver with dma-buf import (mlx5 on Linux 5.12+), or nvidia-peermem";
   } else {
-    c.detail =
-        "not tried: the doctor does not allocate GPU memory; a failing ibv_reg_dmabuf_mr "
-        "(EOPNOTSUPP) means the kernel or RDMA driver lacks dma-buf import";
+    c.status = facts.devices.empty() ? Status::ok : Status::warn;
+    c.detail = fmt::format("{} of {} RDMA devices import dma-bufs", yes.size(), facts.imports.size());
+    if (!facts.devices.empty()) c.fix = "give GPU streams a device that imports dma-bufs (--rdma-device)";
   }
   return c;
 }
 
-Check check_peermem(const CudaFacts& cuda) {
+Check check_peermem(GpuFacts& facts) {
   Check c{"nvidia_peermem", "nvidia-peermem", Status::ok, "", "", {}};
-  std::error_code ec;
-  if (std::filesystem::exists("/sys/module/nvidia_peermem", ec)) {
+  facts.peermem = gpu::peermem_loaded();
+  if (facts.peermem) {
     c.detail = "module loaded: ibv_reg_mr takes CUDA device pointers";
     return c;
   }
-  if (cuda.devices == 0) {
+  if (facts.devices.empty()) {
     c.status = Status::skip;
     c.detail = "module not loaded (not needed without a GPU)";
     return c;
@@ -187,21 +138,60 @@ Check check_peermem(const CudaFacts& cuda) {
   return c;
 }
 
+// What `--memory cuda` would use on each RDMA device, for the first GPU.
+Check check_path(const GpuFacts& facts, nlohmann::json& json) {
+  Check c{"gpu_path", "GPU memory path", Status::ok, "", "", {}};
+  if (facts.devices.empty()) {
+    c.status = Status::skip;
+    c.detail = "no GPU: --memory cuda is not available here";
+    return c;
+  }
+  const cuda::DeviceFacts& gpu0 = facts.devices.front();
+  gpu::PathFacts f;
+  f.gpu_exports_dmabuf = gpu0.dmabuf_supported && facts.driver->has("cuMemGetHandleForAddressRange");
+  f.gpu_dmabuf_why = gpu0.dmabuf_supported ? "the CUDA driver has no cuMemGetHandleForAddressRange"
+                                           : "the GPU does not export dma-bufs";
+  f.gpu_direct_rdma = gpu0.gpudirect_rdma_supported;
+  f.verbs_has_dmabuf = facts.verbs_has_dmabuf;
+  f.peermem_loaded = facts.peermem;
+  f.rdma = false;
+  json["gpu_path"]["tcp"] = std::string(gpu::to_string(gpu::choose_path(gpu::PathChoice::automatic, f)->path));
+  bool staged_only = true;
+  for (const auto& i : facts.imports) {
+    f.rdma = true;
+    f.rdma_device = i.device;
+    f.device_imports_dmabuf = i.probe.imports;
+    f.dmabuf_probe_detail = i.probe.detail;
+    auto d = gpu::choose_path(gpu::PathChoice::automatic, f);
+    c.info.push_back(fmt::format("cuda:0 over {}: {}", i.device, d->summary()));
+    json["gpu_path"][i.device] = d->summary();
+    if (d->path != gpu::Path::staged) staged_only = false;
+  }
+  if (facts.imports.empty()) {
+    c.detail = "cuda:0 over TCP: staged through pinned host memory (no RDMA device)";
+    return c;
+  }
+  c.detail = staged_only ? "cuda:0 is staged through pinned host memory on every RDMA device"
+                         : "cuda:0 goes GPUDirect on at least one RDMA device";
+  if (staged_only) {
+    c.status = Status::warn;
+    c.fix = "load nvidia-peermem, or use a NIC whose driver imports dma-bufs, for GPUDirect RDMA";
+  }
+  return c;
+}
+
 }  // namespace
 
 Section check_gpu() {
-  Section s{"GPU memory (informational)", "gpu", {}, nullptr};
-  CudaFacts cuda;
-  bool has_dmabuf = false;
-  s.checks.push_back(check_cuda(cuda));
-  s.checks.push_back(check_dmabuf_verbs(cuda, has_dmabuf));
-  s.checks.push_back(check_dmabuf_driver(cuda, has_dmabuf));
-  s.checks.push_back(check_peermem(cuda));
-  s.facts = {{"cuda_driver", cuda.driver},
-             {"cuda_driver_version", cuda.driver_version},
-             {"cuda_devices", cuda.devices},
-             {"cuda_device_names", cuda.names},
-             {"ibv_reg_dmabuf_mr", has_dmabuf}};
+  Section s{"GPU memory (informational)", "gpu", {}, nlohmann::json::object()};
+  GpuFacts facts;
+  s.checks.push_back(check_cuda(facts, s.facts));
+  s.checks.push_back(check_dmabuf_verbs(facts));
+  s.checks.push_back(check_dmabuf_driver(facts, s.facts));
+  s.checks.push_back(check_peermem(facts));
+  s.checks.push_back(check_path(facts, s.facts));
+  s.facts["ibv_reg_dmabuf_mr"] = facts.verbs_has_dmabuf;
+  s.facts["nvidia_peermem"] = facts.peermem;
   return s;
 }
 

@@ -153,7 +153,7 @@ TEST(Doctor, JsonCarriesEveryCheckAndMatchesTheExitStatus) {
     EXPECT_TRUE(names.insert(c.at("name").get<std::string>()).second) << "duplicate " << c;
   }
   for (const char* name : {"rdma_devices", "memlock", "peer", "cuda", "dmabuf_verbs",
-                           "dmabuf_driver", "nvidia_peermem"}) {
+                           "dmabuf_driver", "nvidia_peermem", "gpu_path"}) {
     EXPECT_TRUE(names.count(name)) << name;
   }
   EXPECT_EQ(report.at("ok").get<bool>(), !any_failed);
@@ -246,6 +246,70 @@ std::optional<std::string> routable_ipv4(const json& report) {
     }
   }
   return std::nullopt;
+}
+
+// --- GPU, through the stand-in driver (tests/fakecuda) ---------------------------------------
+
+// The doctor finds libcuda.so.1 as the programs do, through the dynamic linker's path.
+class WithFakeCuda {
+ public:
+  WithFakeCuda() {
+    const char* old = std::getenv("LD_LIBRARY_PATH");
+    if (old) old_ = old;
+    const std::string dir = std::filesystem::path(RDMAVIDEO_FAKE_CUDA).parent_path().string();
+    setenv("LD_LIBRARY_PATH", (old_.empty() ? dir : dir + ":" + old_).c_str(), 1);
+  }
+  ~WithFakeCuda() {
+    if (old_.empty()) {
+      unsetenv("LD_LIBRARY_PATH");
+    } else {
+      setenv("LD_LIBRARY_PATH", old_.c_str(), 1);
+    }
+  }
+
+ private:
+  std::string old_;
+};
+
+TEST(DoctorGpu, ReportsTheGpuAndWhichPathEachRdmaDeviceWouldTake) {
+  WithFakeCuda fake;
+  const DoctorRun r = run_doctor({"--json"});
+  const json report = json::parse(r.out);
+  const json& gpu = report.at("gpu");
+  EXPECT_EQ(gpu.at("cuda_driver_version"), "13.0");
+  ASSERT_EQ(gpu.at("cuda_devices").size(), 1u) << gpu;
+  EXPECT_EQ(gpu.at("cuda_devices")[0].at("name"), "Fake GPU 0");
+  EXPECT_EQ(gpu.at("cuda_devices")[0].at("pci_bus_id"), "0000:41:00.0");
+  EXPECT_EQ(gpu.at("gpu_path").at("tcp"), "staged");
+  const json* cuda = find_check(report, "cuda");
+  ASSERT_TRUE(cuda);
+  EXPECT_EQ(cuda->at("status"), "ok");
+  EXPECT_EQ(cuda->at("detail"), "CUDA driver 13.0, 1 device: Fake GPU 0");
+  if (!host_has_rdma_devices()) return;
+  // In the Soft-RoCE lab: rxe imports no dma-buf, so the ladder says so and stages.
+  ASSERT_TRUE(gpu.contains("dmabuf_import")) << gpu;
+  for (const auto& [device, imports] : gpu.at("dmabuf_import").items()) {
+    EXPECT_FALSE(imports.get<bool>()) << device;
+    const std::string path = gpu.at("gpu_path").at(device);
+    EXPECT_TRUE(contains(path, "staged (dmabuf: " + device + " cannot import dma-bufs (ibv_reg_dmabuf_mr(fd -1): "))
+        << path;
+    EXPECT_TRUE(contains(path, "peermem: nvidia-peermem is not loaded")) << path;
+  }
+  const json* path = find_check(report, "gpu_path");
+  ASSERT_TRUE(path);
+  EXPECT_EQ(path->at("status"), "warn");
+  EXPECT_FALSE(path->at("fix").get<std::string>().empty());
+}
+
+TEST(DoctorGpu, WithoutADriverTheGpuChecksSkipAndSayWhy) {
+  const DoctorRun r = run_doctor({"--json"});
+  const json report = json::parse(r.out);
+  const json* cuda = find_check(report, "cuda");
+  ASSERT_TRUE(cuda);
+  if (cuda->at("status") == "ok") GTEST_SKIP() << "this machine has a CUDA driver and GPU";
+  EXPECT_EQ(cuda->at("status"), "skip");
+  EXPECT_TRUE(contains(cuda->at("detail"), "frames use host memory")) << *cuda;
+  EXPECT_EQ(find_check(report, "gpu_path")->at("detail"), "no GPU: --memory cuda is not available here");
 }
 
 TEST(DoctorWithRdma, PeerReachesAVerbsReceiverAndFailsWithAFixWhereNothingListens) {

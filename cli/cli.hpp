@@ -11,6 +11,9 @@
 #include <string>
 #include <string_view>
 
+#include "rdmavideo/gpu_path.hpp"
+#include "rdmavideo/memory.hpp"
+
 namespace rdmavideo::auth {
 class SharedKey;
 }
@@ -33,6 +36,17 @@ void add_key_option(CLI::App& app, std::string& path);
 /// too short, readable by others) is a usage error, printed on one line: the exit code.
 std::optional<int> load_key(const CLI::App& app, const std::string& path,
                             std::shared_ptr<const auth::SharedKey>& key);
+
+/// Adds --memory host|cuda[:N] (where frames live on this end) and --gpu-path
+/// auto|dmabuf|peermem|staged (how GPU memory meets the network) to `app`.
+struct MemoryOptions {
+  std::string memory = "host";
+  std::string gpu_path = "auto";
+};
+void add_memory_options(CLI::App& app, MemoryOptions& options, const std::string& what);
+/// Parses them; a bad value is a usage error, printed on one line: the exit code.
+std::optional<int> parse_memory_options(const CLI::App& app, const MemoryOptions& options,
+                                        memory::MemorySpec& memory, gpu::PathChoice& gpu_path);
 
 /// Set by SIGINT and SIGTERM. The handlers do not restart system calls, so a blocked call
 /// returns EINTR and the tool can finish cleanly. SIGPIPE is ignored (writes report EPIPE).

@@ -148,10 +148,7 @@ Check check_path(const GpuFacts& facts, nlohmann::json& json) {
   }
   const cuda::DeviceFacts& gpu0 = facts.devices.front();
   gpu::PathFacts f;
-  f.gpu_exports_dmabuf = gpu0.dmabuf_supported && facts.driver->has("cuMemGetHandleForAddressRange");
-  f.gpu_dmabuf_why = gpu0.dmabuf_supported ? "the CUDA driver has no cuMemGetHandleForAddressRange"
-                                           : "the GPU does not export dma-bufs";
-  f.gpu_direct_rdma = gpu0.gpudirect_rdma_supported;
+  gpu::add_gpu_facts(f, gpu0, *facts.driver);
   f.verbs_has_dmabuf = facts.verbs_has_dmabuf;
   f.peermem_loaded = facts.peermem;
   f.rdma = false;

@@ -37,15 +37,21 @@ class Source {
     return testsrc_ ? TestPattern::phase_count(format.layout.frame_bytes) : kInputBuffers;
   }
 
-  // Renders the pattern into the pool, once.
+  // Renders the pattern into the pool, once (uploaded, where the pool is GPU memory).
   Result<void> prepare(SenderSession& session, const proto::StreamStart& format) {
     format_ = format;
     if (!testsrc_) return {};
+    std::vector<std::byte> phase_frame(format.layout.frame_bytes);
     for (uint32_t phase = 0; phase < pool_buffers(format); ++phase) {
       auto buffer = session.acquire_buffer(phase);
       if (!buffer) return Unexpected(buffer.error());
-      TestPattern::render_phase(format, phase, buffer->bytes());
+      TestPattern::render_phase(format, phase, phase_frame);
+      if (auto ok = buffer->write(phase_frame); !ok) return ok;
     }
+    // The stamp is all that changes per frame: it is made here and written over the frame.
+    stamp_offset_ = std::min<size_t>(format.layout.planes[0].offset, format.layout.frame_bytes);
+    stamp_.resize(std::min(format.layout.frame_bytes - stamp_offset_,
+                           TestPattern::stamp_bytes(format.pixel_format)) + stamp_offset_);
     return {};
   }
 
@@ -59,17 +65,28 @@ class Source {
   // truncated frame.
   Result<bool> fill(FrameBuffer& buffer, uint64_t sequence) {
     if (testsrc_) {
-      TestPattern::stamp(format_, buffer.bytes(), sequence);
+      TestPattern::stamp(format_, stamp_, sequence);
+      auto ok = buffer.write(std::span(stamp_).subspan(stamp_offset_), stamp_offset_);
+      if (!ok) return Unexpected(ok.error());
       return true;
     }
+    // GPU buffers are filled from host memory: read into it, then upload.
+    const bool upload = buffer.kind() == memory::MemoryKind::cuda;
+    if (upload) staging_.resize(buffer.bytes().size());
+    const std::span<std::byte> target = upload ? std::span(staging_) : buffer.bytes();
+    Result<bool> filled = true;
     if (ffmpeg_) {
-      auto info = ffmpeg_->read_frame(buffer.bytes());
+      auto info = ffmpeg_->read_frame(target);
       if (!info) return Unexpected(info.error());
       if (!*info) return false;
       pts_ns_ = (*info)->pts_ns;
-      return true;
+    } else {
+      filled = read_stdin(target, sequence);
     }
-    return read_stdin(buffer.bytes(), sequence);
+    if (upload && filled && *filled) {
+      if (auto ok = buffer.write(target); !ok) return Unexpected(ok.error());
+    }
+    return filled;
   }
 
   // The input's presentation time of the frame fill() gave last, where it has one.
@@ -104,6 +121,9 @@ class Source {
   bool testsrc_;
   std::unique_ptr<av::Source> ffmpeg_;
   proto::StreamStart format_;
+  std::vector<std::byte> stamp_;    // testsrc: the frame's first bytes, up to the stamp's end
+  size_t stamp_offset_ = 0;         // where the stamp starts (plane 0)
+  std::vector<std::byte> staging_;  // a frame read for a GPU buffer
   std::optional<int64_t> pts_ns_;
 };
 
@@ -211,6 +231,8 @@ int run(Options o) {
   so.connect.stop = &g_stop;  // only SIGINT/SIGTERM stop a write; other signals do not
   so.policy = {o.realtime, o.checksum};
   so.interrupt = &g_stop;
+  so.memory = o.memory;
+  so.gpu_path = o.gpu_path;
   std::unique_ptr<SenderSession> session;
   if (auto opened = open_session(o, so, *format, source)) {
     session = std::move(*opened);
@@ -327,9 +349,11 @@ int run(Options o) {
     }
   }
   const auto stats = session ? run_stats() : earlier;
-  const stats::StreamFacts facts{session ? std::string(to_string(session->kind())) : "",
-                                 o.width, o.height, std::string(name(o.pix_fmt)),
-                                 to_string(o.rate), session ? session->peer() : ""};
+  stats::StreamFacts facts{session ? std::string(to_string(session->kind())) : "",
+                           o.width, o.height, std::string(name(o.pix_fmt)),
+                           to_string(o.rate), session ? session->peer() : ""};
+  facts.memory = memory::to_string(o.memory);
+  if (session) facts.gpu_path = session->gpu_path();
   log().info("[{}] sent {}{}", who, stats::summary_text(stats, facts),
              reconnects ? fmt::format(", over {} connections", reconnects + 1) : "");
   if (!o.stats_json.empty() && !stats::write_summary(o.stats_json, stats, facts)) {

@@ -46,8 +46,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
 
   std::string key_file;
   cli::add_key_option(app, key_file);
+  cli::MemoryOptions memory;
+  cli::add_memory_options(app, memory, "the frame buffers");
   if (auto code = cli::parse(app, argc, argv)) return code;
   if (auto code = cli::load_key(app, key_file, o.key)) return code;
+  if (auto code = cli::parse_memory_options(app, memory, o.memory, o.gpu_path)) return code;
   auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   if (!o.testsrc && o.input.empty()) return fail("no source: give --testsrc or -i -");
   if (!ffmpeg_input(o) && (!o.input_format.empty() || o.loop)) {

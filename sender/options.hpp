@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "rdmavideo/gpu_path.hpp"
+#include "rdmavideo/memory.hpp"
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/transport.hpp"
 
@@ -37,6 +39,8 @@ struct Options {
   bool quiet = false;
   bool reconnect = false;  // --reconnect: a lost connection is made again, with back-off
   std::shared_ptr<const auth::SharedKey> key;  // --key-file
+  memory::MemorySpec memory;                   // --memory: where the frame buffers live
+  gpu::PathChoice gpu_path = gpu::PathChoice::automatic;  // --gpu-path
 };
 
 /// An FFmpeg input (file, URL, device) rather than the test pattern or raw stdin.

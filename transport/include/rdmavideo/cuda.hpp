@@ -34,6 +34,9 @@ namespace rdmavideo::cuda {
 
 using DevicePtr = uint64_t;
 
+/// The device address a CUDA region's byte span starts at (rdmavideo/memory.hpp).
+inline DevicePtr address(const std::byte* at) { return reinterpret_cast<uintptr_t>(at); }
+
 namespace detail {
 struct Api;
 }
@@ -103,6 +106,9 @@ class Stream;
 /// One GPU, used through its primary context.
 class Device : public std::enable_shared_from_this<Device> {
  public:
+  /// The process's Device for `ordinal` on the shared driver (Driver::shared()), opened on
+  /// first use and kept: its primary context stays retained for the process's life.
+  static Result<std::shared_ptr<Device>> shared(int ordinal);
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;

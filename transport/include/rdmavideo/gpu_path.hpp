@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rdmavideo/cuda.hpp"
 #include "rdmavideo/result.hpp"
 
 namespace rdmavideo::gpu {
@@ -64,6 +65,10 @@ struct PathDecision {
   /// "dmabuf", or "staged (dmabuf: ...; peermem: ...)".
   std::string summary() const;
 };
+
+/// Fills in what the GPU side knows: the device's dma-buf export (attribute and driver entry
+/// point) and GPUDirect RDMA support.
+void add_gpu_facts(PathFacts& facts, const cuda::DeviceFacts& device, const cuda::Driver& driver);
 
 /// The rung to use, or, for a forced rung that cannot work, `unsupported` naming why.
 Result<PathDecision> choose_path(PathChoice choice, const PathFacts& facts);

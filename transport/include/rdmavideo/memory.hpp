@@ -11,9 +11,11 @@
 // this layer only allocates and frees.
 //
 // Kinds: `host` is ordinary pageable memory (the NIC pins what it registers); `pinned` is
-// page-locked (mlock) host memory, counted against RLIMIT_MEMLOCK, which a GPU can copy to
-// and from without staging. CUDA device memory joins as a third kind with the GPU work; code
-// that meets a kind it cannot handle says so (`unsupported`) rather than guessing.
+// page-locked (mlock) host memory, counted against RLIMIT_MEMLOCK; `cuda` is device memory
+// of one GPU (MemorySpec::device), allocated through the run-time loaded driver
+// (rdmavideo/cuda.hpp). A CUDA region's bytes() is a range of device addresses: it can be
+// registered and copied to and from (cuda_device()), never read or written by the CPU.
+// Code that meets a kind it cannot handle says so (`unsupported`) rather than guessing.
 //
 // Thread safety: a Region is immutable after allocate(); its bytes are the owner's to
 // synchronise.
@@ -30,37 +32,69 @@
 
 #include "rdmavideo/result.hpp"
 
+namespace rdmavideo::cuda {
+class Device;
+}
+
 namespace rdmavideo::memory {
 
 enum class MemoryKind : uint8_t {
   host,    ///< pageable host memory
   pinned,  ///< page-locked host memory
+  cuda,    ///< device memory of a GPU
 };
 std::string_view to_string(MemoryKind kind);
 std::optional<MemoryKind> parse_memory_kind(std::string_view text);
 
+/// Where frames live: a kind, and for `cuda` which GPU. Made from a kind alone (device 0).
+struct MemorySpec {
+  MemoryKind kind = MemoryKind::host;
+  int device = 0;
+  MemorySpec() = default;
+  MemorySpec(MemoryKind k, int d = 0) : kind(k), device(d) {}  // NOLINT: a kind is a spec
+  friend bool operator==(const MemorySpec&, const MemorySpec&) = default;
+};
+/// "host", "pinned", "cuda:0".
+std::string to_string(const MemorySpec& spec);
+/// "host", "pinned", "cuda" (device 0) or "cuda:N"; nullopt for anything else.
+std::optional<MemorySpec> parse_memory(std::string_view text);
+
 inline constexpr size_t kPageBytes = 4096;
+/// Slots and buffers in GPU memory start on 64 KiB (a GPU page, what GPUDirect maps).
+inline constexpr size_t kGpuPageBytes = 65536;
 inline constexpr size_t round_up(size_t value, size_t to) { return (value + to - 1) / to * to; }
 
 class Region {
  public:
-  /// `bytes` rounded up to whole pages, zero-filled. The error names the size and the cause
-  /// (for pinned memory, the memlock limit when that is what refused it).
-  static Result<std::shared_ptr<Region>> allocate(MemoryKind kind, size_t bytes);
+  /// `bytes` rounded up to whole pages (64 KiB GPU pages for cuda), zero-filled. The error
+  /// names the size and the cause (for pinned memory, the memlock limit when that is what
+  /// refused it; for cuda, the missing driver or device).
+  static Result<std::shared_ptr<Region>> allocate(MemorySpec spec, size_t bytes);
   ~Region();
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;
 
-  MemoryKind kind() const { return kind_; }
+  MemoryKind kind() const { return spec_.kind; }
+  const MemorySpec& spec() const { return spec_; }
   std::span<std::byte> bytes() const { return {data_, size_}; }
   size_t size() const { return size_; }
+  /// The GPU a cuda region lives on; null for host kinds.
+  const std::shared_ptr<cuda::Device>& cuda_device() const { return device_; }
 
  private:
-  Region(MemoryKind kind, std::byte* data, size_t size) : kind_(kind), data_(data), size_(size) {}
-  MemoryKind kind_;
+  Region(MemorySpec spec, std::byte* data, size_t size) : spec_(spec), data_(data), size_(size) {}
+  MemorySpec spec_;
   std::byte* data_;
   size_t size_;
+  std::shared_ptr<cuda::Device> device_;  // cuda: the GPU
+  std::shared_ptr<const void> device_memory_;  // cuda: frees the device memory
 };
+
+/// Writes host bytes `from` into `region` at `offset`: a memcpy for host kinds, an upload
+/// for a GPU. The same code fills a frame wherever it lives.
+Result<void> write(const Region& region, size_t offset, std::span<const std::byte> from);
+/// Reads `to.size()` bytes of `region` at `offset` into host memory.
+Result<void> read(const Region& region, size_t offset, std::span<std::byte> to);
 
 /// A limit on the memory a receiver holds for its peers (`--max-memory`): rings, and what a
 /// stream's sink keeps beside them. Every holder reserves before it allocates and keeps the

@@ -31,6 +31,7 @@
 #include <optional>
 #include <span>
 
+#include "rdmavideo/gpu_path.hpp"
 #include "rdmavideo/memory.hpp"
 #include "rdmavideo/stats.hpp"
 #include "rdmavideo/transport.hpp"
@@ -56,6 +57,11 @@ class FrameBuffer {
   std::span<std::byte> bytes() const { return bytes_; }
   uint32_t index() const { return index_; }
   memory::MemoryKind kind() const { return kind_; }
+  /// Copies host bytes into the buffer at `offset`: a memcpy, or an upload where the buffer
+  /// is GPU memory, so a front end fills a buffer the same way wherever it lives.
+  Result<void> write(std::span<const std::byte> from, size_t offset = 0) const;
+  /// Copies the buffer's bytes at `offset` into host memory.
+  Result<void> read(std::span<std::byte> to, size_t offset = 0) const;
 
  private:
   friend class SenderSession;
@@ -80,7 +86,10 @@ struct SenderSessionOptions {
   TransportKind transport = TransportKind::automatic;
   ConnectOptions connect;
   SendPolicy policy;
-  memory::MemoryKind memory = memory::MemoryKind::host;  ///< what the pool is allocated in
+  /// What the pool is allocated in. For GPU memory the connection checks the device at
+  /// connect() and sends from it by the ladder's rung (`gpu_path`).
+  memory::MemorySpec memory = memory::MemoryKind::host;
+  gpu::PathChoice gpu_path = gpu::PathChoice::automatic;
   /// When set and it becomes true, a wait for a credit or a pace ends with `interrupted`
   /// (the frame is not sent, and a FrameBuffer stays with the caller).
   const std::atomic<bool>* interrupt = nullptr;
@@ -151,6 +160,9 @@ class SenderSession {
   std::optional<Error> failure() const;
   /// A copy of the counters.
   stats::TransferStats stats() const;
+  /// For a pool in GPU memory, the ladder's decision (made at start_stream()), with the
+  /// reason for each rung passed over; empty for host memory.
+  std::string gpu_path() const;
 
  private:
   struct Impl;

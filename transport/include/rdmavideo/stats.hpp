@@ -56,6 +56,9 @@ struct TransferStats {
   uint64_t bytes = 0;   ///< payload bytes moved
   uint64_t dropped = 0;
   uint64_t checksum_failures = 0;  ///< checksum or pattern mismatches (receiver --verify)
+  /// Copies of whole frames between GPU memory and host memory (staging, a download to
+  /// verify or record): what GPUDirect saves.
+  uint64_t gpu_copies = 0;
   LatencyHistogram latency;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point end{};  ///< set by finish()
@@ -79,6 +82,8 @@ struct StreamFacts {
   std::string pix_fmt;
   std::string frame_rate;
   std::string peer;
+  std::string memory = "host";  ///< where the frames live on this end: "host", "cuda:0"
+  std::string gpu_path = {};    ///< for GPU memory: the ladder's decision, with its reasons
 };
 
 /// The summary's keys for one transfer: counters, rates, latency, `cpu_seconds` (given, for

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 
 #include "cuda/api.hpp"
@@ -233,6 +234,19 @@ Result<std::shared_ptr<Device>> Driver::open(int ordinal) {
 }
 
 // Device
+
+Result<std::shared_ptr<Device>> Device::shared(int ordinal) {
+  static std::mutex mu;
+  static std::map<int, std::shared_ptr<Device>> opened;
+  auto driver = Driver::shared();
+  if (!driver) return Unexpected(driver.error());
+  std::lock_guard lock(mu);
+  if (auto it = opened.find(ordinal); it != opened.end()) return it->second;
+  auto device = (*driver)->open(ordinal);
+  if (!device) return Unexpected(device.error());
+  opened[ordinal] = *device;
+  return *device;
+}
 
 Device::~Device() { driver_->api().cuDevicePrimaryCtxRelease(handle_); }
 

@@ -65,6 +65,16 @@ std::string why_not_peermem(const PathFacts& f) {
 
 }  // namespace
 
+void add_gpu_facts(PathFacts& facts, const cuda::DeviceFacts& device, const cuda::Driver& driver) {
+  facts.gpu_direct_rdma = device.gpudirect_rdma_supported;
+  facts.gpu_exports_dmabuf = device.dmabuf_supported && driver.has("cuMemGetHandleForAddressRange");
+  if (!device.dmabuf_supported) {
+    facts.gpu_dmabuf_why = fmt::format("cuda:{} does not export dma-bufs", device.ordinal);
+  } else if (!facts.gpu_exports_dmabuf) {
+    facts.gpu_dmabuf_why = fmt::format("CUDA driver {} has no cuMemGetHandleForAddressRange", driver.version_text());
+  }
+}
+
 Result<PathDecision> choose_path(PathChoice choice, const PathFacts& facts) {
   PathDecision d;
   const std::string dmabuf = why_not_dmabuf(facts);

@@ -17,6 +17,8 @@
 #include <string>
 
 #include "auth/handshake.hpp"
+#include "rdmavideo/cuda.hpp"
+#include "rdmavideo/gpu_path.hpp"
 #include "rdmavideo/ring.hpp"
 #include "rdmavideo/transport.hpp"
 
@@ -49,6 +51,17 @@ class SenderConnection {
   virtual bool registered(std::span<const std::byte> frame) const = 0;
   /// Drops the registration of `memory` (no frame may be in flight from it).
   virtual void forget_memory(std::span<const std::byte> memory) = 0;
+  /// What this connection tells the GPU ladder (rdmavideo/gpu_path.hpp): TCP, which stages;
+  /// verbs fills in its device's dma-buf import and nvidia-peermem.
+  virtual gpu::PathFacts gpu_facts() { return {}; }
+  /// Registers GPU memory for frames to be sent straight from it, by the ladder's `path`
+  /// (dmabuf or peermem); as register_memory() otherwise. TCP cannot.
+  virtual Result<void> register_gpu_memory(std::span<const std::byte> memory, std::shared_ptr<const void> owner,
+                                           gpu::Path path, const cuda::Device& device) {
+    (void)memory, (void)owner, (void)device;
+    return make_error(ErrorCode::unsupported, "{} cannot send from GPU memory by {}", to_string(kind()),
+                      gpu::to_string(path));
+  }
 
   /// Writes one frame of exactly the stream's frame_bytes into the credit's slot. The bytes
   /// may still be read after this returns (verbs: the NIC reads them): in_flight() says so.

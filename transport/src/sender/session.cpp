@@ -8,6 +8,7 @@
 #include <thread>
 #include <variant>
 
+#include "cuda/stager.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/test_pattern.hpp"
 #include "sender/connection.hpp"
@@ -40,6 +41,7 @@ class BufferPool {
 
   uint32_t count() const { return static_cast<uint32_t>(states_.size()); }
   const std::shared_ptr<memory::Region>& region() const { return region_; }
+  size_t offset(uint32_t index) const { return index * stride_; }
   std::span<std::byte> buffer(uint32_t index) const {
     return region_->bytes().subspan(index * stride_, frame_bytes_);
   }
@@ -93,6 +95,24 @@ FrameBuffer& FrameBuffer::operator=(FrameBuffer&& other) noexcept {
 
 FrameBuffer::~FrameBuffer() { reset(); }
 
+Result<void> FrameBuffer::write(std::span<const std::byte> from, size_t offset) const {
+  if (!pool_) return make_error(ErrorCode::invalid_argument, "write into an empty FrameBuffer");
+  if (offset > bytes_.size() || from.size() > bytes_.size() - offset) {
+    return make_error(ErrorCode::invalid_argument, "write of {} bytes at {} into a frame of {}", from.size(),
+                      offset, bytes_.size());
+  }
+  return memory::write(*pool_->region(), pool_->offset(index_) + offset, from);
+}
+
+Result<void> FrameBuffer::read(std::span<std::byte> to, size_t offset) const {
+  if (!pool_) return make_error(ErrorCode::invalid_argument, "read from an empty FrameBuffer");
+  if (offset > bytes_.size() || to.size() > bytes_.size() - offset) {
+    return make_error(ErrorCode::invalid_argument, "read of {} bytes at {} from a frame of {}", to.size(),
+                      offset, bytes_.size());
+  }
+  return memory::read(*pool_->region(), pool_->offset(index_) + offset, to);
+}
+
 void FrameBuffer::reset() noexcept {
   if (pool_) pool_->set(index_, detail::BufferPool::State::free);
   pool_.reset();
@@ -106,6 +126,7 @@ struct SenderSession::Impl {
     std::shared_ptr<detail::BufferPool> pool;  // a pool buffer: back to free when done
     uint32_t index = 0;
     std::shared_ptr<const void> keep;          // an external frame's owner
+    bool staged = false;                       // a pinned slot of the stager
   };
 
   SenderSessionOptions options;
@@ -114,6 +135,9 @@ struct SenderSession::Impl {
 
   mutable std::mutex mu;  // the connection and everything below
   std::shared_ptr<detail::BufferPool> pool;
+  std::shared_ptr<cuda::Device> gpu;         // the pool's GPU, for GPU memory
+  std::optional<gpu::PathDecision> gpu_path;  // how GPU frames go out (start_stream)
+  std::unique_ptr<gpu::Stager> stager;        // gpu_path staged: the pinned slots
   std::deque<InFlight> in_flight;  // oldest first
   uint32_t external_in_flight = 0;
   std::optional<proto::StreamStart> format;
@@ -150,7 +174,7 @@ struct SenderSession::Impl {
   void retire_front() {
     InFlight& f = in_flight.front();
     if (f.pool) f.pool->set(f.index, detail::BufferPool::State::free);
-    if (!f.pool) --external_in_flight;
+    if (!f.pool && !f.staged) --external_in_flight;
     in_flight.pop_front();
   }
   // Waits for the oldest frame's transfer, then retires it.
@@ -208,8 +232,53 @@ struct SenderSession::Impl {
     }
   }
 
-  // Sends `frame` (in memory the connection can send from) with a credit the policy gave.
-  Result<Outcome> send(std::span<const std::byte> frame, const FrameMeta& meta) {
+  // Decides how frames in GPU memory go out, and prepares it: registered for sending
+  // straight from the GPU (dmabuf, peermem), or pinned slots to stage them through.
+  Result<void> register_gpu_pool(const std::shared_ptr<memory::Region>& region, size_t frame_bytes) {
+    gpu::PathFacts facts = connection->gpu_facts();
+    gpu::add_gpu_facts(facts, gpu->facts(), gpu->driver());
+    auto decision = gpu::choose_path(options.gpu_path, facts);
+    if (!decision) return Unexpected(decision.error().context(who));
+    if (decision->path != gpu::Path::staged) {
+      auto ok = connection->register_gpu_memory(region->bytes(), region, decision->path, *gpu);
+      if (!ok && options.gpu_path != gpu::PathChoice::automatic) return Unexpected(ok.error().context(who));
+      if (!ok) {
+        // A rung the facts allowed that failed to register: say so, and stage.
+        decision->passed_over.push_back(fmt::format("{}: {}", gpu::to_string(decision->path), ok.error().message()));
+        decision->path = gpu::Path::staged;
+      }
+    }
+    if (decision->path == gpu::Path::staged) {
+      auto slots = gpu::Stager::create(gpu, frame_bytes);
+      if (!slots) return Unexpected(slots.error().context(who));
+      if (auto ok = connection->register_memory((*slots)->all(), (*slots)->keep()); !ok) return ok;
+      stager = std::move(*slots);
+    }
+    log().info("[{}] frames from {}: {}", who, gpu->describe(), decision->summary());
+    std::lock_guard lock(state_mu);
+    gpu_path = std::move(*decision);
+    return {};
+  }
+
+  // Copies a GPU frame into the next pinned slot, once no transfer reads that slot; `frame`
+  // becomes the slot's copy.
+  Result<void> stage(std::span<const std::byte>& frame) {
+    const uint32_t slot = stager->next();
+    const std::byte* at = stager->slot(slot).data();
+    while (std::any_of(in_flight.begin(), in_flight.end(), [&](const InFlight& f) { return f.frame.data() == at; })) {
+      if (auto ok = retire_oldest(); !ok) return ok;
+    }
+    auto copy = stager->download(slot, cuda::address(frame.data()), frame.size());
+    if (!copy) return Unexpected(copy.error().context(who));
+    frame = *copy;
+    std::lock_guard lock(state_mu);
+    ++counters.gpu_copies;
+    return {};
+  }
+
+  // Sends `frame` (in memory the connection can send from) with a credit the policy gave; a
+  // frame in GPU memory that is staged goes out from a pinned slot, and `frame` becomes it.
+  Result<Outcome> send(std::span<const std::byte>& frame, const FrameMeta& meta, bool staged = false) {
     last_activity = Clock::now();
     if (ended) return Outcome::receiver_ended;
     if (!counting) {
@@ -229,6 +298,9 @@ struct SenderSession::Impl {
       }
       if (*outcome == Outcome::receiver_ended) note_receiver_ended();
       return *outcome;
+    }
+    if (staged) {
+      if (auto ok = stage(frame); !ok) return fail(ok.error());
     }
     proto::FrameWritten info;
     info.sequence = meta.sequence;
@@ -267,6 +339,7 @@ struct SenderSession::Impl {
     }
     auto ok = connection->end_stream({snapshot.frames, snapshot.dropped});
     pool.reset();
+    stager.reset();
     if (!ok) return ok;
     return retired;
   }
@@ -288,6 +361,12 @@ SenderSession::~SenderSession() {
 Result<std::unique_ptr<SenderSession>> SenderSession::connect(SenderSessionOptions options) {
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
+  if (impl->options.memory.kind == memory::MemoryKind::cuda) {
+    // Before connecting: a machine without the GPU should not cost the receiver a stream.
+    auto device = cuda::Device::shared(impl->options.memory.device);
+    if (!device) return Unexpected(device.error().context(fmt::format("--memory {}", to_string(impl->options.memory))));
+    impl->gpu = *device;
+  }
   auto connection = sender::connect(impl->options.transport, impl->options.connect);
   if (!connection) return Unexpected(connection.error());
   impl->connection = std::move(*connection);
@@ -321,12 +400,17 @@ Result<proto::RingInfo> SenderSession::start_stream(const proto::StreamStart& fo
   const size_t frame_bytes = format.layout.frame_bytes;
   if (!s.pool || s.pool->count() != pool_buffers || !s.format ||
       s.format->layout.frame_bytes != format.layout.frame_bytes) {
-    if (s.pool) s.connection->forget_memory(s.pool->region()->bytes());
+    if (s.pool && !s.stager) s.connection->forget_memory(s.pool->region()->bytes());
+    if (s.stager) s.connection->forget_memory(s.stager->all());
     s.pool.reset();  // buffers still lent keep their memory; they can no longer be sent
-    const size_t stride = memory::round_up(frame_bytes, memory::kPageBytes);
+    s.stager.reset();
+    const bool gpu = s.options.memory.kind == memory::MemoryKind::cuda;
+    const size_t stride = memory::round_up(frame_bytes, gpu ? memory::kGpuPageBytes : memory::kPageBytes);
     auto region = memory::Region::allocate(s.options.memory, stride * pool_buffers);
     if (!region) return Unexpected(region.error().context(s.who));
-    if (auto ok = s.connection->register_memory((*region)->bytes(), *region); !ok) {
+    if (gpu) {
+      if (auto ok = s.register_gpu_pool(*region, frame_bytes); !ok) return s.fail(ok.error());
+    } else if (auto ok = s.connection->register_memory((*region)->bytes(), *region); !ok) {
       return s.fail(ok.error());
     }
     s.pool = std::make_shared<detail::BufferPool>(std::move(*region), pool_buffers, frame_bytes,
@@ -370,10 +454,17 @@ Result<SenderSession::Outcome> SenderSession::submit(FrameBuffer& buffer, const 
     return make_error(ErrorCode::invalid_argument,
                       "{}: submit of a buffer that is not from the current stream's pool", s.who);
   }
-  auto outcome = s.send(buffer.bytes(), meta);
+  std::span<const std::byte> frame = buffer.bytes();
+  const bool staged = s.stager != nullptr;
+  auto outcome = s.send(frame, meta, staged);
   if (!outcome) return outcome;
   if (*outcome == Outcome::interrupted) return outcome;
-  if (*outcome == Outcome::sent) {
+  if (*outcome == Outcome::sent && staged) {
+    // The GPU buffer was copied out: it is free again, and the slot is what is in flight.
+    s.in_flight.push_back({frame, nullptr, 0, nullptr, true});
+    buffer.reset();
+    s.retire_done();
+  } else if (*outcome == Outcome::sent) {
     // The pool takes the buffer back once no transfer reads it.
     s.pool->set(buffer.index_, detail::BufferPool::State::in_flight);
     s.in_flight.push_back({buffer.bytes(), s.pool, buffer.index_, nullptr});
@@ -460,6 +551,11 @@ std::optional<Error> SenderSession::failure() const {
 stats::TransferStats SenderSession::stats() const {
   std::lock_guard lock(impl_->state_mu);
   return impl_->counters;
+}
+
+std::string SenderSession::gpu_path() const {
+  std::lock_guard lock(impl_->state_mu);
+  return impl_->gpu_path ? impl_->gpu_path->summary() : std::string();
 }
 
 }  // namespace rdmavideo

@@ -87,6 +87,7 @@ void TransferStats::add(const TransferStats& other) {
   bytes += other.bytes;
   dropped += other.dropped;
   checksum_failures += other.checksum_failures;
+  gpu_copies += other.gpu_copies;
   latency.merge(other.latency);
 }
 
@@ -109,7 +110,7 @@ nlohmann::json summary_json(const TransferStats& s, const StreamFacts& facts,
   const double secs = s.seconds();
   const double cpu = cpu_seconds.value_or(s.cpu_seconds());
   auto ms = [](uint64_t ns) { return static_cast<double>(ns) / 1e6; };
-  return nlohmann::json{
+  nlohmann::json j{
       {"frames", s.frames},
       {"bytes", s.bytes},
       {"seconds", secs},
@@ -129,7 +130,14 @@ nlohmann::json summary_json(const TransferStats& s, const StreamFacts& facts,
       {"pix_fmt", facts.pix_fmt},
       {"frame_rate", facts.frame_rate},
       {"peer", facts.peer},
+      {"memory", facts.memory},
   };
+  if (!facts.gpu_path.empty()) {
+    j["gpu_path"] = facts.gpu_path;
+    j["gpu_copies"] = s.gpu_copies;
+    j["gpu_copies_per_frame"] = s.frames ? static_cast<double>(s.gpu_copies) / static_cast<double>(s.frames) : 0.0;
+  }
+  return j;
 }
 
 bool write_json(const std::string& path, const nlohmann::json& summary) {
@@ -152,13 +160,17 @@ std::string summary_text(const TransferStats& s, const StreamFacts& facts,
                          std::optional<double> cpu_seconds) {
   const double secs = s.seconds();
   const double cpu = cpu_seconds.value_or(s.cpu_seconds());
-  return fmt::format(
+  std::string text = fmt::format(
       "{} frames {}x{} {} over {} in {:.2f} s: {:.1f} fps, {:.3f} GB/s, dropped {}, "
       "checksum failures {}, latency p50 {:.2f} ms p99 {:.2f} ms max {:.2f} ms, cpu {:.2f} s",
       s.frames, facts.width, facts.height, facts.pix_fmt, facts.transport, secs,
       secs > 0 ? s.frames / secs : 0.0, secs > 0 ? s.bytes / secs / 1e9 : 0.0, s.dropped,
       s.checksum_failures, s.latency.percentile_ns(0.5) / 1e6, s.latency.percentile_ns(0.99) / 1e6,
       s.latency.max_ns() / 1e6, cpu);
+  if (!facts.gpu_path.empty()) {
+    text += fmt::format(", {} {}, {} GPU copies", facts.memory, facts.gpu_path, s.gpu_copies);
+  }
+  return text;
 }
 
 StatusLine::StatusLine(std::string prefix, bool enabled)

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "rdmavideo/gpu_path.hpp"
+#include "rdmavideo/memory.hpp"
 #include "rdmavideo/transport.hpp"
 
 namespace rdmavideo::receiver {
@@ -31,6 +33,8 @@ struct Options {
   bool quiet = false;
   bool display = false;  // show the stream in an SDL2 window
   std::shared_ptr<const auth::SharedKey> key;  // --key-file
+  memory::MemorySpec memory;                   // --memory: where frames are received into
+  gpu::PathChoice gpu_path = gpu::PathChoice::automatic;  // --gpu-path
 };
 
 /// Parses the command line. Returns the exit code when the program should stop now.

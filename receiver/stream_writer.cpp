@@ -127,6 +127,16 @@ Result<void> StreamWriter::open_output(const FrameLease& first) {
 }
 
 void StreamWriter::handle(FrameLease& frame) {
+  if (frame.memory_kind() == memory::MemoryKind::cuda) {
+    // Verifying, writing and showing read frames with the CPU: a download first.
+    auto host = std::move(frame).to_host();
+    if (!host) {
+      std::lock_guard lock(mu_);
+      if (!error_) error_ = host.error().context(who_);
+      return;
+    }
+    frame = std::move(*host);
+  }
   const auto& format = frame.format();
   if (options_.verify) {
     if (verifier_format_ != &format) {  // a new ring epoch: its format may differ

@@ -15,8 +15,11 @@ std::string label(const StreamReport& r) {
 
 stats::StreamFacts facts_of(const StreamReport& r) {
   const auto& f = r.format;
-  return {std::string(to_string(r.info.transport)), f.width, f.height,
-          std::string(name(f.pixel_format)), to_string(f.frame_rate), r.info.peer};
+  stats::StreamFacts facts{std::string(to_string(r.info.transport)), f.width, f.height,
+                           std::string(name(f.pixel_format)), to_string(f.frame_rate), r.info.peer};
+  facts.memory = r.memory;
+  facts.gpu_path = r.gpu_path;
+  return facts;
 }
 
 std::string_view state_name(StreamReport::State state) {

@@ -35,10 +35,12 @@ class FrameLease {
   FrameLease() = default;
   FrameLease(std::shared_ptr<detail::SlotOwner> owner, std::shared_ptr<const void> memory,
              std::shared_ptr<const proto::StreamStart> format, memory::MemoryKind kind,
-             std::span<std::byte> data, const proto::FrameWritten& info, uint64_t latency_ns)
+             std::span<std::byte> data, const proto::FrameWritten& info, uint64_t latency_ns,
+             std::shared_ptr<const memory::Region> gpu_region = nullptr)
       : owner_(std::move(owner)),
         memory_(std::move(memory)),
         format_(std::move(format)),
+        gpu_region_(std::move(gpu_region)),
         data_(data),
         info_(info),
         latency_ns_(latency_ns),
@@ -50,6 +52,7 @@ class FrameLease {
       owner_ = std::move(other.owner_);
       memory_ = std::move(other.memory_);
       format_ = std::move(other.format_);
+      gpu_region_ = std::move(other.gpu_region_);
       data_ = std::exchange(other.data_, {});
       info_ = other.info_;
       latency_ns_ = other.latency_ns_;
@@ -68,7 +71,13 @@ class FrameLease {
   const proto::FrameWritten& info() const { return info_; }
   const proto::StreamStart& format() const { return *format_; }
   const std::shared_ptr<const proto::StreamStart>& shared_format() const { return format_; }
+  /// Where data() is: host memory the CPU reads, or a GPU's (device addresses; read it with
+  /// to_host(), or hand it to CUDA).
   memory::MemoryKind memory_kind() const { return kind_; }
+  /// The frame in host memory: this lease itself where it is there already; for a frame in
+  /// GPU memory, a download into new host memory the returned lease owns (the slot stays
+  /// held until that lease is let go). This lease is empty afterwards.
+  Result<FrameLease> to_host() &&;
   /// Arrival minus FrameWritten.sent_ns (meaningful between same-clock hosts only); 0 when
   /// the sender's clock is ahead.
   uint64_t latency_ns() const { return latency_ns_; }
@@ -79,6 +88,7 @@ class FrameLease {
     owner_.reset();
     memory_.reset();
     format_.reset();
+    gpu_region_.reset();
     data_ = {};
   }
 
@@ -86,6 +96,7 @@ class FrameLease {
   std::shared_ptr<detail::SlotOwner> owner_;
   std::shared_ptr<const void> memory_;  // the ring's memory and registration
   std::shared_ptr<const proto::StreamStart> format_;
+  std::shared_ptr<const memory::Region> gpu_region_;  // GPU memory: the region data_ is in
   std::span<std::byte> data_;
   proto::FrameWritten info_{};
   uint64_t latency_ns_ = 0;

@@ -104,6 +104,8 @@ struct StreamReport {
   std::optional<StreamEnd> end;  ///< once ended or failed
   uint32_t ring_slots = 0;       ///< slots of the current ring
   uint32_t slots_filled = 0;     ///< of them, holding frames the sink has not let go
+  std::string memory = "host";   ///< where frames are handed to the sink: "host", "cuda:0"
+  std::string gpu_path;          ///< GPU memory: how frames get there, with the reasons
 };
 
 /// Streams that ended long ago, folded together: the service keeps the reports of every
@@ -118,7 +120,9 @@ struct FoldedStreams {
 struct ReceiverServiceOptions {
   TransportKind transport = TransportKind::automatic;
   ListenOptions listen;
-  memory::MemoryKind memory = memory::MemoryKind::host;  ///< what rings are allocated in
+  /// Where frames are handed to sinks: host memory, or GPU memory (FrameLease::memory_kind()
+  /// says which; FrameLease::to_host() brings one back for a sink that needs the CPU).
+  memory::MemorySpec memory = memory::MemoryKind::host;
   uint32_t max_streams = 1;  ///< streams served at once; one more is refused as busy
   /// Streams admitted over the service's life before it refuses all others; 0: no limit.
   uint64_t stream_limit = 0;

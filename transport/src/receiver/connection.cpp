@@ -2,6 +2,7 @@
 #include "receiver/connection.hpp"
 
 #include "proto/checks.hpp"
+#include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/text.hpp"
 
@@ -26,6 +27,8 @@ Clock::time_point payload_deadline(uint32_t bytes, milliseconds peer_timeout) {
 struct ReceiverConnection::Ring {
   std::shared_ptr<const void> reservation;  // of the budget, given back after the memory
   std::shared_ptr<memory::Region> memory;
+  // --memory cuda, staged: the GPU ring each frame is uploaded into, slot for slot.
+  std::shared_ptr<memory::Region> gpu;
   RingAccess access;
   std::shared_ptr<const proto::StreamStart> format;
   uint64_t stride = 0;  // bytes between slot starts
@@ -244,17 +247,21 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
   }
   last_epoch_ = m.ring_epoch;
   auto format = std::make_shared<const proto::StreamStart>(m);
-  const uint64_t stride = memory::round_up(m.layout.frame_bytes, memory::kPageBytes);
+  const bool gpu = config_.memory.kind == memory::MemoryKind::cuda;
+  const uint64_t stride =
+      memory::round_up(m.layout.frame_bytes, gpu ? memory::kGpuPageBytes : memory::kPageBytes);
   const uint64_t ring_bytes = stride * config_.ring_size;
   // A format change lets the old ring go before the new one is reserved and mapped: it is
   // freed now unless the sink still holds frames of it, and counted until then.
   ring_.reset();
   auto ring = std::make_shared<Ring>();
   if (config_.budget) {
+    // A GPU ring counts as much again: the host ring it is staged through, and itself.
     auto reservation = config_.budget->reserve(
-        ring_bytes, fmt::format("StreamStart {}x{} {}: a ring of {} slots of {}", m.width,
-                                m.height, name(m.pixel_format), config_.ring_size,
-                                memory::format_bytes(stride)));
+        gpu ? 2 * ring_bytes : ring_bytes,
+        fmt::format("StreamStart {}x{} {}: a ring of {} slots of {}{}", m.width, m.height,
+                    name(m.pixel_format), config_.ring_size, memory::format_bytes(stride),
+                    gpu ? fmt::format(" in {} and its host staging ring", to_string(config_.memory)) : ""));
     if (!reservation) return Unexpected(reservation.error());
     ring->reservation = std::move(*reservation);
   }
@@ -272,9 +279,14 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     // A peer's text is escaped wherever it is printed (rdmavideo/text.hpp).
     if (!m.name.empty()) who_ = fmt::format("recv {} \"{}\"", peer_, printable(m.name));
   }
-  auto region = memory::Region::allocate(config_.memory, ring_bytes);
+  auto region = memory::Region::allocate(memory::MemoryKind::host, ring_bytes);
   if (!region) return Unexpected(region.error());
   ring->memory = std::move(*region);
+  if (gpu) {
+    auto gpu_ring = memory::Region::allocate(config_.memory, ring_bytes);
+    if (!gpu_ring) return Unexpected(gpu_ring.error());
+    ring->gpu = std::move(*gpu_ring);
+  }
   auto access = channel_->expose_ring(ring->memory);
   if (!access) return Unexpected(access.error());
   ring->access = std::move(*access);
@@ -285,11 +297,20 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     std::lock_guard lock(record_->mu);
     record_->report.format = m;
     record_->report.ring_slots = config_.ring_size;
+    record_->report.memory = memory::to_string(config_.memory);
+    if (gpu) {
+      record_->report.gpu_path = channel_->kind() == TransportKind::tcp
+                                     ? "staged (TCP copies through host memory)"
+                                     : "staged (the receiver registers host rings; GPUDirect into a GPU ring is not built yet)";
+    }
   }
-  log().info("[{}] stream {} ring {}: {}x{} {} at {} fps, {} bytes a frame, {} slots{}", who_,
+  log().info("[{}] stream {} ring {}: {}x{} {} at {} fps, {} bytes a frame, {} slots{}{}", who_,
              m.stream_id, m.ring_epoch, m.width, m.height, name(m.pixel_format),
              to_string(m.frame_rate), m.layout.frame_bytes, config_.ring_size,
-             m.flags & proto::kStreamLive ? ", live" : "");
+             m.flags & proto::kStreamLive ? ", live" : "",
+             gpu ? fmt::format(", into {} (staged: {} copies through host memory)",
+                               ring_->gpu->cuda_device()->describe(), to_string(channel_->kind()))
+                 : "");
   // RingInfo, then every slot as the first credits, so a live sender has credits for its
   // first frame the moment it learns the ring.
   const proto::RingInfo info{.stream_id = m.stream_id,
@@ -314,11 +335,18 @@ Result<void> ReceiverConnection::frame_written(const proto::FrameWritten& m) {
       !ok) {
     return ok;
   }
+  std::shared_ptr<memory::Region> gpu_ring = ring_->gpu;
+  if (gpu_ring) {
+    // Staged: into the same slot of the GPU ring; the lease is of that.
+    if (auto ok = memory::write(*gpu_ring, m.slot * ring_->stride, slot); !ok) return ok;
+    slot = gpu_ring->bytes().subspan(m.slot * ring_->stride, m.bytes);
+  }
   const uint64_t now = stats::realtime_ns();
   const uint64_t latency = now > m.sent_ns ? now - m.sent_ns : 0;
   {
     std::lock_guard lock(record_->mu);
     auto& s = record_->report.stats;
+    if (gpu_ring) ++s.gpu_copies;
     // Rates count from the stream's first frame: a sender that prepares its source after
     // StreamStart (rendering a test pattern into its pool) does not deflate them.
     if (s.frames == 0) s.start = std::chrono::steady_clock::now();
@@ -331,7 +359,8 @@ Result<void> ReceiverConnection::frame_written(const proto::FrameWritten& m) {
   ++frames_;
   last_frame_ = Clock::now();
   next_sequence_ = m.sequence + 1;
-  sink_->frame(FrameLease(credits_, ring_, ring_->format, ring_->memory->kind(), slot, m, latency));
+  sink_->frame(FrameLease(credits_, ring_, ring_->format, gpu_ring ? gpu_ring->kind() : ring_->memory->kind(),
+                          slot, m, latency, gpu_ring));
   return {};
 }
 

@@ -53,7 +53,9 @@ struct ConnectionConfig {
   uint32_t ring_size = 8;
   uint64_t max_frame_bytes = 1ull << 30;
   Timeouts timeouts;
-  memory::MemoryKind memory = memory::MemoryKind::host;
+  /// Where frames are handed to the sink: host memory, or a GPU (staged: the peer writes
+  /// into a host ring and each frame is uploaded into the same slot of a GPU ring).
+  memory::MemorySpec memory = memory::MemoryKind::host;
   std::optional<uint64_t> frames_per_stream;
   /// End a stream that sends no frame for this long; none: keepalives alone keep it.
   std::optional<std::chrono::milliseconds> idle_timeout;

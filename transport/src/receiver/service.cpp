@@ -11,6 +11,7 @@
 #include <map>
 #include <thread>
 
+#include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
 #include "receiver/connection.hpp"
 #include "util/signals.hpp"
@@ -257,6 +258,13 @@ Result<std::unique_ptr<ReceiverService>> ReceiverService::start(ReceiverServiceO
   }
   if (options.max_handshakes == 0) {
     return make_error(ErrorCode::invalid_argument, "max_handshakes is 0: no sender could connect");
+  }
+  if (options.memory.kind == memory::MemoryKind::cuda) {
+    // Before listening: a machine without the GPU takes no sender's stream only to fail it.
+    auto device = cuda::Device::shared(options.memory.device);
+    if (!device) return Unexpected(device.error().context(fmt::format("--memory {}", to_string(options.memory))));
+    log().info("frames go into {} ({} MiB), staged through host memory", (*device)->describe(),
+               (*device)->facts().total_memory >> 20);
   }
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);

@@ -250,27 +250,6 @@ std::optional<std::string> routable_ipv4(const json& report) {
 
 // --- GPU, through the stand-in driver (tests/fakecuda) ---------------------------------------
 
-// The doctor finds libcuda.so.1 as the programs do, through the dynamic linker's path.
-class WithFakeCuda {
- public:
-  WithFakeCuda() {
-    const char* old = std::getenv("LD_LIBRARY_PATH");
-    if (old) old_ = old;
-    const std::string dir = std::filesystem::path(RDMAVIDEO_FAKE_CUDA).parent_path().string();
-    setenv("LD_LIBRARY_PATH", (old_.empty() ? dir : dir + ":" + old_).c_str(), 1);
-  }
-  ~WithFakeCuda() {
-    if (old_.empty()) {
-      unsetenv("LD_LIBRARY_PATH");
-    } else {
-      setenv("LD_LIBRARY_PATH", old_.c_str(), 1);
-    }
-  }
-
- private:
-  std::string old_;
-};
-
 TEST(DoctorGpu, ReportsTheGpuAndWhichPathEachRdmaDeviceWouldTake) {
   WithFakeCuda fake;
   const DoctorRun r = run_doctor({"--json"});

@@ -68,6 +68,42 @@ TEST(Verbs, TestPattern640x360UyvyVerifiedFrameByFrame) {
   EXPECT_NE(recv.process().stderr_text().find("(rxe0)"), std::string::npos);
 }
 
+// GPU memory on both ends over Soft-RoCE, through the stand-in CUDA driver: rxe imports no
+// dma-buf and there is no nvidia-peermem, so the ladder stages through pinned slots
+// registered with rxe1, says why for each rung, and every frame verifies in the GPU ring.
+TEST(Verbs, GpuMemoryIsStagedOnSoftRoceAndSaysWhy) {
+  REQUIRE_LAB();
+  TempDir dir;
+  WithFakeCuda fake;
+  Receiver recv(dir, {"--transport", "verbs", "--verify", "--quiet", "--memory", "cuda", "--stats-json",
+                      (dir / "recv.json").string()},
+                {}, "recv", kReceiverHost);
+  Process send(sender(recv, {"--testsrc", "-s", "640x360", "--frames", "120", "--checksum", "--memory", "cuda",
+                             "--stats-json", (dir / "send.json").string()}),
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(180s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  const auto r = read_json(dir / "recv.json");
+  const auto s = read_json(dir / "send.json");
+  EXPECT_EQ(r["frames"], 120);
+  EXPECT_EQ(r["checksum_failures"], 0);
+  EXPECT_EQ(s["transport"], "verbs");
+  EXPECT_EQ(s["gpu_copies"], 120);
+  const std::string path = s["gpu_path"];
+  EXPECT_TRUE(path.starts_with("staged (dmabuf: rxe1 cannot import dma-bufs (ibv_reg_dmabuf_mr(fd -1): ")) << path;
+  EXPECT_NE(path.find("; peermem: nvidia-peermem is not loaded"), std::string::npos) << path;
+  // A forced GPUDirect rung that rxe cannot give is an error, not a silent fall back.
+  Receiver again(dir, {"--transport", "verbs", "--quiet", "--serve"}, {}, "recv2", kReceiverHost);
+  Process forced(sender(again, {"--testsrc", "-s", "320x180", "--frames", "10", "--memory", "cuda", "--gpu-path",
+                                "dmabuf"}),
+                 dir / "forced.stderr");
+  ASSERT_EQ(forced.wait(120s), 1) << forced.stderr_text();
+  EXPECT_NE(forced.stderr_text().find("--gpu-path dmabuf: rxe1 cannot import dma-bufs"), std::string::npos)
+      << forced.stderr_text();
+  again.process().signal(SIGTERM);
+  again.process().wait(30s);
+}
+
 TEST(Verbs, SenderKilledMidStreamCostsOnlyItsConnection) {
   REQUIRE_LAB();
   TempDir dir;

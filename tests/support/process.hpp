@@ -198,6 +198,30 @@ class Receiver {
   int port_ = 0;
 };
 
+/// While it lives, programs started find the stand-in CUDA driver (tests/fakecuda) as they
+/// would NVIDIA's libcuda.so.1: through the dynamic linker's path.
+class WithFakeCuda {
+ public:
+  WithFakeCuda() {
+    const char* old = std::getenv("LD_LIBRARY_PATH");
+    if (old) old_ = old;
+    const std::string dir = std::filesystem::path(RDMAVIDEO_FAKE_CUDA).parent_path().string();
+    setenv("LD_LIBRARY_PATH", (old_.empty() ? dir : dir + ":" + old_).c_str(), 1);
+  }
+  ~WithFakeCuda() {
+    if (old_.empty()) {
+      unsetenv("LD_LIBRARY_PATH");
+    } else {
+      setenv("LD_LIBRARY_PATH", old_.c_str(), 1);
+    }
+  }
+  WithFakeCuda(const WithFakeCuda&) = delete;
+  WithFakeCuda& operator=(const WithFakeCuda&) = delete;
+
+ private:
+  std::string old_;
+};
+
 /// "key=value" lines (ffprobe's default writer without wrappers) as a map.
 inline std::map<std::string, std::string> key_values(const std::string& text) {
   std::map<std::string, std::string> facts;

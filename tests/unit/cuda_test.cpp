@@ -15,6 +15,8 @@
 namespace rdmavideo::cuda {
 namespace {
 
+#ifndef RDMAVIDEO_REAL_GPU
+
 struct FakeCounters {
   uint64_t uploads;
   uint64_t downloads;
@@ -251,6 +253,76 @@ TEST(CudaStream, TicketsTellWhenCopiesFinished) {
   EXPECT_EQ(host[100], std::byte{7});
   ASSERT_TRUE((*stream)->synchronize());
 }
+
+#else  // RDMAVIDEO_REAL_GPU: cuda_gpu_test, label gpu, NVIDIA's driver
+
+std::shared_ptr<Device> real_device() {
+  auto driver = Driver::shared();
+  if (!driver || (*driver)->device_count() == 0) return nullptr;
+  auto device = Device::shared(0);
+  return device ? *device : nullptr;
+}
+
+#define REQUIRE_GPU()                                                                         \
+  auto gpu = real_device();                                                                   \
+  if (!gpu)                                                                                   \
+  GTEST_SKIP() << "no GPU here: "                                                             \
+               << (Driver::shared() ? "the CUDA driver sees no device" : Driver::shared().error().message())
+
+TEST(RealGpu, MemoryRoundTripsThroughTheDriverAndIs64KiBAligned) {
+  REQUIRE_GPU();
+  auto memory = gpu->allocate(33177600);  // a 4K RGBA frame
+  ASSERT_TRUE(memory) << memory.error().message();
+  EXPECT_EQ(**memory % 65536, 0u);
+  std::vector<std::byte> in(33177600), out(in.size());
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::byte>(i * 131 + 7);
+  ASSERT_TRUE(gpu->upload(**memory, in));
+  ASSERT_TRUE(gpu->download(out, **memory));
+  EXPECT_TRUE(in == out);
+}
+
+TEST(RealGpu, StreamCopiesThroughPinnedMemoryFinishByTheirTickets) {
+  REQUIRE_GPU();
+  auto memory = gpu->allocate(1 << 24);
+  auto pinned = gpu->allocate_pinned(1 << 24);
+  auto stream = gpu->create_stream();
+  ASSERT_TRUE(memory && pinned && stream);
+  std::span<std::byte> host(pinned->get(), 1 << 24);
+  std::fill(host.begin(), host.end(), std::byte{0x5a});
+  ASSERT_TRUE((*stream)->upload_async(**memory, host));
+  auto up = (*stream)->mark();
+  ASSERT_TRUE(up);
+  ASSERT_TRUE((*stream)->wait(*up));
+  std::fill(host.begin(), host.end(), std::byte{0});
+  ASSERT_TRUE((*stream)->download_async(host, **memory));
+  auto down = (*stream)->mark();
+  ASSERT_TRUE(down);
+  ASSERT_TRUE((*stream)->wait(*down));
+  EXPECT_EQ(host[12345], std::byte{0x5a});
+  EXPECT_TRUE(*(*stream)->done(*down));
+}
+
+TEST(RealGpu, DmabufExportMatchesTheDeviceAttribute) {
+  REQUIRE_GPU();
+  auto memory = gpu->allocate(2 << 20);
+  ASSERT_TRUE(memory);
+  auto fd = gpu->export_dmabuf(**memory, 2 << 20);
+  if (gpu->facts().dmabuf_supported && gpu->driver().has("cuMemGetHandleForAddressRange")) {
+    ASSERT_TRUE(fd) << fd.error().message();
+    EXPECT_GE(*fd, 0);
+    close(*fd);
+  } else {
+    ASSERT_FALSE(fd);
+    EXPECT_EQ(fd.error().code(), ErrorCode::unsupported);
+  }
+}
+
+TEST(RealGpu, FlushIsANoOpWhereTheGpuOrdersRdmaWrites) {
+  REQUIRE_GPU();
+  EXPECT_TRUE(gpu->flush_rdma_writes()) << "ordering " << gpu->facts().rdma_writes_ordering;
+}
+
+#endif
 
 }  // namespace
 }  // namespace rdmavideo::cuda

@@ -215,6 +215,10 @@ CUresult fake_free_host(void* at) {
   --counters.pinned_live;
   return kSuccess;
 }
+CUresult fake_host_register(void* at, size_t bytes, unsigned) {
+  return at && bytes ? kSuccess : kInvalidValue;
+}
+CUresult fake_host_unregister(void*) { return kSuccess; }
 CUresult copy_in(CUdeviceptr to, const void* from, size_t bytes) {
   std::byte* p = alias(to, bytes);
   if (!p) return kInvalidValue;
@@ -262,6 +266,7 @@ CUresult fake_stream_destroy(void* stream) {
   return kSuccess;
 }
 CUresult fake_stream_sync(void*) { return kSuccess; }
+CUresult fake_stream_wait_event(void*, void*, unsigned) { return kSuccess; }
 CUresult fake_event_create(void** event, unsigned) {
   *event = new int(0);
   return kSuccess;
@@ -318,6 +323,8 @@ const Export kExports[] = {
     {"cuMemFree", as_void(fake_mem_free)},
     {"cuMemHostAlloc", as_void(fake_host_alloc_tracked)},
     {"cuMemFreeHost", as_void(fake_free_host)},
+    {"cuMemHostRegister", as_void(fake_host_register)},
+    {"cuMemHostUnregister", as_void(fake_host_unregister)},
     {"cuMemcpyHtoD", as_void(fake_htod)},
     {"cuMemcpyDtoH", as_void(fake_dtoh)},
     {"cuMemcpyHtoDAsync", as_void(fake_htod_async)},
@@ -326,6 +333,7 @@ const Export kExports[] = {
     {"cuStreamCreate", as_void(fake_stream_create)},
     {"cuStreamDestroy", as_void(fake_stream_destroy)},
     {"cuStreamSynchronize", as_void(fake_stream_sync)},
+    {"cuStreamWaitEvent", as_void(fake_stream_wait_event)},
     {"cuEventCreate", as_void(fake_event_create)},
     {"cuEventRecord", as_void(fake_event_record)},
     {"cuEventQuery", as_void(fake_event_query)},

@@ -125,7 +125,11 @@ class Device : public std::enable_shared_from_this<Device> {
   /// Page-locked host memory the GPU copies to and from at full rate (cuMemHostAlloc).
   Result<std::shared_ptr<std::byte>> allocate_pinned(size_t bytes);
 
-  /// Synchronous copies (on the null stream), for set-up and verification.
+  /// Page-locks host memory the caller owns for fast copies (cuMemHostRegister) until the
+  /// returned owner is let go, which must happen before the memory is freed.
+  Result<std::shared_ptr<const void>> pin(std::span<std::byte> host);
+
+  /// Synchronous copies (on the null stream).
   Result<void> upload(DevicePtr to, std::span<const std::byte> from) const;
   Result<void> download(std::span<std::byte> to, DevicePtr from) const;
   Result<void> fill(DevicePtr at, std::byte value, size_t bytes) const;
@@ -168,6 +172,9 @@ class Stream {
   Result<bool> done(uint64_t ticket);
   /// Waits until everything queued before the ticket has finished.
   Result<void> wait(uint64_t ticket);
+  /// Makes work queued on this stream from now on wait, on the GPU, until `other` has
+  /// passed its `ticket` (the host does not wait).
+  Result<void> after(const Stream& other, uint64_t ticket);
   /// Waits for everything queued.
   Result<void> synchronize();
 

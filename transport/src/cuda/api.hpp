@@ -54,6 +54,8 @@ struct Api {
   CUresult (*cuMemFree)(CUdeviceptr at) = nullptr;
   CUresult (*cuMemHostAlloc)(void** at, size_t bytes, unsigned flags) = nullptr;
   CUresult (*cuMemFreeHost)(void* at) = nullptr;
+  CUresult (*cuMemHostRegister)(void* at, size_t bytes, unsigned flags) = nullptr;
+  CUresult (*cuMemHostUnregister)(void* at) = nullptr;
   CUresult (*cuMemcpyHtoD)(CUdeviceptr to, const void* from, size_t bytes) = nullptr;
   CUresult (*cuMemcpyDtoH)(void* to, CUdeviceptr from, size_t bytes) = nullptr;
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr to, const void* from, size_t bytes,
@@ -64,6 +66,7 @@ struct Api {
   CUresult (*cuStreamCreate)(CUstream* stream, unsigned flags) = nullptr;
   CUresult (*cuStreamDestroy)(CUstream stream) = nullptr;
   CUresult (*cuStreamSynchronize)(CUstream stream) = nullptr;
+  CUresult (*cuStreamWaitEvent)(CUstream stream, CUevent event, unsigned flags) = nullptr;
   CUresult (*cuEventCreate)(CUevent* event, unsigned flags) = nullptr;
   CUresult (*cuEventRecord)(CUevent event, CUstream stream) = nullptr;
   CUresult (*cuEventQuery)(CUevent event) = nullptr;

@@ -54,6 +54,8 @@ std::vector<Entry> entries(Api& a) {
       {"cuMemFree", 3020, true, slot(a.cuMemFree)},
       {"cuMemHostAlloc", 2020, true, slot(a.cuMemHostAlloc)},
       {"cuMemFreeHost", 2000, true, slot(a.cuMemFreeHost)},
+      {"cuMemHostRegister", 6050, true, slot(a.cuMemHostRegister)},
+      {"cuMemHostUnregister", 4000, true, slot(a.cuMemHostUnregister)},
       {"cuMemcpyHtoD", 3020, true, slot(a.cuMemcpyHtoD)},
       {"cuMemcpyDtoH", 3020, true, slot(a.cuMemcpyDtoH)},
       {"cuMemcpyHtoDAsync", 3020, true, slot(a.cuMemcpyHtoDAsync)},
@@ -62,6 +64,7 @@ std::vector<Entry> entries(Api& a) {
       {"cuStreamCreate", 2000, true, slot(a.cuStreamCreate)},
       {"cuStreamDestroy", 4000, true, slot(a.cuStreamDestroy)},
       {"cuStreamSynchronize", 2000, true, slot(a.cuStreamSynchronize)},
+      {"cuStreamWaitEvent", 3020, true, slot(a.cuStreamWaitEvent)},
       {"cuEventCreate", 2000, true, slot(a.cuEventCreate)},
       {"cuEventRecord", 2000, true, slot(a.cuEventRecord)},
       {"cuEventQuery", 2000, true, slot(a.cuEventQuery)},
@@ -302,6 +305,22 @@ Result<std::shared_ptr<std::byte>> Device::allocate_pinned(size_t bytes) {
   });
 }
 
+Result<std::shared_ptr<const void>> Device::pin(std::span<std::byte> host) {
+  const Api& a = driver_->api();
+  ContextScope scope(a, context_);
+  // CU_MEMHOSTREGISTER_PORTABLE: pinned for every context.
+  if (auto ok = check(a.cuMemHostRegister(host.data(), host.size(), 1),
+                      fmt::format("cuMemHostRegister of {} MiB", host.size() >> 20));
+      !ok) {
+    return Unexpected(ok.error());
+  }
+  auto self = shared_from_this();
+  return std::shared_ptr<const void>(host.data(), [self](const void* p) {
+    ContextScope current(self->driver().api(), self->context_);
+    self->driver().api().cuMemHostUnregister(const_cast<void*>(p));
+  });
+}
+
 Result<void> Device::upload(DevicePtr to, std::span<const std::byte> from) const {
   ContextScope scope(driver_->api(), context_);
   return check(driver_->api().cuMemcpyHtoD(to, from.data(), from.size()), "cuMemcpyHtoD");
@@ -430,6 +449,14 @@ Result<void> Stream::wait(uint64_t ticket) {
   ContextScope scope(a, device_->context_);
   if (auto ok = device_->check(a.cuEventSynchronize(it->event), "cuEventSynchronize"); !ok) return ok;
   return retire(ticket);
+}
+
+Result<void> Stream::after(const Stream& other, uint64_t ticket) {
+  auto it = std::find_if(other.marks_.begin(), other.marks_.end(), [&](const Mark& m) { return m.ticket == ticket; });
+  if (it == other.marks_.end()) return {};  // already passed
+  const Api& a = device_->driver().api();
+  ContextScope scope(a, device_->context_);
+  return device_->check(a.cuStreamWaitEvent(stream_, it->event, 0), "cuStreamWaitEvent");
 }
 
 Result<void> Stream::synchronize() {

@@ -27,8 +27,10 @@ Clock::time_point payload_deadline(uint32_t bytes, milliseconds peer_timeout) {
 struct ReceiverConnection::Ring {
   std::shared_ptr<const void> reservation;  // of the budget, given back after the memory
   std::shared_ptr<memory::Region> memory;
-  // --memory cuda, staged: the GPU ring each frame is uploaded into, slot for slot.
+  // --memory cuda, staged: the GPU ring each frame is uploaded into, slot for slot, and the
+  // host ring's page-locking for the GPU (let go before the host ring: declared after it).
   std::shared_ptr<memory::Region> gpu;
+  std::shared_ptr<const void> pinned_for_gpu;
   RingAccess access;
   std::shared_ptr<const proto::StreamStart> format;
   uint64_t stride = 0;  // bytes between slot starts
@@ -286,6 +288,11 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     auto gpu_ring = memory::Region::allocate(config_.memory, ring_bytes);
     if (!gpu_ring) return Unexpected(gpu_ring.error());
     ring->gpu = std::move(*gpu_ring);
+    // Uploads from page-locked memory are DMA at full rate; from pageable memory the driver
+    // copies through a bounce buffer of its own, on this thread's time.
+    auto pinned = ring->gpu->cuda_device()->pin(ring->memory->bytes());
+    if (!pinned) return Unexpected(pinned.error());
+    ring->pinned_for_gpu = std::move(*pinned);
   }
   auto access = channel_->expose_ring(ring->memory);
   if (!access) return Unexpected(access.error());

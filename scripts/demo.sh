@@ -90,4 +90,15 @@ if [ -e $bin/gst-plugin/libgstrdmavideo.so ]; then
   $bin/sender/rdmavideo-send --connect 127.0.0.1:$port --testsrc -s 1280x720 --frames 60 --quiet
   wait $gst
 fi
+echo "== 6. GPU memory: what this machine offers (the doctor's GPU section), then 4K RGBA from"
+echo "      GPU memory into a GPU ring, verified, where there is a GPU"
+$bin/doctor/rdmavideo-doctor | sed -n '/^GPU memory/,/^$/p'
+if $bin/doctor/rdmavideo-doctor --json | python3 -c \
+    'import json,sys; sys.exit(0 if json.load(sys.stdin)["gpu"].get("cuda_devices") else 1)'; then
+  run_pair "--memory cuda --verify --stats-json $out/gpu-recv.json" \
+    "--testsrc -s 3840x2160 --pix-fmt rgba --frames 300 --memory cuda --checksum"
+else
+  $bin/sender/rdmavideo-send --connect 127.0.0.1:$port --testsrc --memory cuda --quiet ||
+    echo "(no GPU here: --memory cuda says why in one line and sends nothing)"
+fi
 echo "demo: summaries in $out/*.json, received frames in $out/*.png, recordings in $out/*.mov"

@@ -22,6 +22,8 @@
 #include <mutex>
 #include <string>
 
+#include "fake_cuda.hpp"
+
 namespace {
 
 using CUresult = int;
@@ -65,17 +67,7 @@ State& state() {
   return s;
 }
 
-struct Counters {
-  uint64_t uploads;
-  uint64_t downloads;
-  uint64_t async_copies;
-  uint64_t bytes_copied;
-  uint64_t allocations_live;
-  uint64_t pinned_live;
-  uint64_t flushes;
-  uint64_t dmabuf_exports;
-};
-Counters counters{};
+FakeCudaCounters counters{};
 
 // The writable alias of [at, at+bytes) in device memory, or nullptr when out of bounds.
 std::byte* alias(CUdeviceptr at, size_t bytes) {
@@ -375,6 +367,6 @@ __attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(const char* 
 __attribute__((visibility("default"))) CUresult cuInit(unsigned flags) { return fake_init(flags); }
 
 /// What the fake did, for tests that load it in-process.
-__attribute__((visibility("default"))) const Counters* fake_cuda_counters() { return &counters; }
+__attribute__((visibility("default"))) const FakeCudaCounters* fake_cuda_counters() { return &counters; }
 
 }  // extern "C"

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <vector>
 
+#include "fake_cuda.hpp"
 #include "rdmavideo/cuda.hpp"
 
 namespace rdmavideo::cuda {
@@ -17,21 +18,10 @@ namespace {
 
 #ifndef RDMAVIDEO_REAL_GPU
 
-struct FakeCounters {
-  uint64_t uploads;
-  uint64_t downloads;
-  uint64_t async_copies;
-  uint64_t bytes_copied;
-  uint64_t allocations_live;
-  uint64_t pinned_live;
-  uint64_t flushes;
-  uint64_t dmabuf_exports;
-};
-
-const FakeCounters& counters() {
+const FakeCudaCounters& counters() {
   void* lib = dlopen(RDMAVIDEO_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
   EXPECT_NE(lib, nullptr);
-  auto fn = reinterpret_cast<const FakeCounters* (*)()>(dlsym(lib, "fake_cuda_counters"));
+  auto fn = reinterpret_cast<const FakeCudaCounters* (*)()>(dlsym(lib, "fake_cuda_counters"));
   dlclose(lib);
   return *fn();
 }
@@ -78,11 +68,16 @@ TEST(CudaDriver, ReportsVersionDevicesAndFacts) {
   EXPECT_FALSE(needs_rdma_flush(*facts));
 }
 
-TEST(CudaDriver, NoDeviceIsNamedWithTheDriverVersion) {
-  FakeEnv init("FAKE_CUDA_INIT", "100");
+// Why loading the stand-in fails with `name` set to `value`.
+std::string load_error(const char* name, const char* value) {
+  FakeEnv env(name, value);
   auto driver = Driver::load(RDMAVIDEO_FAKE_CUDA);
-  ASSERT_FALSE(driver);
-  EXPECT_EQ(driver.error().message(),
+  EXPECT_FALSE(driver);
+  return driver ? std::string() : driver.error().message();
+}
+
+TEST(CudaDriver, NoDeviceIsNamedWithTheDriverVersion) {
+  EXPECT_EQ(load_error("FAKE_CUDA_INIT", "100"),
             "CUDA driver 13.0: cuInit failed: CUDA_ERROR_NO_DEVICE (100); no CUDA device is visible");
 }
 
@@ -97,10 +92,7 @@ TEST(CudaDriver, AnOrdinalBeyondTheDevicesNamesHowManyThereAre) {
 }
 
 TEST(CudaDriver, ARequiredEntryPointMissingNamesItAndItsVersion) {
-  FakeEnv missing("FAKE_CUDA_MISSING", "cuMemcpyDtoHAsync");
-  auto driver = Driver::load(RDMAVIDEO_FAKE_CUDA);
-  ASSERT_FALSE(driver);
-  EXPECT_EQ(driver.error().message(),
+  EXPECT_EQ(load_error("FAKE_CUDA_MISSING", "cuMemcpyDtoHAsync"),
             "CUDA driver 13.0 lacks cuMemcpyDtoHAsync (ABI 3.2): update the NVIDIA driver");
 }
 

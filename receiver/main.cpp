@@ -35,6 +35,7 @@ ReceiverServiceOptions service_options(const Options& o, Streams& streams) {
   so.frames_per_stream = o.frames;
   so.max_memory = o.max_memory;
   so.memory = o.memory;
+  so.gpu_path = o.gpu_path;
   if (o.idle_timeout_s) {
     so.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(*o.idle_timeout_s * 1000));
   }

@@ -65,10 +65,6 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   if (auto code = cli::parse(app, argc, argv)) return code;
   if (auto code = cli::load_key(app, key_file, o.key)) return code;
   if (auto code = cli::parse_memory_options(app, memory_options, o.memory, o.gpu_path)) return code;
-  if (o.gpu_path == gpu::PathChoice::dmabuf || o.gpu_path == gpu::PathChoice::peermem) {
-    return cli::usage_error(app, "--gpu-path " + std::string(gpu::to_string(o.gpu_path)) +
-                ": a receiver stages GPU frames through host memory in this version (--gpu-path staged or auto)");
-  }
   auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   auto endpoint = parse_endpoint(listen, true);
   if (!endpoint) return fail("--listen " + endpoint.error().message());

@@ -187,8 +187,6 @@ TEST(GpuMemory, BadValuesAreUsageErrors) {
         "--gpu-path applies to GPU memory: give --memory cuda too");
   usage({RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0", "--memory", "cuda", "--gpu-path", "nvlink"},
         "--gpu-path \"nvlink\" unknown (auto, dmabuf, peermem or staged)");
-  usage({RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0", "--memory", "cuda", "--gpu-path", "dmabuf"},
-        "--gpu-path dmabuf: a receiver stages GPU frames through host memory in this version");
 }
 
 TEST(GpuMemory, AGpuRingCountsAgainstTheBudgetWithItsStagingRing) {

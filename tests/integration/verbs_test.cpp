@@ -92,6 +92,10 @@ TEST(Verbs, GpuMemoryIsStagedOnSoftRoceAndSaysWhy) {
   const std::string path = s["gpu_path"];
   EXPECT_TRUE(path.starts_with("staged (dmabuf: rxe1 cannot import dma-bufs (ibv_reg_dmabuf_mr(fd -1): ")) << path;
   EXPECT_NE(path.find("; peermem: nvidia-peermem is not loaded"), std::string::npos) << path;
+  // The receiver's ladder over rxe0, the same way down.
+  const std::string recv_path = r["gpu_path"];
+  EXPECT_TRUE(recv_path.starts_with("staged (dmabuf: rxe0 cannot import dma-bufs (")) << recv_path;
+  EXPECT_EQ(r["gpu_copies"], 120);
   // A forced GPUDirect rung that rxe cannot give is an error, not a silent fall back.
   Receiver again(dir, {"--transport", "verbs", "--quiet", "--serve"}, {}, "recv2", kReceiverHost);
   Process forced(sender(again, {"--testsrc", "-s", "320x180", "--frames", "10", "--memory", "cuda", "--gpu-path",
@@ -102,6 +106,15 @@ TEST(Verbs, GpuMemoryIsStagedOnSoftRoceAndSaysWhy) {
       << forced.stderr_text();
   again.process().signal(SIGTERM);
   again.process().wait(30s);
+  // The same on the receiver: its StreamStart is refused, saying why.
+  Receiver direct(dir, {"--transport", "verbs", "--quiet", "--serve", "--memory", "cuda", "--gpu-path", "dmabuf"},
+                  {}, "recv3", kReceiverHost);
+  Process refused(sender(direct, {"--testsrc", "-s", "320x180", "--frames", "10"}), dir / "refused.stderr");
+  ASSERT_EQ(refused.wait(120s), 1) << refused.stderr_text();
+  EXPECT_NE(refused.stderr_text().find("--gpu-path dmabuf: rxe0 cannot import dma-bufs"), std::string::npos)
+      << refused.stderr_text();
+  direct.process().signal(SIGTERM);
+  direct.process().wait(30s);
 }
 
 TEST(Verbs, SenderKilledMidStreamCostsOnlyItsConnection) {

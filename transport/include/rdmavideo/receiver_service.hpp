@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "rdmavideo/frame_lease.hpp"
+#include "rdmavideo/gpu_path.hpp"
 #include "rdmavideo/memory.hpp"
 #include "rdmavideo/stats.hpp"
 #include "rdmavideo/transport.hpp"
@@ -123,6 +124,9 @@ struct ReceiverServiceOptions {
   /// Where frames are handed to sinks: host memory, or GPU memory (FrameLease::memory_kind()
   /// says which; FrameLease::to_host() brings one back for a sink that needs the CPU).
   memory::MemorySpec memory = memory::MemoryKind::host;
+  /// For GPU memory: how the peer's writes reach it (dma-buf, peer memory, staged; auto
+  /// takes the first that works), decided per stream.
+  gpu::PathChoice gpu_path = gpu::PathChoice::automatic;
   uint32_t max_streams = 1;  ///< streams served at once; one more is refused as busy
   /// Streams admitted over the service's life before it refuses all others; 0: no limit.
   uint64_t stream_limit = 0;

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "auth/handshake.hpp"
+#include "rdmavideo/gpu_path.hpp"
 #include "rdmavideo/memory.hpp"
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/transport.hpp"
@@ -69,6 +70,16 @@ class ReceiverChannel {
   virtual void interrupt() = 0;
   /// Lets the peer write `memory` (verbs: registered for remote write, never remote read).
   virtual Result<RingAccess> expose_ring(const std::shared_ptr<memory::Region>& memory) = 0;
+  /// What this channel tells the GPU ladder (rdmavideo/gpu_path.hpp): TCP, which stages;
+  /// verbs fills in its device's dma-buf import and nvidia-peermem.
+  virtual gpu::PathFacts gpu_facts() { return {}; }
+  /// Lets the peer write a ring in GPU memory straight (verbs: registered by the ladder's
+  /// `path`, dmabuf or peermem). TCP cannot.
+  virtual Result<RingAccess> expose_gpu_ring(const std::shared_ptr<memory::Region>& memory, gpu::Path path) {
+    (void)memory;
+    return make_error(ErrorCode::unsupported, "{} cannot write into GPU memory by {}", to_string(kind()),
+                      gpu::to_string(path));
+  }
   /// Sends `last` (best effort) and closes in the transport's orderly way. Idempotent.
   virtual void close(const proto::Message* last) = 0;
 };

@@ -26,6 +26,7 @@ Clock::time_point payload_deadline(uint32_t bytes, milliseconds peer_timeout) {
 // A ring's memory and how the peer reaches it. The registration goes before the memory.
 struct ReceiverConnection::Ring {
   std::shared_ptr<const void> reservation;  // of the budget, given back after the memory
+  std::shared_ptr<const void> staging_reservation;  // a direct rung that fell back to staged
   std::shared_ptr<memory::Region> memory;
   // --memory cuda, staged: the GPU ring each frame is uploaded into, slot for slot, and the
   // host ring's page-locking for the GPU (let go before the host ring: declared after it).
@@ -253,17 +254,33 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
   const uint64_t stride =
       memory::round_up(m.layout.frame_bytes, gpu ? memory::kGpuPageBytes : memory::kPageBytes);
   const uint64_t ring_bytes = stride * config_.ring_size;
+  // GPU memory: the ladder's rung, from what the channel and the device say.
+  std::optional<gpu::PathDecision> decision;
+  std::shared_ptr<cuda::Device> device;
+  if (gpu) {
+    auto opened = cuda::Device::shared(config_.memory.device);
+    if (!opened) return Unexpected(opened.error());
+    device = *opened;
+    gpu::PathFacts facts = channel_->gpu_facts();
+    gpu::add_gpu_facts(facts, device->facts(), device->driver());
+    auto chosen = gpu::choose_path(config_.gpu_path, facts);
+    if (!chosen) return Unexpected(chosen.error());
+    decision = std::move(*chosen);
+  }
+  bool staged = gpu && decision->path == gpu::Path::staged;
   // A format change lets the old ring go before the new one is reserved and mapped: it is
   // freed now unless the sink still holds frames of it, and counted until then.
   ring_.reset();
   auto ring = std::make_shared<Ring>();
   if (config_.budget) {
-    // A GPU ring counts as much again: the host ring it is staged through, and itself.
+    // A staged GPU ring counts twice: itself, and the host ring it is staged through.
     auto reservation = config_.budget->reserve(
-        gpu ? 2 * ring_bytes : ring_bytes,
+        staged ? 2 * ring_bytes : ring_bytes,
         fmt::format("StreamStart {}x{} {}: a ring of {} slots of {}{}", m.width, m.height,
                     name(m.pixel_format), config_.ring_size, memory::format_bytes(stride),
-                    gpu ? fmt::format(" in {} and its host staging ring", to_string(config_.memory)) : ""));
+                    staged ? fmt::format(" in {} and its host staging ring", to_string(config_.memory))
+                    : gpu  ? fmt::format(" in {}", to_string(config_.memory))
+                           : ""));
     if (!reservation) return Unexpected(reservation.error());
     ring->reservation = std::move(*reservation);
   }
@@ -281,22 +298,46 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     // A peer's text is escaped wherever it is printed (rdmavideo/text.hpp).
     if (!m.name.empty()) who_ = fmt::format("recv {} \"{}\"", peer_, printable(m.name));
   }
-  auto region = memory::Region::allocate(memory::MemoryKind::host, ring_bytes);
-  if (!region) return Unexpected(region.error());
-  ring->memory = std::move(*region);
-  if (gpu) {
+  if (gpu && !staged) {
+    // Direct: the peer writes the GPU ring itself.
     auto gpu_ring = memory::Region::allocate(config_.memory, ring_bytes);
     if (!gpu_ring) return Unexpected(gpu_ring.error());
-    ring->gpu = std::move(*gpu_ring);
-    // Uploads from page-locked memory are DMA at full rate; from pageable memory the driver
-    // copies through a bounce buffer of its own, on this thread's time.
-    auto pinned = ring->gpu->cuda_device()->pin(ring->memory->bytes());
-    if (!pinned) return Unexpected(pinned.error());
-    ring->pinned_for_gpu = std::move(*pinned);
+    auto access = channel_->expose_gpu_ring(*gpu_ring, decision->path);
+    if (access) {
+      ring->memory = std::move(*gpu_ring);
+      ring->access = std::move(*access);
+    } else if (config_.gpu_path != gpu::PathChoice::automatic) {
+      return Unexpected(access.error());
+    } else {
+      // A rung the facts allowed that failed to register: say so, and stage.
+      decision->passed_over.push_back(fmt::format("{}: {}", gpu::to_string(decision->path), access.error().message()));
+      decision->path = gpu::Path::staged;
+      staged = true;
+      if (config_.budget) {
+        auto more = config_.budget->reserve(ring_bytes, "the host staging ring of a GPU ring");
+        if (!more) return Unexpected(more.error());
+        ring->staging_reservation = std::move(*more);
+      }
+    }
   }
-  auto access = channel_->expose_ring(ring->memory);
-  if (!access) return Unexpected(access.error());
-  ring->access = std::move(*access);
+  if (!gpu || staged) {
+    auto region = memory::Region::allocate(memory::MemoryKind::host, ring_bytes);
+    if (!region) return Unexpected(region.error());
+    ring->memory = std::move(*region);
+    if (staged) {
+      auto gpu_ring = memory::Region::allocate(config_.memory, ring_bytes);
+      if (!gpu_ring) return Unexpected(gpu_ring.error());
+      ring->gpu = std::move(*gpu_ring);
+      // Uploads from page-locked memory are DMA at full rate; from pageable memory the driver
+      // copies through a bounce buffer of its own, on this thread's time.
+      auto pinned = device->pin(ring->memory->bytes());
+      if (!pinned) return Unexpected(pinned.error());
+      ring->pinned_for_gpu = std::move(*pinned);
+    }
+    auto access = channel_->expose_ring(ring->memory);
+    if (!access) return Unexpected(access.error());
+    ring->access = std::move(*access);
+  }
   ring->format = format;
   ring->stride = stride;
   ring_ = std::move(ring);
@@ -305,19 +346,13 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     record_->report.format = m;
     record_->report.ring_slots = config_.ring_size;
     record_->report.memory = memory::to_string(config_.memory);
-    if (gpu) {
-      record_->report.gpu_path = channel_->kind() == TransportKind::tcp
-                                     ? "staged (TCP copies through host memory)"
-                                     : "staged (the receiver registers host rings; GPUDirect into a GPU ring is not built yet)";
-    }
+    if (decision) record_->report.gpu_path = decision->summary();
   }
   log().info("[{}] stream {} ring {}: {}x{} {} at {} fps, {} bytes a frame, {} slots{}{}", who_,
              m.stream_id, m.ring_epoch, m.width, m.height, name(m.pixel_format),
              to_string(m.frame_rate), m.layout.frame_bytes, config_.ring_size,
              m.flags & proto::kStreamLive ? ", live" : "",
-             gpu ? fmt::format(", into {} (staged: {} copies through host memory)",
-                               ring_->gpu->cuda_device()->describe(), to_string(channel_->kind()))
-                 : "");
+             gpu ? fmt::format(", into {}: {}", device->describe(), decision->summary()) : "");
   // RingInfo, then every slot as the first credits, so a live sender has credits for its
   // first frame the moment it learns the ring.
   const proto::RingInfo info{.stream_id = m.stream_id,
@@ -347,13 +382,18 @@ Result<void> ReceiverConnection::frame_written(const proto::FrameWritten& m) {
     // Staged: into the same slot of the GPU ring; the lease is of that.
     if (auto ok = memory::write(*gpu_ring, m.slot * ring_->stride, slot); !ok) return ok;
     slot = gpu_ring->bytes().subspan(m.slot * ring_->stride, m.bytes);
+  } else if (ring_->memory->kind() == memory::MemoryKind::cuda) {
+    // Written straight into the GPU: visible to its kernels only after a flush on GPUs that
+    // do not order RDMA writes (a no-op where they do).
+    if (auto ok = ring_->memory->cuda_device()->flush_rdma_writes(); !ok) return ok;
+    gpu_ring = ring_->memory;
   }
   const uint64_t now = stats::realtime_ns();
   const uint64_t latency = now > m.sent_ns ? now - m.sent_ns : 0;
   {
     std::lock_guard lock(record_->mu);
     auto& s = record_->report.stats;
-    if (gpu_ring) ++s.gpu_copies;
+    if (ring_->gpu) ++s.gpu_copies;
     // Rates count from the stream's first frame: a sender that prepares its source after
     // StreamStart (rendering a test pattern into its pool) does not deflate them.
     if (s.frames == 0) s.start = std::chrono::steady_clock::now();

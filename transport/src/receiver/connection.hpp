@@ -63,6 +63,8 @@ struct ConnectionConfig {
   std::shared_ptr<const auth::SharedKey> key;
   /// What rings are reserved from; none: no limit.
   std::shared_ptr<memory::Budget> budget;
+  /// GPU memory: how the peer's writes reach it (rdmavideo/gpu_path.hpp).
+  gpu::PathChoice gpu_path = gpu::PathChoice::automatic;
 };
 
 class ReceiverConnection {

@@ -62,7 +62,7 @@ struct ReceiverService::Impl final : ConnectionHost {
   receiver::ConnectionConfig connection_config() const {
     return {options.listen.ring_size, options.listen.max_frame_bytes, options.listen.timeouts,
             options.memory, options.frames_per_stream, options.idle_timeout,
-            options.listen.key, budget};
+            options.listen.key, budget, options.gpu_path};
   }
 
   void accept_loop() {
@@ -263,8 +263,7 @@ Result<std::unique_ptr<ReceiverService>> ReceiverService::start(ReceiverServiceO
     // Before listening: a machine without the GPU takes no sender's stream only to fail it.
     auto device = cuda::Device::shared(options.memory.device);
     if (!device) return Unexpected(device.error().context(fmt::format("--memory {}", to_string(options.memory))));
-    log().info("frames go into {} ({} MiB), staged through host memory", (*device)->describe(),
-               (*device)->facts().total_memory >> 20);
+    log().info("frames go into {} ({} MiB)", (*device)->describe(), (*device)->facts().total_memory >> 20);
   }
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);

@@ -71,18 +71,36 @@ class VerbsChannel final : public receiver::ReceiverChannel {
     // write into the old ring (RC keeps order), so its rkey dies now, whoever still reads
     // its frames.
     retire_rings();
-    auto ring = std::make_shared<RingRegistration>();
-    ring->pd = link_->pd();
-    ring->memory = memory;
     // Remote write, never remote read: the sender can put frames in, not take anything out.
-    ring->mr.reset(ibv_reg_mr(ring->pd.get(), memory->bytes().data(), memory->size(),
-                              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
-    if (!ring->mr) {
+    UniqueMr mr(ibv_reg_mr(link_->pd().get(), memory->bytes().data(), memory->size(),
+                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+    if (!mr) {
       return Unexpected(system_error(
           fmt::format("verbs {}: ibv_reg_mr of a {} MiB ring", link_->device_name(),
                       memory->size() >> 20),
           errno));
     }
+    return expose(memory, std::move(mr));
+  }
+
+  gpu::PathFacts gpu_facts() override { return verbs::gpu_facts(*link_); }
+
+  Result<receiver::RingAccess> expose_gpu_ring(const std::shared_ptr<memory::Region>& memory,
+                                               gpu::Path path) override {
+    retire_rings();
+    auto mr = register_gpu(*link_, memory->bytes(), path, *memory->cuda_device(),
+                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    if (!mr) return Unexpected(mr.error());
+    return expose(memory, std::move(*mr));
+  }
+
+  // Hands out a registered ring's address and rkey; the registration lives while the ring
+  // is exposed and as long as the access is held.
+  Result<receiver::RingAccess> expose(const std::shared_ptr<memory::Region>& memory, UniqueMr mr) {
+    auto ring = std::make_shared<RingRegistration>();
+    ring->pd = link_->pd();
+    ring->memory = memory;
+    ring->mr = std::move(mr);
     receiver::RingAccess access;
     access.base_addr = reinterpret_cast<uint64_t>(memory->bytes().data());
     access.rkey = ring->mr->rkey;

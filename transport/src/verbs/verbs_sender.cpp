@@ -66,47 +66,18 @@ class VerbsSenderConnection final : public sender::SenderBase {
     return find_registration(frame) != nullptr;
   }
 
-  gpu::PathFacts gpu_facts() override {
-    gpu::PathFacts f;
-    f.rdma = true;
-    f.rdma_device = link_->device_name();
-    f.verbs_has_dmabuf = true;  // linked against rdma-core 34 or newer
-    const gpu::DmabufProbe probe = probe_dmabuf(link_->pd().get());
-    f.device_imports_dmabuf = probe.imports;
-    f.dmabuf_probe_detail = probe.detail;
-    f.peermem_loaded = gpu::peermem_loaded();
-    return f;
-  }
+  gpu::PathFacts gpu_facts() override { return verbs::gpu_facts(*link_); }
 
   // GPU memory the NIC reads straight from: a dma-buf the GPU exports, or the device
-  // address resolved by nvidia-peermem. Either MR's addr is the device address.
+  // address resolved by nvidia-peermem.
   Result<void> register_gpu_memory(std::span<const std::byte> memory, std::shared_ptr<const void> owner,
                                    gpu::Path path, const cuda::Device& device) override {
     if (registered(memory)) return {};
+    auto mr = register_gpu(*link_, memory, path, device, IBV_ACCESS_LOCAL_WRITE);
+    if (!mr) return Unexpected(mr.error());
     auto registration = std::make_unique<Registration>();
     registration->owner = std::move(owner);
-    const uint64_t address = cuda::address(memory.data());
-    if (path == gpu::Path::dmabuf) {
-      auto fd = device.export_dmabuf(address, memory.size());
-      if (!fd) return Unexpected(fd.error());
-      registration->mr.reset(
-          ibv_reg_dmabuf_mr(link_->pd().get(), 0, memory.size(), address, *fd, IBV_ACCESS_LOCAL_WRITE));
-      const int err = errno;
-      close(*fd);  // the MR holds the dma-buf
-      if (!registration->mr) {
-        return Unexpected(system_error(fmt::format("verbs {}: ibv_reg_dmabuf_mr of {} bytes of {}", link_->device_name(),
-                                                   memory.size(), device.describe()),
-                                       err));
-      }
-    } else {
-      registration->mr.reset(ibv_reg_mr(link_->pd().get(), const_cast<std::byte*>(memory.data()), memory.size(),
-                                        IBV_ACCESS_LOCAL_WRITE));
-      if (!registration->mr) {
-        return Unexpected(system_error(fmt::format("verbs {}: ibv_reg_mr (nvidia-peermem) of {} bytes of {}",
-                                                   link_->device_name(), memory.size(), device.describe()),
-                                       errno));
-      }
-    }
+    registration->mr = std::move(*mr);
     log().debug("[{}] registered {} bytes of {} by {}", who_, memory.size(), device.describe(), gpu::to_string(path));
     registrations_.push_back(std::move(registration));
     return {};

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "rdmavideo/gpu_path.hpp"
+#include "verbs/handles.hpp"
 #include "receiver/channel.hpp"
 #include "sender/connection.hpp"
 
@@ -17,8 +18,16 @@ namespace rdmavideo::verbs {
 /// Whether this machine has an RDMA device at all (for `auto` and error messages).
 bool have_devices();
 
+class Link;
+
 /// Whether the device of `pd` imports dma-bufs (the GPU ladder's first rung).
 gpu::DmabufProbe probe_dmabuf(ibv_pd* pd);
+/// What a connection tells the GPU ladder: its device's dma-buf import, nvidia-peermem.
+gpu::PathFacts gpu_facts(const Link& link);
+/// Registers GPU memory in the link's PD by a direct rung (dmabuf or peermem); the MR's
+/// addr is the device address.
+Result<UniqueMr> register_gpu(const Link& link, std::span<const std::byte> memory, gpu::Path path,
+                              const cuda::Device& device, int access);
 
 Result<std::unique_ptr<receiver::ChannelListener>> listen(const ListenOptions& options);
 Result<std::unique_ptr<sender::SenderConnection>> connect(const ConnectOptions& options);

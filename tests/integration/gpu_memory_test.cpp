@@ -23,6 +23,7 @@ namespace {
 using namespace std::chrono_literals;
 
 #ifdef RDMAVIDEO_REAL_GPU
+#define GPU_MEMORY_SUITE GpuMemoryOnGpu  // CTest names must differ from the stand-in's
 constexpr bool kRealGpu = true;
 // NVIDIA's driver, as the programs load it: nothing to set up.
 struct Driver {
@@ -33,6 +34,7 @@ struct Driver {
   GTEST_SKIP() << "no GPU here: " << (driver ? "the CUDA driver sees no device" : driver.error().message())
 #define STAND_IN_ONLY() GTEST_SKIP() << "asks the stand-in driver's own facts"
 #else
+#define GPU_MEMORY_SUITE GpuMemory
 constexpr bool kRealGpu = false;
 using Driver = WithFakeCuda;
 #define REQUIRE_GPU()  \
@@ -76,7 +78,7 @@ Ends verified_stream(const std::string& send_memory, const std::string& recv_mem
   return {read_json(dir / "send.json"), read_json(dir / "recv.json")};
 }
 
-TEST(GpuMemory, GpuTestPatternIntoAGpuRingIsVerifiedFrameByFrame) {
+TEST(GPU_MEMORY_SUITE, GpuTestPatternIntoAGpuRingIsVerifiedFrameByFrame) {
   REQUIRE_GPU();
   const Ends e = verified_stream("cuda", "cuda:0", 40);
   EXPECT_EQ(e.received.at("frames"), 40);
@@ -88,7 +90,7 @@ TEST(GpuMemory, GpuTestPatternIntoAGpuRingIsVerifiedFrameByFrame) {
   EXPECT_EQ(e.received.at("gpu_copies"), 40);  // one upload a frame from the host ring
 }
 
-TEST(GpuMemory, GpuToHostAndHostToGpuAreVerified) {
+TEST(GPU_MEMORY_SUITE, GpuToHostAndHostToGpuAreVerified) {
   REQUIRE_GPU();
   const Ends to_host = verified_stream("cuda", "host", 30);
   EXPECT_EQ(to_host.received.at("checksum_failures"), 0);
@@ -102,7 +104,7 @@ TEST(GpuMemory, GpuToHostAndHostToGpuAreVerified) {
   EXPECT_EQ(to_gpu.received.at("gpu_copies_per_frame"), 1.0);
 }
 
-TEST(GpuMemory, RawFramesThroughGpuMemoryOnBothEndsArriveByteForByte) {
+TEST(GPU_MEMORY_SUITE, RawFramesThroughGpuMemoryOnBothEndsArriveByteForByte) {
   REQUIRE_GPU();
   TempDir dir;
   // 24 frames of 64x36 rgba noise: any byte lost or moved shows.
@@ -120,7 +122,7 @@ TEST(GpuMemory, RawFramesThroughGpuMemoryOnBothEndsArriveByteForByte) {
   EXPECT_TRUE(read_file(dir / "out.raw") == std::string(input.begin(), input.end()));
 }
 
-TEST(GpuMemory, NoDriverIsOneLineAndExit1OnEitherEndAndNoStreamIsStarted) {
+TEST(GPU_MEMORY_SUITE, NoDriverIsOneLineAndExit1OnEitherEndAndNoStreamIsStarted) {
   if (kRealGpu) GTEST_SKIP() << "a machine with NVIDIA's driver has one";
   TempDir dir;
   Receiver recv(dir, {"--serve"});
@@ -143,7 +145,7 @@ TEST(GpuMemory, NoDriverIsOneLineAndExit1OnEitherEndAndNoStreamIsStarted) {
   EXPECT_NE(recv_lines[0].find("--memory cuda:1: no CUDA driver"), std::string::npos) << recv_lines[0];
 }
 
-TEST(GpuMemory, ADeviceThatIsNotThereIsNamedWithTheOnesThatAre) {
+TEST(GPU_MEMORY_SUITE, ADeviceThatIsNotThereIsNamedWithTheOnesThatAre) {
   STAND_IN_ONLY();
   TempDir dir;
   Driver fake;
@@ -154,7 +156,7 @@ TEST(GpuMemory, ADeviceThatIsNotThereIsNamedWithTheOnesThatAre) {
       << send.stderr_text();
 }
 
-TEST(GpuMemory, AForcedPathThatCannotWorkIsRefusedNotFallenBackFrom) {
+TEST(GPU_MEMORY_SUITE, AForcedPathThatCannotWorkIsRefusedNotFallenBackFrom) {
   REQUIRE_GPU();
   TempDir dir;
   Receiver recv(dir, {"--serve"});
@@ -173,7 +175,7 @@ TEST(GpuMemory, AForcedPathThatCannotWorkIsRefusedNotFallenBackFrom) {
   recv.process().wait(30s);
 }
 
-TEST(GpuMemory, BadValuesAreUsageErrors) {
+TEST(GPU_MEMORY_SUITE, BadValuesAreUsageErrors) {
   TempDir dir;
   auto usage = [&](std::vector<std::string> argv, const std::string& expected) {
     Process p(argv, dir / "p.stderr");
@@ -189,7 +191,7 @@ TEST(GpuMemory, BadValuesAreUsageErrors) {
         "--gpu-path \"nvlink\" unknown (auto, dmabuf, peermem or staged)");
 }
 
-TEST(GpuMemory, AGpuRingCountsAgainstTheBudgetWithItsStagingRing) {
+TEST(GPU_MEMORY_SUITE, AGpuRingCountsAgainstTheBudgetWithItsStagingRing) {
   REQUIRE_GPU();
   TempDir dir;
   // 1280x720 uyvy: 8 slots of 1.8 MiB (64 KiB aligned), twice over, beyond 16 MiB.

@@ -42,6 +42,15 @@ std::shared_ptr<Driver> load_fake() {
   return driver ? *driver : nullptr;
 }
 
+// The stand-in's device 0, opened as the environment now describes it (it keeps its driver).
+std::shared_ptr<Device> fake_device() {
+  auto driver = load_fake();
+  if (!driver) return nullptr;
+  auto device = driver->open(0);
+  EXPECT_TRUE(device) << device.error().message();
+  return device ? *device : nullptr;
+}
+
 TEST(CudaDriver, AMissingLibrarySaysThereIsNoDriver) {
   auto driver = Driver::load("libcuda-that-is-not-here.so.1");
   ASSERT_FALSE(driver);
@@ -118,25 +127,23 @@ TEST(CudaDriver, OptionalEntryPointsMissingDisableOnlyTheirFeature) {
 }
 
 TEST(CudaDevice, MemoryRoundTripsAndIs64KiBAligned) {
-  auto driver = load_fake();
-  ASSERT_TRUE(driver);
-  auto device = driver->open(0);
+  auto device = fake_device();
   ASSERT_TRUE(device);
   const uint64_t live = counters().allocations_live;
   {
-    auto memory = (*device)->allocate(3 * 65536 + 7);
+    auto memory = device->allocate(3 * 65536 + 7);
     ASSERT_TRUE(memory) << memory.error().message();
     EXPECT_EQ(**memory % 65536, 0u);
     EXPECT_EQ(counters().allocations_live, live + 1);
     std::vector<std::byte> in(3 * 65536 + 7);
     std::iota(reinterpret_cast<uint8_t*>(in.data()), reinterpret_cast<uint8_t*>(in.data()) + in.size(),
               uint8_t{1});
-    ASSERT_TRUE((*device)->upload(**memory, in));
+    ASSERT_TRUE(device->upload(**memory, in));
     std::vector<std::byte> out(in.size());
-    ASSERT_TRUE((*device)->download(out, **memory));
+    ASSERT_TRUE(device->download(out, **memory));
     EXPECT_EQ(in, out);
-    ASSERT_TRUE((*device)->fill(**memory + 10, std::byte{0xAB}, 5));
-    ASSERT_TRUE((*device)->download(out, **memory));
+    ASSERT_TRUE(device->fill(**memory + 10, std::byte{0xAB}, 5));
+    ASSERT_TRUE(device->download(out, **memory));
     EXPECT_EQ(out[9], in[9]);
     EXPECT_EQ(out[10], std::byte{0xAB});
     EXPECT_EQ(out[14], std::byte{0xAB});
@@ -146,11 +153,9 @@ TEST(CudaDevice, MemoryRoundTripsAndIs64KiBAligned) {
 }
 
 TEST(CudaDevice, TheCpuCannotTouchDeviceMemory) {
-  auto driver = load_fake();
-  ASSERT_TRUE(driver);
-  auto device = driver->open(0);
+  auto device = fake_device();
   ASSERT_TRUE(device);
-  auto memory = (*device)->allocate(65536);
+  auto memory = device->allocate(65536);
   ASSERT_TRUE(memory);
   const auto at = **memory;
   // The stand-in maps device addresses inaccessible, as they are on a GPU: a host read of a
@@ -165,11 +170,9 @@ TEST(CudaDevice, TheCpuCannotTouchDeviceMemory) {
 
 TEST(CudaDevice, OutOfDeviceMemoryIsAResourceError) {
   FakeEnv memory("FAKE_CUDA_MEMORY", "1048576");
-  auto driver = load_fake();
-  ASSERT_TRUE(driver);
-  auto device = driver->open(0);
+  auto device = fake_device();
   ASSERT_TRUE(device);
-  auto big = (*device)->allocate(2 << 20);
+  auto big = device->allocate(2 << 20);
   ASSERT_FALSE(big);
   EXPECT_EQ(big.error().code(), ErrorCode::resource);
   EXPECT_EQ(big.error().message(), "cuda:0: cuMemAlloc of 2 MiB failed: CUDA_ERROR_OUT_OF_MEMORY (2)");
@@ -218,14 +221,12 @@ TEST(CudaDevice, FlushOnlyWhereTheDeviceDoesNotOrderRdmaWrites) {
 }
 
 TEST(CudaStream, TicketsTellWhenCopiesFinished) {
-  auto driver = load_fake();
-  ASSERT_TRUE(driver);
-  auto device = driver->open(0);
+  auto device = fake_device();
   ASSERT_TRUE(device);
-  auto memory = (*device)->allocate(4096);
-  auto pinned = (*device)->allocate_pinned(4096);
+  auto memory = device->allocate(4096);
+  auto pinned = device->allocate_pinned(4096);
   ASSERT_TRUE(memory && pinned);
-  auto stream = (*device)->create_stream();
+  auto stream = device->create_stream();
   ASSERT_TRUE(stream) << stream.error().message();
   std::span<std::byte> host(pinned->get(), 4096);
   std::fill(host.begin(), host.end(), std::byte{7});

@@ -138,6 +138,7 @@ struct SenderSession::Impl {
   std::shared_ptr<cuda::Device> gpu;         // the pool's GPU, for GPU memory
   std::optional<gpu::PathDecision> gpu_path;  // how GPU frames go out (start_stream)
   std::unique_ptr<gpu::Stager> stager;        // gpu_path staged: the pinned slots
+  std::vector<std::byte> checksum_scratch;    // a direct GPU frame, downloaded to hash it
   std::deque<InFlight> in_flight;  // oldest first
   uint32_t external_in_flight = 0;
   std::optional<proto::StreamStart> format;
@@ -278,7 +279,9 @@ struct SenderSession::Impl {
 
   // Sends `frame` (in memory the connection can send from) with a credit the policy gave; a
   // frame in GPU memory that is staged goes out from a pinned slot, and `frame` becomes it.
-  Result<Outcome> send(std::span<const std::byte>& frame, const FrameMeta& meta, bool staged = false) {
+  // `in_gpu`: the frame is GPU memory the transport reads straight (dmabuf, peermem).
+  Result<Outcome> send(std::span<const std::byte>& frame, const FrameMeta& meta, bool staged = false,
+                       bool in_gpu = false) {
     last_activity = Clock::now();
     if (ended) return Outcome::receiver_ended;
     if (!counting) {
@@ -308,7 +311,16 @@ struct SenderSession::Impl {
     info.sent_ns = stats::realtime_ns();
     if (options.policy.checksum) {
       info.flags |= proto::kFrameHasChecksum;
-      info.checksum = frame_checksum(frame);
+      if (in_gpu) {
+        // The hash is the CPU's: a frame the NIC reads from the GPU is downloaded for it.
+        checksum_scratch.resize(frame.size());
+        if (auto ok = gpu->download(checksum_scratch, cuda::address(frame.data())); !ok) return fail(ok.error());
+        info.checksum = frame_checksum(checksum_scratch);
+        std::lock_guard lock(state_mu);
+        ++counters.gpu_copies;
+      } else {
+        info.checksum = frame_checksum(frame);
+      }
     }
     if (auto ok = connection->send_frame(std::get<sender::Credit>(*credit), frame, info); !ok) {
       return fail(ok.error());
@@ -456,7 +468,8 @@ Result<SenderSession::Outcome> SenderSession::submit(FrameBuffer& buffer, const 
   }
   std::span<const std::byte> frame = buffer.bytes();
   const bool staged = s.stager != nullptr;
-  auto outcome = s.send(frame, meta, staged);
+  const bool in_gpu = !staged && buffer.kind() == memory::MemoryKind::cuda;
+  auto outcome = s.send(frame, meta, staged, in_gpu);
   if (!outcome) return outcome;
   if (*outcome == Outcome::interrupted) return outcome;
   if (*outcome == Outcome::sent && staged) {

@@ -117,6 +117,44 @@ TEST(Verbs, GpuMemoryIsStagedOnSoftRoceAndSaysWhy) {
   direct.process().wait(30s);
 }
 
+// The direct rungs' registration, on real verbs: the sender runs where nvidia-peermem
+// appears loaded (a mount namespace with /sys/kernel/mm/memory_peers/nv_mem), so the ladder
+// takes peermem, and rxe refuses to pin the stand-in's device memory as it would refuse any
+// address it cannot map. With auto the sender says so and stages; forced, it is an error.
+TEST(Verbs, AGpuDirectRungThatFailsToRegisterIsPassedOverWithItsError) {
+  REQUIRE_LAB();
+  TempDir dir;
+  WithFakeCuda fake;
+  auto with_peermem = [](std::vector<std::string> argv) {
+    std::vector<std::string> a{"unshare", "--mount", "sh", "-c",
+                               "d=$(mktemp -d) && mkdir -p $d/memory_peers/nv_mem && echo 1.3 >"
+                               "$d/memory_peers/nv_mem/version && mount --bind $d /sys/kernel/mm && exec \"$@\"",
+                               "sh"};
+    a.insert(a.end(), argv.begin(), argv.end());
+    return a;
+  };
+  Receiver recv(dir, {"--transport", "verbs", "--verify", "--quiet", "--frames", "60", "--stats-json",
+                      (dir / "recv.json").string()},
+                {}, "recv", kReceiverHost);
+  Process send(with_peermem(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "60", "--checksum", "--memory",
+                                          "cuda", "--stats-json", (dir / "send.json").string()})),
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(120s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  EXPECT_EQ(read_json(dir / "recv.json")["checksum_failures"], 0);
+  const std::string path = read_json(dir / "send.json")["gpu_path"];
+  EXPECT_TRUE(path.starts_with("staged (dmabuf: rxe1 cannot import dma-bufs")) << path;
+  EXPECT_NE(path.find("; peermem: verbs rxe1: ibv_reg_mr (nvidia-peermem) of "), std::string::npos) << path;
+  Receiver again(dir, {"--transport", "verbs", "--quiet", "--serve"}, {}, "recv2", kReceiverHost);
+  Process forced(with_peermem(sender(again, {"--testsrc", "-s", "320x180", "--frames", "10", "--memory", "cuda",
+                                             "--gpu-path", "peermem"})),
+                 dir / "forced.stderr");
+  ASSERT_EQ(forced.wait(120s), 1) << forced.stderr_text();
+  EXPECT_NE(forced.stderr_text().find("ibv_reg_mr (nvidia-peermem) of "), std::string::npos) << forced.stderr_text();
+  again.process().signal(SIGTERM);
+  again.process().wait(30s);
+}
+
 TEST(Verbs, SenderKilledMidStreamCostsOnlyItsConnection) {
   REQUIRE_LAB();
   TempDir dir;

@@ -25,11 +25,4 @@ Result<std::span<const std::byte>> Stager::download(uint32_t index, cuda::Device
   return std::span<const std::byte>(to);
 }
 
-Result<void> Stager::upload(cuda::DevicePtr to, uint32_t index, size_t bytes) {
-  if (auto ok = stream_->upload_async(to, slot(index).first(bytes)); !ok) return ok;
-  auto ticket = stream_->mark();
-  if (!ticket) return Unexpected(ticket.error());
-  return stream_->wait(*ticket);
-}
-
 }  // namespace rdmavideo::gpu

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The staged rung of the GPU ladder: pinned host slots between GPU memory and a transport
-// that cannot read or write the GPU (TCP; verbs without dma-buf or peer memory).
+// The sender's staged rung of the GPU ladder: pinned host slots between GPU memory and a
+// transport that cannot read the GPU (TCP; verbs without dma-buf or peer memory). (A
+// receiver stages through its page-locked host ring instead.)
 //
 // The slots are one page-locked allocation (cuMemHostAlloc), registered with the connection
 // once, so a transfer reads or writes them as it would a host ring. Copies run on the
@@ -35,8 +36,6 @@ class Stager {
 
   /// Copies `bytes` at device address `from` into slot `index`, and waits for the copy.
   Result<std::span<const std::byte>> download(uint32_t index, cuda::DevicePtr from, size_t bytes);
-  /// Copies the first `bytes` of slot `index` to device address `to`, and waits for it.
-  Result<void> upload(cuda::DevicePtr to, uint32_t index, size_t bytes);
 
  private:
   Stager(std::shared_ptr<cuda::Device> device, std::unique_ptr<cuda::Stream> stream,

@@ -112,6 +112,21 @@ TEST(GpuPath, AForcedRungThatCannotWorkIsAnErrorNotAFallBack) {
   EXPECT_EQ(choose_path(PathChoice::peermem, everything())->path, Path::peermem);
 }
 
+TEST(GpuPath, ARungThatFailsToRegisterIsPassedOverOnlyUnderAuto) {
+  const Error refused(ErrorCode::system, "verbs mlx5_0: ibv_reg_dmabuf_mr of 8 bytes of cuda:0: Bad address");
+  auto d = choose_path(PathChoice::automatic, everything());
+  ASSERT_TRUE(d);
+  ASSERT_TRUE(d->fall_back(PathChoice::automatic, refused));
+  EXPECT_EQ(d->path, Path::staged);
+  EXPECT_EQ(d->summary(), "staged (dmabuf: verbs mlx5_0: ibv_reg_dmabuf_mr of 8 bytes of cuda:0: Bad address)");
+  auto forced = choose_path(PathChoice::dmabuf, everything());
+  ASSERT_TRUE(forced);
+  auto kept = forced->fall_back(PathChoice::dmabuf, refused);
+  ASSERT_FALSE(kept);
+  EXPECT_EQ(kept.error().message(), refused.message());
+  EXPECT_EQ(forced->path, Path::dmabuf);
+}
+
 TEST(GpuPath, AnUnprobedDeviceIsTriedWithDmabuf) {
   auto f = everything();
   f.device_imports_dmabuf.reset();

@@ -64,6 +64,9 @@ struct PathDecision {
   std::vector<std::string> passed_over;
   /// "dmabuf", or "staged (dmabuf: ...; peermem: ...)".
   std::string summary() const;
+  /// The rung taken failed to register with `error`. With `auto` it is passed over with its
+  /// error and the frames are staged; a forced rung gives the error back.
+  Result<void> fall_back(PathChoice choice, const Error& error);
 };
 
 /// Fills in what the GPU side knows: the device's dma-buf export (attribute and driver entry
@@ -72,6 +75,9 @@ void add_gpu_facts(PathFacts& facts, const cuda::DeviceFacts& device, const cuda
 
 /// The rung to use, or, for a forced rung that cannot work, `unsupported` naming why.
 Result<PathDecision> choose_path(PathChoice choice, const PathFacts& facts);
+/// The same for `device`, with what a transport told (`transport`) and the device's own
+/// facts added.
+Result<PathDecision> choose_path(PathChoice choice, PathFacts transport, const cuda::Device& device);
 
 /// Whether nvidia-peermem is loaded, looked up under `sysfs` ("/sys" on a real system).
 bool peermem_loaded(const std::filesystem::path& sysfs = "/sys");

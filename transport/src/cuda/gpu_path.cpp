@@ -41,6 +41,13 @@ std::string PathDecision::summary() const {
   return s + ")";
 }
 
+Result<void> PathDecision::fall_back(PathChoice choice, const Error& error) {
+  if (choice != PathChoice::automatic) return Unexpected(error);
+  passed_over.push_back(fmt::format("{}: {}", to_string(path), error.message()));
+  path = Path::staged;
+  return {};
+}
+
 namespace {
 
 // Why a rung cannot be used; empty when it can.
@@ -111,6 +118,11 @@ Result<PathDecision> choose_path(PathChoice choice, const PathFacts& facts) {
   d.passed_over.push_back(peermem);
   d.path = Path::staged;
   return d;
+}
+
+Result<PathDecision> choose_path(PathChoice choice, PathFacts transport, const cuda::Device& device) {
+  add_gpu_facts(transport, device.facts(), device.driver());
+  return choose_path(choice, transport);
 }
 
 bool peermem_loaded(const std::filesystem::path& sysfs) {

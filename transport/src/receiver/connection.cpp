@@ -261,9 +261,7 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     auto opened = cuda::Device::shared(config_.memory.device);
     if (!opened) return Unexpected(opened.error());
     device = *opened;
-    gpu::PathFacts facts = channel_->gpu_facts();
-    gpu::add_gpu_facts(facts, device->facts(), device->driver());
-    auto chosen = gpu::choose_path(config_.gpu_path, facts);
+    auto chosen = gpu::choose_path(config_.gpu_path, channel_->gpu_facts(), *device);
     if (!chosen) return Unexpected(chosen.error());
     decision = std::move(*chosen);
   }
@@ -298,20 +296,20 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     // A peer's text is escaped wherever it is printed (rdmavideo/text.hpp).
     if (!m.name.empty()) who_ = fmt::format("recv {} \"{}\"", peer_, printable(m.name));
   }
+  std::shared_ptr<memory::Region> gpu_ring;
+  if (gpu) {
+    auto allocated = memory::Region::allocate(config_.memory, ring_bytes);
+    if (!allocated) return Unexpected(allocated.error());
+    gpu_ring = std::move(*allocated);
+  }
   if (gpu && !staged) {
     // Direct: the peer writes the GPU ring itself.
-    auto gpu_ring = memory::Region::allocate(config_.memory, ring_bytes);
-    if (!gpu_ring) return Unexpected(gpu_ring.error());
-    auto access = channel_->expose_gpu_ring(*gpu_ring, decision->path);
+    auto access = channel_->expose_gpu_ring(gpu_ring, decision->path);
     if (access) {
-      ring->memory = std::move(*gpu_ring);
+      ring->memory = gpu_ring;
       ring->access = std::move(*access);
-    } else if (config_.gpu_path != gpu::PathChoice::automatic) {
-      return Unexpected(access.error());
     } else {
-      // A rung the facts allowed that failed to register: say so, and stage.
-      decision->passed_over.push_back(fmt::format("{}: {}", gpu::to_string(decision->path), access.error().message()));
-      decision->path = gpu::Path::staged;
+      if (auto fell_back = decision->fall_back(config_.gpu_path, access.error()); !fell_back) return fell_back;
       staged = true;
       if (config_.budget) {
         auto more = config_.budget->reserve(ring_bytes, "the host staging ring of a GPU ring");
@@ -325,9 +323,7 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     if (!region) return Unexpected(region.error());
     ring->memory = std::move(*region);
     if (staged) {
-      auto gpu_ring = memory::Region::allocate(config_.memory, ring_bytes);
-      if (!gpu_ring) return Unexpected(gpu_ring.error());
-      ring->gpu = std::move(*gpu_ring);
+      ring->gpu = gpu_ring;
       // Uploads from page-locked memory are DMA at full rate; from pageable memory the driver
       // copies through a bounce buffer of its own, on this thread's time.
       auto pinned = device->pin(ring->memory->bytes());

@@ -236,17 +236,13 @@ struct SenderSession::Impl {
   // Decides how frames in GPU memory go out, and prepares it: registered for sending
   // straight from the GPU (dmabuf, peermem), or pinned slots to stage them through.
   Result<void> register_gpu_pool(const std::shared_ptr<memory::Region>& region, size_t frame_bytes) {
-    gpu::PathFacts facts = connection->gpu_facts();
-    gpu::add_gpu_facts(facts, gpu->facts(), gpu->driver());
-    auto decision = gpu::choose_path(options.gpu_path, facts);
+    auto decision = gpu::choose_path(options.gpu_path, connection->gpu_facts(), *gpu);
     if (!decision) return Unexpected(decision.error().context(who));
     if (decision->path != gpu::Path::staged) {
-      auto ok = connection->register_gpu_memory(region->bytes(), region, decision->path, *gpu);
-      if (!ok && options.gpu_path != gpu::PathChoice::automatic) return Unexpected(ok.error().context(who));
-      if (!ok) {
-        // A rung the facts allowed that failed to register: say so, and stage.
-        decision->passed_over.push_back(fmt::format("{}: {}", gpu::to_string(decision->path), ok.error().message()));
-        decision->path = gpu::Path::staged;
+      if (auto ok = connection->register_gpu_memory(region->bytes(), region, decision->path, *gpu); !ok) {
+        if (auto staged = decision->fall_back(options.gpu_path, ok.error()); !staged) {
+          return Unexpected(staged.error().context(who));
+        }
       }
     }
     if (decision->path == gpu::Path::staged) {

@@ -126,43 +126,78 @@ Result<void> StreamWriter::open_output(const FrameLease& first) {
   return {};
 }
 
-void StreamWriter::handle(FrameLease& frame) {
-  if (frame.memory_kind() == memory::MemoryKind::cuda) {
-    // Verifying, writing and showing read frames with the CPU: a download first.
-    auto host = std::move(frame).to_host();
-    if (!host) {
-      std::lock_guard lock(mu_);
-      if (!error_) error_ = host.error().context(who_);
-      return;
+void StreamWriter::fail(const Error& error) {
+  std::lock_guard lock(mu_);
+  if (!error_) error_ = error.context(who_);
+}
+
+// A verifier for the frame's ring epoch (a format change makes a new one): on the GPU for a
+// stream into GPU memory where kernels can run there, else on the CPU. The pattern's frames
+// count against the receiver's memory budget, in GPU memory as in host memory.
+void StreamWriter::prepare_verifier(const FrameLease& frame) {
+  const auto& format = frame.format();
+  if (verifier_format_ == &format) return;
+  verifier_.reset();
+  gpu_verifier_.reset();
+  verifier_reservation_.reset();
+  verifier_format_ = &format;
+  const uint64_t bytes = format.flags & proto::kStreamTestPattern
+                             ? uint64_t{TestPattern::phase_count(format.layout.frame_bytes)} *
+                                   format.layout.frame_bytes
+                             : 0;
+  auto reserved = info_.budget ? info_.budget->reserve(bytes, "--verify's pattern frames")
+                               : Result<std::shared_ptr<const void>>(nullptr);
+  if (!reserved) return fail(reserved.error());  // the stream fails: failure() says why
+  verifier_reservation_ = std::move(*reserved);
+  std::string where = "host";
+  if (auto device = frame.cuda_device()) {
+    auto gpu = GpuFrameVerifier::create(format, device);
+    if (gpu) {
+      gpu_verifier_ = std::move(*gpu);
+      where = "gpu";
+      log().info("[{}] verify: on {}, a kernel comparing each frame where it lies{}", who_,
+                 device->describe(),
+                 format.flags & proto::kStreamTestPattern ? "" : " (nothing to compare: no test pattern)");
+    } else {
+      where = "download";
+      log().info("[{}] verify: each frame is downloaded from {} and checked by the CPU ({})", who_,
+                 device->describe(), gpu.error().message());
     }
+  }
+  if (!gpu_verifier_) verifier_.emplace(format);
+  std::lock_guard lock(output_->mu);
+  output_->verify = where;
+}
+
+std::optional<std::string> StreamWriter::verify(const FrameLease& frame) {
+  if (gpu_verifier_) {
+    auto problem = gpu_verifier_->verify(frame.info(), cuda::address(frame.data().data()));
+    if (!GpuFrameVerifier::in_place(frame.info())) ++output_->downloads;
+    if (!problem) {
+      fail(problem.error());
+      return std::nullopt;
+    }
+    return *problem;
+  }
+  return verifier_ ? verifier_->verify(frame.info(), frame.data()) : std::nullopt;
+}
+
+void StreamWriter::handle(FrameLease& frame) {
+  if (options_.verify) prepare_verifier(frame);
+  std::optional<std::string> problem;
+  if (options_.verify && gpu_verifier_) problem = verify(frame);
+  // Writing and showing read frames with the CPU, as verifying on it does: a download first.
+  const bool needs_host = !options_.output.empty() || display_ || (options_.verify && !gpu_verifier_);
+  if (frame.memory_kind() == memory::MemoryKind::cuda && needs_host) {
+    auto host = std::move(frame).to_host();
+    if (!host) return fail(host.error());
+    ++output_->downloads;
     frame = std::move(*host);
   }
   const auto& format = frame.format();
-  if (options_.verify) {
-    if (verifier_format_ != &format) {  // a new ring epoch: its format may differ
-      verifier_.reset();
-      verifier_reservation_.reset();
-      verifier_format_ = &format;
-      // The pattern's frames count against the receiver's memory budget.
-      const uint64_t bytes = format.flags & proto::kStreamTestPattern
-                                 ? uint64_t{TestPattern::phase_count(format.layout.frame_bytes)} *
-                                       format.layout.frame_bytes
-                                 : 0;
-      auto reserved = info_.budget ? info_.budget->reserve(bytes, "--verify's pattern frames")
-                                   : Result<std::shared_ptr<const void>>(nullptr);
-      if (reserved) {
-        verifier_reservation_ = std::move(*reserved);
-        verifier_.emplace(format);
-      } else {
-        std::lock_guard lock(mu_);
-        if (!error_) error_ = reserved.error().context(who_);
-      }
-    }
-    // Without its verifier (no room in the budget) the stream fails: failure() says why.
-    const auto problem = verifier_ ? verifier_->verify(frame.info(), frame.data()) : std::nullopt;
-    if (problem && output_->checksum_failures++ < kMaxVerifyErrors) {
-      log().error("[{}] verify: {}", who_, *problem);
-    }
+  if (options_.verify && !gpu_verifier_) problem = verify(frame);
+  if (problem && output_->checksum_failures++ < kMaxVerifyErrors) {
+    log().error("[{}] verify: {}", who_, *problem);
   }
   bool failed;
   {

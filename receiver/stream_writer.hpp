@@ -37,8 +37,12 @@ struct StreamOutput {
   std::atomic<uint64_t> written{0};  ///< frames written or recorded
   std::atomic<double> encode_speed{0};
   std::atomic<double> cpu_seconds{0};  ///< the writer thread's CPU time, once finished
+  std::atomic<uint64_t> downloads{0};  ///< frames in GPU memory copied to the host here
   mutable std::mutex mu;
   std::string path;  ///< under mu: the file written, once opened
+  /// under mu: where --verify checks frames: "gpu" (a kernel, in place), "download" (a
+  /// frame in GPU memory copied to the host first) or "host"; empty without --verify.
+  std::string verify;
 };
 
 class StreamWriter final : public StreamSink {
@@ -57,6 +61,9 @@ class StreamWriter final : public StreamSink {
  private:
   void run();
   void handle(FrameLease& frame);
+  void prepare_verifier(const FrameLease& frame);
+  std::optional<std::string> verify(const FrameLease& frame);
+  void fail(const Error& error);
   Result<void> open_output(const FrameLease& first);
   void stop_thread();
 
@@ -73,6 +80,7 @@ class StreamWriter final : public StreamSink {
   bool opened_ = false;
   const proto::StreamStart* verifier_format_ = nullptr;  // the format verifier_ was made for
   std::optional<FrameVerifier> verifier_;
+  std::unique_ptr<GpuFrameVerifier> gpu_verifier_;  // a stream into GPU memory, where it can
   std::shared_ptr<const void> verifier_reservation_;  // its frames in the memory budget
 
   mutable std::mutex mu_;

@@ -155,15 +155,21 @@ nlohmann::json Streams::summary(const std::vector<StreamReport>& reports,
   for (const auto& r : reports) {
     auto output = output_of(r.info.number);
     stats::TransferStats s = r.stats;
-    std::string path;
+    std::string path, verify;
     double cpu = r.cpu_seconds;
+    uint64_t downloads = 0;
     if (output) {
       s.checksum_failures = output->checksum_failures;
       cpu += output->cpu_seconds;
+      downloads = output->downloads;
       std::lock_guard lock(output->mu);
       path = output->path;
+      verify = output->verify;
     }
     nlohmann::json entry = stats::summary_json(s, facts_of(r), cpu);
+    if (!verify.empty()) entry["verify"] = verify;
+    // Frames in GPU memory the receiver's outputs copied to the host (--verify, files, window).
+    if (r.memory != "host") entry["downloads"] = downloads;
     entry["number"] = r.info.number;
     entry["name"] = r.info.name;
     entry["output"] = path;

@@ -11,10 +11,15 @@
 // Set by environment: FAKE_CUDA_DEVICES (1), FAKE_CUDA_VERSION (13000), FAKE_CUDA_INIT (the
 // CUresult cuInit returns, 0), FAKE_CUDA_DMABUF (1), FAKE_CUDA_ORDERING (100),
 // FAKE_CUDA_MEMORY (bytes a device holds, 1 GiB), FAKE_CUDA_MISSING (entry points to leave
-// out, comma separated). fake_cuda_counters() reports what was done, for tests.
+// out, comma separated), FAKE_CUDA_KERNELS (1: the library's kernels load, and run on the
+// CPU; 0: cuModuleLoadData answers CUDA_ERROR_NO_BINARY_FOR_GPU, as for a GPU the build has
+// no code for). The kernels here are the CPU's reading of what kernels.cu computes, so what
+// they test is the library's use of them; the kernels themselves run in the tests labelled
+// gpu. fake_cuda_counters() reports what was done, for tests.
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -126,6 +131,7 @@ CUresult fake_error_name(CUresult rc, const char** name) {
     case 3: *name = "CUDA_ERROR_NOT_INITIALIZED"; return kSuccess;
     case 100: *name = "CUDA_ERROR_NO_DEVICE"; return kSuccess;
     case 101: *name = "CUDA_ERROR_INVALID_DEVICE"; return kSuccess;
+    case 209: *name = "CUDA_ERROR_NO_BINARY_FOR_GPU"; return kSuccess;
     case 801: *name = "CUDA_ERROR_NOT_SUPPORTED"; return kSuccess;
     default: return kInvalidValue;
   }
@@ -283,6 +289,79 @@ CUresult fake_dmabuf(void* handle, CUdeviceptr at, size_t bytes, int type, unsig
   ++counters.dmabuf_exports;
   return kSuccess;
 }
+struct Copy2D {  // CUDA_MEMCPY2D
+  size_t src_x, src_y;
+  unsigned src_type;
+  const void* src_host;
+  CUdeviceptr src_device;
+  void* src_array;
+  size_t src_pitch;
+  size_t dst_x, dst_y;
+  unsigned dst_type;
+  void* dst_host;
+  CUdeviceptr dst_device;
+  void* dst_array;
+  size_t dst_pitch;
+  size_t width, height;
+};
+CUresult fake_memcpy_2d_async(const Copy2D* c, void*) {
+  if (c->src_x || c->src_y || c->dst_x || c->dst_y || c->src_array || c->dst_array) return kInvalidValue;
+  if (c->width > c->src_pitch || c->width > c->dst_pitch) return kInvalidValue;
+  const size_t src_span = c->height ? (c->height - 1) * c->src_pitch + c->width : 0;
+  const size_t dst_span = c->height ? (c->height - 1) * c->dst_pitch + c->width : 0;
+  const std::byte* src = c->src_type == 2 ? alias(c->src_device, src_span)
+                                          : static_cast<const std::byte*>(c->src_host);
+  std::byte* dst = c->dst_type == 2 ? alias(c->dst_device, dst_span) : static_cast<std::byte*>(c->dst_host);
+  if (!src || !dst) return kInvalidValue;
+  for (size_t row = 0; row < c->height; ++row) {
+    std::memcpy(dst + row * c->dst_pitch, src + row * c->src_pitch, c->width);
+  }
+  ++counters.async_copies;
+  counters.bytes_copied += c->width * c->height;
+  return kSuccess;
+}
+
+// Modules: one stand-in module whose only function is the library's
+// rdmavideo_first_difference, computed on the CPU.
+int g_module = 0;
+int g_first_difference = 0;
+constexpr CUresult kNoBinaryForGpu = 209;
+constexpr CUresult kInvalidHandle = 400;
+CUresult fake_module_load(void** module, const void* image) {
+  if (!image) return kInvalidValue;
+  if (env("FAKE_CUDA_KERNELS", 1) == 0) return kNoBinaryForGpu;
+  *module = &g_module;
+  return kSuccess;
+}
+CUresult fake_module_unload(void* module) { return module == &g_module ? kSuccess : kInvalidHandle; }
+CUresult fake_module_function(void** function, void* module, const char* name) {
+  if (module != &g_module) return kInvalidHandle;
+  if (std::strcmp(name, "rdmavideo_first_difference") != 0) return kNotFound;
+  *function = &g_first_difference;
+  return kSuccess;
+}
+CUresult fake_launch(void* function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                     unsigned, void*, void** params, void**) {
+  if (function != &g_first_difference || !params) return kInvalidHandle;
+  const auto a_at = *static_cast<CUdeviceptr*>(params[0]);
+  const auto b_at = *static_cast<CUdeviceptr*>(params[1]);
+  const auto from = *static_cast<uint64_t*>(params[2]);
+  const auto bytes = *static_cast<uint64_t*>(params[3]);
+  const auto first_at = *static_cast<CUdeviceptr*>(params[4]);
+  const std::byte* a = alias(a_at, bytes);
+  const std::byte* b = alias(b_at, bytes);
+  auto* first = reinterpret_cast<uint64_t*>(alias(first_at, sizeof(uint64_t)));
+  if (!a || !b || !first) return 700;  // CUDA_ERROR_ILLEGAL_ADDRESS, as a kernel would meet
+  ++counters.kernel_launches;
+  for (uint64_t at = from; at < bytes; ++at) {
+    if (a[at] != b[at]) {
+      *first = std::min(*first, at);
+      break;
+    }
+  }
+  return kSuccess;
+}
+
 CUresult fake_flush(int, int) {
   ++counters.flushes;
   return kSuccess;
@@ -334,6 +413,11 @@ const Export kExports[] = {
     {"cuPointerSetAttribute", as_void(fake_pointer_set_attribute)},
     {"cuMemGetHandleForAddressRange", as_void(fake_dmabuf)},
     {"cuFlushGPUDirectRDMAWrites", as_void(fake_flush)},
+    {"cuMemcpy2DAsync", as_void(fake_memcpy_2d_async)},
+    {"cuModuleLoadData", as_void(fake_module_load)},
+    {"cuModuleUnload", as_void(fake_module_unload)},
+    {"cuModuleGetFunction", as_void(fake_module_function)},
+    {"cuLaunchKernel", as_void(fake_launch)},
 };
 
 }  // namespace

@@ -14,4 +14,5 @@ struct FakeCudaCounters {
   uint64_t pinned_live;       // pinned host allocations not yet freed
   uint64_t flushes;           // cuFlushGPUDirectRDMAWrites calls
   uint64_t dmabuf_exports;
+  uint64_t kernel_launches;
 };

@@ -64,15 +64,18 @@ struct Ends {
   nlohmann::json received;
 };
 
-// One verified test-pattern stream of `frames` frames, each end's memory as given.
-Ends verified_stream(const std::string& send_memory, const std::string& recv_memory, int frames) {
+// One verified test-pattern stream of `frames` frames, each end's memory as given; every
+// frame carries its checksum unless `checksum` is false.
+Ends verified_stream(const std::string& send_memory, const std::string& recv_memory, int frames,
+                     bool checksum = true) {
   TempDir dir;
   Receiver recv(dir, {"--verify", "--frames", std::to_string(frames), "--memory", recv_memory, "--stats-json",
                       (dir / "recv.json").string()});
-  Process send(sender(recv.address(), {"--testsrc", "-s", "640x360", "--pix-fmt", "nv12", "--frames",
-                                       std::to_string(frames), "--checksum", "--memory", send_memory,
-                                       "--stats-json", (dir / "send.json").string()}),
-               dir / "send.stderr");
+  std::vector<std::string> args{"--testsrc", "-s", "640x360", "--pix-fmt", "nv12", "--frames",
+                                std::to_string(frames), "--memory", send_memory,
+                                "--stats-json", (dir / "send.json").string()};
+  if (checksum) args.push_back("--checksum");
+  Process send(sender(recv.address(), args), dir / "send.stderr");
   EXPECT_EQ(send.wait(60s), 0) << send.stderr_text();
   EXPECT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
   return {read_json(dir / "send.json"), read_json(dir / "recv.json")};
@@ -88,6 +91,37 @@ TEST(GPU_MEMORY_SUITE, GpuTestPatternIntoAGpuRingIsVerifiedFrameByFrame) {
   EXPECT_EQ(e.sent.at("gpu_copies"), 40);  // one download a frame into a pinned slot
   EXPECT_EQ(e.received.at("memory"), "cuda:0");
   EXPECT_EQ(e.received.at("gpu_copies"), 40);  // one upload a frame from the host ring
+}
+
+// Without checksums, the test pattern is compared on the GPU by a kernel and no frame comes
+// down to the host; with them (above), each frame is downloaded for XXH3.
+TEST(GPU_MEMORY_SUITE, AGpuRingIsVerifiedOnTheGpuWithoutDownloadingFrames) {
+  REQUIRE_GPU();
+  const Ends e = verified_stream("cuda", "cuda", 30, false);
+  const auto& stream = e.received.at("streams").at(0);
+  EXPECT_EQ(e.received.at("checksum_failures"), 0);
+  EXPECT_EQ(e.received.at("frames"), 30);
+  if (RDMAVIDEO_CUDA_KERNELS) {
+    EXPECT_EQ(stream.at("verify"), "gpu");
+    EXPECT_EQ(stream.at("downloads"), 0);
+  } else {
+    EXPECT_EQ(stream.at("verify"), "download");
+    EXPECT_EQ(stream.at("downloads"), 30);
+  }
+  const Ends checksummed = verified_stream("cuda", "cuda", 10);
+  EXPECT_EQ(checksummed.received.at("streams").at(0).at("downloads"), 10);
+}
+
+TEST(GPU_MEMORY_SUITE, WhereTheGpuCannotRunTheKernelsFramesAreDownloadedToVerify) {
+  STAND_IN_ONLY();
+  REQUIRE_GPU();
+  setenv("FAKE_CUDA_KERNELS", "0", 1);
+  const Ends e = verified_stream("cuda", "cuda", 20, false);
+  unsetenv("FAKE_CUDA_KERNELS");
+  const auto& stream = e.received.at("streams").at(0);
+  EXPECT_EQ(e.received.at("checksum_failures"), 0);
+  EXPECT_EQ(stream.at("verify"), "download");
+  EXPECT_EQ(stream.at("downloads"), 20);
 }
 
 TEST(GPU_MEMORY_SUITE, GpuToHostAndHostToGpuAreVerified) {

@@ -12,9 +12,127 @@
 
 #include "fake_cuda.hpp"
 #include "rdmavideo/cuda.hpp"
+#include "rdmavideo/frame_verifier.hpp"
 
 namespace rdmavideo::cuda {
 namespace {
+
+
+// Checks shared by the stand-in's tests and the real GPU's: the same calls, either driver.
+
+// Pitched copies: three rows of 64 bytes from host rows 100 apart into device rows 128
+// apart, and back into packed rows, land where the pitches say.
+void expect_pitched_copies_keep_rows(Device& device) {
+  std::vector<std::byte> src(300), out(192);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>(i * 7 + 1);
+  auto memory = device.allocate(3 * 128);
+  auto stream = device.create_stream();
+  ASSERT_TRUE(memory && stream);
+  ASSERT_TRUE(device.fill(**memory, std::byte{0}, 3 * 128));
+  ASSERT_TRUE((*stream)->copy_2d_async(Pitched::device(**memory, 128), Pitched::host(src.data(), 100), 64, 3));
+  ASSERT_TRUE((*stream)->copy_2d_async(Pitched::host(out.data(), 64), Pitched::device(**memory, 128), 64, 3));
+  ASSERT_TRUE((*stream)->synchronize());
+  for (size_t row = 0; row < 3; ++row) {
+    EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(row * 64),
+                           out.begin() + static_cast<ptrdiff_t>(row * 64 + 64),
+                           src.begin() + static_cast<ptrdiff_t>(row * 100)))
+        << "row " << row;
+  }
+  std::vector<std::byte> padded(3 * 128);
+  ASSERT_TRUE(device.download(padded, **memory));
+  EXPECT_EQ(padded[64], std::byte{0});  // the pitch's padding is not written
+}
+
+// The first-difference kernel over `bytes` (not a multiple of 16, so the tail is looked at
+// too), with differences planted at `at`.
+void expect_first_difference(const std::shared_ptr<Device>& device, size_t bytes, std::vector<uint64_t> at) {
+  auto kernels = Kernels::shared(device);
+  if (!RDMAVIDEO_CUDA_KERNELS) {
+    ASSERT_FALSE(kernels);
+    EXPECT_NE(kernels.error().message().find("this build has no CUDA kernels"), std::string::npos)
+        << kernels.error().message();
+    return;
+  }
+  ASSERT_TRUE(kernels) << kernels.error().message();
+  std::vector<std::byte> host(bytes);
+  for (size_t i = 0; i < bytes; ++i) host[i] = static_cast<std::byte>(i * 31 + 3);
+  auto a = device->allocate(bytes);
+  auto b = device->allocate(bytes);
+  auto stream = device->create_stream();
+  ASSERT_TRUE(a && b && stream);
+  ASSERT_TRUE(device->upload(**a, host));
+  ASSERT_TRUE(device->upload(**b, host));
+  auto same = (*kernels)->first_difference(**stream, **a, **b, 0, bytes);
+  ASSERT_TRUE(same) << same.error().message();
+  EXPECT_FALSE(*same);
+  for (uint64_t where : at) host[where] ^= std::byte{0x40};
+  ASSERT_TRUE(device->upload(**b, host));
+  std::sort(at.begin(), at.end());
+  for (size_t i = 0; i < at.size(); ++i) {
+    const uint64_t from = i == 0 ? 0 : at[i - 1] + 1;
+    auto first = (*kernels)->first_difference(**stream, **a, **b, from, bytes);
+    ASSERT_TRUE(first) << first.error().message();
+    ASSERT_TRUE(*first) << "from " << from;
+    EXPECT_EQ(**first, at[i]) << "from " << from;
+  }
+  auto none = (*kernels)->first_difference(**stream, **a, **b, at.back() + 1, bytes);
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none);
+  EXPECT_FALSE((*kernels)->first_difference(**stream, **a + 1, **b, 0, bytes - 1)) << "unaligned";
+}
+
+// A test-pattern frame in GPU memory verified in place: a good one passes; a changed byte
+// in plane 1 or in the stamp is named as FrameVerifier names it on the host; a frame with a
+// checksum is downloaded and checked whole.
+void expect_gpu_verifier_agrees_with_the_host(const std::shared_ptr<Device>& device) {
+  auto format = proto::make_stream_start(PixelFormat::nv12, 640, 360, Rational{60, 1});
+  ASSERT_TRUE(format);
+  format->flags |= proto::kStreamTestPattern;
+  auto verifier = GpuFrameVerifier::create(*format, device);
+  if (!RDMAVIDEO_CUDA_KERNELS) {
+    ASSERT_FALSE(verifier);
+    return;
+  }
+  ASSERT_TRUE(verifier) << verifier.error().message();
+  const FrameVerifier host(*format);
+  const uint32_t bytes = format->layout.frame_bytes;
+  std::vector<std::byte> frame(bytes);
+  const uint64_t sequence = 5;
+  TestPattern::render_phase(*format, sequence % TestPattern::phase_count(bytes), frame);
+  TestPattern::stamp(*format, frame, sequence);
+  auto memory = device->allocate(bytes);
+  ASSERT_TRUE(memory);
+  proto::FrameWritten info{};
+  info.sequence = sequence;
+  auto check = [&](const std::vector<std::byte>& data) {
+    EXPECT_TRUE(device->upload(**memory, data));
+    auto on_gpu = (*verifier)->verify(info, **memory);
+    EXPECT_TRUE(on_gpu) << on_gpu.error().message();
+    return std::pair{on_gpu ? *on_gpu : std::optional<std::string>{"failed"}, host.verify(info, data)};
+  };
+  auto good = check(frame);
+  EXPECT_FALSE(good.first) << *good.first;
+  EXPECT_FALSE(good.second);
+  auto changed = frame;
+  changed[format->layout.planes[1].offset + 1000] ^= std::byte{1};
+  auto plane1 = check(changed);
+  ASSERT_TRUE(plane1.first && plane1.second);
+  EXPECT_EQ(*plane1.first, *plane1.second);
+  EXPECT_NE(plane1.first->find("plane 1 byte 1000"), std::string::npos) << *plane1.first;
+  info.sequence = sequence + TestPattern::phase_count(bytes);  // same phase, another number
+  auto stamp = check(frame);
+  ASSERT_TRUE(stamp.first && stamp.second);
+  EXPECT_EQ(*stamp.first, *stamp.second);
+  info.sequence = sequence;
+  EXPECT_TRUE(GpuFrameVerifier::in_place(info));
+  info.flags |= proto::kFrameHasChecksum;
+  info.checksum = frame_checksum(frame) ^ 1;
+  EXPECT_FALSE(GpuFrameVerifier::in_place(info));
+  auto summed = check(frame);
+  ASSERT_TRUE(summed.first && summed.second);
+  EXPECT_EQ(*summed.first, *summed.second);
+  EXPECT_NE(summed.first->find("checksum"), std::string::npos);
+}
 
 #ifndef RDMAVIDEO_REAL_GPU
 
@@ -247,6 +365,48 @@ TEST(CudaStream, TicketsTellWhenCopiesFinished) {
   ASSERT_TRUE((*stream)->synchronize());
 }
 
+TEST(CudaStream, PitchedCopiesKeepRowsApartByEachSidesPitch) {
+  auto device = fake_device();
+  ASSERT_TRUE(device);
+  expect_pitched_copies_keep_rows(*device);
+}
+
+TEST(CudaKernels, FirstDifferenceFindsEachPlantedByteFromWhereItIsAsked) {
+  auto device = fake_device();
+  ASSERT_TRUE(device);
+  const uint64_t launches = counters().kernel_launches;
+  expect_first_difference(device, (1 << 20) + 5, {17, 4096, 70001, (1 << 20) + 3});
+  EXPECT_EQ(counters().kernel_launches - launches, RDMAVIDEO_CUDA_KERNELS ? 6u : 0u);
+}
+
+TEST(CudaKernels, AGpuTheBuildHasNoCodeForIsNamed) {
+  FakeEnv no_code("FAKE_CUDA_KERNELS", "0");
+  auto device = fake_device();
+  ASSERT_TRUE(device);
+  auto kernels = Kernels::shared(device);
+  ASSERT_FALSE(kernels);
+  EXPECT_EQ(kernels.error().code(), ErrorCode::unsupported);
+  EXPECT_EQ(kernels.error().message(),
+            RDMAVIDEO_CUDA_KERNELS
+                ? "cuda:0 (Fake GPU 0): the kernels cannot be loaded: CUDA_ERROR_NO_BINARY_FOR_GPU (209) "
+                  "(this build has no code for compute capability 9.0)"
+                : "this build has no CUDA kernels (the CUDA toolkit was not found when it was "
+                  "configured: install nvcc and configure again)");
+  EXPECT_EQ(kernels_built(), bool{RDMAVIDEO_CUDA_KERNELS});
+}
+
+TEST(GpuFrameVerifier, NamesWhatIsWrongAsTheHostVerifierDoes) {
+  auto device = fake_device();
+  ASSERT_TRUE(device);
+  const uint64_t downloads = counters().downloads;
+  expect_gpu_verifier_agrees_with_the_host(device);
+  if (RDMAVIDEO_CUDA_KERNELS) {
+    // Per in-place check: the stamp, the kernel's answer, and at a mismatch its two bytes;
+    // the checksum frame: the whole frame and the answer of nothing else.
+    EXPECT_LT(counters().downloads - downloads, 16u);
+  }
+}
+
 #else  // RDMAVIDEO_REAL_GPU: cuda_gpu_test, label gpu, NVIDIA's driver
 
 std::shared_ptr<Device> real_device() {
@@ -313,6 +473,22 @@ TEST(RealGpu, DmabufExportMatchesTheDeviceAttribute) {
 TEST(RealGpu, FlushIsANoOpWhereTheGpuOrdersRdmaWrites) {
   REQUIRE_GPU();
   EXPECT_TRUE(gpu->flush_rdma_writes()) << "ordering " << gpu->facts().rdma_writes_ordering;
+}
+
+TEST(RealGpu, PitchedCopiesKeepRowsApartByEachSidesPitch) {
+  REQUIRE_GPU();
+  expect_pitched_copies_keep_rows(*gpu);
+}
+
+TEST(RealGpu, FirstDifferenceKernelFindsEachPlantedByteFromWhereItIsAsked) {
+  REQUIRE_GPU();
+  // A 4K RGBA frame and 5 bytes: differences in the first word, mid-frame, in the tail.
+  expect_first_difference(gpu, 33177600 + 5, {0, 15, 16, 12345677, 33177600 + 4});
+}
+
+TEST(RealGpu, GpuFrameVerifierNamesWhatIsWrongAsTheHostVerifierDoes) {
+  REQUIRE_GPU();
+  expect_gpu_verifier_agrees_with_the_host(gpu);
 }
 
 #endif

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -102,6 +103,18 @@ class Driver : public std::enable_shared_from_this<Driver> {
 };
 
 class Stream;
+class Kernels;
+
+/// One side of a pitched copy (rows of `pitch` bytes): device or host memory.
+struct Pitched {
+  bool on_device = false;
+  uint64_t at = 0;  ///< a DevicePtr, or a host address
+  size_t pitch = 0;
+  static Pitched device(DevicePtr at, size_t pitch) { return {true, at, pitch}; }
+  static Pitched host(const std::byte* at, size_t pitch) {
+    return {false, reinterpret_cast<uintptr_t>(at), pitch};
+  }
+};
 
 /// One GPU, used through its primary context.
 class Device : public std::enable_shared_from_this<Device> {
@@ -146,6 +159,7 @@ class Device : public std::enable_shared_from_this<Device> {
  private:
   friend class Driver;
   friend class Stream;
+  friend class Kernels;
   Device(std::shared_ptr<Driver> driver, DeviceFacts facts, int handle, void* context)
       : driver_(std::move(driver)), facts_(std::move(facts)), handle_(handle), context_(context) {}
   Result<void> check(int result, std::string_view what) const;
@@ -166,6 +180,10 @@ class Stream {
   /// Queues a copy; `host` must be pinned memory for the copy to be asynchronous.
   Result<void> upload_async(DevicePtr to, std::span<const std::byte> host);
   Result<void> download_async(std::span<std::byte> host, DevicePtr from);
+  /// Queues a copy of `rows` rows of `width_bytes` between any two of device and host
+  /// memory, each side with its own pitch (cuMemcpy2DAsync): planes of a decoder's surface
+  /// into a frame laid out with the stream's strides, and back.
+  Result<void> copy_2d_async(Pitched to, Pitched from, size_t width_bytes, size_t rows);
   /// Marks the point reached so far; returns a ticket for done()/wait().
   Result<uint64_t> mark();
   /// Whether everything queued before the ticket has finished (cuEventQuery).
@@ -180,6 +198,7 @@ class Stream {
 
  private:
   friend class Device;
+  friend class Kernels;
   Stream(std::shared_ptr<const Device> device, void* stream) : device_(std::move(device)), stream_(stream) {}
   struct Mark {
     uint64_t ticket;
@@ -190,7 +209,37 @@ class Stream {
   void* stream_ = nullptr;
   std::vector<Mark> marks_;   // events recorded, oldest first
   std::vector<void*> spare_;  // events to reuse
+  std::shared_ptr<DevicePtr> scratch_;  // a kernel's answer (Kernels), allocated on first use
   uint64_t next_ticket_ = 1;
+};
+
+/// Whether this build has the library's CUDA kernels: they are compiled with nvcc when the
+/// CUDA toolkit is found at configure time, and embedded (SASS for every GPU generation the
+/// toolkit builds for, PTX for later ones).
+bool kernels_built();
+
+/// The library's kernels, loaded into a device's primary context through the driver API.
+class Kernels {
+ public:
+  /// Loaded once per device and kept. `unsupported`, naming why, where they cannot be: this
+  /// build has none, or they hold no code this GPU runs.
+  static Result<std::shared_ptr<const Kernels>> shared(const std::shared_ptr<Device>& device);
+  ~Kernels();
+  Kernels(const Kernels&) = delete;
+  Kernels& operator=(const Kernels&) = delete;
+
+  /// The first byte at or after `from` where the `bytes` at `a` and at `b` differ; nullopt
+  /// when they are the same. Both start 16-byte aligned. Runs on `stream` (work queued there
+  /// before runs first) and waits for the answer.
+  Result<std::optional<uint64_t>> first_difference(Stream& stream, DevicePtr a, DevicePtr b,
+                                                   uint64_t from, uint64_t bytes) const;
+
+ private:
+  Kernels(std::shared_ptr<Device> device, void* module, void* first_difference)
+      : device_(std::move(device)), module_(module), first_difference_(first_difference) {}
+  std::shared_ptr<Device> device_;
+  void* module_ = nullptr;            // CUmodule
+  void* first_difference_ = nullptr;  // CUfunction
 };
 
 }  // namespace rdmavideo::cuda

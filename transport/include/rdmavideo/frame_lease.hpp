@@ -78,6 +78,8 @@ class FrameLease {
   /// GPU memory, a download into new host memory the returned lease owns (the slot stays
   /// held until that lease is let go). This lease is empty afterwards.
   Result<FrameLease> to_host() &&;
+  /// The GPU data() is on; nullptr for a frame in host memory.
+  std::shared_ptr<cuda::Device> cuda_device() const;
   /// Arrival minus FrameWritten.sent_ns (meaningful between same-clock hosts only); 0 when
   /// the sender's clock is ahead.
   uint64_t latency_ns() const { return latency_ns_; }

@@ -52,6 +52,8 @@ class TestPattern {
     uint8_t got;
     uint8_t expected;
     std::string describe(uint64_t sequence) const;
+    /// The mismatch at byte `at` of a frame in `format`'s layout.
+    static Mismatch at(const proto::StreamStart& format, size_t at, uint8_t got, uint8_t expected);
   };
   std::optional<Mismatch> verify(uint64_t sequence, std::span<const std::byte> data) const;
 

@@ -14,10 +14,13 @@ using CUcontext = void*;
 using CUstream = void*;
 using CUevent = void*;
 using CUdeviceptr = unsigned long long;  // NOLINT(google-runtime-int): the ABI's type
+using CUmodule = void*;
+using CUfunction = void*;
 
 inline constexpr CUresult kSuccess = 0;
 inline constexpr CUresult kNotReady = 600;
 inline constexpr CUresult kErrorNoDevice = 100;
+inline constexpr CUresult kErrorNoBinaryForGpu = 209;
 
 // Device attributes (CUdevice_attribute).
 inline constexpr int kAttrComputeMajor = 75;
@@ -35,6 +38,28 @@ inline constexpr int kFlushToOwner = 100;
 // cuEventCreate: CU_EVENT_DISABLE_TIMING; cuStreamCreate: CU_STREAM_NON_BLOCKING.
 inline constexpr unsigned kEventDisableTiming = 2;
 inline constexpr unsigned kStreamNonBlocking = 1;
+
+// CUmemorytype, for CUDA_MEMCPY2D.
+inline constexpr unsigned kMemoryHost = 1;
+inline constexpr unsigned kMemoryDevice = 2;
+
+// CUDA_MEMCPY2D (the _v2 ABI, CUDA 3.2 on): a pitched copy between host and device memory.
+struct Memcpy2D {
+  size_t srcXInBytes = 0, srcY = 0;
+  unsigned srcMemoryType = 0;
+  const void* srcHost = nullptr;
+  CUdeviceptr srcDevice = 0;
+  void* srcArray = nullptr;
+  size_t srcPitch = 0;
+  size_t dstXInBytes = 0, dstY = 0;
+  unsigned dstMemoryType = 0;
+  void* dstHost = nullptr;
+  CUdeviceptr dstDevice = 0;
+  void* dstArray = nullptr;
+  size_t dstPitch = 0;
+  size_t WidthInBytes = 0;
+  size_t Height = 0;
+};
 
 struct Api {
   CUresult (*cuInit)(unsigned flags) = nullptr;
@@ -73,10 +98,39 @@ struct Api {
   CUresult (*cuEventSynchronize)(CUevent event) = nullptr;
   CUresult (*cuEventDestroy)(CUevent event) = nullptr;
   CUresult (*cuPointerSetAttribute)(const void* value, int attribute, CUdeviceptr at) = nullptr;
+  CUresult (*cuMemcpy2DAsync)(const Memcpy2D* copy, CUstream stream) = nullptr;
+  CUresult (*cuModuleLoadData)(CUmodule* module, const void* image) = nullptr;
+  CUresult (*cuModuleUnload)(CUmodule module) = nullptr;
+  CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module, const char* name) = nullptr;
+  CUresult (*cuLaunchKernel)(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                             unsigned block_x, unsigned block_y, unsigned block_z,
+                             unsigned shared_bytes, CUstream stream, void** params,
+                             void** extra) = nullptr;
   // Optional: older drivers lack them, and the features that need them say so.
   CUresult (*cuMemGetHandleForAddressRange)(void* handle, CUdeviceptr at, size_t bytes,
                                             int type, unsigned long long flags) = nullptr;  // NOLINT
   CUresult (*cuFlushGPUDirectRDMAWrites)(int target, int scope) = nullptr;
+};
+
+// Makes a device's primary context current on this thread for one call, as it was after.
+class ContextScope {
+ public:
+  ContextScope(const Api& api, void* context) : api_(api) {
+    ok_ = api_.cuCtxPushCurrent(context) == kSuccess;
+  }
+  ~ContextScope() {
+    if (ok_) {
+      CUcontext popped = nullptr;
+      api_.cuCtxPopCurrent(&popped);
+    }
+  }
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  const Api& api_;
+  bool ok_ = false;
 };
 
 }  // namespace rdmavideo::cuda::detail

@@ -71,6 +71,11 @@ std::vector<Entry> entries(Api& a) {
       {"cuEventSynchronize", 2000, true, slot(a.cuEventSynchronize)},
       {"cuEventDestroy", 4000, true, slot(a.cuEventDestroy)},
       {"cuPointerSetAttribute", 6000, true, slot(a.cuPointerSetAttribute)},
+      {"cuMemcpy2DAsync", 3020, true, slot(a.cuMemcpy2DAsync)},
+      {"cuModuleLoadData", 2000, true, slot(a.cuModuleLoadData)},
+      {"cuModuleUnload", 2000, true, slot(a.cuModuleUnload)},
+      {"cuModuleGetFunction", 2000, true, slot(a.cuModuleGetFunction)},
+      {"cuLaunchKernel", 4000, true, slot(a.cuLaunchKernel)},
       {"cuMemGetHandleForAddressRange", 11070, false, slot(a.cuMemGetHandleForAddressRange)},
       {"cuFlushGPUDirectRDMAWrites", 11030, false, slot(a.cuFlushGPUDirectRDMAWrites)},
   };
@@ -79,27 +84,6 @@ std::vector<Entry> entries(Api& a) {
 std::string version_string(int version) {
   return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
 }
-
-// Makes a device's primary context current on this thread for one call, as it was after.
-class ContextScope {
- public:
-  ContextScope(const Api& api, void* context) : api_(api) {
-    ok_ = api_.cuCtxPushCurrent(context) == kSuccess;
-  }
-  ~ContextScope() {
-    if (ok_) {
-      CUcontext popped = nullptr;
-      api_.cuCtxPopCurrent(&popped);
-    }
-  }
-  ContextScope(const ContextScope&) = delete;
-  ContextScope& operator=(const ContextScope&) = delete;
-  bool ok() const { return ok_; }
-
- private:
-  const Api& api_;
-  bool ok_ = false;
-};
 
 }  // namespace
 
@@ -402,6 +386,29 @@ Result<void> Stream::download_async(std::span<std::byte> host, DevicePtr from) {
   const Api& a = device_->driver().api();
   ContextScope scope(a, device_->context_);
   return device_->check(a.cuMemcpyDtoHAsync(host.data(), from, host.size(), stream_), "cuMemcpyDtoHAsync");
+}
+
+Result<void> Stream::copy_2d_async(Pitched to, Pitched from, size_t width_bytes, size_t rows) {
+  Memcpy2D copy;
+  copy.srcMemoryType = from.on_device ? kMemoryDevice : kMemoryHost;
+  if (from.on_device) {
+    copy.srcDevice = from.at;
+  } else {
+    copy.srcHost = reinterpret_cast<const void*>(from.at);
+  }
+  copy.srcPitch = from.pitch;
+  copy.dstMemoryType = to.on_device ? kMemoryDevice : kMemoryHost;
+  if (to.on_device) {
+    copy.dstDevice = to.at;
+  } else {
+    copy.dstHost = reinterpret_cast<void*>(to.at);
+  }
+  copy.dstPitch = to.pitch;
+  copy.WidthInBytes = width_bytes;
+  copy.Height = rows;
+  const Api& a = device_->driver().api();
+  ContextScope scope(a, device_->context_);
+  return device_->check(a.cuMemcpy2DAsync(&copy, stream_), "cuMemcpy2DAsync");
 }
 
 Result<uint64_t> Stream::mark() {

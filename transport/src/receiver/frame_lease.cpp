@@ -25,4 +25,8 @@ Result<FrameLease> FrameLease::to_host() && {
   return host;
 }
 
+std::shared_ptr<cuda::Device> FrameLease::cuda_device() const {
+  return gpu_region_ ? gpu_region_->cuda_device() : nullptr;
+}
+
 }  // namespace rdmavideo

@@ -270,16 +270,11 @@ std::optional<TestPattern::Mismatch> TestPattern::verify(uint64_t sequence,
   std::vector<std::byte> expected_stamp(phase.begin(), phase.begin() + static_cast<ptrdiff_t>(stamp_end));
   stamp(expected_stamp, sequence);
   auto locate = [&](size_t at) {
-    int plane = 0;
-    for (int p = 1; p < format_.layout.plane_count; ++p) {
-      if (at >= format_.layout.planes[p].offset) plane = p;
-    }
     const size_t got = at < data.size() ? static_cast<size_t>(data[at]) : 0;
     const size_t want = at < expected_stamp.size() ? static_cast<size_t>(expected_stamp[at])
                         : at < phase.size()        ? static_cast<size_t>(phase[at])
                                                    : 0;  // data runs past the frame
-    return Mismatch{plane, at - format_.layout.planes[plane].offset, static_cast<uint8_t>(got),
-                    static_cast<uint8_t>(want)};
+    return Mismatch::at(format_, at, static_cast<uint8_t>(got), static_cast<uint8_t>(want));
   };
   if (data.size() != phase.size()) return locate(std::min(data.size(), phase.size()));
   const size_t head = expected_stamp.size();
@@ -293,6 +288,15 @@ std::optional<TestPattern::Mismatch> TestPattern::verify(uint64_t sequence,
     return locate(at);
   }
   return std::nullopt;
+}
+
+TestPattern::Mismatch TestPattern::Mismatch::at(const proto::StreamStart& format, size_t at,
+                                               uint8_t got, uint8_t expected) {
+  int plane = 0;
+  for (int p = 1; p < format.layout.plane_count; ++p) {
+    if (at >= format.layout.planes[p].offset) plane = p;
+  }
+  return Mismatch{plane, at - format.layout.planes[plane].offset, got, expected};
 }
 
 std::string TestPattern::Mismatch::describe(uint64_t sequence) const {

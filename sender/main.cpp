@@ -31,7 +31,7 @@ constexpr uint32_t kInputBuffers = 3;
 class Source {
  public:
   Source(const Options& options, std::unique_ptr<av::Source> ffmpeg)
-      : testsrc_(options.testsrc), ffmpeg_(std::move(ffmpeg)) {}
+      : testsrc_(options.testsrc), ffmpeg_(std::move(ffmpeg)), memory_device_(options.memory.device) {}
 
   uint32_t pool_buffers(const proto::StreamStart& format) const {
     return testsrc_ ? TestPattern::phase_count(format.layout.frame_bytes) : kInputBuffers;
@@ -68,6 +68,16 @@ class Source {
       TestPattern::stamp(format_, stamp_, sequence);
       auto ok = buffer.write(std::span(stamp_).subspan(stamp_offset_), stamp_offset_);
       if (!ok) return Unexpected(ok.error());
+      return true;
+    }
+    if (ffmpeg_ && buffer.kind() == memory::MemoryKind::cuda) {
+      // Decoded by NVDEC, copied on the GPU; decoded on the CPU, uploaded.
+      auto device = cuda::Device::shared(memory_device_);
+      if (!device) return Unexpected(device.error());
+      auto info = ffmpeg_->read_frame_to_gpu(**device, cuda::address(buffer.bytes().data()));
+      if (!info) return Unexpected(info.error());
+      if (!*info) return false;
+      pts_ns_ = (*info)->pts_ns;
       return true;
     }
     // GPU buffers are filled from host memory: read into it, then upload.
@@ -120,6 +130,7 @@ class Source {
 
   bool testsrc_;
   std::unique_ptr<av::Source> ffmpeg_;
+  int memory_device_;  // --memory cuda:N
   proto::StreamStart format_;
   std::vector<std::byte> stamp_;    // testsrc: the frame's first bytes, up to the stamp's end
   size_t stamp_offset_ = 0;         // where the stamp starts (plane 0)
@@ -136,6 +147,8 @@ Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o) {
   so.input = o.input;
   so.input_format = o.input_format;
   so.loop = o.loop;
+  so.cuda_decoder = o.hwaccel;
+  so.into_gpu = o.memory.kind == memory::MemoryKind::cuda;
   if (o.size_given) so.width = o.width, so.height = o.height;
   if (o.rate_given) so.frame_rate = o.rate;
   if (o.pix_fmt_given) so.pixel_format = o.pix_fmt;

@@ -44,6 +44,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_flag("--quiet", o.quiet, "No status line");
   (void)frames;
 
+  std::string hwaccel;
+  app.add_option("--hwaccel", hwaccel,
+                 "Decode -i FILE on the GPU: cuda or cuda:N (NVDEC through FFmpeg; the GPU of "
+                 "--memory cuda:N by default). Into GPU memory frames stay in GPU memory, in the "
+                 "decoder's format (nv12, p010); into host memory they are downloaded");
   std::string key_file;
   cli::add_key_option(app, key_file);
   cli::MemoryOptions memory;
@@ -53,8 +58,17 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   if (auto code = cli::parse_memory_options(app, memory, o.memory, o.gpu_path)) return code;
   auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   if (!o.testsrc && o.input.empty()) return fail("no source: give --testsrc or -i -");
-  if (!ffmpeg_input(o) && (!o.input_format.empty() || o.loop)) {
-    return fail("-f and --loop apply to FFmpeg inputs (a file, URL or device), not to -i -");
+  if (!ffmpeg_input(o) && (!o.input_format.empty() || o.loop || !hwaccel.empty())) {
+    return fail("-f, --loop and --hwaccel apply to FFmpeg inputs (a file, URL or device), not to "
+                "--testsrc or -i -");
+  }
+  if (!hwaccel.empty() && hwaccel != "none") {
+    const auto spec = memory::parse_memory(hwaccel);
+    if (!spec || spec->kind != memory::MemoryKind::cuda) {
+      return fail("--hwaccel \"" + hwaccel + "\" unknown (cuda or cuda:N; NVDEC is the decoder there is)");
+    }
+    const bool ordinal_given = hwaccel != "cuda";
+    o.hwaccel = ordinal_given || o.memory.kind != memory::MemoryKind::cuda ? spec->device : o.memory.device;
   }
   o.size_given = !size.empty();
   o.rate_given = !rate.empty();

@@ -40,6 +40,7 @@ struct Options {
   bool reconnect = false;  // --reconnect: a lost connection is made again, with back-off
   std::shared_ptr<const auth::SharedKey> key;  // --key-file
   memory::MemorySpec memory;                   // --memory: where the frame buffers live
+  std::optional<int> hwaccel;                  // --hwaccel cuda[:N]: the GPU that decodes
   gpu::PathChoice gpu_path = gpu::PathChoice::automatic;  // --gpu-path
 };
 

@@ -2,7 +2,9 @@
 #include "rdmavideo/av/source.hpp"
 
 extern "C" {
+#include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
 }
 
 #include <chrono>
@@ -36,6 +38,24 @@ Rational to_rational(AVRational r) {
   return {static_cast<uint32_t>(reduced.num), static_cast<uint32_t>(reduced.den)};
 }
 
+struct BufferRefDeleter {
+  void operator()(AVBufferRef* ref) const { av_buffer_unref(&ref); }
+};
+using UniqueBufferRef = std::unique_ptr<AVBufferRef, BufferRefDeleter>;
+
+// What NVDEC gives for a decoder's software format: 8-bit 4:2:0 as nv12, 10-bit as p010
+// (FFmpeg's CUDA hwaccel output); nullopt for what it cannot decode into a format we carry.
+std::optional<PixelFormat> nvdec_output(AVPixelFormat software) {
+  switch (software) {
+    case AV_PIX_FMT_YUV420P:
+    case AV_PIX_FMT_YUVJ420P:
+    case AV_PIX_FMT_NV12: return PixelFormat::nv12;
+    case AV_PIX_FMT_YUV420P10LE:
+    case AV_PIX_FMT_P010LE: return PixelFormat::p010;
+    default: return std::nullopt;
+  }
+}
+
 }  // namespace
 
 struct Source::Impl {
@@ -45,7 +65,13 @@ struct Source::Impl {
   UniqueCodecContext decoder;
   UniquePacket packet;
   UniqueFrame frame;
+  UniqueFrame downloaded;       // --hwaccel into host memory: the frame brought down
   UniqueSws sws;
+  UniqueBufferRef hw_device;    // --hwaccel cuda: FFmpeg's CUDA device (the primary context)
+  std::shared_ptr<cuda::Device> gpu;       // the same GPU, for our copies
+  std::unique_ptr<cuda::Stream> gpu_copies;
+  std::string hw_refused;       // why the decoder could not decode on the GPU
+  std::vector<std::byte> staging;  // read_frame_to_gpu without NVDEC: the frame on the host
   int stream_index = -1;
   AVRational stream_time_base{1, 1};
   proto::StreamStart format;
@@ -77,36 +103,187 @@ struct Source::Impl {
     return {};
   }
 
-  Result<void> convert(std::span<std::byte> out) {
+  // --hwaccel cuda:N: FFmpeg's CUDA device on the GPU's primary context (the one our own
+  // copies use), and the decoder told to give CUDA frames.
+  Result<void> open_nvdec(int ordinal, const AVCodec* codec) {
+    auto device = cuda::Device::shared(ordinal);
+    if (!device) return Unexpected(device.error().context(fmt::format("{} --hwaccel cuda", who)));
+    gpu = *device;
+    bool has_cuda = false;
+    for (int i = 0;; ++i) {
+      const AVCodecHWConfig* config = avcodec_get_hw_config(codec, i);
+      if (!config) break;
+      has_cuda |= config->device_type == AV_HWDEVICE_TYPE_CUDA &&
+                  (config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) != 0;
+    }
+    if (!has_cuda) {
+      return make_error(ErrorCode::unsupported,
+                        "{} --hwaccel cuda: FFmpeg's {} decoder cannot decode with NVDEC (h264, hevc, "
+                        "vp9, av1, mpeg2 and others can): leave out --hwaccel",
+                        who, codec->name);
+    }
+    AVDictionary* raw_opts = nullptr;
+    av_dict_set(&raw_opts, "primary_ctx", "1", 0);
+    AVBufferRef* ref = nullptr;
+    const int rc = av_hwdevice_ctx_create(&ref, AV_HWDEVICE_TYPE_CUDA, std::to_string(ordinal).c_str(),
+                                          raw_opts, 0);
+    av_dict_free(&raw_opts);
+    if (rc < 0) {
+      return Unexpected(av_error(who, fmt::format("--hwaccel cuda: FFmpeg's CUDA device on {} "
+                                                  "(av_hwdevice_ctx_create)", gpu->describe()),
+                                 rc));
+    }
+    hw_device.reset(ref);
+    AVCodecContext* dec = decoder.get();
+    dec->hw_device_ctx = av_buffer_ref(ref);
+    dec->opaque = this;
+    dec->get_format = pick_cuda;
+    dec->thread_count = 1;  // NVDEC is the decoder; CPU threads would only queue for it
+    auto frame_out = make_frame(who);
+    if (!frame_out) return Unexpected(frame_out.error());
+    downloaded = std::move(*frame_out);
+    return {};
+  }
+
+  // The CUDA frame format when the decoder offers it; none otherwise, so that a stream
+  // NVDEC cannot decode is an error naming it rather than a silent decode on the CPU.
+  static AVPixelFormat pick_cuda(AVCodecContext* dec, const AVPixelFormat* offered) {
+    for (const AVPixelFormat* p = offered; *p != AV_PIX_FMT_NONE; ++p) {
+      if (*p == AV_PIX_FMT_CUDA) return *p;
+    }
+    auto* self = static_cast<Impl*>(dec->opaque);
+    const char* profile = avcodec_profile_name(dec->codec_id, dec->profile);
+    self->hw_refused = fmt::format(
+        "{}: NVDEC on {} cannot decode this stream ({}{}{}, {} {}x{}): leave out --hwaccel to decode on the CPU",
+        self->who, self->gpu->describe(), dec->codec->name, profile ? " " : "", profile ? profile : "",
+        av_name(dec->sw_pix_fmt), dec->width, dec->height);
+    return AV_PIX_FMT_NONE;
+  }
+
+  // The next decoded frame into `frame`: false at the end of the input.
+  Result<bool> decode_next() {
+    for (;;) {
+      int rc = avcodec_receive_frame(decoder.get(), frame.get());
+      if (rc == 0) return true;
+      if (rc == AVERROR_EOF) {
+        if (options.loop && pass_frames > 0) {
+          if (auto ok = restart(); !ok) return Unexpected(ok.error());
+          continue;
+        }
+        return false;
+      }
+      if (rc != AVERROR(EAGAIN)) return Unexpected(decode_error("avcodec_receive_frame", rc));
+      if (draining) return false;  // cannot happen; end rather than spin
+      rc = av_read_frame(input.get(), packet.get());
+      if (rc == AVERROR(EAGAIN)) {  // a non-blocking device with nothing yet
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        continue;
+      }
+      if (rc == AVERROR_EOF || rc == AVERROR(EPIPE)) {
+        draining = true;
+        rc = avcodec_send_packet(decoder.get(), nullptr);
+        if (rc < 0 && rc != AVERROR_EOF) return Unexpected(decode_error("avcodec_send_packet(flush)", rc));
+        continue;
+      }
+      if (rc < 0) return Unexpected(av_error(who, "av_read_frame", rc));
+      if (packet->stream_index == stream_index) {
+        rc = avcodec_send_packet(decoder.get(), packet.get());
+        if (rc == AVERROR_INVALIDDATA && hw_refused.empty()) {
+          log().warn("[{}] skipping a packet the decoder rejects: {}", who, error_text(rc));
+        } else if (rc < 0) {
+          av_packet_unref(packet.get());
+          return Unexpected(decode_error("avcodec_send_packet", rc));
+        }
+      }
+      av_packet_unref(packet.get());
+    }
+  }
+
+  Error decode_error(std::string_view call, int rc) const {
+    if (!hw_refused.empty()) return Error(ErrorCode::unsupported, hw_refused);
+    return av_error(who, call, rc);
+  }
+
+  // The frame's timing, once it has been delivered.
+  FrameInfo delivered() {
+    const int64_t pts_ns = next_pts_ns();
+    av_frame_unref(frame.get());
+    last_pts_ns = pts_ns;
+    ++pass_frames;
+    return FrameInfo{pts_ns};
+  }
+
+  // A decoded frame in host memory: the frame itself, or a download of an NVDEC surface.
+  Result<const AVFrame*> on_host() {
+    if (frame->format != AV_PIX_FMT_CUDA) return frame.get();
+    av_frame_unref(downloaded.get());
+    if (const int rc = av_hwframe_transfer_data(downloaded.get(), frame.get(), 0); rc < 0) {
+      return Unexpected(av_error(who, "av_hwframe_transfer_data (downloading a decoded frame)", rc));
+    }
+    return downloaded.get();
+  }
+
+  // An NVDEC surface into GPU memory laid out as the stream: a pitched copy a plane.
+  Result<void> copy_on_gpu(cuda::Device& device, cuda::DevicePtr out) {
+    const auto* frames = reinterpret_cast<const AVHWFramesContext*>(frame->hw_frames_ctx->data);
+    if (nvdec_output(frames->sw_format) != format.pixel_format || frame->width != static_cast<int>(format.width) ||
+        frame->height != static_cast<int>(format.height)) {
+      return make_error(ErrorCode::unsupported,
+                        "{}: NVDEC now gives {}x{} {} where the stream is {}x{} {} (the input changed "
+                        "mid-stream; with --hwaccel into GPU memory frames are not converted)",
+                        who, frame->width, frame->height, av_name(frames->sw_format), format.width,
+                        format.height, name(format.pixel_format));
+    }
+    if (!gpu_copies) {
+      auto stream = device.create_stream();
+      if (!stream) return Unexpected(stream.error());
+      gpu_copies = std::move(*stream);
+    }
+    const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(frames->sw_format);
+    int row_bytes[4] = {};
+    av_image_fill_linesizes(row_bytes, frames->sw_format, frame->width);
+    for (int p = 0; p < format.layout.plane_count; ++p) {
+      const auto rows = static_cast<size_t>(p == 0 ? frame->height : AV_CEIL_RSHIFT(frame->height, desc->log2_chroma_h));
+      const auto& plane = format.layout.planes[p];
+      auto ok = gpu_copies->copy_2d_async(cuda::Pitched::device(out + plane.offset, plane.stride),
+                                          cuda::Pitched::device(reinterpret_cast<uintptr_t>(frame->data[p]),
+                                                                static_cast<size_t>(frame->linesize[p])),
+                                          static_cast<size_t>(row_bytes[p]), rows);
+      if (!ok) return Unexpected(ok.error().context(who));
+    }
+    return gpu_copies->synchronize();
+  }
+
+  Result<void> convert(const AVFrame* src, std::span<std::byte> out) {
     uint8_t* dst[4] = {};
     int dst_linesize[4] = {};
     for (int p = 0; p < format.layout.plane_count; ++p) {
       dst[p] = reinterpret_cast<uint8_t*>(out.data()) + format.layout.planes[p].offset;
       dst_linesize[p] = static_cast<int>(format.layout.planes[p].stride);
     }
-    const auto src_format = static_cast<AVPixelFormat>(frame->format);
-    if (src_format == target && frame->width == static_cast<int>(format.width) &&
-        frame->height == static_cast<int>(format.height)) {
-      av_image_copy(dst, dst_linesize, const_cast<const uint8_t**>(frame->data), frame->linesize,
-                    target, frame->width, frame->height);
+    const auto src_format = static_cast<AVPixelFormat>(src->format);
+    if (src_format == target && src->width == static_cast<int>(format.width) &&
+        src->height == static_cast<int>(format.height)) {
+      av_image_copy(dst, dst_linesize, const_cast<const uint8_t**>(src->data), src->linesize,
+                    target, src->width, src->height);
       return {};
     }
     if (!converting_logged) {
-      log().info("[{}] converting {}x{} {} to {}x{} {} with libswscale", who, frame->width,
-                 frame->height, av_name(src_format), format.width, format.height,
+      log().info("[{}] converting {}x{} {} to {}x{} {} with libswscale", who, src->width,
+                 src->height, av_name(src_format), format.width, format.height,
                  av_name(target));
       converting_logged = true;
     }
-    sws.reset(sws_getCachedContext(sws.release(), frame->width, frame->height, src_format,
+    sws.reset(sws_getCachedContext(sws.release(), src->width, src->height, src_format,
                                    static_cast<int>(format.width),
                                    static_cast<int>(format.height), target, SWS_BICUBIC,
                                    nullptr, nullptr, nullptr));
     if (!sws) {
       return make_error(ErrorCode::unsupported, "{}: sws_getCachedContext({} {}x{} -> {} {}x{}) failed",
-                        who, av_name(src_format), frame->width, frame->height, av_name(target),
+                        who, av_name(src_format), src->width, src->height, av_name(target),
                         format.width, format.height);
     }
-    sws_scale(sws.get(), frame->data, frame->linesize, 0, frame->height, dst, dst_linesize);
+    sws_scale(sws.get(), src->data, src->linesize, 0, src->height, dst, dst_linesize);
     return {};
   }
 
@@ -194,6 +371,29 @@ Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
   dec->pkt_timebase = stream->time_base;
   dec->thread_count = 0;  // one per core
   dec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+  std::optional<PixelFormat> nvdec_format;
+  if (options.cuda_decoder && options.into_gpu) {
+    // Decoded into GPU memory, frames keep the format NVDEC gives: nothing converts them.
+    const auto nvdec = nvdec_output(dec->pix_fmt);
+    if (!nvdec) {
+      return make_error(ErrorCode::unsupported,
+                        "{}: NVDEC cannot give {} ({}) as a format rdmavideo carries (nv12 for 8-bit "
+                        "4:2:0, p010 for 10-bit): leave out --hwaccel, or use --memory host",
+                        who, av_name(dec->pix_fmt), codec->name);
+    }
+    if ((options.pixel_format && *options.pixel_format != *nvdec) ||
+        (options.width && (*options.width != static_cast<uint32_t>(dec->width) ||
+                           *options.height != static_cast<uint32_t>(dec->height)))) {
+      return make_error(ErrorCode::invalid_argument,
+                        "{}: decoded by NVDEC into GPU memory, frames stay {}x{} {} (nothing converts "
+                        "them there): leave out -s and --pix-fmt, or use --memory host",
+                        who, dec->width, dec->height, name(*nvdec));
+    }
+    nvdec_format = nvdec;
+  }
+  if (options.cuda_decoder) {
+    if (auto ok = impl->open_nvdec(*options.cuda_decoder, codec); !ok) return Unexpected(ok.error());
+  }
   if (const int rc = avcodec_open2(dec, codec, nullptr); rc < 0) {
     return Unexpected(av_error(who, fmt::format("avcodec_open2({})", codec->name), rc));
   }
@@ -222,7 +422,8 @@ Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
     rate = {30, 1};
     log().warn("[{}] the input gives no frame rate; assuming 30 fps (set one with -r)", who);
   }
-  const PixelFormat pixel_format = options.pixel_format.value_or(nearest_carried(dec->pix_fmt));
+  PixelFormat pixel_format = options.pixel_format.value_or(nearest_carried(dec->pix_fmt));
+  if (nvdec_format) pixel_format = *nvdec_format;
   const auto target = to_av(pixel_format);
   if (!target) {
     return make_error(ErrorCode::unsupported,
@@ -246,10 +447,14 @@ bool Source::paced_by_input() const { return impl_->paced_by_input; }
 
 std::string Source::describe() const {
   const AVCodecContext* dec = impl_->decoder.get();
-  return fmt::format("{} {}x{} {} from {} ({}){}", dec->codec->name, dec->width, dec->height,
-                     av_name(dec->pix_fmt), impl_->options.input, impl_->input->iformat->name,
-                     impl_->options.loop ? ", looping" : "");
+  return fmt::format("{} {}x{} {} from {} ({}){}{}", dec->codec->name, dec->width, dec->height,
+                     av_name(dec->sw_pix_fmt != AV_PIX_FMT_NONE ? dec->sw_pix_fmt : dec->pix_fmt),
+                     impl_->options.input, impl_->input->iformat->name,
+                     impl_->options.loop ? ", looping" : "",
+                     impl_->gpu ? fmt::format(", decoded by NVDEC on {}", impl_->gpu->describe()) : "");
 }
+
+bool Source::decodes_on_gpu() const { return impl_->hw_device != nullptr; }
 
 Result<std::optional<Source::FrameInfo>> Source::read_frame(std::span<std::byte> out) {
   Impl& s = *impl_;
@@ -257,49 +462,36 @@ Result<std::optional<Source::FrameInfo>> Source::read_frame(std::span<std::byte>
     return make_error(ErrorCode::invalid_argument, "{}: buffer of {} bytes for a {}-byte frame",
                       s.who, out.size(), s.format.layout.frame_bytes);
   }
-  for (;;) {
-    int rc = avcodec_receive_frame(s.decoder.get(), s.frame.get());
-    if (rc == 0) {
-      auto converted = s.convert(out);
-      const int64_t pts_ns = s.next_pts_ns();
-      av_frame_unref(s.frame.get());
-      if (!converted) return Unexpected(converted.error());
-      s.last_pts_ns = pts_ns;
-      ++s.pass_frames;
-      return FrameInfo{pts_ns};
-    }
-    if (rc == AVERROR_EOF) {
-      if (s.options.loop && s.pass_frames > 0) {
-        if (auto ok = s.restart(); !ok) return Unexpected(ok.error());
-        continue;
-      }
-      return std::optional<FrameInfo>{};
-    }
-    if (rc != AVERROR(EAGAIN)) return Unexpected(av_error(s.who, "avcodec_receive_frame", rc));
-    if (s.draining) return std::optional<FrameInfo>{};  // cannot happen; end rather than spin
-    rc = av_read_frame(s.input.get(), s.packet.get());
-    if (rc == AVERROR(EAGAIN)) {  // a non-blocking device with nothing yet
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      continue;
-    }
-    if (rc == AVERROR_EOF || rc == AVERROR(EPIPE)) {
-      s.draining = true;
-      rc = avcodec_send_packet(s.decoder.get(), nullptr);
-      if (rc < 0 && rc != AVERROR_EOF) return Unexpected(av_error(s.who, "avcodec_send_packet(flush)", rc));
-      continue;
-    }
-    if (rc < 0) return Unexpected(av_error(s.who, "av_read_frame", rc));
-    if (s.packet->stream_index == s.stream_index) {
-      rc = avcodec_send_packet(s.decoder.get(), s.packet.get());
-      if (rc == AVERROR_INVALIDDATA) {
-        log().warn("[{}] skipping a packet the decoder rejects: {}", s.who, error_text(rc));
-      } else if (rc < 0) {
-        av_packet_unref(s.packet.get());
-        return Unexpected(av_error(s.who, "avcodec_send_packet", rc));
-      }
-    }
-    av_packet_unref(s.packet.get());
+  auto got = s.decode_next();
+  if (!got) return Unexpected(got.error());
+  if (!*got) return std::optional<FrameInfo>{};
+  auto host = s.on_host();
+  auto converted = host ? s.convert(*host, out) : Result<void>(Unexpected(host.error()));
+  const FrameInfo info = s.delivered();
+  if (!converted) return Unexpected(converted.error());
+  return info;
+}
+
+Result<std::optional<Source::FrameInfo>> Source::read_frame_to_gpu(cuda::Device& device, cuda::DevicePtr out) {
+  Impl& s = *impl_;
+  if (!s.hw_device) {
+    // Decoded on the CPU: read into host memory, then upload.
+    s.staging.resize(s.format.layout.frame_bytes);
+    auto info = read_frame(s.staging);
+    if (!info || !*info) return info;
+    if (auto ok = device.upload(out, s.staging); !ok) return Unexpected(ok.error());
+    return info;
   }
+  auto got = s.decode_next();
+  if (!got) return Unexpected(got.error());
+  if (!*got) return std::optional<FrameInfo>{};
+  auto copied = s.frame->format == AV_PIX_FMT_CUDA
+                    ? s.copy_on_gpu(device, out)
+                    : Result<void>(make_error(ErrorCode::unsupported, "{}: the decoder gave a frame in host "
+                                                                      "memory where NVDEC was asked for", s.who));
+  const FrameInfo info = s.delivered();
+  if (!copied) return Unexpected(copied.error());
+  return info;
 }
 
 }  // namespace rdmavideo::av

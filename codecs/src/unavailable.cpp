@@ -38,6 +38,10 @@ const proto::StreamStart& Source::format() const {
 bool Source::live() const { return false; }
 bool Source::paced_by_input() const { return false; }
 std::string Source::describe() const { return {}; }
+bool Source::decodes_on_gpu() const { return false; }
+Result<std::optional<Source::FrameInfo>> Source::read_frame_to_gpu(cuda::Device&, cuda::DevicePtr) {
+  return make_error(ErrorCode::unsupported, "built without FFmpeg");
+}
 Result<std::optional<Source::FrameInfo>> Source::read_frame(std::span<std::byte>) {
   return make_error(ErrorCode::unsupported, "FFmpeg source: {}", kMissing);
 }

@@ -242,3 +242,97 @@ TEST(GPU_MEMORY_SUITE, AGpuRingCountsAgainstTheBudgetWithItsStagingRing) {
 
 }  // namespace
 }  // namespace rdmavideo::testing
+
+namespace rdmavideo::testing {
+namespace {
+
+// ---- NVDEC: -i FILE --hwaccel cuda
+
+// A clip made with our own tools (they record through FFmpeg's encoders, which the GPU
+// machine has only as the libraries carried there): `frames` frames of the test pattern.
+std::filesystem::path record_clip(const TempDir& dir, const std::string& name, const std::string& codec,
+                                  const std::string& pix_fmt, int frames) {
+  const auto path = dir / name;
+  Receiver recv(dir, {"--frames", std::to_string(frames), "--output", path.string(), "--codec", codec});
+  Process send(sender(recv.address(), {"--testsrc", "-s", "320x240", "--pix-fmt", pix_fmt, "--frames",
+                                       std::to_string(frames)}),
+               dir / (name + ".send.stderr"));
+  EXPECT_EQ(send.wait(60s), 0) << send.stderr_text();
+  EXPECT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  return path;
+}
+
+#ifdef RDMAVIDEO_REAL_GPU
+// The raw frames a receiver writes for `input` sent with `extra`.
+std::string received_raw(const TempDir& dir, const std::string& name, const std::filesystem::path& input,
+                         std::vector<std::string> extra, const std::string& recv_memory) {
+  const auto out = dir / (name + ".raw");
+  Receiver recv(dir, {"--memory", recv_memory, "--output", out.string()});  // one stream, then exit
+  std::vector<std::string> args{"-i", input.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  Process send(sender(recv.address(), args), dir / (name + ".send.stderr"));
+  EXPECT_EQ(send.wait(60s), 0) << send.stderr_text();
+  EXPECT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  return read_file(out);
+}
+
+// NVDEC's frames, copied on the GPU into the sender's GPU buffers and received into GPU
+// memory, are byte for byte what FFmpeg's software decoder gives in the same format (H.264
+// and HEVC decoders are exact): h264 8-bit as nv12, hevc 10-bit 4:2:0 as p010.
+void expect_nvdec_matches_the_cpu(const std::string& codec, const std::string& pix_fmt) {
+  if (!RDMAVIDEO_HAVE_FFMPEG) GTEST_SKIP() << "built without FFmpeg";
+  TempDir dir;
+  const auto clip = record_clip(dir, codec + ".mkv", codec, pix_fmt, 24);
+  const std::string cpu = received_raw(dir, "cpu", clip, {"--pix-fmt", pix_fmt}, "host");
+  const std::string gpu = received_raw(dir, "gpu", clip, {"--hwaccel", "cuda", "--memory", "cuda"}, "cuda");
+  const std::string down = received_raw(dir, "down", clip, {"--hwaccel", "cuda", "--pix-fmt", pix_fmt}, "host");
+  ASSERT_EQ(cpu.size(), size_t{24} * 320 * 240 * 3 / 2 * (pix_fmt == "p010" ? 2 : 1));
+  EXPECT_TRUE(gpu == cpu) << "NVDEC into GPU memory differs from the CPU's decode";
+  EXPECT_TRUE(down == cpu) << "NVDEC downloaded differs from the CPU's decode";
+}
+
+TEST(GPU_MEMORY_SUITE, NvdecH264IntoGpuMemoryMatchesTheCpuDecoder) {
+  REQUIRE_GPU();
+  expect_nvdec_matches_the_cpu("h264", "nv12");
+}
+
+TEST(GPU_MEMORY_SUITE, NvdecHevc10BitIntoGpuMemoryMatchesTheCpuDecoder) {
+  REQUIRE_GPU();
+  expect_nvdec_matches_the_cpu("hevc", "p010");
+}
+#else
+// Where NVDEC cannot run, each way it fails is one line naming what: no driver; FFmpeg's
+// own CUDA loading (it opens libcuda.so.1 itself, and the stand-in has only what our loader
+// uses); a conversion asked of frames that stay in GPU memory. Usage errors exit 2.
+TEST(GPU_MEMORY_SUITE, HwaccelWithoutAGpuNamesWhatIsMissing) {
+  if (!RDMAVIDEO_HAVE_FFMPEG) GTEST_SKIP() << "built without FFmpeg";
+  TempDir dir;
+  const auto clip = record_clip(dir, "clip.mkv", "h264", "nv12", 3);
+  auto run = [&](std::vector<std::string> args, int want) {
+    std::vector<std::string> a{RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:9", "-i", clip.string()};
+    a.insert(a.end(), args.begin(), args.end());
+    Process send(a, dir / "send.stderr");
+    EXPECT_EQ(send.wait(30s), want) << send.stderr_text();
+    const auto lines = error_lines(send.stderr_text());
+    EXPECT_EQ(lines.size(), 1u) << send.stderr_text();
+    return lines.empty() ? std::string() : lines[0];
+  };
+  EXPECT_NE(run({"--hwaccel", "cuda"}, 1).find("--hwaccel cuda: no CUDA driver (libcuda.so.1"), std::string::npos);
+  EXPECT_NE(run({"--hwaccel", "vaapi"}, 2).find("--hwaccel \"vaapi\" unknown (cuda or cuda:N"), std::string::npos);
+  Driver fake;
+  EXPECT_NE(run({"--hwaccel", "cuda"}, 1).find("--hwaccel cuda: FFmpeg's CUDA device on cuda:0 (Fake GPU 0) "
+                                              "(av_hwdevice_ctx_create) failed"),
+            std::string::npos);
+  EXPECT_NE(run({"--hwaccel", "cuda", "--memory", "cuda", "--pix-fmt", "rgba"}, 1)
+                .find("decoded by NVDEC into GPU memory, frames stay 320x240 nv12 (nothing converts them "
+                      "there): leave out -s and --pix-fmt, or use --memory host"),
+            std::string::npos);
+  Process testsrc({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:9", "--testsrc", "--hwaccel", "cuda"},
+                  dir / "testsrc.stderr");
+  EXPECT_EQ(testsrc.wait(30s), 2);
+  EXPECT_NE(testsrc.stderr_text().find("--hwaccel apply to FFmpeg inputs"), std::string::npos);
+}
+#endif
+
+}  // namespace
+}  // namespace rdmavideo::testing

@@ -25,6 +25,7 @@
 #include <span>
 #include <string>
 
+#include "rdmavideo/cuda.hpp"
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/result.hpp"
 
@@ -37,6 +38,12 @@ struct SourceOptions {
   std::optional<Rational> frame_rate;       ///< -r: the stream's rate (and the device's)
   std::optional<PixelFormat> pixel_format;  ///< --pix-fmt: convert to this format
   bool loop = false;                        ///< --loop: start the file again at its end
+  /// --hwaccel cuda[:N]: decode with NVDEC on GPU N through FFmpeg's CUDA hwaccel. Frames
+  /// stay in GPU memory for read_frame_to_gpu(), and are downloaded for read_frame().
+  std::optional<int> cuda_decoder;
+  /// Frames go into GPU memory (read_frame_to_gpu): with cuda_decoder they keep the format
+  /// NVDEC gives (nv12, or p010 for 10-bit), which -s and --pix-fmt may not change.
+  bool into_gpu = false;
 };
 
 class Source {
@@ -65,6 +72,12 @@ class Source {
   /// Decodes the next frame into `out` (format().layout.frame_bytes bytes). nullopt at the
   /// end of the input.
   Result<std::optional<FrameInfo>> read_frame(std::span<std::byte> out);
+  /// The same into GPU memory at `out` (device addresses, format().layout): with NVDEC a
+  /// copy on the GPU from the decoder's surface, plane by plane from its pitch to the
+  /// stream's strides; without, an upload of the frame read_frame() gives.
+  Result<std::optional<FrameInfo>> read_frame_to_gpu(cuda::Device& device, cuda::DevicePtr out);
+  /// Whether frames are decoded on the GPU (--hwaccel cuda).
+  bool decodes_on_gpu() const;
 
  private:
   struct Impl;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "rdmavideo/av/recorder.hpp"
+#include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
 
 namespace rdmavideo::receiver {
@@ -17,7 +18,7 @@ bool Recording::is_recording_path(const std::string& path) {
 }
 
 Result<void> Recording::check(const RecordingOptions& o) {
-  return av::check_recorder_options({o.path, o.codec, o.encoder, std::nullopt});
+  return av::check_recorder_options({o.path, o.codec, o.encoder, std::nullopt, std::nullopt});
 }
 
 Recording::Recording(RecordingOptions options) : options_(std::move(options)) {}
@@ -29,8 +30,10 @@ Recording::~Recording() {
 Result<void> Recording::open_for(const FrameLease& frame) {
   const proto::StreamStart& format = frame.format();
   if (!recorder_) {
-    auto opened = av::Recorder::open(
-        {options_.path, options_.codec, options_.encoder, frame.info().sent_ns}, format);
+    const auto gpu = frame.cuda_device();
+    auto opened = av::Recorder::open({options_.path, options_.codec, options_.encoder, frame.info().sent_ns,
+                                      gpu ? std::optional<int>(gpu->facts().ordinal) : std::nullopt},
+                                     format);
     if (!opened) return Unexpected(opened.error());
     recorder_ = std::move(*opened);
     ring_epoch_ = format.ring_epoch;
@@ -48,6 +51,11 @@ Result<void> Recording::open_for(const FrameLease& frame) {
 Result<void> Recording::write(FrameLease frame) {
   if (auto ok = open_for(frame); !ok) return ok;
   return recorder_->write(std::move(frame));
+}
+
+Result<bool> Recording::takes_gpu_frames(const FrameLease& frame) {
+  if (auto ok = open_for(frame); !ok) return Unexpected(ok.error());
+  return recorder_->takes_gpu_frames();
 }
 
 Result<void> Recording::write_copy(const FrameLease& frame) {

@@ -44,6 +44,9 @@ class Recording {
   /// ring slot itself and keeps the lease until it is done; else the frame is copied. The
   /// first frame's FrameWritten.sent_ns dates the file.
   Result<void> write(FrameLease frame);
+  /// Whether write() takes `frame`, a frame in GPU memory, as it is (an NVENC encoder, which
+  /// reads it on the GPU); opens the recorder for it first. Else the caller downloads it.
+  Result<bool> takes_gpu_frames(const FrameLease& frame);
   /// Records a copy of the frame, leaving the lease with the caller (for the display).
   Result<void> write_copy(const FrameLease& frame);
   /// Finalises the file (drains the encoder, writes the trailer). Idempotent.

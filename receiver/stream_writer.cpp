@@ -186,8 +186,18 @@ void StreamWriter::handle(FrameLease& frame) {
   if (options_.verify) prepare_verifier(frame);
   std::optional<std::string> problem;
   if (options_.verify && gpu_verifier_) problem = verify(frame);
+  if (!opened_) {
+    if (auto ok = open_output(frame); !ok) fail(ok.error());
+  }
   // Writing and showing read frames with the CPU, as verifying on it does: a download first.
-  const bool needs_host = !options_.output.empty() || display_ || (options_.verify && !gpu_verifier_);
+  // An NVENC recording takes them where they are.
+  bool output_on_host = !options_.output.empty();
+  if (recording_ && frame.memory_kind() == memory::MemoryKind::cuda && !display_) {
+    auto takes = recording_->takes_gpu_frames(frame);
+    if (!takes) fail(takes.error());
+    output_on_host = !takes || !*takes;
+  }
+  const bool needs_host = output_on_host || display_ || (options_.verify && !gpu_verifier_);
   if (frame.memory_kind() == memory::MemoryKind::cuda && needs_host) {
     auto host = std::move(frame).to_host();
     if (!host) return fail(host.error());
@@ -206,8 +216,7 @@ void StreamWriter::handle(FrameLease& frame) {
   }
   if (!failed) {
     Result<void> written;
-    if (!opened_) written = open_output(frame);
-    if (written && raw_) written = raw_->write(format, frame.data());
+    if (raw_) written = raw_->write(format, frame.data());
     if (written && recording_) {
       // Without a window to feed, the encoder may read the frame in its ring slot and return
       // the slot when it is done; with one, it records a copy and the window gets the slot.

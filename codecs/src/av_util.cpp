@@ -3,10 +3,12 @@
 
 extern "C" {
 #include <libavdevice/avdevice.h>
+#include <libavutil/log.h>
 #include <libavutil/pixdesc.h>
 }
 
 #include <array>
+#include <cstdarg>
 #include <mutex>
 #include <utility>
 
@@ -102,6 +104,52 @@ std::string_view av_name(AVPixelFormat format) {
 void register_devices() {
   static std::once_flag once;
   std::call_once(once, [] { avdevice_register_all(); });
+}
+
+void capture_line(const std::string& line);
+
+namespace {
+
+thread_local LogCapture* t_capture = nullptr;
+
+void log_callback(void* ptr, int level, const char* format, va_list args) {
+  if (t_capture && level <= AV_LOG_ERROR) {
+    va_list copy;
+    va_copy(copy, args);
+    char line[1024];
+    int print_prefix = 0;
+    av_log_format_line2(ptr, level, format, copy, line, sizeof line, &print_prefix);
+    va_end(copy);
+    std::string text(line);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    if (const auto bracket = text.find("] "); text.starts_with('[') && bracket != std::string::npos) {
+      text.erase(0, bracket + 2);  // "[h264_nvenc @ 0x55...] " tells nothing to a reader
+    }
+    if (!text.empty()) capture_line(text);
+  }
+  av_log_default_callback(ptr, level, format, args);
+}
+
+}  // namespace
+
+void capture_line(const std::string& line) {
+  if (!t_capture) return;
+  if (!t_capture->text_.empty()) t_capture->text_ += "; ";
+  t_capture->text_ += line;
+}
+
+LogCapture::LogCapture() : outer_(t_capture) {
+  static std::once_flag once;
+  std::call_once(once, [] { av_log_set_callback(log_callback); });
+  t_capture = this;
+}
+
+LogCapture::~LogCapture() { t_capture = outer_; }
+
+Error LogCapture::error(std::string_view who, std::string_view call, int averror) const {
+  Error e = av_error(who, call, averror);
+  if (text_.empty()) return e;
+  return Error(e.code(), fmt::format("{} ({})", e.message(), text_), e.sys_errno());
 }
 
 }  // namespace rdmavideo::av

@@ -58,6 +58,11 @@ struct SwsDeleter {
 };
 using UniqueSws = std::unique_ptr<SwsContext, SwsDeleter>;
 
+struct BufferRefDeleter {
+  void operator()(AVBufferRef* ref) const noexcept { av_buffer_unref(&ref); }
+};
+using UniqueBufferRef = std::unique_ptr<AVBufferRef, BufferRefDeleter>;
+
 struct DictionaryDeleter {
   void operator()(AVDictionary* dict) const noexcept { av_dict_free(&dict); }
 };
@@ -71,6 +76,26 @@ Result<UniquePacket> make_packet(std::string_view who);
 std::string error_text(int averror);
 /// "<who>: <call> failed: <av_strerror text>" as an Error; AVERROR(errno) keeps the errno.
 Error av_error(std::string_view who, std::string_view call, int averror);
+
+/// What FFmpeg logs at error level on this thread while it lives (FFmpeg still prints it):
+/// the reason behind an AVERROR that says little on its own, such as NVENC's "no encode
+/// device" behind avcodec_open2's "Function not implemented".
+class LogCapture {
+ public:
+  LogCapture();
+  ~LogCapture();
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+  /// The lines logged, joined with "; ".
+  const std::string& text() const { return text_; }
+  /// av_error() with what FFmpeg said, where it said anything.
+  Error error(std::string_view who, std::string_view call, int averror) const;
+
+ private:
+  friend void capture_line(const std::string& line);
+  std::string text_;
+  LogCapture* outer_ = nullptr;
+};
 
 /// Our format as FFmpeg's; nullopt for v210 (no AVPixelFormat).
 std::optional<AVPixelFormat> to_av(PixelFormat format);

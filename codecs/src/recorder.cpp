@@ -2,7 +2,9 @@
 #include "rdmavideo/av/recorder.hpp"
 
 extern "C" {
+#include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
 #include <libavutil/opt.h>
 #include <libavutil/timecode.h>
 }
@@ -16,6 +18,7 @@ extern "C" {
 
 #include "av_util.hpp"
 #include "rdmavideo/convert.hpp"
+#include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
 
 namespace rdmavideo::av {
@@ -261,6 +264,9 @@ struct Recorder::Impl {
   UniqueSws sws;
   UniqueFrame frame;
   UniquePacket packet;
+  UniqueBufferRef hw_frames;                // NVENC from GPU memory: FFmpeg's CUDA frame pool
+  std::shared_ptr<cuda::Device> gpu;        // the GPU the frames are on
+  std::unique_ptr<cuda::Stream> gpu_copies;
   AVStream* stream = nullptr;  // owned by output
   RecorderOptions options;
   proto::StreamStart format;
@@ -374,6 +380,40 @@ struct Recorder::Impl {
     return {};
   }
 
+  Result<void> open_cuda_frames(AVCodecContext* enc, const AVCodec* codec, int ordinal);
+
+  // A frame in GPU memory into a frame of FFmpeg's CUDA pool, copied plane by plane on the
+  // GPU; the ring slot goes back at once and the encoder holds the pool's frame.
+  Result<void> encode_gpu_frame(FrameLease lease) {
+    const auto began = Clock::now();
+    const int64_t pts_ns = lease.info().pts_ns;
+    AVFrame* f = frame.get();
+    av_frame_unref(f);
+    if (const int rc = av_hwframe_get_buffer(hw_frames.get(), f, 0); rc < 0) {
+      return Unexpected(av_error(who, "av_hwframe_get_buffer(cuda)", rc));
+    }
+    if (!gpu_copies) {
+      auto created = gpu->create_stream();
+      if (!created) return Unexpected(created.error());
+      gpu_copies = std::move(*created);
+    }
+    const auto from = cuda::address(lease.data().data());
+    const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(input_format);
+    int row_bytes[4] = {};
+    av_image_fill_linesizes(row_bytes, input_format, f->width);
+    for (int p = 0; p < format.layout.plane_count; ++p) {
+      const auto rows = static_cast<size_t>(p == 0 ? f->height : AV_CEIL_RSHIFT(f->height, desc->log2_chroma_h));
+      const auto& plane = format.layout.planes[p];
+      auto ok = gpu_copies->copy_2d_async(
+          cuda::Pitched::device(reinterpret_cast<uintptr_t>(f->data[p]), static_cast<size_t>(f->linesize[p])),
+          cuda::Pitched::device(from + plane.offset, plane.stride), static_cast<size_t>(row_bytes[p]), rows);
+      if (!ok) return Unexpected(ok.error().context(who));
+    }
+    if (auto ok = gpu_copies->synchronize(); !ok) return Unexpected(ok.error().context(who));
+    lease.release();
+    return encode(pts_ns, began);
+  }
+
   void update_speed(Clock::time_point now) {
     const double dt = std::chrono::duration<double>(now - status_last).count();
     if (dt < 1.0) return;
@@ -392,6 +432,51 @@ struct Recorder::Impl {
     busy_s = 0;
   }
 };
+
+// NVENC from GPU memory: FFmpeg's CUDA device on the GPU's primary context, and a pool of
+// CUDA frames in the stream's format that the encoder is told to expect.
+Result<void> Recorder::Impl::open_cuda_frames(AVCodecContext* enc, const AVCodec* codec, int ordinal) {
+  Impl& s = *this;
+  auto device = cuda::Device::shared(ordinal);
+  if (!device) return Unexpected(device.error().context(s.who));
+  s.gpu = *device;
+  bool takes = false;
+  for (const AVPixelFormat* p = codec->pix_fmts; p && *p != AV_PIX_FMT_NONE; ++p) takes |= *p == s.input_format;
+  if (!takes) {
+    return make_error(ErrorCode::unsupported,
+                      "{}: {} does not take {} frames (nv12, p010, i420, rgba and bgra it takes from GPU "
+                      "memory; this build has no GPU conversion for {}): record from --memory host, or "
+                      "send one of those",
+                      s.who, codec->name, av_name(s.input_format), name(s.format.pixel_format));
+  }
+  AVDictionary* opts = nullptr;
+  av_dict_set(&opts, "primary_ctx", "1", 0);
+  AVBufferRef* device_ref = nullptr;
+  LogCapture said;
+  int rc = av_hwdevice_ctx_create(&device_ref, AV_HWDEVICE_TYPE_CUDA, std::to_string(ordinal).c_str(), opts, 0);
+  av_dict_free(&opts);
+  if (rc < 0) {
+    return Unexpected(said.error(s.who, fmt::format("FFmpeg's CUDA device on {} (av_hwdevice_ctx_create)",
+                                                    s.gpu->describe()),
+                                 rc));
+  }
+  UniqueBufferRef device_owner(device_ref);
+  UniqueBufferRef pool_ref(av_hwframe_ctx_alloc(device_ref));
+  if (!pool_ref) return make_error(ErrorCode::resource, "{}: av_hwframe_ctx_alloc failed", s.who);
+  auto* fc = reinterpret_cast<AVHWFramesContext*>(pool_ref->data);
+  fc->format = AV_PIX_FMT_CUDA;
+  fc->sw_format = s.input_format;
+  fc->width = static_cast<int>(s.format.width);
+  fc->height = static_cast<int>(s.format.height);
+  if ((rc = av_hwframe_ctx_init(pool_ref.get())) < 0) {
+    return Unexpected(said.error(s.who, "av_hwframe_ctx_init(cuda)", rc));
+  }
+  enc->pix_fmt = AV_PIX_FMT_CUDA;
+  enc->sw_pix_fmt = s.input_format;
+  enc->hw_frames_ctx = av_buffer_ref(pool_ref.get());
+  s.hw_frames = std::move(pool_ref);
+  return {};
+}
 
 Recorder::Recorder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -480,10 +565,15 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
     av_opt_set_int(enc->priv_data, "slicecrc", 1, 0);
   }
   if (raw->oformat->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  const bool nvenc = std::string_view(codec->name).ends_with("_nvenc");
+  if (nvenc && options.gpu_frames) {
+    if (auto ok = impl->open_cuda_frames(enc, codec, *options.gpu_frames); !ok) return Unexpected(ok.error());
+  }
+  LogCapture said;  // NVENC says why it cannot open (no encode device, ...) only in its log
   if (const int rc = avcodec_open2(enc, codec, nullptr); rc < 0) {
-    return Unexpected(av_error(who, fmt::format("avcodec_open2({} {}x{} {})", codec->name,
-                                                enc->width, enc->height, av_name(encode_format)),
-                               rc));
+    return Unexpected(said.error(who, fmt::format("avcodec_open2({} {}x{} {})", codec->name,
+                                                  enc->width, enc->height, av_name(encode_format)),
+                                 rc));
   }
 
   impl->stream = avformat_new_stream(raw, nullptr);
@@ -542,7 +632,8 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
       avcodec_get_name(codec->id), profile_name ? " " : "", profile_name ? profile_name : "",
       enc->width, enc->height, av_name(encode_format), to_string(format.frame_rate),
       choice->container->muxer, enc->thread_count,
-      encode_format == *input_format
+      impl->hw_frames ? fmt::format(", from GPU memory on {}", impl->gpu->describe())
+      : encode_format == *input_format
           ? ""
           : fmt::format(", converting from {}", av_name(*input_format)));
   return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));
@@ -607,9 +698,19 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
   return s.encode(pts_ns, began);
 }
 
+bool Recorder::takes_gpu_frames() const { return impl_->hw_frames != nullptr; }
+
 Result<void> Recorder::write(FrameLease lease) {
   Impl& s = *impl_;
   if (s.finished) return make_error(ErrorCode::invalid_argument, "{}: write after finish", s.who);
+  if (lease.memory_kind() == memory::MemoryKind::cuda) {
+    if (!s.hw_frames) {
+      auto host = std::move(lease).to_host();
+      if (!host) return Unexpected(host.error().context(s.who));
+      return write(std::move(*host));
+    }
+    return s.encode_gpu_frame(std::move(lease));
+  }
   if (!s.can_wrap(lease)) return write(lease.data(), lease.info().pts_ns);
   const auto began = Clock::now();
   const int64_t pts_ns = lease.info().pts_ns;

@@ -38,11 +38,6 @@ Rational to_rational(AVRational r) {
   return {static_cast<uint32_t>(reduced.num), static_cast<uint32_t>(reduced.den)};
 }
 
-struct BufferRefDeleter {
-  void operator()(AVBufferRef* ref) const { av_buffer_unref(&ref); }
-};
-using UniqueBufferRef = std::unique_ptr<AVBufferRef, BufferRefDeleter>;
-
 // What NVDEC gives for a decoder's software format: 8-bit 4:2:0 as nv12, 10-bit as p010
 // (FFmpeg's CUDA hwaccel output); nullopt for what it cannot decode into a format we carry.
 std::optional<PixelFormat> nvdec_output(AVPixelFormat software) {

@@ -262,7 +262,51 @@ std::filesystem::path record_clip(const TempDir& dir, const std::string& name, c
   return path;
 }
 
+// ---- NVENC: recording a GPU ring with h264_nvenc / hevc_nvenc
+
+struct Recorded {
+  int recv_exit;
+  std::string recv_stderr;
+  std::filesystem::path file;
+};
+
+// A test-pattern stream of `frames` frames into a GPU ring, recorded with `encoder`.
+Recorded record_from_gpu(const TempDir& dir, const std::string& codec, const std::string& encoder,
+                         const std::string& pix_fmt, int frames) {
+  const auto file = dir / (encoder + ".mkv");
+  Receiver recv(dir, {"--memory", "cuda", "--frames", std::to_string(frames), "--output", file.string(),
+                      "--codec", codec, "--encoder", encoder});
+  Process send(sender(recv.address(), {"--testsrc", "-s", "320x240", "--pix-fmt", pix_fmt, "--frames",
+                                       std::to_string(frames)}),
+               dir / (encoder + ".send.stderr"));
+  send.wait(60s);
+  const int rc = recv.process().wait(60s).value_or(-1);
+  return {rc, recv.process().stderr_text(), file};
+}
+
 #ifdef RDMAVIDEO_REAL_GPU
+std::string received_raw(const TempDir& dir, const std::string& name, const std::filesystem::path& input,
+                         std::vector<std::string> extra, const std::string& recv_memory);
+
+// NVENC reads the frames on the GPU (one copy there into FFmpeg's CUDA frame pool) and the
+// file holds every frame, decoded back by our own source. H100 and H200 have no NVENC: the
+// encoder cannot open there, and the test says so and skips.
+TEST(GPU_MEMORY_SUITE, NvencRecordsAGpuRingWithoutDownloadingIt) {
+  REQUIRE_GPU();
+  if (!RDMAVIDEO_HAVE_FFMPEG) GTEST_SKIP() << "built without FFmpeg";
+  TempDir dir;
+  const Recorded r = record_from_gpu(dir, "h264", "h264_nvenc", "nv12", 30);
+  for (const char* none : {"no encode device", "NV_ENC_ERR_NO_ENCODE_DEVICE", "OpenEncodeSessionEx failed"}) {
+    if (r.recv_exit != 0 && r.recv_stderr.find(none) != std::string::npos) {
+      GTEST_SKIP() << "this GPU has no NVENC: " << error_lines(r.recv_stderr).front();
+    }
+  }
+  ASSERT_EQ(r.recv_exit, 0) << r.recv_stderr;
+  EXPECT_NE(r.recv_stderr.find("from GPU memory on cuda:0"), std::string::npos) << r.recv_stderr;
+  const std::string raw = received_raw(dir, "decoded", r.file, {"--pix-fmt", "nv12"}, "host");
+  EXPECT_EQ(raw.size(), size_t{30} * 320 * 240 * 3 / 2);
+}
+
 // The raw frames a receiver writes for `input` sent with `extra`.
 std::string received_raw(const TempDir& dir, const std::string& name, const std::filesystem::path& input,
                          std::vector<std::string> extra, const std::string& recv_memory) {
@@ -304,7 +348,7 @@ TEST(GPU_MEMORY_SUITE, NvdecHevc10BitIntoGpuMemoryMatchesTheCpuDecoder) {
 // Where NVDEC cannot run, each way it fails is one line naming what: no driver; FFmpeg's
 // own CUDA loading (it opens libcuda.so.1 itself, and the stand-in has only what our loader
 // uses); a conversion asked of frames that stay in GPU memory. Usage errors exit 2.
-TEST(GPU_MEMORY_SUITE, HwaccelWithoutAGpuNamesWhatIsMissing) {
+TEST(GPU_MEMORY_SUITE, NvdecAndNvencWithoutAGpuNameWhatIsMissing) {
   if (!RDMAVIDEO_HAVE_FFMPEG) GTEST_SKIP() << "built without FFmpeg";
   TempDir dir;
   const auto clip = record_clip(dir, "clip.mkv", "h264", "nv12", 3);
@@ -327,6 +371,20 @@ TEST(GPU_MEMORY_SUITE, HwaccelWithoutAGpuNamesWhatIsMissing) {
                 .find("decoded by NVDEC into GPU memory, frames stay 320x240 nv12 (nothing converts them "
                       "there): leave out -s and --pix-fmt, or use --memory host"),
             std::string::npos);
+  // NVENC from GPU memory: a format it does not take is named before any CUDA is opened;
+  // FFmpeg's own CUDA loading failing is named with what FFmpeg said.
+  const Recorded uyvy = record_from_gpu(dir, "h264", "h264_nvenc", "uyvy", 3);
+  EXPECT_EQ(uyvy.recv_exit, 1);
+  EXPECT_NE(uyvy.recv_stderr.find("h264_nvenc does not take uyvy422 frames (nv12, p010, i420, rgba and bgra it "
+                                  "takes from GPU memory"),
+            std::string::npos)
+      << uyvy.recv_stderr;
+  const Recorded nv12 = record_from_gpu(dir, "h264", "h264_nvenc", "nv12", 3);
+  EXPECT_EQ(nv12.recv_exit, 1);
+  EXPECT_NE(nv12.recv_stderr.find("FFmpeg's CUDA device on cuda:0 (Fake GPU 0) (av_hwdevice_ctx_create) failed: "),
+            std::string::npos)
+      << nv12.recv_stderr;
+  EXPECT_NE(nv12.recv_stderr.find("(Cannot load cu"), std::string::npos) << "FFmpeg's words are kept";
   Process testsrc({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:9", "--testsrc", "--hwaccel", "cuda"},
                   dir / "testsrc.stderr");
   EXPECT_EQ(testsrc.wait(30s), 2);

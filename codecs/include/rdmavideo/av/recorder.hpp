@@ -47,6 +47,11 @@ struct RecorderOptions {
   /// file's creation_time, and in .mov the start of a timecode track (time of day, local
   /// time zone, drop-frame at 29.97 and 59.94), so recordings of several cameras line up.
   std::optional<uint64_t> start_wall_ns;
+  /// Frames arrive in GPU memory of this CUDA device. An NVENC encoder (h264_nvenc,
+  /// hevc_nvenc) then takes them there: each is copied on the GPU into a frame of FFmpeg's
+  /// CUDA frame pool, and nothing crosses PCIe but the bitstream. Other encoders are given
+  /// host frames, so their caller downloads first (takes_gpu_frames() is false).
+  std::optional<int> gpu_frames;
 };
 
 /// The extensions a Recorder takes (".mov", ...).
@@ -72,6 +77,9 @@ class Recorder {
   /// reads the ring slot itself and the lease (the slot's credit) is returned when the
   /// encoder lets the frame go, on whichever of its threads that is.
   Result<void> write(FrameLease frame);
+  /// Whether write(FrameLease) takes frames in GPU memory as they are (NVENC with
+  /// gpu_frames); else a frame in GPU memory must be downloaded first.
+  bool takes_gpu_frames() const;
   /// Drains the encoder, writes the trailer, closes the file. Idempotent.
   Result<void> finish();
 

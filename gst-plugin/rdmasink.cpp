@@ -33,6 +33,7 @@
 #include <unordered_set>
 
 #include "common.hpp"
+#include "cuda_caps.hpp"
 #include "rdmavideo/sender_session.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(rdmasink_debug);
@@ -59,6 +60,7 @@ struct SinkSettings {
   SinkMode mode = SinkMode::no_drop;
   bool checksum = false;
   std::string stream_name;
+  std::string memory = "host";  // where the session's buffers are: host, cuda, cuda:N
 };
 
 // Built in start(), dropped in stop(). The streaming thread uses it under `mutex`; the
@@ -72,6 +74,9 @@ struct SinkRuntime {
   GstVideoInfo info{};
   std::optional<proto::StreamStart> format;
   bool ended = false;  // EndOfStream sent or received; nothing more goes out
+  memory::MemorySpec memory;               // the session's buffers
+  std::unique_ptr<CudaFrames> cuda_frames;  // memory:CUDAMemory caps, or a GPU pool
+  std::vector<std::byte> host_frame;        // system memory into a GPU pool without CUDA caps
 };
 
 struct SinkState {
@@ -85,6 +90,7 @@ struct SinkState {
   std::vector<GstBufferPool*> pools;  // every pool we offered since start(); one reference each
   std::mutex stats_mutex;
   StatsSnapshot stats;  // under stats_mutex
+  CudaContextShare cuda;  // the GstCudaContext this element offers its neighbours
 };
 
 }  // namespace
@@ -112,6 +118,8 @@ enum {
   PROP_STREAM_NAME,
   PROP_KEY_FILE,
   PROP_STATS,
+  PROP_MEMORY,
+  PROP_CUDA_CAPS,
 };
 
 SinkState& state_of(gpointer object) { return *GST_RDMA_SINK(object)->state; }
@@ -145,7 +153,15 @@ gboolean sink_start(GstBaseSink* sink) {
 
   std::shared_ptr<const auth::SharedKey> key;
   if (!load_key_file(GST_ELEMENT(self), rt->settings.key_file, key)) return FALSE;
+  const auto memory_spec = memory::parse_memory(rt->settings.memory);
+  if (!memory_spec) {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("memory=%s is not host, cuda or cuda:N.", rt->settings.memory.c_str()),
+                      (nullptr));
+    return FALSE;
+  }
+  rt->memory = *memory_spec;
   SenderSessionOptions options;
+  options.memory = rt->memory;
   options.transport = rt->settings.transport;
   options.connect.endpoint = Endpoint{rt->settings.host, static_cast<uint16_t>(rt->settings.port)};
   options.connect.rdma_device = rt->settings.rdma_device;
@@ -267,6 +283,20 @@ gboolean sink_set_caps(GstBaseSink* sink, GstCaps* caps) {
                   ring->ring_epoch);
   rt.info = info;
   rt.format = *format;
+  rt.cuda_frames.reset();
+  const bool gpu_pool = rt.memory.kind == memory::MemoryKind::cuda;
+  if (is_cuda_caps(caps) || gpu_pool) {
+    // Frames into or out of GPU memory are copied plane by plane on the GPU.
+    const int device = gpu_pool ? rt.memory.device : 0;
+    auto frames = CudaFrames::create(GST_ELEMENT(self), state.cuda, device, info, format->layout);
+    if (frames) {
+      rt.cuda_frames = std::move(*frames);
+    } else if (is_cuda_caps(caps)) {
+      GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot take memory:CUDAMemory buffers."),
+                        ("%s", frames.error().message().c_str()));
+      return FALSE;
+    }
+  }
   return TRUE;
 }
 
@@ -278,6 +308,8 @@ gboolean sink_propose_allocation(GstBaseSink* sink, GstQuery* query) {
   if (!caps) return FALSE;
   GstVideoInfo info;
   if (!gst_video_info_from_caps(&info, caps)) return FALSE;
+  // CUDA buffers come from upstream's CUDA pool; a GPU session pool is filled by copies.
+  if (is_cuda_caps(caps)) return TRUE;
 
   // Page-aligned buffers in GStreamer's default layout for these caps, which is the layout
   // set_caps announces, so each buffer goes out as it is.
@@ -328,6 +360,26 @@ bool sendable_in_place(const SinkRuntime& rt, GstBuffer* buffer) {
 Result<FrameBuffer> copy_to_staging(SinkRuntime& rt, GstBuffer* buffer) {
   auto target = rt.session->acquire_buffer();
   if (!target) return Unexpected(target.error());
+  const bool gpu_pool = target->kind() == memory::MemoryKind::cuda;
+  if (rt.cuda_frames) {
+    // On the GPU where the buffer or the pool is there.
+    auto ok = rt.cuda_frames->copy_in(buffer, reinterpret_cast<uintptr_t>(target->bytes().data()), gpu_pool);
+    if (!ok) return Unexpected(ok.error());
+    return target;
+  }
+  if (gpu_pool) {
+    // A GPU pool where GStreamer's CUDA library is not there: packed here, then uploaded.
+    rt.host_frame.resize(rt.format->layout.frame_bytes);
+    GstVideoFrame source;
+    if (!gst_video_frame_map(&source, &rt.info, buffer, GST_MAP_READ)) {
+      return make_error(ErrorCode::invalid_argument, "buffer of {} bytes does not map as a {} frame",
+                        gst_buffer_get_size(buffer), GST_VIDEO_INFO_NAME(&rt.info));
+    }
+    copy_planes(rt.format->layout, rt.host_frame.data(), source, CopyTo::wire);
+    gst_video_frame_unmap(&source);
+    if (auto ok = target->write(rt.host_frame); !ok) return Unexpected(ok.error());
+    return target;
+  }
   GstVideoFrame source;
   if (!gst_video_frame_map(&source, &rt.info, buffer, GST_MAP_READ)) {
     return make_error(ErrorCode::invalid_argument, "buffer of {} bytes does not map as a {} frame",
@@ -368,7 +420,8 @@ GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
   const bool ours = from_our_pool(state, buffer);
   std::shared_ptr<MappedBuffer> mapped;  // sent in place
   FrameBuffer staged;                    // or copied into a session buffer
-  if (sendable_in_place(rt, buffer) && (ours || !verbs)) {
+  const bool host_frames = rt.memory.kind == memory::MemoryKind::host && !rt.cuda_frames;
+  if (host_frames && sendable_in_place(rt, buffer) && (ours || !verbs)) {
     mapped = std::make_shared<MappedBuffer>();
     mapped->buffer = gst_buffer_ref(buffer);
     mapped->is_mapped = gst_buffer_map(buffer, &mapped->map, GST_MAP_READ);
@@ -460,6 +513,29 @@ gboolean sink_event(GstBaseSink* sink, GstEvent* event) {
   return GST_BASE_SINK_CLASS(gst_rdma_sink_parent_class)->event(sink, event);
 }
 
+// The template's caps, less memory:CUDAMemory where it is not offered.
+GstCaps* sink_get_caps(GstBaseSink* sink, GstCaps* filter) {
+  GST_OBJECT_LOCK(sink);
+  const int device = cuda_device_of(state_of(sink).settings.memory);
+  GST_OBJECT_UNLOCK(sink);
+  GstCaps* caps = offered_caps(GST_ELEMENT(sink), gst_pad_get_pad_template_caps(GST_BASE_SINK_PAD(sink)), device);
+  if (filter) {
+    GstCaps* both = gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref(caps);
+    caps = both;
+  }
+  return caps;
+}
+
+// GStreamer's CUDA context query: upstream CUDA elements get the primary context's.
+gboolean sink_query(GstBaseSink* sink, GstQuery* query) {
+  GST_OBJECT_LOCK(sink);
+  const int device = cuda_device_of(state_of(sink).settings.memory);
+  GST_OBJECT_UNLOCK(sink);
+  if (state_of(sink).cuda.handle_query(GST_ELEMENT(sink), query, device)) return TRUE;
+  return GST_BASE_SINK_CLASS(gst_rdma_sink_parent_class)->query(sink, query);
+}
+
 void set_property(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
   auto& s = state_of(object).settings;
   GST_OBJECT_LOCK(object);
@@ -478,6 +554,7 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
     case PROP_STREAM_NAME:
       s.stream_name = g_value_get_string(value) ? g_value_get_string(value) : "";
       break;
+    case PROP_MEMORY: s.memory = g_value_get_string(value) ? g_value_get_string(value) : "host"; break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
   }
   GST_OBJECT_UNLOCK(object);
@@ -491,9 +568,17 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
     return;
   }
   auto& s = state.settings;
+  if (id == PROP_CUDA_CAPS) {
+    GST_OBJECT_LOCK(object);
+    const int device = cuda_device_of(s.memory);
+    GST_OBJECT_UNLOCK(object);
+    g_value_set_string(value, cuda_caps_status(device).c_str());
+    return;
+  }
   GST_OBJECT_LOCK(object);
   switch (id) {
     case PROP_HOST: g_value_set_string(value, s.host.c_str()); break;
+    case PROP_MEMORY: g_value_set_string(value, s.memory.c_str()); break;
     case PROP_PORT: g_value_set_uint(value, s.port); break;
     case PROP_TRANSPORT: g_value_set_enum(value, static_cast<gint>(s.transport)); break;
     case PROP_RDMA_DEVICE: g_value_set_string(value, s.rdma_device.c_str()); break;
@@ -589,11 +674,25 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
                          GST_TYPE_STRUCTURE,
                          static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
+  g_object_class_install_property(
+      gobject_class, PROP_MEMORY,
+      g_param_spec_string("memory", "Memory",
+                          "Where the frames sent are kept: host, or cuda / cuda:N (GPU N's memory, "
+                          "which the NIC reads where GPUDirect RDMA works). Read when the element "
+                          "starts.",
+                          "host", flags));
+  g_object_class_install_property(
+      gobject_class, PROP_CUDA_CAPS,
+      g_param_spec_string("cuda-caps", "CUDA caps",
+                          "Whether video/x-raw(memory:CUDAMemory) is offered (\"offered on cuda:N\"), "
+                          "or why not.",
+                          "", static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+
   gst_element_class_set_static_metadata(
       element_class, "RDMA video sink", "Sink/Network/Video",
       "Sends raw video frames into an rdmavideo receiver's ring over RDMA verbs or TCP",
       "rdmavideo developers");
-  GstCaps* caps = template_caps();
+  GstCaps* caps = cuda_caps_built() ? with_cuda_variants(template_caps()) : template_caps();
   gst_element_class_add_pad_template(
       element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
   gst_caps_unref(caps);
@@ -607,6 +706,8 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
   sink_class->propose_allocation = sink_propose_allocation;
   sink_class->render = sink_render;
   sink_class->event = sink_event;
+  sink_class->get_caps = sink_get_caps;
+  sink_class->query = sink_query;
   gst_type_mark_as_plugin_api(transport_enum_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(mode_enum_type(), static_cast<GstPluginAPIFlags>(0));
 }

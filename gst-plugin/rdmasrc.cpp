@@ -35,6 +35,7 @@
 #include "common.hpp"
 #include "rdmavideo/frame_verifier.hpp"
 #include "rdmavideo/receiver_service.hpp"
+#include "cuda_caps.hpp"
 #include "slot_memory.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(rdmasrc_debug);
@@ -55,6 +56,7 @@ struct SrcSettings {
   std::string key_file;  // key-file: empty, no authentication
   bool verify = false;
   bool is_live = false;
+  std::string memory = "host";  // where the ring is: host, cuda, cuda:N
 };
 
 // What the service's connection thread hands to create(), in arrival order.
@@ -88,9 +90,13 @@ struct SrcRuntime {
   stats::TransferStats stats;
   uint64_t copies = 0;
   bool eos = false;
+  int cuda_device = 0;                     // the GPU of memory:CUDAMemory buffers
+  std::unique_ptr<CudaFrames> cuda_out;    // downstream takes memory:CUDAMemory
+  GstCaps* cuda_caps = nullptr;            // the negotiated CUDA caps, for its pool
 
   ~SrcRuntime() {
     if (service) service->stop();  // its sink is done with this runtime before it goes
+    gst_clear_caps(&cuda_caps);
   }
 };
 
@@ -102,6 +108,7 @@ struct SrcState {
   std::unique_ptr<SrcRuntime> runtime;
   std::mutex stats_mutex;
   StatsSnapshot stats;  // under stats_mutex
+  CudaContextShare cuda;  // the GstCudaContext this element offers its neighbours
 };
 
 }  // namespace
@@ -130,6 +137,8 @@ enum {
   PROP_IS_LIVE,
   PROP_BOUND_PORT,
   PROP_STATS,
+  PROP_MEMORY,
+  PROP_CUDA_CAPS,
 };
 
 SrcState& state_of(gpointer object) { return *GST_RDMA_SRC(object)->state; }
@@ -203,6 +212,14 @@ gboolean src_start(GstBaseSrc* src) {
   options.listen.rdma_device = rt->settings.rdma_device;
   options.listen.key = key;
   options.listen.ring_size = rt->settings.ring_size;
+  const auto memory_spec = memory::parse_memory(rt->settings.memory);
+  if (!memory_spec) {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("memory=%s is not host, cuda or cuda:N.", rt->settings.memory.c_str()),
+                      (nullptr));
+    return FALSE;
+  }
+  options.memory = *memory_spec;
+  rt->cuda_device = cuda_device_of(rt->settings.memory);
   options.max_streams = 1;
   options.stream_limit = 1;
   SrcRuntime* raw = rt.get();
@@ -273,6 +290,10 @@ GstCaps* src_get_caps(GstBaseSrc* src, GstCaps* filter) {
   if (state.caps) caps = gst_caps_ref(state.caps);
   GST_OBJECT_UNLOCK(src);
   if (!caps) caps = gst_pad_get_pad_template_caps(GST_BASE_SRC_PAD(src));
+  GST_OBJECT_LOCK(src);
+  const int device = cuda_device_of(state.settings.memory);
+  GST_OBJECT_UNLOCK(src);
+  caps = offered_caps(GST_ELEMENT(src), caps, device);
   if (filter) {
     GstCaps* both = gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
     gst_caps_unref(caps);
@@ -312,6 +333,10 @@ gboolean src_query(GstBaseSrc* src, GstQuery* query) {
                           frame * state.runtime->settings.ring_size);
     return TRUE;
   }
+  GST_OBJECT_LOCK(src);
+  const int device = cuda_device_of(state.settings.memory);
+  GST_OBJECT_UNLOCK(src);
+  if (state.cuda.handle_query(GST_ELEMENT(src), query, device)) return TRUE;  // CUDA neighbours
   return GST_BASE_SRC_CLASS(gst_rdma_src_parent_class)->query(src, query);
 }
 
@@ -344,6 +369,8 @@ GstFlowReturn start_stream(GstRdmaSrc* self, SrcRuntime& rt,
                                    : "buffers are stamped on arrival, as fast as the sender sends");
   }
   GstCaps* caps = gst_video_info_to_caps(&rt.info);
+  // memory:CUDAMemory first where it is offered: downstream picks it if it can take it.
+  if (cuda_caps_built() && cuda_caps_unavailable(rt.cuda_device).empty()) caps = with_cuda_variants(caps);
   GST_INFO_OBJECT(self, "stream \"%s\": %" GST_PTR_FORMAT "%s", format.name.c_str(), caps,
                   rt.default_layout ? "" : " (sender's strides)");
   GST_OBJECT_LOCK(self);
@@ -351,15 +378,44 @@ GstFlowReturn start_stream(GstRdmaSrc* self, SrcRuntime& rt,
   GST_OBJECT_UNLOCK(self);
   gst_caps_unref(caps);
   if (!gst_base_src_negotiate(src)) {
+    // Where downstream wanted GPU memory that is not offered here, say why.
+    const std::string cuda_why = cuda_caps_unavailable(rt.cuda_device);
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Downstream does not accept the sender's format."),
-                      ("%s %ux%u", std::string(name(format.pixel_format)).c_str(), format.width,
-                       format.height));
+                      ("%s %ux%u%s%s", std::string(name(format.pixel_format)).c_str(), format.width,
+                       format.height, cuda_why.empty() ? "" : "; ", cuda_why.c_str()));
     return GST_FLOW_NOT_NEGOTIATED;
+  }
+  rt.cuda_out.reset();
+  gst_clear_caps(&rt.cuda_caps);
+  GstCaps* current = gst_pad_get_current_caps(GST_BASE_SRC_PAD(src));
+  if (current && is_cuda_caps(current)) {
+    auto frames = CudaFrames::create(GST_ELEMENT(self), self->state->cuda, rt.cuda_device, rt.default_info,
+                                     format.layout);
+    if (!frames) {
+      gst_caps_unref(current);
+      GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot push memory:CUDAMemory buffers."),
+                        ("%s", frames.error().message().c_str()));
+      return GST_FLOW_NOT_NEGOTIATED;
+    }
+    rt.cuda_out = std::move(*frames);
+    rt.cuda_caps = current;
+    GST_INFO_OBJECT(self, "pushing memory:CUDAMemory buffers on cuda:%d", rt.cuda_device);
+  } else if (current) {
+    gst_caps_unref(current);
   }
   return GST_FLOW_OK;
 }
 
 GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
+  if (rt.cuda_out) {
+    // A copy on the GPU (from a ring in GPU memory) or an upload into a CUDA buffer.
+    auto buffer = rt.cuda_out->copy_out(reinterpret_cast<uintptr_t>(frame.data().data()),
+                                        frame.memory_kind() == memory::MemoryKind::cuda, rt.cuda_caps);
+    if (buffer) return *buffer;
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not copy a frame into CUDA memory."),
+                      ("%s", buffer.error().message().c_str()));
+    return nullptr;
+  }
   if (rt.default_layout || rt.downstream_meta) {
     GstBuffer* buffer = gst_buffer_new();
     gst_buffer_append_memory(buffer, wrap_lease(std::move(frame)));
@@ -395,6 +451,16 @@ GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame,
     discont = true;
   }
   rt.next_sequence = info.sequence + 1;
+  if (frame.memory_kind() == memory::MemoryKind::cuda && (rt.verifier || !rt.cuda_out)) {
+    // The CPU verifies or downstream reads system memory: a download of the ring slot.
+    auto host = std::move(frame).to_host();
+    if (!host) {
+      GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Could not download a frame from GPU memory."),
+                        ("%s", host.error().message().c_str()));
+      return GST_FLOW_ERROR;
+    }
+    frame = std::move(*host);
+  }
   if (rt.verifier) {
     if (auto bad = rt.verifier->verify(info, frame.data())) {
       if (++rt.stats.checksum_failures <= kMaxVerifyWarnings) {
@@ -408,6 +474,7 @@ GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame,
   if (frame.latency_ns()) rt.stats.latency.record_ns(frame.latency_ns());
 
   GstBuffer* buffer = make_buffer(self, rt, std::move(frame));
+  if (!buffer) return GST_FLOW_ERROR;
   if (rt.settings.is_live) {
     const GstClockTime base = gst_element_get_base_time(GST_ELEMENT(self));
     GST_BUFFER_PTS(buffer) = GST_CLOCK_TIME_IS_VALID(arrival) && arrival > base ? arrival - base : 0;
@@ -482,6 +549,7 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
       break;
     case PROP_VERIFY: s.verify = g_value_get_boolean(value); break;
     case PROP_IS_LIVE: s.is_live = g_value_get_boolean(value); break;
+    case PROP_MEMORY: s.memory = g_value_get_string(value) ? g_value_get_string(value) : "host"; break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
   }
   GST_OBJECT_UNLOCK(object);
@@ -500,9 +568,17 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
     return;
   }
   auto& s = state.settings;
+  if (id == PROP_CUDA_CAPS) {
+    GST_OBJECT_LOCK(object);
+    const int device = cuda_device_of(s.memory);
+    GST_OBJECT_UNLOCK(object);
+    g_value_set_string(value, cuda_caps_status(device).c_str());
+    return;
+  }
   GST_OBJECT_LOCK(object);
   switch (id) {
     case PROP_ADDRESS: g_value_set_string(value, s.address.c_str()); break;
+    case PROP_MEMORY: g_value_set_string(value, s.memory.c_str()); break;
     case PROP_PORT: g_value_set_uint(value, s.port); break;
     case PROP_TRANSPORT: g_value_set_enum(value, static_cast<gint>(s.transport)); break;
     case PROP_RING_SIZE: g_value_set_uint(value, s.ring_size); break;
@@ -612,12 +688,26 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                          "transport, peer. Updated every frame.",
                          GST_TYPE_STRUCTURE, read_only));
 
+  g_object_class_install_property(
+      gobject_class, PROP_MEMORY,
+      g_param_spec_string("memory", "Memory",
+                          "Where the ring is: host, or cuda / cuda:N (GPU N's memory, which the NIC "
+                          "writes where GPUDirect RDMA works). Read when the element starts.",
+                          "host", static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                                           GST_PARAM_MUTABLE_READY)));
+  g_object_class_install_property(
+      gobject_class, PROP_CUDA_CAPS,
+      g_param_spec_string("cuda-caps", "CUDA caps",
+                          "Whether video/x-raw(memory:CUDAMemory) is offered (\"offered on cuda:N\"), "
+                          "or why not.",
+                          "", read_only));
+
   gst_element_class_set_static_metadata(
       element_class, "RDMA video source", "Source/Network/Video",
       "Receives raw video frames from an rdmavideo sender into a ring of frame buffers over "
       "RDMA verbs or TCP, and pushes them without copying",
       "rdmavideo developers");
-  GstCaps* caps = template_caps();
+  GstCaps* caps = cuda_caps_built() ? with_cuda_variants(template_caps()) : template_caps();
   gst_element_class_add_pad_template(
       element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
   gst_caps_unref(caps);

@@ -27,13 +27,35 @@ packages=(
   ibverbs-utils rdmacm-utils perftest iproute2
 )
 
+# GStreamer's CUDA headers (gst/cuda, for rdmasink/rdmasrc's memory:CUDAMemory caps) are in
+# libgstreamer-plugins-bad1.0-dev, whose dependencies pull in OpenCV, Qt, GDAL and MPI (about
+# 140 packages) for headers nothing here uses. That package alone is unpacked under .deps/;
+# its library comes with gstreamer1.0-plugins-bad. Done after the packages are in (below).
+unpack_gst_cuda_headers() {
+  local dir=.deps/gstreamer-cuda
+  [ -f "$dir/usr/include/gstreamer-1.0/gst/cuda/gstcudamemory.h" ] && return 0
+  dpkg-query -W -f='${Status}' libgstreamer-plugins-bad1.0-dev 2>/dev/null | grep -q "install ok installed" &&
+    return 0
+  local tmp
+  tmp=$(mktemp -d)
+  if (cd "$tmp" && apt-get download -qq libgstreamer-plugins-bad1.0-dev 2>/dev/null); then
+    mkdir -p "$dir" && dpkg -x "$tmp"/libgstreamer-plugins-bad1.0-dev_*.deb "$dir"
+  else
+    echo "setup: could not download libgstreamer-plugins-bad1.0-dev: no memory:CUDAMemory caps" >&2
+  fi
+  rm -rf "$tmp"
+}
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  unpack_gst_cuda_headers
+  exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
   sudo=sudo
@@ -44,3 +66,4 @@ echo "setup: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+unpack_gst_cuda_headers

@@ -310,11 +310,11 @@ TEST_F(GstLaunch, GstInspectShowsPropertiesAndPadTemplates) {
   const std::vector<Element> elements = {
       {"rdmasink",
        {"host", "port", "transport", "rdma-device", "key-file", "mode", "checksum", "stream-name",
-        "stats"},
+        "stats", "memory", "cuda-caps"},
        "SINK template: 'sink'"},
       {"rdmasrc",
        {"address", "port", "transport", "ring-size", "rdma-device", "key-file", "verify",
-        "bound-port", "stats"},
+        "bound-port", "stats", "memory", "cuda-caps"},
        "SRC template: 'src'"},
   };
   TempDir dir;
@@ -344,6 +344,25 @@ TEST_F(GstLaunch, GstInspectShowsPropertiesAndPadTemplates) {
   EXPECT_NE(text.find("rdmasink"), std::string::npos) << text;
   EXPECT_NE(text.find("rdmasrc"), std::string::npos) << text;
   EXPECT_NE(text.find("2 features"), std::string::npos) << text;
+}
+
+// Where our loader finds a driver but GStreamer's CUDA library cannot use it (the stand-in
+// driver has only what our loader asks for), the elements still inspect and work, and say
+// why there are no CUDA caps. GStreamer's own registry cache is kept apart for the run.
+TEST_F(GstLaunch, WhereGStreamerCannotLoadCudaTheElementsSayWhyAndStillWork) {
+  if (!RDMAVIDEO_GST_CUDA_CAPS) GTEST_SKIP() << "this build has no memory:CUDAMemory caps";
+  TempDir dir;
+  WithFakeCuda fake;
+  setenv("GST_REGISTRY_1_0", (dir / "registry.bin").c_str(), 1);
+  const auto out = dir / "inspect.txt";
+  Process inspect({RDMAVIDEO_GST_INSPECT, "rdmasrc"}, dir / "inspect.stderr", Redirect{"", out.string(), false, false});
+  const auto rc = inspect.wait(60s);
+  setenv("GST_REGISTRY_1_0", RDMAVIDEO_GST_REGISTRY, 1);
+  ASSERT_EQ(rc, 0) << inspect.stderr_text();
+  EXPECT_NE(read_file(out).find("no memory:CUDAMemory caps: GStreamer's CUDA library (libgstcuda-1.0) cannot "
+                                "load the CUDA driver it opens itself"),
+            std::string::npos)
+      << read_file(out);
 }
 
 // An element the plugin does not have is an error, so the test above can fail.

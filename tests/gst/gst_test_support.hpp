@@ -152,12 +152,19 @@ struct BusLog {
   bool eos = false;
   std::optional<std::string> error;  ///< the first ERROR, described; or that time ran out
   std::vector<UniqueStructure> element_messages;  ///< in the order posted
+  std::vector<std::string> warnings;              ///< WARNING messages, described
   /// The last element message of this structure name, or null.
   const GstStructure* last(const char* name) const {
     for (auto it = element_messages.rbegin(); it != element_messages.rend(); ++it) {
       if (gst_structure_has_name(it->get(), name)) return it->get();
     }
     return nullptr;
+  }
+  bool warned(const std::string& text) const {
+    for (const auto& w : warnings) {
+      if (w.find(text) != std::string::npos) return true;
+    }
+    return false;
   }
 };
 
@@ -167,7 +174,8 @@ inline BusLog wait_for_end(GstElement* pipeline,
   BusLog log;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const auto types =
-      static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT);
+      static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT |
+                                  GST_MESSAGE_WARNING);
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -183,6 +191,9 @@ inline BusLog wait_for_end(GstElement* pipeline,
       case GST_MESSAGE_ERROR:
         log.error = describe(message.get());
         return log;
+      case GST_MESSAGE_WARNING:
+        log.warnings.push_back(describe(message.get()));
+        break;
       default:
         if (const GstStructure* s = gst_message_get_structure(message.get())) {
           log.element_messages.emplace_back(gst_structure_copy(s));

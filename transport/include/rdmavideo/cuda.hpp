@@ -155,6 +155,10 @@ class Device : public std::enable_shared_from_this<Device> {
   Result<void> flush_rdma_writes() const;
 
   Result<std::unique_ptr<Stream>> create_stream();
+  /// The primary context (a CUcontext) and device (a CUdevice), for libraries that take
+  /// them, such as GStreamer's CUDA context, so they work in the same context as ours.
+  void* native_context() const { return context_; }
+  int native_device() const { return handle_; }
 
  private:
   friend class Driver;

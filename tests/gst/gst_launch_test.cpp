@@ -365,6 +365,59 @@ TEST_F(GstLaunch, WhereGStreamerCannotLoadCudaTheElementsSayWhyAndStillWork) {
       << read_file(out);
 }
 
+// memory=cuda on both elements, against the command-line peers with --memory cuda, on the
+// stand-in driver (whose device memory the CPU cannot touch): frames are uploaded into
+// rdmasink's GPU buffers and downloaded from rdmasrc's GPU ring, and every one verifies.
+TEST_F(GstLaunch, GpuMemoryOnBothElementsStreamsAndVerifies) {
+  constexpr int kFrames = 30;
+  TempDir dir;
+  WithFakeCuda fake;
+  setenv("GST_REGISTRY_1_0", (dir / "registry.bin").c_str(), 1);
+  struct Restore {
+    ~Restore() { setenv("GST_REGISTRY_1_0", RDMAVIDEO_GST_REGISTRY, 1); }
+  } restore;
+
+  // rdmavideo-send --memory cuda into rdmasrc memory=cuda verify=true.
+  const uint16_t port = free_port();
+  const auto recv_stdout = dir / "recv.stdout";
+  Process recv(launch("rdmasrc address=127.0.0.1 port=" + std::to_string(port) +
+                          " memory=cuda verify=true ! fakesink",
+                      {"-m"}),
+               dir / "recv.stderr", Redirect{"", recv_stdout.string(), false, false});
+  ASSERT_TRUE(wait_prerolling(recv_stdout, recv)) << read_file(recv_stdout) << recv.stderr_text();
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(port), "--testsrc", "-s",
+                "320x240", "--pix-fmt", "nv12", "--frames", std::to_string(kFrames), "--checksum",
+                "--memory", "cuda", "--quiet"},
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.wait(60s).value_or(-1), 0) << read_file(recv_stdout) << recv.stderr_text();
+  const auto stats = stats_from_messages(read_file(recv_stdout), "rdmasrc-stats");
+  ASSERT_NE(stats, nullptr) << read_file(recv_stdout);
+  EXPECT_EQ(u64_field(stats.get(), "frames"), static_cast<uint64_t>(kFrames));
+  EXPECT_EQ(u64_field(stats.get(), "checksum-failures"), 0u);
+
+  // videotestsrc ! rdmasink memory=cuda into rdmavideo-recv --memory cuda --output.
+  const std::string source = "videotestsrc num-buffers=" + std::to_string(kFrames) +
+                             " pattern=smpte horizontal-speed=2 ! " + caps_string("NV12", 320, 240, 30);
+  Process reference(launch(source + " ! filesink location=" + (dir / "reference.raw").string(), {"-q"}),
+                    dir / "reference.stderr");
+  ASSERT_EQ(reference.wait(60s), 0) << reference.stderr_text();
+  Receiver receiver(dir, {"--verify", "--quiet", "--memory", "cuda", "--output", (dir / "out.raw").string(),
+                          "--stats-json", (dir / "recv.json").string()});
+  Process sink(launch(source + " ! rdmasink host=127.0.0.1 port=" + std::to_string(receiver.port()) +
+                          " memory=cuda checksum=true sync=false",
+                      {"-q"}),
+               dir / "sink.stderr");
+  ASSERT_EQ(sink.wait(60s), 0) << sink.stderr_text();
+  ASSERT_EQ(receiver.process().wait(30s), 0) << receiver.process().stderr_text();
+  const auto r = read_json(dir / "recv.json");
+  EXPECT_EQ(r["frames"], kFrames);
+  EXPECT_EQ(r["checksum_failures"], 0);
+  EXPECT_EQ(r["memory"], "cuda:0");
+  const auto diff = compare_frames(dir / "out.raw", dir / "reference.raw", 320 * 240 * 3 / 2);
+  EXPECT_FALSE(diff) << *diff;
+}
+
 // An element the plugin does not have is an error, so the test above can fail.
 TEST_F(GstLaunch, GstInspectFailsForAnUnknownElement) {
   TempDir dir;

@@ -91,14 +91,20 @@ if [ -e $bin/gst-plugin/libgstrdmavideo.so ]; then
   wait $gst
 fi
 echo "== 6. GPU memory: what this machine offers (the doctor's GPU section), then 4K RGBA from"
-echo "      GPU memory into a GPU ring, verified, where there is a GPU"
+echo "      GPU memory into a GPU ring, verified on the GPU by a kernel, where there is a GPU"
 $bin/doctor/rdmavideo-doctor | sed -n '/^GPU memory/,/^$/p'
 if $bin/doctor/rdmavideo-doctor --json | python3 -c \
     'import json,sys; sys.exit(0 if json.load(sys.stdin)["gpu"].get("cuda_devices") else 1)'; then
   run_pair "--memory cuda --verify --stats-json $out/gpu-recv.json" \
-    "--testsrc -s 3840x2160 --pix-fmt rgba --frames 300 --memory cuda --checksum"
+    "--testsrc -s 3840x2160 --pix-fmt rgba --frames 300 --memory cuda"
+  python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["streams"][0]; print("verify:", s.get("verify"), "downloads:", s.get("downloads"), "path:", s.get("gpu_path"))' "$out/gpu-recv.json"
 else
   $bin/sender/rdmavideo-send --connect 127.0.0.1:$port --testsrc --memory cuda --quiet ||
     echo "(no GPU here: --memory cuda says why in one line and sends nothing)"
+  clip=$(ls "$out"/*.mov 2>/dev/null | head -1)
+  if [ -n "$clip" ]; then
+    $bin/sender/rdmavideo-send --connect 127.0.0.1:$port -i "$clip" --hwaccel cuda --quiet ||
+      echo "(and NVDEC decoding, --hwaccel cuda, likewise)"
+  fi
 fi
 echo "demo: summaries in $out/*.json, received frames in $out/*.png, recordings in $out/*.mov"

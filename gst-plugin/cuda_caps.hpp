@@ -46,6 +46,8 @@ int cuda_device_of(const std::string& memory);
 GstCaps* offered_caps(GstElement* element, GstCaps* caps, int ordinal);
 /// The `cuda-caps` property: "offered on cuda:N", or why not.
 std::string cuda_caps_status(int ordinal);
+/// cuda_device_of() of an element's `memory` setting, read under the object lock.
+int element_cuda_device(gpointer element, const std::string& memory);
 /// Whether fixed caps are memory:CUDAMemory.
 bool is_cuda_caps(const GstCaps* caps);
 

@@ -12,6 +12,13 @@ int cuda_device_of(const std::string& memory) {
   return spec && spec->kind == memory::MemoryKind::cuda ? spec->device : 0;
 }
 
+int element_cuda_device(gpointer element, const std::string& memory) {
+  GST_OBJECT_LOCK(element);
+  const int device = cuda_device_of(memory);
+  GST_OBJECT_UNLOCK(element);
+  return device;
+}
+
 std::string cuda_caps_status(int ordinal) {
   const std::string why = cuda_caps_unavailable(ordinal);
   return why.empty() ? "offered on cuda:" + std::to_string(ordinal) : why;

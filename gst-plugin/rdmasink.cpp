@@ -515,9 +515,7 @@ gboolean sink_event(GstBaseSink* sink, GstEvent* event) {
 
 // The template's caps, less memory:CUDAMemory where it is not offered.
 GstCaps* sink_get_caps(GstBaseSink* sink, GstCaps* filter) {
-  GST_OBJECT_LOCK(sink);
-  const int device = cuda_device_of(state_of(sink).settings.memory);
-  GST_OBJECT_UNLOCK(sink);
+  const int device = element_cuda_device(sink, state_of(sink).settings.memory);
   GstCaps* caps = offered_caps(GST_ELEMENT(sink), gst_pad_get_pad_template_caps(GST_BASE_SINK_PAD(sink)), device);
   if (filter) {
     GstCaps* both = gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
@@ -529,9 +527,7 @@ GstCaps* sink_get_caps(GstBaseSink* sink, GstCaps* filter) {
 
 // GStreamer's CUDA context query: upstream CUDA elements get the primary context's.
 gboolean sink_query(GstBaseSink* sink, GstQuery* query) {
-  GST_OBJECT_LOCK(sink);
-  const int device = cuda_device_of(state_of(sink).settings.memory);
-  GST_OBJECT_UNLOCK(sink);
+  const int device = element_cuda_device(sink, state_of(sink).settings.memory);
   if (state_of(sink).cuda.handle_query(GST_ELEMENT(sink), query, device)) return TRUE;
   return GST_BASE_SINK_CLASS(gst_rdma_sink_parent_class)->query(sink, query);
 }
@@ -569,10 +565,7 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
   }
   auto& s = state.settings;
   if (id == PROP_CUDA_CAPS) {
-    GST_OBJECT_LOCK(object);
-    const int device = cuda_device_of(s.memory);
-    GST_OBJECT_UNLOCK(object);
-    g_value_set_string(value, cuda_caps_status(device).c_str());
+    g_value_set_string(value, cuda_caps_status(element_cuda_device(object, s.memory)).c_str());
     return;
   }
   GST_OBJECT_LOCK(object);

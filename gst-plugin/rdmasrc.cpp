@@ -290,9 +290,7 @@ GstCaps* src_get_caps(GstBaseSrc* src, GstCaps* filter) {
   if (state.caps) caps = gst_caps_ref(state.caps);
   GST_OBJECT_UNLOCK(src);
   if (!caps) caps = gst_pad_get_pad_template_caps(GST_BASE_SRC_PAD(src));
-  GST_OBJECT_LOCK(src);
-  const int device = cuda_device_of(state.settings.memory);
-  GST_OBJECT_UNLOCK(src);
+  const int device = element_cuda_device(src, state.settings.memory);
   caps = offered_caps(GST_ELEMENT(src), caps, device);
   if (filter) {
     GstCaps* both = gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
@@ -333,9 +331,7 @@ gboolean src_query(GstBaseSrc* src, GstQuery* query) {
                           frame * state.runtime->settings.ring_size);
     return TRUE;
   }
-  GST_OBJECT_LOCK(src);
-  const int device = cuda_device_of(state.settings.memory);
-  GST_OBJECT_UNLOCK(src);
+  const int device = element_cuda_device(src, state.settings.memory);
   if (state.cuda.handle_query(GST_ELEMENT(src), query, device)) return TRUE;  // CUDA neighbours
   return GST_BASE_SRC_CLASS(gst_rdma_src_parent_class)->query(src, query);
 }
@@ -569,10 +565,7 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
   }
   auto& s = state.settings;
   if (id == PROP_CUDA_CAPS) {
-    GST_OBJECT_LOCK(object);
-    const int device = cuda_device_of(s.memory);
-    GST_OBJECT_UNLOCK(object);
-    g_value_set_string(value, cuda_caps_status(device).c_str());
+    g_value_set_string(value, cuda_caps_status(element_cuda_device(object, s.memory)).c_str());
     return;
   }
   GST_OBJECT_LOCK(object);

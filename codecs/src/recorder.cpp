@@ -267,6 +267,8 @@ struct Recorder::Impl {
   UniqueBufferRef hw_frames;                // NVENC from GPU memory: FFmpeg's CUDA frame pool
   std::shared_ptr<cuda::Device> gpu;        // the GPU the frames are on
   std::unique_ptr<cuda::Stream> gpu_copies;
+  std::shared_ptr<const cuda::Kernels> kernels;           // NVENC: a conversion on the GPU, if needed
+  std::optional<cuda::Kernels::Conversion> conversion;
   AVStream* stream = nullptr;  // owned by output
   RecorderOptions options;
   proto::StreamStart format;
@@ -398,6 +400,22 @@ struct Recorder::Impl {
       gpu_copies = std::move(*created);
     }
     const auto from = cuda::address(lease.data().data());
+    if (conversion) {
+      cuda::Kernels::Planes in, out;
+      for (int p = 0; p < format.layout.plane_count && p < 3; ++p) {
+        in.at[p] = from + format.layout.planes[p].offset;
+        in.pitch[p] = format.layout.planes[p].stride;
+      }
+      for (int p = 0; p < 2; ++p) {
+        out.at[p] = reinterpret_cast<uintptr_t>(f->data[p]);
+        out.pitch[p] = static_cast<size_t>(f->linesize[p]);
+      }
+      auto ok = kernels->convert(*gpu_copies, *conversion, in, out, format.width, format.height);
+      if (ok) ok = gpu_copies->synchronize();
+      if (!ok) return Unexpected(ok.error().context(who));
+      lease.release();
+      return encode(pts_ns, began);
+    }
     const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(input_format);
     int row_bytes[4] = {};
     av_image_fill_linesizes(row_bytes, input_format, f->width);
@@ -440,14 +458,47 @@ Result<void> Recorder::Impl::open_cuda_frames(AVCodecContext* enc, const AVCodec
   auto device = cuda::Device::shared(ordinal);
   if (!device) return Unexpected(device.error().context(s.who));
   s.gpu = *device;
-  bool takes = false;
-  for (const AVPixelFormat* p = codec->pix_fmts; p && *p != AV_PIX_FMT_NONE; ++p) takes |= *p == s.input_format;
-  if (!takes) {
-    return make_error(ErrorCode::unsupported,
-                      "{}: {} does not take {} frames (nv12, p010, i420, rgba and bgra it takes from GPU "
-                      "memory; this build has no GPU conversion for {}): record from --memory host, or "
-                      "send one of those",
-                      s.who, codec->name, av_name(s.input_format), name(s.format.pixel_format));
+  auto takes = [&](AVPixelFormat format) {
+    for (const AVPixelFormat* p = codec->pix_fmts; p && *p != AV_PIX_FMT_NONE; ++p) {
+      if (*p == format) return true;
+    }
+    return false;
+  };
+  AVPixelFormat gpu_format = s.input_format;
+  if (!takes(s.input_format)) {
+    // What NVENC does not take is converted on the GPU into what it does.
+    using Conversion = cuda::Kernels::Conversion;
+    struct Converted {
+      PixelFormat from;
+      Conversion conversion;
+      AVPixelFormat to;
+    };
+    static constexpr Converted kConverted[] = {
+        {PixelFormat::uyvy, Conversion::uyvy_to_nv12, AV_PIX_FMT_NV12},
+        {PixelFormat::yuy2, Conversion::yuy2_to_nv12, AV_PIX_FMT_NV12},
+        {PixelFormat::yuv422p10, Conversion::yuv422p10_to_p010, AV_PIX_FMT_P010LE},
+        {PixelFormat::rgb24, Conversion::rgb24_to_rgb0, AV_PIX_FMT_RGB0},
+    };
+    const Converted* found = nullptr;
+    for (const auto& c : kConverted) {
+      if (c.from == s.format.pixel_format && takes(c.to)) found = &c;
+    }
+    if (!found) {
+      return make_error(ErrorCode::unsupported,
+                        "{}: {} does not take {} frames from GPU memory, and nothing here converts them "
+                        "on the GPU (nv12, p010, i420, rgba and bgra it takes; uyvy422, yuyv422, "
+                        "yuv422p10le and rgb24 are converted): record from --memory host",
+                        s.who, codec->name, name(s.format.pixel_format));
+    }
+    auto kernels = cuda::Kernels::shared(s.gpu);
+    if (!kernels) {
+      return Unexpected(kernels.error().context(fmt::format("{}: {} frames need converting to {} on the GPU for {}",
+                                                            s.who, name(s.format.pixel_format),
+                                                            av_name(found->to), codec->name)));
+    }
+    s.kernels = std::move(*kernels);
+    s.conversion = found->conversion;
+    gpu_format = found->to;
   }
   AVDictionary* opts = nullptr;
   av_dict_set(&opts, "primary_ctx", "1", 0);
@@ -465,14 +516,15 @@ Result<void> Recorder::Impl::open_cuda_frames(AVCodecContext* enc, const AVCodec
   if (!pool_ref) return make_error(ErrorCode::resource, "{}: av_hwframe_ctx_alloc failed", s.who);
   auto* fc = reinterpret_cast<AVHWFramesContext*>(pool_ref->data);
   fc->format = AV_PIX_FMT_CUDA;
-  fc->sw_format = s.input_format;
+  fc->sw_format = gpu_format;
   fc->width = static_cast<int>(s.format.width);
   fc->height = static_cast<int>(s.format.height);
   if ((rc = av_hwframe_ctx_init(pool_ref.get())) < 0) {
     return Unexpected(said.error(s.who, "av_hwframe_ctx_init(cuda)", rc));
   }
   enc->pix_fmt = AV_PIX_FMT_CUDA;
-  enc->sw_pix_fmt = s.input_format;
+  enc->sw_pix_fmt = gpu_format;
+  s.encode_format = gpu_format;
   enc->hw_frames_ctx = av_buffer_ref(pool_ref.get());
   s.hw_frames = std::move(pool_ref);
   return {};
@@ -568,6 +620,7 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   const bool nvenc = std::string_view(codec->name).ends_with("_nvenc");
   if (nvenc && options.gpu_frames) {
     if (auto ok = impl->open_cuda_frames(enc, codec, *options.gpu_frames); !ok) return Unexpected(ok.error());
+    encode_format = impl->encode_format;
   }
   LogCapture said;  // NVENC says why it cannot open (no encode device, ...) only in its log
   if (const int rc = avcodec_open2(enc, codec, nullptr); rc < 0) {
@@ -632,7 +685,10 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
       avcodec_get_name(codec->id), profile_name ? " " : "", profile_name ? profile_name : "",
       enc->width, enc->height, av_name(encode_format), to_string(format.frame_rate),
       choice->container->muxer, enc->thread_count,
-      impl->hw_frames ? fmt::format(", from GPU memory on {}", impl->gpu->describe())
+      impl->hw_frames ? fmt::format(", from GPU memory on {}{}", impl->gpu->describe(),
+                                    impl->conversion ? fmt::format(", converted from {} there",
+                                                                   name(format.pixel_format))
+                                                     : "")
       : encode_format == *input_format
           ? ""
           : fmt::format(", converting from {}", av_name(*input_format)));

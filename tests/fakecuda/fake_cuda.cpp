@@ -27,6 +27,7 @@
 #include <mutex>
 #include <string>
 
+#include "cuda/convert_pixels.hpp"
 #include "fake_cuda.hpp"
 
 namespace {
@@ -321,12 +322,19 @@ CUresult fake_memcpy_2d_async(const Copy2D* c, void*) {
   return kSuccess;
 }
 
-// Modules: one stand-in module whose only function is the library's
-// rdmavideo_first_difference, computed on the CPU.
+// Modules: one stand-in module with the library's kernels (kernels.cu), computed on the
+// CPU: the first difference as the kernel defines it, the conversions with the very
+// functions the kernels call (convert_pixels.hpp). Only blocks the launch's grid covers are
+// computed, so a grid that falls short shows in the output as it would on a GPU.
 int g_module = 0;
-int g_first_difference = 0;
+enum FakeFunction { kFirstDifference, kPacked422ToNv12, kYuv422p10ToP010, kRgb24ToRgb0, kFakeFunctions };
+int g_functions[kFakeFunctions] = {};
+constexpr const char* kFunctionNames[kFakeFunctions] = {
+    "rdmavideo_first_difference", "rdmavideo_packed422_to_nv12", "rdmavideo_yuv422p10_to_p010",
+    "rdmavideo_rgb24_to_rgb0"};
 constexpr CUresult kNoBinaryForGpu = 209;
 constexpr CUresult kInvalidHandle = 400;
+constexpr CUresult kIllegalAddress = 700;  // what a kernel reading outside memory meets
 CUresult fake_module_load(void** module, const void* image) {
   if (!image) return kInvalidValue;
   if (env("FAKE_CUDA_KERNELS", 1) == 0) return kNoBinaryForGpu;
@@ -336,28 +344,91 @@ CUresult fake_module_load(void** module, const void* image) {
 CUresult fake_module_unload(void* module) { return module == &g_module ? kSuccess : kInvalidHandle; }
 CUresult fake_module_function(void** function, void* module, const char* name) {
   if (module != &g_module) return kInvalidHandle;
-  if (std::strcmp(name, "rdmavideo_first_difference") != 0) return kNotFound;
-  *function = &g_first_difference;
-  return kSuccess;
+  for (int f = 0; f < kFakeFunctions; ++f) {
+    if (std::strcmp(name, kFunctionNames[f]) == 0) {
+      *function = &g_functions[f];
+      return kSuccess;
+    }
+  }
+  return kNotFound;
 }
-CUresult fake_launch(void* function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                     unsigned, void*, void** params, void**) {
-  if (function != &g_first_difference || !params) return kInvalidHandle;
-  const auto a_at = *static_cast<CUdeviceptr*>(params[0]);
-  const auto b_at = *static_cast<CUdeviceptr*>(params[1]);
-  const auto from = *static_cast<uint64_t*>(params[2]);
-  const auto bytes = *static_cast<uint64_t*>(params[3]);
-  const auto first_at = *static_cast<CUdeviceptr*>(params[4]);
+
+template <typename T>
+T arg(void** params, int i) {
+  return *static_cast<T*>(params[i]);
+}
+
+// A plane of `rows` rows `pitch` apart, `row_bytes` used in each, as a CPU pointer.
+uint8_t* plane(CUdeviceptr at, size_t pitch, unsigned rows, size_t row_bytes) {
+  return reinterpret_cast<uint8_t*>(alias(at, rows ? (rows - 1) * pitch + row_bytes : 0));
+}
+
+CUresult first_difference(void** params) {
+  const auto a_at = arg<CUdeviceptr>(params, 0);
+  const auto b_at = arg<CUdeviceptr>(params, 1);
+  const auto from = arg<uint64_t>(params, 2);
+  const auto bytes = arg<uint64_t>(params, 3);
   const std::byte* a = alias(a_at, bytes);
   const std::byte* b = alias(b_at, bytes);
-  auto* first = reinterpret_cast<uint64_t*>(alias(first_at, sizeof(uint64_t)));
-  if (!a || !b || !first) return 700;  // CUDA_ERROR_ILLEGAL_ADDRESS, as a kernel would meet
-  ++counters.kernel_launches;
+  auto* first = reinterpret_cast<uint64_t*>(alias(arg<CUdeviceptr>(params, 4), sizeof(uint64_t)));
+  if (!a || !b || !first) return kIllegalAddress;
   for (uint64_t at = from; at < bytes; ++at) {
     if (a[at] != b[at]) {
       *first = std::min(*first, at);
       break;
     }
+  }
+  return kSuccess;
+}
+
+CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned, unsigned block_x,
+                     unsigned block_y, unsigned, unsigned, void*, void** params, void**) {
+  if (!params) return kInvalidValue;
+  const int f = static_cast<int>(static_cast<int*>(function) - g_functions);
+  if (f < 0 || f >= kFakeFunctions) return kInvalidHandle;
+  ++counters.kernel_launches;
+  if (f == kFirstDifference) return first_difference(params);
+  const unsigned threads_x = grid_x * block_x, threads_y = grid_y * block_y;
+  namespace px = rdmavideo::cuda::pixels;
+  if (f == kPacked422ToNv12) {
+    const auto width = arg<unsigned>(params, 6), height = arg<unsigned>(params, 7);
+    const auto src_pitch = arg<uint64_t>(params, 1), y_pitch = arg<uint64_t>(params, 3), uv_pitch = arg<uint64_t>(params, 5);
+    const uint8_t* src = plane(arg<CUdeviceptr>(params, 0), src_pitch, height, (width + 1) / 2 * 4);
+    uint8_t* y = plane(arg<CUdeviceptr>(params, 2), y_pitch, height, width);
+    uint8_t* uv = plane(arg<CUdeviceptr>(params, 4), uv_pitch, (height + 1) / 2, (width + 1) / 2 * 2);
+    if (!src || !y || !uv) return kIllegalAddress;
+    for (unsigned row2 = 0; row2 < std::min((height + 1) / 2, threads_y); ++row2) {
+      for (unsigned pair = 0; pair < std::min((width + 1) / 2, threads_x); ++pair) {
+        px::packed422_to_nv12(src, src_pitch, y, y_pitch, uv, uv_pitch, width, height, pair, row2, arg<int>(params, 8));
+      }
+    }
+    return kSuccess;
+  }
+  if (f == kYuv422p10ToP010) {
+    const auto width = arg<unsigned>(params, 10), height = arg<unsigned>(params, 11);
+    uint64_t pitch[5];
+    uint8_t* at[5];
+    const size_t row_bytes[5] = {width * 2u, (width + 1) / 2 * 2u, (width + 1) / 2 * 2u, width * 2u, (width + 1) / 2 * 4u};
+    for (int p = 0; p < 5; ++p) {
+      pitch[p] = arg<uint64_t>(params, 2 * p + 1);
+      at[p] = plane(arg<CUdeviceptr>(params, 2 * p), pitch[p], p == 4 ? (height + 1) / 2 : height, row_bytes[p]);
+      if (!at[p]) return kIllegalAddress;
+    }
+    for (unsigned row2 = 0; row2 < std::min((height + 1) / 2, threads_y); ++row2) {
+      for (unsigned pair = 0; pair < std::min((width + 1) / 2, threads_x); ++pair) {
+        px::yuv422p10_to_p010(at[0], pitch[0], at[1], pitch[1], at[2], pitch[2], at[3], pitch[3], at[4], pitch[4],
+                              width, height, pair, row2);
+      }
+    }
+    return kSuccess;
+  }
+  const auto width = arg<unsigned>(params, 4), height = arg<unsigned>(params, 5);
+  const auto src_pitch = arg<uint64_t>(params, 1), dst_pitch = arg<uint64_t>(params, 3);
+  const uint8_t* src = plane(arg<CUdeviceptr>(params, 0), src_pitch, height, width * 3u);
+  uint8_t* dst = plane(arg<CUdeviceptr>(params, 2), dst_pitch, height, width * 4u);
+  if (!src || !dst) return kIllegalAddress;
+  for (unsigned row = 0; row < std::min(height, threads_y); ++row) {
+    for (unsigned x = 0; x < std::min(width, threads_x); ++x) px::rgb24_to_rgb0(src, src_pitch, dst, dst_pitch, x, row);
   }
   return kSuccess;
 }

@@ -373,10 +373,19 @@ TEST(GPU_MEMORY_SUITE, NvdecAndNvencWithoutAGpuNameWhatIsMissing) {
             std::string::npos);
   // NVENC from GPU memory: a format it does not take is named before any CUDA is opened;
   // FFmpeg's own CUDA loading failing is named with what FFmpeg said.
+  const Recorded v210 = record_from_gpu(dir, "h264", "h264_nvenc", "v210", 3);
+  EXPECT_EQ(v210.recv_exit, 1);
+  EXPECT_NE(v210.recv_stderr.find("h264_nvenc does not take v210 frames from GPU memory, and nothing here "
+                                  "converts them on the GPU"),
+            std::string::npos)
+      << v210.recv_stderr;
+  // uyvy is converted to nv12 on the GPU, by a kernel this build may lack.
   const Recorded uyvy = record_from_gpu(dir, "h264", "h264_nvenc", "uyvy", 3);
   EXPECT_EQ(uyvy.recv_exit, 1);
-  EXPECT_NE(uyvy.recv_stderr.find("h264_nvenc does not take uyvy422 frames (nv12, p010, i420, rgba and bgra it "
-                                  "takes from GPU memory"),
+  EXPECT_NE(uyvy.recv_stderr.find(RDMAVIDEO_CUDA_KERNELS
+                                      ? "FFmpeg's CUDA device on cuda:0"
+                                      : "uyvy422 frames need converting to nv12 on the GPU for h264_nvenc: this "
+                                        "build has no CUDA kernels"),
             std::string::npos)
       << uyvy.recv_stderr;
   const Recorded nv12 = record_from_gpu(dir, "h264", "h264_nvenc", "nv12", 3);

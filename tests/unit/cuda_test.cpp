@@ -10,6 +10,7 @@
 #include <numeric>
 #include <vector>
 
+#include "cuda/convert_pixels.hpp"
 #include "fake_cuda.hpp"
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/frame_verifier.hpp"
@@ -132,6 +133,106 @@ void expect_gpu_verifier_agrees_with_the_host(const std::shared_ptr<Device>& dev
   ASSERT_TRUE(summed.first && summed.second);
   EXPECT_EQ(*summed.first, *summed.second);
   EXPECT_NE(summed.first->find("checksum"), std::string::npos);
+}
+
+// A conversion run by the kernels on `device`, planes packed (pitch = row bytes + 64, so
+// pitches are honoured), and the same computed on the CPU by convert_pixels.hpp: the
+// kernel's output, the CPU's, as host bytes per output plane.
+struct Converted {
+  std::vector<std::vector<uint8_t>> gpu, cpu;
+};
+Converted run_conversion(const std::shared_ptr<Device>& device, Kernels::Conversion conversion,
+                         const std::vector<std::vector<uint8_t>>& in_planes, const std::vector<size_t>& in_pitch,
+                         const std::vector<size_t>& out_rows, const std::vector<size_t>& out_pitch,
+                         unsigned width, unsigned height) {
+  Converted result;
+  auto kernels = Kernels::shared(device);
+  EXPECT_TRUE(kernels) << kernels.error().message();
+  if (!kernels) return result;
+  auto stream = device->create_stream();
+  EXPECT_TRUE(stream);
+  std::vector<std::shared_ptr<DevicePtr>> held;
+  Kernels::Planes in, out;
+  for (size_t p = 0; p < in_planes.size(); ++p) {
+    auto memory = device->allocate(in_planes[p].size());
+    EXPECT_TRUE(memory);
+    EXPECT_TRUE(device->upload(**memory, std::as_bytes(std::span(in_planes[p]))));
+    in.at[p] = **memory;
+    in.pitch[p] = in_pitch[p];
+    held.push_back(*memory);
+  }
+  for (size_t p = 0; p < out_rows.size(); ++p) {
+    auto memory = device->allocate(out_rows[p] * out_pitch[p]);
+    EXPECT_TRUE(memory);
+    EXPECT_TRUE(device->fill(**memory, std::byte{0}, out_rows[p] * out_pitch[p]));
+    out.at[p] = **memory;
+    out.pitch[p] = out_pitch[p];
+    held.push_back(*memory);
+    result.cpu.emplace_back(out_rows[p] * out_pitch[p], 0);
+  }
+  auto ok = (*kernels)->convert(**stream, conversion, in, out, width, height);
+  EXPECT_TRUE(ok) << ok.error().message();
+  EXPECT_TRUE((*stream)->synchronize());
+  for (size_t p = 0; p < out_rows.size(); ++p) {
+    std::vector<uint8_t> bytes(out_rows[p] * out_pitch[p]);
+    EXPECT_TRUE(device->download(std::as_writable_bytes(std::span(bytes)), out.at[p]));
+    result.gpu.push_back(std::move(bytes));
+  }
+  namespace px = pixels;
+  for (unsigned row2 = 0; row2 < (height + 1) / 2; ++row2) {
+    for (unsigned pair = 0; pair < (width + 1) / 2; ++pair) {
+      if (conversion == Kernels::Conversion::uyvy_to_nv12 || conversion == Kernels::Conversion::yuy2_to_nv12) {
+        px::packed422_to_nv12(in_planes[0].data(), in_pitch[0], result.cpu[0].data(), out_pitch[0],
+                              result.cpu[1].data(), out_pitch[1], width, height, pair, row2,
+                              conversion == Kernels::Conversion::uyvy_to_nv12 ? px::kUyvy : px::kYuy2);
+      } else if (conversion == Kernels::Conversion::yuv422p10_to_p010) {
+        px::yuv422p10_to_p010(in_planes[0].data(), in_pitch[0], in_planes[1].data(), in_pitch[1],
+                              in_planes[2].data(), in_pitch[2], result.cpu[0].data(), out_pitch[0],
+                              result.cpu[1].data(), out_pitch[1], width, height, pair, row2);
+      }
+    }
+  }
+  if (conversion == Kernels::Conversion::rgb24_to_rgb0) {
+    for (unsigned row = 0; row < height; ++row) {
+      for (unsigned x = 0; x < width; ++x) px::rgb24_to_rgb0(in_planes[0].data(), in_pitch[0], result.cpu[0].data(), out_pitch[0], x, row);
+    }
+  }
+  return result;
+}
+
+std::vector<uint8_t> noise(size_t bytes, uint32_t seed) {
+  std::vector<uint8_t> v(bytes);
+  for (auto& b : v) b = static_cast<uint8_t>((seed = seed * 1664525u + 1013904223u) >> 24);
+  return v;
+}
+
+// Every conversion on a frame of noise (odd height, pitches wider than the rows) gives
+// what convert_pixels.hpp says, byte for byte, padding untouched.
+void expect_conversions_match_the_cpu(const std::shared_ptr<Device>& device, unsigned width, unsigned height) {
+  if (!RDMAVIDEO_CUDA_KERNELS) {
+    EXPECT_FALSE(Kernels::shared(device));
+    return;
+  }
+  const size_t rows2 = (height + 1) / 2, pairs = (width + 1) / 2;
+  for (auto conversion : {Kernels::Conversion::uyvy_to_nv12, Kernels::Conversion::yuy2_to_nv12}) {
+    const size_t pitch = pairs * 4 + 64;
+    auto r = run_conversion(device, conversion, {noise(pitch * height, 1)}, {pitch}, {height, rows2},
+                            {width + 64, pairs * 2 + 64}, width, height);
+    ASSERT_EQ(r.gpu.size(), 2u);
+    EXPECT_TRUE(r.gpu == r.cpu) << "packed 4:2:2 to nv12";
+  }
+  const size_t y_pitch = width * 2 + 64, c_pitch = pairs * 2 + 64;
+  auto p10 = run_conversion(device, Kernels::Conversion::yuv422p10_to_p010,
+                            {noise(y_pitch * height, 2), noise(c_pitch * height, 3), noise(c_pitch * height, 4)},
+                            {y_pitch, c_pitch, c_pitch}, {height, rows2}, {width * 2 + 64, pairs * 4 + 64}, width,
+                            height);
+  ASSERT_EQ(p10.gpu.size(), 2u);
+  EXPECT_TRUE(p10.gpu == p10.cpu) << "yuv422p10 to p010";
+  const size_t rgb_pitch = width * 3 + 64;
+  auto rgb = run_conversion(device, Kernels::Conversion::rgb24_to_rgb0, {noise(rgb_pitch * height, 5)}, {rgb_pitch},
+                            {height}, {width * 4 + 64}, width, height);
+  ASSERT_EQ(rgb.gpu.size(), 1u);
+  EXPECT_TRUE(rgb.gpu == rgb.cpu) << "rgb24 to rgb0";
 }
 
 #ifndef RDMAVIDEO_REAL_GPU
@@ -407,6 +508,49 @@ TEST(GpuFrameVerifier, NamesWhatIsWrongAsTheHostVerifierDoes) {
   }
 }
 
+// The arithmetic itself, against numbers worked by hand: luma as it is, chroma the rounded
+// average of the row pair (an odd last row averaged with itself), 10-bit samples masked and
+// shifted to p010's high bits, rgb24 given an opaque fourth byte.
+TEST(ConvertPixels, SamplesAreWhatTheFormatsSay) {
+  namespace px = pixels;
+  // uyvy 4x2: U Y V Y | U Y V Y on two rows.
+  const uint8_t uyvy[16] = {10, 20, 30, 40, 50, 60, 70, 80, 12, 22, 33, 44, 55, 66, 77, 88};
+  uint8_t y[8] = {}, uv[4] = {};
+  for (unsigned pair = 0; pair < 2; ++pair) px::packed422_to_nv12(uyvy, 8, y, 4, uv, 4, 4, 2, pair, 0, px::kUyvy);
+  EXPECT_EQ(std::vector<uint8_t>(y, y + 8), (std::vector<uint8_t>{20, 40, 60, 80, 22, 44, 66, 88}));
+  EXPECT_EQ(std::vector<uint8_t>(uv, uv + 4), (std::vector<uint8_t>{11, 32, 53, 74}));
+  // yuy2 2x1 (one row: chroma is that row's).
+  const uint8_t yuy2[4] = {100, 7, 200, 9};
+  uint8_t y1[2] = {}, uv1[2] = {};
+  px::packed422_to_nv12(yuy2, 4, y1, 2, uv1, 2, 2, 1, 0, 0, px::kYuy2);
+  EXPECT_EQ(y1[0], 100);
+  EXPECT_EQ(y1[1], 200);
+  EXPECT_EQ(uv1[0], 7);
+  EXPECT_EQ(uv1[1], 9);
+  // yuv422p10 2x1: Y 1023 and 0x7fff (masked to 1023), Cb 512, Cr 3.
+  const uint16_t yp[2] = {1023, 0x7fff}, cb[1] = {512}, cr[1] = {3};
+  uint16_t py[2] = {}, puv[2] = {};
+  px::yuv422p10_to_p010(reinterpret_cast<const uint8_t*>(yp), 4, reinterpret_cast<const uint8_t*>(cb), 2,
+                        reinterpret_cast<const uint8_t*>(cr), 2, reinterpret_cast<uint8_t*>(py), 4,
+                        reinterpret_cast<uint8_t*>(puv), 4, 2, 1, 0, 0);
+  EXPECT_EQ(py[0], 1023 << 6);
+  EXPECT_EQ(py[1], 1023 << 6);
+  EXPECT_EQ(puv[0], 512 << 6);
+  EXPECT_EQ(puv[1], 3 << 6);
+  const uint8_t rgb[3] = {1, 2, 3};
+  uint8_t rgb0[4] = {};
+  px::rgb24_to_rgb0(rgb, 3, rgb0, 4, 0, 0);
+  EXPECT_EQ(std::vector<uint8_t>(rgb0, rgb0 + 4), (std::vector<uint8_t>{1, 2, 3, 255}));
+}
+
+// The library's launches (arguments, pitches, grid) through the stand-in, which computes
+// only the blocks a launch's grid covers.
+TEST(CudaKernels, ConversionsCoverTheFrameAndKeepThePitches) {
+  auto device = fake_device();
+  ASSERT_TRUE(device);
+  expect_conversions_match_the_cpu(device, 70, 41);
+}
+
 #else  // RDMAVIDEO_REAL_GPU: cuda_gpu_test, label gpu, NVIDIA's driver
 
 std::shared_ptr<Device> real_device() {
@@ -489,6 +633,11 @@ TEST(RealGpu, FirstDifferenceKernelFindsEachPlantedByteFromWhereItIsAsked) {
 TEST(RealGpu, GpuFrameVerifierNamesWhatIsWrongAsTheHostVerifierDoes) {
   REQUIRE_GPU();
   expect_gpu_verifier_agrees_with_the_host(gpu);
+}
+
+TEST(RealGpu, ConversionKernelsMatchTheCpuOnAFrame) {
+  REQUIRE_GPU();
+  expect_conversions_match_the_cpu(gpu, 1920, 1081);
 }
 
 #endif

@@ -238,12 +238,26 @@ class Kernels {
   Result<std::optional<uint64_t>> first_difference(Stream& stream, DevicePtr a, DevicePtr b,
                                                    uint64_t from, uint64_t bytes) const;
 
+  /// Up to three planes in device memory, each with its pitch in bytes.
+  struct Planes {
+    DevicePtr at[3] = {};
+    size_t pitch[3] = {};
+  };
+  /// Conversions into what NVENC takes from GPU memory (transport/src/cuda/convert_pixels.hpp
+  /// says how each sample is made).
+  enum class Conversion { uyvy_to_nv12, yuy2_to_nv12, yuv422p10_to_p010, rgb24_to_rgb0 };
+  /// Queues the conversion of a `width` x `height` frame on `stream`; the caller waits.
+  Result<void> convert(Stream& stream, Conversion conversion, const Planes& from, const Planes& to,
+                       unsigned width, unsigned height) const;
+
  private:
-  Kernels(std::shared_ptr<Device> device, void* module, void* first_difference)
-      : device_(std::move(device)), module_(module), first_difference_(first_difference) {}
+  enum Function { kFirstDifference, kPacked422ToNv12, kYuv422p10ToP010, kRgb24ToRgb0, kFunctions };
+  Kernels(std::shared_ptr<Device> device, void* module) : device_(std::move(device)), module_(module) {}
+  Result<void> launch(Stream& stream, Function function, unsigned grid_x, unsigned grid_y, unsigned block_x,
+                      unsigned block_y, void** params, const char* name) const;
   std::shared_ptr<Device> device_;
-  void* module_ = nullptr;            // CUmodule
-  void* first_difference_ = nullptr;  // CUfunction
+  void* module_ = nullptr;           // CUmodule
+  void* functions_[kFunctions] = {};  // CUfunction, by Function
 };
 
 }  // namespace rdmavideo::cuda

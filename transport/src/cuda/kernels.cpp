@@ -41,14 +41,19 @@ Result<std::shared_ptr<const Kernels>> Kernels::shared(const std::shared_ptr<Dev
                                           f.compute_major, f.compute_minor)
                             : "");
     }
-    CUfunction first_difference = nullptr;
-    if (CUresult rc = a.cuModuleGetFunction(&first_difference, module, "rdmavideo_first_difference");
-        rc != kSuccess) {
-      a.cuModuleUnload(module);
-      return make_error(ErrorCode::unsupported, "{}: cuModuleGetFunction(rdmavideo_first_difference) failed: {}",
-                        device->describe(), device->driver().error_text(rc));
+    std::shared_ptr<Kernels> kernels(new Kernels(device, module));
+    static constexpr const char* kNames[kFunctions] = {
+        "rdmavideo_first_difference", "rdmavideo_packed422_to_nv12", "rdmavideo_yuv422p10_to_p010",
+        "rdmavideo_rgb24_to_rgb0"};
+    for (int f = 0; f < kFunctions; ++f) {
+      CUfunction function = nullptr;
+      if (CUresult rc = a.cuModuleGetFunction(&function, module, kNames[f]); rc != kSuccess) {
+        return make_error(ErrorCode::unsupported, "{}: cuModuleGetFunction({}) failed: {}", device->describe(),
+                          kNames[f], device->driver().error_text(rc));
+      }
+      kernels->functions_[f] = function;
     }
-    return std::shared_ptr<const Kernels>(new Kernels(device, module, first_difference));
+    return std::shared_ptr<const Kernels>(std::move(kernels));
   };
   return loaded.emplace(device.get(), std::pair{device, load()}).first->second.second;
 }
@@ -86,9 +91,7 @@ Result<std::optional<uint64_t>> Kernels::first_difference(Stream& stream, Device
   CUdeviceptr pa = a_at, pb = b_at, pfirst = answer_at;
   unsigned long long from_arg = from, bytes_arg = bytes;  // NOLINT(google-runtime-int): the kernel's
   void* params[] = {&pa, &pb, &from_arg, &bytes_arg, &pfirst};
-  if (auto ok = device_->check(a.cuLaunchKernel(first_difference_, blocks, 1, 1, kThreads, 1, 1, 0,
-                                                stream.stream_, params, nullptr),
-                               "cuLaunchKernel(rdmavideo_first_difference)");
+  if (auto ok = launch(stream, kFirstDifference, blocks, 1, kThreads, 1, params, "rdmavideo_first_difference");
       !ok) {
     return Unexpected(ok.error());
   }
@@ -102,6 +105,47 @@ Result<std::optional<uint64_t>> Kernels::first_difference(Stream& stream, Device
   }
   if (answer == UINT64_MAX) return std::optional<uint64_t>{};
   return std::optional<uint64_t>{answer};
+}
+
+Result<void> Kernels::launch(Stream& stream, Function function, unsigned grid_x, unsigned grid_y,
+                             unsigned block_x, unsigned block_y, void** params, const char* name) const {
+  const Api& a = device_->driver().api();
+  ContextScope scope(a, device_->context_);
+  return device_->check(a.cuLaunchKernel(functions_[function], grid_x, grid_y, 1, block_x, block_y, 1, 0,
+                                         stream.stream_, params, nullptr),
+                        fmt::format("cuLaunchKernel({})", name));
+}
+
+Result<void> Kernels::convert(Stream& stream, Conversion conversion, const Planes& from, const Planes& to,
+                              unsigned width, unsigned height) const {
+  // A thread a block: a pixel pair in a row pair (4:2:2 to 4:2:0), or a pixel (rgb24).
+  constexpr unsigned kBlockX = 32, kBlockY = 8;
+  const bool per_pixel = conversion == Conversion::rgb24_to_rgb0;
+  const unsigned across = per_pixel ? width : (width + 1) / 2;
+  const unsigned down = per_pixel ? height : (height + 1) / 2;
+  const unsigned grid_x = (across + kBlockX - 1) / kBlockX;
+  const unsigned grid_y = (down + kBlockY - 1) / kBlockY;
+  unsigned long long at[3], pitch[3], out[2], out_pitch[2];  // NOLINT(google-runtime-int): the kernels'
+  for (int p = 0; p < 3; ++p) at[p] = from.at[p], pitch[p] = from.pitch[p];
+  for (int p = 0; p < 2; ++p) out[p] = to.at[p], out_pitch[p] = to.pitch[p];
+  switch (conversion) {
+    case Conversion::uyvy_to_nv12:
+    case Conversion::yuy2_to_nv12: {
+      int order = conversion == Conversion::uyvy_to_nv12 ? 0 : 1;
+      void* params[] = {&at[0], &pitch[0], &out[0], &out_pitch[0], &out[1], &out_pitch[1], &width, &height, &order};
+      return launch(stream, kPacked422ToNv12, grid_x, grid_y, kBlockX, kBlockY, params, "rdmavideo_packed422_to_nv12");
+    }
+    case Conversion::yuv422p10_to_p010: {
+      void* params[] = {&at[0],  &pitch[0],     &at[1],  &pitch[1], &at[2],  &pitch[2],
+                        &out[0], &out_pitch[0], &out[1], &out_pitch[1], &width, &height};
+      return launch(stream, kYuv422p10ToP010, grid_x, grid_y, kBlockX, kBlockY, params, "rdmavideo_yuv422p10_to_p010");
+    }
+    case Conversion::rgb24_to_rgb0: {
+      void* params[] = {&at[0], &pitch[0], &out[0], &out_pitch[0], &width, &height};
+      return launch(stream, kRgb24ToRgb0, grid_x, grid_y, kBlockX, kBlockY, params, "rdmavideo_rgb24_to_rgb0");
+    }
+  }
+  return make_error(ErrorCode::invalid_argument, "unknown conversion");
 }
 
 }  // namespace rdmavideo::cuda

@@ -5,6 +5,8 @@
 // binary still runs where there is no GPU. Entry points are extern "C" to keep their names
 // plain for cuModuleGetFunction.
 
+#include "convert_pixels.hpp"
+
 // The first byte at or after `from` where `a` and `b` differ, in [0, bytes), folded into
 // `*first` with atomicMin; `*first` is left as it was when they are equal. Both buffers
 // start 16-byte aligned (slots and device allocations are 64 KiB aligned); the words are
@@ -39,4 +41,41 @@ extern "C" __global__ void rdmavideo_first_difference(const unsigned char* a,
       }
     }
   }
+}
+
+// ---- Format conversions for encoders (NVENC) that do not take the stream's format. One
+// thread a block (convert_pixels.hpp); a 2D grid over pixel pairs and row pairs.
+
+namespace pixels = rdmavideo::cuda::pixels;
+
+extern "C" __global__ void rdmavideo_packed422_to_nv12(const unsigned char* src, unsigned long long src_pitch,
+                                                       unsigned char* y, unsigned long long y_pitch,
+                                                       unsigned char* uv, unsigned long long uv_pitch,
+                                                       unsigned width, unsigned height, int order) {
+  const unsigned pair = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned row2 = blockIdx.y * blockDim.y + threadIdx.y;
+  if (pair * 2 >= width || row2 * 2 >= height) return;
+  pixels::packed422_to_nv12(src, src_pitch, y, y_pitch, uv, uv_pitch, width, height, pair, row2, order);
+}
+
+extern "C" __global__ void rdmavideo_yuv422p10_to_p010(const unsigned char* y_in, unsigned long long y_in_pitch,
+                                                       const unsigned char* cb, unsigned long long cb_pitch,
+                                                       const unsigned char* cr, unsigned long long cr_pitch,
+                                                       unsigned char* y, unsigned long long y_pitch,
+                                                       unsigned char* uv, unsigned long long uv_pitch,
+                                                       unsigned width, unsigned height) {
+  const unsigned pair = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned row2 = blockIdx.y * blockDim.y + threadIdx.y;
+  if (pair * 2 >= width || row2 * 2 >= height) return;
+  pixels::yuv422p10_to_p010(y_in, y_in_pitch, cb, cb_pitch, cr, cr_pitch, y, y_pitch, uv, uv_pitch, width,
+                            height, pair, row2);
+}
+
+extern "C" __global__ void rdmavideo_rgb24_to_rgb0(const unsigned char* src, unsigned long long src_pitch,
+                                                   unsigned char* dst, unsigned long long dst_pitch,
+                                                   unsigned width, unsigned height) {
+  const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= width || row >= height) return;
+  pixels::rgb24_to_rgb0(src, src_pitch, dst, dst_pitch, x, row);
 }

@@ -458,9 +458,9 @@ Result<void> Recorder::Impl::open_cuda_frames(AVCodecContext* enc, const AVCodec
   auto device = cuda::Device::shared(ordinal);
   if (!device) return Unexpected(device.error().context(s.who));
   s.gpu = *device;
-  auto takes = [&](AVPixelFormat format) {
+  auto takes = [&](AVPixelFormat wanted) {
     for (const AVPixelFormat* p = codec->pix_fmts; p && *p != AV_PIX_FMT_NONE; ++p) {
-      if (*p == format) return true;
+      if (*p == wanted) return true;
     }
     return false;
   };
@@ -490,13 +490,13 @@ Result<void> Recorder::Impl::open_cuda_frames(AVCodecContext* enc, const AVCodec
                         "yuv422p10le and rgb24 are converted): record from --memory host",
                         s.who, codec->name, name(s.format.pixel_format));
     }
-    auto kernels = cuda::Kernels::shared(s.gpu);
-    if (!kernels) {
-      return Unexpected(kernels.error().context(fmt::format("{}: {} frames need converting to {} on the GPU for {}",
+    auto loaded = cuda::Kernels::shared(s.gpu);
+    if (!loaded) {
+      return Unexpected(loaded.error().context(fmt::format("{}: {} frames need converting to {} on the GPU for {}",
                                                             s.who, name(s.format.pixel_format),
                                                             av_name(found->to), codec->name)));
     }
-    s.kernels = std::move(*kernels);
+    s.kernels = std::move(*loaded);
     s.conversion = found->conversion;
     gpu_format = found->to;
   }

@@ -249,6 +249,7 @@ Result<std::unique_ptr<Link>> Link::connect(const Endpoint& endpoint, const std:
     return Unexpected(cm_error(where + ": rdma_create_id", errno));
   }
   std::unique_ptr<Link> link(new Link(std::move(channel), UniqueCmId(raw), timeouts));
+  link->peer_role_ = "receiver";
   link->peer_ = endpoint.to_string();
   if (auto ok = link->make_wake_fd(); !ok) return Unexpected(ok.error().context(where));
 
@@ -339,6 +340,7 @@ Result<std::unique_ptr<Link>> Link::adopt(UniqueCmId id, const Timeouts& timeout
     return Unexpected(cm_error(where + ": rdma_migrate_id", errno));
   }
   std::unique_ptr<Link> link(new Link(std::move(channel), std::move(id), timeouts));
+  link->peer_role_ = "sender";
   link->peer_ = peer;
   if (auto ok = link->make_wake_fd(); !ok) return Unexpected(ok.error().context(where));
   return link;
@@ -366,7 +368,7 @@ Result<void> Link::accept(Clock::time_point deadline) {
 
 Result<uint32_t> Link::acquire_send_buffer() {
   while (free_send_.empty()) {
-    if (disconnected_) return make_error(ErrorCode::peer_closed, "peer disconnected");
+    if (disconnected_) return make_error(ErrorCode::peer_closed, "{} disconnected", peer_role_);
     const auto before = Clock::now();
     if (auto ok = progress(timeouts_.keepalive); !ok) return Unexpected(ok.error());
     if (free_send_.empty() && Clock::now() - before >= timeouts_.peer) {
@@ -382,7 +384,7 @@ Result<uint32_t> Link::acquire_send_buffer() {
 Result<uint64_t> Link::write_and_send(std::span<const std::byte> local, uint32_t lkey,
                                       uint64_t remote_addr, uint32_t rkey,
                                       const proto::Message& message) {
-  if (disconnected_) return make_error(ErrorCode::peer_closed, "peer disconnected");
+  if (disconnected_) return make_error(ErrorCode::peer_closed, "{} disconnected", peer_role_);
   auto index = acquire_send_buffer();
   if (!index) return Unexpected(index.error());
   std::byte* buffer = send_memory_.data() + size_t{*index} * kControlBytes;

@@ -153,6 +153,7 @@ class Link {
 
   Timeouts timeouts_;
   std::string peer_;                   // "host:port" for messages
+  const char* peer_role_ = "peer";     // "receiver" for the side that connected, else "sender"
   uint64_t max_message_bytes_ = 0;     // port's max_msg_sz
   std::vector<SendBuffer> send_buffers_;
   std::vector<uint32_t> free_send_;    // indices of idle send buffers

@@ -92,8 +92,9 @@ if [ -e $bin/gst-plugin/libgstrdmavideo.so ]; then
 fi
 echo "== 6. GPU memory: what this machine offers (the doctor's GPU section), then 4K RGBA from"
 echo "      GPU memory into a GPU ring, verified on the GPU by a kernel, where there is a GPU"
-$bin/doctor/rdmavideo-doctor | sed -n '/^GPU memory/,/^$/p'
-if $bin/doctor/rdmavideo-doctor --json | python3 -c \
+# The doctor exits 1 where a check fails (no RDMA device here, say): the demo goes on.
+{ $bin/doctor/rdmavideo-doctor || true; } | sed -n '/^GPU memory/,/^$/p'
+if { $bin/doctor/rdmavideo-doctor --json || true; } | python3 -c \
     'import json,sys; sys.exit(0 if json.load(sys.stdin)["gpu"].get("cuda_devices") else 1)'; then
   run_pair "--memory cuda --verify --stats-json $out/gpu-recv.json" \
     "--testsrc -s 3840x2160 --pix-fmt rgba --frames 300 --memory cuda"

@@ -69,6 +69,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     }
     const bool ordinal_given = hwaccel != "cuda";
     o.hwaccel = ordinal_given || o.memory.kind != memory::MemoryKind::cuda ? spec->device : o.memory.device;
+    if (o.memory.kind == memory::MemoryKind::cuda && *o.hwaccel != o.memory.device) {
+      return fail("--hwaccel cuda:" + std::to_string(*o.hwaccel) + " decodes on another GPU than --memory cuda:" +
+                  std::to_string(o.memory.device) + " holds the frames in: give both the same GPU");
+    }
   }
   o.size_given = !size.empty();
   o.rate_given = !rate.empty();

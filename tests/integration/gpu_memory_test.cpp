@@ -363,6 +363,9 @@ TEST(GPU_MEMORY_SUITE, NvdecAndNvencWithoutAGpuNameWhatIsMissing) {
   };
   EXPECT_NE(run({"--hwaccel", "cuda"}, 1).find("--hwaccel cuda: no CUDA driver (libcuda.so.1"), std::string::npos);
   EXPECT_NE(run({"--hwaccel", "vaapi"}, 2).find("--hwaccel \"vaapi\" unknown (cuda or cuda:N"), std::string::npos);
+  EXPECT_NE(run({"--hwaccel", "cuda:1", "--memory", "cuda:0"}, 2)
+                .find("--hwaccel cuda:1 decodes on another GPU than --memory cuda:0 holds the frames in"),
+            std::string::npos);
   Driver fake;
   EXPECT_NE(run({"--hwaccel", "cuda"}, 1).find("--hwaccel cuda: FFmpeg's CUDA device on cuda:0 (Fake GPU 0) "
                                               "(av_hwdevice_ctx_create) failed"),

@@ -20,11 +20,13 @@
 #include <gst/video/video.h>
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/format.hpp"
+#include "rdmavideo/memory.hpp"
 #include "rdmavideo/result.hpp"
 
 namespace rdmavideo::gst {
@@ -39,6 +41,9 @@ std::string cuda_caps_unavailable(int ordinal);
 GstCaps* with_cuda_variants(GstCaps* caps);
 /// `caps` without its memory:CUDAMemory structures (for a caps query where none are offered).
 GstCaps* without_cuda_variants(GstCaps* caps);
+/// An element's `memory` property as a memory spec; nullopt, with an element error posted
+/// naming the value, where it is not host, cuda or cuda:N.
+std::optional<memory::MemorySpec> memory_property(GstElement* element, const std::string& memory);
 /// The GPU a `memory` property names ("cuda:N"), else 0: the one CUDA caps use.
 int cuda_device_of(const std::string& memory);
 /// What a caps query answers: `caps` without CUDA variants where they are not offered on

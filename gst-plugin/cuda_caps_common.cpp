@@ -7,6 +7,15 @@
 
 namespace rdmavideo::gst {
 
+std::optional<memory::MemorySpec> memory_property(GstElement* element, const std::string& memory) {
+  auto spec = memory::parse_memory(memory);
+  if (!spec) {
+    GST_ELEMENT_ERROR(element, RESOURCE, SETTINGS, ("memory=%s is not host, cuda or cuda:N.", memory.c_str()),
+                      (nullptr));
+  }
+  return spec;
+}
+
 int cuda_device_of(const std::string& memory) {
   const auto spec = memory::parse_memory(memory);
   return spec && spec->kind == memory::MemoryKind::cuda ? spec->device : 0;

@@ -153,12 +153,8 @@ gboolean sink_start(GstBaseSink* sink) {
 
   std::shared_ptr<const auth::SharedKey> key;
   if (!load_key_file(GST_ELEMENT(self), rt->settings.key_file, key)) return FALSE;
-  const auto memory_spec = memory::parse_memory(rt->settings.memory);
-  if (!memory_spec) {
-    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("memory=%s is not host, cuda or cuda:N.", rt->settings.memory.c_str()),
-                      (nullptr));
-    return FALSE;
-  }
+  const auto memory_spec = memory_property(GST_ELEMENT(self), rt->settings.memory);
+  if (!memory_spec) return FALSE;
   rt->memory = *memory_spec;
   SenderSessionOptions options;
   options.memory = rt->memory;

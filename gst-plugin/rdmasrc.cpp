@@ -212,12 +212,8 @@ gboolean src_start(GstBaseSrc* src) {
   options.listen.rdma_device = rt->settings.rdma_device;
   options.listen.key = key;
   options.listen.ring_size = rt->settings.ring_size;
-  const auto memory_spec = memory::parse_memory(rt->settings.memory);
-  if (!memory_spec) {
-    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("memory=%s is not host, cuda or cuda:N.", rt->settings.memory.c_str()),
-                      (nullptr));
-    return FALSE;
-  }
+  const auto memory_spec = memory_property(GST_ELEMENT(self), rt->settings.memory);
+  if (!memory_spec) return FALSE;
   options.memory = *memory_spec;
   rt->cuda_device = cuda_device_of(rt->settings.memory);
   options.max_streams = 1;

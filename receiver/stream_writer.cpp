@@ -141,10 +141,7 @@ void StreamWriter::prepare_verifier(const FrameLease& frame) {
   gpu_verifier_.reset();
   verifier_reservation_.reset();
   verifier_format_ = &format;
-  const uint64_t bytes = format.flags & proto::kStreamTestPattern
-                             ? uint64_t{TestPattern::phase_count(format.layout.frame_bytes)} *
-                                   format.layout.frame_bytes
-                             : 0;
+  const uint64_t bytes = GpuFrameVerifier::device_bytes(format);
   auto reserved = info_.budget ? info_.budget->reserve(bytes, "--verify's pattern frames")
                                : Result<std::shared_ptr<const void>>(nullptr);
   if (!reserved) return fail(reserved.error());  // the stream fails: failure() says why

@@ -21,7 +21,9 @@ extern "C" {
 #include <string>
 #include <string_view>
 
+#include "rdmavideo/cuda.hpp"
 #include "rdmavideo/format.hpp"
+#include "rdmavideo/protocol.hpp"
 #include "rdmavideo/result.hpp"
 
 namespace rdmavideo::av {
@@ -96,6 +98,12 @@ class LogCapture {
   std::string text_;
   LogCapture* outer_ = nullptr;
 };
+
+/// Copies, plane by plane on the GPU, between a frame of FFmpeg's CUDA frames (device
+/// pointers with pitches: an NVDEC surface, a frame of an NVENC pool) and the frame at `at`
+/// laid out as `format` says: into `at` where `into_layout`, else out of it. Waits for it.
+Result<void> copy_cuda_frame(cuda::Stream& stream, const proto::StreamStart& format, cuda::DevicePtr at,
+                             const AVFrame& cuda_frame, bool into_layout);
 
 /// Our format as FFmpeg's; nullopt for v210 (no AVPixelFormat).
 std::optional<AVPixelFormat> to_av(PixelFormat format);

@@ -4,7 +4,6 @@
 extern "C" {
 #include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
-#include <libavutil/pixdesc.h>
 #include <libavutil/opt.h>
 #include <libavutil/timecode.h>
 }
@@ -416,18 +415,9 @@ struct Recorder::Impl {
       lease.release();
       return encode(pts_ns, began);
     }
-    const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(input_format);
-    int row_bytes[4] = {};
-    av_image_fill_linesizes(row_bytes, input_format, f->width);
-    for (int p = 0; p < format.layout.plane_count; ++p) {
-      const auto rows = static_cast<size_t>(p == 0 ? f->height : AV_CEIL_RSHIFT(f->height, desc->log2_chroma_h));
-      const auto& plane = format.layout.planes[p];
-      auto ok = gpu_copies->copy_2d_async(
-          cuda::Pitched::device(reinterpret_cast<uintptr_t>(f->data[p]), static_cast<size_t>(f->linesize[p])),
-          cuda::Pitched::device(from + plane.offset, plane.stride), static_cast<size_t>(row_bytes[p]), rows);
-      if (!ok) return Unexpected(ok.error().context(who));
+    if (auto ok = copy_cuda_frame(*gpu_copies, format, from, *f, false); !ok) {
+      return Unexpected(ok.error().context(who));
     }
-    if (auto ok = gpu_copies->synchronize(); !ok) return Unexpected(ok.error().context(who));
     lease.release();
     return encode(pts_ns, began);
   }

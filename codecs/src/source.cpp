@@ -4,7 +4,6 @@
 extern "C" {
 #include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
-#include <libavutil/pixdesc.h>
 }
 
 #include <chrono>
@@ -234,19 +233,10 @@ struct Source::Impl {
       if (!stream) return Unexpected(stream.error());
       gpu_copies = std::move(*stream);
     }
-    const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(frames->sw_format);
-    int row_bytes[4] = {};
-    av_image_fill_linesizes(row_bytes, frames->sw_format, frame->width);
-    for (int p = 0; p < format.layout.plane_count; ++p) {
-      const auto rows = static_cast<size_t>(p == 0 ? frame->height : AV_CEIL_RSHIFT(frame->height, desc->log2_chroma_h));
-      const auto& plane = format.layout.planes[p];
-      auto ok = gpu_copies->copy_2d_async(cuda::Pitched::device(out + plane.offset, plane.stride),
-                                          cuda::Pitched::device(reinterpret_cast<uintptr_t>(frame->data[p]),
-                                                                static_cast<size_t>(frame->linesize[p])),
-                                          static_cast<size_t>(row_bytes[p]), rows);
-      if (!ok) return Unexpected(ok.error().context(who));
+    if (auto ok = copy_cuda_frame(*gpu_copies, format, out, *frame, true); !ok) {
+      return Unexpected(ok.error().context(who));
     }
-    return gpu_copies->synchronize();
+    return {};
   }
 
   Result<void> convert(const AVFrame* src, std::span<std::byte> out) {

@@ -41,7 +41,8 @@ class GpuFrameVerifier {
   /// none for this GPU): the caller downloads frames for a FrameVerifier instead.
   static Result<std::unique_ptr<GpuFrameVerifier>> create(const proto::StreamStart& format,
                                                           std::shared_ptr<cuda::Device> device);
-  /// The GPU memory create() allocates for `format` (the pattern's frames), for a budget.
+  /// The memory the pattern's frames of `format` take, for a budget: on the GPU for create(),
+  /// as much on the host for a FrameVerifier.
   static uint64_t device_bytes(const proto::StreamStart& format);
 
   /// Whether verify() checks this frame without downloading it (it carries no checksum).

@@ -2,6 +2,7 @@
 #include "cli.hpp"
 
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include <csignal>
 #include <cstdio>
@@ -97,6 +98,21 @@ void install_stop_signals() {
 void request_stop() {
   g_stop = true;
   if (g_have_main_thread) pthread_kill(g_main_thread, SIGINT);
+}
+
+uint64_t raise_descriptor_limit() {
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) != 0) return 0;
+  if (nofile.rlim_cur < nofile.rlim_max) {
+    const rlim_t was = nofile.rlim_cur;
+    nofile.rlim_cur = nofile.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+      log().debug("descriptor limit raised from {} to {} (the hard limit)", was, nofile.rlim_max);
+    } else {
+      nofile.rlim_cur = was;
+    }
+  }
+  return nofile.rlim_cur == RLIM_INFINITY ? UINT64_MAX : nofile.rlim_cur;
 }
 
 int run_main(std::string_view program, const std::function<int()>& body) {

@@ -57,6 +57,10 @@ void install_stop_signals();
 /// returns EINTR. Safe to call more than once.
 void request_stop();
 
+/// Raises the soft descriptor limit (RLIMIT_NOFILE) to the hard one, as a server that holds
+/// a descriptor per connection does; returns the soft limit now in force.
+uint64_t raise_descriptor_limit();
+
 /// Runs `body`, turning an escaped exception into one error line and kExitFailed.
 int run_main(std::string_view program, const std::function<int()>& body);
 

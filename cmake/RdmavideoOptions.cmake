@@ -36,6 +36,9 @@ find_package(nlohmann_json REQUIRED)
 find_package(tl-expected REQUIRED)
 find_package(OpenSSL 3 REQUIRED COMPONENTS Crypto)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+# --metrics: libmicrohttpd serves it (one polling thread, connection and memory limits);
+# cpp-httplib is the tests' HTTP client.
+pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
 set(_rdmavideo_found "")

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // --metrics HOST:PORT: the receiver's counters as Prometheus text exposition (format 0.0.4)
-// at http://HOST:PORT/metrics, served by cpp-httplib on a thread of its own. What is exposed
+// at http://HOST:PORT/metrics, served by libmicrohttpd on one polling thread of its own, with
+// every limit a service left running needs: the request line and headers fit in 32 KiB, a
+// request with a body is refused before it is read, at most kMostConnections are open (one more
+// sheds the oldest), a silent connection is closed after 10 s, and a stop waits for no client.
+// What is exposed
 // (docs/operations.md): per stream frames, bytes, drops by cause, checksum failures, a latency
 // histogram, ring occupancy, the encoder's real-time factor and whether it is up; the
 // memory budget and its use; connections refused by reason.
@@ -22,6 +26,8 @@ std::string render_metrics(const ReceiverService& service, const Streams& stream
 
 class MetricsServer {
  public:
+  /// Connections open at once; one more sheds the oldest.
+  static constexpr uint32_t kMostConnections = 32;
   /// Listens on `endpoint` (port 0: any free port) and answers GET /metrics with `render()`.
   static Result<std::unique_ptr<MetricsServer>> start(const Endpoint& endpoint,
                                                       std::function<std::string()> render);

@@ -6,40 +6,27 @@
 
 #include <span>
 #include <string>
-#include <utility>
 
+#include "rdmavideo/output_file.hpp"
 #include "rdmavideo/protocol.hpp"
 
 namespace rdmavideo::receiver {
 
 class RawOutput {
  public:
-  /// "-" is stdout; anything else is created or truncated. Writes to a pipe or socket wait
-  /// for room, and give up (`resource`) once `abort_fd` (an eventfd, or -1) is readable.
+  /// "-" is stdout; anything else is created or truncated. A FIFO nobody has opened yet is
+  /// waited for, and writes to a pipe, socket or device wait for room, in both cases only
+  /// until `abort_fd` (an eventfd, or -1) is readable (rdmavideo/output_file.hpp).
   static Result<RawOutput> open(const std::string& path, int abort_fd = -1);
-  RawOutput() = default;
-  RawOutput(RawOutput&& other) noexcept
-      : path_(std::move(other.path_)),
-        fd_(std::exchange(other.fd_, -1)),
-        owned_(other.owned_),
-        abort_fd_(other.abort_fd_),
-        nonblocking_(other.nonblocking_) {}
-  RawOutput& operator=(RawOutput&&) = delete;
-  ~RawOutput();
 
   Result<void> write(const proto::StreamStart& format, std::span<const std::byte> frame);
   /// Flushes to the file (fsync for files) and closes; reports what the destructor cannot.
-  Result<void> close();
-  const std::string& path() const { return path_; }
+  Result<void> close() { return file_.close(); }
+  const std::string& path() const { return file_.path(); }
 
  private:
-  Result<void> write_all(const std::byte* data, size_t size);
-
-  std::string path_;
-  int fd_ = -1;
-  bool owned_ = false;  // we opened fd_ and must close it
-  int abort_fd_ = -1;   // readable: stop waiting for the reader
-  bool nonblocking_ = false;  // fd_ is a pipe or socket we made non-blocking
+  explicit RawOutput(io::OutputFile file) : file_(std::move(file)) {}
+  io::OutputFile file_;
 };
 
 }  // namespace rdmavideo::receiver

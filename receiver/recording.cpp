@@ -21,6 +21,10 @@ Result<void> Recording::check(const RecordingOptions& o) {
   return av::check_recorder_options({o.path, o.codec, o.encoder, std::nullopt, std::nullopt});
 }
 
+Result<void> Recording::check_format(const RecordingOptions& o, const proto::StreamStart& format) {
+  return av::check_recorder_format({o.path, o.codec, o.encoder, std::nullopt, std::nullopt}, format);
+}
+
 Recording::Recording(RecordingOptions options) : options_(std::move(options)) {}
 
 Recording::~Recording() {
@@ -32,7 +36,8 @@ Result<void> Recording::open_for(const FrameLease& frame) {
   if (!recorder_) {
     const auto gpu = frame.cuda_device();
     auto opened = av::Recorder::open({options_.path, options_.codec, options_.encoder, frame.info().sent_ns,
-                                      gpu ? std::optional<int>(gpu->facts().ordinal) : std::nullopt},
+                                      gpu ? std::optional<int>(gpu->facts().ordinal) : std::nullopt,
+                                      options_.abort_fd},
                                      format);
     if (!opened) return Unexpected(opened.error());
     recorder_ = std::move(*opened);

@@ -26,6 +26,7 @@ struct RecordingOptions {
   std::string path;
   std::string codec;    // --codec; empty: the container's default
   std::string encoder;  // --encoder; empty: the codec's default
+  int abort_fd = -1;    // eventfd: once readable, waits on the output give up
 };
 
 class Recording {
@@ -34,6 +35,9 @@ class Recording {
   static bool is_recording_path(const std::string& path);
   /// Checks the options without opening anything (an error for the usage line).
   static Result<void> check(const RecordingOptions& options);
+  /// Checks that a stream of `format` can be recorded so (asked at StreamStart, before a ring
+  /// is reserved), naming the StreamStart field that cannot.
+  static Result<void> check_format(const RecordingOptions& options, const proto::StreamStart& format);
 
   explicit Recording(RecordingOptions options);
   ~Recording();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <system_error>
 
 #include "output_template.hpp"
 #include "rdmavideo/log.hpp"
@@ -17,9 +18,27 @@ namespace {
 constexpr uint64_t kMaxVerifyErrors = 10;  // logged per stream; all are counted
 }  // namespace
 
+Result<std::unique_ptr<StreamWriter>> StreamWriter::create(const Options& options, StreamInfo info,
+                                                            std::shared_ptr<StreamOutput> output,
+                                                            Display* display,
+                                                            std::function<void()> release_display) {
+  const int abort_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (abort_fd < 0) {
+    // Without it a stop could not reach a write waiting on the output: refuse the stream.
+    return Unexpected(system_error("the stream's writer: eventfd", errno));
+  }
+  try {
+    return std::make_unique<StreamWriter>(options, std::move(info), std::move(output), display,
+                                          std::move(release_display), abort_fd);
+  } catch (const std::system_error& e) {  // its thread could not start (the thread limit)
+    ::close(abort_fd);
+    return make_error(ErrorCode::resource, "the stream's writer: cannot start its thread: {}", e.what());
+  }
+}
+
 StreamWriter::StreamWriter(const Options& options, StreamInfo info,
                            std::shared_ptr<StreamOutput> output, Display* display,
-                           std::function<void()> release_display)
+                           std::function<void()> release_display, int abort_fd)
     : options_(options),
       info_(std::move(info)),
       who_(info_.name.empty() ? fmt::format("recv {}", info_.peer)
@@ -27,12 +46,13 @@ StreamWriter::StreamWriter(const Options& options, StreamInfo info,
       output_(std::move(output)),
       display_(display),
       release_display_(std::move(release_display)),
-      abort_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+      abort_fd_(abort_fd) {
   thread_ = std::thread([this] { run(); });
 }
 
-// Only a write waiting for a reader gives up (RawOutput polls this eventfd); a file or a pipe
-// that is read goes on, and the stream's frames are all written before finish() returns.
+// Only a wait on the output gives up (a FIFO nobody opens, a pipe nobody reads: the output
+// polls this eventfd); a file or a pipe that is read goes on, and the stream's frames are all
+// written before finish() returns.
 void StreamWriter::abort() {
   const uint64_t one = 1;
   if (abort_fd_ >= 0) (void)!::write(abort_fd_, &one, sizeof one);
@@ -116,7 +136,7 @@ Result<void> StreamWriter::open_output(const FrameLease& first) {
     output_->path = path;
   }
   if (Recording::is_recording_path(path)) {
-    recording_.emplace(RecordingOptions{path, options_.codec, options_.encoder});
+    recording_.emplace(RecordingOptions{path, options_.codec, options_.encoder, abort_fd_});
     return {};
   }
   auto raw = RawOutput::open(path, abort_fd_);

@@ -48,12 +48,18 @@ struct StreamOutput {
 class StreamWriter final : public StreamSink {
  public:
   /// `display` is null unless this stream owns the window; `release_display` is called when
-  /// the stream ends so another may take it.
-  StreamWriter(const Options& options, StreamInfo info, std::shared_ptr<StreamOutput> output,
-               Display* display, std::function<void()> release_display);
+  /// the stream ends so another may take it. Fails, naming the call, when the writer cannot
+  /// have what a stop needs to reach it (its eventfd, under descriptor exhaustion).
+  static Result<std::unique_ptr<StreamWriter>> create(const Options& options, StreamInfo info,
+                                                      std::shared_ptr<StreamOutput> output,
+                                                      Display* display,
+                                                      std::function<void()> release_display);
   ~StreamWriter() override;
 
   void frame(FrameLease frame) override;
+  // Private to create(), which makes `abort_fd`; public for make_unique.
+  StreamWriter(const Options& options, StreamInfo info, std::shared_ptr<StreamOutput> output,
+               Display* display, std::function<void()> release_display, int abort_fd);
   std::optional<Error> failure() const override;
   Result<void> finish(const StreamEnd& end) override;
   void abort() override;
@@ -88,7 +94,7 @@ class StreamWriter final : public StreamSink {
   std::deque<FrameLease> queue_;  // under mu_; at most the ring's slots
   bool stopping_ = false;         // under mu_
   std::optional<Error> error_;    // under mu_: the first write failure
-  int abort_fd_ = -1;                 // eventfd, readable once abort() was called; ours
+  int abort_fd_ = -1;             // eventfd, readable once abort() was called; ours
   std::thread thread_;
 };
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "streams.hpp"
 
+#include <algorithm>
+
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/text.hpp"
 
@@ -58,8 +60,16 @@ Result<std::unique_ptr<StreamSink>> Streams::make_sink(const StreamInfo& info) {
       }
     }
   }
-  return std::unique_ptr<StreamSink>(std::make_unique<StreamWriter>(
-      options_, info, std::move(output), display, std::move(release_display)));
+  auto writer = StreamWriter::create(options_, info, std::move(output), display,
+                                     std::move(release_display));
+  if (!writer) {
+    if (display) {
+      std::lock_guard lock(mu_);
+      display_taken_ = false;
+    }
+    return Unexpected(writer.error());
+  }
+  return std::unique_ptr<StreamSink>(std::move(*writer));
 }
 
 std::shared_ptr<StreamOutput> Streams::output_of(uint64_t number) const {
@@ -83,6 +93,26 @@ void Streams::ended(const StreamReport& r) {
              path.empty() ? "" : fmt::format(", written to {}", path));
 }
 
+void Streams::folded(const StreamReport& report) {
+  std::lock_guard lock(mu_);
+  auto it = outputs_.find(report.info.number);
+  if (it == outputs_.end()) return;
+  folded_checksum_failures_ += it->second->checksum_failures;
+  outputs_.erase(it);
+}
+
+uint64_t Streams::checksum_failures() const {
+  std::lock_guard lock(mu_);
+  uint64_t n = folded_checksum_failures_;
+  for (const auto& [number, output] : outputs_) n += output->checksum_failures;
+  return n;
+}
+
+Result<void> Streams::check_format(const Options& options, const proto::StreamStart& format) {
+  if (!Recording::is_recording_path(options.output)) return {};
+  return Recording::check_format({options.output, options.codec, options.encoder}, format);
+}
+
 stats::TransferStats Streams::totals(const std::vector<StreamReport>& reports,
                                      const FoldedStreams& folded) const {
   stats::TransferStats t;
@@ -99,10 +129,9 @@ stats::TransferStats Streams::totals(const std::vector<StreamReport>& reports,
     if (first || end > t.end) t.end = end;
     first = false;
   }
-  std::lock_guard lock(mu_);
   // Checksum failures are the writers' count, of every stream (folded ones too).
-  t.checksum_failures = 0;
-  for (const auto& [number, output] : outputs_) t.checksum_failures += output->checksum_failures;
+  t.checksum_failures = checksum_failures();
+  std::lock_guard lock(mu_);
   t.cpu_start = process_cpu_at_first_;
   t.cpu_end = stats::process_cpu_seconds();
   return t;
@@ -140,6 +169,11 @@ std::string Streams::status_line(const std::vector<StreamReport>& reports,
     }
     parts += part;
   }
+  // Rates are kept for the streams listed only: a serving receiver's map does not grow.
+  std::erase_if(last_rates_, [&](const auto& entry) {
+    return std::none_of(reports.begin(), reports.end(),
+                        [&](const StreamReport& r) { return r.info.number == entry.first; });
+  });
   return fmt::format("[recv] {} stream{} ({} running): frames {} fps {:.1f} {:.3f} GB/s dropped {}{}",
                      reports.size(), reports.size() == 1 ? "" : "s", running, total_frames,
                      frames_delta / dt, bytes_delta / dt / 1e9, dropped, parts);

@@ -29,6 +29,14 @@ class Streams {
   Result<std::unique_ptr<StreamSink>> make_sink(const StreamInfo& info);
   /// A stream's sink has finished: logs its summary line.
   void ended(const StreamReport& report);
+  /// The service folded an ended stream's report into its totals: so does this, forgetting
+  /// the stream's output, so nothing kept grows with the streams served.
+  void folded(const StreamReport& report);
+  /// Frames of every stream, folded ones too, that failed --verify.
+  uint64_t checksum_failures() const;
+  /// Whether this receiver's output can take a stream of `format` (a recording's encoder):
+  /// the check the service asks of every StreamStart (ReceiverServiceOptions::format_check).
+  static Result<void> check_format(const Options& options, const proto::StreamStart& format);
 
   /// "[recv] 2 streams: frames ... | cam1 59.9 fps ... | cam2 ...", from rates since the
   /// last call; empty before the first stream.
@@ -58,7 +66,8 @@ class Streams {
   std::string listener_kind_;  // "tcp+verbs": the summary's transport before any stream
 
   mutable std::mutex mu_;
-  std::map<uint64_t, std::shared_ptr<StreamOutput>> outputs_;  // by stream number
+  std::map<uint64_t, std::shared_ptr<StreamOutput>> outputs_;  // by stream number, until folded
+  uint64_t folded_checksum_failures_ = 0;  // of the streams whose outputs were folded
   bool display_taken_ = false;       // a running stream shows in the window
   double process_cpu_at_first_ = 0;  // process CPU when the first stream was admitted
   std::chrono::steady_clock::time_point last_status_{};

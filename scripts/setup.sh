@@ -10,7 +10,8 @@ packages=(
   # libraries librdmavideo and the tools use
   libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev libexpected-dev nlohmann-json3-dev
   libssl-dev  # OpenSSL: HMAC-SHA256, HKDF and the random generator of authentication
-  libcpp-httplib-dev  # rdmavideo-recv --metrics
+  libmicrohttpd-dev  # rdmavideo-recv --metrics
+  libcpp-httplib-dev  # the tests' HTTP client
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev  # the fuzz targets: clang's libFuzzer and sanitizer runtimes

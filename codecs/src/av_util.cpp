@@ -31,9 +31,16 @@ constexpr std::array<std::pair<PixelFormat, AVPixelFormat>, 9> kFormats{{
 
 }  // namespace
 
+void IoContextDeleter::operator()(AVIOContext* ctx) const noexcept {
+  if (!ctx) return;
+  av_freep(&ctx->buffer);
+  avio_context_free(&ctx);
+}
+
 void OutputContextDeleter::operator()(AVFormatContext* ctx) const noexcept {
   if (!ctx) return;
-  if (ctx->pb && !(ctx->oformat->flags & AVFMT_NOFILE)) {
+  // A custom AVIOContext is its owner's to close and free.
+  if (ctx->pb && !(ctx->oformat->flags & AVFMT_NOFILE) && !(ctx->flags & AVFMT_FLAG_CUSTOM_IO)) {
     if (const int rc = avio_closep(&ctx->pb); rc < 0) {
       log().warn("avio_closep({}) failed: {}", ctx->url ? ctx->url : "?", error_text(rc));
     }

@@ -40,6 +40,12 @@ struct OutputContextDeleter {
 };
 using UniqueOutputContext = std::unique_ptr<AVFormatContext, OutputContextDeleter>;
 
+/// A custom AVIOContext (avio_alloc_context) and its buffer; the opaque is the caller's.
+struct IoContextDeleter {
+  void operator()(AVIOContext* ctx) const noexcept;
+};
+using UniqueIoContext = std::unique_ptr<AVIOContext, IoContextDeleter>;
+
 struct CodecContextDeleter {
   void operator()(AVCodecContext* ctx) const noexcept { avcodec_free_context(&ctx); }
 };

@@ -9,6 +9,7 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 #include <atomic>
 #include <chrono>
@@ -19,9 +20,18 @@ extern "C" {
 #include "rdmavideo/convert.hpp"
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/output_file.hpp"
 
 namespace rdmavideo::av {
 namespace {
+
+// avio_alloc_context's write callback takes a const buffer from FFmpeg 6.1 (libavformat 60.x
+// with FF_API_AVIO_WRITE_NONCONST off); Debian 12's FFmpeg 5.1 takes a mutable one.
+#if LIBAVFORMAT_VERSION_MAJOR >= 61
+using AvioBuffer = const uint8_t*;
+#else
+using AvioBuffer = uint8_t*;
+#endif
 
 // "2026-11-23T22:28:05.123456Z": the form FFmpeg writes and reads as creation_time.
 std::string iso8601_utc(uint64_t wall_ns) {
@@ -255,8 +265,43 @@ Result<void> check_recorder_options(const RecorderOptions& options) {
   return {};
 }
 
+Result<void> check_recorder_format(const RecorderOptions& options, const proto::StreamStart& format) {
+  auto choice = choose(options);
+  if (!choice) return Unexpected(choice.error());
+  const std::string who = fmt::format("--output {}", options.path);
+  if (format.pixel_format != PixelFormat::v210 && !to_av(format.pixel_format)) {
+    return make_error(ErrorCode::unsupported,
+                      "{}: StreamStart.pixel_format {} cannot be encoded (FFmpeg has no such pixel "
+                      "format); send yuv422p10le",
+                      who, name(format.pixel_format));
+  }
+  // FFmpeg's time base and frame rate are fractions of ints.
+  constexpr uint32_t kMostRateTerm = std::numeric_limits<int>::max();
+  if (format.frame_rate.num == 0 || format.frame_rate.den == 0 ||
+      format.frame_rate.num > kMostRateTerm || format.frame_rate.den > kMostRateTerm) {
+    return make_error(ErrorCode::unsupported,
+                      "{}: StreamStart.frame_rate {} cannot be recorded (a recording's rate is a "
+                      "fraction of two numbers from 1 to {})",
+                      who, to_string(format.frame_rate), kMostRateTerm);
+  }
+  if (const int rc = av_image_check_size(format.width, format.height, 0, nullptr); rc < 0) {
+    return make_error(ErrorCode::unsupported, "{}: StreamStart.width x height {}x{} too large for FFmpeg",
+                      who, format.width, format.height);
+  }
+  // DNxHR's smallest picture (FFmpeg's dnxhd encoder refuses smaller ones).
+  if (choice->codec->id == AV_CODEC_ID_DNXHD && (format.width < 256 || format.height < 120)) {
+    return make_error(ErrorCode::unsupported,
+                      "{}: StreamStart.width x height {}x{} too small for {} (at least 256x120)", who,
+                      format.width, format.height, choice->codec->name);
+  }
+  return {};
+}
+
 struct Recorder::Impl {
-  // Creation order; destroyed backwards: frames and sws, the encoder, then the muxer.
+  // Creation order; destroyed backwards: frames and sws, the encoder, the muxer, then the
+  // AVIOContext it wrote through and the file under that.
+  io::OutputFile file;
+  UniqueIoContext io;
   UniqueOutputContext output;
   UniqueCodecContext encoder;
   UniquePool pool;  // buffers for the frames handed to the encoder (it may hold several)
@@ -293,6 +338,50 @@ struct Recorder::Impl {
   double busy_s = 0;  // seconds inside write() since status_last
   std::atomic<double> last_speed{0};  // update_speed()'s last result, for other threads
 
+  std::optional<Error> io_error;  // the file's own words for the last failed write or seek
+
+  // FFmpeg's error for a failed write, or the file's own when it said more (the stop that
+  // ended a wait for a reader, the disk that is full).
+  Error io_error_or(Error fallback) {
+    return io_error ? *io_error : fallback;
+  }
+
+  // The AVIOContext's callbacks: the muxer writes through the OutputFile.
+  static int write_packet(void* opaque, AvioBuffer buf, int size) {
+    auto* self = static_cast<Impl*>(opaque);
+    auto ok = self->file.write(std::as_bytes(std::span(buf, static_cast<size_t>(size))));
+    if (ok) return size;
+    if (!self->io_error) self->io_error = ok.error();
+    return ok.error().sys_errno() ? AVERROR(ok.error().sys_errno()) : AVERROR(EIO);
+  }
+  static int64_t seek(void* opaque, int64_t offset, int whence) {
+    auto* self = static_cast<Impl*>(opaque);
+    if (whence == AVSEEK_SIZE) return self->file.size();
+    auto at = self->file.seek(offset, whence & ~AVSEEK_FORCE);
+    if (at) return *at;
+    return AVERROR(ESPIPE);
+  }
+
+  // Opens the file and the AVIOContext the muxer writes through.
+  Result<void> open_file() {
+    auto opened = io::OutputFile::open(options.path, options.abort_fd);
+    if (!opened) return Unexpected(opened.error());
+    file = std::move(*opened);
+    constexpr int kBufferBytes = 1 << 20;  // one write(2) per MiB: ProRes frames are larger
+    auto* buffer = static_cast<unsigned char*>(av_malloc(kBufferBytes));
+    if (!buffer) return make_error(ErrorCode::resource, "{}: av_malloc failed", who);
+    io.reset(avio_alloc_context(buffer, kBufferBytes, 1, this, nullptr, &write_packet,
+                                file.seekable() ? &seek : nullptr));
+    if (!io) {
+      av_free(buffer);
+      return make_error(ErrorCode::resource, "{}: avio_alloc_context failed", who);
+    }
+    io->seekable = file.seekable() ? AVIO_SEEKABLE_NORMAL : 0;
+    output->pb = io.get();
+    output->flags |= AVFMT_FLAG_CUSTOM_IO;
+    return {};
+  }
+
   Result<void> drain() {
     for (;;) {
       const int rc = avcodec_receive_packet(encoder.get(), packet.get());
@@ -302,7 +391,7 @@ struct Recorder::Impl {
       av_packet_rescale_ts(packet.get(), encoder->time_base, stream->time_base);
       packet->stream_index = stream->index;
       if (const int wrc = av_interleaved_write_frame(output.get(), packet.get()); wrc < 0) {
-        return Unexpected(av_error(who, "av_interleaved_write_frame", wrc));
+        return Unexpected(io_error_or(av_error(who, "av_interleaved_write_frame", wrc)));
       }
     }
   }
@@ -537,6 +626,7 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   impl->format = format;
   impl->who = fmt::format("record {}", options.path);
   const std::string& who = impl->who;
+  if (auto ok = check_recorder_format(options, format); !ok) return Unexpected(ok.error());
   // v210 has no FFmpeg pixel format: it is unpacked to yuv422p10le (the same samples) first.
   const auto input_format = format.pixel_format == PixelFormat::v210
                                 ? std::optional<AVPixelFormat>(AV_PIX_FMT_YUV422P10LE)
@@ -635,9 +725,7 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   impl->stream->r_frame_rate = enc->framerate;
 
   if (!(raw->oformat->flags & AVFMT_NOFILE)) {
-    if (const int rc = avio_open(&raw->pb, options.path.c_str(), AVIO_FLAG_WRITE); rc < 0) {
-      return Unexpected(av_error(fmt::format("--output {}", options.path), "avio_open", rc));
-    }
+    if (auto ok = impl->open_file(); !ok) return Unexpected(ok.error());
   }
   if (options.start_wall_ns) {
     // When the first frame was sent, so files of several cameras can be lined up.
@@ -654,7 +742,7 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
     av_dict_set(&raw_opts, "frag_duration", "1000000", 0);
   }
   if (const int rc = avformat_write_header(raw, &raw_opts); rc < 0) {
-    return Unexpected(av_error(who, "avformat_write_header", rc));
+    return Unexpected(impl->io_error_or(av_error(who, "avformat_write_header", rc)));
   }
 
   const int bytes = av_image_get_buffer_size(encode_format, enc->width, enc->height, 64);
@@ -804,13 +892,13 @@ Result<void> Recorder::finish() {
   }
   // The trailer even after an encoder error: the frames already written stay readable.
   if (const int rc = av_write_trailer(s.output.get()); rc < 0 && !error) {
-    error = av_error(s.who, "av_write_trailer", rc);
+    error = s.io_error_or(av_error(s.who, "av_write_trailer", rc));
   }
-  AVFormatContext* out = s.output.get();
-  if (out->pb && !(out->oformat->flags & AVFMT_NOFILE)) {
-    if (const int rc = avio_closep(&out->pb); rc < 0 && !error) {
-      error = av_error(s.who, "closing the file", rc);
-    }
+  if (s.io) {
+    avio_flush(s.io.get());
+    if (s.io->error < 0 && !error) error = s.io_error_or(av_error(s.who, "writing the file", s.io->error));
+    // fsync: the recording is on disk when the receiver says it is finalised.
+    if (auto closed = s.file.close(); !closed && !error) error = closed.error().context(s.who);
   }
   s.finish_error = error;
   if (error) return Unexpected(*error);

@@ -65,6 +65,10 @@ Result<void> check_recorder_options(const RecorderOptions& options) {
                     options.path, kMissing);
 }
 
+Result<void> check_recorder_format(const RecorderOptions& options, const proto::StreamStart&) {
+  return check_recorder_options(options);
+}
+
 struct Recorder::Impl {
   std::string path;
 };

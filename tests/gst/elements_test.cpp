@@ -20,6 +20,8 @@
 
 #include "gst_test_support.hpp"
 #include "process.hpp"
+#include "raw_peer.hpp"
+#include "rdmavideo/auth.hpp"
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/test_pattern.hpp"
@@ -1407,6 +1409,62 @@ TEST_F(GstElements, PausingEitherSideLongerThanThePeerTimeoutKeepsTheStream) {
   ASSERT_NE(received.last("rdmasrc-stats"), nullptr);
   EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "frames"), frames_of(sink.get()));
   EXPECT_EQ(u64_field(received.last("rdmasrc-stats"), "checksum-failures"), 0u);
+}
+
+// A paused rdmasink connects in start() and sends StreamStart only once caps arrive (a live
+// source in PAUSED sends none), keeping the connection alive meanwhile: past its proof of the
+// key, it is no stream yet and has no deadline. An anonymous flood (silent sockets, and Hellos
+// that offer the key and never prove it) under a descriptor limit it exhausts sheds anonymous
+// connections only: once PLAYING the sink streams, every frame verified.
+TEST_F(GstElements, PausedAuthenticatedSinkSurvivesAnAnonymousFlood) {
+  TempDir dir;
+  const auto key = dir / "shared.key";
+  ASSERT_TRUE(auth::create_key_file(key));
+  Process recv({"prlimit", "--nofile=16", RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0", "--serve",
+                "--verify", "--key-file", key.string(), "--stats-json", (dir / "recv.json").string()},
+               dir / "recv.stderr");
+  const auto port = recv.wait_for_stderr(R"(listening on 127\.0\.0\.1:(\d+))", 30s);
+  ASSERT_TRUE(port) << recv.stderr_text();
+  auto sender = parse_pipeline("videotestsrc is-live=true pattern=smpte ! " +
+                               caps_string("NV12", 320, 240) + " ! " +
+                               sink_to(static_cast<uint16_t>(std::stoi(*port)),
+                                       "checksum=true key-file=" + key.string()));
+  // Connected and authenticated by the time PAUSED is reached (start() connects).
+  ASSERT_NE(gst_element_set_state(sender.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  {
+    Flood silent(std::stoi(*port), 200);
+    std::vector<std::unique_ptr<RawPeer>> offering;
+    for (int i = 0; i < 20; ++i) {
+      try {
+        offering.push_back(std::make_unique<RawPeer>(std::stoi(*port)));
+        proto::Hello hello;
+        hello.flags = proto::kCapAuth;  // offers the key, then never proves it
+        hello.max_frame_bytes = 1 << 20;
+        offering.back()->send(hello);
+      } catch (const std::exception&) {
+        // The receiver may be out of descriptors right now: that is the flood's point.
+      }
+    }
+    std::this_thread::sleep_for(6s);  // past the handshake deadline and the peer timeout
+  }
+  EXPECT_NE(recv.stderr_text().find("Too many open files"), std::string::npos)
+      << "the flood never used up the descriptors:\n" << recv.stderr_text();
+  auto error = pop_message(sender.get(), GST_MESSAGE_ERROR, 0ms);
+  ASSERT_EQ(error, nullptr) << "the paused sink was cut: " << describe(error.get());
+  ASSERT_NE(gst_element_set_state(sender.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  ASSERT_TRUE(recv.wait_for_stderr(R"(stream 1 ring 1: 320x240 nv12)", 10s)) << recv.stderr_text();
+  std::this_thread::sleep_for(1s);
+  ASSERT_TRUE(gst_element_send_event(sender.get(), gst_event_new_eos()));
+  const BusLog sent = wait_for_end(sender.get());
+  EXPECT_TRUE(sent.eos) << *sent.error;
+  ASSERT_TRUE(recv.wait_for_stderr("stream 1 the sender ended it", 10s)) << recv.stderr_text();
+  recv.signal(SIGTERM);
+  ASSERT_EQ(recv.wait(10s), 0) << recv.stderr_text();
+  const auto r = read_json(dir / "recv.json");
+  EXPECT_GT(r["frames"].get<int>(), 10);
+  EXPECT_EQ(r["checksum_failures"], 0);
+  ASSERT_EQ(r["streams"].size(), 1u);
+  EXPECT_EQ(r["streams"][0]["state"], "ended");
 }
 
 // A live rdmasrc paused while create() waits for the next frame (GstBaseSrc unlocks it for

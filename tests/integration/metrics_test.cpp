@@ -2,14 +2,20 @@
 // rdmavideo-recv --metrics, scraped over HTTP while four authenticated streams run and an
 // impostor is refused, and parsed as Prometheus text: every family has its HELP and TYPE,
 // the gauges and counters describe what the streams did, histograms are cumulative, and
-// the refusal is counted by its reason.
+// the refusal is counted by its reason. Then the endpoint against hostile clients: a slow
+// request that must not hold a stop, an oversized body and header that must not be read into
+// memory, and 200 idle connections beside which a scrape is still answered.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <httplib.h>
 
 #include <map>
 #include <regex>
 #include <set>
 
+#include "proc_watch.hpp"
 #include "process.hpp"
 #include "rdmavideo/auth.hpp"
 
@@ -154,6 +160,131 @@ TEST(Metrics, ScrapedDuringAFourStreamRunAndParsed) {
   }
   recv.process().signal(SIGTERM);
   EXPECT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+}
+
+// A receiver with --metrics on a free port, and that port.
+struct WithMetrics {
+  explicit WithMetrics(const TempDir& dir)
+      : recv(dir, {"--serve", "--quiet", "--metrics", "127.0.0.1:0"}) {
+    auto found = recv.process().wait_for_stderr(R"(metrics at http://127\.0\.0\.1:(\d+)/metrics)", 10s);
+    if (!found) throw std::runtime_error("no metrics port: " + recv.process().stderr_text());
+    port = std::stoi(*found);
+  }
+  int connect_raw() const {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      close(fd);
+      return -1;
+    }
+    return fd;
+  }
+  Receiver recv;
+  int port = 0;
+};
+
+// A client sending its request a byte at a time (slowloris) holds no stop: the receiver exits
+// within 2 s of SIGTERM, its summary written.
+TEST(MetricsEndpoint, SlowClientDoesNotHoldAStop) {
+  TempDir dir;
+  WithMetrics m(dir);
+  const int fd = m.connect_raw();
+  ASSERT_GE(fd, 0);
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    for (size_t i = 0; !done; ++i) {
+      const char c = i < request.size() ? request[i] : 'a';
+      if (::send(fd, &c, 1, MSG_NOSIGNAL) != 1) break;
+      std::this_thread::sleep_for(50ms);
+    }
+  });
+  std::this_thread::sleep_for(1s);
+  m.recv.process().signal(SIGTERM);
+  const auto code = m.recv.process().wait(2s);
+  done = true;
+  trickle.join();
+  close(fd);
+  ASSERT_TRUE(code) << "still running 2 s after SIGTERM with a slow metrics client";
+  EXPECT_EQ(*code, 0) << m.recv.process().stderr_text();
+  EXPECT_NE(m.recv.process().stderr_text().find("[recv] received"), std::string::npos);
+}
+
+// A 128 MiB body is refused (413) before it is read, and a 32 MiB header line (431) is not
+// read into memory either: the receiver's resident memory stays within a few MiB, and the
+// next scrape is answered.
+TEST(MetricsEndpoint, OversizedBodyAndHeaderAreNotReadIntoMemory) {
+  TempDir dir;
+  WithMetrics m(dir);
+  const pid_t pid = m.recv.process().pid();
+  const long rss_before = rss_kib_of(pid);
+  auto send_big = [&](const std::string& head, size_t bytes, const std::string& tail) {
+    const int fd = m.connect_raw();
+    EXPECT_GE(fd, 0);
+    timeval tv{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    (void)::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+    const std::string chunk(1 << 20, 'a');
+    size_t sent = 0;
+    while (sent < bytes) {
+      const ssize_t n = ::send(fd, chunk.data(), std::min(chunk.size(), bytes - sent), MSG_NOSIGNAL);
+      if (n <= 0) break;  // refused and closed, or it stopped reading
+      sent += static_cast<size_t>(n);
+    }
+    if (sent == bytes) (void)::send(fd, tail.data(), tail.size(), MSG_NOSIGNAL);
+    char answer[64] = {};
+    const ssize_t got = recv(fd, answer, sizeof answer - 1, 0);
+    close(fd);
+    return std::pair<std::string, size_t>(got > 0 ? std::string(answer, static_cast<size_t>(got)) : "", sent);
+  };
+  const size_t body = 128u << 20;
+  auto [posted, body_sent] = send_big("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                                          std::to_string(body) + "\r\n\r\n",
+                                      body, "");
+  EXPECT_EQ(posted.rfind("HTTP/1.1 413", 0), 0u) << posted;
+  EXPECT_LT(body_sent, body) << "the whole body was taken";
+  auto [headed, header_sent] = send_big("GET /metrics HTTP/1.1\r\nX-Big: ", 32u << 20, "\r\n\r\n");
+  EXPECT_EQ(headed.rfind("HTTP/1.1 431", 0), 0u) << headed;
+  const long growth = rss_kib_of(pid) - rss_before;
+  EXPECT_LT(growth, 8 * 1024) << "resident memory grew " << growth << " KiB";
+  httplib::Client http("127.0.0.1", m.port);
+  auto response = http.Get("/metrics");
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 200);
+  m.recv.process().signal(SIGTERM);
+  EXPECT_EQ(m.recv.process().wait(10s), 0);
+}
+
+// 200 connections that say nothing: the endpoint holds a bounded number, sheds the oldest,
+// and a scrape is answered at once.
+TEST(MetricsEndpoint, ScrapeAnsweredBesideTwoHundredIdleConnections) {
+  TempDir dir;
+  WithMetrics m(dir);
+  std::vector<int> idle;
+  for (int i = 0; i < 200; ++i) {
+    const int fd = m.connect_raw();
+    if (fd >= 0) idle.push_back(fd);
+  }
+  EXPECT_EQ(idle.size(), 200u);
+  std::this_thread::sleep_for(200ms);
+  httplib::Client http("127.0.0.1", m.port);
+  http.set_connection_timeout(2, 0);
+  http.set_read_timeout(2, 0);
+  const auto began = std::chrono::steady_clock::now();
+  auto response = http.Get("/metrics");
+  ASSERT_TRUE(response) << "no answer within 2 s beside 200 idle connections";
+  EXPECT_EQ(response->status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - began, 2s);
+  EXPECT_NE(response->body.find("rdmavideo_receiver_streams 0"), std::string::npos);
+  // The receiver holds at most its limit of them (32), not 200.
+  EXPECT_LT(descriptors_of(m.recv.process().pid()), 80);
+  for (int fd : idle) close(fd);
+  m.recv.process().signal(SIGTERM);
+  EXPECT_EQ(m.recv.process().wait(10s), 0);
 }
 
 }  // namespace

@@ -20,7 +20,11 @@
 // Security and limits: with ListenOptions::key every sender proves the key in its handshake
 // before anything about a ring leaves the receiver (docs/security.md); every ring and what
 // sinks keep beside it comes out of one memory budget (max_memory); at most max_handshakes
-// connections are in their handshake at once. Where the next pieces plug in: a GPU memory kind is
+// connections are in their handshake at once and at most max_pending past it with no stream,
+// each cap shedding its oldest connection when full, and both fitted into the descriptor
+// limit with a reserve kept for streams. When accept() runs out of descriptors anyway the
+// listener backs off, sheds the oldest connection that is no stream, logs once a second and
+// recovers by itself. Where the next pieces plug in: a GPU memory kind is
 // the `memory` the rings are allocated in; an audio stream will be a second stream (its own
 // stream_id, media `audio`) on the same connection, which version 2 receivers refuse today.
 #pragma once
@@ -138,6 +142,14 @@ struct ReceiverServiceOptions {
   /// one more drops the oldest of them, so idle or trickling peers never lock a real sender
   /// out nor use up descriptors. Each also ends at the handshake deadline (Timeouts.connect).
   uint32_t max_handshakes = 64;
+  /// Connections past their handshake with no stream yet (a paused rdmasink connects long
+  /// before its caps, so they have no deadline) at once; one more sheds the oldest of them.
+  /// With a key they have all proved it, so an anonymous peer never sheds one.
+  uint32_t max_pending = 64;
+  /// Descriptors the front end needs beside the service's (its metrics endpoint's
+  /// connections, say). The service keeps a reserve for the streams it admits and fits its
+  /// connection caps into what the descriptor limit (RLIMIT_NOFILE) leaves (limits()).
+  uint32_t front_end_descriptors = 0;
   /// Reports of ended streams kept one by one (reports()); older ones are folded together
   /// (folded_streams()).
   size_t kept_ended_streams = 256;
@@ -147,8 +159,16 @@ struct ReceiverServiceOptions {
   /// may lock more (memory::default_budget()).
   std::optional<uint64_t> max_memory;
   SinkFactory sink_factory;
+  /// Checks every StreamStart, the first and each later one, against what the front end's
+  /// sinks can take (an encoder's largest frame rate or size), before a ring is reserved or
+  /// the stream admitted; an error refuses that StreamStart and should name the field. On
+  /// the connection thread. None: every format the protocol allows is taken.
+  std::function<Result<void>(const proto::StreamStart& format)> format_check;
   /// Called on the connection thread once a stream's sink has finished.
   std::function<void(const StreamReport& report)> on_stream_end;
+  /// Called (on a connection thread) when an ended stream's report leaves reports() for
+  /// folded_streams(): what the front end keeps per stream can be folded too.
+  std::function<void(const StreamReport& report)> on_stream_folded;
 };
 
 class ReceiverService {
@@ -183,6 +203,19 @@ class ReceiverService {
   std::vector<std::pair<std::string, uint64_t>> refusals() const;
   /// Connections taken that have not passed their handshake yet (at most max_handshakes).
   uint32_t connections_in_handshake() const;
+  /// Connections past their handshake that are no stream yet (at most max_pending).
+  uint32_t connections_pending() const;
+  /// accept() failures for want of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM)
+  /// so far: the listener backs off and sheds connections that are no stream meanwhile.
+  uint64_t accept_failures() const;
+  /// The caps the service runs with, after fitting them into the descriptor limit.
+  struct Limits {
+    uint32_t max_handshakes = 0;
+    uint32_t max_pending = 0;
+    uint64_t descriptor_limit = 0;  ///< RLIMIT_NOFILE's soft limit at start
+    uint64_t reserved = 0;          ///< of it, kept for streams, the process and the front end
+  };
+  Limits limits() const;
 
  private:
   struct Impl;

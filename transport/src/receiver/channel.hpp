@@ -68,6 +68,9 @@ class ReceiverChannel {
   /// Ends every wait for good: the connection is being stopped. Pending and later
   /// receive()s fail at once; send() still works, so the peer can be told.
   virtual void interrupt() = 0;
+  /// Like interrupt(), for a connection that is being shed: every wait ends at once and
+  /// close() then tells the peer nothing and lingers for nothing.
+  virtual void abandon() { interrupt(); }
   /// Lets the peer write `memory` (verbs: registered for remote write, never remote read).
   virtual Result<RingAccess> expose_ring(const std::shared_ptr<memory::Region>& memory) = 0;
   /// What this channel tells the GPU ladder (rdmavideo/gpu_path.hpp): TCP, which stages;

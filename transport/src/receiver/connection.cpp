@@ -133,6 +133,11 @@ void ReceiverConnection::stop() {
   channel_->interrupt();
 }
 
+void ReceiverConnection::shed() {
+  stopping_ = true;
+  channel_->abandon();
+}
+
 Result<void> ReceiverConnection::send(const proto::Message& message) {
   std::lock_guard lock(send_mu_);
   auto ok = channel_->send(message);
@@ -192,7 +197,11 @@ Result<void> ReceiverConnection::handshake(Clock::time_point deadline) {
     return make_error(ErrorCode::protocol, "expected Hello, got {}",
                       proto::to_string(proto::type_of(*message)));
   }
-  auto ack = proto::answer_hello(*hello, config_.max_frame_bytes, config_.ring_size);
+  // With a key, HelloAck goes out before the peer has proved anything, so it says nothing of
+  // this receiver: its limits are the protocol's own (docs/protocol.md §3.6), and the real
+  // ones are told after the proof, in RingInfo and in the refusal of a StreamStart beyond them.
+  auto ack = config_.key ? proto::answer_hello(*hello, proto::kMaxFrameBytes, proto::kMaxRingSlots)
+                         : proto::answer_hello(*hello, config_.max_frame_bytes, config_.ring_size);
   if (!ack) return Unexpected(ack.error());
   log().debug("[{}] Hello from \"{}\", version {}", who_, printable(hello->software),
               ack->version);
@@ -248,6 +257,10 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
   if (auto ok = proto::check_stream_start(m, current, last_epoch_, config_.max_frame_bytes); !ok) {
     return ok;
   }
+  // What the sinks can take, before anything is reserved for a format they would refuse.
+  if (config_.format_check) {
+    if (auto ok = config_.format_check(m); !ok) return ok;
+  }
   last_epoch_ = m.ring_epoch;
   auto format = std::make_shared<const proto::StreamStart>(m);
   const bool gpu = config_.memory.kind == memory::MemoryKind::cuda;
@@ -290,6 +303,7 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     if (!admitted) return Unexpected(admitted.error());
     sink_ = admitted->sink;
     record_ = admitted->record;
+    stage_ = Stage::stream;
     credits_->publish_to(record_->slots_filled);
     last_frame_ = Clock::now();
     cpu_start_ = stats::thread_cpu_seconds();
@@ -433,7 +447,8 @@ Result<void> ReceiverConnection::run() {
     }
     return Unexpected(fail(ok.error()));
   }
-  in_handshake_ = false;
+  stage_ = Stage::pending;
+  host_.passed_handshake(*this);
   last_heard_ = Clock::now();
   // Ends the stream (if one was admitted) and returns what run() returns.
   auto end_with = [&](StreamEnd end) -> Result<void> {

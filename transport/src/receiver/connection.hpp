@@ -45,6 +45,9 @@ class ConnectionHost {
     std::shared_ptr<StreamRecord> record;
   };
   virtual Result<Admitted> admit(StreamInfo info) = 0;
+  /// The connection has passed its handshake (Hello and, with a key, the proof) and is no
+  /// stream yet: the host may shed an older such connection to bound how many there are.
+  virtual void passed_handshake(const class ReceiverConnection& connection) { (void)connection; }
   /// The admitted stream is over and its connection closed: finish the sink and record it.
   virtual void release(const std::shared_ptr<StreamRecord>& record, StreamEnd end) = 0;
 };
@@ -65,10 +68,20 @@ struct ConnectionConfig {
   std::shared_ptr<memory::Budget> budget;
   /// GPU memory: how the peer's writes reach it (rdmavideo/gpu_path.hpp).
   gpu::PathChoice gpu_path = gpu::PathChoice::automatic;
+  /// ReceiverServiceOptions::format_check: what the sinks can take, asked of every StreamStart
+  /// before its ring is reserved.
+  std::function<Result<void>(const proto::StreamStart&)> format_check;
 };
 
 class ReceiverConnection {
  public:
+  /// Where the connection is in its life; only ever moves forward.
+  enum class Stage : uint8_t {
+    handshake,  ///< taken, Hello (and with a key, the proof) not passed yet
+    pending,    ///< past the handshake, no stream admitted yet (a paused rdmasink waits here)
+    stream,     ///< a stream was admitted: it counts against max_streams
+  };
+
   ReceiverConnection(std::unique_ptr<ReceiverChannel> channel, ConnectionConfig config,
                      ConnectionHost& host);
   ~ReceiverConnection();
@@ -82,9 +95,13 @@ class ReceiverConnection {
   Result<void> run();
   /// Thread-safe: ends the connection soon, telling the sender to stop.
   void stop();
-  /// Thread-safe: the peer has not passed the handshake yet (Hello and, with a key, its
-  /// proof): it holds a connection and a thread but no stream.
-  bool in_handshake() const { return in_handshake_; }
+  /// Thread-safe: ends a connection that is no stream at once, telling the peer nothing and
+  /// draining nothing (it is shed to make room for another, or for descriptors).
+  void shed();
+  /// Thread-safe: where the connection is. Before `stream` it holds a descriptor and a thread
+  /// but no ring.
+  Stage stage() const { return stage_; }
+  bool in_handshake() const { return stage_ == Stage::handshake; }
 
  private:
   class Credits;
@@ -115,7 +132,7 @@ class ReceiverConnection {
   std::shared_ptr<Credits> credits_;  // shared with leases
 
   std::atomic<bool> stopping_{false};
-  std::atomic<bool> in_handshake_{true};
+  std::atomic<Stage> stage_{Stage::handshake};
   std::mutex send_mu_;                        // one message at a time on the channel
   Clock::time_point last_sent_;               // under send_mu_
   Clock::time_point last_heard_;              // connection thread only

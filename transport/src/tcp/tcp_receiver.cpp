@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <mutex>
 
 #include "rdmavideo/log.hpp"
 #include "receiver/channel.hpp"
@@ -72,6 +73,18 @@ class TcpChannel final : public receiver::ReceiverChannel {
 
   void interrupt() override { interrupted_ = true; }
 
+  // Wakes the connection thread at once (a shut-down socket is readable) and makes its close
+  // a reset: a shed peer gets no last words, and its socket holds nothing while it drains.
+  void abandon() override {
+    interrupted_ = true;
+    abandoned_ = true;
+    std::lock_guard lock(fd_mu_);
+    if (socket_.fd() < 0) return;  // closed already: the number may be another's now
+    const linger reset{1, 0};
+    setsockopt(socket_.fd(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    shutdown(socket_.fd(), SHUT_RDWR);
+  }
+
   Result<receiver::RingAccess> expose_ring(const std::shared_ptr<memory::Region>&) override {
     return receiver::RingAccess{};  // payloads are read into the slots; nothing to expose
   }
@@ -79,6 +92,11 @@ class TcpChannel final : public receiver::ReceiverChannel {
   void close(const proto::Message* last) override {
     if (closed_) return;
     closed_ = true;
+    if (abandoned_) {
+      std::lock_guard lock(fd_mu_);
+      socket_.close();
+      return;
+    }
     if (last) (void)send(*last);
     // Let the peer read what we sent before the socket goes: half-close, then drain briefly
     // (closing with unread data would reset the connection and could lose our last words).
@@ -92,6 +110,7 @@ class TcpChannel final : public receiver::ReceiverChannel {
       auto n = socket_.read_available(sink);
       if (!n || *n == 0) break;  // closed by the peer (or an error): done
     }
+    std::lock_guard lock(fd_mu_);
     socket_.close();
   }
 
@@ -101,6 +120,8 @@ class TcpChannel final : public receiver::ReceiverChannel {
   IoPolicy read_policy_;
   IoPolicy write_policy_;
   std::atomic<bool> interrupted_{false};  // stop(): every wait ends
+  std::atomic<bool> abandoned_{false};    // shed: close at once, with a reset
+  std::mutex fd_mu_;  // abandon() from another thread against the socket's close
   std::shared_ptr<auth::ControlMac> mac_;  // set once, on the connection thread, by protect()
   bool closed_ = false;
 };

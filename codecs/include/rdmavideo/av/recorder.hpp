@@ -10,6 +10,9 @@
 // when the codec cannot take it), so the caller may release the ring slot as soon as it
 // returns; write(FrameLease) encodes a frame that needs no conversion where it lies.
 //
+// The file is written through an OutputFile (rdmavideo/output_file.hpp): a FIFO or pipe is
+// waited on only until RecorderOptions::abort_fd, and a regular file is fsynced by finish().
+//
 // Memory stays bounded: the encoder holds at most its thread count of frames, and a slow
 // encoder makes write() slower, which fills the ring and holds back the sender.
 // MOV and MP4 are written fragmented (a fragment about every second, empty moov first), so a
@@ -52,6 +55,10 @@ struct RecorderOptions {
   /// CUDA frame pool, and nothing crosses PCIe but the bitstream. Other encoders are given
   /// host frames, so their caller downloads first (takes_gpu_frames() is false).
   std::optional<int> gpu_frames;
+  /// An eventfd (not owned), or -1: once readable, a wait on the output gives up (a FIFO with
+  /// no reader yet, a pipe nobody reads), so a stop is never held by a reader. Regular files
+  /// are written, finalised and fsynced as usual.
+  int abort_fd = -1;
 };
 
 /// The extensions a Recorder takes (".mov", ...).
@@ -60,6 +67,10 @@ const std::vector<std::string>& recorder_extensions();
 const std::vector<std::string>& recorder_codecs();
 /// Checks path, codec and encoder without opening anything (for option parsing).
 Result<void> check_recorder_options(const RecorderOptions& options);
+/// Checks that a recording with these options takes a stream of `format` (its frame rate
+/// fits FFmpeg's time base, its size the encoder's), naming the StreamStart field that does
+/// not: asked when a StreamStart arrives, before a ring is reserved or a file opened.
+Result<void> check_recorder_format(const RecorderOptions& options, const proto::StreamStart& format);
 
 class Recorder {
  public:

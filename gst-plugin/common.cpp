@@ -113,6 +113,13 @@ Result<GstVideoInfo> video_info(const proto::StreamStart& format) {
     return make_error(ErrorCode::unsupported, "GStreamer cannot describe {} {}x{}",
                       name(format.pixel_format), format.width, format.height);
   }
+  constexpr uint32_t kMostFractionTerm = G_MAXINT;  // GstFraction's terms are gints
+  if (format.frame_rate.num > kMostFractionTerm || format.frame_rate.den > kMostFractionTerm) {
+    return make_error(ErrorCode::unsupported,
+                      "StreamStart.frame_rate {} does not fit GStreamer's framerate (a fraction "
+                      "of two numbers up to {})",
+                      to_string(format.frame_rate), kMostFractionTerm);
+  }
   GST_VIDEO_INFO_FPS_N(&info) = static_cast<gint>(format.frame_rate.num);
   GST_VIDEO_INFO_FPS_D(&info) = static_cast<gint>(format.frame_rate.den);
   if (static_cast<int>(GST_VIDEO_INFO_N_PLANES(&info)) != format.layout.plane_count) {

@@ -219,6 +219,11 @@ gboolean src_start(GstBaseSrc* src) {
   options.max_streams = 1;
   options.stream_limit = 1;
   SrcRuntime* raw = rt.get();
+  // A format GStreamer cannot describe is refused at StreamStart, naming the field.
+  options.format_check = [](const proto::StreamStart& format) -> Result<void> {
+    if (auto info = gst::video_info(format); !info) return Unexpected(info.error());
+    return {};
+  };
   options.sink_factory = [self, raw](const StreamInfo& info) -> Result<std::unique_ptr<StreamSink>> {
     GST_INFO_OBJECT(self, "sender %s connected over %s", info.peer.c_str(),
                     std::string(to_string(info.transport)).c_str());

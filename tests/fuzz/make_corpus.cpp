@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
       {"auth", auth},
   };
   for (const auto& [name, message] : messages) write(dir / "decode" / name, proto::encode(message));
-  for (uint8_t mode : {0, 1, 3, 8, 16, 34, 35, 43}) {
+  // 64: the front end's rate check; 128: shed while waiting for StreamStart.
+  for (uint8_t mode : {0, 1, 3, 8, 16, 34, 35, 43, 64, 128, 201}) {
     write(dir / "receiver" / ("session_mode" + std::to_string(mode)), session(mode, 5, false));
     write(dir / "receiver" / ("format_change_mode" + std::to_string(mode)), session(mode, 4, true));
   }
@@ -98,5 +99,18 @@ int main(int argc, char** argv) {
   append(keyed, hello(proto::kCapAuth));
   append(keyed, auth);
   write(dir / "receiver" / "keyed_wrong_proof", keyed);
+  // A frame rate the front end's check refuses (2^31 fps), first and after a good format.
+  auto too_fast = format(1, 64);
+  too_fast.frame_rate = {1u << 31, 1};
+  std::vector<std::byte> fast{std::byte{64}};
+  append(fast, hello());
+  append(fast, too_fast);
+  write(dir / "receiver" / "rate_refused_mode64", fast);
+  std::vector<std::byte> fast_later{std::byte{64}};
+  append(fast_later, hello());
+  append(fast_later, format(1, 64));
+  too_fast.ring_epoch = 2;
+  append(fast_later, too_fast);
+  write(dir / "receiver" / "rate_refused_later_mode64", fast_later);
   return 0;
 }

@@ -111,10 +111,34 @@ class HoldingSink final : public StreamSink {
   std::deque<FrameLease> held_;
 };
 
+// The front end's check of every StreamStart (ReceiverServiceOptions::format_check), as an
+// encoder with a top frame rate has it: rates above 240 fps are refused.
+Result<void> rate_check(const proto::StreamStart& format) {
+  if (format.frame_rate.num > 240 * uint64_t{format.frame_rate.den}) {
+    return make_error(ErrorCode::unsupported, "StreamStart.frame_rate {} above 240 fps",
+                      to_string(format.frame_rate));
+  }
+  return {};
+}
+
 class Host final : public receiver::ConnectionHost {
  public:
-  explicit Host(size_t hold) : hold_(hold) {}
+  Host(size_t hold, bool shed_when_waiting, bool checks_rate)
+      : hold_(hold), shed_when_waiting_(shed_when_waiting), checks_rate_(checks_rate) {}
+  // The connection this host runs, for shedding it.
+  void runs(receiver::ReceiverConnection* connection) { connection_ = connection; }
+  void passed_handshake(const receiver::ReceiverConnection& connection) override {
+    if (connection.stage() != receiver::ReceiverConnection::Stage::pending) {
+      finding("told of a passed handshake by a connection not waiting for StreamStart");
+    }
+    if (passed_++) finding("a connection passed its handshake twice");
+    // As the service sheds the oldest waiting connection when its cap is full.
+    if (shed_when_waiting_) connection_->shed();
+  }
   Result<Admitted> admit(StreamInfo info) override {
+    if (shed_when_waiting_) finding("a shed connection admitted a stream");
+    if (!passed_) finding("a stream admitted before its handshake passed");
+    if (checks_rate_ && !rate_check(*info.format)) finding("admitted a format the check refused");
     if (record_) finding("a connection admitted a second stream");
     record_ = std::make_shared<receiver::StreamRecord>();
     record_->report.info = std::move(info);
@@ -131,6 +155,10 @@ class Host final : public receiver::ConnectionHost {
 
  private:
   size_t hold_;
+  bool shed_when_waiting_;
+  bool checks_rate_;
+  receiver::ReceiverConnection* connection_ = nullptr;
+  int passed_ = 0;
   std::shared_ptr<receiver::StreamRecord> record_;
 };
 
@@ -174,11 +202,13 @@ uint64_t receive_stream(const uint8_t* data, size_t size) {
   // Room for exactly one ring of the seeds' frames (8 KiB slots).
   if (mode & 8) config.budget = std::make_shared<memory::Budget>(8192 * config.ring_size);
   if (mode & 16) config.frames_per_stream = 3;
-  Host host(mode & 32 ? 2 : 0);
+  if (mode & 64) config.format_check = rate_check;
+  Host host(mode & 32 ? 2 : 0, mode & 128, mode & 64);
   {
     receiver::ReceiverConnection connection(
         std::make_unique<InputChannel>(Bytes(reinterpret_cast<const std::byte*>(data + 1), size - 1)),
         config, host);
+    host.runs(&connection);
     (void)connection.run();
   }
   if (config.budget && config.budget->used() != 0) finding("memory budget not given back");

@@ -17,8 +17,9 @@ void decode_one(const uint8_t* data, size_t size);
 /// One receiver connection (the receiver core, receiver/connection.cpp) driven by a byte
 /// stream as a TCP peer would send it: messages and frame payloads from the input, in
 /// order, until it runs out (the peer closes). The first byte picks the configuration (a
-/// key, a small memory budget, a frame limit, a sink that holds frames). Returns the frames
-/// the sink was given.
+/// key, a small memory budget, a frame limit, a sink that holds frames, the front end's check
+/// of each StreamStart, a host that sheds the connection once it waits for StreamStart).
+/// Returns the frames the sink was given.
 uint64_t receive_stream(const uint8_t* data, size_t size);
 
 }  // namespace rdmavideo::fuzz

@@ -146,10 +146,16 @@ class FakeHost final : public ConnectionHost {
     released = r;
     end = std::move(e);
   }
+  void passed_handshake(const ReceiverConnection& connection) override {
+    ++handshakes_passed;
+    stage_when_passed = connection.stage();
+  }
 
   CollectingSink sink;
   std::optional<Error> refuse;
   int admissions = 0;
+  int handshakes_passed = 0;
+  std::optional<ReceiverConnection::Stage> stage_when_passed;
   std::optional<StreamInfo> admitted_info;
   std::shared_ptr<StreamRecord> record;
   std::shared_ptr<StreamRecord> released;
@@ -691,6 +697,17 @@ TEST_F(AuthenticatedCore, ASenderThatProvesTheKeyIsAnsweredWithTheReceiversProof
   EXPECT_EQ(shared_->exposed_bytes.size(), 1u);
 }
 
+// Before the proof the HelloAck carries the protocol's limits, not this receiver's (ring 8,
+// frames up to 1 MiB here): nothing about it leaves before the key is proved.
+TEST_F(AuthenticatedCore, HelloAckBeforeTheProofSaysNothingOfTheReceiver) {
+  start_keyed();
+  EXPECT_EQ(ack_.credits, proto::kMaxRingSlots);
+  EXPECT_EQ(ack_.max_frame_bytes, proto::kMaxFrameBytes);
+  EXPECT_EQ(host_.handshakes_passed, 0);  // still in its handshake: not counted as waiting
+  connection_->stop();
+  join();
+}
+
 TEST_F(AuthenticatedCore, ASenderWithoutAKeyIsRefusedAtItsHello) {
   say(hello());  // no kCapAuth
   auto result = make()->run();
@@ -747,6 +764,92 @@ TEST_F(AuthenticatedCore, ASilentProverIsDroppedAtTheHandshakeDeadline) {
   EXPECT_EQ(host_.admissions, 0);
 }
 
+
+// Where a connection is in its life, for the service's caps: in its handshake until Hello,
+// then waiting (the host told once, as it passes), then a stream once admitted.
+TEST_F(ReceiverCore, StagesGoFromHandshakeToWaitingToStream) {
+  auto connection = make();
+  EXPECT_EQ(connection->stage(), ReceiverConnection::Stage::handshake);
+  Result<void> result;
+  std::thread run([&] { result = connection->run(); });
+  say(hello());
+  ASSERT_TRUE(eventually([&] { return connection->stage() == ReceiverConnection::Stage::pending; }));
+  EXPECT_EQ(host_.handshakes_passed, 1);
+  EXPECT_EQ(host_.stage_when_passed, ReceiverConnection::Stage::pending);
+  say(format());
+  ASSERT_TRUE(eventually([&] { return connection->stage() == ReceiverConnection::Stage::stream; }));
+  say(proto::EndOfStream{0, 0});
+  run.join();
+  EXPECT_TRUE(result);
+  EXPECT_EQ(host_.handshakes_passed, 1);
+}
+
+// A connection that waits for its first StreamStart has no deadline: a peer that only keeps
+// alive (a paused rdmasink) stays, however long, until it is shed or stopped.
+TEST_F(ReceiverCore, AWaitingConnectionThatKeepsAliveHasNoDeadline) {
+  config_.timeouts.connect = 300ms;
+  config_.timeouts.peer = 600ms;
+  auto connection = make();
+  Result<void> result;
+  std::thread run([&] { result = connection->run(); });
+  say(hello());
+  for (int i = 0; i < 10; ++i) {  // 2 s: beyond the handshake deadline and the peer timeout
+    say(proto::Keepalive{1});
+    std::this_thread::sleep_for(200ms);
+  }
+  EXPECT_EQ(connection->stage(), ReceiverConnection::Stage::pending);
+  {
+    std::lock_guard lock(shared_->mu);
+    EXPECT_FALSE(shared_->closed);
+  }
+  connection->shed();
+  run.join();
+  EXPECT_TRUE(result);  // shed: no stream, nothing to report
+  EXPECT_EQ(host_.admissions, 0);
+}
+
+// The front end's check of a StreamStart (an encoder's largest frame rate) runs before the
+// ring is reserved and the stream admitted, for a later StreamStart too.
+TEST_F(ReceiverCore, AFormatTheSinksCannotTakeIsRefusedBeforeTheRing) {
+  config_.budget = std::make_shared<memory::Budget>(1 << 20);
+  int checked = 0;
+  config_.format_check = [&](const proto::StreamStart& f) -> Result<void> {
+    ++checked;
+    if (f.frame_rate.num > 1000) {
+      return make_error(ErrorCode::unsupported, "StreamStart.frame_rate {} too high", to_string(f.frame_rate));
+    }
+    return {};
+  };
+  auto fast = format();
+  fast.frame_rate = {1u << 31, 1};
+  say(hello());
+  say(fast);
+  auto refused = make()->run();
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), ErrorCode::unsupported);
+  const auto told = error_told();
+  ASSERT_TRUE(told);
+  EXPECT_NE(told->text.find("StreamStart.frame_rate 2147483648 too high"), std::string::npos) << told->text;
+  EXPECT_EQ(checked, 1);
+  EXPECT_EQ(host_.admissions, 0);
+  EXPECT_TRUE(shared_->exposed_bytes.empty());
+  EXPECT_EQ(config_.budget->used(), 0u);
+
+  // Admitted with a good format, then a later StreamStart asks for the bad one.
+  shared_ = std::make_shared<FakeChannel::Shared>();
+  auto fast_later = format(2);
+  fast_later.frame_rate = {1u << 31, 1};
+  say(hello());
+  say(format(1));
+  say(fast_later);
+  ASSERT_TRUE(make()->run());  // a stream: its failure goes to the host
+  EXPECT_EQ(checked, 3);
+  EXPECT_EQ(host_.admissions, 1);
+  ASSERT_TRUE(host_.end && host_.end->error);
+  EXPECT_NE(host_.end->error->message().find("StreamStart.frame_rate 2147483648 too high"),
+            std::string::npos);
+  EXPECT_EQ(shared_->exposed_bytes.size(), 1u);  // no ring for the refused format
+}
 
 // The memory budget: a StreamStart whose ring does not fit is refused before the stream is
 // admitted; a format change lets the old ring go first, and while the sink still holds

@@ -2,24 +2,33 @@
 # SPDX-License-Identifier: Apache-2.0
 """Soak: a receiver left running with four 1920x1080 UYVY 60 fps --realtime streams (the
 OBS-to-recorder shape, without the encoder) over TCP loopback for --minutes (default 10),
-with shared-key authentication, --max-memory and --metrics as a service would run it.
+with shared-key authentication, --max-memory and --metrics as a service would run it, and
+beside them a hostile mix (--hostile, on by default): idle sockets, Hellos trickled a byte at
+a time, a reconnect storm of peers without the key and of garbage, idle and slowloris clients
+of the metrics endpoint, and scrapes twice a second that must all be answered.
 
-Every --every seconds it samples the receiver's resident memory (VmRSS) and open descriptors
-(/proc/PID/fd), and each stream's frames and drops from --metrics; it prints a row each time
-and, at the end, the start and end figures side by side with the verdict: RSS within 10% (or
-8 MiB) of where it stood after the first minute, descriptors unchanged, every stream still
-up. A fresh sender joins and leaves every --churn seconds besides, so connection setup and
-teardown are soaked too. Not a CTest test: it takes minutes. Exit 0 when the verdict holds.
+Every --every seconds it samples the receiver's resident memory (VmRSS), open descriptors
+(/proc/PID/fd), threads, CPU and log size, and each stream's frames and drops from --metrics;
+it prints a row each time and, at the end, the start and end figures side by side with the
+verdict: RSS within 10% (or 8 MiB) of where it stood after the first minute, descriptors and
+threads within the receiver's caps and no higher at the end than after the first minute,
+every stream still up with no frame dropped, every scrape answered, the log bounded. A fresh
+sender joins and leaves every --churn seconds besides, so connection setup and teardown are
+soaked too. Not a CTest test: it takes minutes. Exit 0 when the verdict holds.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import re
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -36,6 +45,146 @@ def rss_mib(pid: int) -> float:
 
 def fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def threads(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# docs/protocol.md §2 and §3.5: a Hello (header version 1) and a Keepalive (version 2).
+def hello(flags: int) -> bytes:
+    body = struct.pack("<HHIQII32s", 2, 2, flags, 1 << 20, 0, 0, b"soak hostile peer")
+    return struct.pack("<IHHII", 0x46564452, 1, 1, len(body), 0) + body
+
+
+K_CAP_AUTH = 2
+
+
+class Hostile:
+    """The hostile mix, each part on a thread of its own at a bounded rate, until stop()."""
+
+    def __init__(self, port: int, metrics: int) -> None:
+        self.port, self.metrics = port, metrics
+        self.done = threading.Event()
+        self.lock = threading.Lock()
+        self.counts = {"idle": 0, "trickle": 0, "storm": 0, "metrics idle": 0,
+                       "metrics slowloris": 0, "scrapes": 0}
+        self.scrape_failures: list[str] = []
+        self.slowest_scrape = 0.0
+        self.threads = [threading.Thread(target=f, daemon=True) for f in
+                        (self.idle, self.trickle, self.storm, self.metrics_idle,
+                         self.metrics_slowloris, self.scrapes)]
+
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def stop(self) -> None:
+        self.done.set()
+        for t in self.threads:
+            t.join(10)
+
+    def count(self, what: str, n: int = 1) -> None:
+        with self.lock:
+            self.counts[what] += n
+
+    def connect(self, port: int) -> socket.socket | None:
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=2)
+            s.setblocking(False)
+            return s
+        except OSError:
+            return None
+
+    def rotate(self, port: int, keep: int, what: str, period: float) -> None:
+        """Holds `keep` silent connections to `port`, replacing a fifth of them every `period`."""
+        held: list[socket.socket] = []
+        while not self.done.is_set():
+            while len(held) < keep and not self.done.is_set():
+                s = self.connect(port)
+                if s is None:
+                    break
+                held.append(s)
+                self.count(what)
+            for s in held[: keep // 5]:
+                s.close()
+            held = held[keep // 5:]
+            self.done.wait(period)
+        for s in held:
+            s.close()
+
+    def idle(self) -> None:
+        self.rotate(self.port, 150, "idle", 2.0)
+
+    def metrics_idle(self) -> None:
+        self.rotate(self.metrics, 60, "metrics idle", 2.0)
+
+    def trickle_bytes(self, port: int, data: bytes, keep: int, what: str) -> None:
+        """`keep` connections each sending `data` a byte every 0.3 s, reopened when closed."""
+        peers: list[list] = []
+        while not self.done.is_set():
+            while len(peers) < keep:
+                s = self.connect(port)
+                if s is None:
+                    break
+                peers.append([s, 0])
+                self.count(what)
+            alive = []
+            for peer in peers:
+                s, at = peer
+                try:
+                    s.send(data[at % len(data): at % len(data) + 1])
+                    peer[1] = at + 1
+                    alive.append(peer)
+                except OSError:
+                    s.close()
+            peers = alive
+            self.done.wait(0.3)
+        for s, _ in peers:
+            s.close()
+
+    def trickle(self) -> None:
+        # Hellos that offer the key, then never prove it: the handshake deadline ends them.
+        self.trickle_bytes(self.port, hello(K_CAP_AUTH), 20, "trickle")
+
+    def metrics_slowloris(self) -> None:
+        self.trickle_bytes(self.metrics, b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " +
+                           b"a" * 4096, 10, "metrics slowloris")
+
+    def storm(self) -> None:
+        """50 connections a second: a Hello without the key (refused at once), or garbage."""
+        rng = random.Random(7)
+        while not self.done.is_set():
+            s = self.connect(self.port)
+            if s is not None:
+                try:
+                    s.send(hello(0) if rng.random() < 0.5 else rng.randbytes(64))
+                except OSError:
+                    pass
+                s.close()
+                self.count("storm")
+            self.done.wait(0.02)
+
+    def scrapes(self) -> None:
+        while not self.done.is_set():
+            began = time.monotonic()
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{self.metrics}/metrics", timeout=5).read()
+                self.count("scrapes")
+                with self.lock:
+                    self.slowest_scrape = max(self.slowest_scrape, time.monotonic() - began)
+            except OSError as e:
+                with self.lock:
+                    self.scrape_failures.append(str(e))
+            self.done.wait(0.5)
 
 
 def scrape(port: int) -> dict[str, tuple[float, float, float]]:
@@ -59,6 +208,9 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=10)
     ap.add_argument("--every", type=float, default=30, help="seconds between samples")
     ap.add_argument("--churn", type=float, default=20, help="seconds between short extra senders")
+    ap.add_argument("--hostile", action=argparse.BooleanOptionalAction, default=True,
+                    help="run the hostile mix beside the good streams (default: on)")
+    ap.add_argument("-s", "--size", default="1920x1080", help="the good streams' size")
     args = ap.parse_args()
     build = Path(args.build_dir)
     recv_bin, send_bin = build / "receiver/rdmavideo-recv", build / "sender/rdmavideo-send"
@@ -90,18 +242,32 @@ def main() -> int:
 
     def sender(name: str, extra: list[str]) -> subprocess.Popen:
         return subprocess.Popen([send_bin, "--connect", f"127.0.0.1:{port}", "--transport", "tcp",
-                                 "--key-file", key, "--testsrc", "-s", "1920x1080", "-r", "60",
+                                 "--key-file", key, "--testsrc", "-s", args.size, "-r", "60",
                                  "--pix-fmt", "uyvy422", "--realtime", "--quiet", "--name", name,
                                  *extra], stderr=subprocess.DEVNULL)
 
     cams = [sender(f"cam{i}", []) for i in range(1, 5)]
-    print(f"soak: 4 x 1920x1080 UYVY 60 fps --realtime over TCP loopback for {args.minutes:g} "
-          f"min; a short extra stream every {args.churn:g} s; receiver pid {recv.pid}")
-    print(f"{'t (s)':>6} {'RSS MiB':>8} {'fds':>5} {'streams':>7} {'fps (all)':>10} {'dropped':>8}")
+    hostile = Hostile(port, metrics) if args.hostile else None
+    # The good streams first, as a recorder has them before trouble comes: what the receiver
+    # holds with just them is what it must come back to once the trouble has passed.
+    for _ in range(100):
+        if len([k for k in scrape(metrics) if k.startswith("cam")]) == 4:
+            break
+        time.sleep(0.1)
+    quiet_before = (fds(recv.pid), threads(recv.pid))
+    if hostile:
+        hostile.start()
+    print(f"soak: 4 x {args.size} UYVY 60 fps --realtime over TCP loopback for {args.minutes:g} "
+          f"min; a short extra stream every {args.churn:g} s"
+          f"{'; the hostile mix beside them' if hostile else ''}; receiver pid {recv.pid}")
+    print(f"{'t (s)':>6} {'RSS MiB':>8} {'fds':>5} {'threads':>7} {'cpu %':>6} {'log KiB':>7} "
+          f"{'streams':>7} {'fps (all)':>10} {'dropped':>8}")
+    last_cpu = cpu_seconds(recv.pid)
     start = time.time()
     end = start + args.minutes * 60
     samples = []
-    last_frames, last_t = 0.0, start
+    last_frames = sum(v[0] for k, v in scrape(metrics).items() if k.startswith("cam"))
+    last_t = start
     next_churn, churned = start + args.churn, 0
     failures = []
     while True:
@@ -123,13 +289,24 @@ def main() -> int:
         dropped = sum(v[1] for v in cams_up.values())
         fps = (frames - last_frames) / max(now - last_t, 1e-3)
         last_frames, last_t = frames, now
-        samples.append((now - start, rss_now, nfd_now, len(cams_up), fps, dropped))
-        t, rss, nfd, n, f, d = samples[-1]
-        print(f"{t:6.0f} {rss:8.1f} {nfd:5d} {n:7d} {f:10.1f} {d:8.0f}", flush=True)
+        cpu_now = cpu_seconds(recv.pid)
+        cpu_pct = 100 * (cpu_now - last_cpu) / max(now - (samples[-1][0] + start if samples else start), 1e-3)
+        last_cpu = cpu_now
+        log_kib = (work / "recv.log").stat().st_size / 1024
+        samples.append((now - start, rss_now, nfd_now, len(cams_up), fps, dropped,
+                        threads(recv.pid), cpu_pct, log_kib))
+        t, rss, nfd, n, f, d, nth, cpu, logk = samples[-1]
+        print(f"{t:6.0f} {rss:8.1f} {nfd:5d} {nth:7d} {cpu:6.0f} {logk:7.0f} {n:7d} {f:10.1f} {d:8.0f}",
+              flush=True)
         if now >= end:
             break
         time.sleep(min(args.every, max(end - time.time(), 0)))
 
+    quiet_after = quiet_before
+    if hostile:
+        hostile.stop()
+        time.sleep(7)  # past the handshake deadline and the metrics' idle timeout
+        quiet_after = (fds(recv.pid), threads(recv.pid))
     for cam in cams:
         cam.send_signal(2)
     for cam in cams:
@@ -142,17 +319,43 @@ def main() -> int:
     warm = next((s for s in samples if s[0] >= 60), samples[0])
     last = samples[-1]
     print()
-    print(f"{'':12} {'t (s)':>6} {'RSS MiB':>8} {'fds':>5} {'streams':>7}")
-    print(f"{'start':12} {samples[0][0]:6.0f} {samples[0][1]:8.1f} {samples[0][2]:5d} {samples[0][3]:7d}")
-    print(f"{'after 1 min':12} {warm[0]:6.0f} {warm[1]:8.1f} {warm[2]:5d} {warm[3]:7d}")
-    print(f"{'end':12} {last[0]:6.0f} {last[1]:8.1f} {last[2]:5d} {last[3]:7d}")
+    most_fds = max(s[2] for s in samples)
+    most_threads = max(s[6] for s in samples)
+    print(f"{'':12} {'t (s)':>6} {'RSS MiB':>8} {'fds':>5} {'threads':>7} {'log KiB':>7} {'streams':>7} "
+          f"{'dropped':>8}")
+    for label, row in (("start", samples[0]), ("after 1 min", warm), ("end", last)):
+        print(f"{label:12} {row[0]:6.0f} {row[1]:8.1f} {row[2]:5d} {row[6]:7d} {row[8]:7.0f} "
+              f"{row[3]:7d} {row[5]:8.0f}")
+    print(f"{'most':12} {'':6} {'':8} {most_fds:5d} {most_threads:7d}")
     print(f"extra streams that joined and left: {churned}; receiver exit code {code}")
+    print(f"with the four streams alone: {quiet_before[0]} descriptors, {quiet_before[1]} threads "
+          f"before{' the hostile mix' if hostile else ''}, {quiet_after[0]} and {quiet_after[1]} after")
+    if quiet_after[0] > quiet_before[0] or quiet_after[1] > quiet_before[1]:
+        failures.append(f"the receiver kept {quiet_after[0] - quiet_before[0]} descriptors and "
+                        f"{quiet_after[1] - quiet_before[1]} threads once the trouble passed")
+    if hostile:
+        print("hostile mix: " + ", ".join(f"{v} {k}" for k, v in hostile.counts.items()) +
+              f"; slowest scrape {hostile.slowest_scrape * 1000:.0f} ms; "
+              f"{len(hostile.scrape_failures)} scrapes failed")
+        if hostile.scrape_failures:
+            failures.append(f"{len(hostile.scrape_failures)} scrapes failed "
+                            f"(first: {hostile.scrape_failures[0]})")
+        # The receiver's caps: 64 handshakes and 64 waiting connections, 32 metrics
+        # connections, the streams and the process's own (docs/operations.md).
+        if most_fds > 64 + 64 + 32 + 5 * 16 + 64:
+            failures.append(f"descriptors reached {most_fds}, beyond the caps")
+        if most_threads > 64 + 64 + 5 * 4 + 16:
+            failures.append(f"threads reached {most_threads}, beyond the caps")
+        if last[8] - warm[8] > 64 * (last[0] - warm[0]) / 60:
+            failures.append(f"the log grew {last[8] - warm[8]:.0f} KiB after the first minute")
     if last[1] > warm[1] * 1.10 and last[1] > warm[1] + 8:
         failures.append(f"RSS grew from {warm[1]:.1f} to {last[1]:.1f} MiB")
-    if last[2] != warm[2]:
+    if not hostile and last[2] != warm[2]:
         failures.append(f"descriptors went from {warm[2]} to {last[2]}")
     if last[3] != 4:
         failures.append(f"{last[3]} of 4 camera streams up at the end")
+    if hostile and last[5] > 0:
+        failures.append(f"the good streams dropped {last[5]:.0f} frames")
     if code != 0:
         failures.append(f"the receiver exited {code}")
     print("soak:", "PASS" if not failures else "FAIL: " + "; ".join(failures))

@@ -1420,9 +1420,17 @@ TEST_F(GstElements, PausedAuthenticatedSinkSurvivesAnAnonymousFlood) {
   TempDir dir;
   const auto key = dir / "shared.key";
   ASSERT_TRUE(auth::create_key_file(key));
-  Process recv({"prlimit", "--nofile=16", RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0", "--serve",
-                "--verify", "--key-file", key.string(), "--stats-json", (dir / "recv.json").string()},
-               dir / "recv.stderr");
+#ifdef __SANITIZE_ADDRESS__
+  // AddressSanitizer's runtime opens files to start a thread: out of descriptors, it cannot,
+  // and it fails the thread it already started. The flood alone, then, without the limit.
+  const bool exhaust = false;
+#else
+  const bool exhaust = true;
+#endif
+  std::vector<std::string> argv{RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0", "--serve", "--verify",
+                                "--key-file", key.string(), "--stats-json", (dir / "recv.json").string()};
+  if (exhaust) argv.insert(argv.begin(), {"prlimit", "--nofile=16"});
+  Process recv(argv, dir / "recv.stderr");
   const auto port = recv.wait_for_stderr(R"(listening on 127\.0\.0\.1:(\d+))", 30s);
   ASSERT_TRUE(port) << recv.stderr_text();
   auto sender = parse_pipeline("videotestsrc is-live=true pattern=smpte ! " +
@@ -1447,10 +1455,13 @@ TEST_F(GstElements, PausedAuthenticatedSinkSurvivesAnAnonymousFlood) {
     }
     std::this_thread::sleep_for(6s);  // past the handshake deadline and the peer timeout
   }
-  EXPECT_NE(recv.stderr_text().find("Too many open files"), std::string::npos)
-      << "the flood never used up the descriptors:\n" << recv.stderr_text();
+  if (exhaust) {
+    EXPECT_NE(recv.stderr_text().find("Too many open files"), std::string::npos)
+        << "the flood never used up the descriptors:\n" << recv.stderr_text();
+  }
   auto error = pop_message(sender.get(), GST_MESSAGE_ERROR, 0ms);
-  ASSERT_EQ(error, nullptr) << "the paused sink was cut: " << describe(error.get());
+  ASSERT_EQ(error, nullptr) << "the paused sink was cut: " << describe(error.get()) << "\n"
+                            << recv.stderr_text();
   ASSERT_NE(gst_element_set_state(sender.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
   ASSERT_TRUE(recv.wait_for_stderr(R"(stream 1 ring 1: 320x240 nv12)", 10s)) << recv.stderr_text();
   std::this_thread::sleep_for(1s);

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// Receiver-side integrity check: the frame's checksum when the sender sent one, and the
+// built-in test pattern when the stream says it carries it. One verifier per stream format;
+// verify() may be called from any single thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rdmavideo/cuda.hpp"
+#include "rdmavideo/test_pattern.hpp"
+
+namespace rdmavideo {
+
+class FrameVerifier {
+ public:
+  explicit FrameVerifier(const proto::StreamStart& format);
+
+  /// nullopt when the frame is good, else what is wrong with it, naming frame, plane, byte.
+  std::optional<std::string> verify(const proto::FrameWritten& info,
+                                    std::span<const std::byte> data) const;
+
+  bool checks_pattern() const { return pattern_.has_value(); }
+
+ private:
+  std::optional<TestPattern> pattern_;
+};
+
+/// The same checks for a frame in GPU memory, made where it lies. The pattern's frames are
+/// uploaded once and a kernel finds the first byte of a frame that differs from its phase;
+/// only the stamp (the frame's first bytes) is downloaded, and at a mismatch the byte found.
+/// A frame that carries a checksum is still downloaded whole, since XXH3 runs on the CPU.
+/// One thread calls it.
+class GpuFrameVerifier {
+ public:
+  /// `unsupported`, naming why, where the GPU cannot verify (this build has no kernels, or
+  /// none for this GPU): the caller downloads frames for a FrameVerifier instead.
+  static Result<std::unique_ptr<GpuFrameVerifier>> create(const proto::StreamStart& format,
+                                                          std::shared_ptr<cuda::Device> device);
+  /// The memory the pattern's frames of `format` take, for a budget: on the GPU for create(),
+  /// as much on the host for a FrameVerifier.
+  static uint64_t device_bytes(const proto::StreamStart& format);
+
+  /// Whether verify() checks this frame without downloading it (it carries no checksum).
+  static bool in_place(const proto::FrameWritten& info) {
+    return (info.flags & proto::kFrameHasChecksum) == 0;
+  }
+  /// nullopt when the frame at `frame` (device memory, frame_bytes long) is good, else what
+  /// is wrong with it in FrameVerifier's words; an error when the GPU failed.
+  Result<std::optional<std::string>> verify(const proto::FrameWritten& info, cuda::DevicePtr frame);
+
+ private:
+  GpuFrameVerifier() = default;
+  proto::StreamStart format_;
+  std::shared_ptr<cuda::Device> device_;
+  std::shared_ptr<const cuda::Kernels> kernels_;
+  std::unique_ptr<cuda::Stream> stream_;
+  std::vector<std::shared_ptr<cuda::DevicePtr>> phases_;   // the pattern's frames on the GPU
+  std::vector<std::vector<std::byte>> heads_;               // each phase's first bytes, on the host
+  std::optional<FrameVerifier> checksums_;                  // frames with a checksum: downloaded
+  std::vector<std::byte> download_;
+};
+
+}  // namespace rdmavideo

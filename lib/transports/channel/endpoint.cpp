@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "rdmavideo/transport.hpp"
+
+#include <charconv>
+
+namespace rdmavideo {
+
+std::string_view to_string(TransportKind kind) {
+  switch (kind) {
+    case TransportKind::automatic: return "auto";
+    case TransportKind::tcp: return "tcp";
+    case TransportKind::verbs: return "verbs";
+  }
+  return "unknown";
+}
+
+std::optional<TransportKind> parse_transport(std::string_view text) {
+  if (text == "auto") return TransportKind::automatic;
+  if (text == "tcp") return TransportKind::tcp;
+  if (text == "verbs") return TransportKind::verbs;
+  return std::nullopt;
+}
+
+std::string Endpoint::to_string() const {
+  if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
+  return fmt::format("{}:{}", host, port);
+}
+
+Result<Endpoint> parse_endpoint(std::string_view text, bool allow_port_zero) {
+  std::string_view host, port;
+  if (!text.empty() && text.front() == '[') {
+    const auto close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return make_error(ErrorCode::invalid_argument, "\"{}\" is not [ADDRESS]:PORT", text);
+    }
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+  } else {
+    const auto colon = text.rfind(':');
+    if (colon == std::string_view::npos) {
+      return make_error(ErrorCode::invalid_argument, "\"{}\" is not HOST:PORT", text);
+    }
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  unsigned value = 0;
+  auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() || value > 65535 ||
+      (value == 0 && !allow_port_zero)) {
+    return make_error(ErrorCode::invalid_argument, "\"{}\": port \"{}\" out of range ({}..65535)",
+                      text, port, allow_port_zero ? 0 : 1);
+  }
+  if (host.empty()) {
+    return make_error(ErrorCode::invalid_argument, "\"{}\": host is empty", text);
+  }
+  return Endpoint{std::string(host), static_cast<uint16_t>(value)};
+}
+
+}  // namespace rdmavideo

@@ -103,6 +103,9 @@ struct ReceiverService::Impl final : ConnectionHost {
     std::unique_ptr<receiver::ReceiverConnection> connection;
     std::thread thread;
     std::atomic<bool> done{false};
+    // Set with `done`, and outlives the entry (which the accept thread reaps): for a waiter on
+    // another thread.
+    std::shared_ptr<std::atomic<bool>> closed = std::make_shared<std::atomic<bool>>(false);
     // Why it was shed, a refusal reason ("handshake_dropped", ...); null while it was not.
     std::atomic<const char*> shed{nullptr};
   };
@@ -264,7 +267,29 @@ struct ReceiverService::Impl final : ConnectionHost {
       if (!ok && !stopping && !shed) refusal_log.say("{}", ok.error().message());
       ++refused[std::string(shed ? shed : to_string(ok.error().code()))];
     }
+    *entry.closed = true;
     entry.done = true;
+  }
+
+  // A stream being admitted found no descriptor for its sink: it comes before any connection
+  // that is no stream, so the oldest of those is shed (the oldest in its handshake, else the
+  // oldest waiting for StreamStart: the stream proved the key if there is one) and, once it
+  // has closed, its descriptor is the stream's. False when there was none to shed.
+  bool make_room_for_stream() {
+    std::shared_ptr<std::atomic<bool>> closed;
+    {
+      std::lock_guard lock(running_mu);
+      auto [victim, n] = oldest_at(Stage::handshake, nullptr);
+      if (!victim) std::tie(victim, n) = oldest_at(Stage::pending, nullptr);
+      if (!victim) return false;
+      victim->shed = "shed_for_descriptors";
+      log().warn("[recv] out of descriptors for a stream: shedding the oldest connection that is "
+                 "no stream, from {}", victim->connection->peer());
+      victim->connection->shed();
+      closed = victim->closed;
+    }
+    for (int i = 0; i < 100 && !*closed; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return *closed;
   }
 
   void reap() {
@@ -302,6 +327,9 @@ struct ReceiverService::Impl final : ConnectionHost {
     }
     if (options.sink_factory) {
       auto sink = options.sink_factory(record->report.info);
+      if (!sink && out_of_descriptors(sink.error()) && make_room_for_stream()) {
+        sink = options.sink_factory(record->report.info);
+      }
       if (!sink) {
         release(record, {StreamEnd::How::failed, sink.error(), 0, 0});
         return Unexpected(sink.error());

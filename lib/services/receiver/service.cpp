@@ -144,7 +144,11 @@ struct ReceiverService::Impl final : ConnectionHost {
   void accept_loop() {
     block_async_signals();
     milliseconds backoff(0);  // while accept() finds no descriptor: the wait before the next try
-    uint64_t failures_in_a_row = 0;
+    // An episode of exhaustion: accept() failures since the first, said once it is over (no
+    // failure for a log interval), not at every success between two failures.
+    uint64_t episode_failures = 0;
+    auto episode_start = std::chrono::steady_clock::now();
+    auto last_failure = episode_start;
     for (;;) {
       // While backing off only the stop is watched: the listener stays readable as long as the
       // kernel holds a connection for it, and watching it would spin.
@@ -153,11 +157,19 @@ struct ReceiverService::Impl final : ConnectionHost {
       const int rc = poll(fds, backoff.count() ? 1 : 2, backoff.count() ? static_cast<int>(backoff.count()) : 1000);
       if (fds[0].revents & POLLIN) return;
       reap();
+      const auto now = std::chrono::steady_clock::now();
+      if (episode_failures && now - last_failure >= kLogInterval) {
+        log().info("[recv] accepting again: {} accept{} failed for want of descriptors over {:.1f} s",
+                   episode_failures, episode_failures == 1 ? "" : "s",
+                   std::chrono::duration<double>(last_failure - episode_start).count());
+        episode_failures = 0;
+      }
       if (!backoff.count() && (rc <= 0 || !(fds[1].revents & POLLIN))) continue;
       auto channel = listener->accept();
       if (!channel && out_of_descriptors(channel.error())) {
         ++accept_failures;
-        ++failures_in_a_row;
+        if (episode_failures++ == 0) episode_start = std::chrono::steady_clock::now();
+        last_failure = std::chrono::steady_clock::now();
         backoff = std::min(kMostBackoff, backoff.count() ? backoff * 2 : kFirstBackoff);
         const std::string shed = shed_for_descriptors();
         exhausted_log.say("[recv] {}: backing off{} (descriptor limit {}, of it {} kept for "
@@ -165,11 +177,6 @@ struct ReceiverService::Impl final : ConnectionHost {
                                channel.error().message(), shed, limits.descriptor_limit,
                                limits.reserved);
         continue;
-      }
-      if (failures_in_a_row) {
-        log().info("[recv] accepting again after {} failed accept{}", failures_in_a_row,
-                   failures_in_a_row == 1 ? "" : "s");
-        failures_in_a_row = 0;
       }
       backoff = milliseconds(0);
       if (!channel) {

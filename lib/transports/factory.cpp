@@ -6,7 +6,7 @@
 #include <sys/epoll.h>
 
 #include "channel/receiver_channel.hpp"
-#include "channel/sender_connection.hpp"
+#include "channel/sender_channel.hpp"
 #include "rdmavideo/log.hpp"
 #include "tcp/tcp_transport.hpp"
 #include "util/unique_handle.hpp"
@@ -109,31 +109,25 @@ Result<std::unique_ptr<ChannelListener>> listen(TransportKind kind, const Listen
 
 namespace rdmavideo::sender {
 
-Result<std::unique_ptr<SenderConnection>> connect(TransportKind kind, const ConnectOptions& options) {
-  switch (kind) {
-    case TransportKind::automatic: {
+Result<std::unique_ptr<SenderChannel>> connect_channel(TransportKind kind, const ConnectOptions& options) {
+  if (kind == TransportKind::verbs) {
 #ifdef RDMAVIDEO_HAVE_VERBS
-      // Verbs when an RDMA device reaches the receiver and it takes verbs; else TCP.
-      if (verbs::have_devices()) {
-        auto connection = verbs::connect(options);
-        if (connection) return connection;
-        log().warn("transport auto: verbs did not connect ({}); falling back to tcp",
-                   connection.error().message());
-      }
-#endif
-      return tcp::connect(options);
-    }
-    case TransportKind::tcp: return tcp::connect(options);
-    case TransportKind::verbs:
-#ifdef RDMAVIDEO_HAVE_VERBS
-      return verbs::connect(options);
+    return verbs::connect(options);
 #else
-      return make_error(ErrorCode::unsupported,
-                        "transport verbs: this build has no RDMA verbs transport (rdma-core was "
-                        "not found when it was configured); use --transport tcp");
+    return make_error(ErrorCode::unsupported,
+                      "transport verbs: this build has no RDMA verbs transport (rdma-core was "
+                      "not found when it was configured); use --transport tcp");
 #endif
   }
   return tcp::connect(options);
+}
+
+bool verbs_available() {
+#ifdef RDMAVIDEO_HAVE_VERBS
+  return verbs::have_devices();
+#else
+  return false;
+#endif
 }
 
 }  // namespace rdmavideo::sender

@@ -8,10 +8,10 @@
 #include <thread>
 #include <variant>
 
-#include "channel/sender_connection.hpp"
 #include "gpu/stager.hpp"
 #include "rdmavideo/checksum.hpp"
 #include "rdmavideo/log.hpp"
+#include "sender/sender_core.hpp"
 #include "util/signals.hpp"
 
 namespace rdmavideo {
@@ -119,28 +119,40 @@ void FrameBuffer::reset() noexcept {
   bytes_ = {};
 }
 
-struct SenderSession::Impl {
-  // A frame handed to the transport, kept until no transfer reads it.
-  struct InFlight {
-    std::span<const std::byte> frame;
-    std::shared_ptr<detail::BufferPool> pool;  // a pool buffer: back to free when done
-    uint32_t index = 0;
-    std::shared_ptr<const void> keep;          // an external frame's owner
-    bool staged = false;                       // a pinned slot of the stager
-  };
+// What a frame in flight holds until the core says no transfer reads it: a pool buffer's
+// return, an external frame's owner, a staging slot. Armed once the frame was handed over,
+// so a send that failed returns nothing (the buffer stays the caller's).
+class FrameHold {
+ public:
+  explicit FrameHold(std::function<void()> on_done = {}, std::shared_ptr<const void> keep = nullptr)
+      : on_done_(std::move(on_done)), keep_(std::move(keep)) {}
+  ~FrameHold() {
+    if (armed_ && on_done_) on_done_();
+  }
+  FrameHold(const FrameHold&) = delete;
+  FrameHold& operator=(const FrameHold&) = delete;
+  void arm() { armed_ = true; }
 
+ private:
+  std::function<void()> on_done_;
+  std::shared_ptr<const void> keep_;
+  bool armed_ = false;
+};
+
+struct SenderSession::Impl {
   SenderSessionOptions options;
-  std::unique_ptr<sender::SenderConnection> connection;  // under mu
+  std::unique_ptr<sender::SenderCore> core;  // under mu
   std::string who;
 
-  mutable std::mutex mu;  // the connection and everything below
+  mutable std::mutex mu;  // the core and everything below
   std::shared_ptr<detail::BufferPool> pool;
   std::shared_ptr<cuda::Device> gpu;         // the pool's GPU, for GPU memory
   std::optional<gpu::PathDecision> gpu_path;  // how GPU frames go out (start_stream)
   std::unique_ptr<gpu::Stager> stager;        // gpu_path staged: the pinned slots
+  std::vector<std::weak_ptr<FrameHold>> slot_holds;  // per staging slot: live while it is read
   std::vector<std::byte> checksum_scratch;    // a direct GPU frame, downloaded to hash it
-  std::deque<InFlight> in_flight;  // oldest first
-  uint32_t external_in_flight = 0;
+  // External frames (submit_external()) in flight; their holds count it down.
+  std::shared_ptr<std::atomic<uint32_t>> external_in_flight = std::make_shared<std::atomic<uint32_t>>(0);
   std::optional<proto::StreamStart> format;
   std::optional<Clock::time_point> pace_start;
   Clock::time_point last_activity = Clock::now();
@@ -168,30 +180,6 @@ struct SenderSession::Impl {
     receiver_ended = true;
   }
 
-  // Retires frames no transfer reads any more, oldest first, without waiting.
-  void retire_done() {
-    while (!in_flight.empty() && !connection->in_flight(in_flight.front().frame)) retire_front();
-  }
-  void retire_front() {
-    InFlight& f = in_flight.front();
-    if (f.pool) f.pool->set(f.index, detail::BufferPool::State::free);
-    if (!f.pool && !f.staged) --external_in_flight;
-    in_flight.pop_front();
-  }
-  // Waits for the oldest frame's transfer, then retires it.
-  Result<void> retire_oldest() {
-    auto ok = connection->wait_idle(in_flight.front().frame);
-    retire_front();
-    return ok;
-  }
-  Result<void> retire_all() {
-    Result<void> result;
-    while (!in_flight.empty()) {
-      if (auto ok = retire_oldest(); !ok && result) result = ok;
-    }
-    return result;
-  }
-
   // The service thread: a front end that is away (paused, waiting for input) sends nothing,
   // and the receiver takes a silent sender for dead, so this keeps the connection alive.
   void serve() {
@@ -205,41 +193,40 @@ struct SenderSession::Impl {
         std::lock_guard state(state_mu);
         if (failure) continue;
       }
-      if (auto ok = connection->keep_alive(); !ok) {
+      if (auto ok = core->keep_alive(); !ok) {
         note_failure(ok.error());
         if (options.on_failure) options.on_failure(ok.error());
-      } else if (connection->receiver_ended()) {
+      } else if (core->receiver_ended()) {
         note_receiver_ended();
       }
-      retire_done();
     }
   }
 
   // Takes a credit as the policy says: now or never (live), or waiting (no-drop).
   Result<std::variant<sender::Credit, Outcome>> take_credit() {
     if (options.policy.live) {
-      auto got = connection->acquire(milliseconds(0));
+      auto got = core->acquire(milliseconds(0));
       if (!got) return Unexpected(got.error());
       if (*got) return **got;
-      if (connection->receiver_ended()) return Outcome::receiver_ended;
+      if (core->receiver_ended()) return Outcome::receiver_ended;
       return Outcome::dropped;
     }
     for (;;) {
       if (interrupted()) return Outcome::interrupted;
-      auto got = connection->acquire(kTick);  // slices, so the interrupt is noticed
+      auto got = core->acquire(kTick);  // slices, so the interrupt is noticed
       if (!got) return Unexpected(got.error());
       if (*got) return **got;
-      if (connection->receiver_ended()) return Outcome::receiver_ended;
+      if (core->receiver_ended()) return Outcome::receiver_ended;
     }
   }
 
   // Decides how frames in GPU memory go out, and prepares it: registered for sending
   // straight from the GPU (dmabuf, peermem), or pinned slots to stage them through.
   Result<void> register_gpu_pool(const std::shared_ptr<memory::Region>& region, size_t frame_bytes) {
-    auto decision = gpu::choose_path(options.gpu_path, connection->gpu_facts(), *gpu);
+    auto decision = gpu::choose_path(options.gpu_path, core->channel().gpu_facts(), *gpu);
     if (!decision) return Unexpected(decision.error().context(who));
     if (decision->path != gpu::Path::staged) {
-      if (auto ok = connection->register_gpu_memory(region->bytes(), region, decision->path, *gpu); !ok) {
+      if (auto ok = core->channel().register_gpu_memory(region->bytes(), region, decision->path, *gpu); !ok) {
         if (auto staged = decision->fall_back(options.gpu_path, ok.error()); !staged) {
           return Unexpected(staged.error().context(who));
         }
@@ -248,8 +235,9 @@ struct SenderSession::Impl {
     if (decision->path == gpu::Path::staged) {
       auto slots = gpu::Stager::create(gpu, frame_bytes);
       if (!slots) return Unexpected(slots.error().context(who));
-      if (auto ok = connection->register_memory((*slots)->all(), (*slots)->keep()); !ok) return ok;
+      if (auto ok = core->channel().register_memory((*slots)->all(), (*slots)->keep()); !ok) return ok;
       stager = std::move(*slots);
+      slot_holds.clear();
     }
     log().info("[{}] frames from {}: {}", who, gpu->describe(), decision->summary());
     std::lock_guard lock(state_mu);
@@ -258,26 +246,30 @@ struct SenderSession::Impl {
   }
 
   // Copies a GPU frame into the next pinned slot, once no transfer reads that slot; `frame`
-  // becomes the slot's copy.
-  Result<void> stage(std::span<const std::byte>& frame) {
+  // becomes the slot's copy, and `hold` the slot's claim while it is read.
+  Result<void> stage(std::span<const std::byte>& frame, std::shared_ptr<FrameHold>& hold) {
     const uint32_t slot = stager->next();
-    const std::byte* at = stager->slot(slot).data();
-    while (std::any_of(in_flight.begin(), in_flight.end(), [&](const InFlight& f) { return f.frame.data() == at; })) {
-      if (auto ok = retire_oldest(); !ok) return ok;
+    if (slot_holds.size() < slot + 1) slot_holds.resize(slot + 1);
+    while (!slot_holds[slot].expired()) {
+      if (auto ok = core->retire_oldest(); !ok) return ok;
     }
     auto copy = stager->download(slot, cuda::address(frame.data()), frame.size());
     if (!copy) return Unexpected(copy.error().context(who));
     frame = *copy;
+    hold = std::make_shared<FrameHold>();
+    slot_holds[slot] = hold;
     std::lock_guard lock(state_mu);
     ++counters.gpu_copies;
     return {};
   }
 
-  // Sends `frame` (in memory the connection can send from) with a credit the policy gave; a
-  // frame in GPU memory that is staged goes out from a pinned slot, and `frame` becomes it.
-  // `in_gpu`: the frame is GPU memory the transport reads straight (dmabuf, peermem).
-  Result<Outcome> send(std::span<const std::byte>& frame, const FrameMeta& meta, bool staged = false,
-                       bool in_gpu = false) {
+  // Sends `frame` (in memory the connection can send from) with a credit the policy gave,
+  // giving the core `hold` for as long as the frame is read; `hold` is armed once sent. A
+  // frame in GPU memory that is staged goes out from a pinned slot, `frame` becomes it, and
+  // the slot's claim is held instead. `in_gpu`: the frame is GPU memory the transport reads
+  // straight (dmabuf, peermem).
+  Result<Outcome> send(std::span<const std::byte>& frame, const FrameMeta& meta,
+                       std::shared_ptr<FrameHold> hold, bool staged = false, bool in_gpu = false) {
     last_activity = Clock::now();
     if (ended) return Outcome::receiver_ended;
     if (!counting) {
@@ -299,7 +291,7 @@ struct SenderSession::Impl {
       return *outcome;
     }
     if (staged) {
-      if (auto ok = stage(frame); !ok) return fail(ok.error());
+      if (auto ok = stage(frame, hold); !ok) return fail(ok.error());
     }
     proto::FrameWritten info;
     info.sequence = meta.sequence;
@@ -318,9 +310,10 @@ struct SenderSession::Impl {
         info.checksum = frame_checksum(frame);
       }
     }
-    if (auto ok = connection->send_frame(std::get<sender::Credit>(*credit), frame, info); !ok) {
+    if (auto ok = core->send_frame(std::get<sender::Credit>(*credit), frame, info, hold); !ok) {
       return fail(ok.error());
     }
+    hold->arm();
     last_activity = Clock::now();
     std::lock_guard lock(state_mu);
     ++counters.frames;
@@ -337,7 +330,7 @@ struct SenderSession::Impl {
 
   Result<void> end() {
     if (ended) return {};
-    auto retired = retire_all();
+    auto retired = core->retire_all();
     ended = true;
     stats::TransferStats snapshot;
     {
@@ -345,7 +338,7 @@ struct SenderSession::Impl {
       counters.finish();
       snapshot = counters;
     }
-    auto ok = connection->end_stream({snapshot.frames, snapshot.dropped});
+    auto ok = core->end_stream({snapshot.frames, snapshot.dropped});
     pool.reset();
     stager.reset();
     if (!ok) return ok;
@@ -375,17 +368,17 @@ Result<std::unique_ptr<SenderSession>> SenderSession::connect(SenderSessionOptio
     if (!device) return Unexpected(device.error().context(fmt::format("--memory {}", to_string(impl->options.memory))));
     impl->gpu = *device;
   }
-  auto connection = sender::connect(impl->options.transport, impl->options.connect);
-  if (!connection) return Unexpected(connection.error());
-  impl->connection = std::move(*connection);
-  impl->who = fmt::format("send {}", impl->connection->peer());
+  auto core = sender::SenderCore::connect(impl->options.transport, impl->options.connect);
+  if (!core) return Unexpected(core.error());
+  impl->core = std::move(*core);
+  impl->who = fmt::format("send {}", impl->core->peer());
   Impl* raw = impl.get();
   impl->service = std::thread([raw] { raw->serve(); });
   return std::unique_ptr<SenderSession>(new SenderSession(std::move(impl)));
 }
 
-TransportKind SenderSession::kind() const { return impl_->connection->kind(); }
-const std::string& SenderSession::peer() const { return impl_->connection->peer(); }
+TransportKind SenderSession::kind() const { return impl_->core->kind(); }
+const std::string& SenderSession::peer() const { return impl_->core->peer(); }
 
 Result<proto::RingInfo> SenderSession::start_stream(const proto::StreamStart& format,
                                                     uint32_t pool_buffers) {
@@ -396,20 +389,20 @@ Result<proto::RingInfo> SenderSession::start_stream(const proto::StreamStart& fo
   if (pool_buffers == 0) {
     return make_error(ErrorCode::invalid_argument, "{}: a pool of 0 buffers", s.who);
   }
-  if (!format.name.empty()) s.who = fmt::format("send {} \"{}\"", s.connection->peer(), format.name);
+  if (!format.name.empty()) s.who = fmt::format("send {} \"{}\"", s.core->peer(), format.name);
   // Frames of the old format must be out before the ring changes.
-  if (auto ok = s.retire_all(); !ok) return s.fail(ok.error());
-  auto ring = s.connection->start_stream(format);
+  if (auto ok = s.core->retire_all(); !ok) return s.fail(ok.error());
+  auto ring = s.core->start_stream(format);
   s.last_activity = Clock::now();
   if (!ring) {
-    if (s.connection->receiver_ended()) s.note_receiver_ended();
+    if (s.core->receiver_ended()) s.note_receiver_ended();
     return s.fail(ring.error());
   }
   const size_t frame_bytes = format.layout.frame_bytes;
   if (!s.pool || s.pool->count() != pool_buffers || !s.format ||
       s.format->layout.frame_bytes != format.layout.frame_bytes) {
-    if (s.pool && !s.stager) s.connection->forget_memory(s.pool->region()->bytes());
-    if (s.stager) s.connection->forget_memory(s.stager->all());
+    if (s.pool && !s.stager) s.core->channel().forget_memory(s.pool->region()->bytes());
+    if (s.stager) s.core->channel().forget_memory(s.stager->all());
     s.pool.reset();  // buffers still lent keep their memory; they can no longer be sent
     s.stager.reset();
     const bool gpu = s.options.memory.kind == memory::MemoryKind::cuda;
@@ -418,7 +411,7 @@ Result<proto::RingInfo> SenderSession::start_stream(const proto::StreamStart& fo
     if (!region) return Unexpected(region.error().context(s.who));
     if (gpu) {
       if (auto ok = s.register_gpu_pool(*region, frame_bytes); !ok) return s.fail(ok.error());
-    } else if (auto ok = s.connection->register_memory((*region)->bytes(), *region); !ok) {
+    } else if (auto ok = s.core->channel().register_memory((*region)->bytes(), *region); !ok) {
       return s.fail(ok.error());
     }
     s.pool = std::make_shared<detail::BufferPool>(std::move(*region), pool_buffers, frame_bytes,
@@ -437,7 +430,7 @@ Result<FrameBuffer> SenderSession::acquire_buffer(std::optional<uint32_t> index)
     return make_error(ErrorCode::invalid_argument, "{}: buffer {} out of range (pool of {})",
                       s.who, *index, s.pool->count());
   }
-  s.retire_done();
+  s.core->retire();
   for (;;) {
     if (auto got = s.pool->lend(index)) {
       return FrameBuffer(s.pool, *got, s.pool->buffer(*got), s.pool->region()->kind());
@@ -446,12 +439,12 @@ Result<FrameBuffer> SenderSession::acquire_buffer(std::optional<uint32_t> index)
       return make_error(ErrorCode::invalid_argument, "{}: buffer {} is already lent", s.who,
                         *index);
     }
-    if (s.in_flight.empty() || s.pool->all_lent()) {
+    if (s.core->in_flight() == 0 || s.pool->all_lent()) {
       return make_error(ErrorCode::invalid_argument, "{}: all {} buffers are lent out", s.who,
                         s.pool->count());
     }
     // The one we want (or the oldest) is still being read by a transfer.
-    if (auto ok = s.retire_oldest(); !ok) return s.fail(ok.error());
+    if (auto ok = s.core->retire_oldest(); !ok) return s.fail(ok.error());
   }
 }
 
@@ -465,24 +458,22 @@ Result<SenderSession::Outcome> SenderSession::submit(FrameBuffer& buffer, const 
   std::span<const std::byte> frame = buffer.bytes();
   const bool staged = s.stager != nullptr;
   const bool in_gpu = !staged && buffer.kind() == memory::MemoryKind::cuda;
-  auto outcome = s.send(frame, meta, staged, in_gpu);
+  // Sent from the pool: the buffer is the pool's again once no transfer reads it.
+  auto pool = s.pool;
+  const uint32_t index = buffer.index_;
+  auto hold = std::make_shared<FrameHold>([pool, index] { pool->set(index, detail::BufferPool::State::free); });
+  auto outcome = s.send(frame, meta, hold, staged, in_gpu);
   if (!outcome) return outcome;
   if (*outcome == Outcome::interrupted) return outcome;
-  if (*outcome == Outcome::sent && staged) {
-    // The GPU buffer was copied out: it is free again, and the slot is what is in flight.
-    s.in_flight.push_back({frame, nullptr, 0, nullptr, true});
-    buffer.reset();
-    s.retire_done();
-  } else if (*outcome == Outcome::sent) {
-    // The pool takes the buffer back once no transfer reads it.
-    s.pool->set(buffer.index_, detail::BufferPool::State::in_flight);
-    s.in_flight.push_back({buffer.bytes(), s.pool, buffer.index_, nullptr});
-    buffer.pool_.reset();
+  if (*outcome == Outcome::sent && !staged) {
+    s.pool->set(index, detail::BufferPool::State::in_flight);
+    buffer.pool_.reset();  // the hold returns it
     buffer.bytes_ = {};
-    s.retire_done();
   } else {
+    // Dropped, ended, or staged (the GPU buffer was copied out, and the slot is in flight).
     buffer.reset();
   }
+  s.core->retire();
   return outcome;
 }
 
@@ -491,24 +482,25 @@ Result<SenderSession::Outcome> SenderSession::submit_external(
     std::shared_ptr<const void> keep_while_sent, std::shared_ptr<const void> keep_while_registered) {
   auto& s = *impl_;
   std::lock_guard lock(s.mu);
-  if (!s.connection->registered(frame)) {
+  if (!s.core->channel().registered(frame)) {
     if (!keep_while_registered) {
       return make_error(ErrorCode::invalid_argument,
                         "{}: {} needs frame memory registered, and nothing keeps this frame's "
                         "memory alive for it",
-                        s.who, to_string(s.connection->kind()));
+                        s.who, to_string(s.core->kind()));
     }
-    if (auto ok = s.connection->register_memory(frame, std::move(keep_while_registered)); !ok) {
+    if (auto ok = s.core->channel().register_memory(frame, std::move(keep_while_registered)); !ok) {
       return s.fail(ok.error());
     }
   }
-  auto outcome = s.send(frame, meta);
+  auto count = s.external_in_flight;
+  auto hold = std::make_shared<FrameHold>([count] { --*count; }, std::move(keep_while_sent));
+  auto outcome = s.send(frame, meta, hold);
   if (!outcome || *outcome != Outcome::sent) return outcome;
-  s.in_flight.push_back({frame, nullptr, 0, std::move(keep_while_sent)});
-  ++s.external_in_flight;
-  s.retire_done();
-  while (s.external_in_flight > s.options.max_external_in_flight) {
-    if (auto ok = s.retire_oldest(); !ok) return s.fail(ok.error());
+  ++*count;
+  s.core->retire();
+  while (*count > s.options.max_external_in_flight) {
+    if (auto ok = s.core->retire_oldest(); !ok) return s.fail(ok.error());
   }
   return outcome;
 }

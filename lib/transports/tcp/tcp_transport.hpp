@@ -8,13 +8,13 @@
 
 #include "auth/handshake.hpp"
 #include "channel/receiver_channel.hpp"
-#include "channel/sender_connection.hpp"
+#include "channel/sender_channel.hpp"
 #include "tcp/socket.hpp"
 
 namespace rdmavideo::tcp {
 
 Result<std::unique_ptr<receiver::ChannelListener>> listen(const ListenOptions& options);
-Result<std::unique_ptr<sender::SenderConnection>> connect(const ConnectOptions& options);
+Result<std::unique_ptr<sender::SenderChannel>> connect(const ConnectOptions& options);
 
 /// Reads one message (header, body and, with `mac`, its tag) from a socket.
 Result<proto::Message> read_message(Socket& socket, const IoPolicy& policy,

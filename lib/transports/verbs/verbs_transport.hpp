@@ -11,7 +11,7 @@
 #include "rdmavideo/gpu_path.hpp"
 #include "verbs/handles.hpp"
 #include "channel/receiver_channel.hpp"
-#include "channel/sender_connection.hpp"
+#include "channel/sender_channel.hpp"
 
 namespace rdmavideo::verbs {
 
@@ -30,6 +30,6 @@ Result<UniqueMr> register_gpu(const Link& link, std::span<const std::byte> memor
                               const cuda::Device& device, int access);
 
 Result<std::unique_ptr<receiver::ChannelListener>> listen(const ListenOptions& options);
-Result<std::unique_ptr<sender::SenderConnection>> connect(const ConnectOptions& options);
+Result<std::unique_ptr<sender::SenderChannel>> connect(const ConnectOptions& options);
 
 }  // namespace rdmavideo::verbs

@@ -9,8 +9,12 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   CLI::App app{"rdmavideo-send: send raw video frames into a receiver's ring (RDMA or TCP)",
                "rdmavideo-send"};
   app.set_config("--config", "", "Read options from a TOML file (see configs/)");
-  std::string connect, transport = "auto", size, rate, pix_fmt = "uyvy422";
-  app.add_option("--connect", connect, "Receiver address, HOST:PORT")->required();
+  std::vector<std::string> connect;
+  std::string transport = "auto", size, rate, pix_fmt = "uyvy422";
+  app.add_option("--connect", connect,
+                 "Receiver address, HOST:PORT; repeat it to send every frame to several "
+                 "receivers (fan-out), each on its own connection")
+      ->required();
   app.add_option("--transport", transport, "auto, tcp or verbs")->capture_default_str();
   app.add_option("--rdma-device", o.rdma_device,
                  "verbs: the RDMA device the route must go through (e.g. mlx5_0)");
@@ -39,8 +43,12 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
   app.add_option("--name", o.name, "Stream name shown by the receiver");
   app.add_flag("--reconnect", o.reconnect,
-               "When the connection is lost (or the receiver is not there yet), connect again "
-               "with back-off (0.5 s to 5 s) until SIGINT, and go on in a new stream");
+               "When a receiver's connection is lost (or it is not there yet), connect again "
+               "with back-off (0.5 s to 5 s) until SIGINT, and go on in a new stream there; "
+               "the other receivers go on meanwhile");
+  app.add_flag("--require-all", o.require_all,
+               "With several --connect: a receiver that fails ends the run (exit 1), instead of "
+               "being dropped while the others go on");
   app.add_flag("--quiet", o.quiet, "No status line");
   (void)frames;
 
@@ -77,9 +85,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   o.size_given = !size.empty();
   o.rate_given = !rate.empty();
   o.pix_fmt_given = app.count("--pix-fmt") > 0;
-  auto endpoint = parse_endpoint(connect, false);
-  if (!endpoint) return fail("--connect " + endpoint.error().message());
-  o.connect = *endpoint;
+  for (const auto& address : connect) {
+    auto endpoint = parse_endpoint(address, false);
+    if (!endpoint) return fail("--connect " + endpoint.error().message());
+    o.connect.push_back(*endpoint);
+  }
   auto kind = parse_transport(transport);
   if (!kind) return fail("--transport \"" + transport + "\" unknown (auto, tcp or verbs)");
   o.transport = *kind;

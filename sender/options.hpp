@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "rdmavideo/gpu_path.hpp"
 #include "rdmavideo/memory.hpp"
@@ -14,7 +15,7 @@
 namespace rdmavideo::sender {
 
 struct Options {
-  Endpoint connect;
+  std::vector<Endpoint> connect;  // --connect, once per receiver
   TransportKind transport = TransportKind::automatic;
   std::string rdma_device;
   bool testsrc = false;
@@ -38,6 +39,7 @@ struct Options {
   std::string name;
   bool quiet = false;
   bool reconnect = false;  // --reconnect: a lost connection is made again, with back-off
+  bool require_all = false;  // --require-all: a receiver that fails ends the run
   std::shared_ptr<const auth::SharedKey> key;  // --key-file
   memory::MemorySpec memory;                   // --memory: where the frame buffers live
   std::optional<int> hwaccel;                  // --hwaccel cuda[:N]: the GPU that decodes

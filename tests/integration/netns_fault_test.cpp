@@ -113,7 +113,7 @@ TEST(NetworkFaults, LinkDownForEightSecondsThenTheSenderReconnects) {
   // The sender's next try gets through: a new stream (its connection's stream 1, the
   // receiver's second) into a new file.
   ASSERT_TRUE(wait_for_count(recv, "\"cam\"] stream 1 ring 1", 2, 20s)) << recv.stderr_text();
-  ASSERT_TRUE(send.wait_for_stderr("sending again from frame", 5s)) << send.stderr_text();
+  ASSERT_TRUE(send.wait_for_stderr("connected again \\(connection 2\\)", 5s)) << send.stderr_text();
   std::this_thread::sleep_for(1s);
   send.signal(SIGINT);
   ASSERT_EQ(send.wait(20s), 0) << send.stderr_text();

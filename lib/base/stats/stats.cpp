@@ -183,7 +183,7 @@ bool StatusLine::due() const {
   return enabled_ && std::chrono::steady_clock::now() - last_ >= std::chrono::seconds(1);
 }
 
-void StatusLine::maybe_print(const TransferStats& s) {
+void StatusLine::maybe_print(const TransferStats& s, const std::string& suffix) {
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
   const double dt = std::chrono::duration<double>(now - last_).count();
@@ -191,8 +191,8 @@ void StatusLine::maybe_print(const TransferStats& s) {
   const double fps = (s.frames - last_frames_) / dt;
   const double gbps = (s.bytes - last_bytes_) / dt / 1e9;
   const std::string line =
-      fmt::format("{} frames {} fps {:.1f} {:.3f} GB/s dropped {} latency p50 {:.2f} ms", prefix_,
-                  s.frames, fps, gbps, s.dropped, s.latency.percentile_ns(0.5) / 1e6);
+      fmt::format("{} frames {} fps {:.1f} {:.3f} GB/s dropped {} latency p50 {:.2f} ms{}", prefix_,
+                  s.frames, fps, gbps, s.dropped, s.latency.percentile_ns(0.5) / 1e6, suffix);
   std::fprintf(stderr, tty_ ? "\r%s\033[K" : "%s\n", line.c_str());
   std::fflush(stderr);
   printed_ = true;

@@ -340,7 +340,7 @@ Result<void> SenderCore::send_frame(Credit credit, std::span<const std::byte> fr
   // so the wire never idles for a round trip. The hold goes once the frame is done, at the
   // next retire() at the earliest (never inside this call: the caller may still be making
   // the hold ready).
-  in_flight_.push_back({*ticket, info.sequence, std::move(hold)});
+  in_flight_.push_back({*ticket, info.sequence, std::move(hold), last_sent_});
   return {};
 }
 
@@ -367,6 +367,18 @@ Result<void> SenderCore::retire_oldest() {
   return {};
 }
 
+Result<void> SenderCore::progress(milliseconds wait) {
+  if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
+  if (auto ok = pump(wait); !ok) return fail(ok.error());
+  retire();
+  if (!in_flight_.empty() && Clock::now() - in_flight_.front().sent >= timeouts_.peer) {
+    return fail(Error(ErrorCode::timeout, fmt::format("frame {} not complete after {} ms",
+                                                      in_flight_.front().sequence,
+                                                      timeouts_.peer.count())));
+  }
+  return {};
+}
+
 Result<void> SenderCore::retire_all() {
   while (!in_flight_.empty()) {
     if (auto ok = retire_oldest(); !ok) return ok;
@@ -385,7 +397,12 @@ Result<void> SenderCore::end_stream(const proto::EndOfStream& end) {
   if (closed_) return {};
   auto ok = retire_all();  // every frame out, its memory free
   if (closed_) return ok;
-  if (ok) ok = send(end);
+  if (ok) {
+    ok = send(end);
+    // The receiver ended the stream itself (its frame limit) and may have closed already:
+    // our EndOfStream is then only courtesy.
+    if (!ok && receiver_ended_ && ok.error().code() == ErrorCode::peer_closed) ok = {};
+  }
   closed_ = true;
   // Closing waits for the receiver to close first: it has then taken every frame.
   channel_->close(nullptr, ok ? timeouts_.peer : milliseconds(0));

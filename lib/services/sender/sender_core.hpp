@@ -76,6 +76,10 @@ class SenderCore {
   Result<void> retire_all();
   /// Frames written whose memory may still be read.
   size_t in_flight() const { return in_flight_.size(); }
+  /// Waits up to `wait` for the transport (completions, the receiver's messages; the
+  /// channel's wake() ends the wait), then retires what is done. The oldest frame not done
+  /// within Timeouts.peer of its send fails the connection, as does a silent receiver.
+  Result<void> progress(std::chrono::milliseconds wait);
   /// Services the connection without taking a credit: acts on what the receiver sent, sends
   /// a Keepalive when this side has been quiet, and fails when the receiver has gone silent.
   Result<void> keep_alive();
@@ -108,6 +112,7 @@ class SenderCore {
     uint64_t ticket;                   // done when channel_->done(ticket)
     uint64_t sequence;                 // for messages
     std::shared_ptr<const void> hold;  // dropped once done
+    Clock::time_point sent;            // for the watchdog on frames
   };
   enum class Step { hello_sent, challenge_awaited, proof_awaited, done };
 

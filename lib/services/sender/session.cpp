@@ -27,6 +27,31 @@ constexpr milliseconds kTick(200);
 
 namespace detail {
 
+// Where the caller waits for memory to come back (a pool buffer, a staging slot, an external
+// frame's place): whoever returns it, on whichever thread, notifies.
+class Returns {
+ public:
+  void notify() {
+    { std::lock_guard lock(mu_); ++count_; }
+    cv_.notify_all();
+  }
+  // Waits until something returns after `seen` (or `wait` passes); the new count.
+  uint64_t wait(uint64_t seen, std::chrono::milliseconds wait) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, wait, [&] { return count_ != seen; });
+    return count_;
+  }
+  uint64_t count() {
+    std::lock_guard lock(mu_);
+    return count_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t count_ = 0;
+};
+
 // The buffers of one stream format: one region, `count` buffers at a page-rounded stride.
 // A buffer is free, lent (a FrameBuffer holds it), or in flight (the session holds it until
 // no transfer reads it). FrameBuffers release from any thread, so state is under a mutex.
@@ -35,9 +60,9 @@ class BufferPool {
   enum class State : uint8_t { free, lent, in_flight };
 
   BufferPool(std::shared_ptr<memory::Region> region, uint32_t count, size_t frame_bytes,
-             size_t stride)
+             size_t stride, std::shared_ptr<Returns> returns)
       : region_(std::move(region)), frame_bytes_(frame_bytes), stride_(stride),
-        states_(count, State::free) {}
+        returns_(std::move(returns)), states_(count, State::free) {}
 
   uint32_t count() const { return static_cast<uint32_t>(states_.size()); }
   const std::shared_ptr<memory::Region>& region() const { return region_; }
@@ -66,14 +91,18 @@ class BufferPool {
     return std::all_of(states_.begin(), states_.end(), [](State s) { return s == State::lent; });
   }
   void set(uint32_t index, State state) {
-    std::lock_guard lock(mu_);
-    states_[index] = state;
+    {
+      std::lock_guard lock(mu_);
+      states_[index] = state;
+    }
+    if (state == State::free) returns_->notify();
   }
 
  private:
   std::shared_ptr<memory::Region> region_;
   size_t frame_bytes_;
   size_t stride_;
+  std::shared_ptr<Returns> returns_;  // told when a buffer is free again
   std::mutex mu_;
   std::vector<State> states_;  // under mu_
 };
@@ -89,6 +118,7 @@ FrameBuffer& FrameBuffer::operator=(FrameBuffer&& other) noexcept {
     bytes_ = std::exchange(other.bytes_, {});
     index_ = other.index_;
     kind_ = other.kind_;
+    sent_to_ = std::exchange(other.sent_to_, 0);
   }
   return *this;
 }
@@ -117,363 +147,970 @@ void FrameBuffer::reset() noexcept {
   if (pool_) pool_->set(index_, detail::BufferPool::State::free);
   pool_.reset();
   bytes_ = {};
+  sent_to_ = 0;
 }
 
-// What a frame in flight holds until the core says no transfer reads it: a pool buffer's
-// return, an external frame's owner, a staging slot. Armed once the frame was handed over,
-// so a send that failed returns nothing (the buffer stays the caller's).
+// What a frame in flight holds until every core that has it says no transfer reads it: a pool
+// buffer's return, an external frame's owner, a staging slot. Armed once the frame was
+// handed to a destination, so a frame no destination took returns nothing (the buffer stays
+// the caller's, or is returned by the caller).
 class FrameHold {
  public:
-  explicit FrameHold(std::function<void()> on_done = {}, std::shared_ptr<const void> keep = nullptr)
-      : on_done_(std::move(on_done)), keep_(std::move(keep)) {}
+  FrameHold(std::shared_ptr<detail::Returns> returns, std::function<void()> on_done = {},
+            std::shared_ptr<const void> keep = nullptr)
+      : returns_(std::move(returns)), on_done_(std::move(on_done)), keep_(std::move(keep)) {}
   ~FrameHold() {
     if (armed_ && on_done_) on_done_();
+    keep_.reset();
+    returns_->notify();
   }
   FrameHold(const FrameHold&) = delete;
   FrameHold& operator=(const FrameHold&) = delete;
   void arm() { armed_ = true; }
 
  private:
+  std::shared_ptr<detail::Returns> returns_;
   std::function<void()> on_done_;
   std::shared_ptr<const void> keep_;
-  bool armed_ = false;
+  std::atomic<bool> armed_{false};
 };
 
+namespace {
+
+using DestinationState = DestinationReport::State;
+
+// Most destinations a session sends to (a frame's destinations are a 64-bit mask).
+constexpr size_t kMaxDestinations = 64;
+// Reconnect back-off: doubling from the first to the most.
+constexpr milliseconds kFirstRetry(500);
+constexpr milliseconds kMostRetry(5000);
+
+// What is worth another try: a wrong or missing key, or a receiver that cannot take this
+// format, will say the same next time.
+bool worth_retrying(const Error& error) {
+  return error.code() != ErrorCode::auth_failed && error.code() != ErrorCode::unsupported &&
+         error.code() != ErrorCode::invalid_argument;
+}
+
+// One frame on its way to the destinations, and what became of it at each.
+struct Dispatch {
+  std::mutex mu;
+  std::condition_variable cv;
+  uint32_t remaining = 0;      // destinations yet to send or drop it
+  uint64_t sent = 0;           // destinations that sent it (mask)
+  uint64_t interrupted = 0;    // destinations whose wait the interrupt ended (mask)
+  uint64_t ended = 0;          // destinations whose receiver wants no more (mask)
+  uint64_t sent_before = 0;    // destinations that had it from an earlier, interrupted submit
+  size_t bytes = 0;
+  Clock::time_point ready;
+  std::function<void(Dispatch&)> on_complete;  // once every destination is done with it
+};
+
+enum class Took { sent, dropped, ended, interrupted };
+
+// A frame for one destination's queue.
+struct Job {
+  std::span<const std::byte> frame;   // the frame as it lies (pool buffer, external, GPU)
+  std::span<const std::byte> staged;  // its pinned copy, for a destination that stages
+  std::shared_ptr<FrameHold> hold;         // the frame's claim
+  std::shared_ptr<FrameHold> staged_hold;  // the staging slot's claim
+  proto::FrameWritten info;                // sequence, pts, checksum
+  uint64_t generation = 0;                 // the stream format it belongs to
+  std::shared_ptr<Dispatch> dispatch;
+};
+
+}  // namespace
+
 struct SenderSession::Impl {
+  // One receiver: its connection (a sender core), its queue of frames, and the thread that
+  // sends them, reconnects, and keeps the connection alive.
+  struct Destination {
+    Impl& session;
+    uint32_t index;  // its bit in a Dispatch's masks
+    Endpoint endpoint;
+    std::string who;  // "send host:port" for messages
+    std::string peer;  // under mu: "host:port", with the RDMA device once connected over verbs
+
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Job> queue;    // under mu
+    bool busy = false;        // under mu: a job taken and not finished
+    bool stop = false;        // under mu: the session is ending
+    bool end = false;         // under mu: send EndOfStream and close
+    // Written by the thread under mu, read by others under it: the core (so a caller can wake
+    // its channel) and whether frames reach it.
+    std::unique_ptr<sender::SenderCore> core;
+    bool up = false;          // connected and streaming the current generation
+    bool staged = false;      // GPU frames go to it from the pinned copy
+    uint64_t joined = 0;      // the generation its ring is for
+    std::optional<proto::RingInfo> ring;
+    std::thread thread;
+
+    // The thread's own.
+    std::shared_ptr<detail::BufferPool> registered_pool;  // pool memory its channel has
+    std::shared_ptr<gpu::Stager> registered_stager;
+    milliseconds backoff = kFirstRetry;
+    bool retry = true;        // reconnecting is still worth it
+
+    mutable std::mutex report_mu;
+    DestinationReport report;  // under report_mu
+
+    Destination(Impl& s, uint32_t i, Endpoint e)
+        : session(s), index(i), endpoint(std::move(e)), who(fmt::format("send {}", endpoint.to_string())),
+          peer(endpoint.to_string()) {
+      report.endpoint = endpoint;
+    }
+
+    void set_state(DestinationState state, std::optional<Error> error = std::nullopt) {
+      std::lock_guard lock(report_mu);
+      report.state = state;
+      if (error) report.error = std::move(error);
+    }
+    template <typename F>
+    void count(F&& f) {
+      std::lock_guard lock(report_mu);
+      f(report.stats);
+    }
+
+    // The receiver wants no more frames: nothing more is sent here.
+    void mark_ended() {
+      {
+        std::lock_guard lock(mu);
+        up = false;
+      }
+      set_state(DestinationState::ended);
+      std::lock_guard lock(session.stream_mu);
+      session.stream_cv.notify_all();
+    }
+    void run();
+    bool connect();
+    Result<void> join(uint64_t generation, const proto::StreamStart& format,
+                      const std::shared_ptr<detail::BufferPool>& pool);
+    Result<void> register_pool(const std::shared_ptr<detail::BufferPool>& pool);
+    void send(Job& job);
+    void lost(const Error& error);
+    void finish_job(Job& job, Took took);
+    void end_stream();
+  };
+
   SenderSessionOptions options;
-  std::unique_ptr<sender::SenderCore> core;  // under mu
-  std::string who;
+  std::shared_ptr<detail::Returns> returns = std::make_shared<detail::Returns>();
+  std::vector<std::unique_ptr<Destination>> destinations;
+  std::shared_ptr<cuda::Device> gpu;  // the pool's GPU, for GPU memory
 
-  mutable std::mutex mu;  // the core and everything below
-  std::shared_ptr<detail::BufferPool> pool;
-  std::shared_ptr<cuda::Device> gpu;         // the pool's GPU, for GPU memory
-  std::optional<gpu::PathDecision> gpu_path;  // how GPU frames go out (start_stream)
-  std::unique_ptr<gpu::Stager> stager;        // gpu_path staged: the pinned slots
-  std::vector<std::weak_ptr<FrameHold>> slot_holds;  // per staging slot: live while it is read
-  std::vector<std::byte> checksum_scratch;    // a direct GPU frame, downloaded to hash it
-  // External frames (submit_external()) in flight; their holds count it down.
-  std::shared_ptr<std::atomic<uint32_t>> external_in_flight = std::make_shared<std::atomic<uint32_t>>(0);
+  // The stream, as destinations join it (under stream_mu).
+  mutable std::mutex stream_mu;
+  std::condition_variable stream_cv;  // a destination joined, failed or finished a job
   std::optional<proto::StreamStart> format;
-  std::optional<Clock::time_point> pace_start;
-  Clock::time_point last_activity = Clock::now();
-  bool ended = false;  // EndOfStream sent: nothing more goes out
-  bool counting = false;  // the first frame was offered: counters run
+  std::shared_ptr<detail::BufferPool> pool;
+  std::shared_ptr<gpu::Stager> stager;  // made when the first destination stages
+  uint64_t generation = 0;              // StreamStarts so far
 
+  // The caller's.
+  std::vector<std::weak_ptr<FrameHold>> slot_holds;  // per staging slot: alive while read
+  std::vector<std::byte> checksum_scratch;           // a GPU frame, downloaded to hash it
+  std::shared_ptr<std::atomic<uint32_t>> external_in_flight = std::make_shared<std::atomic<uint32_t>>(0);
+  std::optional<Clock::time_point> pace_start;
+  bool ended = false;     // end_stream() ran
+  bool counting = false;  // the first frame was offered: counters run
+  // An interrupted submit_external(): the frame and where it has gone already.
+  const std::byte* interrupted_frame = nullptr;
+  uint64_t interrupted_sequence = 0;
+  uint64_t interrupted_sent = 0;
+
+  std::atomic<bool> connected{false};  // connect() has returned the session
   mutable std::mutex state_mu;  // what other threads read
   stats::TransferStats counters;
   std::optional<Error> failure;
-  bool receiver_ended = false;
-
-  std::mutex stop_mu;
-  std::condition_variable stop_cv;
-  bool stopping = false;  // under stop_mu
-  std::thread service;
+  std::optional<std::string> first_gpu_path;
 
   bool interrupted() const { return options.interrupt && options.interrupt->load(); }
+  bool stop_flag() const { return options.connect.stop && options.connect.stop->load(); }
 
-  void note_failure(const Error& error) {
-    std::lock_guard lock(state_mu);
-    if (!failure) failure = error;
-  }
-  void note_receiver_ended() {
-    std::lock_guard lock(state_mu);
-    receiver_ended = true;
+  // The session cannot go on: every call from now on returns `error` (the caller says it).
+  void fail_session(const Error& error) {
+    {
+      std::lock_guard lock(state_mu);
+      if (failure) return;
+      failure = error;
+    }
+    // During connect() the failure is connect()'s to return, not a callback's to report.
+    if (options.on_failure && connected) options.on_failure(error);
   }
 
-  // The service thread: a front end that is away (paused, waiting for input) sends nothing,
-  // and the receiver takes a silent sender for dead, so this keeps the connection alive.
-  void serve() {
-    block_async_signals();
-    std::unique_lock stop_lock(stop_mu);
-    while (!stop_cv.wait_for(stop_lock, kTick, [this] { return stopping; })) {
-      std::unique_lock lock(mu, std::try_to_lock);
-      // Also before the first StreamStart: a GStreamer sink connects long before its caps.
-      if (!lock || ended || Clock::now() - last_activity < kTick) continue;
-      {
-        std::lock_guard state(state_mu);
-        if (failure) continue;
+  // A destination was lost for good. The session goes on while another can be sent to, and
+  // says so in one line; else (or with require_all) it fails with the destination's error.
+  void destination_lost(const Error& error) {
+    if (options.require_all) {
+      if (destinations.size() > 1) {
+        return fail_session(Error(error.code(), error.message() + " (--require-all: every destination or none)",
+                                  error.sys_errno()));
       }
-      if (auto ok = core->keep_alive(); !ok) {
-        note_failure(ok.error());
-        if (options.on_failure) options.on_failure(ok.error());
-      } else if (core->receiver_ended()) {
-        note_receiver_ended();
-      }
+      return fail_session(error);
     }
-  }
-
-  // Takes a credit as the policy says: now or never (live), or waiting (no-drop).
-  Result<std::variant<sender::Credit, Outcome>> take_credit() {
-    if (options.policy.live) {
-      auto got = core->acquire(milliseconds(0));
-      if (!got) return Unexpected(got.error());
-      if (*got) return **got;
-      if (core->receiver_ended()) return Outcome::receiver_ended;
-      return Outcome::dropped;
-    }
-    for (;;) {
-      if (interrupted()) return Outcome::interrupted;
-      auto got = core->acquire(kTick);  // slices, so the interrupt is noticed
-      if (!got) return Unexpected(got.error());
-      if (*got) return **got;
-      if (core->receiver_ended()) return Outcome::receiver_ended;
-    }
-  }
-
-  // Decides how frames in GPU memory go out, and prepares it: registered for sending
-  // straight from the GPU (dmabuf, peermem), or pinned slots to stage them through.
-  Result<void> register_gpu_pool(const std::shared_ptr<memory::Region>& region, size_t frame_bytes) {
-    auto decision = gpu::choose_path(options.gpu_path, core->channel().gpu_facts(), *gpu);
-    if (!decision) return Unexpected(decision.error().context(who));
-    if (decision->path != gpu::Path::staged) {
-      if (auto ok = core->channel().register_gpu_memory(region->bytes(), region, decision->path, *gpu); !ok) {
-        if (auto staged = decision->fall_back(options.gpu_path, ok.error()); !staged) {
-          return Unexpected(staged.error().context(who));
-        }
+    size_t others = 0;
+    for (const auto& d : destinations) {
+      std::lock_guard lock(d->report_mu);
+      const auto state = d->report.state;
+      if (state == DestinationState::streaming || state == DestinationState::ended ||
+          (state == DestinationState::connecting && !d->report.error)) {
+        ++others;
+      } else if (state == DestinationState::connecting && options.reconnect) {
+        ++others;
       }
     }
-    if (decision->path == gpu::Path::staged) {
-      auto slots = gpu::Stager::create(gpu, frame_bytes);
-      if (!slots) return Unexpected(slots.error().context(who));
-      if (auto ok = core->channel().register_memory((*slots)->all(), (*slots)->keep()); !ok) return ok;
-      stager = std::move(*slots);
-      slot_holds.clear();
-    }
-    log().info("[{}] frames from {}: {}", who, gpu->describe(), decision->summary());
-    std::lock_guard lock(state_mu);
-    gpu_path = std::move(*decision);
-    return {};
+    if (others == 0) return fail_session(error);
+    log().error("{}; {} other destination{} go{} on", error.message(), others, others == 1 ? "" : "s",
+                others == 1 ? "es" : "");
   }
 
-  // Copies a GPU frame into the next pinned slot, once no transfer reads that slot; `frame`
-  // becomes the slot's copy, and `hold` the slot's claim while it is read.
-  Result<void> stage(std::span<const std::byte>& frame, std::shared_ptr<FrameHold>& hold) {
+  // Every destination done with a frame: the source's counters.
+  void complete(Dispatch& d) {
+    std::lock_guard lock(state_mu);
+    if (d.sent & ~d.sent_before) {
+      if (!d.sent_before) {
+        ++counters.frames;
+        counters.bytes += d.bytes;
+        counters.latency.record_ns(static_cast<uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - d.ready).count()));
+      }
+    } else if (!d.interrupted && !d.sent_before) {
+      ++counters.dropped;
+    }
+  }
+
+  // A frame no destination was offered (late, skipped, no buffer free): every destination
+  // and the source count it.
+  void count_source_drop() {
+    {
+      std::lock_guard lock(state_mu);
+      ++counters.dropped;
+    }
+    for (auto& d : destinations) d->count([](stats::TransferStats& s) { ++s.dropped; });
+  }
+
+  void start_counting() {
+    if (counting) return;
+    // Rates and CPU count from the first frame, not from connecting or preparing a source.
+    counting = true;
+    std::lock_guard lock(state_mu);
+    counters.start = Clock::now();
+    counters.cpu_start = stats::process_cpu_seconds();
+  }
+
+  // Waits until no destination has a frame queued or in hand (frames in flight go first).
+  void drain_queues() {
+    std::unique_lock lock(stream_mu);
+    stream_cv.wait(lock, [&] {
+      return std::all_of(destinations.begin(), destinations.end(), [](const auto& d) {
+        std::lock_guard inner(d->mu);
+        return d->queue.empty() && !d->busy;
+      });
+    });
+  }
+
+  // Copies a GPU frame into the next pinned slot, once no transfer reads that slot.
+  Result<std::pair<std::span<const std::byte>, std::shared_ptr<FrameHold>>> stage(std::span<const std::byte> frame) {
     const uint32_t slot = stager->next();
     if (slot_holds.size() < slot + 1) slot_holds.resize(slot + 1);
+    uint64_t seen = returns->count();
     while (!slot_holds[slot].expired()) {
-      if (auto ok = core->retire_oldest(); !ok) return ok;
+      if (auto f = failure_now()) return Unexpected(*f);
+      seen = returns->wait(seen, kTick);
     }
     auto copy = stager->download(slot, cuda::address(frame.data()), frame.size());
-    if (!copy) return Unexpected(copy.error().context(who));
-    frame = *copy;
-    hold = std::make_shared<FrameHold>();
+    if (!copy) return Unexpected(copy.error().context("send"));
+    auto hold = std::make_shared<FrameHold>(returns);
     slot_holds[slot] = hold;
     std::lock_guard lock(state_mu);
     ++counters.gpu_copies;
-    return {};
+    return std::pair(*copy, hold);
   }
 
-  // Sends `frame` (in memory the connection can send from) with a credit the policy gave,
-  // giving the core `hold` for as long as the frame is read; `hold` is armed once sent. A
-  // frame in GPU memory that is staged goes out from a pinned slot, `frame` becomes it, and
-  // the slot's claim is held instead. `in_gpu`: the frame is GPU memory the transport reads
-  // straight (dmabuf, peermem).
-  Result<Outcome> send(std::span<const std::byte>& frame, const FrameMeta& meta,
-                       std::shared_ptr<FrameHold> hold, bool staged = false, bool in_gpu = false) {
-    last_activity = Clock::now();
-    if (ended) return Outcome::receiver_ended;
-    if (!counting) {
-      // Rates and CPU count from the first frame, not from connecting or preparing a source.
-      counting = true;
-      std::lock_guard lock(state_mu);
-      counters.start = last_activity;
-      counters.cpu_start = stats::process_cpu_seconds();
+  std::optional<Error> failure_now() const {
+    std::lock_guard lock(state_mu);
+    return failure;
+  }
+
+  // Hands a frame to every destination that is up and has not had it (`sent_before`), and
+  // in blocking mode waits until each has sent or dropped it.
+  Result<Outcome> dispatch(std::span<const std::byte> frame, const FrameMeta& meta,
+                           std::shared_ptr<FrameHold> hold, bool in_gpu, uint64_t sent_before,
+                           uint64_t* sent_now);
+};
+
+// ---- a destination's thread ----------------------------------------------------------------
+
+void SenderSession::Impl::Destination::run() {
+  block_async_signals();
+  bool first = true;
+  for (;;) {
+    {
+      std::unique_lock lock(mu);
+      if (stop) break;
+      if (end && queue.empty()) {
+        lock.unlock();
+        end_stream();
+        break;
+      }
     }
-    auto credit = take_credit();
-    last_activity = Clock::now();
-    if (!credit) return fail(credit.error());
-    if (const auto* outcome = std::get_if<Outcome>(&*credit)) {
-      if (*outcome == Outcome::dropped) {
+    if (!core) {
+      if (!first && (!session.options.reconnect || !retry)) {
+        // Failed for good: wait for the end, dropping what is queued.
+        std::unique_lock lock(mu);
+        cv.wait_for(lock, kTick, [&] { return stop || end || !queue.empty(); });
+        while (!queue.empty()) {
+          Job job = std::move(queue.front());
+          queue.pop_front();
+          lock.unlock();
+          finish_job(job, Took::dropped);
+          lock.lock();
+        }
+        continue;
+      }
+      if (!first) {
+        std::unique_lock lock(mu);
+        cv.wait_for(lock, backoff, [&] { return stop || end; });
+        if (stop || end) continue;
+        backoff = std::min(backoff * 2, kMostRetry);
+      }
+      first = false;
+      if (connect()) backoff = kFirstRetry;
+      continue;
+    }
+    // Join a new stream format first (the caller waits for it).
+    uint64_t generation;
+    std::optional<proto::StreamStart> format;
+    std::shared_ptr<detail::BufferPool> pool;
+    {
+      std::lock_guard lock(session.stream_mu);
+      generation = session.generation;
+      format = session.format;
+      pool = session.pool;
+    }
+    if (format && joined != generation) {
+      if (auto ok = join(generation, *format, pool); !ok) {
+        lost(ok.error());
+        continue;
+      }
+      continue;
+    }
+    std::optional<Job> job;
+    {
+      std::unique_lock lock(mu);
+      if (queue.empty() && core->in_flight() == 0) {
+        cv.wait_for(lock, kTick, [&] { return stop || end || !queue.empty(); });
+      }
+      if (!queue.empty()) {
+        job = std::move(queue.front());
+        queue.pop_front();
+        busy = true;
+      }
+    }
+    if (job) {
+      send(*job);
+      continue;
+    }
+    // Nothing to send: completions (a wake() from a new frame ends the wait), the receiver's
+    // messages, keepalives, the watchdogs.
+    auto ok = core->in_flight() ? core->progress(milliseconds(5)) : core->keep_alive();
+    if (!ok) {
+      lost(ok.error());
+    } else if (core->receiver_ended()) {
+      mark_ended();
+    }
+  }
+  std::lock_guard lock(mu);
+  core.reset();  // its frames' holds go with it
+}
+
+bool SenderSession::Impl::Destination::connect() {
+  set_state(DestinationState::connecting);
+  ConnectOptions options = session.options.connect;
+  options.endpoint = endpoint;
+  auto connected = sender::SenderCore::connect(session.options.transport, options);
+  if (!connected) {
+    const Error& error = connected.error();
+    retry = worth_retrying(error);
+    const bool again = session.options.reconnect && retry && !session.stop_flag();
+    set_state(again ? DestinationState::connecting : DestinationState::failed, error);
+    if (again) {
+      log().warn("{}; connecting again in {:.1f} s (--reconnect)", error.message(),
+                 std::chrono::duration<double>(backoff).count());
+    } else {
+      session.destination_lost(error);
+    }
+    std::lock_guard lock(session.stream_mu);
+    session.stream_cv.notify_all();
+    return false;
+  }
+  {
+    std::lock_guard lock(mu);
+    core = std::move(*connected);
+    joined = 0;
+    registered_pool.reset();
+    registered_stager.reset();
+    who = fmt::format("send {}", core->peer());
+    peer = core->peer();
+  }
+  {
+    std::lock_guard lock(report_mu);
+    report.transport = std::string(to_string(core->kind()));
+    ++report.connections;
+    if (report.connections > 1) log().info("[{}] connected again (connection {})", who, report.connections);
+  }
+  set_state(DestinationState::streaming);
+  std::lock_guard lock(session.stream_mu);
+  session.stream_cv.notify_all();
+  return true;
+}
+
+Result<void> SenderSession::Impl::Destination::register_pool(const std::shared_ptr<detail::BufferPool>& pool) {
+  if (registered_pool == pool) return {};
+  auto& channel = core->channel();
+  if (registered_pool && !staged) channel.forget_memory(registered_pool->region()->bytes());
+  registered_pool.reset();
+  const auto& region = pool->region();
+  if (region->kind() != memory::MemoryKind::cuda) {
+    if (auto ok = channel.register_memory(region->bytes(), region); !ok) return ok;
+    registered_pool = pool;
+    staged = false;
+    return {};
+  }
+  // GPU memory: this destination's rung of the ladder.
+  auto decision = gpu::choose_path(session.options.gpu_path, channel.gpu_facts(), *session.gpu);
+  if (!decision) return Unexpected(decision.error());
+  if (decision->path != gpu::Path::staged) {
+    if (auto ok = channel.register_gpu_memory(region->bytes(), region, decision->path, *session.gpu); !ok) {
+      if (auto fell = decision->fall_back(session.options.gpu_path, ok.error()); !fell) return fell;
+    }
+  }
+  staged = decision->path == gpu::Path::staged;
+  if (staged) {
+    std::shared_ptr<gpu::Stager> stager;
+    {
+      std::lock_guard lock(session.stream_mu);
+      if (!session.stager) {
+        auto slots = gpu::Stager::create(session.gpu, pool->buffer(0).size());
+        if (!slots) return Unexpected(slots.error());
+        session.stager = std::move(*slots);
+      }
+      stager = session.stager;
+    }
+    if (registered_stager != stager) {
+      if (auto ok = channel.register_memory(stager->all(), stager->keep()); !ok) return ok;
+      registered_stager = stager;
+    }
+  }
+  log().info("[{}] frames from {}: {}", who, session.gpu->describe(), decision->summary());
+  {
+    std::lock_guard lock(report_mu);
+    report.gpu_path = decision->summary();
+  }
+  {
+    std::lock_guard lock(session.state_mu);
+    if (!session.first_gpu_path) session.first_gpu_path = decision->summary();
+  }
+  registered_pool = pool;
+  return {};
+}
+
+Result<void> SenderSession::Impl::Destination::join(uint64_t generation, const proto::StreamStart& format,
+                                                    const std::shared_ptr<detail::BufferPool>& pool) {
+  // Frames of the old format are out before the ring changes.
+  if (auto ok = core->retire_all(); !ok) return ok;
+  if (pool) {
+    if (auto ok = register_pool(pool); !ok) return ok;
+  }
+  auto answered = core->start_stream(format);
+  if (!answered) return Unexpected(answered.error());
+  {
+    std::lock_guard lock(mu);
+    ring = *answered;
+    joined = generation;
+    up = true;
+  }
+  log().debug("[{}] ring of {} slots", who, answered->slot_count);
+  std::lock_guard lock(session.stream_mu);
+  session.stream_cv.notify_all();
+  return {};
+}
+
+void SenderSession::Impl::Destination::finish_job(Job& job, Took took) {
+  Dispatch& d = *job.dispatch;
+  bool complete = false;
+  {
+    std::lock_guard lock(d.mu);
+    const uint64_t bit = uint64_t{1} << index;
+    if (took == Took::sent) d.sent |= bit;
+    if (took == Took::interrupted) d.interrupted |= bit;
+    if (took == Took::ended) d.ended |= bit;
+    complete = --d.remaining == 0;
+  }
+  if (took == Took::dropped) count([](stats::TransferStats& s) { ++s.dropped; });
+  job = Job{};  // the holds go (the frame is with the core where it was sent)
+  if (complete) {
+    if (d.on_complete) d.on_complete(d);
+    std::lock_guard lock(d.mu);
+    d.cv.notify_all();
+  }
+  {
+    std::lock_guard lock(mu);
+    busy = false;
+  }
+  std::lock_guard lock(session.stream_mu);
+  session.stream_cv.notify_all();
+}
+
+void SenderSession::Impl::Destination::send(Job& job) {
+  if (core->receiver_ended()) {
+    mark_ended();
+    return finish_job(job, Took::ended);
+  }
+  if (job.generation != joined) return finish_job(job, Took::dropped);
+  // A credit as the policy says: now or never (live), or waiting (no-drop).
+  std::optional<sender::Credit> credit;
+  const bool live = session.options.policy.live;
+  for (;;) {
+    if (!live && session.interrupted()) return finish_job(job, Took::interrupted);
+    auto got = core->acquire(live ? milliseconds(0) : kTick);  // slices: the interrupt is seen
+    if (!got) {
+      lost(got.error());
+      return finish_job(job, Took::dropped);
+    }
+    if (*got) {
+      credit = **got;
+      break;
+    }
+    if (core->receiver_ended()) {
+      mark_ended();
+      return finish_job(job, Took::ended);
+    }
+    if (live) return finish_job(job, Took::dropped);
+    std::lock_guard lock(mu);
+    if (stop) break;
+  }
+  if (!credit) return finish_job(job, Took::dropped);
+  const bool staged_frame = staged && !job.staged.empty();
+  const auto frame = staged_frame ? job.staged : job.frame;
+  auto hold = staged_frame ? job.staged_hold : job.hold;
+  proto::FrameWritten info = job.info;
+  info.sent_ns = stats::realtime_ns();
+  if (auto ok = core->send_frame(*credit, frame, info, hold); !ok) {
+    lost(ok.error());
+    return finish_job(job, Took::dropped);
+  }
+  hold->arm();
+  const auto now = Clock::now();
+  count([&](stats::TransferStats& s) {
+    ++s.frames;
+    s.bytes += frame.size();
+    s.latency.record_ns(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - job.dispatch->ready).count()));
+  });
+  core->retire();
+  finish_job(job, Took::sent);
+}
+
+void SenderSession::Impl::Destination::lost(const Error& error) {
+  std::deque<Job> dropped;
+  {
+    std::lock_guard lock(mu);
+    core.reset();  // closed; its frames' holds go
+    up = false;
+    dropped.swap(queue);  // frames queued for it: a caller may be waiting for them
+  }
+  for (auto& job : dropped) {
+    {
+      std::lock_guard lock(mu);
+      busy = true;
+    }
+    finish_job(job, Took::dropped);
+  }
+  retry = worth_retrying(error);
+  const bool again = session.options.reconnect && retry && !session.stop_flag();
+  set_state(again ? DestinationState::connecting : DestinationState::failed, error);
+  if (again) {
+    log().warn("{}; connecting again in {:.1f} s (--reconnect)", error.message(),
+               std::chrono::duration<double>(backoff).count());
+  } else {
+    session.destination_lost(error);
+  }
+  std::lock_guard lock(session.stream_mu);
+  session.stream_cv.notify_all();
+}
+
+void SenderSession::Impl::Destination::end_stream() {
+  std::unique_ptr<sender::SenderCore> ending;
+  {
+    std::lock_guard lock(mu);
+    ending = std::move(core);
+    up = false;
+  }
+  if (!ending) return;
+  stats::TransferStats s;
+  {
+    std::lock_guard lock(report_mu);
+    report.stats.finish();
+    s = report.stats;
+  }
+  if (auto ok = ending->end_stream({s.frames, s.dropped}); !ok) {
+    set_state(DestinationState::failed, ok.error());
+    log().debug("[{}] {}", who, ok.error().message());
+  } else {
+    std::lock_guard lock(report_mu);
+    if (report.state == DestinationState::streaming) report.state = DestinationState::ended;
+  }
+}
+
+// ---- the session ---------------------------------------------------------------------------
+
+Result<SenderSession::Outcome> SenderSession::Impl::dispatch(std::span<const std::byte> frame,
+                                                             const FrameMeta& meta,
+                                                             std::shared_ptr<FrameHold> hold,
+                                                             bool in_gpu, uint64_t sent_before,
+                                                             uint64_t* sent_now) {
+  if (auto f = failure_now()) return Unexpected(*f);
+  if (ended) return Outcome::receiver_ended;
+  start_counting();
+  // Which destinations take it: those up (joined the current stream) that do not have it.
+  // With nobody up, a no-drop sender waiting for a reconnect waits here.
+  std::vector<Destination*> targets;
+  uint64_t current = 0;  // the stream format's generation
+  bool any_stages = false;
+  for (;;) {
+    targets.clear();
+    {
+      std::lock_guard lock(stream_mu);
+      current = generation;
+    }
+    // Over when every destination has ended (or failed, with at least one ended).
+    bool anyone_coming = false, all_ended = true, any_ended = false;
+    for (auto& d : destinations) {
+      std::lock_guard lock(d->mu);
+      const auto state = [&] {
+        std::lock_guard r(d->report_mu);
+        return d->report.state;
+      }();
+      if (state != DestinationState::ended && state != DestinationState::failed) all_ended = false;
+      any_ended |= state == DestinationState::ended;
+      if (state == DestinationState::connecting) anyone_coming = true;
+      if (!d->up || d->joined != current || (sent_before >> d->index) & 1) continue;
+      targets.push_back(d.get());
+      any_stages |= d->staged;
+    }
+    if (!targets.empty()) break;
+    if (all_ended && any_ended) return Outcome::receiver_ended;
+    if (options.policy.live || !anyone_coming || options.non_blocking) {
+      // Nobody to send to: every destination counts it dropped.
+      for (auto& d : destinations) {
+        if (!((sent_before >> d->index) & 1)) d->count([](stats::TransferStats& s) { ++s.dropped; });
+      }
+      if (!sent_before) {
         std::lock_guard lock(state_mu);
         ++counters.dropped;
       }
-      if (*outcome == Outcome::receiver_ended) note_receiver_ended();
-      return *outcome;
+      return Outcome::dropped;
     }
-    if (staged) {
-      if (auto ok = stage(frame, hold); !ok) return fail(ok.error());
-    }
-    proto::FrameWritten info;
-    info.sequence = meta.sequence;
-    info.pts_ns = meta.pts_ns;
-    info.sent_ns = stats::realtime_ns();
-    if (options.policy.checksum) {
-      info.flags |= proto::kFrameHasChecksum;
-      if (in_gpu) {
-        // The hash is the CPU's: a frame the NIC reads from the GPU is downloaded for it.
-        checksum_scratch.resize(frame.size());
-        if (auto ok = gpu->download(checksum_scratch, cuda::address(frame.data())); !ok) return fail(ok.error());
-        info.checksum = frame_checksum(checksum_scratch);
-        std::lock_guard lock(state_mu);
-        ++counters.gpu_copies;
-      } else {
-        info.checksum = frame_checksum(frame);
-      }
-    }
-    if (auto ok = core->send_frame(std::get<sender::Credit>(*credit), frame, info, hold); !ok) {
-      return fail(ok.error());
-    }
-    hold->arm();
-    last_activity = Clock::now();
-    std::lock_guard lock(state_mu);
-    ++counters.frames;
-    counters.bytes += frame.size();
-    counters.latency.record_ns(static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(last_activity - meta.ready).count()));
-    return Outcome::sent;
+    if (interrupted()) return Outcome::interrupted;
+    if (auto f = failure_now()) return Unexpected(*f);
+    std::unique_lock lock(stream_mu);
+    stream_cv.wait_for(lock, kTick);
   }
-
-  Unexpected fail(const Error& error) {
-    note_failure(error);
-    return Unexpected(error);
+  Job job;
+  job.frame = frame;
+  job.hold = std::move(hold);
+  job.generation = current;
+  job.info.sequence = meta.sequence;
+  job.info.pts_ns = meta.pts_ns ? *meta.pts_ns
+                                : static_cast<int64_t>(static_cast<double>(meta.sequence) /
+                                                       format->frame_rate.value() * 1e9);
+  if (in_gpu && any_stages) {
+    // Copied out of the GPU once, for every destination that stages.
+    auto staged = stage(frame);
+    if (!staged) return Unexpected(staged.error());
+    job.staged = staged->first;
+    job.staged_hold = staged->second;
   }
-
-  Result<void> end() {
-    if (ended) return {};
-    auto retired = core->retire_all();
-    ended = true;
-    stats::TransferStats snapshot;
-    {
+  if (options.policy.checksum) {
+    job.info.flags |= proto::kFrameHasChecksum;
+    if (!job.staged.empty()) {
+      job.info.checksum = frame_checksum(job.staged);
+    } else if (in_gpu) {
+      // The hash is the CPU's: a frame the NIC reads from the GPU is downloaded for it.
+      checksum_scratch.resize(frame.size());
+      if (auto ok = gpu->download(checksum_scratch, cuda::address(frame.data())); !ok) return Unexpected(ok.error());
+      job.info.checksum = frame_checksum(checksum_scratch);
       std::lock_guard lock(state_mu);
-      counters.finish();
-      snapshot = counters;
+      ++counters.gpu_copies;
+    } else {
+      job.info.checksum = frame_checksum(frame);
     }
-    auto ok = core->end_stream({snapshot.frames, snapshot.dropped});
-    pool.reset();
-    stager.reset();
-    if (!ok) return ok;
-    return retired;
   }
-};
+  auto d = std::make_shared<Dispatch>();
+  d->remaining = static_cast<uint32_t>(targets.size());
+  d->sent_before = sent_before;
+  d->bytes = frame.size();
+  d->ready = meta.ready;
+  d->on_complete = [this](Dispatch& done) { complete(done); };
+  job.dispatch = d;
+  for (Destination* t : targets) {
+    std::lock_guard lock(t->mu);
+    t->queue.push_back(job);
+    t->cv.notify_one();
+    if (t->core) t->core->channel().wake();  // out of a wait for completions
+  }
+  job = Job{};
+  if (options.non_blocking) return Outcome::sent;
+  std::unique_lock lock(d->mu);
+  d->cv.wait(lock, [&] { return d->remaining == 0; });
+  if (sent_now) *sent_now = d->sent;
+  if (d->sent) return Outcome::sent;
+  if (d->interrupted) return Outcome::interrupted;
+  if (d->ended && !(d->sent | d->interrupted)) {
+    // This frame's destinations want no more; the others may still.
+    bool all_ended = true;
+    for (auto& dest : destinations) {
+      std::lock_guard r(dest->report_mu);
+      all_ended &= dest->report.state == DestinationState::ended || dest->report.state == DestinationState::failed;
+    }
+    if (all_ended) return Outcome::receiver_ended;
+  }
+  if (auto f = failure_now()) return Unexpected(*f);
+  return Outcome::dropped;
+}
 
 SenderSession::SenderSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 SenderSession::~SenderSession() {
-  {
-    std::lock_guard lock(impl_->stop_mu);
-    impl_->stopping = true;
-  }
-  impl_->stop_cv.notify_all();
-  if (impl_->service.joinable()) impl_->service.join();
-  std::lock_guard lock(impl_->mu);
-  if (auto ok = impl_->end(); !ok) log().debug("[{}] {}", impl_->who, ok.error().message());
+  if (auto ok = end_stream(); !ok) log().debug("[send] {}", ok.error().message());
 }
 
 Result<std::unique_ptr<SenderSession>> SenderSession::connect(SenderSessionOptions options) {
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
-  if (impl->options.memory.kind == memory::MemoryKind::cuda) {
-    // Before connecting: a machine without the GPU should not cost the receiver a stream.
-    auto device = cuda::Device::shared(impl->options.memory.device);
-    if (!device) return Unexpected(device.error().context(fmt::format("--memory {}", to_string(impl->options.memory))));
+  auto& o = impl->options;
+  if (o.destinations.empty()) o.destinations.push_back(o.connect.endpoint);
+  if (o.destinations.size() > kMaxDestinations) {
+    return make_error(ErrorCode::invalid_argument, "{} destinations; a session sends to at most {}",
+                      o.destinations.size(), kMaxDestinations);
+  }
+  if (o.memory.kind == memory::MemoryKind::cuda) {
+    // Before connecting: a machine without the GPU should not cost a receiver a stream.
+    auto device = cuda::Device::shared(o.memory.device);
+    if (!device) return Unexpected(device.error().context(fmt::format("--memory {}", to_string(o.memory))));
     impl->gpu = *device;
   }
-  auto core = sender::SenderCore::connect(impl->options.transport, impl->options.connect);
-  if (!core) return Unexpected(core.error());
-  impl->core = std::move(*core);
-  impl->who = fmt::format("send {}", impl->core->peer());
-  Impl* raw = impl.get();
-  impl->service = std::thread([raw] { raw->serve(); });
+  for (uint32_t i = 0; i < o.destinations.size(); ++i) {
+    impl->destinations.push_back(std::make_unique<Impl::Destination>(*impl, i, o.destinations[i]));
+  }
+  // Every destination connects on its own thread, at once.
+  for (auto& d : impl->destinations) {
+    Impl::Destination* raw = d.get();
+    d->thread = std::thread([raw] { raw->run(); });
+  }
+  // Until each is up, or failed (for good, or for now under --reconnect).
+  {
+    std::unique_lock lock(impl->stream_mu);
+    impl->stream_cv.wait(lock, [&] {
+      return std::all_of(impl->destinations.begin(), impl->destinations.end(), [](const auto& d) {
+        std::lock_guard r(d->report_mu);
+        return d->report.state != DestinationState::connecting || d->report.error.has_value();
+      });
+    });
+  }
+  auto fail_all = [&](const Error& error) -> Result<std::unique_ptr<SenderSession>> {
+    for (auto& d : impl->destinations) {
+      {
+        std::lock_guard lock(d->mu);
+        d->stop = true;
+      }
+      d->cv.notify_all();
+    }
+    for (auto& d : impl->destinations) d->thread.join();
+    return Unexpected(error);
+  };
+  if (auto f = impl->failure_now()) return fail_all(*f);
+  size_t up = 0;
+  std::optional<Error> first_error;
+  for (auto& d : impl->destinations) {
+    std::lock_guard r(d->report_mu);
+    if (d->report.state == DestinationState::streaming) ++up;
+    if (d->report.error && !first_error) first_error = d->report.error;
+  }
+  if (up == 0 && !impl->options.reconnect && first_error) return fail_all(*first_error);
+  if (up == 0 && impl->options.reconnect && first_error && !worth_retrying(*first_error)) {
+    return fail_all(*first_error);
+  }
+  impl->connected = true;
   return std::unique_ptr<SenderSession>(new SenderSession(std::move(impl)));
 }
 
-TransportKind SenderSession::kind() const { return impl_->core->kind(); }
-const std::string& SenderSession::peer() const { return impl_->core->peer(); }
+TransportKind SenderSession::kind() const {
+  auto& d = *impl_->destinations.front();
+  std::lock_guard lock(d.report_mu);
+  auto parsed = parse_transport(d.report.transport);
+  return parsed ? *parsed : TransportKind::tcp;
+}
+
+std::string SenderSession::peer() const {
+  std::string out;
+  for (const auto& d : impl_->destinations) {
+    if (!out.empty()) out += ", ";
+    std::lock_guard lock(d->mu);
+    out += d->peer;
+  }
+  return out;
+}
 
 Result<proto::RingInfo> SenderSession::start_stream(const proto::StreamStart& format,
                                                     uint32_t pool_buffers) {
   auto& s = *impl_;
-  std::lock_guard lock(s.mu);
-  s.last_activity = Clock::now();
-  if (s.ended) return make_error(ErrorCode::peer_closed, "{}: the stream has ended", s.who);
+  if (s.ended) return make_error(ErrorCode::peer_closed, "send {}: the stream has ended", peer());
   if (pool_buffers == 0) {
-    return make_error(ErrorCode::invalid_argument, "{}: a pool of 0 buffers", s.who);
+    return make_error(ErrorCode::invalid_argument, "send {}: a pool of 0 buffers", peer());
   }
-  if (!format.name.empty()) s.who = fmt::format("send {} \"{}\"", s.core->peer(), format.name);
-  // Frames of the old format must be out before the ring changes.
-  if (auto ok = s.core->retire_all(); !ok) return s.fail(ok.error());
-  auto ring = s.core->start_stream(format);
-  s.last_activity = Clock::now();
-  if (!ring) {
-    if (s.core->receiver_ended()) s.note_receiver_ended();
-    return s.fail(ring.error());
-  }
-  const size_t frame_bytes = format.layout.frame_bytes;
-  if (!s.pool || s.pool->count() != pool_buffers || !s.format ||
-      s.format->layout.frame_bytes != format.layout.frame_bytes) {
-    if (s.pool && !s.stager) s.core->channel().forget_memory(s.pool->region()->bytes());
-    if (s.stager) s.core->channel().forget_memory(s.stager->all());
-    s.pool.reset();  // buffers still lent keep their memory; they can no longer be sent
-    s.stager.reset();
-    const bool gpu = s.options.memory.kind == memory::MemoryKind::cuda;
-    const size_t stride = memory::round_up(frame_bytes, gpu ? memory::kGpuPageBytes : memory::kPageBytes);
-    auto region = memory::Region::allocate(s.options.memory, stride * pool_buffers);
-    if (!region) return Unexpected(region.error().context(s.who));
-    if (gpu) {
-      if (auto ok = s.register_gpu_pool(*region, frame_bytes); !ok) return s.fail(ok.error());
-    } else if (auto ok = s.core->channel().register_memory((*region)->bytes(), *region); !ok) {
-      return s.fail(ok.error());
+  if (auto f = s.failure_now()) return Unexpected(*f);
+  // Frames of the old format go out first.
+  s.drain_queues();
+  uint64_t generation;
+  {
+    std::lock_guard lock(s.stream_mu);
+    const size_t frame_bytes = format.layout.frame_bytes;
+    if (!s.pool || s.pool->count() != pool_buffers || !s.format ||
+        s.format->layout.frame_bytes != format.layout.frame_bytes) {
+      const bool gpu = s.options.memory.kind == memory::MemoryKind::cuda;
+      const size_t stride = memory::round_up(frame_bytes, gpu ? memory::kGpuPageBytes : memory::kPageBytes);
+      auto region = memory::Region::allocate(s.options.memory, stride * pool_buffers);
+      if (!region) return Unexpected(region.error().context(fmt::format("send {}", peer())));
+      // Buffers of the old pool still lent keep their memory; they can no longer be sent.
+      s.pool = std::make_shared<detail::BufferPool>(std::move(*region), pool_buffers, frame_bytes,
+                                                    stride, s.returns);
+      s.stager.reset();
+      s.slot_holds.clear();
     }
-    s.pool = std::make_shared<detail::BufferPool>(std::move(*region), pool_buffers, frame_bytes,
-                                                  stride);
+    s.format = format;
+    generation = ++s.generation;
   }
-  s.format = format;
+  for (auto& d : s.destinations) {
+    std::lock_guard lock(d->mu);
+    d->cv.notify_one();
+    if (d->core) d->core->channel().wake();
+  }
   s.pace_start.reset();
-  return *ring;
+  // Until every connected destination has its ring (or failed).
+  std::unique_lock lock(s.stream_mu);
+  s.stream_cv.wait(lock, [&] {
+    if (s.failure_now()) return true;
+    return std::all_of(s.destinations.begin(), s.destinations.end(), [&](const auto& d) {
+      std::lock_guard inner(d->mu);
+      return !d->core || d->joined == generation;
+    });
+  });
+  lock.unlock();
+  if (auto f = s.failure_now()) return Unexpected(*f);
+  std::optional<proto::RingInfo> first;
+  std::optional<Error> error;
+  bool connecting = false;
+  for (auto& d : s.destinations) {
+    {
+      std::lock_guard inner(d->mu);
+      if (d->up && d->joined == generation && !first) first = d->ring;
+    }
+    std::lock_guard r(d->report_mu);
+    if (d->report.state == DestinationState::connecting) connecting = true;
+    if (d->report.error && !error) error = d->report.error;
+    if (d->report.state == DestinationState::ended && !error) {
+      error = Error(ErrorCode::peer_closed, fmt::format("{}: receiver ended the stream", d->who));
+    }
+  }
+  if (first) return *first;
+  if (connecting && s.options.reconnect) {
+    // Nobody up yet: the ring comes when a destination connects.
+    proto::RingInfo none;
+    none.ring_epoch = 0;
+    return none;
+  }
+  return Unexpected(error ? *error : Error(ErrorCode::peer_closed, "no destination is connected"));
 }
 
 Result<FrameBuffer> SenderSession::acquire_buffer(std::optional<uint32_t> index) {
   auto& s = *impl_;
-  std::lock_guard lock(s.mu);
-  if (!s.pool) return make_error(ErrorCode::invalid_argument, "{}: no stream started", s.who);
-  if (index && *index >= s.pool->count()) {
-    return make_error(ErrorCode::invalid_argument, "{}: buffer {} out of range (pool of {})",
-                      s.who, *index, s.pool->count());
+  std::shared_ptr<detail::BufferPool> pool;
+  {
+    std::lock_guard lock(s.stream_mu);
+    pool = s.pool;
   }
-  s.core->retire();
+  if (!pool) return make_error(ErrorCode::invalid_argument, "send {}: no stream started", peer());
+  if (index && *index >= pool->count()) {
+    return make_error(ErrorCode::invalid_argument, "send {}: buffer {} out of range (pool of {})",
+                      peer(), *index, pool->count());
+  }
+  uint64_t seen = s.returns->count();
   for (;;) {
-    if (auto got = s.pool->lend(index)) {
-      return FrameBuffer(s.pool, *got, s.pool->buffer(*got), s.pool->region()->kind());
+    if (auto got = pool->lend(index)) {
+      return FrameBuffer(pool, *got, pool->buffer(*got), pool->region()->kind());
     }
-    if (index && s.pool->state(*index) == detail::BufferPool::State::lent) {
-      return make_error(ErrorCode::invalid_argument, "{}: buffer {} is already lent", s.who,
-                        *index);
+    if (index && pool->state(*index) == detail::BufferPool::State::lent) {
+      return make_error(ErrorCode::invalid_argument, "send {}: buffer {} is already lent", peer(), *index);
     }
-    if (s.core->in_flight() == 0 || s.pool->all_lent()) {
-      return make_error(ErrorCode::invalid_argument, "{}: all {} buffers are lent out", s.who,
-                        s.pool->count());
+    if (pool->all_lent()) {
+      return make_error(ErrorCode::invalid_argument, "send {}: all {} buffers are lent out", peer(),
+                        pool->count());
     }
-    // The one we want (or the oldest) is still being read by a transfer.
-    if (auto ok = s.core->retire_oldest(); !ok) return s.fail(ok.error());
+    if (s.options.non_blocking) {
+      // Every buffer is still with a destination: this frame is dropped, not waited for.
+      s.start_counting();
+      s.count_source_drop();
+      return FrameBuffer();
+    }
+    if (auto f = s.failure_now()) return Unexpected(*f);
+    // The one we want (or every one) is still being read by a transfer.
+    seen = s.returns->wait(seen, kTick);
   }
 }
 
 Result<SenderSession::Outcome> SenderSession::submit(FrameBuffer& buffer, const FrameMeta& meta) {
   auto& s = *impl_;
-  std::lock_guard lock(s.mu);
-  if (!buffer || buffer.pool_ != s.pool) {
-    return make_error(ErrorCode::invalid_argument,
-                      "{}: submit of a buffer that is not from the current stream's pool", s.who);
+  std::shared_ptr<detail::BufferPool> pool;
+  {
+    std::lock_guard lock(s.stream_mu);
+    pool = s.pool;
   }
-  std::span<const std::byte> frame = buffer.bytes();
-  const bool staged = s.stager != nullptr;
-  const bool in_gpu = !staged && buffer.kind() == memory::MemoryKind::cuda;
-  // Sent from the pool: the buffer is the pool's again once no transfer reads it.
-  auto pool = s.pool;
+  if (!buffer || buffer.pool_ != pool) {
+    return make_error(ErrorCode::invalid_argument,
+                      "send {}: submit of a buffer that is not from the current stream's pool", peer());
+  }
   const uint32_t index = buffer.index_;
-  auto hold = std::make_shared<FrameHold>([pool, index] { pool->set(index, detail::BufferPool::State::free); });
-  auto outcome = s.send(frame, meta, hold, staged, in_gpu);
-  if (!outcome) return outcome;
-  if (*outcome == Outcome::interrupted) return outcome;
-  if (*outcome == Outcome::sent && !staged) {
-    s.pool->set(index, detail::BufferPool::State::in_flight);
-    buffer.pool_.reset();  // the hold returns it
+  // Sent: the buffer is the pool's again once every destination that has it has let it go.
+  auto hold = std::make_shared<FrameHold>(
+      s.returns, [pool, index] { pool->set(index, detail::BufferPool::State::free); });
+  pool->set(index, detail::BufferPool::State::in_flight);
+  uint64_t sent = 0;
+  const bool in_gpu = buffer.kind() == memory::MemoryKind::cuda;
+  auto outcome = s.dispatch(buffer.bytes(), meta, hold, in_gpu, buffer.sent_to_, &sent);
+  if (outcome && *outcome == Outcome::sent && s.options.non_blocking) {
+    hold->arm();  // queued: the last destination done with it returns it
+    buffer.pool_.reset();
     buffer.bytes_ = {};
+    buffer.sent_to_ = 0;
+    return outcome;
+  }
+  if (outcome && *outcome == Outcome::interrupted) {
+    // Stays the caller's; where it went already, it does not go again.
+    pool->set(index, detail::BufferPool::State::lent);
+    buffer.sent_to_ |= sent;
+    return outcome;
+  }
+  if (outcome && *outcome == Outcome::sent) {
+    hold->arm();  // the cores that have it return it
+    buffer.pool_.reset();
+    buffer.bytes_ = {};
+    buffer.sent_to_ = 0;
   } else {
-    // Dropped, ended, or staged (the GPU buffer was copied out, and the slot is in flight).
+    pool->set(index, detail::BufferPool::State::lent);
     buffer.reset();
   }
-  s.core->retire();
   return outcome;
 }
 
@@ -481,82 +1118,157 @@ Result<SenderSession::Outcome> SenderSession::submit_external(
     std::span<const std::byte> frame, const FrameMeta& meta,
     std::shared_ptr<const void> keep_while_sent, std::shared_ptr<const void> keep_while_registered) {
   auto& s = *impl_;
-  std::lock_guard lock(s.mu);
-  if (!s.core->channel().registered(frame)) {
+  // Registered with every destination's connection that needs it (verbs), for its life.
+  for (auto& d : s.destinations) {
+    std::lock_guard lock(d->mu);
+    if (!d->core || d->core->channel().registered(frame)) continue;
     if (!keep_while_registered) {
       return make_error(ErrorCode::invalid_argument,
                         "{}: {} needs frame memory registered, and nothing keeps this frame's "
                         "memory alive for it",
-                        s.who, to_string(s.core->kind()));
+                        d->who, to_string(d->core->kind()));
     }
-    if (auto ok = s.core->channel().register_memory(frame, std::move(keep_while_registered)); !ok) {
-      return s.fail(ok.error());
+    if (auto ok = d->core->channel().register_memory(frame, keep_while_registered); !ok) {
+      return Unexpected(ok.error().context(d->who));
     }
   }
+  const uint64_t sent_before =
+      s.interrupted_frame == frame.data() && s.interrupted_sequence == meta.sequence ? s.interrupted_sent : 0;
   auto count = s.external_in_flight;
-  auto hold = std::make_shared<FrameHold>([count] { --*count; }, std::move(keep_while_sent));
-  auto outcome = s.send(frame, meta, hold);
-  if (!outcome || *outcome != Outcome::sent) return outcome;
+  auto hold = std::make_shared<FrameHold>(s.returns, [count] { --*count; }, std::move(keep_while_sent));
+  uint64_t sent = 0;
   ++*count;
-  s.core->retire();
+  hold->arm();
+  auto outcome = s.dispatch(frame, meta, hold, false, sent_before, &sent);
+  hold.reset();  // the cores that have it hold it; if none has, it is done now
+  if (outcome && *outcome == Outcome::interrupted) {
+    s.interrupted_frame = frame.data();
+    s.interrupted_sequence = meta.sequence;
+    s.interrupted_sent = sent_before | sent;
+    return outcome;
+  }
+  s.interrupted_frame = nullptr;
+  if (!outcome || *outcome != Outcome::sent) return outcome;
+  uint64_t seen = s.returns->count();
   while (*count > s.options.max_external_in_flight) {
-    if (auto ok = s.core->retire_oldest(); !ok) return s.fail(ok.error());
+    if (auto f = s.failure_now()) return Unexpected(*f);
+    seen = s.returns->wait(seen, kTick);
   }
   return outcome;
 }
 
-Result<std::optional<Clock::time_point>> SenderSession::pace(uint64_t sequence) {
+Result<SenderSession::Pacing> SenderSession::pace(uint64_t sequence) {
   auto& s = *impl_;
-  Clock::time_point due;
+  double rate;
   {
-    std::lock_guard lock(s.mu);
-    if (!s.format) return make_error(ErrorCode::invalid_argument, "{}: no stream started", s.who);
-    if (!s.pace_start) s.pace_start = Clock::now() - std::chrono::duration_cast<Clock::duration>(
-                                                         std::chrono::duration<double>(
-                                                             static_cast<double>(sequence) /
-                                                             s.format->frame_rate.value()));
-    due = *s.pace_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                              static_cast<double>(sequence) / s.format->frame_rate.value()));
+    std::lock_guard lock(s.stream_mu);
+    if (!s.format) return make_error(ErrorCode::invalid_argument, "send {}: no stream started", peer());
+    rate = s.format->frame_rate.value();
   }
-  // The service thread keeps the connection alive while this sleeps.
+  const auto at = [&](uint64_t n) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(static_cast<double>(n) / rate));
+  };
+  if (!s.pace_start) s.pace_start = Clock::now() - at(sequence);
+  const auto due = *s.pace_start + at(sequence);
+  // The destinations keep their connections alive while this sleeps.
   while (Clock::now() < due) {
-    if (s.interrupted()) return std::optional<Clock::time_point>{};
+    if (s.interrupted()) return Pacing{Pacing::What::interrupted, due};
     std::this_thread::sleep_until(std::min(due, Clock::now() + kTick));
   }
-  if (auto failure = this->failure()) return Unexpected(*failure);
-  return std::optional<Clock::time_point>(due);
+  if (auto f = s.failure_now()) return Unexpected(*f);
+  // Live: a frame due more than two periods ago (the link was busy with earlier ones) is
+  // dropped, so a slow link costs frames, not a delay that grows.
+  if (s.options.policy.live && Clock::now() - due > at(2)) {
+    s.start_counting();
+    s.count_source_drop();
+    return Pacing{Pacing::What::late, due};
+  }
+  return Pacing{Pacing::What::due, due};
 }
 
-void SenderSession::skip_late(uint64_t) {
-  std::lock_guard lock(impl_->state_mu);
-  ++impl_->counters.dropped;
+void SenderSession::skip(uint64_t) {
+  impl_->start_counting();
+  impl_->count_source_drop();
 }
 
 Result<void> SenderSession::end_stream() {
-  std::lock_guard lock(impl_->mu);
-  auto ok = impl_->end();
-  if (!ok) return Unexpected(ok.error());
+  auto& s = *impl_;
+  if (s.ended) return {};
+  s.ended = true;
+  if (!s.failure_now()) s.drain_queues();
+  for (auto& d : s.destinations) {
+    {
+      std::lock_guard lock(d->mu);
+      d->end = true;
+    }
+    d->cv.notify_all();
+  }
+  for (auto& d : s.destinations) {
+    if (d->thread.joinable()) d->thread.join();
+  }
+  {
+    std::lock_guard lock(s.state_mu);
+    s.counters.finish();
+  }
+  {
+    std::lock_guard lock(s.stream_mu);
+    s.stager.reset();
+  }
+  if (auto f = s.failure_now()) return Unexpected(*f);
+  // The first destination's error, for a single destination's caller (fan-out reports each).
+  if (s.destinations.size() == 1) {
+    std::lock_guard r(s.destinations.front()->report_mu);
+    const auto& report = s.destinations.front()->report;
+    if (report.state == DestinationState::failed && report.error) return Unexpected(*report.error);
+  }
   return {};
 }
 
 bool SenderSession::receiver_ended() const {
-  std::lock_guard lock(impl_->state_mu);
-  return impl_->receiver_ended;
+  bool any = false;
+  for (const auto& d : impl_->destinations) {
+    std::lock_guard r(d->report_mu);
+    if (d->report.state == DestinationState::ended) any = true;
+    else if (d->report.state != DestinationState::failed) return false;
+  }
+  return any;
 }
 
-std::optional<Error> SenderSession::failure() const {
-  std::lock_guard lock(impl_->state_mu);
-  return impl_->failure;
-}
+std::optional<Error> SenderSession::failure() const { return impl_->failure_now(); }
 
 stats::TransferStats SenderSession::stats() const {
   std::lock_guard lock(impl_->state_mu);
   return impl_->counters;
 }
 
+std::vector<DestinationReport> SenderSession::destinations() const {
+  std::vector<DestinationReport> out;
+  for (const auto& d : impl_->destinations) {
+    uint32_t registrations = 0;
+    {
+      std::lock_guard lock(d->mu);
+      if (d->core) registrations = d->core->channel().registrations();
+    }
+    std::lock_guard r(d->report_mu);
+    out.push_back(d->report);
+    if (registrations) out.back().registrations = registrations;
+  }
+  return out;
+}
+
 std::string SenderSession::gpu_path() const {
   std::lock_guard lock(impl_->state_mu);
-  return impl_->gpu_path ? impl_->gpu_path->summary() : std::string();
+  return impl_->first_gpu_path.value_or("");
+}
+
+std::string_view to_string(DestinationReport::State state) {
+  switch (state) {
+    case DestinationReport::State::connecting: return "connecting";
+    case DestinationReport::State::streaming: return "streaming";
+    case DestinationReport::State::ended: return "ended";
+    case DestinationReport::State::failed: return "failed";
+  }
+  return "unknown";
 }
 
 }  // namespace rdmavideo

@@ -79,6 +79,8 @@ class SenderChannel {
     return make_error(ErrorCode::unsupported, "{} cannot send from GPU memory by {}",
                       to_string(kind()), gpu::to_string(path));
   }
+  /// Memory registrations this channel holds (verbs; TCP registers nothing).
+  virtual uint32_t registrations() const { return 0; }
   /// Whether a RingInfo must carry the ring's address and rkey (verbs writes there).
   virtual bool needs_ring_address() const { return false; }
 

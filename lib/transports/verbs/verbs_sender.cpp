@@ -33,6 +33,7 @@ class VerbsSenderChannel final : public sender::SenderChannel {
   TransportKind kind() const override { return TransportKind::verbs; }
   const std::string& peer() const override { return link_->peer(); }
   bool needs_ring_address() const override { return true; }
+  uint32_t registrations() const override { return static_cast<uint32_t>(registrations_.size()); }
 
   Result<void> send(const proto::Message& message) override { return link_->send(message); }
 

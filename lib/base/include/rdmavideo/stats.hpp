@@ -105,7 +105,8 @@ class StatusLine {
   StatusLine(std::string prefix, bool enabled);
   /// A line is due (a second has passed): the caller need not gather the stats otherwise.
   bool due() const;
-  void maybe_print(const TransferStats& stats);
+  /// `suffix` follows the totals (a receiver's or destination's own parts).
+  void maybe_print(const TransferStats& stats, const std::string& suffix = {});
   void finish();  ///< ends a rewritten terminal line
 
  private:

@@ -1,26 +1,40 @@
 // SPDX-License-Identifier: Apache-2.0
-// SenderSession: one sender's connection to a receiver, with everything a front end would
-// otherwise repeat: frame buffers lent from a pool the session registered, the live/no-drop
-// policy, pacing, in-flight retirement, keepalives, checksums and counters.
+// SenderSession: a sender's frames to one receiver or several (fan-out), with everything a
+// front end would otherwise repeat: frame buffers lent from a pool the session registered,
+// the live/no-drop policy, pacing and the late-frame drop, pts from the frame rate, reconnect
+// with back-off, keepalives, checksums, and counters per destination and in total.
 //
 // Lifecycle, in calling order: connect(); start_stream() describes the format and allocates
 // the pool (again on a format change); then per frame acquire_buffer(), fill it, submit()
 // (as Intel MTL's get_frame/put_frame); end_stream() at the end. Memory the session does not
 // own (a GStreamer buffer) goes out through submit_external().
 //
+// Destinations: each has its own connection (sender core, transport, key proof), ring and
+// credits, and a sending thread of its own, so N receivers cost N writes of one buffer and no
+// copy. `automatic` picks the transport per destination. A destination that fails is dropped
+// with one logged line while the others go on, unless `require_all` (the session then fails);
+// with `reconnect` a lost destination (or one not up yet) is connected again on its own, with
+// back-off, and joins the stream where it is. A live frame a destination has no credit for is
+// dropped for that destination alone; a no-drop frame waits for the slowest.
+//
 // Buffers: a FrameBuffer is a move-only lease of one pool buffer. submit() takes it; the
-// buffer returns to the pool once no transfer reads it (over verbs, when its RDMA WRITE has
-// completed), so acquire_buffer() never hands out memory the NIC still reads. A lease
-// dropped without submit() returns at once. Pool memory is registered once per stream
-// format and keeps its contents between uses (the test pattern renders its frames once).
+// buffer returns to the pool once every destination has sent it (no transfer reads it any
+// more: over verbs, its RDMA WRITEs have completed) or dropped it. A lease dropped without
+// submit() returns at once. Pool memory is registered once per stream format with each
+// destination's connection and keeps its contents between uses (the test pattern renders its
+// frames once).
+//
+// Two modes. Blocking (files, pipes, rdmavideo-send): acquire_buffer() waits for a free
+// buffer and submit() returns once every destination has sent or dropped the frame. Non-
+// blocking (`non_blocking`: capture, OBS's video and audio threads): acquire_buffer() takes
+// only the pool's lock and never waits (no free buffer: an empty FrameBuffer, the frame
+// counted as dropped), and submit() hands the frame to every destination's queue and returns.
 //
 // Threads: one thread calls connect, start_stream, acquire_buffer, submit, submit_external,
-// pace and end_stream. The session's own service thread keeps the connection alive while
-// that thread is away (a paused pipeline, a slow input): no front end sends keepalives.
-// stats(), receiver_ended() and failure() may be called from any thread.
-//
-// Where the next pieces plug in: the OBS output plugin drives exactly this API; a CUDA memory
-// kind is the `memory` the pool is allocated in; authentication is part of connect().
+// pace, skip and end_stream (the caller's). Each destination's thread keeps its connection
+// alive while that thread is away (a paused pipeline, a slow input): no front end sends
+// keepalives. stats(), destinations(), receiver_ended() and failure() may be called from any
+// thread.
 #pragma once
 
 #include <atomic>
@@ -30,6 +44,8 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "rdmavideo/gpu_path.hpp"
 #include "rdmavideo/memory.hpp"
@@ -52,6 +68,7 @@ class FrameBuffer {
   FrameBuffer& operator=(const FrameBuffer&) = delete;
   ~FrameBuffer();
 
+  /// False for the empty FrameBuffer a non-blocking session lends when none is free.
   explicit operator bool() const { return pool_ != nullptr; }
   /// Exactly the stream's frame_bytes, to be filled in the stream's layout.
   std::span<std::byte> bytes() const { return bytes_; }
@@ -75,6 +92,7 @@ class FrameBuffer {
   std::span<std::byte> bytes_;
   uint32_t index_ = 0;
   memory::MemoryKind kind_ = memory::MemoryKind::host;
+  uint64_t sent_to_ = 0;  // destinations that have it, after an interrupted submit()
 };
 
 struct SendPolicy {
@@ -84,16 +102,31 @@ struct SendPolicy {
 
 struct SenderSessionOptions {
   TransportKind transport = TransportKind::automatic;
+  /// Every destination's connection: the key, timeouts, the largest frame, the stop flag.
+  /// Its endpoint is the one destination when `destinations` is empty.
   ConnectOptions connect;
+  /// Fan-out: every frame goes to each of these receivers (at most 64).
+  std::vector<Endpoint> destinations;
   SendPolicy policy;
-  /// What the pool is allocated in. For GPU memory the connection checks the device at
-  /// connect() and sends from it by the ladder's rung (`gpu_path`).
+  /// What the pool is allocated in. For GPU memory each destination decides how frames leave
+  /// it by the ladder (`gpu_path`); a frame that must be staged is copied out once, for every
+  /// destination that stages.
   memory::MemorySpec memory = memory::MemoryKind::host;
   gpu::PathChoice gpu_path = gpu::PathChoice::automatic;
-  /// When set and it becomes true, a wait for a credit or a pace ends with `interrupted`
-  /// (the frame is not sent, and a FrameBuffer stays with the caller).
+  /// acquire_buffer() never waits and submit() only enqueues (see above).
+  bool non_blocking = false;
+  /// A destination that fails ends the session, instead of being dropped.
+  bool require_all = false;
+  /// A destination lost, or not up at connect(), is connected again with back-off (0.5 s
+  /// doubling to 5 s) until it is up, the session ends or the stop flag is set; errors that
+  /// would recur (a wrong key, a format the receiver refuses) are not retried.
+  bool reconnect = false;
+  /// When set and it becomes true, a wait for a credit, a buffer or a pace ends with
+  /// `interrupted` (the frame is not sent to the destinations still waiting, and a
+  /// FrameBuffer stays with the caller, to be submitted again).
   const std::atomic<bool>* interrupt = nullptr;
-  /// Called on the service thread when the connection fails while the caller is away.
+  /// Called (on a destination's thread) when the session fails: its last destination is
+  /// lost, or any with `require_all`.
   std::function<void(const Error& error)> on_failure;
   /// External frames (submit_external()) that may be in flight at once.
   uint32_t max_external_in_flight = 2;
@@ -102,66 +135,99 @@ struct SenderSessionOptions {
 /// What the source knows of a frame.
 struct FrameMeta {
   uint64_t sequence = 0;  ///< frame number from the source, dropped frames included
-  int64_t pts_ns = 0;     ///< presentation time from the source
+  /// Presentation time from the source; none: sequence / frame rate.
+  std::optional<int64_t> pts_ns;
   /// When the frame became available (or was due, for a paced source); the sender's latency
   /// runs from here to the end of the write.
   std::chrono::steady_clock::time_point ready = std::chrono::steady_clock::now();
 };
 
+/// One destination as it stands, for status lines and summaries.
+struct DestinationReport {
+  enum class State { connecting, streaming, ended, failed };
+  Endpoint endpoint;
+  std::string transport;        ///< "tcp" or "verbs" once connected
+  State state = State::connecting;
+  std::optional<Error> error;   ///< why it failed (or why the last try to connect failed)
+  stats::TransferStats stats;   ///< its frames, bytes, drops (no credit, or not up), latency
+  uint32_t connections = 0;     ///< connections made (more than 1 after a reconnect)
+  uint32_t registrations = 0;   ///< memory registrations its transport holds (verbs; TCP 0)
+  std::string gpu_path;         ///< GPU memory: how frames leave it for this destination
+};
+std::string_view to_string(DestinationReport::State state);
+
 class SenderSession {
  public:
   enum class Outcome {
-    sent,            ///< written into the receiver's ring
-    dropped,         ///< live: no credit was free (counted)
-    receiver_ended,  ///< the receiver wants no more frames
-    interrupted,     ///< the interrupt flag ended a wait; nothing was sent
+    sent,            ///< written into (non-blocking: queued for) at least one receiver's ring
+    dropped,         ///< no destination took it (live: no credit; none up) - counted
+    receiver_ended,  ///< every receiver wants no more frames
+    interrupted,     ///< the interrupt flag ended a wait; the frame was not sent everywhere
+  };
+  /// What pace() found.
+  struct Pacing {
+    enum class What { due, late, interrupted };
+    What what = What::due;
+    std::chrono::steady_clock::time_point due;  ///< when the frame was due
   };
 
-  /// Connects and completes the handshake; starts the service thread.
+  /// Connects to every destination and completes each handshake (concurrently). A
+  /// destination that cannot be reached fails the connect with `require_all`, or when none
+  /// could be (without `reconnect`); else it is dropped, or with `reconnect` tried again.
   static Result<std::unique_ptr<SenderSession>> connect(SenderSessionOptions options);
   ~SenderSession();  // ends the stream if end_stream() was not called
   SenderSession(const SenderSession&) = delete;
   SenderSession& operator=(const SenderSession&) = delete;
 
+  /// The first destination's transport once connected ("tcp" before), for one-line logs.
   TransportKind kind() const;
-  const std::string& peer() const;
+  /// "host:port" of the first destination, or "host:port, host:port, ..." for several.
+  std::string peer() const;
 
-  /// Describes the stream (a later call changes the format) and waits for the receiver's
-  /// ring. Frames in flight go out first; the pool is (re)allocated with `pool_buffers`
-  /// buffers of the format's size and registered.
+  /// Describes the stream (a later call changes the format) and waits for every connected
+  /// destination's ring. Frames in flight go out first; the pool is (re)allocated with
+  /// `pool_buffers` buffers of the format's size and registered. Returns the first
+  /// destination's ring.
   Result<proto::RingInfo> start_stream(const proto::StreamStart& format, uint32_t pool_buffers);
-  /// A pool buffer no transfer reads, waiting for one if need be; `index` asks for that
-  /// buffer (0..pool_buffers-1), whose contents are as the last user left them.
+  /// A pool buffer no transfer reads, waiting for one if need be (blocking mode); `index`
+  /// asks for that buffer (0..pool_buffers-1), whose contents are as the last user left
+  /// them. Non-blocking: never waits; an empty FrameBuffer when none is free (the frame is
+  /// counted as dropped).
   Result<FrameBuffer> acquire_buffer(std::optional<uint32_t> index = std::nullopt);
-  /// Sends a filled pool buffer. `buffer` is taken (emptied) unless the outcome is
-  /// `interrupted`, when it stays the caller's to submit again.
+  /// Sends a filled pool buffer to every destination. `buffer` is taken (emptied) unless the
+  /// outcome is `interrupted`, when it stays the caller's to submit again (destinations that
+  /// already have it do not get it twice).
   Result<Outcome> submit(FrameBuffer& buffer, const FrameMeta& meta);
   /// Sends memory the session does not own. `keep_while_sent` is held until no transfer
-  /// reads `frame`; where the transport needs memory registered (verbs), `frame` is
-  /// registered on first use and `keep_while_registered` is held as long as the connection,
-  /// so the registration never outlives the memory.
+  /// reads `frame`; where a transport needs memory registered (verbs), `frame` is registered
+  /// on first use and `keep_while_registered` is held as long as the connection, so the
+  /// registration never outlives the memory. Blocking: returns once every destination has
+  /// sent or dropped it. Submitting the same frame again after `interrupted` sends it only
+  /// where it has not gone.
   Result<Outcome> submit_external(std::span<const std::byte> frame, const FrameMeta& meta,
                                   std::shared_ptr<const void> keep_while_sent,
                                   std::shared_ptr<const void> keep_while_registered);
   /// Waits until frame `sequence` is due at the stream's rate, counted from the first call
-  /// (the connection is kept alive meanwhile). Returns when it was due, or `interrupted`.
-  Result<std::optional<std::chrono::steady_clock::time_point>> pace(uint64_t sequence);
-  /// A live source's frame that is not sent: it came due while the link was still busy with
-  /// earlier frames (rdmavideo-send: more than two frame periods late), and sending it would
-  /// only add delay.
-  /// Counted as dropped, as a frame with no free slot is; the receiver sees the gap.
-  void skip_late(uint64_t sequence);
-  /// Sends every frame in flight, then EndOfStream, and closes. Idempotent.
+  /// (the connections are kept alive meanwhile). A live stream's frame due more than two
+  /// frame periods ago is `late`: the link was busy with earlier frames, and sending it would
+  /// only add delay; it is counted as dropped, and the receiver sees the gap.
+  Result<Pacing> pace(uint64_t sequence);
+  /// A frame the source itself could not deliver: counted as dropped.
+  void skip(uint64_t sequence);
+  /// Sends every frame in flight, then EndOfStream, and closes every connection. Idempotent.
   Result<void> end_stream();
 
-  /// The receiver sent EndOfStream (also noticed while the caller was away).
+  /// Every destination's receiver sent EndOfStream (also noticed while the caller was away).
   bool receiver_ended() const;
-  /// The connection's failure noticed by the service thread, if any.
+  /// Why the session cannot go on (its last destination lost, or any with require_all).
   std::optional<Error> failure() const;
-  /// A copy of the counters.
+  /// The source's counters: frames sent to at least one destination, and dropped (by every
+  /// destination, late, or skipped), over every connection since connect().
   stats::TransferStats stats() const;
-  /// For a pool in GPU memory, the ladder's decision (made at start_stream()), with the
-  /// reason for each rung passed over; empty for host memory.
+  /// Each destination as it stands.
+  std::vector<DestinationReport> destinations() const;
+  /// For a pool in GPU memory, the first destination's ladder decision, with the reason for
+  /// each rung passed over; empty for host memory.
   std::string gpu_path() const;
 
  private:

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "source.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "cli.hpp"
+#include "rdmavideo/log.hpp"
+#include "rdmavideo/test_pattern.hpp"
+
+namespace rdmavideo::sender {
+namespace {
+
+const std::atomic<bool>& g_stop = cli::stop_requested();  // SIGINT or SIGTERM arrived
+
+// Buffers the session lends for decoded or read frames: one being filled while the others may
+// still be on the wire (verbs reads them until their writes complete).
+constexpr uint32_t kInputBuffers = 3;
+
+}  // namespace
+
+uint32_t Source::pool_buffers(const proto::StreamStart& format) const {
+  return testsrc_ ? TestPattern::phase_count(format.layout.frame_bytes) : kInputBuffers;
+}
+
+Result<void> Source::prepare(SenderSession& session, const proto::StreamStart& format) {
+  format_ = format;
+  if (!testsrc_) return {};
+  std::vector<std::byte> phase_frame(format.layout.frame_bytes);
+  for (uint32_t phase = 0; phase < pool_buffers(format); ++phase) {
+    auto buffer = session.acquire_buffer(phase);
+    if (!buffer) return Unexpected(buffer.error());
+    TestPattern::render_phase(format, phase, phase_frame);
+    if (auto ok = buffer->write(phase_frame); !ok) return ok;
+  }
+  // The stamp is all that changes per frame: it is made here and written over the frame.
+  stamp_offset_ = std::min<size_t>(format.layout.planes[0].offset, format.layout.frame_bytes);
+  stamp_.resize(std::min(format.layout.frame_bytes - stamp_offset_,
+                         TestPattern::stamp_bytes(format.pixel_format)) + stamp_offset_);
+  return {};
+}
+
+Result<FrameBuffer> Source::buffer_for(SenderSession& session, uint64_t sequence) {
+  if (testsrc_) return session.acquire_buffer(sequence % pool_buffers(format_));
+  return session.acquire_buffer();
+}
+
+Result<bool> Source::fill(FrameBuffer& buffer, uint64_t sequence) {
+  if (testsrc_) {
+    TestPattern::stamp(format_, stamp_, sequence);
+    auto ok = buffer.write(std::span(stamp_).subspan(stamp_offset_), stamp_offset_);
+    if (!ok) return Unexpected(ok.error());
+    return true;
+  }
+  if (ffmpeg_ && buffer.kind() == memory::MemoryKind::cuda) {
+    // Decoded by NVDEC, copied on the GPU; decoded on the CPU, uploaded.
+    auto device = cuda::Device::shared(memory_device_);
+    if (!device) return Unexpected(device.error());
+    auto info = ffmpeg_->read_frame_to_gpu(**device, cuda::address(buffer.bytes().data()));
+    if (!info) return Unexpected(info.error());
+    if (!*info) return false;
+    pts_ns_ = (*info)->pts_ns;
+    return true;
+  }
+  // GPU buffers are filled from host memory: read into it, then upload.
+  const bool upload = buffer.kind() == memory::MemoryKind::cuda;
+  if (upload) staging_.resize(buffer.bytes().size());
+  const std::span<std::byte> target = upload ? std::span(staging_) : buffer.bytes();
+  Result<bool> filled = true;
+  if (ffmpeg_) {
+    auto info = ffmpeg_->read_frame(target);
+    if (!info) return Unexpected(info.error());
+    if (!*info) return false;
+    pts_ns_ = (*info)->pts_ns;
+  } else {
+    filled = read_stdin(target, sequence);
+  }
+  if (upload && filled && *filled) {
+    if (auto ok = buffer.write(target); !ok) return Unexpected(ok.error());
+  }
+  return filled;
+}
+
+Result<bool> Source::read_stdin(std::span<std::byte> buffer, uint64_t sequence) {
+  size_t done = 0;
+  while (done < buffer.size()) {
+    // Poll in slices so a stop is noticed while stdin is quiet.
+    pollfd pfd{STDIN_FILENO, POLLIN, 0};
+    const int ready = poll(&pfd, 1, 250);
+    if (g_stop) return false;
+    if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+    const ssize_t n = read(STDIN_FILENO, buffer.data() + done, buffer.size() - done);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Unexpected(system_error("stdin: read", errno));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (done == 0) return false;
+  if (done < buffer.size()) {
+    return make_error(ErrorCode::invalid_argument,
+                      "stdin: truncated frame {}: got {} of {} bytes (check -s and --pix-fmt)",
+                      sequence, done, buffer.size());
+  }
+  return true;
+}
+
+// Opens an FFmpeg input and returns the format it gives; nullptr for the test pattern and
+// stdin. Fills `o`'s format and decides live or not (a capture input is live unless
+// --no-drop). A build without FFmpeg fails here, the codecs layer naming what is missing.
+Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o) {
+  if (!ffmpeg_input(o)) return nullptr;
+  av::SourceOptions so;
+  so.input = o.input;
+  so.input_format = o.input_format;
+  so.loop = o.loop;
+  so.cuda_decoder = o.hwaccel;
+  so.into_gpu = o.memory.kind == memory::MemoryKind::cuda;
+  if (o.size_given) so.width = o.width, so.height = o.height;
+  if (o.rate_given) so.frame_rate = o.rate;
+  if (o.pix_fmt_given) so.pixel_format = o.pix_fmt;
+  auto source = av::Source::open(so);
+  if (!source) return Unexpected(source.error());
+  const auto& f = (*source)->format();
+  o.width = f.width;
+  o.height = f.height;
+  o.rate = f.frame_rate;
+  o.pix_fmt = f.pixel_format;
+  if (!o.realtime && !o.no_drop && (*source)->live()) o.realtime = true;
+  log().info("[send] input: {}", (*source)->describe());
+  return std::move(*source);
+}
+
+}  // namespace rdmavideo::sender

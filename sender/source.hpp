@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// rdmavideo-send's frames: the test pattern (rendered once into the session's buffers, one
+// per phase, and stamped per frame), raw frames on stdin, or an FFmpeg input (decoded on the
+// CPU or by NVDEC), filled into the session's buffers wherever they live.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "options.hpp"
+#include "rdmavideo/av/source.hpp"
+#include "rdmavideo/sender_session.hpp"
+
+namespace rdmavideo::sender {
+
+class Source {
+ public:
+  Source(const Options& options, std::unique_ptr<av::Source> ffmpeg)
+      : testsrc_(options.testsrc), ffmpeg_(std::move(ffmpeg)), memory_device_(options.memory.device) {}
+
+  /// Buffers the session's pool needs for this source.
+  uint32_t pool_buffers(const proto::StreamStart& format) const;
+  /// Renders the pattern into the pool, once (uploaded, where the pool is GPU memory).
+  Result<void> prepare(SenderSession& session, const proto::StreamStart& format);
+  /// The buffer frame `sequence` goes in: the pattern's phase, or any free one.
+  Result<FrameBuffer> buffer_for(SenderSession& session, uint64_t sequence);
+  /// Fills `buffer` with frame `sequence`: false at the end of the input; an error for a
+  /// truncated frame.
+  Result<bool> fill(FrameBuffer& buffer, uint64_t sequence);
+  /// The input's presentation time of the frame fill() gave last, where it has one.
+  std::optional<int64_t> pts_ns() const { return pts_ns_; }
+
+ private:
+  Result<bool> read_stdin(std::span<std::byte> buffer, uint64_t sequence);
+
+  bool testsrc_;
+  std::unique_ptr<av::Source> ffmpeg_;
+  int memory_device_;  // --memory cuda:N
+  proto::StreamStart format_;
+  std::vector<std::byte> stamp_;    // testsrc: the frame's first bytes, up to the stamp's end
+  size_t stamp_offset_ = 0;         // where the stamp starts (plane 0)
+  std::vector<std::byte> staging_;  // a frame read for a GPU buffer
+  std::optional<int64_t> pts_ns_;
+};
+
+/// Opens an FFmpeg input and returns the format it gives; nullptr for the test pattern and
+/// stdin. Fills `o`'s format and decides live or not (a capture input is live unless
+/// --no-drop). A build without FFmpeg fails here, the codecs layer naming what is missing.
+Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o);
+
+}  // namespace rdmavideo::sender

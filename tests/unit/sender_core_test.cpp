@@ -5,89 +5,15 @@
 // failed send, and the close. No sockets, no devices; the timeout tests use short timeouts.
 #include <gtest/gtest.h>
 
-#include <deque>
-#include <set>
-
+#include "fake_sender_channel.hpp"
 #include "sender/sender_core.hpp"
 
 namespace rdmavideo::sender {
 namespace {
 
+using testing::FakeChannel;
+
 using namespace std::chrono_literals;
-
-// A receiver made of queues. It answers Hello with HelloAck and StreamStart with RingInfo
-// and every slot as credits, unless the test says otherwise; frames complete only when the
-// test says so (verbs-like), or at once.
-class FakeChannel final : public SenderChannel {
- public:
-  struct Shared {
-    std::vector<proto::Message> sent;
-    std::deque<proto::Message> inbound;
-    std::set<uint64_t> done;        // tickets whose frames are read
-    bool complete_at_once = true;   // every ticket done when written (TCP)
-    bool answer = true;             // answer Hello and StreamStart
-    uint32_t slots = 4;
-    std::optional<Error> fail_sends;  // every send and frame fails so
-    bool receiver_closed = false;   // receive() says peer_closed once the inbound is empty
-    bool chatty = false;            // a receiver alive and well: a Keepalive at every wait
-    std::optional<proto::Message> closed_with;
-    std::chrono::milliseconds linger{-1};  // close()'s
-    uint64_t frames = 0;
-  };
-  explicit FakeChannel(std::shared_ptr<Shared> s) : s_(std::move(s)) {}
-
-  TransportKind kind() const override { return TransportKind::tcp; }
-  const std::string& peer() const override { return peer_; }
-  Result<void> send(const proto::Message& m) override {
-    if (s_->fail_sends) return Unexpected(*s_->fail_sends);
-    s_->sent.push_back(m);
-    if (!s_->answer) return {};
-    if (std::holds_alternative<proto::Hello>(m)) {
-      s_->inbound.push_back(proto::HelloAck{proto::kVersion, proto::kCapChecksum, 1 << 20, s_->slots, "fake"});
-    }
-    if (const auto* start = std::get_if<proto::StreamStart>(&m)) {
-      s_->inbound.push_back(proto::RingInfo{start->stream_id, start->ring_epoch, s_->slots,
-                                            start->layout.frame_bytes, 8192, 0, 0});
-      proto::CreditReturn credits{start->ring_epoch, {}};
-      for (uint32_t i = 0; i < s_->slots; ++i) credits.slots.push_back(i);
-      s_->inbound.push_back(credits);
-    }
-    return {};
-  }
-  Result<uint64_t> send_frame(std::span<const std::byte>, const proto::FrameWritten& m, RemoteSlot) override {
-    if (s_->fail_sends) return Unexpected(*s_->fail_sends);
-    s_->sent.push_back(m);
-    const uint64_t ticket = ++s_->frames;
-    if (s_->complete_at_once) s_->done.insert(ticket);
-    return ticket;
-  }
-  bool done(uint64_t ticket) override { return s_->done.count(ticket) > 0; }
-  Result<std::optional<proto::Message>> receive(std::chrono::milliseconds wait) override {
-    if (s_->inbound.empty()) {
-      if (s_->receiver_closed) return make_error(ErrorCode::peer_closed, "receiver closed the connection");
-      std::this_thread::sleep_for(std::min(wait, 5ms));
-      if (s_->chatty && wait.count() > 0) return std::optional<proto::Message>(proto::Keepalive{1});
-      return std::optional<proto::Message>{};
-    }
-    auto m = std::move(s_->inbound.front());
-    s_->inbound.pop_front();
-    return std::optional<proto::Message>(std::move(m));
-  }
-  void protect(std::shared_ptr<auth::ControlMac>) override {}
-  void wake() override {}
-  Result<void> register_memory(std::span<const std::byte>, std::shared_ptr<const void>) override { return {}; }
-  bool registered(std::span<const std::byte>) const override { return true; }
-  void forget_memory(std::span<const std::byte>) override {}
-  void close(const proto::Message* last, std::chrono::milliseconds linger) override {
-    if (s_->linger.count() >= 0) return;  // closed already
-    if (last) s_->closed_with = *last;
-    s_->linger = linger;
-  }
-
- private:
-  std::shared_ptr<Shared> s_;
-  std::string peer_ = "10.0.0.9:5000";
-};
 
 proto::StreamStart format() {
   auto f = proto::make_stream_start(PixelFormat::uyvy, 64, 36, {30, 1});

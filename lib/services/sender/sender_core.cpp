@@ -47,17 +47,24 @@ bool tell_receiver(const Error& error) {
   return error.code() == ErrorCode::protocol || error.code() == ErrorCode::auth_failed;
 }
 
+ChannelFactory& channel_factory() {
+  static ChannelFactory factory;
+  return factory;
+}
+
 }  // namespace
+
+void replace_channel_factory(ChannelFactory factory) { channel_factory() = std::move(factory); }
 
 Result<std::unique_ptr<SenderCore>> SenderCore::connect(TransportKind kind, const ConnectOptions& options) {
   auto attempt = [&](TransportKind k) -> Result<std::unique_ptr<SenderCore>> {
-    auto channel = connect_channel(k, options);
+    auto channel = channel_factory() ? channel_factory()(k, options) : connect_channel(k, options);
     if (!channel) return Unexpected(channel.error());
     auto core = std::make_unique<SenderCore>(std::move(*channel), options);
     if (auto ok = core->handshake(); !ok) return Unexpected(ok.error());
     return core;
   };
-  if (kind != TransportKind::automatic) return attempt(kind);
+  if (kind != TransportKind::automatic || channel_factory()) return attempt(kind);
   // Verbs when an RDMA device reaches the receiver and it takes verbs; else TCP.
   if (verbs_available()) {
     auto core = attempt(TransportKind::verbs);

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -36,6 +37,13 @@ struct Credit {
   uint32_t ring_epoch = 0;
   uint32_t slot = 0;
 };
+
+/// Makes a connected channel; the transports' own (connect_channel()) unless tests replace it.
+using ChannelFactory =
+    std::function<Result<std::unique_ptr<SenderChannel>>(TransportKind kind, const ConnectOptions& options)>;
+/// Tests: every SenderCore::connect() makes its channel with `factory` from now on (an
+/// in-memory receiver); an empty one restores the transports.
+void replace_channel_factory(ChannelFactory factory);
 
 class SenderCore {
  public:

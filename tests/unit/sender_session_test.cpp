@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+// SenderSession in non-blocking mode (capture, OBS) over in-memory receivers that stall:
+// acquire_buffer() and submit() never wait; a frame no destination can take, and a frame
+// with no free buffer, are dropped and counted; a receiver that keeps up gets every frame
+// while another stalls. No sockets: the session's channels are fakes.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+
+#include "fake_sender_channel.hpp"
+#include "rdmavideo/sender_session.hpp"
+#include "sender/sender_core.hpp"
+
+namespace rdmavideo {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeChannel;
+using Clock = std::chrono::steady_clock;
+
+// Receivers by port: port 1 grants one credit and never another (stalled); port 2 returns
+// each credit once its frame was written (keeps up).
+class Receivers {
+ public:
+  Receivers() {
+    sender::replace_channel_factory([this](TransportKind, const ConnectOptions& options)
+                                        -> Result<std::unique_ptr<sender::SenderChannel>> {
+      auto shared = std::make_shared<FakeChannel::Shared>();
+      shared->chatty = true;  // alive: only its credits stall
+      if (options.endpoint.port == 1) shared->slots = 1;
+      if (options.endpoint.port == 2) shared->returns_credits = true;
+      std::lock_guard lock(mu);
+      by_port[options.endpoint.port] = shared;
+      return std::unique_ptr<sender::SenderChannel>(std::make_unique<FakeChannel>(shared));
+    });
+  }
+  ~Receivers() { sender::replace_channel_factory({}); }
+  std::mutex mu;
+  std::map<uint16_t, std::shared_ptr<FakeChannel::Shared>> by_port;  // under mu
+};
+
+proto::StreamStart format() {
+  auto f = proto::make_stream_start(PixelFormat::uyvy, 64, 36, {60, 1});
+  return *f;
+}
+
+SenderSessionOptions options(std::vector<uint16_t> ports, bool live) {
+  SenderSessionOptions o;
+  o.transport = TransportKind::tcp;
+  for (auto p : ports) o.destinations.push_back({"fake", p});
+  o.connect.timeouts.keepalive = 100ms;
+  o.connect.timeouts.peer = 2000ms;
+  o.non_blocking = true;
+  o.policy.live = live;
+  return o;
+}
+
+// Offers `frames` frames as a capture thread would, timing every call; returns the slowest.
+Clock::duration offer(SenderSession& session, int frames, int& no_buffer) {
+  Clock::duration slowest{};
+  for (int i = 0; i < frames; ++i) {
+    const auto began = Clock::now();
+    auto buffer = session.acquire_buffer();
+    EXPECT_TRUE(buffer) << buffer.error().message();
+    if (buffer && *buffer) {
+      auto outcome = session.submit(*buffer, {static_cast<uint64_t>(i), std::nullopt, Clock::now()});
+      EXPECT_TRUE(outcome) << outcome.error().message();
+    } else {
+      ++no_buffer;
+    }
+    slowest = std::max(slowest, Clock::now() - began);
+    std::this_thread::sleep_for(1ms);
+  }
+  return slowest;
+}
+
+// Live: the stalled receiver drops what it has no credit for, each frame counted there; the
+// caller never waits for it.
+TEST(NonBlockingSession, AStalledLiveReceiverDropsAndCountsWithoutWaiting) {
+  Receivers receivers;
+  auto session = SenderSession::connect(options({1}, true));
+  ASSERT_TRUE(session) << session.error().message();
+  ASSERT_TRUE((*session)->start_stream(format(), 3));
+  int no_buffer = 0;
+  const auto slowest = offer(**session, 50, no_buffer);
+  EXPECT_LT(slowest, 100ms) << "a call waited for the stalled receiver";
+  ASSERT_TRUE((*session)->end_stream());
+  const auto d = (*session)->destinations().at(0);
+  EXPECT_EQ(d.stats.frames, 1u);  // its one credit
+  EXPECT_EQ(d.stats.frames + d.stats.dropped, 50u);
+  const auto s = (*session)->stats();
+  EXPECT_EQ(s.frames, 1u);
+  EXPECT_EQ(s.dropped, 49u);
+}
+
+// No-drop: frames wait in the stalled destination's queue, holding their buffers; once every
+// buffer is held, acquire_buffer() hands out none (the frame is dropped and counted) instead
+// of waiting.
+TEST(NonBlockingSession, NoFreeBufferIsADropNotAWait) {
+  Receivers receivers;
+  auto o = options({1}, false);
+  o.connect.timeouts.peer = 600ms;  // so the stalled frames fail at the end, not for ever
+  auto session = SenderSession::connect(o);
+  ASSERT_TRUE(session) << session.error().message();
+  ASSERT_TRUE((*session)->start_stream(format(), 3));
+  int no_buffer = 0;
+  const auto slowest = offer(**session, 30, no_buffer);
+  EXPECT_LT(slowest, 100ms) << "a call waited for a buffer";
+  EXPECT_GE(no_buffer, 25);
+  EXPECT_GE((*session)->stats().dropped, static_cast<uint64_t>(no_buffer));
+  {
+    std::lock_guard lock(receivers.mu);
+    receivers.by_port[1]->chatty = false;
+  }  // silent now: its watchdog ends the connection
+  (void)(*session)->end_stream();
+}
+
+// Fan-out: one receiver stalls, the other keeps up and gets every frame.
+TEST(NonBlockingSession, AReceiverThatKeepsUpIsNotHeldBackByOneThatStalls) {
+  Receivers receivers;
+  auto session = SenderSession::connect(options({1, 2}, true));
+  ASSERT_TRUE(session) << session.error().message();
+  ASSERT_TRUE((*session)->start_stream(format(), 4));
+  int no_buffer = 0;
+  offer(**session, 40, no_buffer);
+  ASSERT_TRUE((*session)->end_stream());
+  const auto all = (*session)->destinations();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].stats.frames, 1u);
+  EXPECT_EQ(all[1].stats.frames + static_cast<uint64_t>(no_buffer), 40u);
+  EXPECT_EQ(all[1].stats.dropped, static_cast<uint64_t>(no_buffer));
+  EXPECT_EQ((*session)->stats().frames, all[1].stats.frames);
+}
+
+}  // namespace
+}  // namespace rdmavideo

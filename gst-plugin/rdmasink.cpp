@@ -54,6 +54,7 @@ constexpr size_t kPageBytes = 4096;
 struct SinkSettings {
   std::string host = "127.0.0.1";
   guint port = 5000;
+  std::string destinations;  // "host:port,host:port": fan-out; empty: host and port
   TransportKind transport = TransportKind::automatic;
   std::string rdma_device;
   std::string key_file;  // key-file: empty, no authentication
@@ -120,6 +121,7 @@ enum {
   PROP_STATS,
   PROP_MEMORY,
   PROP_CUDA_CAPS,
+  PROP_DESTINATIONS,
 };
 
 SinkState& state_of(gpointer object) { return *GST_RDMA_SINK(object)->state; }
@@ -160,6 +162,23 @@ gboolean sink_start(GstBaseSink* sink) {
   options.memory = rt->memory;
   options.transport = rt->settings.transport;
   options.connect.endpoint = Endpoint{rt->settings.host, static_cast<uint16_t>(rt->settings.port)};
+  if (!rt->settings.destinations.empty()) {
+    std::string_view rest = rt->settings.destinations;
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      const std::string_view item = rest.substr(0, comma);
+      auto endpoint = parse_endpoint(item, false);
+      if (!endpoint) {
+        GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Bad destinations property."),
+                          ("destinations \"%s\": %s", rt->settings.destinations.c_str(),
+                           endpoint.error().message().c_str()));
+        return FALSE;
+      }
+      options.destinations.push_back(*endpoint);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    options.connect.endpoint = options.destinations.front();
+  }
   options.connect.rdma_device = rt->settings.rdma_device;
   options.connect.key = key;
   options.connect.stop = &state.stopping;  // stopping abandons a frame write; a flush must not
@@ -170,7 +189,9 @@ gboolean sink_start(GstBaseSink* sink) {
     GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Lost the connection to the receiver."),
                       ("%s", error.message().c_str()));
   };
-  GST_INFO_OBJECT(self, "connecting to %s over %s", options.connect.endpoint.to_string().c_str(),
+  GST_INFO_OBJECT(self, "connecting to %s over %s",
+                  (rt->settings.destinations.empty() ? options.connect.endpoint.to_string()
+                                                     : rt->settings.destinations).c_str(),
                   std::string(to_string(rt->settings.transport)).c_str());
   auto session = SenderSession::connect(options);
   if (!session) {
@@ -179,7 +200,8 @@ gboolean sink_start(GstBaseSink* sink) {
                       : code == ErrorCode::unsupported ? "cannot be reached with this transport"
                                                        : "refused or could not be reached";
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE,
-                      ("Receiver %s %s.", options.connect.endpoint.to_string().c_str(), why),
+                      ("Receiver %s %s.", (rt->settings.destinations.empty() ? options.connect.endpoint.to_string()
+                                                                             : rt->settings.destinations).c_str(), why),
                       ("%s", session.error().message().c_str()));
     return FALSE;
   }
@@ -412,12 +434,14 @@ GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
     return GST_FLOW_NOT_NEGOTIATED;
   }
 
-  const bool verbs = rt.session->kind() == TransportKind::verbs;
   const bool ours = from_our_pool(state, buffer);
+  // Our pool's buffers can be registered for the connection's life; others are sent as they
+  // lie where every destination reads any memory (TCP), else copied.
+  const bool in_place = rt.session->sends_in_place(ours);
   std::shared_ptr<MappedBuffer> mapped;  // sent in place
   FrameBuffer staged;                    // or copied into a session buffer
   const bool host_frames = rt.memory.kind == memory::MemoryKind::host && !rt.cuda_frames;
-  if (host_frames && sendable_in_place(rt, buffer) && (ours || !verbs)) {
+  if (host_frames && sendable_in_place(rt, buffer) && in_place) {
     mapped = std::make_shared<MappedBuffer>();
     mapped->buffer = gst_buffer_ref(buffer);
     mapped->is_mapped = gst_buffer_map(buffer, &mapped->map, GST_MAP_READ);
@@ -434,23 +458,22 @@ GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
     }
     if (rt.copies++ == 0) {
       GST_WARNING_OBJECT(self, "copying frames: upstream buffers are not from rdmasink's pool%s",
-                         verbs ? " (verbs sends only registered memory)" : " or not in the stream's layout");
+                         in_place ? " or not in the stream's layout" : " (verbs sends only registered memory)");
     }
     staged = std::move(*copied);
   }
 
-  const int64_t pts_ns = GST_BUFFER_PTS_IS_VALID(buffer)
-                             ? static_cast<int64_t>(GST_BUFFER_PTS(buffer))
-                             : static_cast<int64_t>(rt.sequence * GST_SECOND * GST_VIDEO_INFO_FPS_D(&rt.info) /
-                                                    std::max(GST_VIDEO_INFO_FPS_N(&rt.info), 1));
+  // Without a pts the session makes one from the frame rate.
+  const std::optional<int64_t> pts_ns =
+      GST_BUFFER_PTS_IS_VALID(buffer) ? std::optional<int64_t>(GST_BUFFER_PTS(buffer)) : std::nullopt;
   const uint64_t sequence = rt.sequence++;
   const auto send = [&] {
     const FrameMeta meta{sequence, pts_ns, ready};
     if (!mapped) return rt.session->submit(staged, meta);
-    // Over verbs the pool buffer's memory is registered once and kept, with a reference, for
-    // the connection's life, so its registration never outlives it.
+    // Our pool's memory, where a transport registers it (verbs), is registered once and kept,
+    // with a reference, for the connection's life, so its registration never outlives it.
     std::shared_ptr<const void> keep_registered;
-    if (verbs) {
+    if (ours) {
       GstMemory* memory = gst_memory_ref(gst_buffer_peek_memory(buffer, 0));
       keep_registered = std::shared_ptr<const void>(memory, [](const void* m) {
         gst_memory_unref(static_cast<GstMemory*>(const_cast<void*>(m)));
@@ -534,6 +557,9 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
   switch (id) {
     case PROP_HOST: s.host = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
     case PROP_PORT: s.port = g_value_get_uint(value); break;
+    case PROP_DESTINATIONS:
+      s.destinations = g_value_get_string(value) ? g_value_get_string(value) : "";
+      break;
     case PROP_TRANSPORT: s.transport = static_cast<TransportKind>(g_value_get_enum(value)); break;
     case PROP_RDMA_DEVICE:
       s.rdma_device = g_value_get_string(value) ? g_value_get_string(value) : "";
@@ -569,6 +595,7 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
     case PROP_HOST: g_value_set_string(value, s.host.c_str()); break;
     case PROP_MEMORY: g_value_set_string(value, s.memory.c_str()); break;
     case PROP_PORT: g_value_set_uint(value, s.port); break;
+    case PROP_DESTINATIONS: g_value_set_string(value, s.destinations.c_str()); break;
     case PROP_TRANSPORT: g_value_set_enum(value, static_cast<gint>(s.transport)); break;
     case PROP_RDMA_DEVICE: g_value_set_string(value, s.rdma_device.c_str()); break;
     case PROP_KEY_FILE: g_value_set_string(value, s.key_file.c_str()); break;
@@ -612,6 +639,14 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
                         "Receiver's port (TCP port, and rdma_cm port for verbs). Default 5000; "
                         "read when the element starts.",
                         1, 65535, 5000, flags));
+  g_object_class_install_property(
+      gobject_class, PROP_DESTINATIONS,
+      g_param_spec_string("destinations", "Destinations",
+                          "Fan-out: receivers as host:port,host:port; every frame goes to each, on "
+                          "a connection of its own (host and port are then not used). A receiver "
+                          "that fails is dropped while the others go on. Default empty (host and "
+                          "port); read when the element starts.",
+                          "", flags));
   g_object_class_install_property(
       gobject_class, PROP_TRANSPORT,
       g_param_spec_enum("transport", "Transport",

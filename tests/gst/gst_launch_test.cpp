@@ -253,6 +253,41 @@ INSTANTIATE_TEST_SUITE_P(Formats, InteropFormats,
 // key-file on both elements, against the command-line peers with --key-file: the right key
 // streams and verifies both ways; rdmasink without the key is refused by the receiver, and
 // gst-launch-1.0 fails saying so.
+// rdmasink destinations=A,B: every frame into two rdmavideo-recv --verify, each on its own
+// connection, both writing videotestsrc's own bytes.
+TEST_F(GstLaunch, RdmasinkDestinationsFanOutIntoTwoVerifyingReceivers) {
+  constexpr int kFrames = 60;
+  TempDir dir;
+  const std::string source = "videotestsrc num-buffers=" + std::to_string(kFrames) +
+                             " pattern=smpte ! " + caps_string("UYVY", 320, 240, 30);
+  Process reference(launch(source + " ! filesink location=" + (dir / "reference.raw").string(), {"-q"}),
+                    dir / "reference.stderr");
+  ASSERT_EQ(reference.wait(60s), 0) << reference.stderr_text();
+  std::vector<std::unique_ptr<Receiver>> recv;
+  for (const char* tag : {"a", "b"}) {
+    recv.push_back(std::make_unique<Receiver>(
+        dir,
+        std::vector<std::string>{"--verify", "--quiet", "--transport", "tcp", "--output",
+                                 (dir / (std::string(tag) + ".raw")).string(), "--stats-json",
+                                 (dir / (std::string(tag) + ".json")).string()},
+        Redirect{}, tag));
+  }
+  Process send(launch(source + " ! rdmasink destinations=" + recv[0]->address() + "," +
+                          recv[1]->address() + " transport=tcp checksum=true sync=false",
+                      {"-q"}),
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  for (const char* tag : {"a", "b"}) {
+    auto& r = *recv[tag[0] - 'a'];
+    ASSERT_EQ(r.process().wait(30s), 0) << r.process().stderr_text();
+    const auto j = read_json(dir / (std::string(tag) + ".json"));
+    EXPECT_EQ(j["frames"], kFrames) << tag;
+    EXPECT_EQ(j["checksum_failures"], 0) << tag;
+    const auto diff = compare_frames(dir / (std::string(tag) + ".raw"), dir / "reference.raw", 320 * 240 * 2);
+    EXPECT_FALSE(diff) << tag << ": " << *diff;
+  }
+}
+
 TEST_F(GstLaunch, KeyFileAuthenticatesBothElements) {
   TempDir dir;
   const auto key = dir / "shared.key";

@@ -1157,6 +1157,15 @@ Result<SenderSession::Outcome> SenderSession::submit_external(
   return outcome;
 }
 
+bool SenderSession::sends_in_place(bool registrable) const {
+  if (registrable || impl_->options.transport == TransportKind::tcp) return true;
+  // Verbs reads only registered memory; a destination not connected yet may become verbs.
+  return std::all_of(impl_->destinations.begin(), impl_->destinations.end(), [](const auto& d) {
+    std::lock_guard lock(d->report_mu);
+    return d->report.transport == "tcp";
+  });
+}
+
 Result<SenderSession::Pacing> SenderSession::pace(uint64_t sequence) {
   auto& s = *impl_;
   double rate;

@@ -207,6 +207,11 @@ class SenderSession {
   Result<Outcome> submit_external(std::span<const std::byte> frame, const FrameMeta& meta,
                                   std::shared_ptr<const void> keep_while_sent,
                                   std::shared_ptr<const void> keep_while_registered);
+  /// Whether submit_external() can send memory the session does not own as it lies: every
+  /// destination reads any memory (TCP), or the memory can be registered for the
+  /// connection's life (`registrable`: the caller holds it that long, as a buffer pool of its
+  /// own does). Else the caller copies into a session buffer (acquire_buffer()).
+  bool sends_in_place(bool registrable) const;
   /// Waits until frame `sequence` is due at the stream's rate, counted from the first call
   /// (the connections are kept alive meanwhile). A live stream's frame due more than two
   /// frame periods ago is `late`: the link was busy with earlier frames, and sending it would

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// rdmavideo-tcp-pipe: the plain TCP reference for bench/run_tcp_bench.py. One side listens and
-// reads until EOF into a 4 MiB buffer; the other connects and writes N bytes, 4 MiB per write.
-// No framing, no copies beyond the kernel's: what a TCP socket can move on this machine.
+// rdmavideo-tcp-pipe: the plain TCP reference for bench/run_tcp_bench.py and
+// bench/run_fanout_bench.py. One side listens and reads until EOF into a 4 MiB buffer; the
+// other connects and writes N bytes, 4 MiB per write; with --connect given several times, it
+// writes N bytes to each from the same buffer, a thread per connection (the plain peer of a
+// fan-out). No framing, no copies beyond the kernel's: what TCP sockets can move here.
 // Each side prints one JSON line: {"role", "bytes", "seconds", "cpu_seconds", "gbytes_per_s"}.
 //
 //   rdmavideo-tcp-pipe --listen PORT [--host ADDR]     (PORT 0: any free port)
-//   rdmavideo-tcp-pipe --connect HOST:PORT --bytes N
+//   rdmavideo-tcp-pipe --connect HOST:PORT [--connect HOST:PORT ...] --bytes N
 //
 // The listener prints "listening on ADDR:PORT" on stderr once it accepts connections.
 #include <arpa/inet.h>
@@ -15,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -23,6 +26,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -48,7 +52,7 @@ int fail(const char* what) {
 int usage() {
   std::fprintf(stderr,
                "usage: rdmavideo-tcp-pipe --listen PORT [--host ADDR]\n"
-               "       rdmavideo-tcp-pipe --connect HOST:PORT --bytes N\n");
+               "       rdmavideo-tcp-pipe --connect HOST:PORT [--connect HOST:PORT ...] --bytes N\n");
   return 2;
 }
 
@@ -120,9 +124,9 @@ int run_listen(const std::string& host, uint16_t port) {
   return 0;
 }
 
-int run_connect(const std::string& endpoint, uint64_t bytes) {
+int connect_to(const std::string& endpoint) {
   const auto colon = endpoint.rfind(':');
-  if (colon == std::string::npos) return usage();
+  if (colon == std::string::npos) return -1;
   const std::string host = endpoint.substr(0, colon);
   const std::string port = endpoint.substr(colon + 1);
   addrinfo hints{};
@@ -131,7 +135,7 @@ int run_connect(const std::string& endpoint, uint64_t bytes) {
   addrinfo* result = nullptr;
   if (const int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &result); rc != 0) {
     std::fprintf(stderr, "rdmavideo-tcp-pipe: %s: %s\n", endpoint.c_str(), gai_strerror(rc));
-    return 1;
+    return -1;
   }
   int fd = -1;
   for (addrinfo* ai = result; ai; ai = ai->ai_next) {
@@ -142,12 +146,12 @@ int run_connect(const std::string& endpoint, uint64_t bytes) {
     fd = -1;
   }
   freeaddrinfo(result);
-  if (fd < 0) return fail("connect");
+  return fd;
+}
 
-  // Touch every page once so the first writes do not pay for page faults.
-  std::vector<char> buffer(kChunk, '\x5a');
-  const double cpu_start = cpu_seconds();
-  const auto start = Clock::now();
+// Writes `bytes` from `buffer` (4 MiB per write), half-closes and waits for the reader's EOF,
+// so the time covers delivery, not just buffering. False on a failed send.
+bool write_all(int fd, const std::vector<char>& buffer, uint64_t bytes) {
   uint64_t left = bytes;
   while (left > 0) {
     const size_t want = left < kChunk ? static_cast<size_t>(left) : kChunk;
@@ -156,28 +160,52 @@ int run_connect(const std::string& endpoint, uint64_t bytes) {
       const ssize_t n = send(fd, buffer.data() + done, want - done, MSG_NOSIGNAL);
       if (n < 0) {
         if (errno == EINTR) continue;
-        return fail("send");
+        return false;
       }
       done += static_cast<size_t>(n);
     }
     left -= want;
   }
-  // Half-close and wait for the reader's EOF so the time covers delivery, not just buffering.
   shutdown(fd, SHUT_WR);
   char sink[64];
   while (recv(fd, sink, sizeof sink, 0) > 0) {
   }
+  return true;
+}
+
+int run_connect(const std::vector<std::string>& endpoints, uint64_t bytes) {
+  std::vector<int> fds;
+  for (const auto& endpoint : endpoints) {
+    const int fd = connect_to(endpoint);
+    if (fd < 0) return fail("connect");
+    fds.push_back(fd);
+  }
+  // One buffer for every connection; every page touched once so the first writes do not pay
+  // for page faults.
+  const std::vector<char> buffer(kChunk, '\x5a');
+  const double cpu_start = cpu_seconds();
+  const auto start = Clock::now();
+  std::atomic<bool> ok{true};
+  std::vector<std::thread> writers;
+  for (int fd : fds) {
+    writers.emplace_back([&, fd] {
+      if (!write_all(fd, buffer, bytes)) ok = false;
+    });
+  }
+  for (auto& w : writers) w.join();
+  if (!ok) return fail("send");
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const double cpu = cpu_seconds() - cpu_start;
-  close(fd);
-  report("connect", bytes, seconds, cpu);
+  for (int fd : fds) close(fd);
+  report("connect", bytes * fds.size(), seconds, cpu);
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string listen_port, host = "127.0.0.1", connect_to;
+  std::string listen_port, host = "127.0.0.1";
+  std::vector<std::string> connect_to;
   uint64_t bytes = 0;
   bool have_bytes = false;
   for (int i = 1; i < argc; ++i) {
@@ -193,7 +221,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--host") {
       host = value;
     } else if (arg == "--connect") {
-      connect_to = value;
+      connect_to.push_back(value);
     } else if (arg == "--bytes") {
       if (!parse_u64(value, bytes)) return usage();
       have_bytes = true;
@@ -202,7 +230,7 @@ int main(int argc, char** argv) {
     }
     ++i;
   }
-  if (!listen_port.empty() == !connect_to.empty()) return usage();
+  if (listen_port.empty() == connect_to.empty()) return usage();
   if (!listen_port.empty()) {
     uint64_t port = 0;
     if (!parse_u64(listen_port.c_str(), port) || port > 65535) return usage();

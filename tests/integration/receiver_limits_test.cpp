@@ -242,12 +242,25 @@ TEST_F(ReceiverLimits, ThousandsOfShortStreamsKeepMemoryFlat) {
   Receiver recv(dir_, {"--serve", "--quiet", "--verify", "--max-streams", "4", "--metrics",
                        "127.0.0.1:0"});
   auto one_stream = [&](int i) {
-    RawPeer peer(recv.port());
-    peer.handshake();
     auto format = small_format();
     format.name = "short " + std::to_string(i);
-    // The previous stream's end (its sink finishing) may not have freed its place yet.
-    auto [ring, credits] = peer.start(format);
+    // The previous streams' ends (their sinks finishing) may not have freed a place yet: a
+    // busy receiver is asked again, as a sender with --reconnect would.
+    std::unique_ptr<RawPeer> connected;
+    std::pair<proto::RingInfo, proto::CreditReturn> started;
+    for (int attempt = 0; !connected; ++attempt) {
+      auto peer = std::make_unique<RawPeer>(recv.port());
+      peer->handshake();
+      try {
+        started = peer->start(format);
+        connected = std::move(peer);
+      } catch (const std::runtime_error& e) {
+        if (std::string(e.what()).find("busy") == std::string::npos || attempt > 1000) throw;
+        std::this_thread::sleep_for(1ms);
+      }
+    }
+    RawPeer& peer = *connected;
+    auto [ring, credits] = started;
     peer.send(proto::FrameWritten{ring.ring_epoch, credits.slots[0], 0, 0, 0,
                                   format.layout.frame_bytes, 0, 0});
     std::vector<std::byte> payload(format.layout.frame_bytes);

@@ -240,6 +240,11 @@ struct SenderSession::Impl {
     // Written by the thread under mu, read by others under it: the core (so a caller can wake
     // its channel) and whether frames reach it.
     std::unique_ptr<sender::SenderCore> core;
+    // Held by whoever drives the core: this thread, or in blocking mode the caller's, which
+    // sends to the first destination itself (a hand-off to a thread and back costs a frame
+    // two wake-ups, a quarter of a 4 MB frame's time on a virtual machine).
+    std::mutex core_mu;
+    bool direct = false;      // blocking mode's first destination: the caller sends to it
     bool up = false;          // connected and streaming the current generation
     bool staged = false;      // GPU frames go to it from the pinned copy
     uint64_t joined = 0;      // the generation its ring is for
@@ -304,7 +309,7 @@ struct SenderSession::Impl {
   std::optional<proto::StreamStart> format;
   std::shared_ptr<detail::BufferPool> pool;
   std::shared_ptr<gpu::Stager> stager;  // made when the first destination stages
-  uint64_t generation = 0;              // StreamStarts so far
+  std::atomic<uint64_t> generation{0};  // StreamStarts so far (changed under stream_mu)
 
   // The caller's.
   std::vector<std::weak_ptr<FrameHold>> slot_holds;  // per staging slot: alive while read
@@ -416,7 +421,7 @@ struct SenderSession::Impl {
     uint64_t seen = returns->count();
     while (!slot_holds[slot].expired()) {
       if (auto f = failure_now()) return Unexpected(*f);
-      seen = returns->wait(seen, kTick);
+      seen = wait_for_returns(seen);
     }
     auto copy = stager->download(slot, cuda::address(frame.data()), frame.size());
     if (!copy) return Unexpected(copy.error().context("send"));
@@ -425,6 +430,21 @@ struct SenderSession::Impl {
     std::lock_guard lock(state_mu);
     ++counters.gpu_copies;
     return std::pair(*copy, hold);
+  }
+
+  // Waits for memory to come back (a buffer, a slot, an external frame's place): in blocking
+  // mode the caller drives its own destination's completions meanwhile; the others' threads
+  // drive theirs. Returns the returns' count to wait from next.
+  uint64_t wait_for_returns(uint64_t seen) {
+    Destination& first = *destinations.front();
+    if (first.direct) {
+      std::lock_guard cl(first.core_mu);
+      if (first.core && first.core->in_flight() > 0) {
+        if (auto ok = first.core->retire_oldest(); !ok) first.lost(ok.error());
+        return returns->count();
+      }
+    }
+    return returns->wait(seen, kTick);
   }
 
   std::optional<Error> failure_now() const {
@@ -488,18 +508,28 @@ void SenderSession::Impl::Destination::run() {
       format = session.format;
       pool = session.pool;
     }
-    if (format && joined != generation) {
-      if (auto ok = join(generation, *format, pool); !ok) {
-        lost(ok.error());
+    {
+      std::unique_lock cl(core_mu);
+      if (!core) continue;
+      if (format && joined != generation) {
+        if (auto ok = join(generation, *format, pool); !ok) lost(ok.error());
         continue;
       }
-      continue;
+    }
+    // Completions to drive here: frames in flight that the caller does not drive itself.
+    bool completions = false;
+    if (!direct) {
+      std::lock_guard cl(core_mu);
+      completions = core && core->in_flight() > 0;
     }
     std::optional<Job> job;
     {
       std::unique_lock lock(mu);
-      if (queue.empty() && core->in_flight() == 0) {
-        cv.wait_for(lock, kTick, [&] { return stop || end || !queue.empty(); });
+      if (queue.empty() && !completions) {
+        // A new stream format wakes it too (start_stream() notifies), however close it came.
+        cv.wait_for(lock, kTick, [&] {
+          return stop || end || !queue.empty() || session.generation.load() != generation;
+        });
       }
       if (!queue.empty()) {
         job = std::move(queue.front());
@@ -507,19 +537,25 @@ void SenderSession::Impl::Destination::run() {
         busy = true;
       }
     }
+    std::unique_lock cl(core_mu);
+    if (!core) {
+      if (job) finish_job(*job, Took::dropped);
+      continue;
+    }
     if (job) {
       send(*job);
       continue;
     }
     // Nothing to send: completions (a wake() from a new frame ends the wait), the receiver's
     // messages, keepalives, the watchdogs.
-    auto ok = core->in_flight() ? core->progress(milliseconds(5)) : core->keep_alive();
+    auto ok = completions ? core->progress(milliseconds(5)) : core->keep_alive();
     if (!ok) {
       lost(ok.error());
     } else if (core->receiver_ended()) {
       mark_ended();
     }
   }
+  std::lock_guard cl(core_mu);
   std::lock_guard lock(mu);
   core.reset();  // its frames' holds go with it
 }
@@ -545,6 +581,7 @@ bool SenderSession::Impl::Destination::connect() {
     return false;
   }
   {
+    std::lock_guard cl(core_mu);
     std::lock_guard lock(mu);
     core = std::move(*connected);
     joined = 0;
@@ -629,6 +666,10 @@ Result<void> SenderSession::Impl::Destination::join(uint64_t generation, const p
     ring = *answered;
     joined = generation;
     up = true;
+  }
+  {
+    std::lock_guard lock(report_mu);
+    report.registrations = core->channel().registrations();
   }
   log().debug("[{}] ring of {} slots", who, answered->slot_count);
   std::lock_guard lock(session.stream_mu);
@@ -743,6 +784,7 @@ void SenderSession::Impl::Destination::lost(const Error& error) {
 void SenderSession::Impl::Destination::end_stream() {
   std::unique_ptr<sender::SenderCore> ending;
   {
+    std::lock_guard cl(core_mu);
     std::lock_guard lock(mu);
     ending = std::move(core);
     up = false;
@@ -854,15 +896,39 @@ Result<SenderSession::Outcome> SenderSession::Impl::dispatch(std::span<const std
   d->ready = meta.ready;
   d->on_complete = [this](Dispatch& done) { complete(done); };
   job.dispatch = d;
+  Destination* direct = nullptr;
   for (Destination* t : targets) {
+    if (t->direct) {
+      direct = t;
+      continue;
+    }
     std::lock_guard lock(t->mu);
     t->queue.push_back(job);
     t->cv.notify_one();
     if (t->core) t->core->channel().wake();  // out of a wait for completions
   }
+  if (direct) {
+    // The caller's own: sent here, while the others' threads send theirs.
+    std::lock_guard cl(direct->core_mu);
+    {
+      std::lock_guard lock(direct->mu);
+      direct->busy = true;
+    }
+    if (direct->core) {
+      direct->send(job);
+    } else {
+      direct->finish_job(job, Took::dropped);
+    }
+  }
   job = Job{};
   if (options.non_blocking) return Outcome::sent;
   std::unique_lock lock(d->mu);
+  if (direct && (d->sent >> direct->index) & 1) {
+    // Sent here: the others' threads go on with it while the caller fills the next buffer
+    // (its buffer comes back once the slowest has it, which is the back-pressure).
+    if (sent_now) *sent_now = d->sent;
+    return Outcome::sent;
+  }
   d->cv.wait(lock, [&] { return d->remaining == 0; });
   if (sent_now) *sent_now = d->sent;
   if (d->sent) return Outcome::sent;
@@ -904,6 +970,7 @@ Result<std::unique_ptr<SenderSession>> SenderSession::connect(SenderSessionOptio
   for (uint32_t i = 0; i < o.destinations.size(); ++i) {
     impl->destinations.push_back(std::make_unique<Impl::Destination>(*impl, i, o.destinations[i]));
   }
+  impl->destinations.front()->direct = !o.non_blocking;
   // Every destination connects on its own thread, at once.
   for (auto& d : impl->destinations) {
     Impl::Destination* raw = d.get();
@@ -1066,7 +1133,7 @@ Result<FrameBuffer> SenderSession::acquire_buffer(std::optional<uint32_t> index)
     }
     if (auto f = s.failure_now()) return Unexpected(*f);
     // The one we want (or every one) is still being read by a transfer.
-    seen = s.returns->wait(seen, kTick);
+    seen = s.wait_for_returns(seen);
   }
 }
 
@@ -1120,7 +1187,7 @@ Result<SenderSession::Outcome> SenderSession::submit_external(
   auto& s = *impl_;
   // Registered with every destination's connection that needs it (verbs), for its life.
   for (auto& d : s.destinations) {
-    std::lock_guard lock(d->mu);
+    std::lock_guard cl(d->core_mu);
     if (!d->core || d->core->channel().registered(frame)) continue;
     if (!keep_while_registered) {
       return make_error(ErrorCode::invalid_argument,
@@ -1152,7 +1219,7 @@ Result<SenderSession::Outcome> SenderSession::submit_external(
   uint64_t seen = s.returns->count();
   while (*count > s.options.max_external_in_flight) {
     if (auto f = s.failure_now()) return Unexpected(*f);
-    seen = s.returns->wait(seen, kTick);
+    seen = s.wait_for_returns(seen);
   }
   return outcome;
 }
@@ -1253,14 +1320,8 @@ stats::TransferStats SenderSession::stats() const {
 std::vector<DestinationReport> SenderSession::destinations() const {
   std::vector<DestinationReport> out;
   for (const auto& d : impl_->destinations) {
-    uint32_t registrations = 0;
-    {
-      std::lock_guard lock(d->mu);
-      if (d->core) registrations = d->core->channel().registrations();
-    }
     std::lock_guard r(d->report_mu);
     out.push_back(d->report);
-    if (registrations) out.back().registrations = registrations;
   }
   return out;
 }

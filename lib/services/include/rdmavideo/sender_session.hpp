@@ -25,7 +25,10 @@
 // frames once).
 //
 // Two modes. Blocking (files, pipes, rdmavideo-send): acquire_buffer() waits for a free
-// buffer and submit() returns once every destination has sent or dropped the frame. Non-
+// buffer, and submit() sends to the first destination on the caller's thread and returns once
+// it has the frame (the others' threads send it meanwhile; the buffer comes back once the
+// slowest has it, so no-drop waits for the slowest) or, where it did not take it, once every
+// destination has sent or dropped it. Non-
 // blocking (`non_blocking`: capture, OBS's video and audio threads): acquire_buffer() takes
 // only the pool's lock and never waits (no free buffer: an empty FrameBuffer, the frame
 // counted as dropped), and submit() hands the frame to every destination's queue and returns.

@@ -64,7 +64,30 @@ for cam in cam1 cam2 cam3 cam4; do
   echo
 done
 
-echo "== 4. ffmpeg in, ffmpeg out: testsrc2 through stdin, received frame saved as PNG"
+echo "== 4. Fan-out: one live 1080p60 camera to a ProRes recorder and a verifying monitor at"
+echo "      once, each on its own connection and ring, from the same buffers (no copy each)"
+$bin/receiver/rdmavideo-recv --listen 127.0.0.1:$((port + 2)) --output "$out/fanout-recorder.mov" \
+  --quiet --stats-json "$out/fanout-recorder.json" &
+recorder=$!
+$bin/receiver/rdmavideo-recv --listen 127.0.0.1:$((port + 3)) --verify --quiet \
+  --stats-json "$out/fanout-monitor.json" &
+monitor=$!
+sleep 0.3
+$bin/sender/rdmavideo-send --connect 127.0.0.1:$((port + 2)) --connect 127.0.0.1:$((port + 3)) \
+  --name studio --testsrc -s 1920x1080 -r 60 --pix-fmt yuv422p10le --realtime --duration 3 \
+  --checksum --quiet --stats-json "$out/fanout-send.json"
+wait $recorder $monitor
+python3 - "$out" <<'PY'
+import json, sys
+send = json.load(open(f"{sys.argv[1]}/fanout-send.json"))
+for d in send["destinations"]:
+    print(f"fan-out: {d['address']} {d['transport']} {d['state']}: {d['frames']} frames, "
+          f"{d['dropped']} dropped")
+mon = json.load(open(f"{sys.argv[1]}/fanout-monitor.json"))
+print(f"fan-out: the monitor verified {mon['frames']} frames, {mon['checksum_failures']} failed")
+PY
+
+echo "== 5. ffmpeg in, ffmpeg out: testsrc2 through stdin, received frame saved as PNG"
 ffmpeg -nostdin -loglevel error -f lavfi -i testsrc2=size=1280x720:rate=30 -frames:v 16 \
   -pix_fmt yuv420p -f rawvideo - |
   { sleep 0.3; $bin/sender/rdmavideo-send --connect 127.0.0.1:$port -i - -s 1280x720 -r 30 \
@@ -75,7 +98,7 @@ $bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --output - --quiet |
 wait
 if [ -e $bin/gst-plugin/libgstrdmavideo.so ]; then
   export GST_PLUGIN_PATH=$PWD/$bin/gst-plugin GST_REGISTRY_1_0=$PWD/$bin/gst-registry.bin
-  echo "== 5. GStreamer: videotestsrc ! rdmasink recorded as ProRes; rdmavideo-send into rdmasrc"
+  echo "== 6. GStreamer: videotestsrc ! rdmasink recorded as ProRes; rdmavideo-send into rdmasrc"
   $bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --output "$out/gst.mov" --quiet &
   recv=$!
   sleep 0.3
@@ -90,7 +113,7 @@ if [ -e $bin/gst-plugin/libgstrdmavideo.so ]; then
   $bin/sender/rdmavideo-send --connect 127.0.0.1:$port --testsrc -s 1280x720 --frames 60 --quiet
   wait $gst
 fi
-echo "== 6. GPU memory: what this machine offers (the doctor's GPU section), then 4K RGBA from"
+echo "== 7. GPU memory: what this machine offers (the doctor's GPU section), then 4K RGBA from"
 echo "      GPU memory into a GPU ring, verified on the GPU by a kernel, where there is a GPU"
 # The doctor exits 1 where a check fails (no RDMA device here, say): the demo goes on.
 { $bin/doctor/rdmavideo-doctor || true; } | sed -n '/^GPU memory/,/^$/p'

@@ -678,7 +678,9 @@ Result<void> SenderSession::Impl::Destination::join(uint64_t generation, const p
 }
 
 void SenderSession::Impl::Destination::finish_job(Job& job, Took took) {
-  Dispatch& d = *job.dispatch;
+  // Kept here: the job (and in non-blocking mode the caller) may hold the last reference.
+  const std::shared_ptr<Dispatch> dispatch = job.dispatch;
+  Dispatch& d = *dispatch;
   bool complete = false;
   {
     std::lock_guard lock(d.mu);

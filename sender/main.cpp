@@ -75,6 +75,7 @@ nlohmann::json destinations_json(const std::vector<DestinationReport>& all, cons
     entry["state"] = to_string(d.state);
     entry["connections"] = d.connections;
     entry["registrations"] = d.registrations;
+    entry["registrations_shared"] = d.registrations - d.registrations_made;
     if (d.error) entry["error"] = d.error->message();
     list.push_back(std::move(entry));
   }
@@ -194,6 +195,9 @@ int run(Options o) {
   if (!o.stats_json.empty()) {
     auto summary = stats::summary_json(stats, facts);
     summary["destinations"] = destinations_json(destinations, facts);
+    uint32_t registrations = 0;  // made, for all destinations: once per RDMA device
+    for (const auto& d : destinations) registrations += d.registrations_made;
+    summary["registrations"] = registrations;
     if (!stats::write_json(o.stats_json, summary)) exit_code = cli::kExitFailed;
   }
   return exit_code;

@@ -377,6 +377,75 @@ TEST(Verbs, VerbsAndTcpSendersIntoOneAutoReceiver) {
   }
 }
 
+// Fan-out through one device: two verbs destinations from rxe1 share its protection domain,
+// so the pool frames are sent from is registered once (the second destination finds it), and
+// each receiver verifies every frame.
+TEST(Verbs, TwoDestinationsOnOneDeviceRegisterThePoolOnce) {
+  REQUIRE_LAB();
+  TempDir dir;
+  Receiver a(dir, {"--transport", "verbs", "--verify", "--quiet", "--stats-json", (dir / "a.json").string()},
+             {}, "a", kReceiverHost);
+  Receiver b(dir, {"--transport", "verbs", "--verify", "--quiet", "--stats-json", (dir / "b.json").string()},
+             {}, "b", kReceiverHost);
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", a.address(), "--connect", b.address(), "--transport",
+                "verbs", "--quiet", "--testsrc", "-s", "320x180", "--frames", "120", "--checksum",
+                "--stats-json", (dir / "send.json").string()},
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(180s), 0) << send.stderr_text();
+  for (auto* r : {&a, &b}) ASSERT_EQ(r->process().wait(60s), 0) << r->process().stderr_text();
+  for (const char* name : {"a.json", "b.json"}) {
+    const auto r = read_json(dir / name);
+    EXPECT_EQ(r["frames"], 120) << name;
+    EXPECT_EQ(r["checksum_failures"], 0) << name;
+    EXPECT_EQ(r["transport"], "verbs") << name;
+  }
+  const auto s = read_json(dir / "send.json");
+  ASSERT_EQ(s["destinations"].size(), 2u) << s.dump(2);
+  uint32_t held = 0;
+  uint32_t shared = 0;
+  for (const auto& d : s["destinations"]) {
+    EXPECT_EQ(d["transport"], "verbs") << d.dump();
+    EXPECT_EQ(d["frames"], 120) << d.dump();
+    EXPECT_GE(d["registrations"].get<uint32_t>(), 1u) << d.dump();
+    held += d["registrations"].get<uint32_t>();
+    shared += d["registrations_shared"].get<uint32_t>();
+  }
+  // Both send from the same registrations: what one made, the other shares.
+  EXPECT_EQ(s["registrations"].get<uint32_t>() * 2, held) << s.dump(2);
+  EXPECT_EQ(shared, s["registrations"].get<uint32_t>()) << s.dump(2);
+}
+
+// `auto` per destination: one receiver takes verbs, the other only TCP; one sender feeds both
+// at once, each over what it can take.
+TEST(Verbs, OneVerbsAndOneTcpDestinationAtOnce) {
+  REQUIRE_LAB();
+  TempDir dir;
+  Receiver rdma(dir, {"--transport", "verbs", "--verify", "--quiet", "--stats-json",
+                      (dir / "rdma.json").string()},
+                {}, "rdma", kReceiverHost);
+  Receiver plain(dir, {"--transport", "tcp", "--verify", "--quiet", "--stats-json",
+                       (dir / "plain.json").string()},
+                 {}, "plain", kReceiverHost);
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", rdma.address(), "--connect", plain.address(),
+                "--quiet", "--testsrc", "-s", "320x180", "--frames", "120", "--checksum",
+                "--stats-json", (dir / "send.json").string()},
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(180s), 0) << send.stderr_text();
+  for (auto* r : {&rdma, &plain}) ASSERT_EQ(r->process().wait(60s), 0) << r->process().stderr_text();
+  EXPECT_EQ(read_json(dir / "rdma.json")["transport"], "verbs");
+  EXPECT_EQ(read_json(dir / "plain.json")["transport"], "tcp");
+  for (const char* name : {"rdma.json", "plain.json"}) {
+    EXPECT_EQ(read_json(dir / name)["frames"], 120) << name;
+    EXPECT_EQ(read_json(dir / name)["checksum_failures"], 0) << name;
+  }
+  const auto s = read_json(dir / "send.json");
+  ASSERT_EQ(s["destinations"].size(), 2u) << s.dump(2);
+  EXPECT_EQ(s["destinations"][0]["transport"], "verbs");
+  EXPECT_EQ(s["destinations"][1]["transport"], "tcp");
+  EXPECT_EQ(s["destinations"][1]["registrations"], 0);
+  for (const auto& d : s["destinations"]) EXPECT_EQ(d["frames"], 120) << d.dump();
+}
+
 TEST(Verbs, ReceiverKilledMidStreamIsAClearSenderError) {
   REQUIRE_LAB();
   TempDir dir;

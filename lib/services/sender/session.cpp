@@ -386,12 +386,18 @@ struct SenderSession::Impl {
 
   // A frame no destination was offered (late, skipped, no buffer free): every destination
   // and the source count it.
-  void count_source_drop() {
+  void count_source_drop(bool late = false) {
     {
       std::lock_guard lock(state_mu);
       ++counters.dropped;
+      if (late) ++counters.dropped_late;
     }
-    for (auto& d : destinations) d->count([](stats::TransferStats& s) { ++s.dropped; });
+    for (auto& d : destinations) {
+      d->count([late](stats::TransferStats& s) {
+        ++s.dropped;
+        if (late) ++s.dropped_late;
+      });
+    }
   }
 
   void start_counting() {
@@ -670,6 +676,7 @@ Result<void> SenderSession::Impl::Destination::join(uint64_t generation, const p
   {
     std::lock_guard lock(report_mu);
     report.registrations = core->channel().registrations();
+    report.registrations_made = core->channel().registrations_made();
   }
   log().debug("[{}] ring of {} slots", who, answered->slot_count);
   std::lock_guard lock(session.stream_mu);
@@ -1200,6 +1207,9 @@ Result<SenderSession::Outcome> SenderSession::submit_external(
     if (auto ok = d->core->channel().register_memory(frame, keep_while_registered); !ok) {
       return Unexpected(ok.error().context(d->who));
     }
+    std::lock_guard rl(d->report_mu);
+    d->report.registrations = d->core->channel().registrations();
+    d->report.registrations_made = d->core->channel().registrations_made();
   }
   const uint64_t sent_before =
       s.interrupted_frame == frame.data() && s.interrupted_sequence == meta.sequence ? s.interrupted_sent : 0;
@@ -1258,7 +1268,7 @@ Result<SenderSession::Pacing> SenderSession::pace(uint64_t sequence) {
   // dropped, so a slow link costs frames, not a delay that grows.
   if (s.options.policy.live && Clock::now() - due > at(2)) {
     s.start_counting();
-    s.count_source_drop();
+    s.count_source_drop(/*late=*/true);
     return Pacing{Pacing::What::late, due};
   }
   return Pacing{Pacing::What::due, due};

@@ -79,8 +79,11 @@ class SenderChannel {
     return make_error(ErrorCode::unsupported, "{} cannot send from GPU memory by {}",
                       to_string(kind()), gpu::to_string(path));
   }
-  /// Memory registrations this channel holds (verbs; TCP registers nothing).
+  /// Memory registrations this channel sends from (verbs; TCP registers nothing).
   virtual uint32_t registrations() const { return 0; }
+  /// Of those, the ones this channel made: verbs channels through one device share its
+  /// protection domain and every registration in it, so the second finds the first's.
+  virtual uint32_t registrations_made() const { return registrations(); }
   /// Whether a RingInfo must carry the ring's address and rkey (verbs writes there).
   virtual bool needs_ring_address() const { return false; }
 

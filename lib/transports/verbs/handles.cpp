@@ -3,6 +3,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "rdmavideo/log.hpp"
 
@@ -48,5 +50,21 @@ void MrDeleter::operator()(ibv_mr* mr) const noexcept {
 }
 
 SharedPd make_shared_pd(ibv_pd* pd) { return SharedPd(pd, PdDeleter{}); }
+
+Result<SharedPd> device_pd(ibv_context* context) {
+  // librdmacm opens each device once per process, so its context names the device.
+  static std::mutex mu;
+  static std::map<ibv_context*, std::weak_ptr<ibv_pd>> pds;
+  std::lock_guard lock(mu);
+  std::erase_if(pds, [](const auto& entry) { return entry.second.expired(); });
+  if (auto it = pds.find(context); it != pds.end()) {
+    if (auto pd = it->second.lock()) return pd;
+  }
+  ibv_pd* pd = ibv_alloc_pd(context);
+  if (!pd) return Unexpected(system_error("ibv_alloc_pd", errno));
+  SharedPd shared = make_shared_pd(pd);
+  pds[context] = shared;
+  return shared;
+}
 
 }  // namespace rdmavideo::verbs

@@ -9,6 +9,8 @@
 
 #include <memory>
 
+#include "rdmavideo/result.hpp"
+
 namespace rdmavideo::verbs {
 
 struct EventChannelDeleter {
@@ -45,5 +47,9 @@ using UniqueDeviceList = std::unique_ptr<ibv_device*, DeviceListDeleter>;
 /// lent to a lease keeps its PD alive after the connection is gone.
 using SharedPd = std::shared_ptr<ibv_pd>;
 SharedPd make_shared_pd(ibv_pd* pd);
+
+/// The protection domain of `context` that every caller shares while any holds it (made on
+/// first use, deallocated when the last holder lets go). Thread-safe.
+Result<SharedPd> device_pd(ibv_context* context);
 
 }  // namespace rdmavideo::verbs

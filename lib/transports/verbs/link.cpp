@@ -162,7 +162,7 @@ Result<void> Link::make_wake_fd() {
   return {};
 }
 
-Result<void> Link::build_qp() {
+Result<void> Link::build_qp(PdScope scope) {
   ibv_context* ctx = id_->verbs;
   const std::string who = fmt::format("verbs {} port {}", device_name(), id_->port_num);
   ibv_port_attr port{};
@@ -174,9 +174,15 @@ Result<void> Link::build_qp() {
   if (int rc = ibv_query_device(ctx, &dev); rc != 0) {
     return Unexpected(system_error(fmt::format("{}: ibv_query_device", who), rc));
   }
-  ibv_pd* pd = ibv_alloc_pd(ctx);
-  if (!pd) return Unexpected(system_error(fmt::format("{}: ibv_alloc_pd", who), errno));
-  pd_ = make_shared_pd(pd);
+  if (scope == PdScope::device) {
+    auto pd = device_pd(ctx);
+    if (!pd) return Unexpected(pd.error().context(who));
+    pd_ = std::move(*pd);
+  } else {
+    ibv_pd* pd = ibv_alloc_pd(ctx);
+    if (!pd) return Unexpected(system_error(fmt::format("{}: ibv_alloc_pd", who), errno));
+    pd_ = make_shared_pd(pd);
+  }
   comp_channel_.reset(ibv_create_comp_channel(ctx));
   if (!comp_channel_) {
     return Unexpected(system_error(fmt::format("{}: ibv_create_comp_channel", who), errno));
@@ -316,7 +322,9 @@ Result<std::unique_ptr<Link>> Link::connect(const Endpoint& endpoint, const std:
   if (auto e = expect(RDMA_CM_EVENT_ROUTE_RESOLVED, "resolving the route", timeouts.connect); !e) {
     return Unexpected(e.error());
   }
-  if (auto ok = link->build_qp(); !ok) return Unexpected(ok.error().context(where));
+  // Every connection this process makes through one device shares a protection domain, so
+  // the memory frames are sent from is registered once per device (docs/architecture.md).
+  if (auto ok = link->build_qp(PdScope::device); !ok) return Unexpected(ok.error().context(where));
   const auto private_data = encode(request);
   rdma_conn_param param = connection_params(private_data);
   if (rdma_connect(link->id_.get(), &param) != 0) {
@@ -348,7 +356,8 @@ Result<std::unique_ptr<Link>> Link::adopt(UniqueCmId id, const Timeouts& timeout
 
 Result<void> Link::accept(Clock::time_point deadline) {
   const std::string where = fmt::format("verbs accept from {}", peer_);
-  if (auto ok = build_qp(); !ok) return Unexpected(ok.error().context(where));
+  // A protection domain of its own: no sender reaches another connection's ring.
+  if (auto ok = build_qp(PdScope::connection); !ok) return Unexpected(ok.error().context(where));
   rdma_conn_param param = connection_params();
   if (rdma_accept(id_.get(), &param) != 0) {
     return Unexpected(cm_error(where + ": rdma_accept", errno));

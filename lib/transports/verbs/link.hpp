@@ -121,9 +121,15 @@ class Link {
     bool busy = false;
   };
 
+  // Whose protection domain the QP is made in: the device's, shared by every connection this
+  // process makes through it (the connecting side: its memory is local access only, so
+  // sharing lets no peer reach more), or the connection's own (the accepting side, whose
+  // ring is remote-writable by that one peer).
+  enum class PdScope { device, connection };
+
   Link(UniqueEventChannel channel, UniqueCmId id, const Timeouts& timeouts);
   Result<void> make_wake_fd();
-  Result<void> build_qp();
+  Result<void> build_qp(PdScope scope);
   Result<void> post_recv(uint32_t index);
   Result<uint32_t> acquire_send_buffer();
   Result<void> handle_completion(const ibv_wc& wc);
@@ -142,7 +148,7 @@ class Link {
   // the QP first, as rdma_cm requires, before the CQ it uses.
   UniqueEventChannel channel_;        // this connection's cm events
   UniqueCmId id_;                     // owns the QP (rdma_create_qp)
-  SharedPd pd_;                       // shared with ring memory lent to leases
+  SharedPd pd_;                       // the device's (connect) or its own (accept)
   UniqueCompChannel comp_channel_;    // CQ notifications
   UniqueCq cq_;                       // sends and receives
   std::vector<std::byte> send_memory_;  // kSendBuffers * kControlBytes

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Verbs sender channel: frames go by RDMA WRITE straight from registered memory (a session's
-// pool, registered once, or a buffer registered on first use) into the granted slot, then a
+// pool, registered once per device, or a buffer registered on first use) into the granted slot, then a
 // FrameWritten SEND on the same QP announces them; the chain's ticket is the Link's, done
 // when its SEND completes (RC: the WRITEs before it are done too).
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "rdmavideo/log.hpp"
 #include "verbs/link.hpp"
@@ -18,6 +22,48 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
+// Frame memory registered in a protection domain, for as long as any channel sends from it.
+// Destroyed in reverse: the MR goes first, then the memory's owner, then the PD.
+struct Registration {
+  SharedPd pd;
+  std::shared_ptr<const void> owner;
+  UniqueMr mr;
+};
+
+// The frame memory registered by the process's sender channels, by protection domain and
+// range. Connections through one device share its PD (Link::connect), so N destinations on
+// one NIC find the pool registered by the first and cost one registration.
+class Registry {
+ public:
+  /// The registration of exactly `memory` in `pd`: the one another channel holds, or one
+  /// `make` makes now (second: true).
+  Result<std::pair<std::shared_ptr<const Registration>, bool>> hold(
+      const SharedPd& pd, std::span<const std::byte> memory, std::shared_ptr<const void> owner,
+      const std::function<Result<UniqueMr>()>& make) {
+    std::lock_guard lock(mu_);  // held while registering: two channels never register one range
+    std::erase_if(held_, [](const auto& entry) { return entry.second.expired(); });
+    const Key key{pd.get(), memory.data(), memory.size()};
+    if (auto it = held_.find(key); it != held_.end()) {
+      if (auto r = it->second.lock()) return std::pair{std::move(r), false};
+    }
+    auto mr = make();
+    if (!mr) return Unexpected(mr.error());
+    auto r = std::make_shared<Registration>(Registration{pd, std::move(owner), std::move(*mr)});
+    held_[key] = r;
+    return std::pair{std::shared_ptr<const Registration>(std::move(r)), true};
+  }
+
+ private:
+  using Key = std::tuple<const ibv_pd*, const std::byte*, size_t>;
+  std::mutex mu_;
+  std::map<Key, std::weak_ptr<const Registration>> held_;
+};
+
+Registry& registry() {
+  static Registry all;
+  return all;
+}
+
 class VerbsSenderChannel final : public sender::SenderChannel {
  public:
   VerbsSenderChannel(std::unique_ptr<Link> link, const ConnectOptions& options)
@@ -27,13 +73,16 @@ class VerbsSenderChannel final : public sender::SenderChannel {
 
   ~VerbsSenderChannel() override {
     close(nullptr, milliseconds(0));
-    registrations_.clear();  // MRs before the link's PD goes
+    registrations_.clear();  // each registration keeps its PD until its MR is gone
   }
 
   TransportKind kind() const override { return TransportKind::verbs; }
   const std::string& peer() const override { return link_->peer(); }
   bool needs_ring_address() const override { return true; }
   uint32_t registrations() const override { return static_cast<uint32_t>(registrations_.size()); }
+  uint32_t registrations_made() const override {
+    return static_cast<uint32_t>(std::ranges::count_if(registrations_, [](const Held& h) { return h.made_here; }));
+  }
 
   Result<void> send(const proto::Message& message) override { return link_->send(message); }
 
@@ -70,20 +119,18 @@ class VerbsSenderChannel final : public sender::SenderChannel {
   Result<void> register_memory(std::span<const std::byte> memory,
                                std::shared_ptr<const void> owner) override {
     if (registered(memory)) return {};
-    auto registration = std::make_unique<Registration>();
-    registration->owner = std::move(owner);
-    registration->mr.reset(ibv_reg_mr(link_->pd().get(), const_cast<std::byte*>(memory.data()),
-                                      memory.size(), IBV_ACCESS_LOCAL_WRITE));
-    if (!registration->mr) {
-      return Unexpected(system_error(
-          fmt::format("verbs {}: ibv_reg_mr of {} bytes of frame memory", link_->device_name(),
-                      memory.size()),
-          errno));
-    }
-    log().debug("[{}] registered frame memory {} ({} bytes)", who_,
-                static_cast<const void*>(memory.data()), memory.size());
-    registrations_.push_back(std::move(registration));
-    return {};
+    return hold(memory, std::move(owner), [&]() -> Result<UniqueMr> {
+      UniqueMr mr(ibv_reg_mr(link_->pd().get(), const_cast<std::byte*>(memory.data()), memory.size(),
+                             IBV_ACCESS_LOCAL_WRITE));
+      if (!mr) {
+        return Unexpected(system_error(fmt::format("verbs {}: ibv_reg_mr of {} bytes of frame memory",
+                                                   link_->device_name(), memory.size()),
+                                       errno));
+      }
+      log().debug("[{}] registered frame memory {} ({} bytes)", who_,
+                  static_cast<const void*>(memory.data()), memory.size());
+      return mr;
+    });
   }
 
   bool registered(std::span<const std::byte> frame) const override {
@@ -97,19 +144,19 @@ class VerbsSenderChannel final : public sender::SenderChannel {
   Result<void> register_gpu_memory(std::span<const std::byte> memory, std::shared_ptr<const void> owner,
                                    gpu::Path path, const cuda::Device& device) override {
     if (registered(memory)) return {};
-    auto mr = register_gpu(*link_, memory, path, device, IBV_ACCESS_LOCAL_WRITE);
-    if (!mr) return Unexpected(mr.error());
-    auto registration = std::make_unique<Registration>();
-    registration->owner = std::move(owner);
-    registration->mr = std::move(*mr);
-    log().debug("[{}] registered {} bytes of {} by {}", who_, memory.size(), device.describe(), gpu::to_string(path));
-    registrations_.push_back(std::move(registration));
-    return {};
+    return hold(memory, std::move(owner), [&]() -> Result<UniqueMr> {
+      auto mr = register_gpu(*link_, memory, path, device, IBV_ACCESS_LOCAL_WRITE);
+      if (mr) {
+        log().debug("[{}] registered {} bytes of {} by {}", who_, memory.size(), device.describe(),
+                    gpu::to_string(path));
+      }
+      return mr;
+    });
   }
 
   void forget_memory(std::span<const std::byte> memory) override {
-    std::erase_if(registrations_, [&](const std::unique_ptr<Registration>& r) {
-      return r->mr->addr == memory.data() && r->mr->length == memory.size();
+    std::erase_if(registrations_, [&](const Held& h) {
+      return h.registration->mr->addr == memory.data() && h.registration->mr->length == memory.size();
     });
   }
 
@@ -130,17 +177,28 @@ class VerbsSenderChannel final : public sender::SenderChannel {
   }
 
  private:
-  // A registration of frame memory: the MR goes first, then the memory's owner.
-  struct Registration {
-    std::shared_ptr<const void> owner;
-    UniqueMr mr;
+  struct Held {
+    std::shared_ptr<const Registration> registration;
+    bool made_here;  // registered by this channel (not found registered by another)
   };
 
+  Result<void> hold(std::span<const std::byte> memory, std::shared_ptr<const void> owner,
+                    const std::function<Result<UniqueMr>()>& make) {
+    auto got = registry().hold(link_->pd(), memory, std::move(owner), make);
+    if (!got) return Unexpected(got.error());
+    if (!got->second) {
+      log().debug("[{}] frame memory {} ({} bytes) is registered on {} already", who_,
+                  static_cast<const void*>(memory.data()), memory.size(), link_->device_name());
+    }
+    registrations_.push_back({std::move(got->first), got->second});
+    return {};
+  }
+
   const Registration* find_registration(std::span<const std::byte> frame) const {
-    for (const auto& r : registrations_) {
-      const auto* base = static_cast<const std::byte*>(r->mr->addr);
-      if (frame.data() >= base && frame.data() + frame.size() <= base + r->mr->length) {
-        return r.get();
+    for (const auto& h : registrations_) {
+      const auto* base = static_cast<const std::byte*>(h.registration->mr->addr);
+      if (frame.data() >= base && frame.data() + frame.size() <= base + h.registration->mr->length) {
+        return h.registration.get();
       }
     }
     return nullptr;
@@ -148,7 +206,7 @@ class VerbsSenderChannel final : public sender::SenderChannel {
 
   std::unique_ptr<Link> link_;
   std::string who_;  // "send host:port" for messages
-  std::vector<std::unique_ptr<Registration>> registrations_;  // frame memory, once each
+  std::vector<Held> registrations_;  // the frame memory this channel sends from
   bool closed_ = false;
 };
 

@@ -154,7 +154,10 @@ struct DestinationReport {
   std::optional<Error> error;   ///< why it failed (or why the last try to connect failed)
   stats::TransferStats stats;   ///< its frames, bytes, drops (no credit, or not up), latency
   uint32_t connections = 0;     ///< connections made (more than 1 after a reconnect)
-  uint32_t registrations = 0;   ///< memory registrations its transport holds (verbs; TCP 0)
+  uint32_t registrations = 0;   ///< memory registrations its transport sends from (verbs; TCP 0)
+  /// Of those, the ones made for it; the others it shares with a destination on the same
+  /// RDMA device (registered once per device).
+  uint32_t registrations_made = 0;
   std::string gpu_path;         ///< GPU memory: how frames leave it for this destination
 };
 std::string_view to_string(DestinationReport::State state);

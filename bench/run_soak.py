@@ -12,7 +12,9 @@ Every --every seconds it samples the receiver's resident memory (VmRSS), open de
 it prints a row each time and, at the end, the start and end figures side by side with the
 verdict: RSS within 10% (or 8 MiB) of where it stood after the first minute, descriptors and
 threads within the receiver's caps and no higher at the end than after the first minute,
-every stream still up with no frame dropped, every scrape answered, the log bounded. A fresh
+every stream still up with no frame dropped by the receiver or for want of its credit (a frame
+a sender skipped because its own, shared, machine made it late is reported apart), every
+scrape answered, the log bounded. A fresh
 sender joins and leaves every --churn seconds besides, so connection setup and teardown are
 soaked too. Not a CTest test: it takes minutes. Exit 0 when the verdict holds.
 """
@@ -20,6 +22,7 @@ soaked too. Not a CTest test: it takes minutes. Exit 0 when the verdict holds.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
@@ -79,9 +82,20 @@ class Hostile:
                        "metrics slowloris": 0, "scrapes": 0}
         self.scrape_failures: list[str] = []
         self.slowest_scrape = 0.0
-        self.threads = [threading.Thread(target=f, daemon=True) for f in
+        self.threads = [threading.Thread(target=self.niced, args=(f,), daemon=True) for f in
                         (self.idle, self.trickle, self.storm, self.metrics_idle,
                          self.metrics_slowloris, self.scrapes)]
+
+    @staticmethod
+    def niced(part) -> None:
+        """The hostile peers stand for other machines: on this one they yield the CPU to the
+        good senders, so a frame the rig's own clients made late is not counted as the
+        receiver's (a thread's nice value is its own on Linux)."""
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        except OSError:
+            pass
+        part()
 
     def start(self) -> None:
         for t in self.threads:
@@ -244,7 +258,8 @@ def main() -> int:
         return subprocess.Popen([send_bin, "--connect", f"127.0.0.1:{port}", "--transport", "tcp",
                                  "--key-file", key, "--testsrc", "-s", args.size, "-r", "60",
                                  "--pix-fmt", "uyvy422", "--realtime", "--quiet", "--name", name,
-                                 *extra], stderr=subprocess.DEVNULL)
+                                 "--stats-json", work / f"{name}.json", *extra],
+                                stderr=subprocess.DEVNULL)
 
     cams = [sender(f"cam{i}", []) for i in range(1, 5)]
     hostile = Hostile(port, metrics) if args.hostile else None
@@ -312,6 +327,19 @@ def main() -> int:
     for cam in cams:
         if cam.wait(30) != 0:
             failures.append(f"a camera sender exited {cam.returncode}")
+    # Where the good streams' drops came from: a live sender drops a frame that came due late
+    # (its own machine was busy: the top-level count, what the source produced) or one the
+    # receiver had no free slot for (no credit: the destination's count).
+    late = no_credit = 0
+    for i in range(1, 5):
+        try:
+            summary = json.loads((work / f"cam{i}.json").read_text())
+        except (OSError, ValueError):
+            failures.append(f"cam{i} wrote no summary")
+            continue
+        late += summary.get("dropped_late", 0)
+        no_credit += sum(d.get("dropped", 0) - d.get("dropped_late", 0)
+                         for d in summary.get("destinations", []))
     recv.send_signal(15)
     code = recv.wait(60)
 
@@ -328,6 +356,8 @@ def main() -> int:
               f"{row[3]:7d} {row[5]:8.0f}")
     print(f"{'most':12} {'':6} {'':8} {most_fds:5d} {most_threads:7d}")
     print(f"extra streams that joined and left: {churned}; receiver exit code {code}")
+    print(f"the senders' drops: {late} late at the source (its machine busy), {no_credit} for want "
+          f"of a credit (the receiver behind)")
     print(f"with the four streams alone: {quiet_before[0]} descriptors, {quiet_before[1]} threads "
           f"before{' the hostile mix' if hostile else ''}, {quiet_after[0]} and {quiet_after[1]} after")
     if quiet_after[0] > quiet_before[0] or quiet_after[1] > quiet_before[1]:
@@ -354,8 +384,13 @@ def main() -> int:
         failures.append(f"descriptors went from {warm[2]} to {last[2]}")
     if last[3] != 4:
         failures.append(f"{last[3]} of 4 camera streams up at the end")
-    if hostile and last[5] > 0:
-        failures.append(f"the good streams dropped {last[5]:.0f} frames")
+    # The receiver's part of the drops: every frame the receiver counted missing that its
+    # sender did not skip for lateness, and every frame a sender had no credit for. Frames a
+    # sender skipped because its own machine made them late (here the two cores are shared
+    # by the four senders, the receiver and the hostile peers) are reported, not the verdict.
+    if hostile and (last[5] - late > 0 or no_credit > 0):
+        failures.append(f"the good streams dropped {last[5] - late:.0f} frames the receiver "
+                        f"missed and {no_credit} it held back")
     if code != 0:
         failures.append(f"the receiver exited {code}")
     print("soak:", "PASS" if not failures else "FAIL: " + "; ".join(failures))

@@ -86,6 +86,7 @@ void TransferStats::add(const TransferStats& other) {
   frames += other.frames;
   bytes += other.bytes;
   dropped += other.dropped;
+  dropped_late += other.dropped_late;
   checksum_failures += other.checksum_failures;
   gpu_copies += other.gpu_copies;
   latency.merge(other.latency);
@@ -117,6 +118,7 @@ nlohmann::json summary_json(const TransferStats& s, const StreamFacts& facts,
       {"fps", secs > 0 ? static_cast<double>(s.frames) / secs : 0.0},
       {"gbytes_per_s", secs > 0 ? static_cast<double>(s.bytes) / secs / 1e9 : 0.0},
       {"dropped", s.dropped},
+      {"dropped_late", s.dropped_late},
       {"checksum_failures", s.checksum_failures},
       {"latency_ms",
        {{"p50", ms(s.latency.percentile_ns(0.5))},

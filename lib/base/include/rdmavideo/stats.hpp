@@ -55,6 +55,9 @@ struct TransferStats {
   uint64_t frames = 0;  ///< frames moved (sent or received)
   uint64_t bytes = 0;   ///< payload bytes moved
   uint64_t dropped = 0;
+  /// Of `dropped`, frames a live sender dropped because they came due late (its own machine
+  /// was busy), not for want of a credit from the receiver.
+  uint64_t dropped_late = 0;
   uint64_t checksum_failures = 0;  ///< checksum or pattern mismatches (receiver --verify)
   /// Copies of whole frames between GPU memory and host memory (staging, a download to
   /// verify or record): what GPUDirect saves.

@@ -165,6 +165,116 @@ GType transport_enum_type() {
   return type;
 }
 
+namespace {
+
+// What the shared properties say on each side; everything else about them is the same.
+struct SideTexts {
+  guint port_min;
+  const char* port;
+  const char* transport;
+  const char* rdma_device;
+  const char* key_file;
+  const char* memory;
+  const char* stats;
+};
+
+const SideTexts& texts(Side side) {
+  static const SideTexts sender{
+      1,
+      "Receiver's port (TCP port, and rdma_cm port for verbs). Default 5000; read when the "
+      "element starts (READY to PAUSED).",
+      "How frames travel: auto (verbs where an RDMA device reaches the receiver, else TCP), tcp, "
+      "or verbs. Default auto; read when the element starts.",
+      "Verbs: the RDMA device the route must use, e.g. mlx5_0. Default empty (any); read when "
+      "the element starts.",
+      "Shared key (a file of at least 32 bytes, mode 0600; rdmavideo-doctor --new-key makes "
+      "one): the receiver must prove it before a frame is sent, and this element proves it "
+      "back. Default empty (no authentication); read when the element starts.",
+      "Where the frames sent are kept: host, or cuda / cuda:N (GPU N's memory, which the NIC "
+      "reads where GPUDirect RDMA works). Read when the element starts.",
+      "rdmasink-stats: frames, bytes, dropped, copies (frames not sent zero-copy), "
+      "checksum-failures, latency-p50-ns, latency-p99-ns, latency-max-ns (credit wait plus "
+      "write, per frame), seconds, transport, peer. Updated every frame.",
+  };
+  static const SideTexts receiver{
+      0,
+      "Port to listen on (TCP, and rdma_cm for verbs); 0 picks a free one, readable from "
+      "bound-port. Default 5000; read when the element starts (READY to PAUSED).",
+      "Which senders to take: auto (TCP, and verbs on the same port where an RDMA device "
+      "exists), tcp, or verbs. Default auto; read when the element starts.",
+      "Verbs: accept only on this RDMA device, e.g. mlx5_0. Default empty (any); read when the "
+      "element starts.",
+      "Shared key (a file of at least 32 bytes, mode 0600; rdmavideo-doctor --new-key makes "
+      "one): a sender must prove it before it learns anything about the ring, and this element "
+      "proves it back. Default empty (no authentication); read when the element starts.",
+      "Where the ring is: host, or cuda / cuda:N (GPU N's memory, which the NIC writes where "
+      "GPUDirect RDMA works). Read when the element starts.",
+      "rdmasrc-stats: frames, bytes, dropped (by the sender, from gaps in its sequence), copies "
+      "(frames repacked for downstream), checksum-failures, latency-p50-ns, latency-p99-ns, "
+      "latency-max-ns (sender's write start to arrival; same-clock hosts only), seconds, "
+      "transport, peer. Updated every frame.",
+  };
+  return side == Side::sender ? sender : receiver;
+}
+
+std::string string_of(const GValue* value, const char* otherwise) {
+  const char* text = g_value_get_string(value);
+  return text ? text : otherwise;
+}
+
+}  // namespace
+
+void install_common_properties(GObjectClass* klass, Side side) {
+  const SideTexts& t = texts(side);
+  const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                              GST_PARAM_MUTABLE_READY);
+  const auto read_only = static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  const CommonSettings defaults;
+  g_object_class_install_property(
+      klass, PROP_PORT, g_param_spec_uint("port", "Port", t.port, t.port_min, 65535, defaults.port, flags));
+  g_object_class_install_property(
+      klass, PROP_TRANSPORT,
+      g_param_spec_enum("transport", "Transport", t.transport, transport_enum_type(),
+                        static_cast<gint>(defaults.transport), flags));
+  g_object_class_install_property(
+      klass, PROP_RDMA_DEVICE, g_param_spec_string("rdma-device", "RDMA device", t.rdma_device, "", flags));
+  g_object_class_install_property(
+      klass, PROP_KEY_FILE, g_param_spec_string("key-file", "Key file", t.key_file, "", flags));
+  g_object_class_install_property(
+      klass, PROP_MEMORY,
+      g_param_spec_string("memory", "Memory", t.memory, defaults.memory.c_str(), flags));
+  g_object_class_install_property(
+      klass, PROP_STATS, g_param_spec_boxed("stats", "Statistics", t.stats, GST_TYPE_STRUCTURE, read_only));
+  g_object_class_install_property(
+      klass, PROP_CUDA_CAPS,
+      g_param_spec_string("cuda-caps", "CUDA caps",
+                          "Whether video/x-raw(memory:CUDAMemory) is offered (\"offered on cuda:N\"), "
+                          "or why not.",
+                          "", read_only));
+}
+
+bool set_common_property(CommonSettings& s, guint id, const GValue* value) {
+  switch (id) {
+    case PROP_PORT: s.port = g_value_get_uint(value); return true;
+    case PROP_TRANSPORT: s.transport = static_cast<TransportKind>(g_value_get_enum(value)); return true;
+    case PROP_RDMA_DEVICE: s.rdma_device = string_of(value, ""); return true;
+    case PROP_KEY_FILE: s.key_file = string_of(value, ""); return true;
+    case PROP_MEMORY: s.memory = string_of(value, "host"); return true;
+    default: return false;
+  }
+}
+
+bool get_common_property(const CommonSettings& s, guint id, GValue* value) {
+  switch (id) {
+    case PROP_PORT: g_value_set_uint(value, s.port); return true;
+    case PROP_TRANSPORT: g_value_set_enum(value, static_cast<gint>(s.transport)); return true;
+    case PROP_RDMA_DEVICE: g_value_set_string(value, s.rdma_device.c_str()); return true;
+    case PROP_KEY_FILE: g_value_set_string(value, s.key_file.c_str()); return true;
+    case PROP_MEMORY: g_value_set_string(value, s.memory.c_str()); return true;
+    default: return false;
+  }
+}
+
 GType mode_enum_type() {
   static const GType type = [] {
     static const GEnumValue values[] = {

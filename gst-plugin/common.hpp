@@ -43,6 +43,35 @@ bool has_default_layout(const GstVideoInfo& info);
 
 /// GType of the `transport` property (auto, tcp, verbs).
 GType transport_enum_type();
+
+/// The properties both elements have, declared once here: port, transport, rdma-device,
+/// key-file, memory, and the read-only stats and cuda-caps. Each element numbers its own
+/// properties from kFirstOwnProperty, answers stats and cuda-caps itself (they read its
+/// state), and passes every other shared id to set_common_property/get_common_property.
+enum CommonProperty : guint {
+  PROP_PORT = 1,
+  PROP_TRANSPORT,
+  PROP_RDMA_DEVICE,
+  PROP_KEY_FILE,
+  PROP_MEMORY,
+  PROP_STATS,
+  PROP_CUDA_CAPS,
+  kFirstOwnProperty,
+};
+/// Their values.
+struct CommonSettings {
+  guint port = 5000;
+  TransportKind transport = TransportKind::automatic;
+  std::string rdma_device;      ///< empty: any
+  std::string key_file;         ///< empty: no authentication
+  std::string memory = "host";  ///< where frames are: host, cuda, cuda:N
+};
+/// Which end an element is: the descriptions say what each property means there.
+enum class Side { sender, receiver };
+void install_common_properties(GObjectClass* klass, Side side);
+/// Under the object lock. False for an id that is not one of the writable shared properties.
+bool set_common_property(CommonSettings& settings, guint id, const GValue* value);
+bool get_common_property(const CommonSettings& settings, guint id, GValue* value);
 /// GType of rdmasink's `mode` property (live, no-drop).
 GType mode_enum_type();
 enum class SinkMode { live = 0, no_drop = 1 };

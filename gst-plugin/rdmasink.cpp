@@ -51,17 +51,12 @@ constexpr uint32_t kStagingBuffers = 2;  // session buffers for frames that must
 constexpr size_t kPageBytes = 4096;
 
 // Property values, under the object lock; copied at start().
-struct SinkSettings {
+struct SinkSettings : CommonSettings {
   std::string host = "127.0.0.1";
-  guint port = 5000;
   std::string destinations;  // "host:port,host:port": fan-out; empty: host and port
-  TransportKind transport = TransportKind::automatic;
-  std::string rdma_device;
-  std::string key_file;  // key-file: empty, no authentication
   SinkMode mode = SinkMode::no_drop;
   bool checksum = false;
   std::string stream_name;
-  std::string memory = "host";  // where the session's buffers are: host, cuda, cuda:N
 };
 
 // Built in start(), dropped in stop(). The streaming thread uses it under `mutex`; the
@@ -109,18 +104,10 @@ namespace rdmavideo::gst {
 namespace {
 
 enum {
-  PROP_0,
-  PROP_HOST,
-  PROP_PORT,
-  PROP_TRANSPORT,
-  PROP_RDMA_DEVICE,
+  PROP_HOST = kFirstOwnProperty,
   PROP_MODE,
   PROP_CHECKSUM,
   PROP_STREAM_NAME,
-  PROP_KEY_FILE,
-  PROP_STATS,
-  PROP_MEMORY,
-  PROP_CUDA_CAPS,
   PROP_DESTINATIONS,
 };
 
@@ -554,26 +541,19 @@ gboolean sink_query(GstBaseSink* sink, GstQuery* query) {
 void set_property(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
   auto& s = state_of(object).settings;
   GST_OBJECT_LOCK(object);
-  switch (id) {
-    case PROP_HOST: s.host = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
-    case PROP_PORT: s.port = g_value_get_uint(value); break;
-    case PROP_DESTINATIONS:
-      s.destinations = g_value_get_string(value) ? g_value_get_string(value) : "";
-      break;
-    case PROP_TRANSPORT: s.transport = static_cast<TransportKind>(g_value_get_enum(value)); break;
-    case PROP_RDMA_DEVICE:
-      s.rdma_device = g_value_get_string(value) ? g_value_get_string(value) : "";
-      break;
-    case PROP_KEY_FILE:
-      s.key_file = g_value_get_string(value) ? g_value_get_string(value) : "";
-      break;
-    case PROP_MODE: s.mode = static_cast<SinkMode>(g_value_get_enum(value)); break;
-    case PROP_CHECKSUM: s.checksum = g_value_get_boolean(value); break;
-    case PROP_STREAM_NAME:
-      s.stream_name = g_value_get_string(value) ? g_value_get_string(value) : "";
-      break;
-    case PROP_MEMORY: s.memory = g_value_get_string(value) ? g_value_get_string(value) : "host"; break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
+  if (!set_common_property(s, id, value)) {
+    switch (id) {
+      case PROP_HOST: s.host = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+      case PROP_DESTINATIONS:
+        s.destinations = g_value_get_string(value) ? g_value_get_string(value) : "";
+        break;
+      case PROP_MODE: s.mode = static_cast<SinkMode>(g_value_get_enum(value)); break;
+      case PROP_CHECKSUM: s.checksum = g_value_get_boolean(value); break;
+      case PROP_STREAM_NAME:
+        s.stream_name = g_value_get_string(value) ? g_value_get_string(value) : "";
+        break;
+      default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
+    }
   }
   GST_OBJECT_UNLOCK(object);
 }
@@ -591,18 +571,15 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
     return;
   }
   GST_OBJECT_LOCK(object);
-  switch (id) {
-    case PROP_HOST: g_value_set_string(value, s.host.c_str()); break;
-    case PROP_MEMORY: g_value_set_string(value, s.memory.c_str()); break;
-    case PROP_PORT: g_value_set_uint(value, s.port); break;
-    case PROP_DESTINATIONS: g_value_set_string(value, s.destinations.c_str()); break;
-    case PROP_TRANSPORT: g_value_set_enum(value, static_cast<gint>(s.transport)); break;
-    case PROP_RDMA_DEVICE: g_value_set_string(value, s.rdma_device.c_str()); break;
-    case PROP_KEY_FILE: g_value_set_string(value, s.key_file.c_str()); break;
-    case PROP_MODE: g_value_set_enum(value, static_cast<gint>(s.mode)); break;
-    case PROP_CHECKSUM: g_value_set_boolean(value, s.checksum); break;
-    case PROP_STREAM_NAME: g_value_set_string(value, s.stream_name.c_str()); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
+  if (!get_common_property(s, id, value)) {
+    switch (id) {
+      case PROP_HOST: g_value_set_string(value, s.host.c_str()); break;
+      case PROP_DESTINATIONS: g_value_set_string(value, s.destinations.c_str()); break;
+      case PROP_MODE: g_value_set_enum(value, static_cast<gint>(s.mode)); break;
+      case PROP_CHECKSUM: g_value_set_boolean(value, s.checksum); break;
+      case PROP_STREAM_NAME: g_value_set_string(value, s.stream_name.c_str()); break;
+      default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
+    }
   }
   GST_OBJECT_UNLOCK(object);
 }
@@ -625,6 +602,7 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
   gobject_class->set_property = set_property;
   gobject_class->get_property = get_property;
   gobject_class->finalize = finalize;
+  install_common_properties(gobject_class, Side::sender);
   const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
                                               GST_PARAM_MUTABLE_READY);
   g_object_class_install_property(
@@ -634,40 +612,12 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
                           "element starts (READY to PAUSED).",
                           "127.0.0.1", flags));
   g_object_class_install_property(
-      gobject_class, PROP_PORT,
-      g_param_spec_uint("port", "Port",
-                        "Receiver's port (TCP port, and rdma_cm port for verbs). Default 5000; "
-                        "read when the element starts.",
-                        1, 65535, 5000, flags));
-  g_object_class_install_property(
       gobject_class, PROP_DESTINATIONS,
       g_param_spec_string("destinations", "Destinations",
                           "Fan-out: receivers as host:port,host:port; every frame goes to each, on "
                           "a connection of its own (host and port are then not used). A receiver "
                           "that fails is dropped while the others go on. Default empty (host and "
                           "port); read when the element starts.",
-                          "", flags));
-  g_object_class_install_property(
-      gobject_class, PROP_TRANSPORT,
-      g_param_spec_enum("transport", "Transport",
-                        "How frames travel: auto (verbs where an RDMA device reaches the "
-                        "receiver, else TCP), tcp, or verbs. Default auto; read when the "
-                        "element starts.",
-                        transport_enum_type(), static_cast<gint>(rdmavideo::TransportKind::automatic),
-                        flags));
-  g_object_class_install_property(
-      gobject_class, PROP_RDMA_DEVICE,
-      g_param_spec_string("rdma-device", "RDMA device",
-                          "Verbs: the RDMA device the route must use, e.g. mlx5_0. Default "
-                          "empty (any); read when the element starts.",
-                          "", flags));
-  g_object_class_install_property(
-      gobject_class, PROP_KEY_FILE,
-      g_param_spec_string("key-file", "Key file",
-                          "Shared key (a file of at least 32 bytes, mode 0600; rdmavideo-doctor "
-                          "--new-key makes one): the receiver must prove it before a frame is sent, "
-                          "and this element proves it back. Default empty (no authentication); read "
-                          "when the element starts.",
                           "", flags));
   g_object_class_install_property(
       gobject_class, PROP_MODE,
@@ -688,29 +638,6 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
                           "Name sent in StreamStart (at most 63 bytes); empty: the element's "
                           "name. Read when the element starts.",
                           "", flags));
-  g_object_class_install_property(
-      gobject_class, PROP_STATS,
-      g_param_spec_boxed("stats", "Statistics",
-                         "rdmasink-stats: frames, bytes, dropped, copies (frames not sent "
-                         "zero-copy), checksum-failures, latency-p50-ns, latency-p99-ns, "
-                         "latency-max-ns (credit wait plus write, per frame), seconds, "
-                         "transport, peer. Updated every frame.",
-                         GST_TYPE_STRUCTURE,
-                         static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
-
-  g_object_class_install_property(
-      gobject_class, PROP_MEMORY,
-      g_param_spec_string("memory", "Memory",
-                          "Where the frames sent are kept: host, or cuda / cuda:N (GPU N's memory, "
-                          "which the NIC reads where GPUDirect RDMA works). Read when the element "
-                          "starts.",
-                          "host", flags));
-  g_object_class_install_property(
-      gobject_class, PROP_CUDA_CAPS,
-      g_param_spec_string("cuda-caps", "CUDA caps",
-                          "Whether video/x-raw(memory:CUDAMemory) is offered (\"offered on cuda:N\"), "
-                          "or why not.",
-                          "", static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
   gst_element_class_set_static_metadata(
       element_class, "RDMA video sink", "Sink/Network/Video",

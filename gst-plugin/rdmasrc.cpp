@@ -47,16 +47,11 @@ namespace {
 constexpr uint64_t kMaxVerifyWarnings = 10;
 
 // Property values, under the object lock; copied at start().
-struct SrcSettings {
+struct SrcSettings : CommonSettings {
   std::string address = "0.0.0.0";
-  guint port = 5000;
-  TransportKind transport = TransportKind::automatic;
   guint ring_size = 8;
-  std::string rdma_device;
-  std::string key_file;  // key-file: empty, no authentication
   bool verify = false;
   bool is_live = false;
-  std::string memory = "host";  // where the ring is: host, cuda, cuda:N
 };
 
 // What the service's connection thread hands to create(), in arrival order.
@@ -126,19 +121,11 @@ namespace rdmavideo::gst {
 namespace {
 
 enum {
-  PROP_0,
-  PROP_ADDRESS,
-  PROP_PORT,
-  PROP_TRANSPORT,
+  PROP_ADDRESS = kFirstOwnProperty,
   PROP_RING_SIZE,
-  PROP_RDMA_DEVICE,
-  PROP_KEY_FILE,
   PROP_VERIFY,
   PROP_IS_LIVE,
   PROP_BOUND_PORT,
-  PROP_STATS,
-  PROP_MEMORY,
-  PROP_CUDA_CAPS,
 };
 
 SrcState& state_of(gpointer object) { return *GST_RDMA_SRC(object)->state; }
@@ -533,21 +520,14 @@ GstFlowReturn src_create(GstPushSrc* push_src, GstBuffer** out) {
 void set_property(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
   auto& s = state_of(object).settings;
   GST_OBJECT_LOCK(object);
-  switch (id) {
-    case PROP_ADDRESS: s.address = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
-    case PROP_PORT: s.port = g_value_get_uint(value); break;
-    case PROP_TRANSPORT: s.transport = static_cast<TransportKind>(g_value_get_enum(value)); break;
-    case PROP_RING_SIZE: s.ring_size = g_value_get_uint(value); break;
-    case PROP_RDMA_DEVICE:
-      s.rdma_device = g_value_get_string(value) ? g_value_get_string(value) : "";
-      break;
-    case PROP_KEY_FILE:
-      s.key_file = g_value_get_string(value) ? g_value_get_string(value) : "";
-      break;
-    case PROP_VERIFY: s.verify = g_value_get_boolean(value); break;
-    case PROP_IS_LIVE: s.is_live = g_value_get_boolean(value); break;
-    case PROP_MEMORY: s.memory = g_value_get_string(value) ? g_value_get_string(value) : "host"; break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
+  if (!set_common_property(s, id, value)) {
+    switch (id) {
+      case PROP_ADDRESS: s.address = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+      case PROP_RING_SIZE: s.ring_size = g_value_get_uint(value); break;
+      case PROP_VERIFY: s.verify = g_value_get_boolean(value); break;
+      case PROP_IS_LIVE: s.is_live = g_value_get_boolean(value); break;
+      default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
+    }
   }
   GST_OBJECT_UNLOCK(object);
   if (id == PROP_IS_LIVE) {
@@ -570,18 +550,15 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
     return;
   }
   GST_OBJECT_LOCK(object);
-  switch (id) {
-    case PROP_ADDRESS: g_value_set_string(value, s.address.c_str()); break;
-    case PROP_MEMORY: g_value_set_string(value, s.memory.c_str()); break;
-    case PROP_PORT: g_value_set_uint(value, s.port); break;
-    case PROP_TRANSPORT: g_value_set_enum(value, static_cast<gint>(s.transport)); break;
-    case PROP_RING_SIZE: g_value_set_uint(value, s.ring_size); break;
-    case PROP_RDMA_DEVICE: g_value_set_string(value, s.rdma_device.c_str()); break;
-    case PROP_KEY_FILE: g_value_set_string(value, s.key_file.c_str()); break;
-    case PROP_VERIFY: g_value_set_boolean(value, s.verify); break;
-    case PROP_IS_LIVE: g_value_set_boolean(value, s.is_live); break;
-    case PROP_BOUND_PORT: g_value_set_uint(value, state.bound_port); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
+  if (!get_common_property(s, id, value)) {
+    switch (id) {
+      case PROP_ADDRESS: g_value_set_string(value, s.address.c_str()); break;
+      case PROP_RING_SIZE: g_value_set_uint(value, s.ring_size); break;
+      case PROP_VERIFY: g_value_set_boolean(value, s.verify); break;
+      case PROP_IS_LIVE: g_value_set_boolean(value, s.is_live); break;
+      case PROP_BOUND_PORT: g_value_set_uint(value, state.bound_port); break;
+      default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
+    }
   }
   GST_OBJECT_UNLOCK(object);
 }
@@ -607,6 +584,7 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
   gobject_class->set_property = set_property;
   gobject_class->get_property = get_property;
   gobject_class->finalize = finalize;
+  install_common_properties(gobject_class, Side::receiver);
   const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
                                               GST_PARAM_MUTABLE_READY);
   const auto read_only = static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
@@ -617,39 +595,11 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                           "element starts (READY to PAUSED).",
                           "0.0.0.0", flags));
   g_object_class_install_property(
-      gobject_class, PROP_PORT,
-      g_param_spec_uint("port", "Port",
-                        "Port to listen on (TCP, and rdma_cm for verbs); 0 picks a free one, "
-                        "readable from bound-port. Default 5000; read when the element starts.",
-                        0, 65535, 5000, flags));
-  g_object_class_install_property(
-      gobject_class, PROP_TRANSPORT,
-      g_param_spec_enum("transport", "Transport",
-                        "Which senders to take: auto (TCP, and verbs on the same port where an "
-                        "RDMA device exists), tcp, or verbs. Default auto; read when the "
-                        "element starts.",
-                        transport_enum_type(), static_cast<gint>(rdmavideo::TransportKind::automatic),
-                        flags));
-  g_object_class_install_property(
       gobject_class, PROP_RING_SIZE,
       g_param_spec_uint("ring-size", "Ring size",
                         "Frame buffers in the receive ring (1..240). Buffers downstream still "
                         "holds count against it. Default 8; read when the element starts.",
                         1, rdmavideo::proto::kMaxRingSlots, 8, flags));
-  g_object_class_install_property(
-      gobject_class, PROP_RDMA_DEVICE,
-      g_param_spec_string("rdma-device", "RDMA device",
-                          "Verbs: accept only on this RDMA device, e.g. mlx5_0. Default empty "
-                          "(any); read when the element starts.",
-                          "", flags));
-  g_object_class_install_property(
-      gobject_class, PROP_KEY_FILE,
-      g_param_spec_string("key-file", "Key file",
-                          "Shared key (a file of at least 32 bytes, mode 0600; rdmavideo-doctor "
-                          "--new-key makes one): a sender must prove it before it learns anything "
-                          "about the ring, and this element proves it back. Default empty (no "
-                          "authentication); read when the element starts.",
-                          "", flags));
   g_object_class_install_property(
       gobject_class, PROP_VERIFY,
       g_param_spec_boolean("verify", "Verify",
@@ -672,29 +622,6 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                         "The port actually listened on (useful with port=0); 0 when not "
                         "listening.",
                         0, 65535, 0, read_only));
-  g_object_class_install_property(
-      gobject_class, PROP_STATS,
-      g_param_spec_boxed("stats", "Statistics",
-                         "rdmasrc-stats: frames, bytes, dropped (by the sender, from gaps in "
-                         "its sequence), copies (frames repacked for downstream), "
-                         "checksum-failures, latency-p50-ns, latency-p99-ns, latency-max-ns "
-                         "(sender's write start to arrival; same-clock hosts only), seconds, "
-                         "transport, peer. Updated every frame.",
-                         GST_TYPE_STRUCTURE, read_only));
-
-  g_object_class_install_property(
-      gobject_class, PROP_MEMORY,
-      g_param_spec_string("memory", "Memory",
-                          "Where the ring is: host, or cuda / cuda:N (GPU N's memory, which the NIC "
-                          "writes where GPUDirect RDMA works). Read when the element starts.",
-                          "host", static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-                                                           GST_PARAM_MUTABLE_READY)));
-  g_object_class_install_property(
-      gobject_class, PROP_CUDA_CAPS,
-      g_param_spec_string("cuda-caps", "CUDA caps",
-                          "Whether video/x-raw(memory:CUDAMemory) is offered (\"offered on cuda:N\"), "
-                          "or why not.",
-                          "", read_only));
 
   gst_element_class_set_static_metadata(
       element_class, "RDMA video source", "Source/Network/Video",

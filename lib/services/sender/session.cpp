@@ -289,11 +289,14 @@ struct SenderSession::Impl {
     }
     void run();
     bool connect();
-    Result<void> join(uint64_t generation, const proto::StreamStart& format,
-                      const std::shared_ptr<detail::BufferPool>& pool);
-    Result<void> register_pool(const std::shared_ptr<detail::BufferPool>& pool);
+    Result<void> join(uint64_t stream_generation, const proto::StreamStart& stream_format,
+                      const std::shared_ptr<detail::BufferPool>& stream_pool);
+    Result<void> register_pool(const std::shared_ptr<detail::BufferPool>& new_pool);
     void send(Job& job);
     void lost(const Error& error);
+    /// After a failed connect or a lost connection: connect again after the back-off
+    /// (--reconnect, and an error worth another try), or give this destination up.
+    void try_again_or_give_up(const Error& error);
     void finish_job(Job& job, Took took);
     void end_stream();
   };
@@ -505,20 +508,20 @@ void SenderSession::Impl::Destination::run() {
       continue;
     }
     // Join a new stream format first (the caller waits for it).
-    uint64_t generation;
-    std::optional<proto::StreamStart> format;
-    std::shared_ptr<detail::BufferPool> pool;
+    uint64_t wanted_generation;
+    std::optional<proto::StreamStart> wanted_format;
+    std::shared_ptr<detail::BufferPool> wanted_pool;
     {
       std::lock_guard lock(session.stream_mu);
-      generation = session.generation;
-      format = session.format;
-      pool = session.pool;
+      wanted_generation = session.generation;
+      wanted_format = session.format;
+      wanted_pool = session.pool;
     }
     {
       std::unique_lock cl(core_mu);
       if (!core) continue;
-      if (format && joined != generation) {
-        if (auto ok = join(generation, *format, pool); !ok) lost(ok.error());
+      if (wanted_format && joined != wanted_generation) {
+        if (auto ok = join(wanted_generation, *wanted_format, wanted_pool); !ok) lost(ok.error());
         continue;
       }
     }
@@ -534,7 +537,7 @@ void SenderSession::Impl::Destination::run() {
       if (queue.empty() && !completions) {
         // A new stream format wakes it too (start_stream() notifies), however close it came.
         cv.wait_for(lock, kTick, [&] {
-          return stop || end || !queue.empty() || session.generation.load() != generation;
+          return stop || end || !queue.empty() || session.generation.load() != wanted_generation;
         });
       }
       if (!queue.empty()) {
@@ -568,28 +571,17 @@ void SenderSession::Impl::Destination::run() {
 
 bool SenderSession::Impl::Destination::connect() {
   set_state(DestinationState::connecting);
-  ConnectOptions options = session.options.connect;
-  options.endpoint = endpoint;
-  auto connected = sender::SenderCore::connect(session.options.transport, options);
-  if (!connected) {
-    const Error& error = connected.error();
-    retry = worth_retrying(error);
-    const bool again = session.options.reconnect && retry && !session.stop_flag();
-    set_state(again ? DestinationState::connecting : DestinationState::failed, error);
-    if (again) {
-      log().warn("{}; connecting again in {:.1f} s (--reconnect)", error.message(),
-                 std::chrono::duration<double>(backoff).count());
-    } else {
-      session.destination_lost(error);
-    }
-    std::lock_guard lock(session.stream_mu);
-    session.stream_cv.notify_all();
+  ConnectOptions connect_options = session.options.connect;
+  connect_options.endpoint = endpoint;
+  auto made = sender::SenderCore::connect(session.options.transport, connect_options);
+  if (!made) {
+    try_again_or_give_up(made.error());
     return false;
   }
   {
     std::lock_guard cl(core_mu);
     std::lock_guard lock(mu);
-    core = std::move(*connected);
+    core = std::move(*made);
     joined = 0;
     registered_pool.reset();
     registered_stager.reset();
@@ -608,15 +600,15 @@ bool SenderSession::Impl::Destination::connect() {
   return true;
 }
 
-Result<void> SenderSession::Impl::Destination::register_pool(const std::shared_ptr<detail::BufferPool>& pool) {
-  if (registered_pool == pool) return {};
+Result<void> SenderSession::Impl::Destination::register_pool(const std::shared_ptr<detail::BufferPool>& new_pool) {
+  if (registered_pool == new_pool) return {};
   auto& channel = core->channel();
   if (registered_pool && !staged) channel.forget_memory(registered_pool->region()->bytes());
   registered_pool.reset();
-  const auto& region = pool->region();
+  const auto& region = new_pool->region();
   if (region->kind() != memory::MemoryKind::cuda) {
     if (auto ok = channel.register_memory(region->bytes(), region); !ok) return ok;
-    registered_pool = pool;
+    registered_pool = new_pool;
     staged = false;
     return {};
   }
@@ -630,19 +622,19 @@ Result<void> SenderSession::Impl::Destination::register_pool(const std::shared_p
   }
   staged = decision->path == gpu::Path::staged;
   if (staged) {
-    std::shared_ptr<gpu::Stager> stager;
+    std::shared_ptr<gpu::Stager> slots_for_all;
     {
       std::lock_guard lock(session.stream_mu);
       if (!session.stager) {
-        auto slots = gpu::Stager::create(session.gpu, pool->buffer(0).size());
+        auto slots = gpu::Stager::create(session.gpu, new_pool->buffer(0).size());
         if (!slots) return Unexpected(slots.error());
         session.stager = std::move(*slots);
       }
-      stager = session.stager;
+      slots_for_all = session.stager;
     }
-    if (registered_stager != stager) {
-      if (auto ok = channel.register_memory(stager->all(), stager->keep()); !ok) return ok;
-      registered_stager = stager;
+    if (registered_stager != slots_for_all) {
+      if (auto ok = channel.register_memory(slots_for_all->all(), slots_for_all->keep()); !ok) return ok;
+      registered_stager = slots_for_all;
     }
   }
   log().info("[{}] frames from {}: {}", who, session.gpu->describe(), decision->summary());
@@ -654,23 +646,23 @@ Result<void> SenderSession::Impl::Destination::register_pool(const std::shared_p
     std::lock_guard lock(session.state_mu);
     if (!session.first_gpu_path) session.first_gpu_path = decision->summary();
   }
-  registered_pool = pool;
+  registered_pool = new_pool;
   return {};
 }
 
-Result<void> SenderSession::Impl::Destination::join(uint64_t generation, const proto::StreamStart& format,
-                                                    const std::shared_ptr<detail::BufferPool>& pool) {
+Result<void> SenderSession::Impl::Destination::join(uint64_t stream_generation, const proto::StreamStart& stream_format,
+                                                    const std::shared_ptr<detail::BufferPool>& stream_pool) {
   // Frames of the old format are out before the ring changes.
   if (auto ok = core->retire_all(); !ok) return ok;
-  if (pool) {
-    if (auto ok = register_pool(pool); !ok) return ok;
+  if (stream_pool) {
+    if (auto ok = register_pool(stream_pool); !ok) return ok;
   }
-  auto answered = core->start_stream(format);
+  auto answered = core->start_stream(stream_format);
   if (!answered) return Unexpected(answered.error());
   {
     std::lock_guard lock(mu);
     ring = *answered;
-    joined = generation;
+    joined = stream_generation;
     up = true;
   }
   {
@@ -777,6 +769,10 @@ void SenderSession::Impl::Destination::lost(const Error& error) {
     }
     finish_job(job, Took::dropped);
   }
+  try_again_or_give_up(error);
+}
+
+void SenderSession::Impl::Destination::try_again_or_give_up(const Error& error) {
   retry = worth_retrying(error);
   const bool again = session.options.reconnect && retry && !session.stop_flag();
   set_state(again ? DestinationState::connecting : DestinationState::failed, error);

@@ -82,7 +82,8 @@ struct SrcRuntime {
   std::optional<FrameVerifier> verifier;
   std::optional<int64_t> first_pts_ns;
   uint64_t next_sequence = 0;
-  stats::TransferStats stats;
+  uint64_t pushed = 0;             // frames pushed downstream
+  uint64_t checksum_failures = 0;  // frames that failed verify
   uint64_t copies = 0;
   bool eos = false;
   int cuda_device = 0;                     // the GPU of memory:CUDAMemory buffers
@@ -130,8 +131,17 @@ enum {
 
 SrcState& state_of(gpointer object) { return *GST_RDMA_SRC(object)->state; }
 
+// The stats property. Frames, bytes, drops, latency and seconds are the service's, as it
+// counted them on arrival (this element takes one stream: stream_limit); verify failures and
+// copies are this element's own.
 void publish_stats(GstRdmaSrc* self, SrcRuntime& rt) {
-  auto s = snapshot(rt.stats);
+  stats::TransferStats counted;
+  if (rt.service) {
+    auto reports = rt.service->reports();
+    if (!reports.empty()) counted = std::move(reports.back().stats);
+  }
+  counted.checksum_failures = rt.checksum_failures;
+  auto s = snapshot(counted);
   s.copies = rt.copies;
   {
     std::lock_guard lock(rt.mutex);
@@ -244,7 +254,6 @@ gboolean src_stop(GstBaseSrc* src) {
   auto& state = *self->state;
   if (state.runtime) {
     state.runtime->service->stop();
-    state.runtime->stats.finish();
     publish_stats(self, *state.runtime);
     if (!state.runtime->eos) post_stats_message(self);
     state.runtime.reset();  // queued frames return their slots; buffers downstream keep theirs
@@ -341,10 +350,6 @@ GstFlowReturn start_stream(GstRdmaSrc* self, SrcRuntime& rt,
                             GST_VIDEO_INFO_WIDTH(&rt.info), GST_VIDEO_INFO_HEIGHT(&rt.info));
   rt.verifier.reset();
   if (rt.settings.verify) rt.verifier.emplace(format);
-  if (rt.stats.frames == 0) {  // measure from the first stream, not from listening (as -recv)
-    rt.stats.start = std::chrono::steady_clock::now();
-    rt.stats.cpu_start = stats::process_cpu_seconds();
-  }
   const bool sender_live = (format.flags & proto::kStreamLive) != 0;
   if (sender_live != rt.settings.is_live) {
     GST_WARNING_OBJECT(self, "the sender's stream is %slive but is-live=%s: %s", sender_live ? "" : "not ",
@@ -428,12 +433,8 @@ GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
 GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame,
                             GstClockTime arrival, GstBuffer** out) {
   const proto::FrameWritten info = frame.info();
-  bool discont = rt.stats.frames == 0;
-  if (rt.stats.frames > 0 && info.sequence > rt.next_sequence) {
-    // The sender's sequence counts the frames it dropped.
-    rt.stats.dropped += info.sequence - rt.next_sequence;
-    discont = true;
-  }
+  // The sender's sequence counts the frames it dropped (the service counts them): a gap.
+  const bool discont = rt.pushed == 0 || info.sequence > rt.next_sequence;
   rt.next_sequence = info.sequence + 1;
   if (frame.memory_kind() == memory::MemoryKind::cuda && (rt.verifier || !rt.cuda_out)) {
     // The CPU verifies or downstream reads system memory: a download of the ring slot.
@@ -447,15 +448,13 @@ GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame,
   }
   if (rt.verifier) {
     if (auto bad = rt.verifier->verify(info, frame.data())) {
-      if (++rt.stats.checksum_failures <= kMaxVerifyWarnings) {
+      if (++rt.checksum_failures <= kMaxVerifyWarnings) {
         GST_ELEMENT_WARNING(self, STREAM, DECODE, ("A received frame failed verification."),
                             ("%s", bad->c_str()));
       }
     }
   }
-  ++rt.stats.frames;
-  rt.stats.bytes += info.bytes;
-  if (frame.latency_ns()) rt.stats.latency.record_ns(frame.latency_ns());
+  ++rt.pushed;
 
   GstBuffer* buffer = make_buffer(self, rt, std::move(frame));
   if (!buffer) return GST_FLOW_ERROR;
@@ -509,9 +508,6 @@ GstFlowReturn src_create(GstPushSrc* push_src, GstBuffer** out) {
   GST_INFO_OBJECT(self, "the sender ended the stream after %" G_GUINT64_FORMAT " frames (%"
                   G_GUINT64_FORMAT " dropped)", end.sender_frames, end.sender_dropped);
   rt.eos = true;
-  // Frames the sender dropped after its last sent one show in no sequence gap.
-  rt.stats.dropped = std::max(rt.stats.dropped, end.sender_dropped);
-  rt.stats.finish();
   publish_stats(self, rt);
   post_stats_message(self);
   return GST_FLOW_EOS;

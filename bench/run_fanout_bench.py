@@ -82,7 +82,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build-dir", default=str(tb.REPO_ROOT / "build"))
     ap.add_argument("--baseline-build", help="a build dir of the commit before the sender core")
-    ap.add_argument("--frames", type=int, default=400, help="frames a run (1920x1080 UYVY)")
+    ap.add_argument("--frames", type=int, default=2000, help="frames a run (1920x1080 UYVY)")
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     build = Path(args.build_dir)

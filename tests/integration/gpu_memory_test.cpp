@@ -93,6 +93,36 @@ TEST(GPU_MEMORY_SUITE, GpuTestPatternIntoAGpuRingIsVerifiedFrameByFrame) {
   EXPECT_EQ(e.received.at("gpu_copies"), 40);  // one upload a frame from the host ring
 }
 
+// Fan-out from GPU memory over TCP: both destinations stage, and the frame is copied out of
+// the GPU once for both (one download a frame, not one per receiver); each verifies every frame.
+TEST(GPU_MEMORY_SUITE, FanOutFromGpuMemoryCopiesEachFrameOutOnceForEveryReceiver) {
+  REQUIRE_GPU();
+  TempDir dir;
+  constexpr int kFrames = 30;
+  Receiver a(dir, {"--verify", "--frames", std::to_string(kFrames), "--stats-json", (dir / "a.json").string()},
+             Redirect{}, "a");
+  Receiver b(dir, {"--verify", "--frames", std::to_string(kFrames), "--stats-json", (dir / "b.json").string()},
+             Redirect{}, "b");
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", a.address(), "--connect", b.address(), "--quiet",
+                "--testsrc", "-s", "640x360", "--pix-fmt", "nv12", "--frames", std::to_string(kFrames),
+                "--checksum", "--memory", "cuda", "--stats-json", (dir / "send.json").string()},
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  for (auto* r : {&a, &b}) ASSERT_EQ(r->process().wait(60s), 0) << r->process().stderr_text();
+  for (const char* name : {"a.json", "b.json"}) {
+    const auto r = read_json(dir / name);
+    EXPECT_EQ(r.at("frames"), kFrames) << name;
+    EXPECT_EQ(r.at("checksum_failures"), 0) << name;
+  }
+  const auto s = read_json(dir / "send.json");
+  EXPECT_EQ(s.at("gpu_copies"), kFrames) << s.dump(2);  // once a frame, for both destinations
+  ASSERT_EQ(s.at("destinations").size(), 2u);
+  for (const auto& d : s.at("destinations")) {
+    EXPECT_EQ(d.at("frames"), kFrames) << d.dump();
+    EXPECT_EQ(d.at("gpu_path"), "staged (TCP copies through host memory)") << d.dump();
+  }
+}
+
 // Without checksums, the test pattern is compared on the GPU by a kernel and no frame comes
 // down to the host; with them (above), each frame is downloaded for XXH3.
 TEST(GPU_MEMORY_SUITE, AGpuRingIsVerifiedOnTheGpuWithoutDownloadingFrames) {

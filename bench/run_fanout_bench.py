@@ -40,6 +40,19 @@ def receivers(build: Path, work: Path, tag: str, count: int) -> tuple[list[tb.Pr
     return procs, addresses
 
 
+def measure(writer: tb.Proc, readers: list[tb.Proc], gbytes: float) -> tuple[float, float]:
+    """Waits for a run's writer and its readers: (GB/s over the writer's time, CPU-s/GB of
+    every process). A process that failed raises CaseError."""
+    deadline = time.monotonic() + 300
+    writer.wait(deadline)
+    for r in readers:
+        r.wait(deadline)
+    for p in [writer, *readers]:
+        p.check()
+    cpu = writer.cpu_seconds + sum(r.cpu_seconds for r in readers)
+    return gbytes / (writer.end - writer.start), cpu / gbytes
+
+
 def rdmavideo_run(build: Path, work: Path, tag: str, count: int, frames: int) -> tuple[float, float]:
     """(GB/s over every receiver, CPU-s/GB of every process) for one run."""
     recv, addresses = receivers(build, work, tag, count)
@@ -47,17 +60,7 @@ def rdmavideo_run(build: Path, work: Path, tag: str, count: int, frames: int) ->
             "--pix-fmt", "uyvy422", "--frames", str(frames), "--transport", "tcp", "--quiet"]
     for a in addresses:
         argv += ["--connect", a]
-    send = tb.Proc(f"{tag}-send", argv, work)
-    deadline = time.monotonic() + 300
-    send.wait(deadline)
-    for r in recv:
-        r.wait(deadline)
-    for p in [send, *recv]:
-        p.check()
-    gbytes = count * frames * FRAME_BYTES / 1e9
-    seconds = send.end - send.start
-    cpu = send.cpu_seconds + sum(r.cpu_seconds for r in recv)
-    return gbytes / seconds, cpu / gbytes
+    return measure(tb.Proc(f"{tag}-send", argv, work), recv, count * frames * FRAME_BYTES / 1e9)
 
 
 def pipe_run(build: Path, work: Path, tag: str, count: int, frames: int) -> tuple[float, float]:
@@ -66,16 +69,7 @@ def pipe_run(build: Path, work: Path, tag: str, count: int, frames: int) -> tupl
     argv = [tool, "--bytes", str(frames * FRAME_BYTES)]
     for p in listeners:
         argv += ["--connect", f"127.0.0.1:{tb.wait_for_port_line(p)}"]
-    writer = tb.Proc(f"{tag}-write", argv, work)
-    deadline = time.monotonic() + 300
-    writer.wait(deadline)
-    for p in listeners:
-        p.wait(deadline)
-    for p in [writer, *listeners]:
-        p.check()
-    gbytes = count * frames * FRAME_BYTES / 1e9
-    cpu = writer.cpu_seconds + sum(p.cpu_seconds for p in listeners)
-    return gbytes / (writer.end - writer.start), cpu / gbytes
+    return measure(tb.Proc(f"{tag}-write", argv, work), listeners, count * frames * FRAME_BYTES / 1e9)
 
 
 def main() -> int:

@@ -362,11 +362,7 @@ Result<void> SenderCore::retire_oldest() {
   const auto start = Clock::now();
   while (!channel_->done(ticket)) {
     if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
-    if (Clock::now() - start >= timeouts_.peer) {
-      return fail(Error(ErrorCode::timeout, fmt::format("frame {} not complete after {} ms",
-                                                        in_flight_.front().sequence,
-                                                        timeouts_.peer.count())));
-    }
+    if (Clock::now() - start >= timeouts_.peer) return fail_oldest_frame();
     // Completions come with whatever else the transport does: the receiver's messages too.
     if (auto ok = pump(milliseconds(10)); !ok) return fail(ok.error());
   }
@@ -379,11 +375,14 @@ Result<void> SenderCore::progress(milliseconds wait) {
   if (auto ok = pump(wait); !ok) return fail(ok.error());
   retire();
   if (!in_flight_.empty() && Clock::now() - in_flight_.front().sent >= timeouts_.peer) {
-    return fail(Error(ErrorCode::timeout, fmt::format("frame {} not complete after {} ms",
-                                                      in_flight_.front().sequence,
-                                                      timeouts_.peer.count())));
+    return fail_oldest_frame();
   }
   return {};
+}
+
+Unexpected SenderCore::fail_oldest_frame() {
+  return fail(Error(ErrorCode::timeout, fmt::format("frame {} not complete after {} ms",
+                                                    in_flight_.front().sequence, timeouts_.peer.count())));
 }
 
 Result<void> SenderCore::retire_all() {

@@ -114,6 +114,8 @@ class SenderCore {
   // Closes the connection on `error` (telling the receiver why where it broke the protocol
   // or did not authenticate); returns the error with who_ in front.
   Unexpected fail(const Error& error);
+  // The oldest frame in flight was not read within Timeouts.peer: fails the connection.
+  Unexpected fail_oldest_frame();
 
   using Clock = std::chrono::steady_clock;
   struct InFlight {

@@ -266,6 +266,10 @@ struct SenderSession::Impl {
       report.endpoint = endpoint;
     }
 
+    DestinationState state() const {
+      std::lock_guard lock(report_mu);
+      return report.state;
+    }
     void set_state(DestinationState state, std::optional<Error> error = std::nullopt) {
       std::lock_guard lock(report_mu);
       report.state = state;
@@ -275,6 +279,13 @@ struct SenderSession::Impl {
     void count(F&& f) {
       std::lock_guard lock(report_mu);
       f(report.stats);
+    }
+    // The memory registrations its connection sends from, for the report (the caller drives
+    // the core).
+    void note_registrations() {
+      std::lock_guard lock(report_mu);
+      report.registrations = core->channel().registrations();
+      report.registrations_made = core->channel().registrations_made();
     }
 
     // The receiver wants no more frames: nothing more is sent here.
@@ -360,12 +371,9 @@ struct SenderSession::Impl {
     for (const auto& d : destinations) {
       std::lock_guard lock(d->report_mu);
       const auto state = d->report.state;
-      if (state == DestinationState::streaming || state == DestinationState::ended ||
-          (state == DestinationState::connecting && !d->report.error)) {
-        ++others;
-      } else if (state == DestinationState::connecting && options.reconnect) {
-        ++others;
-      }
+      // Connecting for the first time, or again under --reconnect.
+      const bool coming = state == DestinationState::connecting && (!d->report.error || options.reconnect);
+      if (state == DestinationState::streaming || state == DestinationState::ended || coming) ++others;
     }
     if (others == 0) return fail_session(error);
     log().error("{}; {} other destination{} go{} on", error.message(), others, others == 1 ? "" : "s",
@@ -387,20 +395,34 @@ struct SenderSession::Impl {
     }
   }
 
-  // A frame no destination was offered (late, skipped, no buffer free): every destination
-  // and the source count it.
-  void count_source_drop(bool late = false) {
-    {
+  // A frame no destination was offered (late, skipped, no buffer free, nobody up): every
+  // destination that has not had it counts it, and the source does unless one had it (an
+  // interrupted frame offered again, `had_it` the destinations it reached).
+  void count_source_drop(bool late = false, uint64_t had_it = 0) {
+    if (!had_it) {
       std::lock_guard lock(state_mu);
       ++counters.dropped;
       if (late) ++counters.dropped_late;
     }
     for (auto& d : destinations) {
+      if ((had_it >> d->index) & 1) continue;
       d->count([late](stats::TransferStats& s) {
         ++s.dropped;
         if (late) ++s.dropped_late;
       });
     }
+  }
+
+  // Every destination is over, at least one because its receiver wants no more frames (the
+  // others failed): nothing more can be sent.
+  bool all_receivers_ended() const {
+    bool any = false;
+    for (const auto& d : destinations) {
+      const auto state = d->state();
+      if (state == DestinationState::ended) any = true;
+      else if (state != DestinationState::failed) return false;
+    }
+    return any;
   }
 
   void start_counting() {
@@ -665,11 +687,7 @@ Result<void> SenderSession::Impl::Destination::join(uint64_t stream_generation, 
     joined = stream_generation;
     up = true;
   }
-  {
-    std::lock_guard lock(report_mu);
-    report.registrations = core->channel().registrations();
-    report.registrations_made = core->channel().registrations_made();
-  }
+  note_registrations();
   log().debug("[{}] ring of {} slots", who, answered->slot_count);
   std::lock_guard lock(session.stream_mu);
   session.stream_cv.notify_all();
@@ -831,32 +849,18 @@ Result<SenderSession::Outcome> SenderSession::Impl::dispatch(std::span<const std
       std::lock_guard lock(stream_mu);
       current = generation;
     }
-    // Over when every destination has ended (or failed, with at least one ended).
-    bool anyone_coming = false, all_ended = true, any_ended = false;
+    bool anyone_coming = false;
     for (auto& d : destinations) {
       std::lock_guard lock(d->mu);
-      const auto state = [&] {
-        std::lock_guard r(d->report_mu);
-        return d->report.state;
-      }();
-      if (state != DestinationState::ended && state != DestinationState::failed) all_ended = false;
-      any_ended |= state == DestinationState::ended;
-      if (state == DestinationState::connecting) anyone_coming = true;
+      if (d->state() == DestinationState::connecting) anyone_coming = true;
       if (!d->up || d->joined != current || (sent_before >> d->index) & 1) continue;
       targets.push_back(d.get());
       any_stages |= d->staged;
     }
     if (!targets.empty()) break;
-    if (all_ended && any_ended) return Outcome::receiver_ended;
+    if (all_receivers_ended()) return Outcome::receiver_ended;
     if (options.policy.live || !anyone_coming || options.non_blocking) {
-      // Nobody to send to: every destination counts it dropped.
-      for (auto& d : destinations) {
-        if (!((sent_before >> d->index) & 1)) d->count([](stats::TransferStats& s) { ++s.dropped; });
-      }
-      if (!sent_before) {
-        std::lock_guard lock(state_mu);
-        ++counters.dropped;
-      }
+      count_source_drop(/*late=*/false, sent_before);  // nobody to send to
       return Outcome::dropped;
     }
     if (interrupted()) return Outcome::interrupted;
@@ -938,15 +942,8 @@ Result<SenderSession::Outcome> SenderSession::Impl::dispatch(std::span<const std
   if (sent_now) *sent_now = d->sent;
   if (d->sent) return Outcome::sent;
   if (d->interrupted) return Outcome::interrupted;
-  if (d->ended && !(d->sent | d->interrupted)) {
-    // This frame's destinations want no more; the others may still.
-    bool all_ended = true;
-    for (auto& dest : destinations) {
-      std::lock_guard r(dest->report_mu);
-      all_ended &= dest->report.state == DestinationState::ended || dest->report.state == DestinationState::failed;
-    }
-    if (all_ended) return Outcome::receiver_ended;
-  }
+  // This frame's destinations want no more; the others may still.
+  if (d->ended && !(d->sent | d->interrupted) && all_receivers_ended()) return Outcome::receiver_ended;
   if (auto f = failure_now()) return Unexpected(*f);
   return Outcome::dropped;
 }
@@ -1161,13 +1158,6 @@ Result<SenderSession::Outcome> SenderSession::submit(FrameBuffer& buffer, const 
   uint64_t sent = 0;
   const bool in_gpu = buffer.kind() == memory::MemoryKind::cuda;
   auto outcome = s.dispatch(buffer.bytes(), meta, hold, in_gpu, buffer.sent_to_, &sent);
-  if (outcome && *outcome == Outcome::sent && s.options.non_blocking) {
-    hold->arm();  // queued: the last destination done with it returns it
-    buffer.pool_.reset();
-    buffer.bytes_ = {};
-    buffer.sent_to_ = 0;
-    return outcome;
-  }
   if (outcome && *outcome == Outcome::interrupted) {
     // Stays the caller's; where it went already, it does not go again.
     pool->set(index, detail::BufferPool::State::lent);
@@ -1175,7 +1165,7 @@ Result<SenderSession::Outcome> SenderSession::submit(FrameBuffer& buffer, const 
     return outcome;
   }
   if (outcome && *outcome == Outcome::sent) {
-    hold->arm();  // the cores that have it return it
+    hold->arm();  // the cores that have it (non-blocking: will have it) return it
     buffer.pool_.reset();
     buffer.bytes_ = {};
     buffer.sent_to_ = 0;
@@ -1203,9 +1193,7 @@ Result<SenderSession::Outcome> SenderSession::submit_external(
     if (auto ok = d->core->channel().register_memory(frame, keep_while_registered); !ok) {
       return Unexpected(ok.error().context(d->who));
     }
-    std::lock_guard rl(d->report_mu);
-    d->report.registrations = d->core->channel().registrations();
-    d->report.registrations_made = d->core->channel().registrations_made();
+    d->note_registrations();
   }
   const uint64_t sent_before =
       s.interrupted_frame == frame.data() && s.interrupted_sequence == meta.sequence ? s.interrupted_sent : 0;
@@ -1308,15 +1296,7 @@ Result<void> SenderSession::end_stream() {
   return {};
 }
 
-bool SenderSession::receiver_ended() const {
-  bool any = false;
-  for (const auto& d : impl_->destinations) {
-    std::lock_guard r(d->report_mu);
-    if (d->report.state == DestinationState::ended) any = true;
-    else if (d->report.state != DestinationState::failed) return false;
-  }
-  return any;
-}
+bool SenderSession::receiver_ended() const { return impl_->all_receivers_ended(); }
 
 std::optional<Error> SenderSession::failure() const { return impl_->failure_now(); }
 

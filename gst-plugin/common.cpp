@@ -217,12 +217,12 @@ const SideTexts& texts(Side side) {
   return side == Side::sender ? sender : receiver;
 }
 
+}  // namespace
+
 std::string string_of(const GValue* value, const char* otherwise) {
   const char* text = g_value_get_string(value);
   return text ? text : otherwise;
 }
-
-}  // namespace
 
 void install_common_properties(GObjectClass* klass, Side side) {
   const SideTexts& t = texts(side);
@@ -257,8 +257,8 @@ bool set_common_property(CommonSettings& s, guint id, const GValue* value) {
   switch (id) {
     case PROP_PORT: s.port = g_value_get_uint(value); return true;
     case PROP_TRANSPORT: s.transport = static_cast<TransportKind>(g_value_get_enum(value)); return true;
-    case PROP_RDMA_DEVICE: s.rdma_device = string_of(value, ""); return true;
-    case PROP_KEY_FILE: s.key_file = string_of(value, ""); return true;
+    case PROP_RDMA_DEVICE: s.rdma_device = string_of(value); return true;
+    case PROP_KEY_FILE: s.key_file = string_of(value); return true;
     case PROP_MEMORY: s.memory = string_of(value, "host"); return true;
     default: return false;
   }

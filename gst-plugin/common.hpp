@@ -69,6 +69,8 @@ struct CommonSettings {
 /// Which end an element is: the descriptions say what each property means there.
 enum class Side { sender, receiver };
 void install_common_properties(GObjectClass* klass, Side side);
+/// A string property's value; `otherwise` for a NULL string.
+std::string string_of(const GValue* value, const char* otherwise = "");
 /// Under the object lock. False for an id that is not one of the writable shared properties.
 bool set_common_property(CommonSettings& settings, guint id, const GValue* value);
 bool get_common_property(const CommonSettings& settings, guint id, GValue* value);

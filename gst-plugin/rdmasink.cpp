@@ -176,9 +176,9 @@ gboolean sink_start(GstBaseSink* sink) {
     GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Lost the connection to the receiver."),
                       ("%s", error.message().c_str()));
   };
-  GST_INFO_OBJECT(self, "connecting to %s over %s",
-                  (rt->settings.destinations.empty() ? options.connect.endpoint.to_string()
-                                                     : rt->settings.destinations).c_str(),
+  const std::string receivers =
+      rt->settings.destinations.empty() ? options.connect.endpoint.to_string() : rt->settings.destinations;
+  GST_INFO_OBJECT(self, "connecting to %s over %s", receivers.c_str(),
                   std::string(to_string(rt->settings.transport)).c_str());
   auto session = SenderSession::connect(options);
   if (!session) {
@@ -187,8 +187,7 @@ gboolean sink_start(GstBaseSink* sink) {
                       : code == ErrorCode::unsupported ? "cannot be reached with this transport"
                                                        : "refused or could not be reached";
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE,
-                      ("Receiver %s %s.", (rt->settings.destinations.empty() ? options.connect.endpoint.to_string()
-                                                                             : rt->settings.destinations).c_str(), why),
+                      ("Receiver %s %s.", receivers.c_str(), why),
                       ("%s", session.error().message().c_str()));
     return FALSE;
   }
@@ -543,15 +542,11 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
   GST_OBJECT_LOCK(object);
   if (!set_common_property(s, id, value)) {
     switch (id) {
-      case PROP_HOST: s.host = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
-      case PROP_DESTINATIONS:
-        s.destinations = g_value_get_string(value) ? g_value_get_string(value) : "";
-        break;
+      case PROP_HOST: s.host = string_of(value); break;
+      case PROP_DESTINATIONS: s.destinations = string_of(value); break;
       case PROP_MODE: s.mode = static_cast<SinkMode>(g_value_get_enum(value)); break;
       case PROP_CHECKSUM: s.checksum = g_value_get_boolean(value); break;
-      case PROP_STREAM_NAME:
-        s.stream_name = g_value_get_string(value) ? g_value_get_string(value) : "";
-        break;
+      case PROP_STREAM_NAME: s.stream_name = string_of(value); break;
       default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
     }
   }

@@ -518,7 +518,7 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
   GST_OBJECT_LOCK(object);
   if (!set_common_property(s, id, value)) {
     switch (id) {
-      case PROP_ADDRESS: s.address = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+      case PROP_ADDRESS: s.address = string_of(value); break;
       case PROP_RING_SIZE: s.ring_size = g_value_get_uint(value); break;
       case PROP_VERIFY: s.verify = g_value_get_boolean(value); break;
       case PROP_IS_LIVE: s.is_live = g_value_get_boolean(value); break;

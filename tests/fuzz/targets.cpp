@@ -64,11 +64,12 @@ class InputChannel final : public receiver::ReceiverChannel {
 
   Result<void> send(const proto::Message& message) override {
     std::vector<std::byte> out;
-    auth::encode_sealed(message, out, mac_.get());
+    auth::encode_sealed(message, out, mac_.get(), version_);
     if (out.size() < proto::kHeaderBytes) finding("a message encoded shorter than its header");
     return {};
   }
   void protect(std::shared_ptr<auth::ControlMac> mac) override { mac_ = std::move(mac); }
+  void negotiated(uint16_t version) override { version_ = version; }
   bool sends_from_any_thread() const override { return true; }
   void wake() override {}
   void interrupt() override { interrupted_ = true; }
@@ -85,6 +86,7 @@ class InputChannel final : public receiver::ReceiverChannel {
   Bytes input_;
   std::string peer_ = "fuzz:1";
   std::shared_ptr<auth::ControlMac> mac_;
+  uint16_t version_ = proto::kVersion;
   bool interrupted_ = false;
 };
 

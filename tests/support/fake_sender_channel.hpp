@@ -35,6 +35,9 @@ class FakeChannel final : public SenderChannel {
     std::optional<proto::Message> closed_with;
     std::chrono::milliseconds linger{-1};  // close()'s
     uint64_t frames = 0;
+    uint16_t version = 0;             // negotiated()'s
+    size_t max_control_bytes = 4096;  // as one verbs control buffer
+    uint16_t ack_version = proto::kVersion;  // the HelloAck's version
   };
   explicit FakeChannel(std::shared_ptr<Shared> s) : s_(std::move(s)) {}
 
@@ -45,7 +48,7 @@ class FakeChannel final : public SenderChannel {
     s_->sent.push_back(m);
     if (!s_->answer) return {};
     if (std::holds_alternative<proto::Hello>(m)) {
-      s_->inbound.push_back(proto::HelloAck{proto::kVersion, proto::kCapChecksum, 1 << 20, s_->slots, "fake"});
+      s_->inbound.push_back(proto::HelloAck{s_->ack_version, proto::kCapChecksum, 1 << 20, s_->slots, "fake"});
     }
     if (const auto* start = std::get_if<proto::StreamStart>(&m)) {
       s_->inbound.push_back(proto::RingInfo{start->stream_id, start->ring_epoch, s_->slots,
@@ -77,6 +80,8 @@ class FakeChannel final : public SenderChannel {
     return std::optional<proto::Message>(std::move(m));
   }
   void protect(std::shared_ptr<auth::ControlMac>) override {}
+  void negotiated(uint16_t version) override { s_->version = version; }
+  size_t max_control_bytes() const override { return s_->max_control_bytes; }
   void wake() override {}
   Result<void> register_memory(std::span<const std::byte>, std::shared_ptr<const void>) override { return {}; }
   bool registered(std::span<const std::byte>) const override { return true; }

@@ -173,11 +173,11 @@ TEST(AuthMessage, RoundTripsAndBelongsToVersion2) {
   proto::Auth a;
   a.nonce = *make_nonce();
   a.proof[3] = std::byte{9};
-  const auto bytes = proto::encode(a);
+  const auto bytes = proto::encode(a, 2);
   ASSERT_EQ(bytes.size(), proto::kHeaderBytes + 64);
   auto header = proto::decode_header(bytes);
   ASSERT_TRUE(header);
-  EXPECT_EQ(header->version, 2);
+  EXPECT_EQ(header->version, 2);  // on a version 2 connection; with the version negotiated
   auto back = proto::decode(*header, std::span(bytes).subspan(proto::kHeaderBytes));
   ASSERT_TRUE(back);
   EXPECT_EQ(std::get<proto::Auth>(*back).nonce, a.nonce);
@@ -188,7 +188,7 @@ TEST(AuthMessage, RoundTripsAndBelongsToVersion2) {
     example.nonce[i] = std::byte(i);
     example.proof[i] = std::byte(0x20 + i);
   }
-  const auto example_bytes = proto::encode(example);
+  const auto example_bytes = proto::encode(example, 2);
   const uint8_t header_bytes[16] = {0x52, 0x44, 0x56, 0x46, 0x02, 0x00, 0x0a, 0x00,
                                     0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
   for (size_t i = 0; i < example_bytes.size(); ++i) {

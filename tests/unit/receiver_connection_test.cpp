@@ -36,6 +36,7 @@ class FakeChannel final : public ReceiverChannel {
     std::vector<Clock::time_point> payload_deadlines;  // of every receive_payload()
     std::shared_ptr<auth::ControlMac> mac;  // protect()'s
     size_t sent_before_protect = 0;         // messages sent when protect() was called
+    uint16_t version = 0;                   // negotiated()'s
   };
 
   explicit FakeChannel(std::shared_ptr<Shared> shared) : s_(std::move(shared)) {}
@@ -80,6 +81,10 @@ class FakeChannel final : public ReceiverChannel {
     std::lock_guard lock(s_->mu);
     s_->mac = std::move(mac);
     s_->sent_before_protect = s_->sent.size();
+  }
+  void negotiated(uint16_t version) override {
+    std::lock_guard lock(s_->mu);
+    s_->version = version;
   }
   bool sends_from_any_thread() const override { return s_->any_thread; }
   void wake() override {
@@ -303,7 +308,7 @@ TEST_F(ReceiverCore, RefusesHelloWhoseVersionsDoNotOverlap) {
   auto told = error_told();
   ASSERT_TRUE(told);
   EXPECT_EQ(told->code, ErrorCode::unsupported);
-  EXPECT_EQ(told->text, "Hello versions 1..1 do not overlap this receiver's 2..2");
+  EXPECT_EQ(told->text, "Hello versions 1..1 do not overlap this receiver's 2..3");
   EXPECT_TRUE(sent_of<proto::HelloAck>(*shared_).empty());
 }
 

@@ -110,6 +110,23 @@ class ReceiverConnection::Credits final : public detail::SlotOwner {
   }
 };
 
+// What a stream's sink holds of its audio: bounded by the reservation made from the memory
+// budget when the first track started; packets give their bytes back as they are dropped.
+struct ReceiverConnection::AudioQueue {
+  std::atomic<uint64_t> bytes{0};
+  uint64_t limit = kAudioQueueBytes;
+  std::shared_ptr<const void> reservation;
+
+  // A claim on `n` bytes of the queue, or null when they do not fit.
+  static std::shared_ptr<const void> claim(const std::shared_ptr<AudioQueue>& queue, uint64_t n) {
+    uint64_t had = queue->bytes.load();
+    do {
+      if (had + n > queue->limit) return nullptr;
+    } while (!queue->bytes.compare_exchange_weak(had, had + n));
+    return std::shared_ptr<const void>(nullptr, [queue, n](const void*) { queue->bytes -= n; });
+  }
+};
+
 ReceiverConnection::ReceiverConnection(std::unique_ptr<ReceiverChannel> channel,
                                        ConnectionConfig config, ConnectionHost& host)
     : channel_(std::move(channel)),
@@ -200,9 +217,13 @@ Result<void> ReceiverConnection::handshake(Clock::time_point deadline) {
   // With a key, HelloAck goes out before the peer has proved anything, so it says nothing of
   // this receiver: its limits are the protocol's own (docs/protocol.md §3.6), and the real
   // ones are told after the proof, in RingInfo and in the refusal of a StreamStart beyond them.
-  auto ack = config_.key ? proto::answer_hello(*hello, proto::kMaxFrameBytes, proto::kMaxRingSlots)
-                         : proto::answer_hello(*hello, config_.max_frame_bytes, config_.ring_size);
+  auto ack = config_.key ? proto::answer_hello(*hello, proto::kMaxFrameBytes, proto::kMaxRingSlots,
+                                               config_.max_version)
+                         : proto::answer_hello(*hello, config_.max_frame_bytes, config_.ring_size,
+                                               config_.max_version);
   if (!ack) return Unexpected(ack.error());
+  version_ = ack->version;
+  channel_->negotiated(version_);
   log().debug("[{}] Hello from \"{}\", version {}", who_, printable(hello->software),
               ack->version);
   if (!config_.key) return send(*ack);  // a sender that requires a key refuses us
@@ -356,6 +377,7 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     record_->report.format = m;
     record_->report.ring_slots = config_.ring_size;
     record_->report.memory = memory::to_string(config_.memory);
+    record_->report.version = version_;
     if (decision) record_->report.gpu_path = decision->summary();
   }
   log().info("[{}] stream {} ring {}: {}x{} {} at {} fps, {} bytes a frame, {} slots{}{}", who_,
@@ -415,9 +437,91 @@ Result<void> ReceiverConnection::frame_written(const proto::FrameWritten& m) {
   }
   ++frames_;
   last_frame_ = Clock::now();
+  last_video_pts_ = m.pts_ns;
+  last_video_arrival_ = last_frame_;
   next_sequence_ = m.sequence + 1;
   sink_->frame(FrameLease(credits_, ring_, ring_->format, gpu_ring ? gpu_ring->kind() : ring_->memory->kind(),
                           slot, m, latency, gpu_ring));
+  return {};
+}
+
+Result<void> ReceiverConnection::start_audio(const proto::AudioStart& m) {
+  const std::optional<proto::StreamStart> video =
+      ring_ ? std::optional<proto::StreamStart>(*ring_->format) : std::nullopt;
+  if (auto ok = proto::check_audio_start(m, video, audio_ids_, version_); !ok) return ok;
+  AudioTrack track{static_cast<uint32_t>(audio_ids_.size()), m};
+  audio_ids_.push_back(m.stream_id);
+  audio_.emplace(m.stream_id, Audio{track, false});
+  if (!audio_queue_) {
+    // The stream's first track: its queue comes out of the memory budget. Without room the
+    // audio is dropped and counted; the picture goes on.
+    audio_queue_ = std::make_shared<AudioQueue>();
+    if (config_.budget) {
+      auto reservation = config_.budget->reserve(kAudioQueueBytes, "the audio queue of a stream");
+      if (reservation) {
+        audio_queue_->reservation = std::move(*reservation);
+      } else {
+        audio_queue_->limit = 0;
+        log().warn("[{}] no audio: {}", who_, reservation.error().message());
+      }
+    }
+  }
+  {
+    std::lock_guard lock(record_->mu);
+    record_->report.audio.push_back(AudioReport{track});
+  }
+  log().info("[{}] audio track {} (stream {}): \"{}\" {} Hz, {} channel{}, {}", who_, track.index, m.stream_id,
+             printable(m.name), m.sample_rate, m.channels, m.channels == 1 ? "" : "s",
+             proto::to_string(m.sample_format));
+  sink_->audio_started(track);
+  return {};
+}
+
+Result<void> ReceiverConnection::audio_chunk(proto::AudioChunk& m) {
+  auto it = audio_.find(m.stream_id);
+  const bool running = it != audio_.end() && !it->second.ended;
+  if (auto ok = proto::check_audio_chunk(m, running ? &it->second.track.format : nullptr); !ok) return ok;
+  const uint32_t index = it->second.track.index;
+  // How far the audio travels from the picture: its pts against the video's, both moved on
+  // to now (the video's by the time since its last frame arrived).
+  double offset_ms = 0;
+  if (frames_ > 0) {
+    const auto since = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - last_video_arrival_);
+    offset_ms = static_cast<double>(m.pts_ns - (last_video_pts_ + since.count())) / 1e6;
+  }
+  const uint32_t samples = m.samples;
+  const uint64_t bytes = m.data.size();
+  auto queued = AudioQueue::claim(audio_queue_, bytes);
+  bool taken = false;
+  if (queued) {
+    taken = sink_->audio(AudioPacket{index, m.pts_ns, samples, std::move(m.data), std::move(queued)});
+  }
+  std::lock_guard lock(record_->mu);
+  AudioReport& r = record_->report.audio[index];
+  ++r.chunks;
+  r.samples += samples;
+  if (!taken) {
+    ++r.dropped;
+    r.dropped_samples += samples;
+  }
+  if (frames_ > 0) {
+    r.av_offset_ms = offset_ms;
+    if (std::abs(offset_ms) > std::abs(r.av_offset_max_ms)) r.av_offset_max_ms = offset_ms;
+  }
+  return {};
+}
+
+Result<void> ReceiverConnection::end_audio(const proto::AudioEnd& m) {
+  auto it = audio_.find(m.stream_id);
+  if (it == audio_.end() || it->second.ended) {
+    return make_error(ErrorCode::protocol, "AudioEnd.stream_id {} names no running audio stream", m.stream_id);
+  }
+  it->second.ended = true;
+  {
+    std::lock_guard lock(record_->mu);
+    record_->report.audio[it->second.track.index].ended = true;
+  }
+  sink_->audio_ended(it->second.track.index);
   return {};
 }
 
@@ -516,6 +620,15 @@ Result<void> ReceiverConnection::run() {
           channel_->close(&end);
           return end_with({StreamEnd::How::frames_reached, std::nullopt, 0, 0});
         }
+        break;
+      case proto::MessageType::AudioStart:
+        if (auto ok = start_audio(std::get<proto::AudioStart>(m)); !ok) return failed(ok.error());
+        break;
+      case proto::MessageType::AudioChunk:
+        if (auto ok = audio_chunk(std::get<proto::AudioChunk>(**message)); !ok) return failed(ok.error());
+        break;
+      case proto::MessageType::AudioEnd:
+        if (auto ok = end_audio(std::get<proto::AudioEnd>(m)); !ok) return failed(ok.error());
         break;
       case proto::MessageType::Keepalive: break;
       case proto::MessageType::EndOfStream: {

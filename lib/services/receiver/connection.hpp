@@ -11,6 +11,8 @@
 #pragma once
 
 #include <atomic>
+#include <map>
+#include <vector>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -66,6 +68,8 @@ struct ConnectionConfig {
   std::shared_ptr<const auth::SharedKey> key;
   /// What rings are reserved from; none: no limit.
   std::shared_ptr<memory::Budget> budget;
+  /// The highest protocol version this receiver offers (ListenOptions::max_version).
+  uint16_t max_version = proto::kVersion;
   /// GPU memory: how the peer's writes reach it (rdmavideo/gpu_path.hpp).
   gpu::PathChoice gpu_path = gpu::PathChoice::automatic;
   /// ReceiverServiceOptions::format_check: what the sinks can take, asked of every StreamStart
@@ -115,6 +119,9 @@ class ReceiverConnection {
   Result<proto::Message> handshake_message(Clock::time_point deadline, std::string_view what);
   Result<void> start_stream(const proto::StreamStart& m);
   Result<void> frame_written(const proto::FrameWritten& m);
+  Result<void> start_audio(const proto::AudioStart& m);
+  Result<void> audio_chunk(proto::AudioChunk& m);
+  Result<void> end_audio(const proto::AudioEnd& m);
   // Sends under the send lock (credits may be sent from a consumer's thread meanwhile).
   Result<void> send(const proto::Message& message);
   Result<void> flush_credits();
@@ -145,6 +152,20 @@ class ReceiverConnection {
   uint64_t next_sequence_ = 0;                // the sequence after the last frame's
   double cpu_start_ = 0;                      // this thread's CPU time at the stream's start
   bool closed_ = false;
+  uint16_t version_ = proto::kMinVersion;     // negotiated in the handshake
+
+  // The connection's audio streams (tracks of its video stream), by stream_id: running, or
+  // ended (kept so an id is never started twice).
+  struct Audio {
+    AudioTrack track;
+    bool ended = false;
+  };
+  std::map<uint32_t, Audio> audio_;
+  std::vector<uint32_t> audio_ids_;            // in start order, for the checks
+  struct AudioQueue;
+  std::shared_ptr<AudioQueue> audio_queue_;    // samples at the sink, bounded; shared with packets
+  int64_t last_video_pts_ = 0;                 // the last frame's pts, for the A/V offset
+  Clock::time_point last_video_arrival_{};
 };
 
 }  // namespace rdmavideo::receiver

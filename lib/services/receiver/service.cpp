@@ -138,7 +138,7 @@ struct ReceiverService::Impl final : ConnectionHost {
   receiver::ConnectionConfig connection_config() const {
     return {options.listen.ring_size, options.listen.max_frame_bytes, options.listen.timeouts,
             options.memory, options.frames_per_stream, options.idle_timeout,
-            options.listen.key, budget, options.gpu_path, options.format_check};
+            options.listen.key, budget, options.listen.max_version, options.gpu_path, options.format_check};
   }
 
   void accept_loop() {

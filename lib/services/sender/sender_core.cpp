@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sender/sender_core.hpp"
 
+#include <algorithm>
+
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/stats.hpp"
 #include "rdmavideo/text.hpp"
@@ -13,8 +15,10 @@ namespace {
 
 // Our Hello. A sender that does not know its largest frame yet (max_frame_bytes 0) claims
 // the protocol's limit; the receiver then judges each StreamStart's frame size.
-proto::Hello make_hello(uint64_t max_frame_bytes, uint32_t credits_requested, bool keyed) {
+proto::Hello make_hello(uint64_t max_frame_bytes, uint32_t credits_requested, bool keyed,
+                        uint16_t max_version) {
   proto::Hello hello;
+  hello.max_version = max_version;
   hello.max_frame_bytes = max_frame_bytes ? max_frame_bytes : proto::kMaxFrameBytes;
   hello.credits_requested = credits_requested;
   hello.flags = proto::kCapChecksum | (keyed ? proto::kCapAuth : 0);
@@ -81,7 +85,8 @@ SenderCore::SenderCore(std::unique_ptr<SenderChannel> channel, const ConnectOpti
       who_(fmt::format("send {}", channel_->peer())),
       key_(options.key),
       max_frame_bytes_(options.max_frame_bytes),
-      credits_requested_(options.credits_requested) {}
+      credits_requested_(options.credits_requested),
+      max_version_(std::clamp(options.max_version, proto::kMinVersion, proto::kVersion)) {}
 
 SenderCore::~SenderCore() {
   // The channel first: once it is closed nothing reads the frames' memory, and their holds
@@ -98,7 +103,7 @@ Result<void> SenderCore::send(const proto::Message& message) {
 }
 
 Result<void> SenderCore::handshake() {
-  hello_ = make_hello(max_frame_bytes_, credits_requested_, key_ != nullptr);
+  hello_ = make_hello(max_frame_bytes_, credits_requested_, key_ != nullptr, max_version_);
   if (auto ok = send(hello_); !ok) return fail(ok.error());
   const auto deadline = Clock::now() + timeouts_.connect;
   while (step_ != Step::done) {
@@ -134,6 +139,13 @@ Result<void> SenderCore::handshake_step(const proto::Message& message) {
     case Step::hello_sent: {
       if (auto ok = check_hello_reply(message, max_frame_bytes_); !ok) return failed(ok.error());
       ack_ = std::get<proto::HelloAck>(message);
+      if (ack_.version < hello_.min_version || ack_.version > hello_.max_version) {
+        return failed(Error(ErrorCode::protocol,
+                            fmt::format("HelloAck.version {} is not one this sender offered ({}..{})",
+                                        ack_.version, hello_.min_version, hello_.max_version)));
+      }
+      // Every message after HelloAck (Auth included) goes with the version chosen.
+      channel_->negotiated(ack_.version);
       const bool receiver_proves = ack_.flags & proto::kCapAuth;
       if (key_ && !receiver_proves) {
         return failed(Error(ErrorCode::auth_failed,
@@ -266,11 +278,70 @@ Unexpected SenderCore::fail(const Error& error) {
   return Unexpected(error.context(who_));
 }
 
+Result<void> SenderCore::start_audio(const proto::AudioStart& format) {
+  if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
+  if (!carries_audio()) {
+    return make_error(ErrorCode::unsupported, "{}: the receiver speaks protocol version {}, without audio",
+                      who_, version());
+  }
+  if (format.stream_id == kStreamId) {
+    return make_error(ErrorCode::invalid_argument, "audio stream id {} is the video's", format.stream_id);
+  }
+  if (auto ok = send(format); !ok) return fail(ok.error());
+  return {};
+}
+
+Result<void> SenderCore::send_audio(const proto::AudioStart& format, int64_t pts_ns, uint32_t samples,
+                                    std::span<const std::byte> data) {
+  if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
+  const uint32_t sample_bytes = proto::bytes_per_sample(format.sample_format);
+  const uint64_t frame_bytes = uint64_t{sample_bytes} * format.channels;  // one sample of every channel
+  if (samples == 0 || data.size() != frame_bytes * samples) {
+    return make_error(ErrorCode::invalid_argument, "{} samples of {} channels of {} are {} bytes, not {}", samples,
+                      format.channels, proto::to_string(format.sample_format), frame_bytes * samples, data.size());
+  }
+  // Each chunk fits one control message with its tag (sealed or not, the room is kept).
+  const size_t room = channel_->max_control_bytes() - proto::kHeaderBytes - proto::kAudioChunkFixedBytes -
+                      auth::ControlMac::kTagBytes;
+  const auto per_chunk = static_cast<uint32_t>(std::max<uint64_t>(1, room / frame_bytes));
+  const bool is_planar = proto::planar(format.sample_format);
+  for (uint32_t first = 0; first < samples; first += per_chunk) {
+    const uint32_t n = std::min(per_chunk, samples - first);
+    proto::AudioChunk chunk;
+    chunk.stream_id = format.stream_id;
+    chunk.samples = n;
+    // The chunk's first sample, on the same clock: rounded to the ns.
+    chunk.pts_ns = pts_ns + static_cast<int64_t>((uint64_t{first} * 1'000'000'000 + format.sample_rate / 2) /
+                                                 format.sample_rate);
+    if (is_planar) {
+      chunk.data.reserve(size_t{n} * frame_bytes);
+      for (uint32_t c = 0; c < format.channels; ++c) {
+        const auto plane = data.subspan(size_t{c} * samples * sample_bytes + size_t{first} * sample_bytes,
+                                        size_t{n} * sample_bytes);
+        chunk.data.insert(chunk.data.end(), plane.begin(), plane.end());
+      }
+    } else {
+      const auto part = data.subspan(size_t{first} * frame_bytes, size_t{n} * frame_bytes);
+      chunk.data.assign(part.begin(), part.end());
+    }
+    if (auto ok = send(chunk); !ok) return fail(ok.error());
+  }
+  return {};
+}
+
+Result<void> SenderCore::end_audio(uint32_t stream_id) {
+  if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
+  if (auto ok = send(proto::AudioEnd{stream_id}); !ok) return fail(ok.error());
+  return {};
+}
+
 Result<proto::RingInfo> SenderCore::start_stream(const proto::StreamStart& format) {
   if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
   proto::StreamStart m = format;
   m.stream_id = kStreamId;
   m.ring_epoch = ++ring_epoch_;
+  // The flash is version 3's flag: a version 2 receiver would refuse it.
+  if (version() < proto::kAudioVersion) m.flags &= ~proto::kStreamFlash;
   if (!m.name.empty()) who_ = fmt::format("send {} \"{}\"", peer(), printable(m.name));
   ring_.reset();
   pool_.reset();

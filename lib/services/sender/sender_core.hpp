@@ -97,6 +97,22 @@ class SenderCore {
   /// The receiver sent EndOfStream: it wants no more frames.
   bool receiver_ended() const { return receiver_ended_; }
 
+  /// The version the handshake chose; audio needs proto::kAudioVersion.
+  uint16_t version() const { return ack_.version; }
+  bool carries_audio() const { return handshaken_ && ack_.version >= proto::kAudioVersion; }
+  /// Starts an audio stream (its stream_id is the caller's: never the video's, kStreamId),
+  /// after start_stream(). Nothing answers it.
+  Result<void> start_audio(const proto::AudioStart& format);
+  /// Sends `samples` samples per channel of a started audio stream, laid out in `format`
+  /// (planar: every sample of channel 0, then of channel 1, ...), as AudioChunks that each
+  /// fit the channel's control message (a split planar chunk gets each channel's share).
+  Result<void> send_audio(const proto::AudioStart& format, int64_t pts_ns, uint32_t samples,
+                          std::span<const std::byte> data);
+  /// Ends one audio stream; the video goes on.
+  Result<void> end_audio(uint32_t stream_id);
+  /// The video stream's id on every connection this sender makes.
+  static constexpr uint32_t kStreamId = 1;
+
  private:
   // Sends a message, counting it as this side's last word for the keepalive.
   Result<void> send(const proto::Message& message);
@@ -126,15 +142,13 @@ class SenderCore {
   };
   enum class Step { hello_sent, challenge_awaited, proof_awaited, done };
 
-  // Every stream this sender sends has this id; a connection carries one.
-  static constexpr uint32_t kStreamId = 1;
-
   std::unique_ptr<SenderChannel> channel_;
   Timeouts timeouts_;
   std::string who_;                       // "send host:port "name"" for messages
   std::shared_ptr<const auth::SharedKey> key_;  // ConnectOptions::key
   uint64_t max_frame_bytes_ = 0;                // ConnectOptions::max_frame_bytes
   uint32_t credits_requested_ = 0;              // ConnectOptions::credits_requested
+  uint16_t max_version_ = proto::kVersion;      // ConnectOptions::max_version
 
   Step step_ = Step::hello_sent;
   proto::Hello hello_;                    // as sent

@@ -208,8 +208,19 @@ struct Dispatch {
 
 enum class Took { sent, dropped, ended, interrupted };
 
-// A frame for one destination's queue.
+// Samples of one audio track for the destinations' queues, shared by them all.
+struct AudioJob {
+  enum class What { samples, end };
+  What what = What::samples;
+  uint32_t track = 0;
+  int64_t pts_ns = 0;
+  uint32_t samples = 0;
+  std::vector<std::byte> data;
+};
+
+// A frame (or audio) for one destination's queue.
 struct Job {
+  std::shared_ptr<const AudioJob> audio;    // set: this job is audio, nothing below is used
   std::span<const std::byte> frame;   // the frame as it lies (pool buffer, external, GPU)
   std::span<const std::byte> staged;  // its pinned copy, for a destination that stages
   std::shared_ptr<FrameHold> hold;         // the frame's claim
@@ -256,6 +267,10 @@ struct SenderSession::Impl {
     std::shared_ptr<gpu::Stager> registered_stager;
     milliseconds backoff = kFirstRetry;
     bool retry = true;        // reconnecting is still worth it
+    // Under core_mu: audio tracks whose AudioStart went on the current connection (tracks
+    // start in order, so a count), and whether one line said its receiver takes no audio.
+    size_t audio_started = 0;
+    bool audio_refusal_said = false;
 
     mutable std::mutex report_mu;
     DestinationReport report;  // under report_mu
@@ -310,6 +325,10 @@ struct SenderSession::Impl {
     void try_again_or_give_up(const Error& error);
     void finish_job(Job& job, Took took);
     void end_stream();
+    // Audio, under core_mu: AudioStart for every track not started on this connection yet,
+    // then the job's samples or end. Counted in the report either way.
+    void send_audio(const AudioJob& job);
+    void start_audio_tracks();
   };
 
   SenderSessionOptions options;
@@ -336,6 +355,9 @@ struct SenderSession::Impl {
   const std::byte* interrupted_frame = nullptr;
   uint64_t interrupted_sequence = 0;
   uint64_t interrupted_sent = 0;
+
+  // Audio tracks (under stream_mu): their formats, in order, with stream ids 2, 3, ...
+  std::vector<proto::AudioStart> audio_tracks;
 
   std::atomic<bool> connected{false};  // connect() has returned the session
   mutable std::mutex state_mu;  // what other threads read
@@ -483,6 +505,10 @@ struct SenderSession::Impl {
     return failure;
   }
 
+  // Audio for every destination: sent at once to the caller's own (blocking mode), queued
+  // for the others that are up; those not up count it dropped.
+  Result<void> queue_audio(std::shared_ptr<const AudioJob> audio);
+
   // Hands a frame to every destination that is up and has not had it (`sent_before`), and
   // in blocking mode waits until each has sent or dropped it.
   Result<Outcome> dispatch(std::span<const std::byte> frame, const FrameMeta& meta,
@@ -573,6 +599,11 @@ void SenderSession::Impl::Destination::run() {
       if (job) finish_job(*job, Took::dropped);
       continue;
     }
+    if (job && job->audio) {
+      send_audio(*job->audio);
+      finish_job(*job, Took::sent);
+      continue;
+    }
     if (job) {
       send(*job);
       continue;
@@ -605,6 +636,7 @@ bool SenderSession::Impl::Destination::connect() {
     std::lock_guard lock(mu);
     core = std::move(*made);
     joined = 0;
+    audio_started = 0;
     registered_pool.reset();
     registered_stager.reset();
     who = fmt::format("send {}", core->peer());
@@ -689,12 +721,30 @@ Result<void> SenderSession::Impl::Destination::join(uint64_t stream_generation, 
   }
   note_registrations();
   log().debug("[{}] ring of {} slots", who, answered->slot_count);
+  // The tracks so far go out before the first frame, so a recording has them from the start.
+  if (core->carries_audio()) start_audio_tracks();
+  if (!core) return make_error(ErrorCode::peer_closed, "{}: lost while starting its audio", who);
   std::lock_guard lock(session.stream_mu);
   session.stream_cv.notify_all();
   return {};
 }
 
 void SenderSession::Impl::Destination::finish_job(Job& job, Took took) {
+  if (job.audio) {
+    // Audio counts itself where it was sent; here only what never went.
+    if (took != Took::sent) {
+      std::lock_guard lock(report_mu);
+      ++report.audio_dropped;
+    }
+    job = Job{};
+    {
+      std::lock_guard lock(mu);
+      busy = false;
+    }
+    std::lock_guard lock(session.stream_mu);
+    session.stream_cv.notify_all();
+    return;
+  }
   // Kept here: the job (and in non-blocking mode the caller) may hold the last reference.
   const std::shared_ptr<Dispatch> dispatch = job.dispatch;
   Dispatch& d = *dispatch;
@@ -770,6 +820,60 @@ void SenderSession::Impl::Destination::send(Job& job) {
   });
   core->retire();
   finish_job(job, Took::sent);
+}
+
+void SenderSession::Impl::Destination::start_audio_tracks() {
+  std::vector<proto::AudioStart> tracks;
+  {
+    std::lock_guard lock(session.stream_mu);
+    if (audio_started >= session.audio_tracks.size()) return;
+    tracks.assign(session.audio_tracks.begin() + static_cast<ptrdiff_t>(audio_started), session.audio_tracks.end());
+  }
+  for (const auto& track : tracks) {
+    if (auto ok = core->start_audio(track); !ok) return lost(ok.error());
+    ++audio_started;
+  }
+}
+
+void SenderSession::Impl::Destination::send_audio(const AudioJob& job) {
+  auto dropped = [&] {
+    std::lock_guard lock(report_mu);
+    ++report.audio_dropped;
+  };
+  bool is_up = false;
+  {
+    std::lock_guard lock(mu);
+    is_up = up;
+  }
+  if (!core || !is_up) return dropped();
+  if (!core->carries_audio()) {
+    if (!audio_refusal_said) {
+      audio_refusal_said = true;
+      log().warn("[{}] the receiver speaks protocol version {}, which carries no audio: sending it the video only",
+                 who, core->version());
+      std::lock_guard lock(report_mu);
+      report.audio_refused = true;
+    }
+    return dropped();
+  }
+  start_audio_tracks();
+  if (!core) return dropped();  // lost while starting them
+  proto::AudioStart format;
+  {
+    std::lock_guard lock(session.stream_mu);
+    format = session.audio_tracks.at(job.track);
+  }
+  auto ok = job.what == AudioJob::What::end ? core->end_audio(format.stream_id)
+                                            : core->send_audio(format, job.pts_ns, job.samples, job.data);
+  if (!ok) {
+    lost(ok.error());
+    return dropped();
+  }
+  if (job.what == AudioJob::What::samples) {
+    std::lock_guard lock(report_mu);
+    ++report.audio_chunks;
+    report.audio_samples += job.samples;
+  }
 }
 
 void SenderSession::Impl::Destination::lost(const Error& error) {
@@ -1261,6 +1365,96 @@ Result<SenderSession::Pacing> SenderSession::pace(uint64_t sequence) {
 void SenderSession::skip(uint64_t) {
   impl_->start_counting();
   impl_->count_source_drop();
+}
+
+Result<uint32_t> SenderSession::start_audio(const proto::AudioStart& format) {
+  auto& s = *impl_;
+  if (auto f = s.failure_now()) return Unexpected(*f);
+  if (format.channels == 0 || format.channels > proto::kMaxAudioChannels) {
+    return make_error(ErrorCode::invalid_argument, "audio of {} channels (1..{})", format.channels,
+                      proto::kMaxAudioChannels);
+  }
+  if (format.sample_rate < proto::kMinSampleRate || format.sample_rate > proto::kMaxSampleRate) {
+    return make_error(ErrorCode::invalid_argument, "audio at {} Hz ({}..{})", format.sample_rate,
+                      proto::kMinSampleRate, proto::kMaxSampleRate);
+  }
+  std::lock_guard lock(s.stream_mu);
+  if (s.audio_tracks.size() >= proto::kMaxAudioStreams) {
+    return make_error(ErrorCode::invalid_argument, "more than {} audio tracks", proto::kMaxAudioStreams);
+  }
+  const auto track = static_cast<uint32_t>(s.audio_tracks.size());
+  proto::AudioStart m = format;
+  m.stream_id = sender::SenderCore::kStreamId + 1 + track;
+  s.audio_tracks.push_back(m);
+  return track;
+}
+
+Result<void> SenderSession::Impl::queue_audio(std::shared_ptr<const AudioJob> audio) {
+  if (auto f = failure_now()) return Unexpected(*f);
+  Job job;
+  job.audio = std::move(audio);
+  for (auto& d : destinations) {
+    if (d->direct) {
+      // The caller's own destination, in order with the frames it sends.
+      std::lock_guard cl(d->core_mu);
+      {
+        std::lock_guard lock(d->mu);
+        d->busy = true;
+      }
+      d->send_audio(*job.audio);
+      Job done = job;
+      d->finish_job(done, Took::sent);
+      continue;
+    }
+    std::lock_guard lock(d->mu);
+    if (!d->up) {
+      std::lock_guard report_lock(d->report_mu);
+      ++d->report.audio_dropped;
+      continue;
+    }
+    d->queue.push_back(job);
+    d->cv.notify_one();
+    if (d->core) d->core->channel().wake();
+  }
+  return {};
+}
+
+Result<void> SenderSession::submit_audio(uint32_t track, int64_t pts_ns, uint32_t samples,
+                                         std::span<const std::byte> data) {
+  auto& s = *impl_;
+  proto::AudioStart format;
+  {
+    std::lock_guard lock(s.stream_mu);
+    if (track >= s.audio_tracks.size()) {
+      return make_error(ErrorCode::invalid_argument, "audio track {} was not started", track);
+    }
+    format = s.audio_tracks[track];
+  }
+  const uint64_t want = uint64_t{samples} * format.channels * proto::bytes_per_sample(format.sample_format);
+  if (samples == 0 || data.size() != want) {
+    return make_error(ErrorCode::invalid_argument, "{} samples of audio track {} are {} bytes, not {}", samples,
+                      track, want, data.size());
+  }
+  auto job = std::make_shared<AudioJob>();
+  job->track = track;
+  job->pts_ns = pts_ns;
+  job->samples = samples;
+  job->data.assign(data.begin(), data.end());
+  return s.queue_audio(std::move(job));
+}
+
+Result<void> SenderSession::end_audio(uint32_t track) {
+  auto& s = *impl_;
+  {
+    std::lock_guard lock(s.stream_mu);
+    if (track >= s.audio_tracks.size()) {
+      return make_error(ErrorCode::invalid_argument, "audio track {} was not started", track);
+    }
+  }
+  auto job = std::make_shared<AudioJob>();
+  job->what = AudioJob::What::end;
+  job->track = track;
+  return s.queue_audio(std::move(job));
 }
 
 Result<void> SenderSession::end_stream() {

@@ -62,6 +62,9 @@ class ReceiverChannel {
   /// `mac` and every message received must open with it (connection thread, before any
   /// other thread sends).
   virtual void protect(std::shared_ptr<auth::ControlMac> mac) = 0;
+  /// The handshake chose `version`: every later message is written with it (connection
+  /// thread, before any other thread sends).
+  virtual void negotiated(uint16_t version) = 0;
   virtual bool sends_from_any_thread() const = 0;
   /// Makes a receive() in progress return nullopt soon.
   virtual void wake() = 0;

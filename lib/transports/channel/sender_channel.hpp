@@ -56,6 +56,11 @@ class SenderChannel {
   /// The receiver proved the key: seal every message sent from now on, and open every
   /// message received after the one last returned.
   virtual void protect(std::shared_ptr<auth::ControlMac> mac) = 0;
+  /// HelloAck chose `version`: every later message is written with it (docs/protocol.md §4).
+  virtual void negotiated(uint16_t version) = 0;
+  /// The largest control message send() takes, header and tag included: an AudioChunk is
+  /// split to fit (verbs: one control buffer; TCP: the protocol's body limit).
+  virtual size_t max_control_bytes() const = 0;
   /// Makes a receive() in progress return soon (a stop).
   virtual void wake() = 0;
 

@@ -22,9 +22,9 @@ Result<proto::Message> read_message(Socket& socket, const IoPolicy& policy, auth
 }
 
 Result<void> write_message(Socket& socket, const proto::Message& message, const IoPolicy& policy,
-                           auth::ControlMac* mac) {
+                           auth::ControlMac* mac, uint16_t version) {
   std::vector<std::byte> bytes;
-  auth::encode_sealed(message, bytes, mac);
+  auth::encode_sealed(message, bytes, mac, version);
   return socket.write_all(bytes, policy, proto::to_string(proto::type_of(message)));
 }
 

@@ -64,9 +64,10 @@ class TcpChannel final : public receiver::ReceiverChannel {
   }
 
   Result<void> send(const proto::Message& message) override {
-    return write_message(socket_, message, write_policy_, mac_.get());
+    return write_message(socket_, message, write_policy_, mac_.get(), version_);
   }
   void protect(std::shared_ptr<auth::ControlMac> mac) override { mac_ = std::move(mac); }
+  void negotiated(uint16_t version) override { version_ = version; }
   bool sends_from_any_thread() const override { return true; }
 
   void wake() override {}  // the connection thread never waits long on its own
@@ -123,6 +124,7 @@ class TcpChannel final : public receiver::ReceiverChannel {
   std::atomic<bool> abandoned_{false};    // shed: close at once, with a reset
   std::mutex fd_mu_;  // abandon() from another thread against the socket's close
   std::shared_ptr<auth::ControlMac> mac_;  // set once, on the connection thread, by protect()
+  uint16_t version_ = proto::kVersion;     // set once, on the connection thread, by negotiated()
   bool closed_ = false;
 };
 

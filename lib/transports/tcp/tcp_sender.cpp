@@ -34,7 +34,7 @@ class TcpSenderChannel final : public sender::SenderChannel {
   Result<void> send(const proto::Message& message) override {
     if (closed_) return make_error(ErrorCode::peer_closed, "connection closed");
     IoPolicy policy{timeouts_.keepalive, timeouts_.peer, nullptr};
-    auto ok = write_message(socket_, message, policy, mac_.get());
+    auto ok = write_message(socket_, message, policy, mac_.get(), version_);
     if (!ok) return Unexpected(as_receiver(ok.error()));
     return ok;
   }
@@ -43,7 +43,7 @@ class TcpSenderChannel final : public sender::SenderChannel {
                               sender::RemoteSlot) override {
     if (closed_) return make_error(ErrorCode::peer_closed, "connection closed");
     header_.clear();
-    auth::encode_sealed(written, header_, mac_.get());
+    auth::encode_sealed(written, header_, mac_.get(), version_);
     iovec iov[2] = {{header_.data(), header_.size()},
                     {const_cast<std::byte*>(frame.data()), frame.size()}};
     // No keepalive may be written in the middle of a frame, so no on_tick here.
@@ -73,6 +73,10 @@ class TcpSenderChannel final : public sender::SenderChannel {
   }
 
   void protect(std::shared_ptr<auth::ControlMac> mac) override { mac_ = std::move(mac); }
+  void negotiated(uint16_t version) override { version_ = version; }
+  size_t max_control_bytes() const override {
+    return proto::kHeaderBytes + proto::kMaxBodyBytes + auth::ControlMac::kTagBytes;
+  }
   void wake() override {}  // receive() waits at most a keepalive interval
 
   // TCP copies the frame into the kernel before send_frame returns: any memory will do, and
@@ -154,6 +158,7 @@ class TcpSenderChannel final : public sender::SenderChannel {
   size_t used_ = 0;
   std::vector<std::byte> header_;  // FrameWritten encoding buffer, reused
   std::shared_ptr<auth::ControlMac> mac_;  // once authenticated
+  uint16_t version_ = proto::kVersion;     // as negotiated
   uint64_t tickets_ = 0;           // frames written
   bool peer_eof_ = false;          // the receiver closed its side
   bool closed_ = false;

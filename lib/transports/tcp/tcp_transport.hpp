@@ -21,6 +21,6 @@ Result<proto::Message> read_message(Socket& socket, const IoPolicy& policy,
                                     auth::ControlMac* mac = nullptr);
 /// Writes one message, sealed with `mac` when given.
 Result<void> write_message(Socket& socket, const proto::Message& message, const IoPolicy& policy,
-                           auth::ControlMac* mac = nullptr);
+                           auth::ControlMac* mac = nullptr, uint16_t version = proto::kVersion);
 
 }  // namespace rdmavideo::tcp

@@ -394,11 +394,18 @@ Result<uint64_t> Link::write_and_send(std::span<const std::byte> local, uint32_t
                                       uint64_t remote_addr, uint32_t rkey,
                                       const proto::Message& message) {
   if (disconnected_) return make_error(ErrorCode::peer_closed, "{} disconnected", peer_role_);
+  std::vector<std::byte> bytes;
+  auth::encode_sealed(message, bytes, mac_.get(), version_);
+  // The peer posts receives of one control buffer: a larger SEND would fail its receive
+  // (and the connection) over there. The caller sizes what it sends (AudioChunks are split).
+  if (bytes.size() > kControlBytes) {
+    return make_error(ErrorCode::invalid_argument,
+                      "{} of {} bytes does not fit a control buffer of {} bytes",
+                      proto::to_string(proto::type_of(message)), bytes.size(), kControlBytes);
+  }
   auto index = acquire_send_buffer();
   if (!index) return Unexpected(index.error());
   std::byte* buffer = send_memory_.data() + size_t{*index} * kControlBytes;
-  std::vector<std::byte> bytes;
-  auth::encode_sealed(message, bytes, mac_.get());
   std::memcpy(buffer, bytes.data(), bytes.size());
 
   const uint64_t chunk = max_message_bytes_;

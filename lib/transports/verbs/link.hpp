@@ -102,6 +102,8 @@ class Link {
   Result<std::optional<proto::Message>> take_message();
   /// From now on every message sent is sealed and every message taken must open.
   void protect(std::shared_ptr<auth::ControlMac> mac) { mac_ = std::move(mac); }
+  /// The version the handshake chose: every later message is written with it.
+  void set_version(uint16_t version) { version_ = version; }
 
   /// The peer disconnected (or the connection failed); queued messages stay readable.
   bool disconnected() const { return disconnected_; }
@@ -167,6 +169,7 @@ class Link {
   uint64_t completed_ticket_ = 0;      // every SEND up to this ticket has completed
   std::deque<std::vector<std::byte>> inbox_;  // received, not yet taken
   std::shared_ptr<auth::ControlMac> mac_;      // once authenticated
+  uint16_t version_ = proto::kVersion;         // as negotiated
   bool disconnected_ = false;
   bool disconnect_sent_ = false;
   const std::atomic<bool>* stop_ = nullptr;  // the owner's stop flag, or none

@@ -59,6 +59,7 @@ class VerbsChannel final : public receiver::ReceiverChannel {
 
   Result<void> send(const proto::Message& message) override { return link_->send(message); }
   void protect(std::shared_ptr<auth::ControlMac> mac) override { link_->protect(std::move(mac)); }
+  void negotiated(uint16_t version) override { link_->set_version(version); }
   bool sends_from_any_thread() const override { return false; }
   void wake() override { link_->wake(); }
   void interrupt() override {

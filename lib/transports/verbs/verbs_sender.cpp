@@ -114,6 +114,8 @@ class VerbsSenderChannel final : public sender::SenderChannel {
   }
 
   void protect(std::shared_ptr<auth::ControlMac> mac) override { link_->protect(std::move(mac)); }
+  void negotiated(uint16_t version) override { link_->set_version(version); }
+  size_t max_control_bytes() const override { return verbs::kControlBytes; }
   void wake() override { link_->wake(); }
 
   Result<void> register_memory(std::span<const std::byte> memory,

@@ -243,9 +243,10 @@ Result<proto::Message> decode_sealed(Bytes bytes, ControlMac* mac) {
   return proto::decode(*header, bytes.subspan(proto::kHeaderBytes, header->length));
 }
 
-void encode_sealed(const proto::Message& message, std::vector<std::byte>& out, ControlMac* mac) {
+void encode_sealed(const proto::Message& message, std::vector<std::byte>& out, ControlMac* mac,
+                   uint16_t version) {
   const size_t start = out.size();
-  proto::encode(message, out);
+  proto::encode(message, out, version);
   if (mac) mac->seal(out, start);
 }
 

@@ -81,7 +81,8 @@ inline size_t tag_bytes(const ControlMac* mac) { return mac ? ControlMac::kTagBy
 /// Decodes one message from `bytes` (header, body and, with `mac`, its tag: exactly that
 /// many bytes) and opens its tag. What both transports that receive whole messages use.
 Result<proto::Message> decode_sealed(std::span<const std::byte> bytes, ControlMac* mac);
-/// encode() and, with `mac`, seal().
-void encode_sealed(const proto::Message& message, std::vector<std::byte>& out, ControlMac* mac);
+/// encode() with the negotiated `version` and, with `mac`, seal().
+void encode_sealed(const proto::Message& message, std::vector<std::byte>& out, ControlMac* mac,
+                   uint16_t version = proto::kVersion);
 
 }  // namespace rdmavideo::auth

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/checks.hpp"
 
+#include <algorithm>
+
 namespace rdmavideo::proto {
 
-Result<HelloAck> answer_hello(const Hello& hello, uint64_t max_frame_bytes, uint32_t credits) {
-  if (hello.max_version < kMinVersion || hello.min_version > kVersion) {
+Result<HelloAck> answer_hello(const Hello& hello, uint64_t max_frame_bytes, uint32_t credits,
+                              uint16_t max_version) {
+  if (hello.max_version < kMinVersion || hello.min_version > max_version) {
     return Unexpected(Error(ErrorCode::unsupported,
                             fmt::format("Hello versions {}..{} do not overlap this receiver's {}..{}",
-                                        hello.min_version, hello.max_version, kMinVersion, kVersion)));
+                                        hello.min_version, hello.max_version, kMinVersion, max_version)));
   }
   HelloAck ack;
-  ack.version = std::min(hello.max_version, kVersion);
+  ack.version = std::min(hello.max_version, max_version);
   ack.flags = kCapChecksum;
   ack.max_frame_bytes = max_frame_bytes;
   ack.credits = credits;
@@ -26,7 +29,8 @@ Result<void> check_stream_start(const StreamStart& m, const std::optional<Stream
   }
   if (m.media != MediaKind::video) {
     return make_error(ErrorCode::unsupported,
-                      "StreamStart.media {} ({}) not taken by this receiver (video only)",
+                      "StreamStart.media {} ({}): a StreamStart starts the video stream; audio "
+                      "streams start with AudioStart",
                       static_cast<uint32_t>(m.media), to_string(m.media));
   }
   if (current && m.stream_id != current->stream_id) {
@@ -62,6 +66,42 @@ Result<void> check_frame_written(const FrameWritten& m, const std::optional<Stre
     return make_error(ErrorCode::protocol,
                       "FrameWritten.bytes {} does not match StreamStart.frame_bytes {}", m.bytes,
                       current->layout.frame_bytes);
+  }
+  return {};
+}
+
+Result<void> check_audio_start(const AudioStart& m, const std::optional<StreamStart>& video,
+                               std::span<const uint32_t> audio_ids, uint16_t version) {
+  if (version < kAudioVersion) {
+    return make_error(ErrorCode::protocol, "AudioStart on a version {} connection (audio is version {})",
+                      version, kAudioVersion);
+  }
+  if (!video) {
+    return make_error(ErrorCode::unsupported,
+                      "AudioStart before the video's StreamStart: audio travels only as tracks "
+                      "of a video stream (an audio-only connection is refused)");
+  }
+  if (m.stream_id == video->stream_id) {
+    return make_error(ErrorCode::protocol, "AudioStart.stream_id {} is the video stream's", m.stream_id);
+  }
+  if (std::find(audio_ids.begin(), audio_ids.end(), m.stream_id) != audio_ids.end()) {
+    return make_error(ErrorCode::protocol, "AudioStart.stream_id {} already started on this connection",
+                      m.stream_id);
+  }
+  if (audio_ids.size() >= kMaxAudioStreams) {
+    return make_error(ErrorCode::unsupported, "AudioStart.stream_id {}: a connection carries at most {} audio streams",
+                      m.stream_id, kMaxAudioStreams);
+  }
+  return {};
+}
+
+Result<void> check_audio_chunk(const AudioChunk& m, const AudioStart* stream) {
+  if (!stream) return make_error(ErrorCode::protocol, "AudioChunk.stream_id {} names no running audio stream", m.stream_id);
+  const uint64_t want = uint64_t{m.samples} * stream->channels * bytes_per_sample(stream->sample_format);
+  if (m.data.size() != want) {
+    return make_error(ErrorCode::protocol,
+                      "AudioChunk of {} bytes of samples does not match {} samples x {} channels of {} ({} bytes)",
+                      m.data.size(), m.samples, stream->channels, to_string(stream->sample_format), want);
   }
   return {};
 }

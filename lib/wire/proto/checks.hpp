@@ -4,13 +4,24 @@
 #pragma once
 
 #include <optional>
+#include <span>
 
 #include "rdmavideo/protocol.hpp"
 
 namespace rdmavideo::proto {
 
-/// The HelloAck for a Hello, or the reason to refuse it (versions that do not overlap).
-Result<HelloAck> answer_hello(const Hello& hello, uint64_t max_frame_bytes, uint32_t credits);
+/// The HelloAck for a Hello, or the reason to refuse it (versions that do not overlap
+/// kMinVersion..`max_version`, the highest this receiver offers).
+Result<HelloAck> answer_hello(const Hello& hello, uint64_t max_frame_bytes, uint32_t credits,
+                              uint16_t max_version = kVersion);
+
+/// An AudioStart against the connection's video stream (none yet: an audio-only connection,
+/// refused), the audio streams it has (running or ended) and the negotiated version.
+Result<void> check_audio_start(const AudioStart& m, const std::optional<StreamStart>& video,
+                               std::span<const uint32_t> audio_ids, uint16_t version);
+/// An AudioChunk against its stream's AudioStart (none: an unknown stream): the samples fill
+/// the body exactly.
+Result<void> check_audio_chunk(const AudioChunk& m, const AudioStart* stream);
 
 /// A StreamStart against the connection's stream and its last ring epoch (0: none yet) and
 /// the receiver's frame limit.

@@ -3,6 +3,7 @@
 #include "rdmavideo/protocol.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "proto/wire.hpp"
 
@@ -17,6 +18,8 @@ constexpr uint32_t kFrameWrittenBytes = 48;
 constexpr uint32_t kKeepaliveBytes = 8;
 constexpr uint32_t kEndOfStreamBytes = 16;
 constexpr uint32_t kAuthBytes = kNonceBytes + kProofBytes;
+constexpr uint32_t kAudioStartBytes = 96;
+constexpr uint32_t kAudioEndBytes = 8;
 
 template <typename... Args>
 Unexpected bad(fmt::format_string<Args...> format, Args&&... args) {
@@ -93,7 +96,7 @@ Result<Message> decode_hello_ack(WireReader& in) {
   return m;
 }
 
-Result<Message> decode_stream_start(WireReader& in) {
+Result<Message> decode_stream_start(const Header& header, WireReader& in) {
   StreamStart m;
   m.stream_id = in.get<uint32_t>();
   m.ring_epoch = in.get<uint32_t>();
@@ -135,9 +138,11 @@ Result<Message> decode_stream_start(WireReader& in) {
     return bad("StreamStart.frame_rate {}/{} invalid (both must be non-zero)", m.frame_rate.num,
                m.frame_rate.den);
   }
-  if (m.flags & ~kStreamKnownFlags) {
-    return bad("StreamStart.flags 0x{:x} has unknown bits 0x{:x}", m.flags,
-               m.flags & ~kStreamKnownFlags);
+  // The flash flag is version 3's: a version 2 message with it is refused as a version 2
+  // end would refuse it.
+  const uint32_t known = header.version >= kAudioVersion ? kStreamKnownFlags : kStreamKnownFlagsV2;
+  if (m.flags & ~known) {
+    return bad("StreamStart.flags 0x{:x} has unknown bits 0x{:x}", m.flags, m.flags & ~known);
   }
   if (plane_count == 0 || plane_count > kMaxPlanes) {
     return bad("StreamStart.plane_count {} out of range (1..{})", plane_count, kMaxPlanes);
@@ -240,6 +245,58 @@ Result<Message> decode_error(const Header& header, WireReader& in) {
   return m;
 }
 
+Result<Message> decode_audio_start(WireReader& in) {
+  AudioStart m;
+  m.stream_id = in.get<uint32_t>();
+  const uint32_t format = in.get<uint32_t>();
+  m.sample_rate = in.get<uint32_t>();
+  m.channels = in.get<uint16_t>();
+  in.get<uint16_t>();  // reserved
+  m.channel_layout = in.get<uint64_t>();
+  in.get<uint64_t>();  // reserved
+  auto name = get_fixed_text(in, kNameBytes, "AudioStart.name");
+  if (!name) return Unexpected(name.error());
+  m.name = std::move(*name);
+  if (m.stream_id == 0) return bad("AudioStart.stream_id is 0");
+  if (format < static_cast<uint32_t>(SampleFormat::s16) ||
+      format > static_cast<uint32_t>(SampleFormat::f32p)) {
+    return bad("AudioStart.sample_format {} unknown", format);
+  }
+  m.sample_format = static_cast<SampleFormat>(format);
+  if (m.sample_rate < kMinSampleRate || m.sample_rate > kMaxSampleRate) {
+    return bad("AudioStart.sample_rate {} out of range ({}..{})", m.sample_rate, kMinSampleRate,
+               kMaxSampleRate);
+  }
+  if (m.channels == 0 || m.channels > kMaxAudioChannels) {
+    return bad("AudioStart.channels {} out of range (1..{})", m.channels, kMaxAudioChannels);
+  }
+  if (m.channel_layout != 0 && std::popcount(m.channel_layout) != m.channels) {
+    return bad("AudioStart.channel_layout 0x{:x} has {} channels, not {}", m.channel_layout,
+               std::popcount(m.channel_layout), m.channels);
+  }
+  return m;
+}
+
+Result<Message> decode_audio_chunk(const Header& header, WireReader& in) {
+  if (header.length <= kAudioChunkFixedBytes) {
+    return bad("AudioChunk length {} too short (at least {})", header.length,
+               kAudioChunkFixedBytes + 1);
+  }
+  AudioChunk m;
+  m.stream_id = in.get<uint32_t>();
+  m.samples = in.get<uint32_t>();
+  m.pts_ns = in.get<int64_t>();
+  const uint32_t flags = in.get<uint32_t>();
+  in.get<uint32_t>();  // reserved
+  if (m.stream_id == 0) return bad("AudioChunk.stream_id is 0");
+  if (m.samples == 0) return bad("AudioChunk.samples is 0");
+  if (flags != 0) return bad("AudioChunk.flags 0x{:x} has unknown bits 0x{:x}", flags, flags);
+  // That the samples fill the rest exactly needs the stream's format: the receiver's check.
+  auto data = in.get_bytes(header.length - kAudioChunkFixedBytes);
+  m.data.assign(data.begin(), data.end());
+  return m;
+}
+
 struct BodyEncoder {
   WireWriter& w;
 
@@ -320,6 +377,28 @@ struct BodyEncoder {
     w.put_bytes(std::string_view(reinterpret_cast<const char*>(m.nonce.data()), m.nonce.size()));
     w.put_bytes(std::string_view(reinterpret_cast<const char*>(m.proof.data()), m.proof.size()));
   }
+  void operator()(const AudioStart& m) const {
+    w.put(m.stream_id);
+    w.put(static_cast<uint32_t>(m.sample_format));
+    w.put(m.sample_rate);
+    w.put(m.channels);
+    w.put(uint16_t{0});
+    w.put(m.channel_layout);
+    w.put(uint64_t{0});
+    w.put_fixed_text(m.name, kNameBytes);
+  }
+  void operator()(const AudioChunk& m) const {
+    w.put(m.stream_id);
+    w.put(m.samples);
+    w.put(m.pts_ns);
+    w.put(uint32_t{0});
+    w.put(uint32_t{0});
+    w.put_bytes(std::string_view(reinterpret_cast<const char*>(m.data.data()), m.data.size()));
+  }
+  void operator()(const AudioEnd& m) const {
+    w.put(m.stream_id);
+    w.put(uint32_t{0});
+  }
 };
 
 // Hello, HelloAck and Error travel with Header.version 1 in every version (§4), so that ends
@@ -329,6 +408,35 @@ bool handshake_message(MessageType type) {
 }
 
 }  // namespace
+
+uint16_t lowest_version(MessageType type) {
+  if (handshake_message(type)) return kHandshakeHeaderVersion;
+  if (type == MessageType::AudioStart || type == MessageType::AudioChunk ||
+      type == MessageType::AudioEnd) {
+    return kAudioVersion;
+  }
+  return kMinVersion;
+}
+
+std::string_view to_string(SampleFormat format) {
+  switch (format) {
+    case SampleFormat::s16: return "s16";
+    case SampleFormat::s32: return "s32";
+    case SampleFormat::f32: return "f32";
+    case SampleFormat::s16p: return "s16p";
+    case SampleFormat::s32p: return "s32p";
+    case SampleFormat::f32p: return "f32p";
+  }
+  return "unknown";
+}
+
+uint32_t bytes_per_sample(SampleFormat format) {
+  return format == SampleFormat::s16 || format == SampleFormat::s16p ? 2 : 4;
+}
+
+bool planar(SampleFormat format) {
+  return format == SampleFormat::s16p || format == SampleFormat::s32p || format == SampleFormat::f32p;
+}
 
 std::string_view to_string(MediaKind kind) {
   switch (kind) {
@@ -350,6 +458,9 @@ std::string_view to_string(MessageType type) {
     case MessageType::EndOfStream: return "EndOfStream";
     case MessageType::Error: return "Error";
     case MessageType::Auth: return "Auth";
+    case MessageType::AudioStart: return "AudioStart";
+    case MessageType::AudioChunk: return "AudioChunk";
+    case MessageType::AudioEnd: return "AudioEnd";
   }
   return "unknown";
 }
@@ -373,11 +484,11 @@ Result<Header> decode_header(std::span<const std::byte> bytes) {
     return bad("Header.magic 0x{:08x} is not RDVF (0x{:08x})", magic, kMagic);
   }
   if (type < static_cast<uint16_t>(MessageType::Hello) ||
-      type > static_cast<uint16_t>(MessageType::Auth)) {
+      type > static_cast<uint16_t>(MessageType::AudioEnd)) {
     return bad("Header.type {} unknown", type);
   }
   const auto message_type = static_cast<MessageType>(type);
-  const uint16_t lowest = handshake_message(message_type) ? kHandshakeHeaderVersion : kMinVersion;
+  const uint16_t lowest = lowest_version(message_type);
   if (version < lowest || version > kVersion) {
     return Unexpected(Error(ErrorCode::unsupported,
                             fmt::format("Header.version {} not spoken here ({}..{} for {})",
@@ -404,7 +515,7 @@ Result<Message> decode(const Header& header, std::span<const std::byte> body) {
     case MessageType::HelloAck:
       return fixed(kHelloAckBytes, [&] { return decode_hello_ack(in); });
     case MessageType::StreamStart:
-      return fixed(kStreamStartBytes, [&] { return decode_stream_start(in); });
+      return fixed(kStreamStartBytes, [&] { return decode_stream_start(header, in); });
     case MessageType::RingInfo:
       return fixed(kRingInfoBytes, [&] { return decode_ring_info(in); });
     case MessageType::FrameWritten:
@@ -431,16 +542,27 @@ Result<Message> decode(const Header& header, std::span<const std::byte> body) {
         std::copy(proof.begin(), proof.end(), m.proof.begin());
         return m;
       });
+    case MessageType::AudioStart:
+      return fixed(kAudioStartBytes, [&] { return decode_audio_start(in); });
+    case MessageType::AudioChunk: return decode_audio_chunk(header, in);
+    case MessageType::AudioEnd:
+      return fixed(kAudioEndBytes, [&]() -> Result<Message> {
+        AudioEnd m;
+        m.stream_id = in.get<uint32_t>();
+        in.get<uint32_t>();  // reserved
+        if (m.stream_id == 0) return bad("AudioEnd.stream_id is 0");
+        return m;
+      });
   }
   return bad("Header.type {} unknown", static_cast<uint16_t>(header.type));
 }
 
-void encode(const Message& message, std::vector<std::byte>& out) {
+void encode(const Message& message, std::vector<std::byte>& out, uint16_t version) {
   const size_t start = out.size();
   WireWriter w(out);
   const MessageType type = type_of(message);
   w.put(kMagic);
-  w.put(handshake_message(type) ? kHandshakeHeaderVersion : kVersion);
+  w.put(handshake_message(type) ? kHandshakeHeaderVersion : version);
   w.put(static_cast<uint16_t>(type));
   w.put(uint32_t{0});  // length, patched below
   w.put(uint32_t{0});  // reserved
@@ -451,10 +573,10 @@ void encode(const Message& message, std::vector<std::byte>& out) {
   std::copy(patch.begin(), patch.end(), out.begin() + static_cast<ptrdiff_t>(start + 8));
 }
 
-std::vector<std::byte> encode(const Message& message) {
+std::vector<std::byte> encode(const Message& message, uint16_t version) {
   std::vector<std::byte> out;
   out.reserve(kHeaderBytes + kStreamStartBytes);
-  encode(message, out);
+  encode(message, out, version);
   return out;
 }
 

@@ -24,9 +24,13 @@
 // each cap shedding its oldest connection when full, and both fitted into the descriptor
 // limit with a reserve kept for streams. When accept() runs out of descriptors anyway the
 // listener backs off, sheds the oldest connection that is no stream, logs once a second and
-// recovers by itself. Where the next pieces plug in: a GPU memory kind is
-// the `memory` the rings are allocated in; an audio stream will be a second stream (its own
-// stream_id, media `audio`) on the same connection, which version 2 receivers refuse today.
+// recovers by itself. A GPU memory kind is the `memory` the rings are allocated in.
+//
+// Audio (protocol version 3): a connection's audio streams are tracks of its video stream.
+// They reach the video's sink (audio_started(), audio(), audio_ended()), are reported under
+// it (StreamReport::audio), and count against nothing but the memory budget: each stream
+// with audio reserves an audio queue (kAudioQueueBytes) from it, and samples its sink has
+// not let go of beyond that are dropped and counted, as are those a sink does not take.
 #pragma once
 
 #include <cstdint>
@@ -72,6 +76,26 @@ struct StreamEnd {
 };
 std::string_view to_string(StreamEnd::How how);
 
+/// One audio stream of a video stream: a track, as its sender started it.
+struct AudioTrack {
+  uint32_t index = 0;  ///< 0, 1, ... in the order the stream's tracks started
+  proto::AudioStart format;
+};
+
+/// Samples of one track as they arrived, in the track's format. `queued` holds their place in
+/// the stream's audio queue (counted in the memory budget) until the packet is dropped.
+struct AudioPacket {
+  uint32_t track = 0;   ///< AudioTrack::index
+  int64_t pts_ns = 0;   ///< of the first sample, on the video's pts clock
+  uint32_t samples = 0; ///< per channel
+  std::vector<std::byte> data;
+  std::shared_ptr<const void> queued;
+};
+
+/// Bytes of samples a stream may have queued at its sink at once (about 2.7 s of 8 channels
+/// of 48 kHz float); reserved from the memory budget when its first track starts.
+inline constexpr uint64_t kAudioQueueBytes = 4ull << 20;
+
 /// The application's per-stream consumer.
 class StreamSink {
  public:
@@ -92,6 +116,29 @@ class StreamSink {
   /// reads), so finish() returns soon; what cannot be written is reported, not waited for.
   /// From the stopping thread, possibly while finish() runs; the default does nothing.
   virtual void abort() {}
+  /// Audio (all on the connection thread, never blocking, like frame()): a track of this
+  /// stream starts; its samples, in order; it ends (also implied by finish()). A sink that
+  /// takes no audio keeps the defaults: audio() returning false counts the packet dropped.
+  virtual void audio_started(const AudioTrack& track) { (void)track; }
+  virtual bool audio(AudioPacket packet) {
+    (void)packet;
+    return false;
+  }
+  virtual void audio_ended(uint32_t track) { (void)track; }
+};
+
+/// One audio track of a stream, for status lines and summaries.
+struct AudioReport {
+  AudioTrack track;
+  uint64_t chunks = 0;       ///< AudioChunks received
+  uint64_t samples = 0;      ///< samples per channel received
+  uint64_t dropped = 0;      ///< chunks dropped: the queue full, or the sink took no audio
+  uint64_t dropped_samples = 0;
+  /// The track's pts minus the video's at the arrival of each chunk (the last frame's pts
+  /// and its arrival), in ms: how far the audio travels ahead of (>0) or behind the picture.
+  double av_offset_ms = 0;      ///< the last chunk's
+  double av_offset_max_ms = 0;  ///< the largest magnitude so far, with its sign
+  bool ended = false;           ///< AudioEnd received
 };
 
 /// Makes the sink for a newly admitted stream; an error refuses the stream, telling the
@@ -111,6 +158,8 @@ struct StreamReport {
   uint32_t slots_filled = 0;     ///< of them, holding frames the sink has not let go
   std::string memory = "host";   ///< where frames are handed to the sink: "host", "cuda:0"
   std::string gpu_path;          ///< GPU memory: how frames get there, with the reasons
+  std::vector<AudioReport> audio;  ///< the stream's audio tracks, in order
+  uint16_t version = 0;            ///< the protocol version negotiated
 };
 
 /// Streams that ended long ago, folded together: the service keeps the reports of every

@@ -33,8 +33,16 @@
 // only the pool's lock and never waits (no free buffer: an empty FrameBuffer, the frame
 // counted as dropped), and submit() hands the frame to every destination's queue and returns.
 //
+// Audio (protocol version 3): start_audio() adds a track beside the video, submit_audio()
+// sends its samples on the video's pts clock, to every destination whose receiver takes
+// audio (one line says so of a version 2 receiver, which then gets the video alone). A
+// destination gets each track's AudioStart once its ring is up, and again after a reconnect.
+// Audio travels in order with the frames: blocking mode sends it on the caller's thread to
+// the first destination and queues it for the others; non-blocking mode only queues it.
+//
 // Threads: one thread calls connect, start_stream, acquire_buffer, submit, submit_external,
-// pace, skip and end_stream (the caller's). Each destination's thread keeps its connection
+// pace, skip and end_stream (the caller's); start_audio, submit_audio and end_audio may come
+// from one other thread (OBS's audio thread) as well. Each destination's thread keeps its connection
 // alive while that thread is away (a paused pipeline, a slow input): no front end sends
 // keepalives. stats(), destinations(), receiver_ended() and failure() may be called from any
 // thread.
@@ -159,6 +167,10 @@ struct DestinationReport {
   /// RDMA device (registered once per device).
   uint32_t registrations_made = 0;
   std::string gpu_path;         ///< GPU memory: how frames leave it for this destination
+  uint64_t audio_chunks = 0;    ///< audio submissions sent (each one or more AudioChunks)
+  uint64_t audio_samples = 0;   ///< samples per channel sent
+  uint64_t audio_dropped = 0;   ///< audio submissions not sent (not up, or no audio there)
+  bool audio_refused = false;   ///< its receiver speaks a version without audio
 };
 std::string_view to_string(DestinationReport::State state);
 
@@ -227,6 +239,18 @@ class SenderSession {
   void skip(uint64_t sequence);
   /// Sends every frame in flight, then EndOfStream, and closes every connection. Idempotent.
   Result<void> end_stream();
+
+  /// Adds an audio track (at most proto::kMaxAudioStreams); `format.stream_id` is the
+  /// session's to number. Returns the track's number, 0, 1, ... Before or after
+  /// start_stream(): a destination gets it once its ring is up.
+  Result<uint32_t> start_audio(const proto::AudioStart& format);
+  /// `samples` samples per channel of `track` in its format (planar: all of channel 0, then
+  /// channel 1, ...), the first at `pts_ns` on the video's clock. Copied: `data` is the
+  /// caller's again when this returns. Never waits in non-blocking mode.
+  Result<void> submit_audio(uint32_t track, int64_t pts_ns, uint32_t samples,
+                            std::span<const std::byte> data);
+  /// Ends one track; the video and the other tracks go on.
+  Result<void> end_audio(uint32_t track);
 
   /// Every destination's receiver sent EndOfStream (also noticed while the caller was away).
   bool receiver_ended() const;

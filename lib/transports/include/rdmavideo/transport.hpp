@@ -46,6 +46,9 @@ struct ListenOptions {
   /// When set, every sender must prove this key before it is told anything about a ring,
   /// and this end proves it back (docs/security.md).
   std::shared_ptr<const auth::SharedKey> key;
+  /// The highest protocol version offered (proto::kMinVersion..proto::kVersion): 2 makes a
+  /// receiver of the previous version, which takes video only (--protocol-version).
+  uint16_t max_version = proto::kVersion;
 };
 
 struct ConnectOptions {
@@ -63,6 +66,8 @@ struct ConnectOptions {
   /// gives up within one keepalive interval (errno EINTR). A signal that interrupts a call
   /// is then not a stop unless the flag is set.
   const std::atomic<bool>* stop = nullptr;
+  /// The highest protocol version offered in Hello (proto::kMinVersion..proto::kVersion).
+  uint16_t max_version = proto::kVersion;
 };
 
 }  // namespace rdmavideo

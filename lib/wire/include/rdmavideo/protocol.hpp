@@ -13,6 +13,10 @@
 // stable for the stream's life), the ring it opens (ring_epoch, new with every format) and the
 // stream's media kind. Hello, HelloAck and Error keep their version 1 layouts and always
 // travel with Header.version 1, so that ends of any version can refuse each other clearly.
+// Version 3 adds audio beside the video, on the same pts clock: up to 16 audio streams per
+// connection (AudioStart, AudioChunk, AudioEnd), and the test pattern's flash flag. Every
+// other message is written with the version the two ends negotiated, so a version 3 end
+// still talks to a version 2 end (video only).
 #pragma once
 
 #include <array>
@@ -29,8 +33,10 @@
 namespace rdmavideo::proto {
 
 inline constexpr uint32_t kMagic = 0x46564452;  // "RDVF" in memory order
-inline constexpr uint16_t kVersion = 2;         // the only version this build speaks
-inline constexpr uint16_t kMinVersion = 2;
+inline constexpr uint16_t kVersion = 3;         // the highest version this build speaks
+inline constexpr uint16_t kMinVersion = 2;      // the lowest
+/// The first version with audio streams and the kStreamFlash flag.
+inline constexpr uint16_t kAudioVersion = 3;
 /// Header.version of Hello, HelloAck and Error, whatever version is negotiated (§4).
 inline constexpr uint16_t kHandshakeHeaderVersion = 1;
 inline constexpr size_t kHeaderBytes = 16;
@@ -56,6 +62,9 @@ enum class MessageType : uint16_t {
   EndOfStream = 8,
   Error = 9,
   Auth = 10,  ///< version 2: the shared-key proof (§4.1)
+  AudioStart = 11,  ///< version 3: an audio stream begins (§3.15)
+  AudioChunk = 12,  ///< version 3: samples of an audio stream
+  AudioEnd = 13,    ///< version 3: one audio stream ends, its video goes on
 };
 std::string_view to_string(MessageType type);
 
@@ -68,7 +77,7 @@ struct Header {
 /// What a stream carries (StreamStart.media). Wire values: never renumber.
 enum class MediaKind : uint32_t {
   video = 1,
-  audio = 2,  ///< reserved: audio beside video on the same clock; refused as unsupported
+  audio = 2,  ///< never in a StreamStart: audio streams start with AudioStart (version 3)
 };
 std::string_view to_string(MediaKind kind);
 
@@ -80,7 +89,12 @@ inline constexpr uint32_t kCapAuth = 1u << 1;
 inline constexpr uint32_t kStreamLive = 1u << 0;       // source is real-time; drops allowed
 inline constexpr uint32_t kStreamChecksums = 1u << 1;  // every FrameWritten has a checksum
 inline constexpr uint32_t kStreamTestPattern = 1u << 2;  // payload is the built-in pattern
-inline constexpr uint32_t kStreamKnownFlags = kStreamLive | kStreamChecksums | kStreamTestPattern;
+/// Version 3: the test pattern flashes white for one frame at every whole second of pts, and
+/// the test tone beeps at the same instants, so audio/video sync can be measured.
+inline constexpr uint32_t kStreamFlash = 1u << 3;
+/// The StreamStart flags of version 2, and of version 3.
+inline constexpr uint32_t kStreamKnownFlagsV2 = kStreamLive | kStreamChecksums | kStreamTestPattern;
+inline constexpr uint32_t kStreamKnownFlags = kStreamKnownFlagsV2 | kStreamFlash;
 
 inline constexpr uint32_t kFrameHasChecksum = 1u << 0;
 
@@ -177,18 +191,73 @@ struct Auth {
   Proof proof{};
 };
 
+/// Audio streams on one connection, beside its one video stream.
+inline constexpr uint32_t kMaxAudioStreams = 16;
+inline constexpr uint32_t kMaxAudioChannels = 16;
+inline constexpr uint32_t kMinSampleRate = 1000;
+inline constexpr uint32_t kMaxSampleRate = 768000;
+
+/// How samples are laid out (AudioStart.sample_format). Wire values: never renumber.
+/// Interleaved: one sample of every channel, then the next. Planar: every sample of channel
+/// 0, then of channel 1, ... (within each chunk).
+enum class SampleFormat : uint32_t {
+  s16 = 1,   ///< signed 16-bit, interleaved
+  s32 = 2,   ///< signed 32-bit, interleaved
+  f32 = 3,   ///< IEEE float, interleaved, nominally -1..1
+  s16p = 4,  ///< the same three, planar
+  s32p = 5,
+  f32p = 6,
+};
+std::string_view to_string(SampleFormat format);
+/// Bytes of one sample of one channel: 2 or 4.
+uint32_t bytes_per_sample(SampleFormat format);
+bool planar(SampleFormat format);
+
+/// Sender -> receiver, version 3: an audio stream of the connection's video stream begins.
+/// Nothing answers it (audio has no ring and no credits).
+struct AudioStart {
+  uint32_t stream_id = 0;  ///< not the video's stream_id; 1 of at most kMaxAudioStreams
+  SampleFormat sample_format = SampleFormat::f32;
+  uint32_t sample_rate = 48000;
+  uint16_t channels = 2;        ///< 1..kMaxAudioChannels
+  uint64_t channel_layout = 0;  ///< WAVE/FFmpeg channel mask (bit 0 front left, ...); 0: unspecified
+  std::string name;             ///< the track's name; at most kNameBytes - 1 bytes
+};
+
+/// Sender -> receiver, version 3: consecutive samples of one audio stream. The samples are
+/// the body after the fixed fields: samples x channels x bytes_per_sample bytes.
+struct AudioChunk {
+  uint32_t stream_id = 0;
+  uint32_t samples = 0;  ///< per channel, at least 1
+  int64_t pts_ns = 0;    ///< of the first sample, on the video's pts clock
+  std::vector<std::byte> data;
+};
+/// AudioChunk's fixed fields before the samples.
+inline constexpr uint32_t kAudioChunkFixedBytes = 24;
+
+/// Sender -> receiver, version 3: this audio stream ends; the video and other audio go on.
+struct AudioEnd {
+  uint32_t stream_id = 0;
+};
+
 using Message = std::variant<Hello, HelloAck, StreamStart, RingInfo, FrameWritten,
-                             CreditReturn, Keepalive, EndOfStream, ErrorMessage, Auth>;
+                             CreditReturn, Keepalive, EndOfStream, ErrorMessage, Auth,
+                             AudioStart, AudioChunk, AudioEnd>;
 
 MessageType type_of(const Message& message);
+/// The lowest Header.version a message of `type` travels with: 1 for Hello, HelloAck and
+/// Error, kAudioVersion for the audio messages, kMinVersion for the others.
+uint16_t lowest_version(MessageType type);
 
 Result<Header> decode_header(std::span<const std::byte> bytes);
 /// Decodes a body of exactly header.length bytes.
 Result<Message> decode(const Header& header, std::span<const std::byte> body);
 
-/// Appends header and body to out.
-void encode(const Message& message, std::vector<std::byte>& out);
-std::vector<std::byte> encode(const Message& message);
+/// Appends header and body to out. Hello, HelloAck and Error always go with Header.version 1;
+/// every other message with `version`, the version the two ends negotiated (the audio
+/// messages exist from version 3 only: a caller never sends them on an older connection).
+void encode(const Message& message, std::vector<std::byte>& out, uint16_t version = kVersion);
+std::vector<std::byte> encode(const Message& message, uint16_t version = kVersion);
 
 /// The stream's format as a StreamStart without ids, flags or name.
 Result<StreamStart> make_stream_start(PixelFormat format, uint32_t width, uint32_t height,

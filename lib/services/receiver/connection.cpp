@@ -123,7 +123,7 @@ struct ReceiverConnection::AudioQueue {
     do {
       if (had + n > queue->limit) return nullptr;
     } while (!queue->bytes.compare_exchange_weak(had, had + n));
-    return std::shared_ptr<const void>(nullptr, [queue, n](const void*) { queue->bytes -= n; });
+    return std::shared_ptr<const void>(queue.get(), [queue, n](const void*) { queue->bytes -= n; });
   }
 };
 
@@ -539,6 +539,7 @@ void ReceiverConnection::finish_stream(StreamEnd end) {
   // The ring goes with the stream (the sink's leases may keep it a while longer), not with
   // this object, which the service reaps later: the budget sees it free when the stream ends.
   ring_.reset();
+  audio_queue_.reset();  // its reservation goes with the last packet the sink lets go
   host_.release(record, std::move(end));
 }
 

@@ -17,12 +17,21 @@ bool Recording::is_recording_path(const std::string& path) {
   return ext != ".yuv" && ext != ".raw";
 }
 
-Result<void> Recording::check(const RecordingOptions& o) {
-  return av::check_recorder_options({o.path, o.codec, o.encoder, std::nullopt, std::nullopt});
+namespace {
+// What the checks need of a recording's options: path, codec, encoder.
+av::RecorderOptions checked(const RecordingOptions& o) {
+  av::RecorderOptions options;
+  options.path = o.path;
+  options.codec = o.codec;
+  options.encoder = o.encoder;
+  return options;
 }
+}  // namespace
+
+Result<void> Recording::check(const RecordingOptions& o) { return av::check_recorder_options(checked(o)); }
 
 Result<void> Recording::check_format(const RecordingOptions& o, const proto::StreamStart& format) {
-  return av::check_recorder_format({o.path, o.codec, o.encoder, std::nullopt, std::nullopt}, format);
+  return av::check_recorder_format(checked(o), format);
 }
 
 Recording::Recording(RecordingOptions options) : options_(std::move(options)) {}
@@ -37,7 +46,7 @@ Result<void> Recording::open_for(const FrameLease& frame) {
     const auto gpu = frame.cuda_device();
     auto opened = av::Recorder::open({options_.path, options_.codec, options_.encoder, frame.info().sent_ns,
                                       gpu ? std::optional<int>(gpu->facts().ordinal) : std::nullopt,
-                                      options_.abort_fd},
+                                      options_.abort_fd, audio_},
                                      format);
     if (!opened) return Unexpected(opened.error());
     recorder_ = std::move(*opened);
@@ -66,6 +75,38 @@ Result<bool> Recording::takes_gpu_frames(const FrameLease& frame) {
 Result<void> Recording::write_copy(const FrameLease& frame) {
   if (auto ok = open_for(frame); !ok) return ok;
   return recorder_->write(frame.data(), frame.info().pts_ns);
+}
+
+bool Recording::holds_audio() const {
+  return !options_.path.ends_with(".y4m") && !options_.path.ends_with(".Y4M");
+}
+
+Result<uint32_t> Recording::add_audio(const proto::AudioStart& format) {
+  if (recorder_) {
+    return make_error(ErrorCode::unsupported,
+                      "[record {}] audio \"{}\" started after the first frame: a recording's tracks are "
+                      "set when it opens",
+                      options_.path, format.name);
+  }
+  if (auto ok = av::check_recorder_audio(checked(options_), format); !ok) {
+    return Unexpected(ok.error());
+  }
+  audio_.push_back(format);
+  return static_cast<uint32_t>(audio_.size() - 1);
+}
+
+Result<void> Recording::write_audio(uint32_t track, int64_t pts_ns, uint32_t samples,
+                                    std::span<const std::byte> data) {
+  if (!recorder_) return make_error(ErrorCode::invalid_argument, "[record {}] audio before the file opened", options_.path);
+  return recorder_->write_audio(track, pts_ns, samples, data);
+}
+
+std::vector<av::RecordedAudio> Recording::audio() const {
+  return recorder_ ? recorder_->audio() : std::vector<av::RecordedAudio>{};
+}
+
+void Recording::end_audio(uint32_t track) {
+  if (recorder_) recorder_->end_audio(track);
 }
 
 Result<void> Recording::close() {

@@ -12,12 +12,14 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "rdmavideo/frame_lease.hpp"
 #include "rdmavideo/protocol.hpp"
 
 namespace rdmavideo::av {
 class Recorder;
+struct RecordedAudio;
 }
 
 namespace rdmavideo::receiver {
@@ -53,6 +55,18 @@ class Recording {
   Result<bool> takes_gpu_frames(const FrameLease& frame);
   /// Records a copy of the frame, leaving the lease with the caller (for the display).
   Result<void> write_copy(const FrameLease& frame);
+  /// Whether this container holds audio (all but .y4m).
+  bool holds_audio() const;
+  /// An audio track to record beside the picture: before the first frame only (the file's
+  /// tracks are fixed when it opens). Its number among the recording's tracks, or why not.
+  Result<uint32_t> add_audio(const proto::AudioStart& format);
+  /// Samples of recorded track `track` (add_audio()'s number); after the first frame.
+  Result<void> write_audio(uint32_t track, int64_t pts_ns, uint32_t samples, std::span<const std::byte> data);
+  void end_audio(uint32_t track);
+  /// Each recorded track as it went (none before the file opened).
+  std::vector<av::RecordedAudio> audio() const;
+  /// Whether the file is open (the first frame came).
+  bool opened() const { return recorder_ != nullptr; }
   /// Finalises the file (drains the encoder, writes the trailer). Idempotent.
   Result<void> close();
   uint64_t frames() const;
@@ -64,6 +78,7 @@ class Recording {
   RecordingOptions options_;
   std::unique_ptr<av::Recorder> recorder_;  // opened on the first frame
   uint32_t ring_epoch_ = 0;                 // the StreamStart the recorder was opened for
+  std::vector<proto::AudioStart> audio_;    // tracks to open the recorder with
 
   // Opens the recorder on the first frame, and refuses a later format.
   Result<void> open_for(const FrameLease& frame);

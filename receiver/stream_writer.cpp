@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "output_template.hpp"
+#include "rdmavideo/av/recorder.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/stats.hpp"
 #include "rdmavideo/text.hpp"
@@ -47,6 +48,8 @@ StreamWriter::StreamWriter(const Options& options, StreamInfo info,
       display_(display),
       release_display_(std::move(release_display)),
       abort_fd_(abort_fd) {
+  takes_audio_ = Recording::is_recording_path(options_.output) &&
+                 Recording({options_.output, options_.codec, options_.encoder, -1}).holds_audio();
   thread_ = std::thread([this] { run(); });
 }
 
@@ -65,13 +68,33 @@ StreamWriter::~StreamWriter() {
   if (abort_fd_ >= 0) ::close(abort_fd_);
 }
 
-void StreamWriter::frame(FrameLease frame) {
+void StreamWriter::push(Item item) {
   {
     std::lock_guard lock(mu_);
-    queue_.push_back(std::move(frame));
+    queue_.push_back(std::move(item));
   }
   cv_.notify_one();
 }
+
+void StreamWriter::frame(FrameLease frame) { push(std::move(frame)); }
+
+void StreamWriter::audio_started(const AudioTrack& track) { push(track); }
+
+bool StreamWriter::audio(AudioPacket packet) {
+  if (!takes_audio_) {
+    if (!audio_refusal_said_) {
+      audio_refusal_said_ = true;
+      log().warn("[{}] audio dropped: {} holds none{}", who_,
+                 options_.output.empty() ? "no --output" : options_.output,
+                 options_.output.empty() ? "" : " (record to .mov, .mkv, .mp4 or .nut to keep it)");
+    }
+    return false;
+  }
+  push(std::move(packet));
+  return true;
+}
+
+void StreamWriter::audio_ended(uint32_t track) { push(AudioEnd{track}); }
 
 std::optional<Error> StreamWriter::failure() const {
   std::lock_guard lock(mu_);
@@ -94,8 +117,10 @@ Result<void> StreamWriter::finish(const StreamEnd&) {
   if (raw_) closed = raw_->close();
   if (recording_) {
     closed = recording_->close();
+    note_audio();
     if (closed) {
-      log().info("[record {}] recorded {} frames", recording_->path(), recording_->frames());
+      log().info("[record {}] recorded {} frames{}", recording_->path(), recording_->frames(),
+                 tracks_.empty() ? "" : fmt::format(" and {} audio track{}", tracks_.size(), tracks_.size() == 1 ? "" : "s"));
     }
   }
   if (release_display_) {
@@ -137,6 +162,8 @@ Result<void> StreamWriter::open_output(const FrameLease& first) {
   }
   if (Recording::is_recording_path(path)) {
     recording_.emplace(RecordingOptions{path, options_.codec, options_.encoder, abort_fd_});
+    for (size_t i = 0; i < tracks_.size(); ++i) add_track(i);
+    note_audio();
     return {};
   }
   auto raw = RawOutput::open(path, abort_fd_);
@@ -249,6 +276,70 @@ void StreamWriter::handle(FrameLease& frame) {
     }
   }
   if (display_ && frame) display_->offer(std::move(frame));
+  if (!pending_audio_.empty()) flush_pending_audio();
+}
+
+void StreamWriter::handle_audio(Item& item) {
+  if (auto* track = std::get_if<AudioTrack>(&item)) {
+    tracks_.push_back(*track);
+    recorded_track_.emplace_back();
+    // Before the first frame the recording is not open yet: open_output() adds the tracks.
+    if (recording_) add_track(tracks_.size() - 1);
+    return note_audio();
+  }
+  if (auto* packet = std::get_if<AudioPacket>(&item)) {
+    if (!recording_ || !recording_->opened()) {
+      pending_audio_.push_back(std::move(*packet));  // waits for the first frame
+      return;
+    }
+    const auto& recorded = recorded_track_.at(packet->track);
+    if (!recorded) return;
+    if (auto ok = recording_->write_audio(*recorded, packet->pts_ns, packet->samples, packet->data); !ok) {
+      log().error("{}", ok.error().message());
+      std::lock_guard lock(mu_);
+      if (!error_) error_ = ok.error().context(who_);
+    }
+    return;
+  }
+  const uint32_t track = std::get<AudioEnd>(item).track;
+  if (recording_ && track < recorded_track_.size() && recorded_track_[track]) recording_->end_audio(*recorded_track_[track]);
+}
+
+void StreamWriter::add_track(size_t index) {
+  auto added = recording_->add_audio(tracks_[index].format);
+  if (added) {
+    recorded_track_[index] = *added;
+  } else {
+    log().error("[{}] audio track {} \"{}\" not recorded: {}", who_, index, printable(tracks_[index].format.name),
+                added.error().message());
+  }
+}
+
+void StreamWriter::flush_pending_audio() {
+  if (!recording_ || !recording_->opened()) return;
+  std::deque<AudioPacket> pending;
+  pending.swap(pending_audio_);
+  for (auto& packet : pending) {
+    Item item(std::move(packet));
+    handle_audio(item);
+  }
+}
+
+void StreamWriter::note_audio() {
+  if (!recording_) return;
+  std::lock_guard lock(output_->mu);
+  output_->audio.resize(tracks_.size());
+  for (size_t i = 0; i < tracks_.size(); ++i) {
+    auto& t = output_->audio[i];
+    t.recorded = recorded_track_[i].has_value();
+    t.sample_rate = tracks_[i].format.sample_rate;
+  }
+  const auto recorded = recording_->audio();
+  for (size_t i = 0; i < tracks_.size(); ++i) {
+    if (!recorded_track_[i] || *recorded_track_[i] >= recorded.size()) continue;
+    output_->audio[i].silence = recorded[*recorded_track_[i]].silence;
+    output_->audio[i].trimmed = recorded[*recorded_track_[i]].trimmed;
+  }
 }
 
 void StreamWriter::run() {
@@ -260,16 +351,21 @@ void StreamWriter::run() {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   for (;;) {
-    FrameLease frame;
+    Item item;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) break;
-      frame = std::move(queue_.front());
+      item = std::move(queue_.front());
       queue_.pop_front();
     }
-    handle(frame);
+    if (auto* frame = std::get_if<FrameLease>(&item)) {
+      handle(*frame);
+    } else {
+      handle_audio(item);
+    }
   }
+  pending_audio_.clear();  // no frame came: nothing to place them against
   output_->cpu_seconds = stats::thread_cpu_seconds();
 }
 

@@ -11,6 +11,13 @@
 //
 // What the writer found is kept in a StreamOutput shared with the receiver's summary, so it
 // outlives the writer.
+//
+// Audio: tracks, samples and track ends go through the same queue as the frames, so the
+// writer sees them in the order they arrived. A recording records every track that started
+// before its first frame (the sender starts its tracks before its first frame); samples that
+// come before the first frame wait for it (bounded by the stream's audio queue, in the memory
+// budget). Raw outputs and .y4m hold no audio: a stream's audio there is dropped, with one
+// warning, and counted.
 #pragma once
 
 #include <atomic>
@@ -21,6 +28,8 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <variant>
+#include <vector>
 
 #include "display.hpp"
 #include "options.hpp"
@@ -43,6 +52,15 @@ struct StreamOutput {
   /// under mu: where --verify checks frames: "gpu" (a kernel, in place), "download" (a
   /// frame in GPU memory copied to the host first) or "host"; empty without --verify.
   std::string verify;
+  /// under mu: each recorded audio track as it went, by the stream's track number (a track
+  /// not recorded has `recorded` false).
+  struct Track {
+    bool recorded = false;
+    uint32_t sample_rate = 0;
+    uint64_t silence = 0;  ///< samples of silence filling gaps and padding the end
+    uint64_t trimmed = 0;  ///< samples cut: before the first frame, overlaps, past the last
+  };
+  std::vector<Track> audio;
 };
 
 class StreamWriter final : public StreamSink {
@@ -57,6 +75,9 @@ class StreamWriter final : public StreamSink {
   ~StreamWriter() override;
 
   void frame(FrameLease frame) override;
+  void audio_started(const AudioTrack& track) override;
+  bool audio(AudioPacket packet) override;
+  void audio_ended(uint32_t track) override;
   // Private to create(), which makes `abort_fd`; public for make_unique.
   StreamWriter(const Options& options, StreamInfo info, std::shared_ptr<StreamOutput> output,
                Display* display, std::function<void()> release_display, int abort_fd);
@@ -65,8 +86,17 @@ class StreamWriter final : public StreamSink {
   void abort() override;
 
  private:
+  struct AudioEnd {
+    uint32_t track;
+  };
+  using Item = std::variant<FrameLease, AudioTrack, AudioPacket, AudioEnd>;
+  void push(Item item);
   void run();
   void handle(FrameLease& frame);
+  void handle_audio(Item& item);
+  void flush_pending_audio();
+  void add_track(size_t index);
+  void note_audio();
   void prepare_verifier(const FrameLease& frame);
   std::optional<std::string> verify(const FrameLease& frame);
   void fail(const Error& error);
@@ -91,7 +121,14 @@ class StreamWriter final : public StreamSink {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<FrameLease> queue_;  // under mu_; at most the ring's slots
+  std::deque<Item> queue_;        // under mu_; frames at most the ring's slots, audio the queue's
+  bool takes_audio_ = false;      // the output can hold audio (a recording that is no .y4m)
+  bool audio_refusal_said_ = false;  // connection thread: the one warning for dropped audio
+
+  // Writer thread only: the stream's tracks, and where each went in the recording.
+  std::vector<AudioTrack> tracks_;
+  std::vector<std::optional<uint32_t>> recorded_track_;  // by the stream's track number
+  std::deque<AudioPacket> pending_audio_;  // before the first frame
   bool stopping_ = false;         // under mu_
   std::optional<Error> error_;    // under mu_: the first write failure
   int abort_fd_ = -1;             // eventfd, readable once abort() was called; ours

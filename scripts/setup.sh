@@ -21,7 +21,7 @@ packages=(
   # xprop, convert, keys, and a window manager (on X11 it is what makes a window fullscreen)
   # optional parts CMake detects (RDMA verbs, FFmpeg codecs, GStreamer plugin, SDL2 display)
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
-  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libavdevice-dev
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavdevice-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libsdl2-dev
   # Soft-RoCE lab (tests/rxe): a QEMU VM booting the distribution kernel, which has rdma_rxe
   qemu-system-x86 busybox-static linux-image-amd64 cpio xz-utils

@@ -10,6 +10,7 @@
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/sender_session.hpp"
 #include "source.hpp"
+#include "tone.hpp"
 
 namespace rdmavideo::sender {
 namespace {
@@ -100,6 +101,7 @@ int run(Options o) {
   if (o.realtime) format->flags |= proto::kStreamLive;
   if (o.checksum) format->flags |= proto::kStreamChecksums;
   if (o.testsrc) format->flags |= proto::kStreamTestPattern;
+  if (o.tone) format->flags |= proto::kStreamFlash;  // the beeps' instants, in the picture
   Source source(o, std::move(*ffmpeg));
 
   auto connected = SenderSession::connect(session_options(o, *format));
@@ -121,7 +123,32 @@ int run(Options o) {
     exit_code = cli::kExitFailed;
   };
   bool receiver_ended = false;
-  if (auto ring = session.start_stream(*format, source.pool_buffers(*format)); !ring) {
+  // The test tone's track, started before the stream so every receiver has it from the
+  // first frame; each frame's period of samples goes out just before the frame.
+  std::optional<Tone> tone;
+  uint32_t tone_track = 0;
+  uint64_t tone_sent = 0;  // samples so far
+  if (o.tone) {
+    tone.emplace(*o.tone);
+    auto track = session.start_audio(tone->format());
+    if (!track) {
+      failed(track.error());
+    } else {
+      tone_track = *track;
+    }
+  }
+  auto send_tone_until = [&](uint64_t frame_end) -> Result<void> {
+    // Samples up to the end of frame `frame_end - 1`: frame_end / rate seconds.
+    const uint64_t until = frame_end * Tone::kRate * o.rate.den / o.rate.num;
+    if (!tone || until <= tone_sent) return {};
+    const auto count = static_cast<uint32_t>(until - tone_sent);
+    const auto pts = static_cast<int64_t>(tone_sent * 1'000'000'000 / Tone::kRate);
+    auto ok = session.submit_audio(tone_track, pts, count, tone->samples(tone_sent, count));
+    tone_sent = until;
+    return ok;
+  };
+  if (exit_code != 0) {
+  } else if (auto ring = session.start_stream(*format, source.pool_buffers(*format)); !ring) {
     failed(ring.error());
   } else if (auto ok = source.prepare(session, *format); !ok) {
     failed(ok.error().context("rdmavideo-send"));
@@ -146,8 +173,16 @@ int run(Options o) {
         break;
       }
       if (due->what == SenderSession::Pacing::What::interrupted) break;
-      if (due->what == SenderSession::Pacing::What::late) continue;  // dropped, counted
+      if (due->what == SenderSession::Pacing::What::late) {
+        // Dropped and counted; the sound goes on.
+        if (auto ok = send_tone_until(sequence + 1); !ok) failed(ok.error());
+        continue;
+      }
       ready = due->due;
+    }
+    if (auto ok = send_tone_until(sequence + 1); !ok) {
+      failed(ok.error());
+      break;
     }
     auto buffer = source.buffer_for(session, sequence);
     if (!buffer) {

@@ -23,6 +23,12 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                                "Input: - reads raw frames from stdin; else a file, URL or device "
                                "opened with FFmpeg (width, height, rate, format from the input)");
   testsrc->excludes(input);
+  auto* tone = app.add_option("--tone", o.tone,
+                              "With --testsrc: send a test tone of HZ beside the pattern (48 kHz "
+                              "stereo): a beep at every whole second, on the instant the pattern "
+                              "flashes white, so a recording's audio/video sync can be measured")
+                   ->check(CLI::Range(20.0, 20000.0));
+  tone->needs(testsrc);
   auto* input_format = app.add_option("-f", o.input_format,
                                       "FFmpeg input format or device: v4l2, x11grab, lavfi, ...");
   input_format->needs(input);

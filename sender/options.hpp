@@ -19,6 +19,7 @@ struct Options {
   TransportKind transport = TransportKind::automatic;
   std::string rdma_device;
   bool testsrc = false;
+  std::optional<double> tone;  // --tone HZ: the test tone beside the pattern, which flashes
   std::string input;  // "-" for raw frames on stdin; else a file, URL or device (FFmpeg)
   std::string input_format;  // -f: v4l2, x11grab, lavfi, ... (FFmpeg inputs only)
   bool loop = false;         // --loop: repeat a file input

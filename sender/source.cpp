@@ -22,17 +22,17 @@ constexpr uint32_t kInputBuffers = 3;
 }  // namespace
 
 uint32_t Source::pool_buffers(const proto::StreamStart& format) const {
-  return testsrc_ ? TestPattern::phase_count(format.layout.frame_bytes) : kInputBuffers;
+  return testsrc_ ? TestPattern::buffer_count(format) : kInputBuffers;
 }
 
 Result<void> Source::prepare(SenderSession& session, const proto::StreamStart& format) {
   format_ = format;
   if (!testsrc_) return {};
   std::vector<std::byte> phase_frame(format.layout.frame_bytes);
-  for (uint32_t phase = 0; phase < pool_buffers(format); ++phase) {
-    auto buffer = session.acquire_buffer(phase);
+  for (uint32_t index = 0; index < pool_buffers(format); ++index) {
+    auto buffer = session.acquire_buffer(index);
     if (!buffer) return Unexpected(buffer.error());
-    TestPattern::render_phase(format, phase, phase_frame);
+    TestPattern::render_buffer(format, index, phase_frame);
     if (auto ok = buffer->write(phase_frame); !ok) return ok;
   }
   // The stamp is all that changes per frame: it is made here and written over the frame.
@@ -43,7 +43,7 @@ Result<void> Source::prepare(SenderSession& session, const proto::StreamStart& f
 }
 
 Result<FrameBuffer> Source::buffer_for(SenderSession& session, uint64_t sequence) {
-  if (testsrc_) return session.acquire_buffer(sequence % pool_buffers(format_));
+  if (testsrc_) return session.acquire_buffer(TestPattern::buffer_index(format_, sequence));
   return session.acquire_buffer();
 }
 

@@ -16,6 +16,7 @@ extern "C" {
 #include <cstring>
 #include <ctime>
 
+#include "audio_track.hpp"
 #include "av_util.hpp"
 #include "rdmavideo/convert.hpp"
 #include "rdmavideo/cuda.hpp"
@@ -314,6 +315,10 @@ struct Recorder::Impl {
   std::shared_ptr<const cuda::Kernels> kernels;           // NVENC: a conversion on the GPU, if needed
   std::optional<cuda::Kernels::Conversion> conversion;
   AVStream* stream = nullptr;  // owned by output
+  std::vector<std::unique_ptr<AudioTrack>> audio;  // beside the picture; their streams owned by output
+  bool holds_audio = true;
+  // What the pts repairs moved the picture by, so audio moves with it (ns, file - sender).
+  int64_t repair_offset_ns = 0;
   RecorderOptions options;
   proto::StreamStart format;
   AVPixelFormat input_format = AV_PIX_FMT_NONE;
@@ -448,6 +453,10 @@ struct Recorder::Impl {
                    who, frames, pts_ns);
       }
       pts = last_pts + 1;
+      // The audio keeps to the picture: it is moved as the frame was.
+      if (!overflow) {
+        repair_offset_ns = av_rescale_q(pts, encoder->time_base, AVRational{1, 1000000000}) - since_first;
+      }
     }
     last_pts = pts;
     return pts;
@@ -464,6 +473,9 @@ struct Recorder::Impl {
     av_frame_unref(f);
     ++frames;
     if (auto ok = drain(); !ok) return ok;
+    for (auto& track : audio) {
+      if (auto ok = track->video_moved(video_end_ns(), write_audio_packet()); !ok) return ok;
+    }
     const auto now = Clock::now();
     busy_s += std::chrono::duration<double>(now - began).count();
     update_speed(now);
@@ -471,6 +483,20 @@ struct Recorder::Impl {
   }
 
   Result<void> open_cuda_frames(AVCodecContext* enc, const AVCodec* codec, int ordinal);
+
+  // Where the picture ends so far on the file's timeline (ns): after its last frame.
+  int64_t video_end_ns() const {
+    if (last_pts == AV_NOPTS_VALUE) return 0;
+    return av_rescale_q(last_pts + 1, encoder->time_base, AVRational{1, 1000000000});
+  }
+  AudioTrack::WritePacket write_audio_packet() {
+    return [this](AVPacket* p) -> Result<void> {
+      if (const int rc = av_interleaved_write_frame(output.get(), p); rc < 0) {
+        return Unexpected(io_error_or(av_error(who, "av_interleaved_write_frame(audio)", rc)));
+      }
+      return {};
+    };
+  }
 
   // A frame in GPU memory into a frame of FFmpeg's CUDA pool, copied plane by plane on the
   // GPU; the ring slot goes back at once and the encoder holds the pool's frame.
@@ -715,6 +741,17 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
     return Unexpected(av_error(who, "avcodec_parameters_from_context", rc));
   }
   if (std::string_view(choice->container->muxer) != "mov") impl->stream->codecpar->codec_tag = 0;
+  impl->holds_audio = std::string_view(choice->container->muxer) != "yuv4mpegpipe";
+  if (impl->holds_audio) {
+    for (size_t i = 0; i < options.audio.size(); ++i) {
+      auto track = AudioTrack::open(raw, choice->container->muxer, options.audio[i],
+                                    fmt::format("{} audio {}", who, i));
+      if (!track) return Unexpected(track.error());
+      impl->audio.push_back(std::move(*track));
+    }
+    // A track that lags never holds more than about a second of picture in the muxer.
+    raw->max_interleave_delta = 1'000'000;
+  }
   // Raw pictures are told apart by their tag (a FourCC naming the pixel format): without it,
   // NUT readers guess one, and guess wrong.
   if (codec->id == AV_CODEC_ID_RAWVIDEO) {
@@ -738,7 +775,13 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   std::unique_ptr<AVDictionary*, void (*)(AVDictionary**)> opts(&raw_opts, av_dict_free);
   if (choice->container->fragmented) {
     // Every ProRes frame is a keyframe, so cut on time (about 1 s), not on keyframes.
-    av_dict_set(&raw_opts, "movflags", "+empty_moov+default_base_moof", 0);
+    // MP4 (H.264 with B-frames, AAC with its priming) holds back its moov until the first
+    // fragment, so the edit lists that line the tracks up can be written; mov (intra-only
+    // pictures, PCM) needs none and writes it at once.
+    av_dict_set(&raw_opts, "movflags",
+                std::string_view(choice->container->muxer) == "mp4" ? "+delay_moov+default_base_moof"
+                                                                    : "+empty_moov+default_base_moof",
+                0);
     av_dict_set(&raw_opts, "frag_duration", "1000000", 0);
   }
   if (const int rc = avformat_write_header(raw, &raw_opts); rc < 0) {
@@ -770,6 +813,7 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
       : encode_format == *input_format
           ? ""
           : fmt::format(", converting from {}", av_name(*input_format)));
+  for (const auto& track : impl->audio) impl->description += ", audio " + track->describe();
   return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));
 }
 
@@ -890,6 +934,11 @@ Result<void> Recorder::finish() {
   } else if (auto ok = s.drain(); !ok) {
     error = ok.error();
   }
+  // Every audio track as long as the picture, then its encoder drained.
+  for (auto& track : s.audio) {
+    if (error) break;
+    if (auto ok = track->finish(s.video_end_ns(), s.write_audio_packet()); !ok) error = ok.error();
+  }
   // The trailer even after an encoder error: the frames already written stay readable.
   if (const int rc = av_write_trailer(s.output.get()); rc < 0 && !error) {
     error = s.io_error_or(av_error(s.who, "av_write_trailer", rc));
@@ -902,6 +951,47 @@ Result<void> Recorder::finish() {
   }
   s.finish_error = error;
   if (error) return Unexpected(*error);
+  return {};
+}
+
+Result<void> Recorder::write_audio(uint32_t track, int64_t pts_ns, uint32_t samples,
+                                   std::span<const std::byte> data) {
+  Impl& s = *impl_;
+  if (s.finished) return make_error(ErrorCode::invalid_argument, "{}: audio after finish", s.who);
+  if (track >= s.audio.size()) {
+    return make_error(ErrorCode::invalid_argument, "{}: audio track {} not opened", s.who, track);
+  }
+  if (!s.first_pts_ns) return make_error(ErrorCode::invalid_argument, "{}: audio before the first frame", s.who);
+  int64_t since_origin = 0;
+  if (__builtin_sub_overflow(pts_ns, *s.first_pts_ns, &since_origin) ||
+      __builtin_add_overflow(since_origin, s.repair_offset_ns, &since_origin)) {
+    since_origin = std::numeric_limits<int64_t>::max() / 2;  // beyond any gap: continued in place
+  }
+  return s.audio[track]->write(since_origin, samples, data, s.video_end_ns(), s.write_audio_packet());
+}
+
+void Recorder::end_audio(uint32_t track) {
+  if (track < impl_->audio.size()) impl_->audio[track]->end();
+}
+
+bool Recorder::holds_audio() const { return impl_->holds_audio; }
+
+std::vector<RecordedAudio> Recorder::audio() const {
+  std::vector<RecordedAudio> out;
+  for (size_t i = 0; i < impl_->audio.size(); ++i) {
+    const auto& st = impl_->audio[i]->stats();
+    out.push_back({impl_->options.audio[i].name, st.samples, st.written, st.silence, st.trimmed,
+                   impl_->options.audio[i].sample_rate});
+  }
+  return out;
+}
+
+Result<void> check_recorder_audio(const RecorderOptions& options, const proto::AudioStart& format) {
+  auto choice = choose(options);
+  if (!choice) return Unexpected(choice.error());
+  if (std::string_view(choice->container->muxer) == "yuv4mpegpipe") return {};  // holds none: dropped
+  auto codec = AudioTrack::encoder_for(choice->container->muxer, format);
+  if (!codec) return Unexpected(codec.error().context(fmt::format("--output {}", options.path)));
   return {};
 }
 

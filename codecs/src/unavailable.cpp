@@ -69,6 +69,10 @@ Result<void> check_recorder_format(const RecorderOptions& options, const proto::
   return check_recorder_options(options);
 }
 
+Result<void> check_recorder_audio(const RecorderOptions& options, const proto::AudioStart&) {
+  return check_recorder_options(options);
+}
+
 struct Recorder::Impl {
   std::string path;
 };
@@ -86,6 +90,12 @@ Result<void> Recorder::write(FrameLease) { return write(std::span<const std::byt
 Result<void> Recorder::write(std::span<const std::byte>, int64_t) {
   return make_error(ErrorCode::unsupported, "recorder: {}", kMissing);
 }
+Result<void> Recorder::write_audio(uint32_t, int64_t, uint32_t, std::span<const std::byte>) {
+  return make_error(ErrorCode::unsupported, "recorder: {}", kMissing);
+}
+void Recorder::end_audio(uint32_t) {}
+bool Recorder::holds_audio() const { return false; }
+std::vector<RecordedAudio> Recorder::audio() const { return {}; }
 Result<void> Recorder::finish() { return {}; }
 uint64_t Recorder::frames_written() const { return 0; }
 std::string Recorder::describe() const { return {}; }

@@ -7,7 +7,7 @@ namespace rdmavideo {
 
 uint64_t GpuFrameVerifier::device_bytes(const proto::StreamStart& format) {
   if ((format.flags & proto::kStreamTestPattern) == 0) return 0;
-  return uint64_t{TestPattern::phase_count(format.layout.frame_bytes)} * format.layout.frame_bytes;
+  return uint64_t{TestPattern::buffer_count(format)} * format.layout.frame_bytes;
 }
 
 Result<std::unique_ptr<GpuFrameVerifier>> GpuFrameVerifier::create(const proto::StreamStart& format,
@@ -28,8 +28,8 @@ Result<std::unique_ptr<GpuFrameVerifier>> GpuFrameVerifier::create(const proto::
     const size_t head = std::min<size_t>(bytes, size_t{format.layout.planes[0].offset} +
                                                     TestPattern::stamp_bytes(format.pixel_format));
     std::vector<std::byte> rendered(bytes);
-    for (uint32_t phase = 0; phase < TestPattern::phase_count(bytes); ++phase) {
-      TestPattern::render_phase(format, phase, rendered);
+    for (uint32_t index = 0; index < TestPattern::buffer_count(format); ++index) {
+      TestPattern::render_buffer(format, index, rendered);
       auto memory = v->device_->allocate(bytes);
       if (!memory) return Unexpected(memory.error().context("--verify's pattern frames"));
       if (auto ok = v->device_->upload(**memory, rendered); !ok) return Unexpected(ok.error());
@@ -50,7 +50,7 @@ Result<std::optional<std::string>> GpuFrameVerifier::verify(const proto::FrameWr
     return checksums_->verify(info, download_);
   }
   if (phases_.empty()) return std::optional<std::string>{};
-  const size_t phase = info.sequence % phases_.size();
+  const size_t phase = TestPattern::buffer_index(format_, info.sequence);
   // The stamp: the phase's first bytes with the frame number written over them.
   std::vector<std::byte> expected = heads_[phase];
   TestPattern::stamp(format_, expected, info.sequence);

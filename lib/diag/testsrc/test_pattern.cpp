@@ -59,11 +59,15 @@ void put32(std::byte* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = std::byte((v >> (8 * i)) & 0xff);
 }
 
-// Renders one phase into `out` (frame_bytes long); bytes between rows and planes are zero.
-void render(const proto::StreamStart& f, uint32_t phase, uint32_t phases, std::span<std::byte> out) {
+// Renders one phase into `out` (frame_bytes long), or with `white` the flash; bytes between
+// rows and planes are zero.
+void render(const proto::StreamStart& f, uint32_t phase, uint32_t phases, std::span<std::byte> out,
+            bool white = false) {
   std::memset(out.data(), 0, out.size());
   const uint32_t w = f.width, h = f.height;
-  auto rgb = [&](uint32_t x, uint32_t y) { return pattern_rgb(x, y, w, h, phase, phases); };
+  auto rgb = [&](uint32_t x, uint32_t y) {
+    return white ? Rgb{255, 255, 255} : pattern_rgb(x, y, w, h, phase, phases);
+  };
   auto yuv = [&](uint32_t x, uint32_t y) { return to_yuv(rgb(std::min(x, w - 1), y)); };
   auto row = [&](int plane, uint32_t y) {
     return out.data() + f.layout.planes[plane].offset + size_t{y} * f.layout.planes[plane].stride;
@@ -187,12 +191,35 @@ uint32_t TestPattern::phase_count(uint32_t frame_bytes) {
   return std::clamp<uint32_t>((192u << 20) / std::max<uint32_t>(1, frame_bytes), 2, 8);
 }
 
-TestPattern::TestPattern(const proto::StreamStart& format) : format_(format) {
+bool TestPattern::flashes(const proto::StreamStart& format, uint64_t sequence) {
+  if (!(format.flags & proto::kStreamFlash)) return false;
+  if (sequence == 0) return true;
+  // A whole second in ((n - 1) / rate, n / rate]: the seconds count steps at frame n.
+  const uint64_t num = format.frame_rate.num, den = format.frame_rate.den;
+  return (sequence * den) / num > ((sequence - 1) * den) / num;
+}
+
+uint32_t TestPattern::buffer_count(const proto::StreamStart& format) {
+  return phase_count(format.layout.frame_bytes) + (format.flags & proto::kStreamFlash ? 1 : 0);
+}
+
+uint32_t TestPattern::buffer_index(const proto::StreamStart& format, uint64_t sequence) {
   const uint32_t phases = phase_count(format.layout.frame_bytes);
-  phases_.reserve(phases);
-  for (uint32_t i = 0; i < phases; ++i) {
+  return flashes(format, sequence) ? phases : static_cast<uint32_t>(sequence % phases);
+}
+
+void TestPattern::render_buffer(const proto::StreamStart& format, uint32_t index, std::span<std::byte> out) {
+  const uint32_t phases = phase_count(format.layout.frame_bytes);
+  render(format, index, phases, out.first(std::min<size_t>(out.size(), format.layout.frame_bytes)),
+         /*white=*/index >= phases);
+}
+
+TestPattern::TestPattern(const proto::StreamStart& format) : format_(format) {
+  const uint32_t buffers = buffer_count(format);
+  phases_.reserve(buffers);
+  for (uint32_t i = 0; i < buffers; ++i) {
     phases_.emplace_back(format.layout.frame_bytes);
-    render(format, i, phases, phases_.back());
+    render_buffer(format, i, phases_.back());
   }
 }
 
@@ -256,14 +283,14 @@ void TestPattern::stamp_into(const proto::StreamStart& format_, std::span<std::b
 }
 
 std::span<std::byte> TestPattern::frame(uint64_t sequence) {
-  auto& buffer = phases_[sequence % phases_.size()];
+  auto& buffer = phases_[buffer_index(format_, sequence)];
   stamp(buffer, sequence);
   return buffer;
 }
 
 std::optional<TestPattern::Mismatch> TestPattern::verify(uint64_t sequence,
                                                          std::span<const std::byte> data) const {
-  const auto& phase = phases_[sequence % phases_.size()];
+  const auto& phase = phases_[buffer_index(format_, sequence)];
   const size_t stamp_end = std::min(phase.size(), size_t{format_.layout.planes[0].offset} + stamp_bytes());
   std::vector<std::byte> expected_stamp(phase.begin(), phase.begin() + static_cast<ptrdiff_t>(stamp_end));
   stamp(expected_stamp, sequence);

@@ -59,6 +59,20 @@ struct RecorderOptions {
   /// no reader yet, a pipe nobody reads), so a stop is never held by a reader. Regular files
   /// are written, finalised and fsynced as usual.
   int abort_fd = -1;
+  /// Audio tracks recorded beside the picture, in order, as their senders started them:
+  /// PCM s24le in .mov and .nut, FLAC (up to 8 channels, else PCM) in .mkv, AAC in .mp4; a
+  /// .y4m holds none (holds_audio() is false).
+  std::vector<proto::AudioStart> audio;
+};
+
+/// One audio track of a recording as it went (rdmavideo/av/recorder.hpp).
+struct RecordedAudio {
+  std::string name;
+  uint64_t samples = 0;   ///< received
+  uint64_t written = 0;   ///< in the file, silence included
+  uint64_t silence = 0;   ///< gaps filled and the end padded
+  uint64_t trimmed = 0;   ///< before the first frame, overlaps, past the last
+  uint32_t sample_rate = 0;
 };
 
 /// The extensions a Recorder takes (".mov", ...).
@@ -67,6 +81,9 @@ const std::vector<std::string>& recorder_extensions();
 const std::vector<std::string>& recorder_codecs();
 /// Checks path, codec and encoder without opening anything (for option parsing).
 Result<void> check_recorder_options(const RecorderOptions& options);
+/// Checks that a recording with these options can record an audio track of `format` (AAC
+/// in .mp4 takes only the layouts FFmpeg's encoder does), naming what it cannot.
+Result<void> check_recorder_audio(const RecorderOptions& options, const proto::AudioStart& format);
 /// Checks that a recording with these options takes a stream of `format` (its frame rate
 /// fits FFmpeg's time base, its size the encoder's), naming the StreamStart field that does
 /// not: asked when a StreamStart arrives, before a ring is reserved or a file opened.
@@ -91,6 +108,17 @@ class Recorder {
   /// Whether write(FrameLease) takes frames in GPU memory as they are (NVENC with
   /// gpu_frames); else a frame in GPU memory must be downloaded first.
   bool takes_gpu_frames() const;
+  /// Samples of audio track `track` (RecorderOptions::audio), as sent, the first at the
+  /// sender's `pts_ns`: placed on the picture's timeline (the first frame is the origin; the
+  /// frame's pts repairs apply), trimmed before it, gaps filled with silence. After the first
+  /// frame only.
+  Result<void> write_audio(uint32_t track, int64_t pts_ns, uint32_t samples, std::span<const std::byte> data);
+  /// The sender ended audio track `track`: silence from here as long as the picture goes on.
+  void end_audio(uint32_t track);
+  /// Whether the container holds audio (every one but .y4m).
+  bool holds_audio() const;
+  /// Each audio track as it went so far.
+  std::vector<RecordedAudio> audio() const;
   /// Drains the encoder, writes the trailer, closes the file. Idempotent.
   Result<void> finish();
 

@@ -5,6 +5,11 @@
 //
 // A receiver builds the same TestPattern from the StreamStart and checks each frame against
 // it: the stamp must carry the frame's sequence number and every other byte must match.
+//
+// With kStreamFlash (protocol version 3) the first frame at or after every whole second of
+// the stream (frame n at n / rate seconds) is white instead, stamped as any other: the test
+// tone beeps at the same instants, so a recording's audio/video sync can be measured, and
+// --verify still checks every frame.
 #pragma once
 
 #include <cstddef>
@@ -34,6 +39,15 @@ class TestPattern {
   /// sender that keeps its frames in memory of its own (a session's pool).
   static void render_phase(const proto::StreamStart& format, uint32_t phase,
                            std::span<std::byte> out);
+  /// Whether frame `sequence` is a flash: kStreamFlash is set and it is the first frame at
+  /// or after a whole second (frame 0, and frame n where n / rate passes a whole second).
+  static bool flashes(const proto::StreamStart& format, uint64_t sequence);
+  /// Frame buffers the pattern needs: its phases, and the white one with kStreamFlash.
+  static uint32_t buffer_count(const proto::StreamStart& format);
+  /// Which of them frame `sequence` is sent from.
+  static uint32_t buffer_index(const proto::StreamStart& format, uint64_t sequence);
+  /// Renders buffer `index` (a phase, or the white flash) into `out`.
+  static void render_buffer(const proto::StreamStart& format, uint32_t index, std::span<std::byte> out);
   /// Stamps frame `sequence` into a rendered frame.
   static void stamp(const proto::StreamStart& format, std::span<std::byte> frame,
                     uint64_t sequence);
@@ -43,7 +57,7 @@ class TestPattern {
   std::span<std::byte> frame(uint64_t sequence);
   /// The buffer frame(sequence) stamps and returns, without touching it.
   std::span<const std::byte> buffer_for(uint64_t sequence) const {
-    return phases_[sequence % phases_.size()];
+    return phases_[buffer_index(format_, sequence)];
   }
 
   /// Where a received frame first differs from what the pattern says it should be.
@@ -70,7 +84,7 @@ class TestPattern {
                          uint64_t sequence);
 
   proto::StreamStart format_;
-  std::vector<std::vector<std::byte>> phases_;  // rendered frames, one per phase
+  std::vector<std::vector<std::byte>> phases_;  // rendered frames, one per buffer_index()
 };
 
 }  // namespace rdmavideo

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// The test tone (--testsrc --tone HZ): a quiet sine at HZ (-40 dBFS), and at every whole
+// second of the stream a beep of the same sine at -6 dBFS for 100 ms, beginning on the very
+// sample of the second. The test pattern flashes on the first frame at or after each whole
+// second (kStreamFlash), so a recording's sync is the distance from each beep's first sample
+// to its flash's frame, and the tone's frequency is checked by counting its zero crossings.
+// 48 kHz stereo float planar, as OBS mixes.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "rdmavideo/protocol.hpp"
+
+namespace rdmavideo::sender {
+
+class Tone {
+ public:
+  static constexpr uint32_t kRate = 48000;
+  static constexpr uint32_t kChannels = 2;
+  static constexpr double kBeepSeconds = 0.1;
+  static constexpr double kBeepLevel = 0.5;    // -6 dBFS
+  static constexpr double kQuietLevel = 0.01;  // -40 dBFS
+
+  explicit Tone(double frequency) : frequency_(frequency) {}
+
+  /// The AudioStart of the track ("tone 1000 Hz").
+  proto::AudioStart format() const;
+  /// Samples [first, first + count) of the track, planar (left, then right).
+  std::vector<std::byte> samples(uint64_t first, uint32_t count) const;
+  /// Whether sample `index` lies in a beep.
+  static bool in_beep(uint64_t index);
+
+ private:
+  double frequency_;
+};
+
+}  // namespace rdmavideo::sender

@@ -161,6 +161,12 @@ std::string Streams::status_line(const std::vector<StreamReport>& reports,
     ++running;
     std::string part = fmt::format(" | {} {:.1f} fps", label(r), df / dt);
     if (r.stats.dropped) part += fmt::format(" drop {}", r.stats.dropped);
+    if (!r.audio.empty()) {
+      uint64_t audio_dropped = 0;
+      for (const auto& a : r.audio) audio_dropped += a.dropped;
+      part += fmt::format(" audio {} av {:+.1f} ms", r.audio.size(), r.audio.front().av_offset_ms);
+      if (audio_dropped) part += fmt::format(" adrop {}", audio_dropped);
+    }
     if (auto output = output_of(r.info.number)) {
       if (output->checksum_failures) part += fmt::format(" bad {}", output->checksum_failures.load());
       if (const double speed = output->encode_speed; speed > 0) {
@@ -179,6 +185,37 @@ std::string Streams::status_line(const std::vector<StreamReport>& reports,
                      frames_delta / dt, bytes_delta / dt / 1e9, dropped, parts);
 }
 
+nlohmann::json Streams::audio_json(const std::vector<AudioReport>& tracks,
+                                   const std::vector<StreamOutput::Track>& recorded) {
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t i = 0; i < tracks.size(); ++i) {
+    const AudioReport& a = tracks[i];
+    const auto& f = a.track.format;
+    nlohmann::json t;
+    t["track"] = a.track.index;
+    t["name"] = f.name;
+    t["sample_rate"] = f.sample_rate;
+    t["channels"] = f.channels;
+    t["sample_format"] = proto::to_string(f.sample_format);
+    t["chunks"] = a.chunks;
+    t["samples"] = a.samples;
+    t["dropped_chunks"] = a.dropped;
+    t["dropped_samples"] = a.dropped_samples;
+    t["av_offset_ms"] = a.av_offset_ms;
+    t["av_offset_max_ms"] = a.av_offset_max_ms;
+    t["ended"] = a.ended;
+    if (i < recorded.size()) {
+      const auto& rec = recorded[i];
+      t["recorded"] = rec.recorded;
+      const double rate = rec.sample_rate ? rec.sample_rate : 1.0;
+      t["gaps_filled_ms"] = static_cast<double>(rec.silence) * 1000.0 / rate;
+      t["trimmed_ms"] = static_cast<double>(rec.trimmed) * 1000.0 / rate;
+    }
+    list.push_back(std::move(t));
+  }
+  return list;
+}
+
 nlohmann::json Streams::summary(const std::vector<StreamReport>& reports,
                                 const FoldedStreams& folded) const {
   const auto t = totals(reports, folded);
@@ -192,6 +229,7 @@ nlohmann::json Streams::summary(const std::vector<StreamReport>& reports,
     std::string path, verify;
     double cpu = r.cpu_seconds;
     uint64_t downloads = 0;
+    std::vector<StreamOutput::Track> recorded;
     if (output) {
       s.checksum_failures = output->checksum_failures;
       cpu += output->cpu_seconds;
@@ -199,6 +237,7 @@ nlohmann::json Streams::summary(const std::vector<StreamReport>& reports,
       std::lock_guard lock(output->mu);
       path = output->path;
       verify = output->verify;
+      recorded = output->audio;
     }
     nlohmann::json entry = stats::summary_json(s, facts_of(r), cpu);
     if (!verify.empty()) entry["verify"] = verify;
@@ -209,6 +248,8 @@ nlohmann::json Streams::summary(const std::vector<StreamReport>& reports,
     entry["output"] = path;
     entry["state"] = state_name(r.state);
     if (r.end && r.end->error) entry["error"] = r.end->error->message();
+    if (r.version) entry["protocol_version"] = r.version;
+    if (!r.audio.empty()) entry["audio"] = audio_json(r.audio, recorded);
     list.push_back(std::move(entry));
   }
   out["streams"] = std::move(list);

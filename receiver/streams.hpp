@@ -41,6 +41,10 @@ class Streams {
   /// "[recv] 2 streams: frames ... | cam1 59.9 fps ... | cam2 ...", from rates since the
   /// last call; empty before the first stream.
   std::string status_line(const std::vector<StreamReport>& reports, const FoldedStreams& folded = {});
+  /// The `audio` of a stream in the summary: per track the service's counters and, when
+  /// recorded, the recording's (gaps filled, trimmed).
+  static nlohmann::json audio_json(const std::vector<AudioReport>& tracks,
+                                   const std::vector<StreamOutput::Track>& recorded);
   /// The --stats-json summary: totals over every stream at the top level (the format keys
   /// describe the first stream), and `streams`, a summary per stream.
   nlohmann::json summary(const std::vector<StreamReport>& reports,

@@ -123,27 +123,36 @@ int run(Options o) {
     exit_code = cli::kExitFailed;
   };
   bool receiver_ended = false;
-  // The test tone's track, started before the stream so every receiver has it from the
-  // first frame; each frame's period of samples goes out just before the frame.
+  // Audio beside the picture, the test tone or the input's tracks, started before the
+  // stream so every receiver has them from the first frame. The tone's samples for a frame's
+  // period go out just before the frame; an input's as they were decoded with its frames.
   std::optional<Tone> tone;
-  uint32_t tone_track = 0;
-  uint64_t tone_sent = 0;  // samples so far
-  if (o.tone) {
-    tone.emplace(*o.tone);
-    auto track = session.start_audio(tone->format());
+  if (o.tone) tone.emplace(*o.tone);
+  const std::vector<proto::AudioStart> audio_formats =
+      tone ? std::vector<proto::AudioStart>{tone->format()} : source.audio_tracks();
+  std::vector<uint32_t> tracks;
+  for (const auto& audio_format : audio_formats) {
+    auto track = session.start_audio(audio_format);
     if (!track) {
       failed(track.error());
-    } else {
-      tone_track = *track;
+      break;
     }
+    tracks.push_back(*track);
   }
+  uint64_t tone_sent = 0;  // samples so far
+  auto send_input_audio = [&]() -> Result<void> {
+    for (auto& a : source.take_audio()) {
+      if (auto ok = session.submit_audio(tracks.at(a.track), a.pts_ns, a.samples, a.data); !ok) return ok;
+    }
+    return {};
+  };
   auto send_tone_until = [&](uint64_t frame_end) -> Result<void> {
     // Samples up to the end of frame `frame_end - 1`: frame_end / rate seconds.
     const uint64_t until = frame_end * Tone::kRate * o.rate.den / o.rate.num;
     if (!tone || until <= tone_sent) return {};
     const auto count = static_cast<uint32_t>(until - tone_sent);
     const auto pts = static_cast<int64_t>(tone_sent * 1'000'000'000 / Tone::kRate);
-    auto ok = session.submit_audio(tone_track, pts, count, tone->samples(tone_sent, count));
+    auto ok = session.submit_audio(tracks.front(), pts, count, tone->samples(tone_sent, count));
     tone_sent = until;
     return ok;
   };
@@ -192,6 +201,10 @@ int run(Options o) {
     auto filled = source.fill(*buffer, sequence);
     if (!filled) {
       failed(Error(filled.error().code(), "rdmavideo-send: " + filled.error().message()));
+      break;
+    }
+    if (auto ok = send_input_audio(); !ok) {
+      failed(ok.error());
       break;
     }
     if (!*filled) break;  // end of input

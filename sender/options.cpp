@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "options.hpp"
 
+#include <sstream>
+
 #include "cli.hpp"
 
 namespace rdmavideo::sender {
@@ -29,6 +31,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                               "flashes white, so a recording's audio/video sync can be measured")
                    ->check(CLI::Range(20.0, 20000.0));
   tone->needs(testsrc);
+  std::string audio = "first";
+  app.add_option("--audio", audio,
+                 "An FFmpeg input's audio beside the picture: first (the default), all, none, or "
+                 "the streams N[,M] (0-based among its audio streams, as ffmpeg's 0:a:N)")
+      ->capture_default_str();
   auto* input_format = app.add_option("-f", o.input_format,
                                       "FFmpeg input format or device: v4l2, x11grab, lavfi, ...");
   input_format->needs(input);
@@ -87,6 +94,27 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       return fail("--hwaccel cuda:" + std::to_string(*o.hwaccel) + " decodes on another GPU than --memory cuda:" +
                   std::to_string(o.memory.device) + " holds the frames in: give both the same GPU");
     }
+  }
+  if (audio == "first") {
+    o.audio = av::SourceOptions::Audio::first;
+  } else if (audio == "all") {
+    o.audio = av::SourceOptions::Audio::all;
+  } else if (audio == "none") {
+    o.audio = av::SourceOptions::Audio::none;
+  } else {
+    o.audio = av::SourceOptions::Audio::listed;
+    std::stringstream list(audio);
+    for (std::string item; std::getline(list, item, ',');) {
+      char* end = nullptr;
+      const long n = std::strtol(item.c_str(), &end, 10);
+      if (item.empty() || *end != '\0' || n < 0 || n > 255) {
+        return fail("--audio \"" + audio + "\" is not first, all, none or stream numbers N[,M]");
+      }
+      o.audio_streams.push_back(static_cast<int>(n));
+    }
+  }
+  if (app.count("--audio") > 0 && !ffmpeg_input(o)) {
+    return fail("--audio chooses an FFmpeg input's audio streams (-i FILE); --testsrc has --tone");
   }
   o.size_given = !size.empty();
   o.rate_given = !rate.empty();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "rdmavideo/av/source.hpp"
 #include "rdmavideo/gpu_path.hpp"
 #include "rdmavideo/memory.hpp"
 #include "rdmavideo/protocol.hpp"
@@ -20,6 +21,9 @@ struct Options {
   std::string rdma_device;
   bool testsrc = false;
   std::optional<double> tone;  // --tone HZ: the test tone beside the pattern, which flashes
+  // --audio: which of an FFmpeg input's audio streams go beside the picture
+  av::SourceOptions::Audio audio = av::SourceOptions::Audio::first;
+  std::vector<int> audio_streams;  // --audio N[,M]
   std::string input;  // "-" for raw frames on stdin; else a file, URL or device (FFmpeg)
   std::string input_format;  // -f: v4l2, x11grab, lavfi, ... (FFmpeg inputs only)
   bool loop = false;         // --loop: repeat a file input

@@ -119,6 +119,8 @@ Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o) {
   so.loop = o.loop;
   so.cuda_decoder = o.hwaccel;
   so.into_gpu = o.memory.kind == memory::MemoryKind::cuda;
+  so.audio = o.audio;
+  so.audio_streams = o.audio_streams;
   if (o.size_given) so.width = o.width, so.height = o.height;
   if (o.rate_given) so.frame_rate = o.rate;
   if (o.pix_fmt_given) so.pixel_format = o.pix_fmt;

@@ -30,6 +30,11 @@ class Source {
   Result<bool> fill(FrameBuffer& buffer, uint64_t sequence);
   /// The input's presentation time of the frame fill() gave last, where it has one.
   std::optional<int64_t> pts_ns() const { return pts_ns_; }
+  /// An FFmpeg input's audio tracks (--audio), and what was decoded of them with the frames.
+  std::vector<proto::AudioStart> audio_tracks() const {
+    return ffmpeg_ ? ffmpeg_->audio_tracks() : std::vector<proto::AudioStart>{};
+  }
+  std::vector<av::DecodedAudio> take_audio() { return ffmpeg_ ? ffmpeg_->take_audio() : std::vector<av::DecodedAudio>{}; }
 
  private:
   Result<bool> read_stdin(std::span<std::byte> buffer, uint64_t sequence);

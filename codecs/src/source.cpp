@@ -2,11 +2,15 @@
 #include "rdmavideo/av/source.hpp"
 
 extern "C" {
+#include <libavutil/channel_layout.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
+#include <libswresample/swresample.h>
 }
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "av_util.hpp"
@@ -50,6 +54,41 @@ std::optional<PixelFormat> nvdec_output(AVPixelFormat software) {
   }
 }
 
+// The protocol's sample format for FFmpeg's, where it carries it as is.
+std::optional<proto::SampleFormat> carried(AVSampleFormat format) {
+  switch (format) {
+    case AV_SAMPLE_FMT_S16: return proto::SampleFormat::s16;
+    case AV_SAMPLE_FMT_S32: return proto::SampleFormat::s32;
+    case AV_SAMPLE_FMT_FLT: return proto::SampleFormat::f32;
+    case AV_SAMPLE_FMT_S16P: return proto::SampleFormat::s16p;
+    case AV_SAMPLE_FMT_S32P: return proto::SampleFormat::s32p;
+    case AV_SAMPLE_FMT_FLTP: return proto::SampleFormat::f32p;
+    default: return std::nullopt;
+  }
+}
+
+struct SwrDeleter {
+  void operator()(SwrContext* swr) const noexcept { swr_free(&swr); }
+};
+
+// One audio stream of the input, decoded beside the picture.
+struct AudioInput {
+  int stream_index = -1;
+  AVRational time_base{1, 1};
+  UniqueCodecContext decoder;
+  std::unique_ptr<SwrContext, SwrDeleter> swr;  // where the decoder's format is not carried
+  proto::AudioStart format;
+  uint32_t track = 0;
+};
+
+// Audio decoded before its pass's first frame gave the clock's origin: placed once it has.
+struct PendingAudio {
+  uint32_t track;
+  int64_t ts_ns;  // the input's timestamp, in ns
+  uint32_t samples;
+  std::vector<std::byte> data;
+};
+
 }  // namespace
 
 struct Source::Impl {
@@ -81,8 +120,81 @@ struct Source::Impl {
   int64_t pass_offset_ns = 0;   // pts of this pass's first frame
   int64_t last_pts_ns = -1;     // pts of the last frame returned
   uint64_t pass_frames = 0;     // frames returned in this pass
+  // Audio beside the picture, and what was decoded of it not yet taken.
+  std::vector<AudioInput> audio;
+  std::vector<proto::AudioStart> audio_tracks;
+  std::vector<PendingAudio> pending_audio;  // this pass's, origin not applied yet
+  std::vector<DecodedAudio> decoded_audio;  // on the frames' clock
+  UniqueFrame audio_frame;
+
+  // The origin of this pass's clock: its first frame's timestamp, in ns.
+  std::optional<int64_t> pass_origin_ns() const {
+    if (pass_first_ts == AV_NOPTS_VALUE) return std::nullopt;
+    return av_rescale_q(pass_first_ts, stream_time_base, AVRational{1, 1000000000});
+  }
+  // Audio waiting for its pass's origin, placed now that it is known (`origin` when the
+  // pass ends without a frame: the pass's own start).
+  void place_pending_audio(std::optional<int64_t> origin = std::nullopt) {
+    if (!origin) origin = pass_origin_ns();
+    if (!origin) return;
+    for (auto& a : pending_audio) {
+      decoded_audio.push_back({a.track, pass_offset_ns + a.ts_ns - *origin, a.samples, std::move(a.data)});
+    }
+    pending_audio.clear();
+  }
+
+  // An audio packet: decoded, converted where the protocol does not carry the format, and
+  // queued until its pass's origin places it.
+  Result<void> decode_audio(AudioInput& in, const AVPacket* p) {
+    int rc = avcodec_send_packet(in.decoder.get(), p);
+    if (rc == AVERROR_INVALIDDATA) {
+      log().warn("[{}] skipping an audio packet the decoder rejects: {}", who, error_text(rc));
+      return {};
+    }
+    if (rc < 0 && rc != AVERROR_EOF) return Unexpected(av_error(who, "avcodec_send_packet(audio)", rc));
+    for (;;) {
+      AVFrame* f = audio_frame.get();
+      rc = avcodec_receive_frame(in.decoder.get(), f);
+      if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return {};
+      if (rc < 0) return Unexpected(av_error(who, "avcodec_receive_frame(audio)", rc));
+      const int64_t ts = f->best_effort_timestamp;
+      PendingAudio a{in.track, 0, static_cast<uint32_t>(f->nb_samples), {}};
+      a.ts_ns = ts == AV_NOPTS_VALUE ? 0 : av_rescale_q(ts, in.time_base, AVRational{1, 1000000000});
+      const uint32_t channels = in.format.channels;
+      const uint32_t bps = proto::bytes_per_sample(in.format.sample_format);
+      a.data.resize(size_t{a.samples} * channels * bps);
+      if (in.swr) {
+        uint8_t* out[proto::kMaxAudioChannels] = {};
+        for (uint32_t c = 0; c < channels; ++c) out[c] = reinterpret_cast<uint8_t*>(a.data.data()) + size_t{c} * a.samples * bps;
+        const int n = swr_convert(in.swr.get(), out, f->nb_samples, const_cast<const uint8_t**>(f->extended_data),
+                                  f->nb_samples);
+        if (n < 0) {
+          av_frame_unref(f);
+          return Unexpected(av_error(who, "swr_convert", n));
+        }
+      } else if (proto::planar(in.format.sample_format)) {
+        for (uint32_t c = 0; c < channels; ++c) {
+          std::memcpy(a.data.data() + size_t{c} * a.samples * bps, f->extended_data[c], size_t{a.samples} * bps);
+        }
+      } else {
+        std::memcpy(a.data.data(), f->extended_data[0], a.data.size());
+      }
+      av_frame_unref(f);
+      if (a.samples > 0) pending_audio.push_back(std::move(a));
+    }
+  }
+
+  AudioInput* audio_of(int index) {
+    for (auto& a : audio) {
+      if (a.stream_index == index) return &a;
+    }
+    return nullptr;
+  }
 
   Result<void> restart() {
+    // This pass's audio keeps this pass's clock.
+    place_pending_audio(pass_origin_ns().value_or(0));
+    for (auto& a : audio) avcodec_flush_buffers(a.decoder.get());
     if (const int rc = av_seek_frame(input.get(), stream_index, INT64_MIN, AVSEEK_FLAG_BACKWARD);
         rc < 0) {
       if (const int rc2 = avformat_seek_file(input.get(), -1, INT64_MIN, 0, 0, 0); rc2 < 0) {
@@ -175,11 +287,20 @@ struct Source::Impl {
       }
       if (rc == AVERROR_EOF || rc == AVERROR(EPIPE)) {
         draining = true;
+        for (auto& a : audio) {
+          if (auto ok = decode_audio(a, nullptr); !ok) return Unexpected(ok.error());
+        }
         rc = avcodec_send_packet(decoder.get(), nullptr);
         if (rc < 0 && rc != AVERROR_EOF) return Unexpected(decode_error("avcodec_send_packet(flush)", rc));
         continue;
       }
       if (rc < 0) return Unexpected(av_error(who, "av_read_frame", rc));
+      if (AudioInput* a = audio_of(packet->stream_index)) {
+        auto ok = decode_audio(*a, packet.get());
+        av_packet_unref(packet.get());
+        if (!ok) return Unexpected(ok.error());
+        continue;
+      }
       if (packet->stream_index == stream_index) {
         rc = avcodec_send_packet(decoder.get(), packet.get());
         if (rc == AVERROR_INVALIDDATA && hw_refused.empty()) {
@@ -193,6 +314,109 @@ struct Source::Impl {
     }
   }
 
+  // The audio streams the options choose, each with its decoder and, where the protocol
+  // does not carry the decoder's format, a conversion to float planar.
+  Result<void> open_audio() {
+    if (options.audio == SourceOptions::Audio::none) return {};
+    std::vector<int> streams;  // the input's audio streams, in order
+    for (unsigned i = 0; i < input->nb_streams; ++i) {
+      if (input->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) streams.push_back(static_cast<int>(i));
+    }
+    std::vector<int> chosen;
+    switch (options.audio) {
+      case SourceOptions::Audio::none: break;
+      case SourceOptions::Audio::first:
+        if (!streams.empty()) {
+          const int best = av_find_best_stream(input.get(), AVMEDIA_TYPE_AUDIO, -1, stream_index, nullptr, 0);
+          chosen.push_back(best >= 0 ? best : streams.front());
+        }
+        break;
+      case SourceOptions::Audio::all: chosen = streams; break;
+      case SourceOptions::Audio::listed:
+        for (int n : options.audio_streams) {
+          if (n < 0 || static_cast<size_t>(n) >= streams.size()) {
+            return make_error(ErrorCode::invalid_argument, "{}: --audio {}: the input has {} audio stream{} (0..{})",
+                              who, n, streams.size(), streams.size() == 1 ? "" : "s",
+                              static_cast<int>(streams.size()) - 1);
+          }
+          chosen.push_back(streams[static_cast<size_t>(n)]);
+        }
+        break;
+    }
+    if (chosen.size() > proto::kMaxAudioStreams) {
+      return make_error(ErrorCode::invalid_argument, "{}: {} audio streams chosen; a stream carries at most {}", who,
+                        chosen.size(), proto::kMaxAudioStreams);
+    }
+    for (int index : chosen) {
+      AVStream* st = input->streams[index];
+      const int ordinal = static_cast<int>(std::find(streams.begin(), streams.end(), index) - streams.begin());
+      const AVCodec* codec = avcodec_find_decoder(st->codecpar->codec_id);
+      if (!codec) {
+        return make_error(ErrorCode::unsupported, "{}: audio stream {} ({}) has no decoder here", who, ordinal,
+                          avcodec_get_name(st->codecpar->codec_id));
+      }
+      AudioInput in;
+      in.stream_index = index;
+      in.time_base = st->time_base;
+      auto made = make_codec_context(codec, who);
+      if (!made) return Unexpected(made.error());
+      in.decoder = std::move(*made);
+      AVCodecContext* dec = in.decoder.get();
+      if (const int rc = avcodec_parameters_to_context(dec, st->codecpar); rc < 0) {
+        return Unexpected(av_error(who, "avcodec_parameters_to_context(audio)", rc));
+      }
+      dec->pkt_timebase = st->time_base;
+      if (const int rc = avcodec_open2(dec, codec, nullptr); rc < 0) {
+        return Unexpected(av_error(who, fmt::format("avcodec_open2({})", codec->name), rc));
+      }
+      const int channels = dec->ch_layout.nb_channels;
+      if (channels < 1 || channels > static_cast<int>(proto::kMaxAudioChannels) ||
+          dec->sample_rate < static_cast<int>(proto::kMinSampleRate) ||
+          dec->sample_rate > static_cast<int>(proto::kMaxSampleRate)) {
+        return make_error(ErrorCode::unsupported,
+                          "{}: audio stream {} has {} channels at {} Hz; the protocol carries 1 to {} channels at "
+                          "{} to {} Hz (choose others with --audio, or none)",
+                          who, ordinal, channels, dec->sample_rate, proto::kMaxAudioChannels, proto::kMinSampleRate,
+                          proto::kMaxSampleRate);
+      }
+      proto::AudioStart& f = in.format;
+      f.sample_rate = static_cast<uint32_t>(dec->sample_rate);
+      f.channels = static_cast<uint16_t>(channels);
+      f.channel_layout = dec->ch_layout.order == AV_CHANNEL_ORDER_NATIVE ? dec->ch_layout.u.mask : 0;
+      if (const auto as_is = carried(dec->sample_fmt)) {
+        f.sample_format = *as_is;
+      } else {
+        f.sample_format = proto::SampleFormat::f32p;
+        SwrContext* swr = nullptr;
+        if (const int rc = swr_alloc_set_opts2(&swr, &dec->ch_layout, AV_SAMPLE_FMT_FLTP, dec->sample_rate,
+                                               &dec->ch_layout, dec->sample_fmt, dec->sample_rate, 0, nullptr);
+            rc < 0) {
+          return Unexpected(av_error(who, "swr_alloc_set_opts2", rc));
+        }
+        in.swr.reset(swr);
+        if (const int rc = swr_init(swr); rc < 0) return Unexpected(av_error(who, "swr_init", rc));
+      }
+      const AVDictionaryEntry* title = av_dict_get(st->metadata, "title", nullptr, 0);
+      const AVDictionaryEntry* language = av_dict_get(st->metadata, "language", nullptr, 0);
+      f.name = title ? title->value
+               : language && std::string_view(language->value) != "und" ? language->value
+                                                                        : fmt::format("audio {}", ordinal);
+      if (f.name.size() >= proto::kNameBytes) f.name.resize(proto::kNameBytes - 1);
+      in.track = static_cast<uint32_t>(audio.size());
+      audio_tracks.push_back(f);
+      log().info("[{}] audio {}: {} {} Hz, {} channel{}, {}{} \"{}\"", who, ordinal, codec->name, dec->sample_rate,
+                 channels, channels == 1 ? "" : "s", av_get_sample_fmt_name(dec->sample_fmt),
+                 in.swr ? " (converted to fltp)" : "", f.name);
+      audio.push_back(std::move(in));
+    }
+    if (!audio.empty()) {
+      auto frame_out = make_frame(who);
+      if (!frame_out) return Unexpected(frame_out.error());
+      audio_frame = std::move(*frame_out);
+    }
+    return {};
+  }
+
   Error decode_error(std::string_view call, int rc) const {
     if (!hw_refused.empty()) return Error(ErrorCode::unsupported, hw_refused);
     return av_error(who, call, rc);
@@ -201,6 +425,7 @@ struct Source::Impl {
   // The frame's timing, once it has been delivered.
   FrameInfo delivered() {
     const int64_t pts_ns = next_pts_ns();
+    place_pending_audio();
     av_frame_unref(frame.get());
     last_pts_ns = pts_ns;
     ++pass_frames;
@@ -389,6 +614,8 @@ Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
   if (!frame) return Unexpected(frame.error());
   impl->frame = std::move(*frame);
 
+  if (auto ok = impl->open_audio(); !ok) return Unexpected(ok.error());
+
   // The stream's format: the input's unless the options ask for a conversion.
   const uint32_t width = options.width.value_or(static_cast<uint32_t>(dec->width));
   const uint32_t height = options.height.value_or(static_cast<uint32_t>(dec->height));
@@ -441,6 +668,14 @@ std::string Source::describe() const {
 
 bool Source::decodes_on_gpu() const { return impl_->hw_device != nullptr; }
 
+const std::vector<proto::AudioStart>& Source::audio_tracks() const { return impl_->audio_tracks; }
+
+std::vector<DecodedAudio> Source::take_audio() {
+  std::vector<DecodedAudio> out;
+  out.swap(impl_->decoded_audio);
+  return out;
+}
+
 Result<std::optional<Source::FrameInfo>> Source::read_frame(std::span<std::byte> out) {
   Impl& s = *impl_;
   if (out.size() < s.format.layout.frame_bytes) {
@@ -449,7 +684,10 @@ Result<std::optional<Source::FrameInfo>> Source::read_frame(std::span<std::byte>
   }
   auto got = s.decode_next();
   if (!got) return Unexpected(got.error());
-  if (!*got) return std::optional<FrameInfo>{};
+  if (!*got) {
+    s.place_pending_audio(s.pass_origin_ns().value_or(0));  // the audio after the last frame
+    return std::optional<FrameInfo>{};
+  }
   auto host = s.on_host();
   auto converted = host ? s.convert(*host, out) : Result<void>(Unexpected(host.error()));
   const FrameInfo info = s.delivered();

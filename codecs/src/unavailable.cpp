@@ -39,6 +39,11 @@ bool Source::live() const { return false; }
 bool Source::paced_by_input() const { return false; }
 std::string Source::describe() const { return {}; }
 bool Source::decodes_on_gpu() const { return false; }
+const std::vector<proto::AudioStart>& Source::audio_tracks() const {
+  static const std::vector<proto::AudioStart> none;
+  return none;
+}
+std::vector<DecodedAudio> Source::take_audio() { return {}; }
 Result<std::optional<Source::FrameInfo>> Source::read_frame_to_gpu(cuda::Device&, cuda::DevicePtr) {
   return make_error(ErrorCode::unsupported, "built without FFmpeg");
 }

@@ -24,6 +24,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/protocol.hpp"
@@ -44,6 +45,19 @@ struct SourceOptions {
   /// Frames go into GPU memory (read_frame_to_gpu): with cuda_decoder they keep the format
   /// NVDEC gives (nv12, or p010 for 10-bit), which -s and --pix-fmt may not change.
   bool into_gpu = false;
+  /// Audio streams decoded beside the picture (--audio): none, the first, all, or those
+  /// listed (0-based among the input's audio streams, as ffmpeg's -map 0:a:N).
+  enum class Audio { none, first, all, listed };
+  Audio audio = Audio::none;
+  std::vector<int> audio_streams;  ///< for `listed`
+};
+
+/// Samples of one audio track, decoded while frames were read, on the frames' clock.
+struct DecodedAudio {
+  uint32_t track = 0;    ///< index into Source::audio_tracks()
+  int64_t pts_ns = 0;    ///< of the first sample, on the same clock as FrameInfo::pts_ns
+  uint32_t samples = 0;  ///< per channel
+  std::vector<std::byte> data;  ///< in the track's format (planar: each channel in turn)
 };
 
 class Source {
@@ -78,6 +92,15 @@ class Source {
   Result<std::optional<FrameInfo>> read_frame_to_gpu(cuda::Device& device, cuda::DevicePtr out);
   /// Whether frames are decoded on the GPU (--hwaccel cuda).
   bool decodes_on_gpu() const;
+
+  /// The audio tracks SourceOptions::audio chose, as AudioStarts (stream ids left to the
+  /// sender): the decoder's sample format where the protocol carries it (s16, s32, float,
+  /// planar or not), else converted by libswresample to float planar; named by the stream's
+  /// title, else its language, else "audio N".
+  const std::vector<proto::AudioStart>& audio_tracks() const;
+  /// The audio decoded since the last call, in order per track. Audio is demuxed as the
+  /// frames are read, so calling this after each read_frame() keeps it a frame's worth.
+  std::vector<DecodedAudio> take_audio();
 
  private:
   struct Impl;

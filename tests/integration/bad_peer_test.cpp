@@ -120,7 +120,7 @@ TEST_F(BadPeer, WrongVersionInHello) {
     EXPECT_EQ(error->code, ErrorCode::unsupported);
     EXPECT_NE(error->text.find("7..9"), std::string::npos) << error->text;
   }
-  expect_logged("Hello versions 7..9 do not overlap this receiver's 2..2");
+  expect_logged("Hello versions 7..9 do not overlap this receiver's 2..3");
   expect_next_sender_served();
 }
 

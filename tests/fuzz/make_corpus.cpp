@@ -3,6 +3,7 @@
 // receiver sessions from Hello to EndOfStream in each configuration the first byte picks.
 // The files are kept in the repository; run this again when the protocol changes:
 //   fuzz_make_corpus tests/fuzz/corpus
+// (v2_* are sessions of a version 2 sender, kept as that sender wrote them.)
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -64,6 +65,64 @@ std::vector<std::byte> session(uint8_t mode, int frames, bool change) {
   return out;
 }
 
+proto::AudioStart audio_track(uint32_t id, proto::SampleFormat format, uint16_t channels) {
+  proto::AudioStart a;
+  a.stream_id = id;
+  a.sample_format = format;
+  a.sample_rate = 48000;
+  a.channels = channels;
+  a.name = "seed track";
+  return a;
+}
+
+proto::AudioChunk samples(uint32_t id, uint32_t count, uint16_t channels, uint32_t bytes_per_sample, int64_t pts) {
+  proto::AudioChunk c;
+  c.stream_id = id;
+  c.samples = count;
+  c.pts_ns = pts;
+  c.data.assign(size_t{count} * channels * bytes_per_sample, std::byte{0x11});
+  return c;
+}
+
+// Hello (offering `max_version`), StreamStart, two audio tracks started before the frames,
+// `frames` frames each followed by a chunk of each track, one track ended, EndOfStream. With
+// `audio_first` the tracks start before the StreamStart: an audio-only beginning.
+std::vector<std::byte> audio_session(uint8_t mode, int frames, uint16_t max_version, bool audio_first) {
+  std::vector<std::byte> out{std::byte{mode}};
+  auto h = hello();
+  h.max_version = max_version;
+  append(out, h);
+  const auto f = format(1, 64);
+  const auto program = audio_track(2, proto::SampleFormat::f32p, 2);
+  const auto mic = audio_track(3, proto::SampleFormat::s16, 1);
+  const uint16_t v = max_version;
+  auto put = [&](const proto::Message& m) { proto::encode(m, out, v); };
+  if (audio_first) put(program);
+  put(f);
+  uint64_t sequence = 0;
+  for (int i = 0; i < frames; ++i) {
+    if (i == 2) {
+      put(program);
+      put(mic);
+    }
+    proto::FrameWritten m;
+    m.ring_epoch = 1;
+    m.slot = static_cast<uint32_t>(i) % (1 + (mode & 3));
+    m.sequence = sequence++;
+    m.pts_ns = static_cast<int64_t>(sequence) * 33'333'333;
+    m.bytes = f.layout.frame_bytes;
+    put(m);
+    out.insert(out.end(), f.layout.frame_bytes, std::byte{static_cast<uint8_t>(i)});
+    if (i >= 2) {
+      put(samples(2, 800, 2, 4, m.pts_ns));
+      put(samples(3, 800, 1, 2, m.pts_ns));
+    }
+    if (i == frames - 2) put(proto::AudioEnd{3});
+  }
+  put(proto::EndOfStream{sequence, 0});
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,6 +146,9 @@ int main(int argc, char** argv) {
       {"end_of_stream", proto::EndOfStream{10, 1}},
       {"error", proto::ErrorMessage{ErrorCode::resource, "receiver busy"}},
       {"auth", auth},
+      {"audio_start", audio_track(2, proto::SampleFormat::f32p, 2)},
+      {"audio_chunk", samples(3, 4, 2, 4, 1000)},
+      {"audio_end", proto::AudioEnd{2}},
   };
   for (const auto& [name, message] : messages) write(dir / "decode" / name, proto::encode(message));
   // 64: the front end's rate check; 128: shed while waiting for StreamStart.
@@ -112,5 +174,13 @@ int main(int argc, char** argv) {
   too_fast.ring_epoch = 2;
   append(fast_later, too_fast);
   write(dir / "receiver" / "rate_refused_later_mode64", fast_later);
+  // Audio beside the video (version 3): tracks, chunks and an end; with a budget too small
+  // for the audio queue (mode 8: dropped, the picture goes on); an audio-only beginning
+  // (refused); and audio on a connection that agreed on version 2 (refused).
+  for (uint8_t mode : {0, 2, 8}) {
+    write(dir / "receiver" / ("audio_session_mode" + std::to_string(mode)), audio_session(mode, 5, 3, false));
+  }
+  write(dir / "receiver" / "audio_only_mode0", audio_session(0, 5, 3, true));
+  write(dir / "receiver" / "audio_on_v2_mode0", audio_session(0, 5, 2, false));
   return 0;
 }

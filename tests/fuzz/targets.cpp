@@ -104,13 +104,31 @@ class HoldingSink final : public StreamSink {
   }
   Result<void> finish(const StreamEnd&) override {
     held_.clear();
+    audio_held_.clear();
     return {};
+  }
+  void audio_started(const AudioTrack& track) override {
+    if (track.index != tracks_.size()) finding("an audio track numbered out of order");
+    tracks_.push_back(track.format);
+  }
+  bool audio(AudioPacket packet) override {
+    if (packet.track >= tracks_.size()) finding("audio for a track that never started");
+    const auto& f = tracks_[packet.track];
+    if (packet.data.size() != size_t{packet.samples} * f.channels * proto::bytes_per_sample(f.sample_format)) {
+      finding("an audio packet's bytes differ from its samples");
+    }
+    // Held as frames are, so the stream's audio queue fills and drops.
+    audio_held_.push_back(std::move(packet));
+    while (audio_held_.size() > 4 * hold_) audio_held_.pop_front();
+    return true;
   }
 
  private:
   size_t hold_;
   uint64_t& frames_;
   std::deque<FrameLease> held_;
+  std::vector<proto::AudioStart> tracks_;
+  std::deque<AudioPacket> audio_held_;
 };
 
 // The front end's check of every StreamStart (ReceiverServiceOptions::format_check), as an
@@ -174,21 +192,23 @@ void decode_one(const uint8_t* data, size_t size) {
   auto message = proto::decode(*header, bytes.subspan(proto::kHeaderBytes, body));
   if (!message) return;
   print_texts(*message);
-  const auto encoded = proto::encode(*message);
+  // Encoded with the version it came with, as the connection that negotiated it would.
+  const uint16_t version = header->version;
+  const auto encoded = proto::encode(*message, version);
   auto again_header = proto::decode_header(encoded);
   if (!again_header) finding("an encoded message's header does not decode");
   auto again = proto::decode(*again_header, Bytes(encoded).subspan(proto::kHeaderBytes));
   if (!again) finding("an encoded message does not decode");
-  if (proto::encode(*again) != encoded) finding("decode(encode(m)) encodes differently");
+  if (proto::encode(*again, version) != encoded) finding("decode(encode(m)) encodes differently");
   // Sealed and opened under the same session keys, it comes back the same.
   static const auth::SharedKey key(std::vector<std::byte>(32, std::byte{7}));
   static const proto::Nonce s{}, r{std::byte{1}};
   auth::ControlMac sender(key, auth::Role::sender, s, r);
   auth::ControlMac receiver(key, auth::Role::receiver, s, r);
   std::vector<std::byte> sealed;
-  auth::encode_sealed(*message, sealed, &sender);
+  auth::encode_sealed(*message, sealed, &sender, version);
   auto opened = auth::decode_sealed(sealed, &receiver);
-  if (!opened || proto::encode(*opened) != encoded) finding("a sealed message did not open");
+  if (!opened || proto::encode(*opened, version) != encoded) finding("a sealed message did not open");
 }
 
 uint64_t receive_stream(const uint8_t* data, size_t size) {

@@ -59,6 +59,16 @@ TEST(FuzzCorpus, ReceiverSeedsRunToTheirEnd) {
       EXPECT_EQ(frames, 3u);  // the frame limit
     } else if (name == "format_change_mode43") {
       EXPECT_EQ(frames, 4u);  // the sink holds frames of the first ring: no room for a second
+    } else if (name == "v2_session_mode0") {
+      EXPECT_EQ(frames, 5u);  // a version 2 sender, as it always streamed
+    } else if (name == "v2_format_change_mode8") {
+      EXPECT_EQ(frames, 8u);
+    } else if (name.rfind("audio_session", 0) == 0) {
+      EXPECT_EQ(frames, 5u);  // every frame, the audio beside them
+    } else if (name.rfind("audio_on_v2", 0) == 0) {
+      EXPECT_EQ(frames, 2u);  // refused at the first audio message
+    } else if (name.rfind("audio_only", 0) == 0) {
+      EXPECT_EQ(frames, 0u);  // refused before any frame
     } else if (name.rfind("session", 0) == 0) {
       EXPECT_EQ(frames, 5u);
     } else if (name.rfind("format_change", 0) == 0) {

@@ -858,13 +858,13 @@ void SenderSession::Impl::Destination::send_audio(const AudioJob& job) {
   }
   start_audio_tracks();
   if (!core) return dropped();  // lost while starting them
-  proto::AudioStart format;
+  proto::AudioStart track;
   {
     std::lock_guard lock(session.stream_mu);
-    format = session.audio_tracks.at(job.track);
+    track = session.audio_tracks.at(job.track);
   }
-  auto ok = job.what == AudioJob::What::end ? core->end_audio(format.stream_id)
-                                            : core->send_audio(format, job.pts_ns, job.samples, job.data);
+  auto ok = job.what == AudioJob::What::end ? core->end_audio(track.stream_id)
+                                            : core->send_audio(track, job.pts_ns, job.samples, job.data);
   if (!ok) {
     lost(ok.error());
     return dropped();

@@ -3,12 +3,18 @@
 // several (fan-out), through a SenderSession that lends it frame buffers, paces it, applies
 // the live/no-drop policy, reconnects and keeps the connections alive. This file parses,
 // builds, feeds frames and reports; the policy is the library's.
+#include <pthread.h>
+
+#include <csignal>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli.hpp"
 #include "options.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/sender_session.hpp"
+#include "rdmavideo/av/audio_capture.hpp"
 #include "source.hpp"
 #include "tone.hpp"
 
@@ -83,11 +89,97 @@ nlohmann::json destinations_json(const std::vector<DestinationReport>& all, cons
   return list;
 }
 
+// --audio-i: the input's samples into `track` on a thread of their own, their clock mapped
+// onto the picture's, whose pts 0 is `origin`. A capture device's chunk is placed by when it
+// was read, less its own length (its first sample was captured that long before), and kept
+// continuous with the chunk before while the two agree within kResync; an input that is no
+// device (lavfi, a file) is placed by its sample count and paced in real time.
+class CaptureFeed {
+ public:
+  static constexpr std::chrono::milliseconds kResync{20};
+
+  CaptureFeed(av::AudioCapture& capture, SenderSession& session, uint32_t track, Clock::time_point origin)
+      : capture_(capture), session_(session), track_(track), origin_(origin) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~CaptureFeed() { stop(); }
+  CaptureFeed(const CaptureFeed&) = delete;
+  CaptureFeed& operator=(const CaptureFeed&) = delete;
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  std::optional<Error> error() const {
+    std::lock_guard lock(mu_);
+    return error_;
+  }
+  uint64_t resyncs() const { return resyncs_; }
+
+ private:
+  void run() {
+    // SIGINT and SIGTERM are the main thread's.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    const double rate = capture_.format().sample_rate;
+    std::optional<int64_t> next_ns;  // where the next chunk continues
+    while (!stop_ && !g_stop) {
+      auto chunk = capture_.read();
+      if (!chunk) return fail(chunk.error());
+      if (!*chunk) return;  // the input ended: the picture goes on
+      const auto& c = **chunk;
+      const auto length_ns = static_cast<int64_t>(c.samples / rate * 1e9);
+      int64_t pts = 0;
+      if (capture_.live()) {
+        const int64_t read_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(c.read_at - origin_).count();
+        const int64_t estimate = read_ns - length_ns;
+        pts = estimate;
+        if (next_ns && std::llabs(estimate - *next_ns) <= std::chrono::nanoseconds(kResync).count()) {
+          pts = *next_ns;
+        } else if (next_ns) {
+          ++resyncs_;
+        }
+      } else {
+        pts = static_cast<int64_t>(static_cast<double>(c.first_sample) / rate * 1e9);
+        std::this_thread::sleep_until(origin_ + std::chrono::nanoseconds(pts));
+      }
+      next_ns = pts + length_ns;
+      if (auto ok = session_.submit_audio(track_, pts, c.samples, c.data); !ok) return fail(ok.error());
+    }
+  }
+  void fail(const Error& error) {
+    std::lock_guard lock(mu_);
+    error_ = error;
+  }
+
+  av::AudioCapture& capture_;
+  SenderSession& session_;
+  uint32_t track_;
+  Clock::time_point origin_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> resyncs_{0};
+  mutable std::mutex mu_;
+  std::optional<Error> error_;
+  std::thread thread_;
+};
+
 int run(Options o) {
   auto ffmpeg = open_ffmpeg(o);
   if (!ffmpeg) {
     log().error("rdmavideo-send: {}", ffmpeg.error().message());
     return cli::kExitFailed;
+  }
+  std::unique_ptr<av::AudioCapture> capture;
+  if (!o.audio_input.empty()) {
+    auto opened = av::AudioCapture::open(o.audio_input, o.audio_input_format);
+    if (!opened) {
+      log().error("rdmavideo-send: {}", opened.error().message());
+      return cli::kExitFailed;
+    }
+    capture = std::move(*opened);
+    log().info("[send] audio input: {}", capture->describe());
   }
   // A capture device delivers frames at its own pace; the test pattern, stdin, lavfi and a
   // file sent with --realtime are paced here.
@@ -128,8 +220,9 @@ int run(Options o) {
   // period go out just before the frame; an input's as they were decoded with its frames.
   std::optional<Tone> tone;
   if (o.tone) tone.emplace(*o.tone);
-  const std::vector<proto::AudioStart> audio_formats =
+  std::vector<proto::AudioStart> audio_formats =
       tone ? std::vector<proto::AudioStart>{tone->format()} : source.audio_tracks();
+  if (capture) audio_formats.push_back(capture->format());  // the last track
   std::vector<uint32_t> tracks;
   for (const auto& audio_format : audio_formats) {
     auto track = session.start_audio(audio_format);
@@ -161,6 +254,10 @@ int run(Options o) {
     failed(ring.error());
   } else if (auto ok = source.prepare(session, *format); !ok) {
     failed(ok.error().context("rdmavideo-send"));
+  }
+  std::optional<CaptureFeed> capture_feed;
+  if (capture && exit_code == 0 && tracks.size() == audio_formats.size()) {
+    capture_feed.emplace(*capture, session, tracks.back(), Clock::now());
   }
   stats::StatusLine status(fmt::format("[{}]", who), !o.quiet);
   DestinationParts parts;
@@ -221,6 +318,14 @@ int run(Options o) {
     if (status.due()) status.maybe_print(session.stats(), parts.line(session.destinations()));
   }
   status.finish();
+  if (capture_feed) {
+    capture_feed->stop();
+    if (auto e = capture_feed->error(); e && exit_code == 0) failed(*e);
+    if (capture_feed->resyncs() > 0) {
+      log().info("[{}] the audio input's clock was placed again {} times (it drifts from the picture's)", who,
+                 capture_feed->resyncs());
+    }
+  }
   // Also after a bad input frame: the receivers keep every frame sent so far.
   if (auto ok = session.end_stream(); !ok && exit_code == 0) failed(ok.error());
   if (receiver_ended || session.receiver_ended()) log().info("[{}] the receiver ended the stream", who);

@@ -36,6 +36,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "An FFmpeg input's audio beside the picture: first (the default), all, none, or "
                  "the streams N[,M] (0-based among its audio streams, as ffmpeg's 0:a:N)")
       ->capture_default_str();
+  app.add_option("--audio-i", o.audio_input,
+                 "An audio input of its own beside the picture, as ffmpeg opens one: a capture "
+                 "device (with --audio-f alsa or pulse), a filter graph (--audio-f lavfi), a file; "
+                 "its clock is mapped onto the picture's");
+  app.add_option("--audio-f", o.audio_input_format, "FFmpeg input format or device for --audio-i");
   auto* input_format = app.add_option("-f", o.input_format,
                                       "FFmpeg input format or device: v4l2, x11grab, lavfi, ...");
   input_format->needs(input);
@@ -113,6 +118,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       o.audio_streams.push_back(static_cast<int>(n));
     }
   }
+  if (!o.audio_input_format.empty() && o.audio_input.empty()) return fail("--audio-f needs --audio-i");
   if (app.count("--audio") > 0 && !ffmpeg_input(o)) {
     return fail("--audio chooses an FFmpeg input's audio streams (-i FILE); --testsrc has --tone");
   }

@@ -24,6 +24,8 @@ struct Options {
   // --audio: which of an FFmpeg input's audio streams go beside the picture
   av::SourceOptions::Audio audio = av::SourceOptions::Audio::first;
   std::vector<int> audio_streams;  // --audio N[,M]
+  std::string audio_input;         // --audio-i URL: an audio input of its own (a microphone)
+  std::string audio_input_format;  // --audio-f: alsa, pulse, lavfi, ...
   std::string input;  // "-" for raw frames on stdin; else a file, URL or device (FFmpeg)
   std::string input_format;  // -f: v4l2, x11grab, lavfi, ... (FFmpeg inputs only)
   bool loop = false;         // --loop: repeat a file input

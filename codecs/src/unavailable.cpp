@@ -3,6 +3,7 @@
 // recorder fails with `unsupported` and says which libraries the build lacked. Callers need no
 // #ifdef; rdmavideo-send still reads raw frames from stdin and rdmavideo-recv still writes raw
 // frames.
+#include "rdmavideo/av/audio_capture.hpp"
 #include "rdmavideo/av/recorder.hpp"
 #include "rdmavideo/av/source.hpp"
 
@@ -105,5 +106,19 @@ Result<void> Recorder::finish() { return {}; }
 uint64_t Recorder::frames_written() const { return 0; }
 std::string Recorder::describe() const { return {}; }
 const std::string& Recorder::path() const { return impl_->path; }
+
+struct AudioCapture::Impl {};
+AudioCapture::AudioCapture(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+AudioCapture::~AudioCapture() = default;
+Result<std::unique_ptr<AudioCapture>> AudioCapture::open(const std::string&, const std::string&) {
+  return make_error(ErrorCode::unsupported, "--audio-i: {}", kMissing);
+}
+const proto::AudioStart& AudioCapture::format() const {
+  static const proto::AudioStart none;
+  return none;
+}
+bool AudioCapture::live() const { return false; }
+Result<std::optional<AudioCapture::Chunk>> AudioCapture::read() { return std::optional<Chunk>{}; }
+std::string AudioCapture::describe() const { return {}; }
 
 }  // namespace rdmavideo::av

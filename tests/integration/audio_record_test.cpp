@@ -219,6 +219,27 @@ TEST(AudioRecord, FourSendersWithSoundMakeFourFilesEachInSync) {
   EXPECT_EQ(heard, (std::set<double>{500, 1000, 1500, 2000}));
 }
 
+// An audio input of its own (--audio-f lavfi --audio-i ...: a beep at every whole second at
+// 700 Hz, 44.1 kHz mono) beside the test pattern and its tone: its beeps land on the flashes
+// as the tone's do, as a second track.
+TEST(AudioRecord, AnAudioInputOfItsOwnIsPlacedOnThePicturesClock) {
+  TempDir dir;
+  const auto out = dir / "input.mov";
+  Receiver recv(dir, {"--output", out.string()});
+  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "-r", "30", "--realtime",
+                             "--duration", "5", "--tone", "1000", "--audio-f", "lavfi", "--audio-i",
+                             "aevalsrc=if(lt(mod(t\\,1)\\,0.1)\\,0.5\\,0.01)*sin(2*PI*700*t):s=44100"}),
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  expect_in_sync(av_sync(out, 0), 4, 1000);
+  const auto input = av_sync(out, 1);
+  expect_in_sync(input, 4, 700);
+  EXPECT_EQ(capture("ffprobe -v error -select_streams a:1 -show_entries stream=sample_rate,channels -of csv=p=0 '" +
+                    out.string() + "'"),
+            "44100,1\n");
+}
+
 // Raw frames hold no audio: dropped, said once, counted; the picture is written as ever.
 TEST(AudioRecord, RawOutputDropsTheAudioSayingSoOnce) {
   TempDir dir;

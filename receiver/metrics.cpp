@@ -141,6 +141,25 @@ std::string render_metrics(const ReceiverService& service, const Streams& stream
     w.sample("rdmavideo_stream_latency_seconds_sum", s.labels, static_cast<double>(h.sum_ns()) / 1e9);
     w.sample("rdmavideo_stream_latency_seconds_count", s.labels, static_cast<double>(h.count()));
   }
+  // Audio tracks, under their stream's labels (they are no streams of their own).
+  auto per_track = [&](const char* name, const char* type, const char* help, auto value) {
+    w.family(name, type, help);
+    for (const auto& s : all) {
+      for (const auto& a : s.report->audio) {
+        w.sample(name, s.labels + fmt::format(",track=\"{}\",track_name=\"{}\"", a.track.index,
+                                              label(a.track.format.name)),
+                 static_cast<double>(value(a)));
+      }
+    }
+  };
+  per_track("rdmavideo_stream_audio_samples_total", "counter", "Audio samples (per channel) received.",
+            [](const AudioReport& a) { return a.samples; });
+  per_track("rdmavideo_stream_audio_dropped_samples_total", "counter",
+            "Audio samples dropped: the stream's audio queue full, or an output that holds no audio.",
+            [](const AudioReport& a) { return a.dropped_samples; });
+  per_track("rdmavideo_stream_audio_offset_seconds", "gauge",
+            "The track's pts minus the picture's at the last chunk's arrival (positive: audio ahead).",
+            [](const AudioReport& a) { return a.av_offset_ms / 1000.0; });
   return w.take();
 }
 

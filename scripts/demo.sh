@@ -29,10 +29,12 @@ echo "== 2. 4K RGBA as fast as the receiver takes it (600 frames, no drops)"
 run_pair "--stats-json $out/4k-recv.json" \
   "--testsrc -s 3840x2160 --pix-fmt rgba --frames 600"
 
-echo "== 3. Four cameras into one recorder: four 1080p senders at once, each recorded to its"
-echo "      own ProRes 422 HQ file named from a template, dated and timecoded to line up; the"
-echo "      senders prove a shared key (a sender without it is refused), memory is bounded,"
-echo "      and Prometheus metrics are scraped while they run"
+echo "== 3. Four cameras with their sound into one recorder: four 1080p senders at once, each"
+echo "      recorded with its audio track (a tone of its own pitch, beeping on the instant its"
+echo "      picture flashes) to its own ProRes 422 HQ + PCM file named from a template, dated"
+echo "      and timecoded to line up; the senders prove a shared key (a sender without it is"
+echo "      refused), memory is bounded, Prometheus metrics are scraped while they run, and"
+echo "      each file's sync is measured as a person hears it"
 key=$out/shared.key
 rm -f "$key"
 $bin/doctor/rdmavideo-doctor --new-key "$key"
@@ -43,9 +45,11 @@ recv=$!
 sleep 0.3
 $bin/sender/rdmavideo-send --connect 127.0.0.1:$port --name impostor --testsrc --frames 10 \
   --quiet || echo "(the sender without the key was refused, as it should be)"
+pitch=0
 for cam in cam1 cam2 cam3 cam4; do
+  pitch=$((pitch + 500))
   $bin/sender/rdmavideo-send --connect 127.0.0.1:$port --name $cam --testsrc --key-file "$key" \
-    -s 1920x1080 -r 60 --pix-fmt yuv422p10le --frames 90 --quiet &
+    -s 1920x1080 -r 60 --pix-fmt yuv422p10le --frames 150 --tone $pitch --quiet &
 done
 sleep 1
 python3 - "$((port + 1))" <<'PY'
@@ -61,7 +65,13 @@ for cam in cam1 cam2 cam3 cam4; do
   ffprobe -v error -count_frames -select_streams v:0 \
     -show_entries stream=codec_name,profile,nb_read_frames:stream_tags=timecode \
     -of compact=p=0 "$out/$cam.mov" | head -2 | tr '\n' ' ' | sed "s|^|$cam.mov: |"
-  echo
+  ffprobe -v error -select_streams a:0 -show_entries stream=codec_name,sample_rate,channels \
+    -of compact=p=0 "$out/$cam.mov" | tr '\n' ' '
+  python3 tests/support/av_sync.py "$out/$cam.mov" | python3 -c '
+import json, sys
+m = json.load(sys.stdin)
+print(f"| {m[\"beeps\"]} beeps on {m[\"flashes\"]} flashes, worst {m[\"max_abs_offset_ms\"]:.2f} ms apart "
+      f"(a frame is {m[\"frame_ms\"]:.2f} ms), tone {m[\"tone_hz\"]:.0f} Hz")'
 done
 
 echo "== 4. Fan-out: one live 1080p60 camera to a ProRes recorder and a verifying monitor at"

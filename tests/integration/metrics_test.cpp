@@ -88,7 +88,7 @@ TEST(Metrics, ScrapedDuringAFourStreamRunAndParsed) {
         std::vector<std::string>{RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc",
                                  "-s", "320x240", "--frames", "180", "--realtime", "--checksum",
                                  "--quiet", "--key-file", key.string(), "--name",
-                                 "cam" + std::to_string(i), "--stats-json",
+                                 "cam" + std::to_string(i), "--tone", std::to_string(400 + 100 * i), "--stats-json",
                                  (dir / ("cam" + std::to_string(i) + ".json")).string()},
         dir / ("cam" + std::to_string(i) + ".stderr")));
   }
@@ -157,7 +157,14 @@ TEST(Metrics, ScrapedDuringAFourStreamRunAndParsed) {
     EXPECT_EQ(previous, frames);
     EXPECT_EQ(after.at("rdmavideo_stream_latency_seconds_count{" + labels + "}"), frames);
     EXPECT_GT(after.at("rdmavideo_stream_latency_seconds_sum{" + labels + "}"), 0);
+    // Each camera's tone, a track of its stream (four streams, not eight): 180 frames' worth
+    // at 48 kHz, every sample counted as dropped since nothing here records audio.
+    const std::string track =
+        labels + ",track=\"0\",track_name=\"tone " + std::to_string(400 + 100 * i) + " Hz\"";
+    EXPECT_EQ(after.at("rdmavideo_stream_audio_samples_total{" + track + "}"), 180 * 48000 / 60);
+    EXPECT_EQ(after.at("rdmavideo_stream_audio_dropped_samples_total{" + track + "}"), 180 * 48000 / 60);
   }
+  EXPECT_EQ(after.types.at("rdmavideo_stream_audio_offset_seconds"), "gauge");
   recv.process().signal(SIGTERM);
   EXPECT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
 }

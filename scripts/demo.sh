@@ -67,11 +67,7 @@ for cam in cam1 cam2 cam3 cam4; do
     -of compact=p=0 "$out/$cam.mov" | head -2 | tr '\n' ' ' | sed "s|^|$cam.mov: |"
   ffprobe -v error -select_streams a:0 -show_entries stream=codec_name,sample_rate,channels \
     -of compact=p=0 "$out/$cam.mov" | tr '\n' ' '
-  python3 tests/support/av_sync.py "$out/$cam.mov" | python3 -c '
-import json, sys
-m = json.load(sys.stdin)
-print(f"| {m[\"beeps\"]} beeps on {m[\"flashes\"]} flashes, worst {m[\"max_abs_offset_ms\"]:.2f} ms apart "
-      f"(a frame is {m[\"frame_ms\"]:.2f} ms), tone {m[\"tone_hz\"]:.0f} Hz")'
+  echo "| $(python3 tests/support/av_sync.py --summary "$out/$cam.mov")"
 done
 
 echo "== 4. Fan-out: one live 1080p60 camera to a ProRes recorder and a verifying monitor at"

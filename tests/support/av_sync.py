@@ -4,7 +4,7 @@
 flashes against the audio's beeps (rdmavideo-send --testsrc --tone HZ, or a clip made the same
 way), decoded with ffmpeg as any player would.
 
-  av_sync.py FILE [--audio N] [--json]
+  av_sync.py FILE [--audio N] [--summary]
 
 Prints, for the audio track N (default 0) against the first video stream:
   flashes, beeps          how many of each
@@ -126,8 +126,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("file")
     parser.add_argument("--audio", type=int, default=0, help="audio track (default 0)")
+    parser.add_argument("--summary", action="store_true", help="one line for a person, not JSON")
     args = parser.parse_args()
-    print(json.dumps(measure(args.file, args.audio)))
+    m = measure(args.file, args.audio)
+    if args.summary:
+        print(f"{m['beeps']} beeps on {m['flashes']} flashes, worst {m['max_abs_offset_ms']:.2f} ms apart "
+              f"(a frame is {m['frame_ms']:.2f} ms), tone {m['tone_hz']:.0f} Hz, video {m['video_s']:.3f} s, "
+              f"audio {m['audio_s']:.3f} s")
+    else:
+        print(json.dumps(m))
 
 
 if __name__ == "__main__":

@@ -279,7 +279,7 @@ TEST_P(AudioOver, EveryTrackArrivesWithItsNameEverySampleInOrderOnTheVideosClock
   const auto destinations = session.destinations();
   ASSERT_EQ(destinations.size(), 1u);
   EXPECT_EQ(destinations[0].audio_samples, sent48 + sent44);
-  EXPECT_EQ(destinations[0].audio_dropped, 0u);
+  EXPECT_EQ(destinations[0].audio_dropped_samples, 0u);
   EXPECT_FALSE(destinations[0].audio_refused);
 }
 
@@ -314,7 +314,7 @@ TEST_P(AudioOver, AReceiverOfVersionTwoGetsTheVideoAloneAndTheSenderSaysSo) {
   EXPECT_EQ(reports[0].format.flags & proto::kStreamFlash, 0u);
   const auto destinations = session.destinations();
   EXPECT_TRUE(destinations[0].audio_refused);
-  EXPECT_EQ(destinations[0].audio_dropped, 10u);
+  EXPECT_EQ(destinations[0].audio_dropped_samples, 8000u);
   EXPECT_EQ(destinations[0].audio_samples, 0u);
 }
 

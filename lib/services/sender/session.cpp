@@ -358,6 +358,15 @@ struct SenderSession::Impl {
 
   // Audio tracks (under stream_mu): their formats, in order, with stream ids 2, 3, ...
   std::vector<proto::AudioStart> audio_tracks;
+  // Samples gathered per track before they go (kAudioBatch), under audio_mu: planar tracks
+  // keep each channel's samples apart until the batch is laid out.
+  struct Gathered {
+    int64_t pts_ns = 0;
+    uint32_t samples = 0;
+    std::vector<std::vector<std::byte>> channels;  // planar: one per channel; else one
+  };
+  std::mutex audio_mu;
+  std::vector<Gathered> gathered;  // by track
 
   std::atomic<bool> connected{false};  // connect() has returned the session
   mutable std::mutex state_mu;  // what other threads read
@@ -508,6 +517,9 @@ struct SenderSession::Impl {
   // Audio for every destination: sent at once to the caller's own (blocking mode), queued
   // for the others that are up; those not up count it dropped.
   Result<void> queue_audio(std::shared_ptr<const AudioJob> audio);
+  std::shared_ptr<AudioJob> take_gathered(uint32_t track);
+  // Every track's gathered samples go now (the stream ends).
+  Result<void> flush_audio();
 
   // Hands a frame to every destination that is up and has not had it (`sent_before`), and
   // in blocking mode waits until each has sent or dropped it.
@@ -734,7 +746,7 @@ void SenderSession::Impl::Destination::finish_job(Job& job, Took took) {
     // Audio counts itself where it was sent; here only what never went.
     if (took != Took::sent) {
       std::lock_guard lock(report_mu);
-      ++report.audio_dropped;
+      report.audio_dropped_samples += job.audio->samples;
     }
     job = Job{};
     {
@@ -838,7 +850,7 @@ void SenderSession::Impl::Destination::start_audio_tracks() {
 void SenderSession::Impl::Destination::send_audio(const AudioJob& job) {
   auto dropped = [&] {
     std::lock_guard lock(report_mu);
-    ++report.audio_dropped;
+    report.audio_dropped_samples += job.samples;
   };
   bool is_up = false;
   {
@@ -1409,12 +1421,43 @@ Result<void> SenderSession::Impl::queue_audio(std::shared_ptr<const AudioJob> au
     std::lock_guard lock(d->mu);
     if (!d->up) {
       std::lock_guard report_lock(d->report_mu);
-      ++d->report.audio_dropped;
+      d->report.audio_dropped_samples += job.audio->samples;
       continue;
     }
     d->queue.push_back(job);
     d->cv.notify_one();
     if (d->core) d->core->channel().wake();
+  }
+  return {};
+}
+
+// The samples gathered for `track` as one batch, laid out in its format; nothing when none.
+// Under audio_mu.
+std::shared_ptr<AudioJob> SenderSession::Impl::take_gathered(uint32_t track) {
+  if (track >= gathered.size() || gathered[track].samples == 0) return nullptr;
+  Gathered& g = gathered[track];
+  auto job = std::make_shared<AudioJob>();
+  job->track = track;
+  job->pts_ns = g.pts_ns;
+  job->samples = g.samples;
+  for (auto& channel : g.channels) {
+    job->data.insert(job->data.end(), channel.begin(), channel.end());
+    channel.clear();
+  }
+  g.samples = 0;
+  return job;
+}
+
+Result<void> SenderSession::Impl::flush_audio() {
+  std::vector<std::shared_ptr<AudioJob>> jobs;
+  {
+    std::lock_guard lock(audio_mu);
+    for (uint32_t t = 0; t < gathered.size(); ++t) {
+      if (auto job = take_gathered(t)) jobs.push_back(std::move(job));
+    }
+  }
+  for (auto& job : jobs) {
+    if (auto ok = queue_audio(std::move(job)); !ok) return ok;
   }
   return {};
 }
@@ -1430,17 +1473,42 @@ Result<void> SenderSession::submit_audio(uint32_t track, int64_t pts_ns, uint32_
     }
     format = s.audio_tracks[track];
   }
-  const uint64_t want = uint64_t{samples} * format.channels * proto::bytes_per_sample(format.sample_format);
+  const uint32_t bps = proto::bytes_per_sample(format.sample_format);
+  const uint64_t want = uint64_t{samples} * format.channels * bps;
   if (samples == 0 || data.size() != want) {
     return make_error(ErrorCode::invalid_argument, "{} samples of audio track {} are {} bytes, not {}", samples,
                       track, want, data.size());
   }
-  auto job = std::make_shared<AudioJob>();
-  job->track = track;
-  job->pts_ns = pts_ns;
-  job->samples = samples;
-  job->data.assign(data.begin(), data.end());
-  return s.queue_audio(std::move(job));
+  const auto ns_of = [&](uint64_t n) { return static_cast<int64_t>(n * 1'000'000'000 / format.sample_rate); };
+  std::shared_ptr<AudioJob> before, full;
+  {
+    std::lock_guard lock(s.audio_mu);
+    if (s.gathered.size() <= track) s.gathered.resize(track + 1);
+    Impl::Gathered& g = s.gathered[track];
+    // Samples that do not follow on from those gathered (a gap, a step back) go apart.
+    if (g.samples > 0 && std::llabs(pts_ns - (g.pts_ns + ns_of(g.samples))) > 1'000'000) {
+      before = s.take_gathered(track);
+    }
+    const bool is_planar = proto::planar(format.sample_format);
+    g.channels.resize(is_planar ? format.channels : 1);
+    if (g.samples == 0) g.pts_ns = pts_ns;
+    if (is_planar) {
+      const size_t plane = size_t{samples} * bps;
+      for (uint32_t c = 0; c < format.channels; ++c) {
+        const auto part = data.subspan(c * plane, plane);
+        g.channels[c].insert(g.channels[c].end(), part.begin(), part.end());
+      }
+    } else {
+      g.channels[0].insert(g.channels[0].end(), data.begin(), data.end());
+    }
+    g.samples += samples;
+    if (std::chrono::nanoseconds(ns_of(g.samples)) >= kAudioBatch) full = s.take_gathered(track);
+  }
+  if (before) {
+    if (auto ok = s.queue_audio(std::move(before)); !ok) return ok;
+  }
+  if (full) return s.queue_audio(std::move(full));
+  return {};
 }
 
 Result<void> SenderSession::end_audio(uint32_t track) {
@@ -1451,6 +1519,14 @@ Result<void> SenderSession::end_audio(uint32_t track) {
       return make_error(ErrorCode::invalid_argument, "audio track {} was not started", track);
     }
   }
+  std::shared_ptr<AudioJob> rest;
+  {
+    std::lock_guard lock(s.audio_mu);
+    rest = s.take_gathered(track);
+  }
+  if (rest) {
+    if (auto ok = s.queue_audio(std::move(rest)); !ok) return ok;
+  }
   auto job = std::make_shared<AudioJob>();
   job->what = AudioJob::What::end;
   job->track = track;
@@ -1460,6 +1536,7 @@ Result<void> SenderSession::end_audio(uint32_t track) {
 Result<void> SenderSession::end_stream() {
   auto& s = *impl_;
   if (s.ended) return {};
+  if (!s.failure_now()) (void)s.flush_audio();  // what a destination cannot take it counts
   s.ended = true;
   if (!s.failure_now()) s.drain_queues();
   for (auto& d : s.destinations) {

@@ -38,7 +38,10 @@
 // audio (one line says so of a version 2 receiver, which then gets the video alone). A
 // destination gets each track's AudioStart once its ring is up, and again after a reconnect.
 // Audio travels in order with the frames: blocking mode sends it on the caller's thread to
-// the first destination and queues it for the others; non-blocking mode only queues it.
+// the first destination and queues it for the others; non-blocking mode only queues it. A
+// track's consecutive samples are gathered to kAudioBatch before they go (a message and a
+// wake-up at each end for every 1024 samples cost more than the samples), and what is
+// gathered goes at once when the track ends, the stream ends, or its samples do not follow on.
 //
 // Threads: one thread calls connect, start_stream, acquire_buffer, submit, submit_external,
 // pace, skip and end_stream (the caller's); start_audio, submit_audio and end_audio may come
@@ -167,9 +170,9 @@ struct DestinationReport {
   /// RDMA device (registered once per device).
   uint32_t registrations_made = 0;
   std::string gpu_path;         ///< GPU memory: how frames leave it for this destination
-  uint64_t audio_chunks = 0;    ///< audio submissions sent (each one or more AudioChunks)
+  uint64_t audio_chunks = 0;    ///< audio batches sent (each one or more AudioChunks)
   uint64_t audio_samples = 0;   ///< samples per channel sent
-  uint64_t audio_dropped = 0;   ///< audio submissions not sent (not up, or no audio there)
+  uint64_t audio_dropped_samples = 0;  ///< samples per channel not sent (not up, or no audio there)
   bool audio_refused = false;   ///< its receiver speaks a version without audio
 };
 std::string_view to_string(DestinationReport::State state);
@@ -251,6 +254,9 @@ class SenderSession {
                             std::span<const std::byte> data);
   /// Ends one track; the video and the other tracks go on.
   Result<void> end_audio(uint32_t track);
+  /// How much of a track's samples are gathered before they go: a little audio latency
+  /// (played audio is placed by its pts, not by when it came) for fewer messages.
+  static constexpr std::chrono::milliseconds kAudioBatch{40};
 
   /// Every destination's receiver sent EndOfStream (also noticed while the caller was away).
   bool receiver_ended() const;

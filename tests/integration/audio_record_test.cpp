@@ -187,6 +187,24 @@ TEST(AudioRecord, ASenderKilledMidRecordingLeavesEveryTrackToTheEndInSync) {
   expect_in_sync(av_sync(out), 4, 440);
 }
 
+// SIGINT to the receiver mid-recording: the file is finalised, every track plays to the last
+// frame, in sync.
+TEST(AudioRecord, SigintToTheReceiverFinalisesEveryTrack) {
+  TempDir dir;
+  const auto out = dir / "stopped.mkv";
+  Receiver recv(dir, {"--output", out.string()});
+  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "-r", "30", "--pix-fmt", "yuv420p",
+                             "--tone", "800", "--realtime"}),
+               dir / "send.stderr");
+  ASSERT_TRUE(recv.process().wait_for_stderr(R"(audio track 0)", 30s)) << recv.process().stderr_text();
+  std::this_thread::sleep_for(3500ms);
+  recv.process().signal(SIGINT);
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  send.wait(20s);
+  EXPECT_EQ(capture("ffmpeg -nostdin -v error -i '" + out.string() + "' -f null - 2>&1"), "");
+  expect_in_sync(av_sync(out), 3, 800);
+}
+
 // Four cameras with sound into one receiver: four streams (tracks count against nothing),
 // four files, each in sync at its own pitch.
 TEST(AudioRecord, FourSendersWithSoundMakeFourFilesEachInSync) {

@@ -3,11 +3,13 @@
 
 extern "C" {
 #include <libavdevice/avdevice.h>
+#include <libavutil/channel_layout.h>
 #include <libavutil/log.h>
 #include <libavutil/pixdesc.h>
 }
 
 #include <array>
+#include <cstring>
 #include <cstdarg>
 #include <mutex>
 #include <utility>
@@ -172,6 +174,96 @@ Error LogCapture::error(std::string_view who, std::string_view call, int averror
   Error e = av_error(who, call, averror);
   if (text_.empty()) return e;
   return Error(e.code(), fmt::format("{} ({})", e.message(), text_), e.sys_errno());
+}
+
+void SwrDeleter::operator()(SwrContext* swr) const noexcept { swr_free(&swr); }
+
+namespace {
+std::optional<proto::SampleFormat> carried(AVSampleFormat format) {
+  switch (format) {
+    case AV_SAMPLE_FMT_S16: return proto::SampleFormat::s16;
+    case AV_SAMPLE_FMT_S32: return proto::SampleFormat::s32;
+    case AV_SAMPLE_FMT_FLT: return proto::SampleFormat::f32;
+    case AV_SAMPLE_FMT_S16P: return proto::SampleFormat::s16p;
+    case AV_SAMPLE_FMT_S32P: return proto::SampleFormat::s32p;
+    case AV_SAMPLE_FMT_FLTP: return proto::SampleFormat::f32p;
+    default: return std::nullopt;
+  }
+}
+}  // namespace
+
+Result<AudioDecoder> AudioDecoder::open(const AVStream& stream, std::string_view who) {
+  const AVCodec* codec = avcodec_find_decoder(stream.codecpar->codec_id);
+  if (!codec) {
+    return make_error(ErrorCode::unsupported, "{}: no decoder here for {} audio", who,
+                      avcodec_get_name(stream.codecpar->codec_id));
+  }
+  AudioDecoder d;
+  auto made = make_codec_context(codec, who);
+  if (!made) return Unexpected(made.error());
+  d.decoder = std::move(*made);
+  AVCodecContext* dec = d.decoder.get();
+  if (const int rc = avcodec_parameters_to_context(dec, stream.codecpar); rc < 0) {
+    return Unexpected(av_error(who, "avcodec_parameters_to_context(audio)", rc));
+  }
+  dec->pkt_timebase = stream.time_base;
+  if (const int rc = avcodec_open2(dec, codec, nullptr); rc < 0) {
+    return Unexpected(av_error(who, fmt::format("avcodec_open2({})", codec->name), rc));
+  }
+  const int channels = dec->ch_layout.nb_channels;
+  if (channels < 1 || channels > static_cast<int>(proto::kMaxAudioChannels) ||
+      dec->sample_rate < static_cast<int>(proto::kMinSampleRate) ||
+      dec->sample_rate > static_cast<int>(proto::kMaxSampleRate)) {
+    return make_error(ErrorCode::unsupported,
+                      "{}: audio of {} channels at {} Hz; the protocol carries 1 to {} channels at {} to {} Hz", who,
+                      channels, dec->sample_rate, proto::kMaxAudioChannels, proto::kMinSampleRate,
+                      proto::kMaxSampleRate);
+  }
+  proto::AudioStart& f = d.format;
+  f.sample_rate = static_cast<uint32_t>(dec->sample_rate);
+  f.channels = static_cast<uint16_t>(channels);
+  f.channel_layout = dec->ch_layout.order == AV_CHANNEL_ORDER_NATIVE ? dec->ch_layout.u.mask : 0;
+  if (const auto as_is = carried(dec->sample_fmt)) {
+    f.sample_format = *as_is;
+    return d;
+  }
+  f.sample_format = proto::SampleFormat::f32p;
+  SwrContext* swr = nullptr;
+  if (const int rc = swr_alloc_set_opts2(&swr, &dec->ch_layout, AV_SAMPLE_FMT_FLTP, dec->sample_rate, &dec->ch_layout,
+                                         dec->sample_fmt, dec->sample_rate, 0, nullptr);
+      rc < 0) {
+    return Unexpected(av_error(who, "swr_alloc_set_opts2", rc));
+  }
+  d.swr.reset(swr);
+  if (const int rc = swr_init(swr); rc < 0) return Unexpected(av_error(who, "swr_init", rc));
+  return d;
+}
+
+Result<std::vector<std::byte>> AudioDecoder::samples(const AVFrame& frame, std::string_view who) const {
+  const auto n = static_cast<uint32_t>(frame.nb_samples);
+  const uint32_t bps = proto::bytes_per_sample(format.sample_format);
+  const uint32_t channels = format.channels;
+  std::vector<std::byte> out(size_t{n} * channels * bps);
+  if (swr) {
+    uint8_t* planes[proto::kMaxAudioChannels] = {};
+    for (uint32_t c = 0; c < channels; ++c) planes[c] = reinterpret_cast<uint8_t*>(out.data()) + size_t{c} * n * bps;
+    const int done = swr_convert(swr.get(), planes, frame.nb_samples, const_cast<const uint8_t**>(frame.extended_data),
+                                 frame.nb_samples);
+    if (done < 0) return Unexpected(av_error(who, "swr_convert", done));
+  } else if (proto::planar(format.sample_format)) {
+    for (uint32_t c = 0; c < channels; ++c) {
+      std::memcpy(out.data() + size_t{c} * n * bps, frame.extended_data[c], size_t{n} * bps);
+    }
+  } else {
+    std::memcpy(out.data(), frame.extended_data[0], out.size());
+  }
+  return out;
+}
+
+std::string AudioDecoder::describe() const {
+  return fmt::format("{} {} Hz, {} channel{}, {}{}", decoder->codec->name, decoder->sample_rate, format.channels,
+                     format.channels == 1 ? "" : "s", av_get_sample_fmt_name(decoder->sample_fmt),
+                     swr ? " (converted to fltp)" : "");
 }
 
 }  // namespace rdmavideo::av

@@ -9,6 +9,7 @@
 #pragma once
 
 extern "C" {
+#include <libswresample/swresample.h>
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/frame.h>
@@ -20,6 +21,7 @@ extern "C" {
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/format.hpp"
@@ -123,5 +125,27 @@ std::string_view av_name(AVPixelFormat format);
 
 /// Registers libavdevice's inputs (v4l2, x11grab, lavfi, ...) once; thread-safe.
 void register_devices();
+
+struct SwrDeleter {
+  void operator()(SwrContext* swr) const noexcept;
+};
+using UniqueSwr = std::unique_ptr<SwrContext, SwrDeleter>;
+
+/// One audio stream of an input decoded into a format the protocol carries: the decoder's
+/// own where it is one (s16, s32, float; planar or not), else converted by libswresample to
+/// float planar. `format` is the track's AudioStart without stream id or name.
+struct AudioDecoder {
+  UniqueCodecContext decoder;
+  UniqueSwr swr;  // where the decoder's format is not carried
+  proto::AudioStart format;
+
+  /// Opens the decoder of `stream`; an error names channels or a rate the protocol does
+  /// not carry.
+  static Result<AudioDecoder> open(const AVStream& stream, std::string_view who);
+  /// A decoded frame's samples in `format` (planar: each channel in turn).
+  Result<std::vector<std::byte>> samples(const AVFrame& frame, std::string_view who) const;
+  /// "aac 48000 Hz, 2 channels, fltp" for the log.
+  std::string describe() const;
+};
 
 }  // namespace rdmavideo::av

@@ -2,10 +2,8 @@
 #include "rdmavideo/av/source.hpp"
 
 extern "C" {
-#include <libavutil/channel_layout.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
-#include <libswresample/swresample.h>
 }
 
 #include <algorithm>
@@ -54,30 +52,11 @@ std::optional<PixelFormat> nvdec_output(AVPixelFormat software) {
   }
 }
 
-// The protocol's sample format for FFmpeg's, where it carries it as is.
-std::optional<proto::SampleFormat> carried(AVSampleFormat format) {
-  switch (format) {
-    case AV_SAMPLE_FMT_S16: return proto::SampleFormat::s16;
-    case AV_SAMPLE_FMT_S32: return proto::SampleFormat::s32;
-    case AV_SAMPLE_FMT_FLT: return proto::SampleFormat::f32;
-    case AV_SAMPLE_FMT_S16P: return proto::SampleFormat::s16p;
-    case AV_SAMPLE_FMT_S32P: return proto::SampleFormat::s32p;
-    case AV_SAMPLE_FMT_FLTP: return proto::SampleFormat::f32p;
-    default: return std::nullopt;
-  }
-}
-
-struct SwrDeleter {
-  void operator()(SwrContext* swr) const noexcept { swr_free(&swr); }
-};
-
 // One audio stream of the input, decoded beside the picture.
 struct AudioInput {
   int stream_index = -1;
   AVRational time_base{1, 1};
-  UniqueCodecContext decoder;
-  std::unique_ptr<SwrContext, SwrDeleter> swr;  // where the decoder's format is not carried
-  proto::AudioStart format;
+  AudioDecoder audio;
   uint32_t track = 0;
 };
 
@@ -146,7 +125,7 @@ struct Source::Impl {
   // An audio packet: decoded, converted where the protocol does not carry the format, and
   // queued until its pass's origin places it.
   Result<void> decode_audio(AudioInput& in, const AVPacket* p) {
-    int rc = avcodec_send_packet(in.decoder.get(), p);
+    int rc = avcodec_send_packet(in.audio.decoder.get(), p);
     if (rc == AVERROR_INVALIDDATA) {
       log().warn("[{}] skipping an audio packet the decoder rejects: {}", who, error_text(rc));
       return {};
@@ -154,33 +133,17 @@ struct Source::Impl {
     if (rc < 0 && rc != AVERROR_EOF) return Unexpected(av_error(who, "avcodec_send_packet(audio)", rc));
     for (;;) {
       AVFrame* f = audio_frame.get();
-      rc = avcodec_receive_frame(in.decoder.get(), f);
+      rc = avcodec_receive_frame(in.audio.decoder.get(), f);
       if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return {};
       if (rc < 0) return Unexpected(av_error(who, "avcodec_receive_frame(audio)", rc));
       const int64_t ts = f->best_effort_timestamp;
-      PendingAudio a{in.track, 0, static_cast<uint32_t>(f->nb_samples), {}};
-      a.ts_ns = ts == AV_NOPTS_VALUE ? 0 : av_rescale_q(ts, in.time_base, AVRational{1, 1000000000});
-      const uint32_t channels = in.format.channels;
-      const uint32_t bps = proto::bytes_per_sample(in.format.sample_format);
-      a.data.resize(size_t{a.samples} * channels * bps);
-      if (in.swr) {
-        uint8_t* out[proto::kMaxAudioChannels] = {};
-        for (uint32_t c = 0; c < channels; ++c) out[c] = reinterpret_cast<uint8_t*>(a.data.data()) + size_t{c} * a.samples * bps;
-        const int n = swr_convert(in.swr.get(), out, f->nb_samples, const_cast<const uint8_t**>(f->extended_data),
-                                  f->nb_samples);
-        if (n < 0) {
-          av_frame_unref(f);
-          return Unexpected(av_error(who, "swr_convert", n));
-        }
-      } else if (proto::planar(in.format.sample_format)) {
-        for (uint32_t c = 0; c < channels; ++c) {
-          std::memcpy(a.data.data() + size_t{c} * a.samples * bps, f->extended_data[c], size_t{a.samples} * bps);
-        }
-      } else {
-        std::memcpy(a.data.data(), f->extended_data[0], a.data.size());
-      }
+      const auto count = static_cast<uint32_t>(f->nb_samples);
+      auto samples = in.audio.samples(*f, who);
       av_frame_unref(f);
-      if (a.samples > 0) pending_audio.push_back(std::move(a));
+      if (!samples) return Unexpected(samples.error());
+      if (count == 0) continue;
+      const int64_t ts_ns = ts == AV_NOPTS_VALUE ? 0 : av_rescale_q(ts, in.time_base, AVRational{1, 1000000000});
+      pending_audio.push_back({in.track, ts_ns, count, std::move(*samples)});
     }
   }
 
@@ -194,7 +157,7 @@ struct Source::Impl {
   Result<void> restart() {
     // This pass's audio keeps this pass's clock.
     place_pending_audio(pass_origin_ns().value_or(0));
-    for (auto& a : audio) avcodec_flush_buffers(a.decoder.get());
+    for (auto& a : audio) avcodec_flush_buffers(a.audio.decoder.get());
     if (const int rc = av_seek_frame(input.get(), stream_index, INT64_MIN, AVSEEK_FLAG_BACKWARD);
         rc < 0) {
       if (const int rc2 = avformat_seek_file(input.get(), -1, INT64_MIN, 0, 0, 0); rc2 < 0) {
@@ -350,52 +313,13 @@ struct Source::Impl {
     for (int index : chosen) {
       AVStream* st = input->streams[index];
       const int ordinal = static_cast<int>(std::find(streams.begin(), streams.end(), index) - streams.begin());
-      const AVCodec* codec = avcodec_find_decoder(st->codecpar->codec_id);
-      if (!codec) {
-        return make_error(ErrorCode::unsupported, "{}: audio stream {} ({}) has no decoder here", who, ordinal,
-                          avcodec_get_name(st->codecpar->codec_id));
-      }
       AudioInput in;
       in.stream_index = index;
       in.time_base = st->time_base;
-      auto made = make_codec_context(codec, who);
-      if (!made) return Unexpected(made.error());
-      in.decoder = std::move(*made);
-      AVCodecContext* dec = in.decoder.get();
-      if (const int rc = avcodec_parameters_to_context(dec, st->codecpar); rc < 0) {
-        return Unexpected(av_error(who, "avcodec_parameters_to_context(audio)", rc));
-      }
-      dec->pkt_timebase = st->time_base;
-      if (const int rc = avcodec_open2(dec, codec, nullptr); rc < 0) {
-        return Unexpected(av_error(who, fmt::format("avcodec_open2({})", codec->name), rc));
-      }
-      const int channels = dec->ch_layout.nb_channels;
-      if (channels < 1 || channels > static_cast<int>(proto::kMaxAudioChannels) ||
-          dec->sample_rate < static_cast<int>(proto::kMinSampleRate) ||
-          dec->sample_rate > static_cast<int>(proto::kMaxSampleRate)) {
-        return make_error(ErrorCode::unsupported,
-                          "{}: audio stream {} has {} channels at {} Hz; the protocol carries 1 to {} channels at "
-                          "{} to {} Hz (choose others with --audio, or none)",
-                          who, ordinal, channels, dec->sample_rate, proto::kMaxAudioChannels, proto::kMinSampleRate,
-                          proto::kMaxSampleRate);
-      }
-      proto::AudioStart& f = in.format;
-      f.sample_rate = static_cast<uint32_t>(dec->sample_rate);
-      f.channels = static_cast<uint16_t>(channels);
-      f.channel_layout = dec->ch_layout.order == AV_CHANNEL_ORDER_NATIVE ? dec->ch_layout.u.mask : 0;
-      if (const auto as_is = carried(dec->sample_fmt)) {
-        f.sample_format = *as_is;
-      } else {
-        f.sample_format = proto::SampleFormat::f32p;
-        SwrContext* swr = nullptr;
-        if (const int rc = swr_alloc_set_opts2(&swr, &dec->ch_layout, AV_SAMPLE_FMT_FLTP, dec->sample_rate,
-                                               &dec->ch_layout, dec->sample_fmt, dec->sample_rate, 0, nullptr);
-            rc < 0) {
-          return Unexpected(av_error(who, "swr_alloc_set_opts2", rc));
-        }
-        in.swr.reset(swr);
-        if (const int rc = swr_init(swr); rc < 0) return Unexpected(av_error(who, "swr_init", rc));
-      }
+      auto opened = AudioDecoder::open(*st, fmt::format("{} audio {}", who, ordinal));
+      if (!opened) return Unexpected(opened.error().context("choose others with --audio, or none"));
+      in.audio = std::move(*opened);
+      proto::AudioStart& f = in.audio.format;
       const AVDictionaryEntry* title = av_dict_get(st->metadata, "title", nullptr, 0);
       const AVDictionaryEntry* language = av_dict_get(st->metadata, "language", nullptr, 0);
       f.name = title ? title->value
@@ -404,9 +328,7 @@ struct Source::Impl {
       if (f.name.size() >= proto::kNameBytes) f.name.resize(proto::kNameBytes - 1);
       in.track = static_cast<uint32_t>(audio.size());
       audio_tracks.push_back(f);
-      log().info("[{}] audio {}: {} {} Hz, {} channel{}, {}{} \"{}\"", who, ordinal, codec->name, dec->sample_rate,
-                 channels, channels == 1 ? "" : "s", av_get_sample_fmt_name(dec->sample_fmt),
-                 in.swr ? " (converted to fltp)" : "", f.name);
+      log().info("[{}] audio {}: {} \"{}\"", who, ordinal, in.audio.describe(), f.name);
       audio.push_back(std::move(in));
     }
     if (!audio.empty()) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "rdmavideo/format.hpp"
+#include "decoding.hpp"
 #include "rdmavideo/protocol.hpp"
 
 namespace rdmavideo::proto {
@@ -55,22 +56,8 @@ Bytes raw_message(MessageType type, const Bytes& body) {
   return out;
 }
 
-Result<Message> decode_message(std::span<const std::byte> bytes) {
-  auto header = decode_header(bytes);
-  if (!header) return Unexpected(header.error());
-  return decode(*header, bytes.subspan(kHeaderBytes));
-}
-
-/// Decodes `bytes`, expecting a protocol error, and returns its message.
-std::string rejection(const Bytes& bytes, ErrorCode code = ErrorCode::protocol) {
-  auto decoded = decode_message(bytes);
-  if (decoded) {
-    ADD_FAILURE() << "decoded a message that should have been rejected";
-    return {};
-  }
-  EXPECT_EQ(decoded.error().code(), code) << decoded.error().message();
-  return decoded.error().message();
-}
+using testing::decode_message;
+using testing::rejection;
 
 template <typename T>
 T round_trip(const T& message) {

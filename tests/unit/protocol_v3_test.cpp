@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "proto/checks.hpp"
+#include "decoding.hpp"
 #include "rdmavideo/protocol.hpp"
 
 namespace rdmavideo::proto {
@@ -26,21 +27,8 @@ Bytes from_hex(std::string_view hex) {
   return out;
 }
 
-Result<Message> decode_message(std::span<const std::byte> bytes) {
-  auto header = decode_header(bytes);
-  if (!header) return Unexpected(header.error());
-  return decode(*header, bytes.subspan(kHeaderBytes));
-}
-
-std::string rejection(const Bytes& bytes, ErrorCode code = ErrorCode::protocol) {
-  auto decoded = decode_message(bytes);
-  if (decoded) {
-    ADD_FAILURE() << "decoded a message that should have been rejected";
-    return {};
-  }
-  EXPECT_EQ(decoded.error().code(), code) << decoded.error().message();
-  return decoded.error().message();
-}
+using testing::decode_message;
+using testing::rejection;
 
 // Version 2 messages as the version 2 encoder wrote them.
 struct Golden {

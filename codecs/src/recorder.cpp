@@ -453,9 +453,12 @@ struct Recorder::Impl {
                    who, frames, pts_ns);
       }
       pts = last_pts + 1;
-      // The audio keeps to the picture: it is moved as the frame was.
-      if (!overflow) {
-        repair_offset_ns = av_rescale_q(pts, encoder->time_base, AVRational{1, 1000000000}) - since_first;
+      // The audio keeps to the picture: it is moved as the frame was (where the move can be
+      // told: a pts whose distance overflows leaves the last move in place).
+      int64_t moved = 0;
+      if (!overflow && !__builtin_sub_overflow(av_rescale_q(pts, encoder->time_base, AVRational{1, 1000000000}),
+                                               since_first, &moved)) {
+        repair_offset_ns = moved;
       }
     }
     last_pts = pts;

@@ -128,11 +128,11 @@ TEST_F(BadPeer, WrongHeaderVersion) {
   {
     RawPeer peer(recv_->port());
     auto bytes = proto::encode(proto::Hello{proto::kMinVersion, proto::kVersion, 0, 1 << 20, 0, "x"});
-    bytes[4] = std::byte{3};
+    bytes[4] = std::byte{proto::kVersion + 1};
     peer.send_bytes(bytes);
     EXPECT_TRUE(peer.error_before_close());
   }
-  expect_logged("Header.version 3 not spoken here (1..2 for Hello)");
+  expect_logged("Header.version 4 not spoken here (1..3 for Hello)");
   expect_next_sender_served();
 }
 

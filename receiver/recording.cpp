@@ -77,8 +77,8 @@ Result<void> Recording::write_copy(const FrameLease& frame) {
   return recorder_->write(frame.data(), frame.info().pts_ns);
 }
 
-bool Recording::holds_audio() const {
-  return !options_.path.ends_with(".y4m") && !options_.path.ends_with(".Y4M");
+bool Recording::holds_audio(const std::string& path) {
+  return is_recording_path(path) && av::recorder_holds_audio(path);
 }
 
 Result<uint32_t> Recording::add_audio(const proto::AudioStart& format) {

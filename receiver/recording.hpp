@@ -55,8 +55,8 @@ class Recording {
   Result<bool> takes_gpu_frames(const FrameLease& frame);
   /// Records a copy of the frame, leaving the lease with the caller (for the display).
   Result<void> write_copy(const FrameLease& frame);
-  /// Whether this container holds audio (all but .y4m).
-  bool holds_audio() const;
+  /// Whether a recording to `path` holds audio (every container but .y4m).
+  static bool holds_audio(const std::string& path);
   /// An audio track to record beside the picture: before the first frame only (the file's
   /// tracks are fixed when it opens). Its number among the recording's tracks, or why not.
   Result<uint32_t> add_audio(const proto::AudioStart& format);

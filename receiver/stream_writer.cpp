@@ -48,8 +48,7 @@ StreamWriter::StreamWriter(const Options& options, StreamInfo info,
       display_(display),
       release_display_(std::move(release_display)),
       abort_fd_(abort_fd) {
-  takes_audio_ = Recording::is_recording_path(options_.output) &&
-                 Recording({options_.output, options_.codec, options_.encoder, -1}).holds_audio();
+  takes_audio_ = Recording::holds_audio(options_.output);
   thread_ = std::thread([this] { run(); });
 }
 

@@ -249,14 +249,15 @@ int run(Options o) {
     tone_sent = until;
     return ok;
   };
-  if (exit_code != 0) {
-  } else if (auto ring = session.start_stream(*format, source.pool_buffers(*format)); !ring) {
-    failed(ring.error());
-  } else if (auto ok = source.prepare(session, *format); !ok) {
-    failed(ok.error().context("rdmavideo-send"));
+  if (exit_code == 0) {
+    if (auto ring = session.start_stream(*format, source.pool_buffers(*format)); !ring) {
+      failed(ring.error());
+    } else if (auto ok = source.prepare(session, *format); !ok) {
+      failed(ok.error().context("rdmavideo-send"));
+    }
   }
   std::optional<CaptureFeed> capture_feed;
-  if (capture && exit_code == 0 && tracks.size() == audio_formats.size()) {
+  if (capture && exit_code == 0) {  // every track started, the capture's the last
     capture_feed.emplace(*capture, session, tracks.back(), Clock::now());
   }
   stats::StatusLine status(fmt::format("[{}]", who), !o.quiet);
@@ -272,6 +273,7 @@ int run(Options o) {
       if (t >= *o.duration_s - 1e-9) break;
     }
     auto ready = Clock::now();
+    bool late = false;
     if (paced_here) {
       auto due = session.pace(sequence);
       if (!due) {
@@ -279,17 +281,15 @@ int run(Options o) {
         break;
       }
       if (due->what == SenderSession::Pacing::What::interrupted) break;
-      if (due->what == SenderSession::Pacing::What::late) {
-        // Dropped and counted; the sound goes on.
-        if (auto ok = send_tone_until(sequence + 1); !ok) failed(ok.error());
-        continue;
-      }
+      late = due->what == SenderSession::Pacing::What::late;
       ready = due->due;
     }
+    // The frame's period of the tone, even for a late frame: the sound goes on.
     if (auto ok = send_tone_until(sequence + 1); !ok) {
       failed(ok.error());
       break;
     }
+    if (late) continue;  // dropped and counted
     auto buffer = source.buffer_for(session, sequence);
     if (!buffer) {
       failed(buffer.error());

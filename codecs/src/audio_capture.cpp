@@ -7,15 +7,6 @@
 #include "rdmavideo/log.hpp"
 
 namespace rdmavideo::av {
-namespace {
-
-bool is_device(const AVInputFormat* format) {
-  if (!format || !format->priv_class) return false;
-  const AVClassCategory category = format->priv_class->category;
-  return category == AV_CLASS_CATEGORY_DEVICE_AUDIO_INPUT || category == AV_CLASS_CATEGORY_DEVICE_INPUT;
-}
-
-}  // namespace
 
 struct AudioCapture::Impl {
   UniqueInputContext input;

@@ -160,8 +160,7 @@ int64_t AudioTrack::samples_of(int64_t ns) const {
   return av_rescale_rnd(ns, format_.sample_rate, 1'000'000'000, AV_ROUND_NEAR_INF);
 }
 
-Result<void> AudioTrack::place(int64_t position, uint32_t samples, const uint8_t* const* planes) {
-  (void)position;  // always next_: placement decided it
+Result<void> AudioTrack::place(uint32_t samples, const uint8_t* const* planes) {
   SampleBuffer out;
   int linesize = 0;
   const int n = static_cast<int>(samples);
@@ -236,7 +235,7 @@ Result<void> AudioTrack::write(int64_t since_origin_ns, uint32_t samples, std::s
     } else {
       planes[0] = base + size_t{skip} * format_.channels * bps;
     }
-    if (auto ok = place(next_, samples - skip, planes); !ok) return ok;
+    if (auto ok = place(samples - skip, planes); !ok) return ok;
   }
   return video_moved(video_end_ns, out);
 }

@@ -72,8 +72,8 @@ class AudioTrack {
 
  private:
   AudioTrack() = default;
-  // Samples at `position` (in samples, on the file's timeline) into the FIFO, converted.
-  Result<void> place(int64_t position, uint32_t samples, const uint8_t* const* planes);
+  // Samples into the FIFO at next_ (write() decided where they go), converted.
+  Result<void> place(uint32_t samples, const uint8_t* const* planes);
   Result<void> silence(int64_t samples);
   // Encodes whole encoder frames from the FIFO up to `until` samples (the last one short
   // only at the end), and writes what comes out.

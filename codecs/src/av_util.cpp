@@ -176,6 +176,13 @@ Error LogCapture::error(std::string_view who, std::string_view call, int averror
   return Error(e.code(), fmt::format("{} ({})", e.message(), text_), e.sys_errno());
 }
 
+bool is_device(const AVInputFormat* format) {
+  if (!format || !format->priv_class) return false;
+  const AVClassCategory category = format->priv_class->category;
+  return category == AV_CLASS_CATEGORY_DEVICE_VIDEO_INPUT || category == AV_CLASS_CATEGORY_DEVICE_AUDIO_INPUT ||
+         category == AV_CLASS_CATEGORY_DEVICE_INPUT;
+}
+
 void SwrDeleter::operator()(SwrContext* swr) const noexcept { swr_free(&swr); }
 
 namespace {

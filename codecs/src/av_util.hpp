@@ -125,6 +125,8 @@ std::string_view av_name(AVPixelFormat format);
 
 /// Registers libavdevice's inputs (v4l2, x11grab, lavfi, ...) once; thread-safe.
 void register_devices();
+/// Whether `format` is a capture device of libavdevice (v4l2, x11grab, alsa, pulse, lavfi).
+bool is_device(const AVInputFormat* format);
 
 struct SwrDeleter {
   void operator()(SwrContext* swr) const noexcept;

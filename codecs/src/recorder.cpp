@@ -316,7 +316,6 @@ struct Recorder::Impl {
   std::optional<cuda::Kernels::Conversion> conversion;
   AVStream* stream = nullptr;  // owned by output
   std::vector<std::unique_ptr<AudioTrack>> audio;  // beside the picture; their streams owned by output
-  bool holds_audio = true;
   // What the pts repairs moved the picture by, so audio moves with it (ns, file - sender).
   int64_t repair_offset_ns = 0;
   RecorderOptions options;
@@ -744,8 +743,7 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
     return Unexpected(av_error(who, "avcodec_parameters_from_context", rc));
   }
   if (std::string_view(choice->container->muxer) != "mov") impl->stream->codecpar->codec_tag = 0;
-  impl->holds_audio = std::string_view(choice->container->muxer) != "yuv4mpegpipe";
-  if (impl->holds_audio) {
+  if (recorder_holds_audio(options.path)) {
     for (size_t i = 0; i < options.audio.size(); ++i) {
       auto track = AudioTrack::open(raw, choice->container->muxer, options.audio[i],
                                     fmt::format("{} audio {}", who, i));
@@ -977,7 +975,6 @@ void Recorder::end_audio(uint32_t track) {
   if (track < impl_->audio.size()) impl_->audio[track]->end();
 }
 
-bool Recorder::holds_audio() const { return impl_->holds_audio; }
 
 std::vector<RecordedAudio> Recorder::audio() const {
   std::vector<RecordedAudio> out;
@@ -987,6 +984,11 @@ std::vector<RecordedAudio> Recorder::audio() const {
                    impl_->options.audio[i].sample_rate});
   }
   return out;
+}
+
+bool recorder_holds_audio(const std::string& path) {
+  const Container* container = find_container(path);
+  return container && std::string_view(container->muxer) != "yuv4mpegpipe";
 }
 
 Result<void> check_recorder_audio(const RecorderOptions& options, const proto::AudioStart& format) {

@@ -8,7 +8,6 @@ extern "C" {
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <thread>
 
 #include "av_util.hpp"
@@ -16,13 +15,6 @@ extern "C" {
 
 namespace rdmavideo::av {
 namespace {
-
-bool is_device(const AVInputFormat* format) {
-  if (!format || !format->priv_class) return false;
-  const AVClassCategory category = format->priv_class->category;
-  return category == AV_CLASS_CATEGORY_DEVICE_VIDEO_INPUT ||
-         category == AV_CLASS_CATEGORY_DEVICE_INPUT;
-}
 
 bool is_stream_url(const std::string& input) {
   for (const char* scheme : {"rtsp://", "rtp://", "udp://", "srt://", "rtmp://", "tcp://"}) {
@@ -101,7 +93,6 @@ struct Source::Impl {
   uint64_t pass_frames = 0;     // frames returned in this pass
   // Audio beside the picture, and what was decoded of it not yet taken.
   std::vector<AudioInput> audio;
-  std::vector<proto::AudioStart> audio_tracks;
   std::vector<PendingAudio> pending_audio;  // this pass's, origin not applied yet
   std::vector<DecodedAudio> decoded_audio;  // on the frames' clock
   UniqueFrame audio_frame;
@@ -327,7 +318,6 @@ struct Source::Impl {
                                                                         : fmt::format("audio {}", ordinal);
       if (f.name.size() >= proto::kNameBytes) f.name.resize(proto::kNameBytes - 1);
       in.track = static_cast<uint32_t>(audio.size());
-      audio_tracks.push_back(f);
       log().info("[{}] audio {}: {} \"{}\"", who, ordinal, in.audio.describe(), f.name);
       audio.push_back(std::move(in));
     }
@@ -590,7 +580,11 @@ std::string Source::describe() const {
 
 bool Source::decodes_on_gpu() const { return impl_->hw_device != nullptr; }
 
-const std::vector<proto::AudioStart>& Source::audio_tracks() const { return impl_->audio_tracks; }
+std::vector<proto::AudioStart> Source::audio_tracks() const {
+  std::vector<proto::AudioStart> tracks;
+  for (const auto& a : impl_->audio) tracks.push_back(a.audio.format);
+  return tracks;
+}
 
 std::vector<DecodedAudio> Source::take_audio() {
   std::vector<DecodedAudio> out;

@@ -40,10 +40,7 @@ bool Source::live() const { return false; }
 bool Source::paced_by_input() const { return false; }
 std::string Source::describe() const { return {}; }
 bool Source::decodes_on_gpu() const { return false; }
-const std::vector<proto::AudioStart>& Source::audio_tracks() const {
-  static const std::vector<proto::AudioStart> none;
-  return none;
-}
+std::vector<proto::AudioStart> Source::audio_tracks() const { return {}; }
 std::vector<DecodedAudio> Source::take_audio() { return {}; }
 Result<std::optional<Source::FrameInfo>> Source::read_frame_to_gpu(cuda::Device&, cuda::DevicePtr) {
   return make_error(ErrorCode::unsupported, "built without FFmpeg");
@@ -75,6 +72,8 @@ Result<void> check_recorder_format(const RecorderOptions& options, const proto::
   return check_recorder_options(options);
 }
 
+bool recorder_holds_audio(const std::string&) { return false; }
+
 Result<void> check_recorder_audio(const RecorderOptions& options, const proto::AudioStart&) {
   return check_recorder_options(options);
 }
@@ -100,7 +99,6 @@ Result<void> Recorder::write_audio(uint32_t, int64_t, uint32_t, std::span<const 
   return make_error(ErrorCode::unsupported, "recorder: {}", kMissing);
 }
 void Recorder::end_audio(uint32_t) {}
-bool Recorder::holds_audio() const { return false; }
 std::vector<RecordedAudio> Recorder::audio() const { return {}; }
 Result<void> Recorder::finish() { return {}; }
 uint64_t Recorder::frames_written() const { return 0; }

@@ -448,9 +448,11 @@ Result<void> ReceiverConnection::frame_written(const proto::FrameWritten& m) {
 Result<void> ReceiverConnection::start_audio(const proto::AudioStart& m) {
   const std::optional<proto::StreamStart> video =
       ring_ ? std::optional<proto::StreamStart>(*ring_->format) : std::nullopt;
-  if (auto ok = proto::check_audio_start(m, video, audio_ids_, version_); !ok) return ok;
-  AudioTrack track{static_cast<uint32_t>(audio_ids_.size()), m};
-  audio_ids_.push_back(m.stream_id);
+  if (auto ok = proto::check_audio_start(m, video, audio_.size(), audio_.contains(m.stream_id), version_); !ok) {
+    return ok;
+  }
+  // Tracks are numbered in the order they started, ended ones included.
+  AudioTrack track{static_cast<uint32_t>(audio_.size()), m};
   audio_.emplace(m.stream_id, Audio{track, false});
   if (!audio_queue_) {
     // The stream's first track: its queue comes out of the memory budget. Without room the

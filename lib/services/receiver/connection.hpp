@@ -12,7 +12,6 @@
 
 #include <atomic>
 #include <map>
-#include <vector>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -161,7 +160,6 @@ class ReceiverConnection {
     bool ended = false;
   };
   std::map<uint32_t, Audio> audio_;
-  std::vector<uint32_t> audio_ids_;            // in start order, for the checks
   struct AudioQueue;
   std::shared_ptr<AudioQueue> audio_queue_;    // samples at the sink, bounded; shared with packets
   int64_t last_video_pts_ = 0;                 // the last frame's pts, for the A/V offset

@@ -70,8 +70,8 @@ Result<void> check_frame_written(const FrameWritten& m, const std::optional<Stre
   return {};
 }
 
-Result<void> check_audio_start(const AudioStart& m, const std::optional<StreamStart>& video,
-                               std::span<const uint32_t> audio_ids, uint16_t version) {
+Result<void> check_audio_start(const AudioStart& m, const std::optional<StreamStart>& video, size_t started,
+                               bool id_started, uint16_t version) {
   if (version < kAudioVersion) {
     return make_error(ErrorCode::protocol, "AudioStart on a version {} connection (audio is version {})",
                       version, kAudioVersion);
@@ -84,11 +84,11 @@ Result<void> check_audio_start(const AudioStart& m, const std::optional<StreamSt
   if (m.stream_id == video->stream_id) {
     return make_error(ErrorCode::protocol, "AudioStart.stream_id {} is the video stream's", m.stream_id);
   }
-  if (std::find(audio_ids.begin(), audio_ids.end(), m.stream_id) != audio_ids.end()) {
+  if (id_started) {
     return make_error(ErrorCode::protocol, "AudioStart.stream_id {} already started on this connection",
                       m.stream_id);
   }
-  if (audio_ids.size() >= kMaxAudioStreams) {
+  if (started >= kMaxAudioStreams) {
     return make_error(ErrorCode::unsupported, "AudioStart.stream_id {}: a connection carries at most {} audio streams",
                       m.stream_id, kMaxAudioStreams);
   }

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <optional>
-#include <span>
 
 #include "rdmavideo/protocol.hpp"
 
@@ -16,9 +15,10 @@ Result<HelloAck> answer_hello(const Hello& hello, uint64_t max_frame_bytes, uint
                               uint16_t max_version = kVersion);
 
 /// An AudioStart against the connection's video stream (none yet: an audio-only connection,
-/// refused), the audio streams it has (running or ended) and the negotiated version.
-Result<void> check_audio_start(const AudioStart& m, const std::optional<StreamStart>& video,
-                               std::span<const uint32_t> audio_ids, uint16_t version);
+/// refused), how many audio streams it has started (running or ended), whether this one's
+/// id is among them, and the negotiated version.
+Result<void> check_audio_start(const AudioStart& m, const std::optional<StreamStart>& video, size_t started,
+                               bool id_started, uint16_t version);
 /// An AudioChunk against its stream's AudioStart (none: an unknown stream): the samples fill
 /// the body exactly.
 Result<void> check_audio_chunk(const AudioChunk& m, const AudioStart* stream);

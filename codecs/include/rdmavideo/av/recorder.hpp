@@ -61,7 +61,7 @@ struct RecorderOptions {
   int abort_fd = -1;
   /// Audio tracks recorded beside the picture, in order, as their senders started them:
   /// PCM s24le in .mov and .nut, FLAC (up to 8 channels, else PCM) in .mkv, AAC in .mp4; a
-  /// .y4m holds none (holds_audio() is false).
+  /// .y4m holds none (recorder_holds_audio()).
   std::vector<proto::AudioStart> audio;
 };
 
@@ -81,6 +81,9 @@ const std::vector<std::string>& recorder_extensions();
 const std::vector<std::string>& recorder_codecs();
 /// Checks path, codec and encoder without opening anything (for option parsing).
 Result<void> check_recorder_options(const RecorderOptions& options);
+/// Whether a recording to `path` holds audio: every container but .y4m (false for a path
+/// that names no container).
+bool recorder_holds_audio(const std::string& path);
 /// Checks that a recording with these options can record an audio track of `format` (AAC
 /// in .mp4 takes only the layouts FFmpeg's encoder does), naming what it cannot.
 Result<void> check_recorder_audio(const RecorderOptions& options, const proto::AudioStart& format);
@@ -115,8 +118,6 @@ class Recorder {
   Result<void> write_audio(uint32_t track, int64_t pts_ns, uint32_t samples, std::span<const std::byte> data);
   /// The sender ended audio track `track`: silence from here as long as the picture goes on.
   void end_audio(uint32_t track);
-  /// Whether the container holds audio (every one but .y4m).
-  bool holds_audio() const;
   /// Each audio track as it went so far.
   std::vector<RecordedAudio> audio() const;
   /// Drains the encoder, writes the trailer, closes the file. Idempotent.

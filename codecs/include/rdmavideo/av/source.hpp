@@ -97,7 +97,7 @@ class Source {
   /// sender): the decoder's sample format where the protocol carries it (s16, s32, float,
   /// planar or not), else converted by libswresample to float planar; named by the stream's
   /// title, else its language, else "audio N".
-  const std::vector<proto::AudioStart>& audio_tracks() const;
+  std::vector<proto::AudioStart> audio_tracks() const;
   /// The audio decoded since the last call, in order per track. Audio is demuxed as the
   /// frames are read, so calling this after each read_frame() keeps it a frame's worth.
   std::vector<DecodedAudio> take_audio();

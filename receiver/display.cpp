@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <deque>
 #include <functional>
 #include <future>
 #include <memory>
@@ -26,6 +27,7 @@
 #include "overlay_font.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/stats.hpp"
+#include "rdmavideo/text.hpp"
 #include "window_manager.hpp"
 
 namespace rdmavideo::receiver {
@@ -33,6 +35,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
+
+constexpr size_t kMostQueued = 32;        // textures waiting for the audio clock
+constexpr int64_t kEarlyNs = 2'000'000;   // a frame this close to its time is shown now
+constexpr size_t kMostOffsets = 1 << 20;  // paced frames' offsets kept for the summary
 
 struct WindowDeleter {
   void operator()(SDL_Window* w) const noexcept { SDL_DestroyWindow(w); }
@@ -90,7 +96,8 @@ struct Pending {
 
 class SdlDisplay final : public Display {
  public:
-  explicit SdlDisplay(std::function<void()> on_quit) : on_quit_(std::move(on_quit)) {}
+  SdlDisplay(std::function<void()> on_quit, int64_t audio_delay_ns)
+      : audio_delay_ns_(audio_delay_ns), on_quit_(std::move(on_quit)) {}
   Result<void> start() {
     std::promise<Result<void>> opened;
     auto result = opened.get_future();
@@ -127,7 +134,48 @@ class SdlDisplay final : public Display {
     cv_.notify_one();
   }
 
+  void start_audio(const proto::AudioStart& format) override {
+    end_audio();
+    std::lock_guard lock(audio_mu_);
+    if (!sdl_audio_) {
+      if (!audio_refusal_said_) {
+        log().warn("[display] no sound: SDL has no audio device ({}); the picture is shown as it comes",
+                   sdl_audio_error_);
+      }
+      audio_refusal_said_ = true;
+      return;
+    }
+    auto player = AudioPlayer::open(format, audio_delay_ns_);
+    if (!player) {
+      log().warn("[display] no sound: {}; the picture is shown as it comes", player.error().message());
+      return;
+    }
+    player_ = std::move(*player);
+    audio_text_ = player_->describe();
+    log().info("[display] playing audio track \"{}\": {}; the picture follows it{}", printable(format.name),
+               audio_text_,
+               audio_delay_ns_ ? fmt::format(", sound {} ms later", audio_delay_ns_ / 1'000'000) : "");
+  }
+
+  void play_audio(int64_t pts_ns, uint32_t samples, std::span<const std::byte> data) override {
+    std::shared_ptr<AudioPlayer> player;
+    {
+      std::lock_guard lock(audio_mu_);
+      player = player_;
+    }
+    if (player) player->play(pts_ns, samples, data);
+  }
+
+  void end_audio() override {
+    std::shared_ptr<AudioPlayer> ended;
+    std::lock_guard lock(audio_mu_);
+    if (!player_) return;
+    sound_ = player_->stats();
+    ended = std::move(player_);
+  }
+
   void stop() override {
+    end_audio();  // the device closes before SDL does
     {
       std::lock_guard lock(mu_);
       stopping_ = true;
@@ -142,8 +190,24 @@ class SdlDisplay final : public Display {
   }
 
   Counts counts() const override {
-    std::lock_guard lock(mu_);
-    return counts_;
+    Counts out;
+    std::vector<float> offsets;
+    {
+      std::lock_guard lock(mu_);
+      out = counts_;
+      offsets = offsets_ms_;
+    }
+    if (!offsets.empty()) {
+      std::sort(offsets.begin(), offsets.end());
+      auto at = [&](double q) { return offsets[static_cast<size_t>(q * double(offsets.size() - 1))]; };
+      out.offset_p50_ms = at(0.5);
+      out.offset_p99_ms = at(0.99);
+      out.offset_max_ms = offsets.back();
+    }
+    std::lock_guard lock(audio_mu_);
+    out.audio = audio_text_;
+    out.sound = player_ ? player_->stats() : sound_;
+    return out;
   }
 
  private:
@@ -167,6 +231,12 @@ class SdlDisplay final : public Display {
     if (!sdl) {
       opened.set_value(Unexpected(sdl.error()));
       return;
+    }
+    {
+      // Here, before any track starts: SDL's subsystems are set up from one thread.
+      std::lock_guard lock(audio_mu_);
+      sdl_audio_ = SDL_InitSubSystem(SDL_INIT_AUDIO) == 0;
+      if (!sdl_audio_) sdl_audio_error_ = SDL_GetError();
     }
     // The test pattern and most sources are BT.709; SDL's default is BT.601.
     SDL_SetYUVConversionMode(SDL_YUV_CONVERSION_BT709);
@@ -196,7 +266,9 @@ class SdlDisplay final : public Display {
 
     loop();
 
-    texture_.reset();  // before the renderer it belongs to
+    queue_.clear();  // the textures before the renderer they belong to
+    spare_.clear();
+    texture_.reset();
     renderer_ = nullptr;
     window_ptr_ = nullptr;
   }
@@ -231,10 +303,22 @@ class SdlDisplay final : public Display {
         on_quit_();
       }
 
+      // With sound, the picture waits for the audio clock: wake when the next frame is due.
+      std::shared_ptr<AudioPlayer> player;
+      {
+        std::lock_guard lock(audio_mu_);
+        player = player_;
+      }
+      const std::optional<int64_t> heard = player ? player->clock() : std::nullopt;
+      auto wait = std::chrono::nanoseconds(10ms);
+      if (heard && !queue_.empty()) {
+        wait = std::clamp(std::chrono::nanoseconds(queue_.front().pts - *heard),
+                          std::chrono::nanoseconds(0), wait);
+      }
       std::optional<Pending> frame;
       {
         std::unique_lock lock(mu_);
-        cv_.wait_for(lock, 10ms, [&] { return stopping_ || pending_.has_value(); });
+        cv_.wait_for(lock, wait, [&] { return stopping_ || pending_.has_value(); });
         if (stopping_) return;
         if (pending_) {
           frame = std::move(pending_);
@@ -247,7 +331,11 @@ class SdlDisplay final : public Display {
           dirty = true;
         }
       }
-      if (frame) {
+      if (!player && !queue_.empty()) flush_queue();  // the sound ended: the newest, now
+      if (frame && player) {
+        enqueue(*frame);
+        frame.reset();  // the slot's credit goes back at once: the texture holds the picture
+      } else if (frame) {
         const bool uploaded = upload(frame->format, frame->frame.data());
         frame.reset();  // the slot's credit goes back before we render
         if (uploaded) {
@@ -256,7 +344,9 @@ class SdlDisplay final : public Display {
           ++counts_.shown;
           dirty = false;
         }
-      } else if (dirty) {
+      }
+      if (player && present_due(player->clock())) dirty = false;
+      if (dirty) {
         render();
         dirty = false;
       }
@@ -331,21 +421,43 @@ class SdlDisplay final : public Display {
     window_ = {};
   }
 
-  // Copies the frame into the texture, (re)creating it on a format change.
-  bool upload(const proto::StreamStart& f, std::span<const std::byte> data) {
+  // A texture for the stream's format, or null (said once).
+  UniqueTexture make_texture(const proto::StreamStart& f) {
     const Uint32 want = texture_format(f.pixel_format);
-    if (!texture_ || f.width != tex_w_ || f.height != tex_h_ || f.pixel_format != tex_format_) {
-      texture_.reset(SDL_CreateTexture(renderer_, want, SDL_TEXTUREACCESS_STREAMING,
-                                       static_cast<int>(f.width), static_cast<int>(f.height)));
-      if (!texture_) {
-        if (!texture_failed_) {
-          log().warn("[display] SDL_CreateTexture({}, {}x{}) failed: {}; not showing this stream",
-                     SDL_GetPixelFormatName(want), f.width, f.height, SDL_GetError());
-        }
-        texture_failed_ = true;
-        return false;
+    UniqueTexture t(SDL_CreateTexture(renderer_, want, SDL_TEXTUREACCESS_STREAMING, static_cast<int>(f.width),
+                                      static_cast<int>(f.height)));
+    if (!t) {
+      if (!texture_failed_) {
+        log().warn("[display] SDL_CreateTexture({}, {}x{}) failed: {}; not showing this stream",
+                   SDL_GetPixelFormatName(want), f.width, f.height, SDL_GetError());
       }
-      texture_failed_ = false;
+      texture_failed_ = true;
+      return t;
+    }
+    texture_failed_ = false;
+    return t;
+  }
+
+  // Copies the frame into the shown texture, (re)creating it on a format change.
+  bool upload(const proto::StreamStart& f, std::span<const std::byte> data) {
+    if (!texture_ || !same_format(f)) {
+      if (!change_format(f)) return false;
+    }
+    return fill(texture_.get(), f, data);
+  }
+
+  bool same_format(const proto::StreamStart& f) const {
+    return f.width == tex_w_ && f.height == tex_h_ && f.pixel_format == tex_format_;
+  }
+
+  // A new stream format: textures of the old one go, the window fits the new one.
+  bool change_format(const proto::StreamStart& f) {
+    queue_.clear();
+    spare_.clear();
+    texture_ = make_texture(f);
+    if (!texture_) return false;
+    {
+      const Uint32 want = texture_format(f.pixel_format);
       tex_w_ = f.width;
       tex_h_ = f.height;
       tex_format_ = f.pixel_format;
@@ -355,7 +467,79 @@ class SdlDisplay final : public Display {
       log().info("[display] showing {}x{} {} as an {} texture", f.width, f.height,
                  name(f.pixel_format), SDL_GetPixelFormatName(want));
     }
-    SDL_Texture* t = texture_.get();
+    return true;
+  }
+
+  // With sound: the frame into a texture of the queue, to be shown when the sound reaches it.
+  void enqueue(const Pending& frame) {
+    const auto& f = frame.format;
+    if (!same_format(f)) {
+      if (!change_format(f)) return;
+      spare_.push_back(std::move(texture_));  // nothing is shown until the first frame is due
+    }
+    if (queue_.size() >= kMostQueued) show_front(std::nullopt);  // the sound stalled
+    UniqueTexture t;
+    if (!spare_.empty()) {
+      t = std::move(spare_.back());
+      spare_.pop_back();
+    } else {
+      t = make_texture(f);
+      if (!t) return;
+    }
+    if (!fill(t.get(), f, frame.frame.data())) {
+      spare_.push_back(std::move(t));
+      return;
+    }
+    queue_.push_back(Queued{std::move(t), frame.frame.info().pts_ns});
+  }
+
+  // Shows the newest queued frame whose time has come (those before it are skipped); true if
+  // one was shown.
+  bool present_due(std::optional<int64_t> heard) {
+    if (!heard) return false;
+    size_t due = 0;
+    while (due < queue_.size() && queue_[due].pts <= *heard + kEarlyNs) ++due;
+    if (due == 0) return false;
+    for (size_t i = 0; i + 1 < due; ++i) {
+      spare_.push_back(std::move(queue_.front().texture));
+      queue_.pop_front();
+      std::lock_guard lock(mu_);
+      ++counts_.dropped;
+    }
+    show_front(heard);
+    return true;
+  }
+
+  // Shows the oldest queued frame; `heard`: the audio clock it was due by.
+  void show_front(std::optional<int64_t> heard) {
+    Queued q = std::move(queue_.front());
+    queue_.pop_front();
+    std::swap(texture_, q.texture);
+    if (q.texture) spare_.push_back(std::move(q.texture));
+    render();
+    std::lock_guard lock(mu_);
+    ++counts_.shown;
+    if (heard) {
+      ++counts_.paced;
+      if (offsets_ms_.size() < kMostOffsets) {
+        offsets_ms_.push_back(static_cast<float>(std::abs(double(q.pts - *heard)) / 1e6));
+      }
+    }
+  }
+
+  // The sound ended: the newest frame is shown, the rest were skipped.
+  void flush_queue() {
+    while (queue_.size() > 1) {
+      spare_.push_back(std::move(queue_.front().texture));
+      queue_.pop_front();
+      std::lock_guard lock(mu_);
+      ++counts_.dropped;
+    }
+    show_front(std::nullopt);
+  }
+
+  // Copies a frame into texture `t` of the stream's format.
+  bool fill(SDL_Texture* t, const proto::StreamStart& f, std::span<const std::byte> data) {
     auto pitch = [&](int p) { return static_cast<int>(f.layout.planes[p].stride); };
     int rc = 0;
     int converted_pitch = 0;
@@ -455,11 +639,28 @@ class SdlDisplay final : public Display {
   uint64_t sender_dropped_ = 0;          // gaps in the sequence: frames the sender dropped
   std::string status_;                   // the overlay's first line; "" until the first update
   std::string format_text_;              // its second: "640x360 uyvy422", the texture's stream
+  std::vector<float> offsets_ms_;        // each paced frame's |pts - audio clock| when shown
+
+  // Sound: set by the writer thread of the window's stream, read by the display thread.
+  mutable std::mutex audio_mu_;
+  std::shared_ptr<AudioPlayer> player_;  // the track playing, or null
+  AudioPlayer::Stats sound_;             // the last track's, once it ended
+  std::string audio_text_;               // what played it
+  bool sdl_audio_ = false;               // SDL's audio subsystem is up
+  std::string sdl_audio_error_;          // else why not
+  bool audio_refusal_said_ = false;
+  const int64_t audio_delay_ns_;
 
   // Display thread only. The window and renderer are owned by run()'s locals.
   SDL_Window* window_ptr_ = nullptr;
   SDL_Renderer* renderer_ = nullptr;
-  UniqueTexture texture_;
+  UniqueTexture texture_;  // the frame shown
+  struct Queued {
+    UniqueTexture texture;
+    int64_t pts = 0;
+  };
+  std::deque<Queued> queue_;         // with sound: frames uploaded, waiting for their time
+  std::vector<UniqueTexture> spare_; // textures of the stream's format to upload into
   uint32_t tex_w_ = 0, tex_h_ = 0;
   PixelFormat tex_format_ = PixelFormat::nv12;
   std::vector<uint8_t> converted_;  // the frame converted for formats SDL has no texture for
@@ -478,8 +679,8 @@ class SdlDisplay final : public Display {
 
 bool Display::available() { return true; }
 
-Result<std::unique_ptr<Display>> Display::open(std::function<void()> on_quit) {
-  auto display = std::make_unique<SdlDisplay>(std::move(on_quit));
+Result<std::unique_ptr<Display>> Display::open(std::function<void()> on_quit, int64_t audio_delay_ns) {
+  auto display = std::make_unique<SdlDisplay>(std::move(on_quit), audio_delay_ns);
   if (auto ok = display->start(); !ok) return Unexpected(ok.error());
   return std::unique_ptr<Display>(std::move(display));
 }

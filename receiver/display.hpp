@@ -20,14 +20,25 @@
 // line in the corner shows fps, GB/s, frames the sender dropped, frames the display skipped
 // and the latency.
 //
+// Sound: the stream that owns the window has its first audio track played (audio_player.hpp),
+// and then the picture follows what is heard, as in a player: frames are uploaded at once
+// (their leases dropped, so the sender is never held back) into a queue of textures, and each
+// is shown when the audio clock reaches its pts (plus --audio-delay). A frame whose time has
+// passed by the next is skipped and counted as dropped. When the queue is full (32 frames: the
+// sound stalled), the oldest is shown anyway, so the picture never freezes for want of sound.
+// Without a sound device the picture is shown as it comes, with one warning.
+//
 // Without SDL2 in the build, available() is false and open() fails with `unsupported`.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
+#include <string>
 
 #include "rdmavideo/result.hpp"
+#include "audio_player.hpp"
 #include "rdmavideo/frame_lease.hpp"
 
 namespace rdmavideo::receiver {
@@ -36,18 +47,30 @@ class Display {
  public:
   struct Counts {
     uint64_t shown = 0;    ///< frames uploaded and presented
-    uint64_t dropped = 0;  ///< frames replaced in the mailbox before the display took them
+    uint64_t dropped = 0;  ///< frames replaced in the mailbox, or skipped as late for the sound
+    uint64_t paced = 0;    ///< of those shown, shown when the audio clock reached them
+    /// How far from the audio clock paced frames were shown (|pts - clock|, ms).
+    double offset_p50_ms = 0, offset_p99_ms = 0, offset_max_ms = 0;
+    std::string audio;          ///< what played the last track ("" when none did)
+    AudioPlayer::Stats sound;   ///< and how it went
   };
 
   /// Whether this build has a display (SDL2).
   static bool available();
   /// Starts the display thread and opens the window; fails when SDL cannot open a window.
-  /// `on_quit` is how the window asks the receiver to stop.
-  static Result<std::unique_ptr<Display>> open(std::function<void()> on_quit);
+  /// `on_quit` is how the window asks the receiver to stop. `audio_delay_ns` is
+  /// --audio-delay: positive, the sound comes that much later than the picture.
+  static Result<std::unique_ptr<Display>> open(std::function<void()> on_quit, int64_t audio_delay_ns = 0);
 
   virtual ~Display() = default;
   /// A stream's sink thread: hands over a frame; never waits.
   virtual void offer(FrameLease frame) = 0;
+  /// The window's stream's writer thread: its first audio track began; the window plays it.
+  virtual void start_audio(const proto::AudioStart& format) = 0;
+  /// The same thread: that track's samples, in its format.
+  virtual void play_audio(int64_t pts_ns, uint32_t samples, std::span<const std::byte> data) = 0;
+  /// The track ended, or the stream did: the picture goes back to showing frames as they come.
+  virtual void end_audio() = 0;
   /// Main thread: closes the window and joins the thread; a waiting frame counts as dropped.
   virtual void stop() = 0;
   /// After stop(): what was shown and dropped.

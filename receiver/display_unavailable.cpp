@@ -6,7 +6,7 @@ namespace rdmavideo::receiver {
 
 bool Display::available() { return false; }
 
-Result<std::unique_ptr<Display>> Display::open(std::function<void()>) {
+Result<std::unique_ptr<Display>> Display::open(std::function<void()>, int64_t) {
   return make_error(ErrorCode::unsupported,
                     "--display: this build has no SDL2 (install libsdl2-dev and reconfigure)");
 }

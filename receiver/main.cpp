@@ -61,7 +61,7 @@ int run(const Options& o) {
   std::atomic<bool> quit{false};  // the display's q, Esc or close
   std::unique_ptr<Display> display;
   if (o.display) {
-    auto opened = Display::open([&quit] { quit = true; });
+    auto opened = Display::open([&quit] { quit = true; }, static_cast<int64_t>(o.audio_delay_ms * 1e6));
     if (!opened) {
       log().error("rdmavideo-recv: {}", opened.error().message());
       return cli::kExitFailed;
@@ -109,11 +109,27 @@ int run(const Options& o) {
   }
   if (printed) std::fputc('\n', stderr);
   (*service)->stop();  // every stream ends, its sender told, its output finalised
+  nlohmann::json display_json;
   if (display) {
     display->stop();
     const auto counts = display->counts();
     log().info("[recv] display: {} frames shown, {} dropped (window busy)", counts.shown,
                counts.dropped);
+    display_json = {{"shown", counts.shown}, {"dropped", counts.dropped}};
+    if (!counts.audio.empty()) {
+      const auto& a = counts.sound;
+      log().info("[recv] display sound: {}; {} frames shown on its clock, |A/V| p50 {:.2f} ms, p99 {:.2f} ms, "
+                 "max {:.2f} ms; latency {:.0f} ms, correction {:+.0f} ppm, {} underruns, {} ms of silence "
+                 "put in, {} ms dropped, {} restarts",
+                 counts.audio, counts.paced, counts.offset_p50_ms, counts.offset_p99_ms, counts.offset_max_ms,
+                 a.latency_ms, a.correction_ppm, a.underruns, a.gaps_ms, a.dropped_ms, a.restarts);
+      display_json["audio"] = {{"device", counts.audio},        {"paced", counts.paced},
+                               {"offset_p50_ms", counts.offset_p50_ms}, {"offset_p99_ms", counts.offset_p99_ms},
+                               {"offset_max_ms", counts.offset_max_ms}, {"chunks", a.chunks},
+                               {"latency_ms", a.latency_ms},     {"correction_ppm", a.correction_ppm},
+                               {"underruns", a.underruns},       {"silence_ms", a.gaps_ms},
+                               {"dropped_ms", a.dropped_ms},     {"restarts", a.restarts}};
+    }
   }
 
   const auto reports = (*service)->reports();
@@ -125,7 +141,9 @@ int run(const Options& o) {
   const bool ok = o.serve ? !(o.verify && streams->checksum_failures() > 0)
                           : Streams::all_ok(reports, folded);
   int exit_code = ok ? 0 : cli::kExitFailed;
-  if (!o.stats_json.empty() && !stats::write_json(o.stats_json, streams->summary(reports, folded))) {
+  auto summary = streams->summary(reports, folded);
+  if (display) summary["display"] = display_json;
+  if (!o.stats_json.empty() && !stats::write_json(o.stats_json, summary)) {
     exit_code = cli::kExitFailed;
   }
   return exit_code;

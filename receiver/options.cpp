@@ -55,9 +55,15 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "drops, latency, ring occupancy, encoder speed; refusals by reason)");
   app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
   app.add_flag("--quiet", o.quiet, "No status line");
-  app.add_flag("--display", o.display,
-               "Show the stream in a window (f: fullscreen, q/Esc: stop); a slow window skips "
-               "frames, the output never does");
+  auto* display = app.add_flag("--display", o.display,
+                               "Show the stream in a window (f: fullscreen, q/Esc: stop) and play its first "
+                               "audio track, the picture following the sound; a slow window skips frames, "
+                               "the output never does");
+  app.add_option("--audio-delay", o.audio_delay_ms,
+                 "With --display: play the sound MS later than the picture (negative: earlier), "
+                 "-1000..1000")
+      ->check(CLI::Range(-1000.0, 1000.0))
+      ->needs(display);
   std::string key_file;
   cli::add_key_option(app, key_file);
   cli::MemoryOptions memory_options;

@@ -32,6 +32,7 @@ struct Options {
   std::string stats_json;
   bool quiet = false;
   bool display = false;  // show the stream in an SDL2 window
+  double audio_delay_ms = 0;  // --audio-delay: the window's sound that much later than its picture
   std::shared_ptr<const auth::SharedKey> key;  // --key-file
   memory::MemorySpec memory;                   // --memory: where frames are received into
   gpu::PathChoice gpu_path = gpu::PathChoice::automatic;  // --gpu-path

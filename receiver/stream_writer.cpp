@@ -48,7 +48,8 @@ StreamWriter::StreamWriter(const Options& options, StreamInfo info,
       display_(display),
       release_display_(std::move(release_display)),
       abort_fd_(abort_fd) {
-  takes_audio_ = Recording::holds_audio(options_.output);
+  records_audio_ = Recording::holds_audio(options_.output);
+  takes_audio_ = records_audio_ || display_;
   thread_ = std::thread([this] { run(); });
 }
 
@@ -63,7 +64,10 @@ void StreamWriter::abort() {
 
 StreamWriter::~StreamWriter() {
   stop_thread();
-  if (release_display_) release_display_();
+  if (release_display_) {
+    if (display_) display_->end_audio();
+    release_display_();
+  }
   if (abort_fd_ >= 0) ::close(abort_fd_);
 }
 
@@ -85,7 +89,8 @@ bool StreamWriter::audio(AudioPacket packet) {
       audio_refusal_said_ = true;
       log().warn("[{}] audio dropped: {} holds none{}", who_,
                  options_.output.empty() ? "no --output" : options_.output,
-                 options_.output.empty() ? "" : " (record to .mov, .mkv, .mp4 or .nut to keep it)");
+                 options_.output.empty() ? " (record to .mov, .mkv, .mp4 or .nut, or --display to play it)"
+                                         : " (record to .mov, .mkv, .mp4 or .nut to keep it)");
     }
     return false;
   }
@@ -123,6 +128,7 @@ Result<void> StreamWriter::finish(const StreamEnd&) {
     }
   }
   if (release_display_) {
+    if (display_) display_->end_audio();
     release_display_();
     release_display_ = nullptr;
   }
@@ -279,6 +285,20 @@ void StreamWriter::handle(FrameLease& frame) {
 }
 
 void StreamWriter::handle_audio(Item& item) {
+  // The window plays the stream's first track as it comes; a recording places every track.
+  if (display_) {
+    if (const auto* track = std::get_if<AudioTrack>(&item); track && track->index == 0) {
+      display_->start_audio(track->format);
+    } else if (const auto* packet = std::get_if<AudioPacket>(&item); packet && packet->track == 0) {
+      display_->play_audio(packet->pts_ns, packet->samples, packet->data);
+    } else if (const auto* end = std::get_if<AudioEnd>(&item); end && end->track == 0) {
+      display_->end_audio();
+    }
+  }
+  if (records_audio_) record_audio(item);
+}
+
+void StreamWriter::record_audio(Item& item) {
   if (auto* track = std::get_if<AudioTrack>(&item)) {
     tracks_.push_back(*track);
     recorded_track_.emplace_back();
@@ -320,7 +340,7 @@ void StreamWriter::flush_pending_audio() {
   pending.swap(pending_audio_);
   for (auto& packet : pending) {
     Item item(std::move(packet));
-    handle_audio(item);
+    record_audio(item);
   }
 }
 

@@ -17,7 +17,7 @@
 // before its first frame (the sender starts its tracks before its first frame); samples that
 // come before the first frame wait for it (bounded by the stream's audio queue, in the memory
 // budget). Raw outputs and .y4m hold no audio: a stream's audio there is dropped, with one
-// warning, and counted.
+// warning, and counted, unless the stream owns the window, which plays its first track.
 #pragma once
 
 #include <atomic>
@@ -94,6 +94,7 @@ class StreamWriter final : public StreamSink {
   void run();
   void handle(FrameLease& frame);
   void handle_audio(Item& item);
+  void record_audio(Item& item);
   void flush_pending_audio();
   void add_track(size_t index);
   void note_audio();
@@ -122,7 +123,8 @@ class StreamWriter final : public StreamSink {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> queue_;        // under mu_; frames at most the ring's slots, audio the queue's
-  bool takes_audio_ = false;      // the output can hold audio (a recording that is no .y4m)
+  bool records_audio_ = false;    // the output can hold audio (a recording that is no .y4m)
+  bool takes_audio_ = false;      // that, or this stream's window plays it
   bool audio_refusal_said_ = false;  // connection thread: the one warning for dropped audio
 
   // Writer thread only: the stream's tracks, and where each went in the recording.

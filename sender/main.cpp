@@ -33,7 +33,7 @@ SenderSessionOptions session_options(const Options& o, const proto::StreamStart&
   so.connect.key = o.key;
   so.connect.max_frame_bytes = format.layout.frame_bytes;
   so.connect.stop = &g_stop;  // only SIGINT/SIGTERM stop a write; other signals do not
-  so.policy = {o.realtime, o.checksum};
+  so.policy = {o.realtime, o.checksum, o.readrate};
   so.interrupt = &g_stop;
   so.memory = o.memory;
   so.gpu_path = o.gpu_path;

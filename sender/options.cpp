@@ -57,6 +57,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   auto* nodrop = app.add_flag("--no-drop", o.no_drop,
                               "Never drop: wait for the receiver (the default)");
   realtime->excludes(nodrop);
+  app.add_option("--readrate", o.readrate,
+                 "With --realtime: pace at F times -r, as ffmpeg's -readrate (1.001: a sender "
+                 "whose clock runs 0.1% fast), 0.1..10")
+      ->check(CLI::Range(0.1, 10.0))
+      ->needs(realtime);
   app.add_flag("--checksum", o.checksum, "Send an XXH3-64 checksum with every frame");
   app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
   app.add_option("--name", o.name, "Stream name shown by the receiver");

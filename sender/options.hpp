@@ -40,6 +40,7 @@ struct Options {
   std::optional<uint64_t> frames;
   std::optional<double> duration_s;
   bool realtime = false;  // pace at rate, drop when no credit
+  double readrate = 1.0;  // --readrate: pace at this many times the rate
   bool no_drop = false;   // --no-drop given (an FFmpeg capture input is live otherwise)
   bool checksum = false;
   std::string stats_json;

@@ -17,26 +17,6 @@ namespace {
 // are whole ns, so a sample's place can round either way by one.
 constexpr int64_t kToleranceSamples = 2;
 
-AVSampleFormat to_av(proto::SampleFormat format) {
-  switch (format) {
-    case proto::SampleFormat::s16: return AV_SAMPLE_FMT_S16;
-    case proto::SampleFormat::s32: return AV_SAMPLE_FMT_S32;
-    case proto::SampleFormat::f32: return AV_SAMPLE_FMT_FLT;
-    case proto::SampleFormat::s16p: return AV_SAMPLE_FMT_S16P;
-    case proto::SampleFormat::s32p: return AV_SAMPLE_FMT_S32P;
-    case proto::SampleFormat::f32p: return AV_SAMPLE_FMT_FLTP;
-  }
-  return AV_SAMPLE_FMT_NONE;
-}
-
-AVChannelLayout layout_of(const proto::AudioStart& format) {
-  AVChannelLayout layout{};
-  if (format.channel_layout == 0 || av_channel_layout_from_mask(&layout, format.channel_layout) < 0) {
-    av_channel_layout_default(&layout, format.channels);
-  }
-  return layout;
-}
-
 std::string layout_name(const AVChannelLayout& layout) {
   char text[128] = {};
   av_channel_layout_describe(&layout, text, sizeof text);
@@ -202,7 +182,6 @@ Result<void> AudioTrack::silence(int64_t samples) {
 Result<void> AudioTrack::write(int64_t since_origin_ns, uint32_t samples, std::span<const std::byte> data,
                                int64_t video_end_ns, const WritePacket& out) {
   stats_.samples += samples;
-  const uint32_t bps = proto::bytes_per_sample(format_.sample_format);
   int64_t position = samples_of(since_origin_ns);
   uint32_t skip = 0;
   if (position < 0) {
@@ -229,12 +208,7 @@ Result<void> AudioTrack::write(int64_t since_origin_ns, uint32_t samples, std::s
   stats_.trimmed += skip;
   if (skip < samples) {
     const uint8_t* planes[proto::kMaxAudioChannels] = {};
-    const auto* base = reinterpret_cast<const uint8_t*>(data.data());
-    if (proto::planar(format_.sample_format)) {
-      for (uint32_t c = 0; c < format_.channels; ++c) planes[c] = base + (size_t{c} * samples + skip) * bps;
-    } else {
-      planes[0] = base + size_t{skip} * format_.channels * bps;
-    }
+    sample_planes(format_, data, samples, skip, planes);
     if (auto ok = place(samples - skip, planes); !ok) return ok;
   }
   return video_moved(video_end_ns, out);

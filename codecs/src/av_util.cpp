@@ -273,4 +273,35 @@ std::string AudioDecoder::describe() const {
                      swr ? " (converted to fltp)" : "");
 }
 
+AVSampleFormat to_av(proto::SampleFormat format) {
+  switch (format) {
+    case proto::SampleFormat::s16: return AV_SAMPLE_FMT_S16;
+    case proto::SampleFormat::s32: return AV_SAMPLE_FMT_S32;
+    case proto::SampleFormat::f32: return AV_SAMPLE_FMT_FLT;
+    case proto::SampleFormat::s16p: return AV_SAMPLE_FMT_S16P;
+    case proto::SampleFormat::s32p: return AV_SAMPLE_FMT_S32P;
+    case proto::SampleFormat::f32p: return AV_SAMPLE_FMT_FLTP;
+  }
+  return AV_SAMPLE_FMT_NONE;
+}
+
+AVChannelLayout layout_of(const proto::AudioStart& format) {
+  AVChannelLayout layout{};
+  if (format.channel_layout == 0 || av_channel_layout_from_mask(&layout, format.channel_layout) < 0) {
+    av_channel_layout_default(&layout, format.channels);
+  }
+  return layout;
+}
+
+void sample_planes(const proto::AudioStart& format, std::span<const std::byte> data, uint32_t samples,
+                   uint32_t skip, const uint8_t* planes[proto::kMaxAudioChannels]) {
+  const uint32_t bps = proto::bytes_per_sample(format.sample_format);
+  const auto* base = reinterpret_cast<const uint8_t*>(data.data());
+  if (proto::planar(format.sample_format)) {
+    for (uint32_t c = 0; c < format.channels; ++c) planes[c] = base + (size_t{c} * samples + skip) * bps;
+  } else {
+    planes[0] = base + size_t{skip} * format.channels * bps;
+  }
+}
+
 }  // namespace rdmavideo::av

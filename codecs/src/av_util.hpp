@@ -19,6 +19,7 @@ extern "C" {
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -132,6 +133,16 @@ struct SwrDeleter {
   void operator()(SwrContext* swr) const noexcept;
 };
 using UniqueSwr = std::unique_ptr<SwrContext, SwrDeleter>;
+
+/// The protocol's sample format as FFmpeg names it.
+AVSampleFormat to_av(proto::SampleFormat format);
+/// An AudioStart's channel layout: its WAVE mask, or the default order for its channel count
+/// where the mask is 0 or not one FFmpeg takes. The caller uninits it.
+AVChannelLayout layout_of(const proto::AudioStart& format);
+/// The samples of a chunk as libswresample takes them: one pointer per channel for planar
+/// formats (each channel's `samples` in turn), one for interleaved; `skip` samples left out.
+void sample_planes(const proto::AudioStart& format, std::span<const std::byte> data, uint32_t samples,
+                   uint32_t skip, const uint8_t* planes[proto::kMaxAudioChannels]);
 
 /// One audio stream of an input decoded into a format the protocol carries: the decoder's
 /// own where it is one (s16, s32, float; planar or not), else converted by libswresample to

@@ -4,6 +4,7 @@
 // #ifdef; rdmavideo-send still reads raw frames from stdin and rdmavideo-recv still writes raw
 // frames.
 #include "rdmavideo/av/audio_capture.hpp"
+#include "rdmavideo/av/audio_converter.hpp"
 #include "rdmavideo/av/recorder.hpp"
 #include "rdmavideo/av/source.hpp"
 
@@ -118,5 +119,17 @@ const proto::AudioStart& AudioCapture::format() const {
 bool AudioCapture::live() const { return false; }
 Result<std::optional<AudioCapture::Chunk>> AudioCapture::read() { return std::optional<Chunk>{}; }
 std::string AudioCapture::describe() const { return {}; }
+
+struct AudioConverter::Impl {};
+AudioConverter::AudioConverter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+AudioConverter::~AudioConverter() = default;
+Result<std::unique_ptr<AudioConverter>> AudioConverter::open(const proto::AudioStart&, uint32_t, uint32_t) {
+  return make_error(ErrorCode::unsupported, "playing audio: {}", kMissing);
+}
+Result<std::span<const float>> AudioConverter::convert(uint32_t, std::span<const std::byte>, uint32_t) {
+  return std::span<const float>{};
+}
+Result<void> AudioConverter::compensate(int, int) { return {}; }
+std::string AudioConverter::describe() const { return {}; }
 
 }  // namespace rdmavideo::av

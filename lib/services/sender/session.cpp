@@ -1351,7 +1351,7 @@ Result<SenderSession::Pacing> SenderSession::pace(uint64_t sequence) {
   {
     std::lock_guard lock(s.stream_mu);
     if (!s.format) return make_error(ErrorCode::invalid_argument, "send {}: no stream started", peer());
-    rate = s.format->frame_rate.value();
+    rate = s.format->frame_rate.value() * s.options.policy.readrate;
   }
   const auto at = [&](uint64_t n) {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(static_cast<double>(n) / rate));

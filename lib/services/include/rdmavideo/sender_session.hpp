@@ -112,6 +112,9 @@ class FrameBuffer {
 struct SendPolicy {
   bool live = false;      ///< drop when no credit is free, instead of waiting
   bool checksum = false;  ///< put an XXH3-64 of each frame in FrameWritten
+  /// pace() at this many times the frame rate (ffmpeg's -readrate): 1.001 is a sender whose
+  /// clock runs 0.1% fast, as a receiver meets one.
+  double readrate = 1.0;
 };
 
 struct SenderSessionOptions {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "options.hpp"
 
+#include <algorithm>
+
 #include "cli.hpp"
 #include "display.hpp"
 #include "output_template.hpp"
@@ -33,6 +35,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "Write raw frames to FILE (.yuv or .raw) or - for stdout, or record into "
                  ".mov (ProRes 422 HQ), .mkv (FFV1), .mp4 (H.264), .nut, .y4m; default: discard. "
                  "A template names a file per stream: {name} {n} {peer} {date} {time}");
+  app.add_option("--audio-output", o.audio_output,
+                 "Beside raw or .y4m frames (or none): each audio track to FILE.wav (24-bit PCM, "
+                 "from the first frame, as long as the frames; further tracks FILE-track2.wav, "
+                 "...); a template as --output")
+      ->type_name("FILE.wav");
   app.add_option("--codec", o.codec,
                  "Recording codec: prores, prores_hq, prores_4444, dnxhr_hq, ffv1, h264, hevc, "
                  "rawvideo (default: by the --output extension)");
@@ -94,6 +101,18 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   }
   if (auto ok = OutputTemplate::check(o.output, o.max_streams, o.serve); !ok) {
     return fail(ok.error().message());
+  }
+  if (!o.audio_output.empty()) {
+    std::string ext = o.audio_output.size() >= 4 ? o.audio_output.substr(o.audio_output.size() - 4) : "";
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (ext != ".wav") return fail("--audio-output \"" + o.audio_output + "\" must name a .wav file");
+    if (Recording::holds_audio(o.output)) {
+      return fail("--audio-output is for raw and .y4m outputs: --output " + o.output +
+                  " records every audio track itself");
+    }
+    if (auto ok = OutputTemplate::check(o.audio_output, o.max_streams, o.serve); !ok) {
+      return fail("--audio-output: " + ok.error().message());
+    }
   }
   if (Recording::is_recording_path(o.output)) {
     if (auto ok = Recording::check({o.output, o.codec, o.encoder}); !ok) {

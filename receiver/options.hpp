@@ -22,6 +22,7 @@ struct Options {
   // "" null sink, "-" stdout, .yuv/.raw raw frames, else a recording; may be a template
   // ({name}, {n}, {peer}, {date}, {time}: output_template.hpp)
   std::string output;
+  std::string audio_output;  // --audio-output: a .wav per audio track beside raw frames; a template
   std::string codec;    // --codec for a recording; empty: the container's default
   std::string encoder;  // --encoder for a recording (prores_aw, prores_ks); empty: default
   bool verify = false;

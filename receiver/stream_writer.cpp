@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "output_template.hpp"
+#include "rdmavideo/av/audio_file.hpp"
 #include "rdmavideo/av/recorder.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/stats.hpp"
@@ -49,7 +50,8 @@ StreamWriter::StreamWriter(const Options& options, StreamInfo info,
       release_display_(std::move(release_display)),
       abort_fd_(abort_fd) {
   records_audio_ = Recording::holds_audio(options_.output);
-  takes_audio_ = records_audio_ || display_;
+  wav_audio_ = !options_.audio_output.empty();
+  takes_audio_ = records_audio_ || wav_audio_ || display_;
   thread_ = std::thread([this] { run(); });
 }
 
@@ -87,10 +89,10 @@ bool StreamWriter::audio(AudioPacket packet) {
   if (!takes_audio_) {
     if (!audio_refusal_said_) {
       audio_refusal_said_ = true;
-      log().warn("[{}] audio dropped: {} holds none{}", who_,
-                 options_.output.empty() ? "no --output" : options_.output,
-                 options_.output.empty() ? " (record to .mov, .mkv, .mp4 or .nut, or --display to play it)"
-                                         : " (record to .mov, .mkv, .mp4 or .nut to keep it)");
+      log().warn("[{}] audio dropped: {} holds none (record to .mov, .mkv, .mp4 or .nut, or give "
+                 "--audio-output FILE.wav{})",
+                 who_, options_.output.empty() ? "no --output" : options_.output,
+                 options_.display ? "" : ", or --display to play it");
     }
     return false;
   }
@@ -119,12 +121,22 @@ Result<void> StreamWriter::finish(const StreamEnd&) {
   // Closing finalises a recording whatever ended the stream: what arrived stays playable.
   Result<void> closed;
   if (raw_) closed = raw_->close();
+  for (auto& file : audio_files_) {
+    if (!file) continue;
+    auto done = file->finish();
+    if (done) {
+      log().info("[{}] {} written", file->path(), file->describe());
+    } else if (closed) {
+      closed = done;
+    }
+  }
+  if (!audio_files_.empty()) note_audio();
   if (recording_) {
     closed = recording_->close();
     note_audio();
     if (closed) {
       log().info("[record {}] recorded {} frames{}", recording_->path(), recording_->frames(),
-                 tracks_.empty() ? "" : fmt::format(" and {} audio track{}", tracks_.size(), tracks_.size() == 1 ? "" : "s"));
+                 tracks_.empty() || !records_audio_ ? "" : fmt::format(" and {} audio track{}", tracks_.size(), tracks_.size() == 1 ? "" : "s"));
     }
   }
   if (release_display_) {
@@ -167,7 +179,9 @@ Result<void> StreamWriter::open_output(const FrameLease& first) {
   }
   if (Recording::is_recording_path(path)) {
     recording_.emplace(RecordingOptions{path, options_.codec, options_.encoder, abort_fd_});
-    for (size_t i = 0; i < tracks_.size(); ++i) add_track(i);
+    if (records_audio_) {
+      for (size_t i = 0; i < tracks_.size(); ++i) add_track(i);
+    }
     note_audio();
     return {};
   }
@@ -236,6 +250,7 @@ void StreamWriter::handle(FrameLease& frame) {
   std::optional<std::string> problem;
   if (options_.verify && gpu_verifier_) problem = verify(frame);
   if (!opened_) {
+    first_sent_ns_ = frame.info().sent_ns;
     if (auto ok = open_output(frame); !ok) fail(ok.error());
   }
   // Writing and showing read frames with the CPU, as verifying on it does: a download first.
@@ -254,6 +269,8 @@ void StreamWriter::handle(FrameLease& frame) {
     frame = std::move(*host);
   }
   const auto& format = frame.format();
+  const int64_t pts_ns = frame.info().pts_ns;  // the frame may be moved into the recording
+  const Rational rate = format.frame_rate;
   if (options_.verify && !gpu_verifier_) problem = verify(frame);
   if (problem && output_->checksum_failures++ < kMaxVerifyErrors) {
     log().error("[{}] verify: {}", who_, *problem);
@@ -279,6 +296,7 @@ void StreamWriter::handle(FrameLease& frame) {
     } else if (raw_ || recording_) {
       ++output_->written;
     }
+    if (written && wav_audio_) place_frame(rate, pts_ns);
   }
   if (display_ && frame) display_->offer(std::move(frame));
   if (!pending_audio_.empty()) flush_pending_audio();
@@ -295,25 +313,34 @@ void StreamWriter::handle_audio(Item& item) {
       display_->end_audio();
     }
   }
-  if (records_audio_) record_audio(item);
+  if (records_audio_ || wav_audio_) record_audio(item);
 }
 
 void StreamWriter::record_audio(Item& item) {
   if (auto* track = std::get_if<AudioTrack>(&item)) {
     tracks_.push_back(*track);
     recorded_track_.emplace_back();
-    // Before the first frame the recording is not open yet: open_output() adds the tracks.
-    if (recording_) add_track(tracks_.size() - 1);
+    audio_files_.emplace_back();
+    // Before the first frame the recording is not open yet: open_output() adds the tracks;
+    // a .wav opens then too, or at once for a track that starts later.
+    if (recording_ && records_audio_) add_track(tracks_.size() - 1);
+    if (first_pts_ && wav_audio_) open_audio_file(tracks_.size() - 1);
     return note_audio();
   }
   if (auto* packet = std::get_if<AudioPacket>(&item)) {
-    if (!recording_ || !recording_->opened()) {
+    const bool ready = records_audio_ ? recording_ && recording_->opened() : first_pts_.has_value();
+    if (!ready) {
       pending_audio_.push_back(std::move(*packet));  // waits for the first frame
       return;
     }
-    const auto& recorded = recorded_track_.at(packet->track);
-    if (!recorded) return;
-    if (auto ok = recording_->write_audio(*recorded, packet->pts_ns, packet->samples, packet->data); !ok) {
+    Result<void> ok;
+    if (const auto& recorded = recorded_track_.at(packet->track); recorded && recording_) {
+      ok = recording_->write_audio(*recorded, packet->pts_ns, packet->samples, packet->data);
+    }
+    if (auto& file = audio_files_.at(packet->track); ok && file) {
+      ok = file->write(packet->pts_ns, packet->samples, packet->data);
+    }
+    if (!ok) {
       log().error("{}", ok.error().message());
       std::lock_guard lock(mu_);
       if (!error_) error_ = ok.error().context(who_);
@@ -322,6 +349,58 @@ void StreamWriter::record_audio(Item& item) {
   }
   const uint32_t track = std::get<AudioEnd>(item).track;
   if (recording_ && track < recorded_track_.size() && recorded_track_[track]) recording_->end_audio(*recorded_track_[track]);
+  if (track < audio_files_.size() && audio_files_[track]) audio_files_[track]->end();
+}
+
+// --audio-output: where track `index` goes. The first track takes the path (a template as
+// --output's, by the stream's first frame); a stream's further tracks take "stem-track2.wav",
+// and so on. A file that exists is not replaced when the path is a template.
+void StreamWriter::open_audio_file(size_t index) {
+  std::string path = OutputTemplate::expand(options_.audio_output,
+                                            {info_.name, info_.number, info_.peer, first_sent_ns_});
+  if (index > 0) {
+    const auto slash = path.rfind('/');
+    const auto dot = path.rfind('.');
+    const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+    path = has_ext ? fmt::format("{}-track{}{}", path.substr(0, dot), index + 1, path.substr(dot))
+                   : fmt::format("{}-track{}", path, index + 1);
+  }
+  if (OutputTemplate::is_template(options_.audio_output)) {
+    auto reserved = OutputTemplate::reserve(path);
+    if (!reserved) {
+      log().error("[{}] audio track {} not written: {}", who_, index, reserved.error().message());
+      return;
+    }
+    path = *reserved;
+  }
+  auto file = av::AudioFile::open(path, tracks_[index].format, abort_fd_);
+  if (!file) {
+    log().error("[{}] audio track {} \"{}\" not written: {}", who_, index, printable(tracks_[index].format.name),
+                file.error().message());
+    return;
+  }
+  // A track that starts after the first frame is placed on the picture's timeline as it is.
+  if (auto ok = (*file)->frame(*first_pts_, frame_rate_); ok && last_pts_ != *first_pts_) {
+    ok = (*file)->frame(last_pts_, frame_rate_);
+  }
+  log().info("[{}] audio track {} to {}", who_, index, path);
+  audio_files_[index] = std::move(*file);
+}
+
+// A frame was written beside the .wav files: it is their timeline.
+void StreamWriter::place_frame(Rational rate, int64_t pts_ns) {
+  frame_rate_ = rate;
+  last_pts_ = pts_ns;
+  if (!first_pts_) {
+    first_pts_ = pts_ns;
+    for (size_t i = 0; i < tracks_.size(); ++i) open_audio_file(i);
+    note_audio();
+    return;
+  }
+  for (auto& file : audio_files_) {
+    if (!file) continue;
+    if (auto ok = file->frame(pts_ns, rate); !ok) fail(ok.error());
+  }
 }
 
 void StreamWriter::add_track(size_t index) {
@@ -335,7 +414,7 @@ void StreamWriter::add_track(size_t index) {
 }
 
 void StreamWriter::flush_pending_audio() {
-  if (!recording_ || !recording_->opened()) return;
+  if (records_audio_ ? !recording_ || !recording_->opened() : !first_pts_) return;
   std::deque<AudioPacket> pending;
   pending.swap(pending_audio_);
   for (auto& packet : pending) {
@@ -345,14 +424,20 @@ void StreamWriter::flush_pending_audio() {
 }
 
 void StreamWriter::note_audio() {
-  if (!recording_) return;
+  if (!recording_ && !wav_audio_) return;
   std::lock_guard lock(output_->mu);
   output_->audio.resize(tracks_.size());
   for (size_t i = 0; i < tracks_.size(); ++i) {
     auto& t = output_->audio[i];
-    t.recorded = recorded_track_[i].has_value();
+    t.recorded = recorded_track_[i].has_value() || audio_files_[i] != nullptr;
     t.sample_rate = tracks_[i].format.sample_rate;
+    if (audio_files_[i]) {
+      const auto st = audio_files_[i]->stats();
+      t.silence = st.silence;
+      t.trimmed = st.trimmed;
+    }
   }
+  if (!recording_) return;
   const auto recorded = recording_->audio();
   for (size_t i = 0; i < tracks_.size(); ++i) {
     if (!recorded_track_[i] || *recorded_track_[i] >= recorded.size()) continue;

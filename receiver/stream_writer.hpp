@@ -16,8 +16,10 @@
 // writer sees them in the order they arrived. A recording records every track that started
 // before its first frame (the sender starts its tracks before its first frame); samples that
 // come before the first frame wait for it (bounded by the stream's audio queue, in the memory
-// budget). Raw outputs and .y4m hold no audio: a stream's audio there is dropped, with one
-// warning, and counted, unless the stream owns the window, which plays its first track.
+// budget). Raw outputs and .y4m hold no audio: with --audio-output each track goes to a .wav
+// beside them (placed as a recording's tracks are, from the first frame written); without it
+// a stream's audio is dropped, with one warning, and counted, unless the stream owns the
+// window, which plays its first track.
 #pragma once
 
 #include <atomic>
@@ -32,6 +34,7 @@
 #include <vector>
 
 #include "display.hpp"
+#include "rdmavideo/av/audio_file.hpp"
 #include "options.hpp"
 #include "raw_output.hpp"
 #include "rdmavideo/frame_verifier.hpp"
@@ -95,6 +98,8 @@ class StreamWriter final : public StreamSink {
   void handle(FrameLease& frame);
   void handle_audio(Item& item);
   void record_audio(Item& item);
+  void open_audio_file(size_t index);
+  void place_frame(Rational rate, int64_t pts_ns);
   void flush_pending_audio();
   void add_track(size_t index);
   void note_audio();
@@ -124,13 +129,19 @@ class StreamWriter final : public StreamSink {
   std::condition_variable cv_;
   std::deque<Item> queue_;        // under mu_; frames at most the ring's slots, audio the queue's
   bool records_audio_ = false;    // the output can hold audio (a recording that is no .y4m)
-  bool takes_audio_ = false;      // that, or this stream's window plays it
+  bool wav_audio_ = false;        // --audio-output: each track to a .wav beside the frames
+  bool takes_audio_ = false;      // one of those, or this stream's window plays it
   bool audio_refusal_said_ = false;  // connection thread: the one warning for dropped audio
 
   // Writer thread only: the stream's tracks, and where each went in the recording.
   std::vector<AudioTrack> tracks_;
   std::vector<std::optional<uint32_t>> recorded_track_;  // by the stream's track number
   std::deque<AudioPacket> pending_audio_;  // before the first frame
+  std::vector<std::unique_ptr<av::AudioFile>> audio_files_;  // --audio-output, by track number
+  std::optional<int64_t> first_pts_;  // with --audio-output: the first frame written, the origin
+  int64_t last_pts_ = 0;              // and the last
+  uint64_t first_sent_ns_ = 0;        // its send time, for the path's {date} and {time}
+  Rational frame_rate_{60, 1};
   bool stopping_ = false;         // under mu_
   std::optional<Error> error_;    // under mu_: the first write failure
   int abort_fd_ = -1;             // eventfd, readable once abort() was called; ours

@@ -18,6 +18,7 @@ extern "C" {
 
 #include "audio_track.hpp"
 #include "av_util.hpp"
+#include "muxer_output.hpp"
 #include "rdmavideo/convert.hpp"
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
@@ -25,14 +26,6 @@ extern "C" {
 
 namespace rdmavideo::av {
 namespace {
-
-// avio_alloc_context's write callback takes a const buffer from FFmpeg 6.1 (libavformat 60.x
-// with FF_API_AVIO_WRITE_NONCONST off); Debian 12's FFmpeg 5.1 takes a mutable one.
-#if LIBAVFORMAT_VERSION_MAJOR >= 61
-using AvioBuffer = const uint8_t*;
-#else
-using AvioBuffer = uint8_t*;
-#endif
 
 // "2026-11-23T22:28:05.123456Z": the form FFmpeg writes and reads as creation_time.
 std::string iso8601_utc(uint64_t wall_ns) {
@@ -301,8 +294,7 @@ Result<void> check_recorder_format(const RecorderOptions& options, const proto::
 struct Recorder::Impl {
   // Creation order; destroyed backwards: frames and sws, the encoder, the muxer, then the
   // AVIOContext it wrote through and the file under that.
-  io::OutputFile file;
-  UniqueIoContext io;
+  MuxerOutput muxer_out;
   UniqueOutputContext output;
   UniqueCodecContext encoder;
   UniquePool pool;  // buffers for the frames handed to the encoder (it may hold several)
@@ -342,50 +334,6 @@ struct Recorder::Impl {
   double busy_s = 0;  // seconds inside write() since status_last
   std::atomic<double> last_speed{0};  // update_speed()'s last result, for other threads
 
-  std::optional<Error> io_error;  // the file's own words for the last failed write or seek
-
-  // FFmpeg's error for a failed write, or the file's own when it said more (the stop that
-  // ended a wait for a reader, the disk that is full).
-  Error io_error_or(Error fallback) {
-    return io_error ? *io_error : fallback;
-  }
-
-  // The AVIOContext's callbacks: the muxer writes through the OutputFile.
-  static int write_packet(void* opaque, AvioBuffer buf, int size) {
-    auto* self = static_cast<Impl*>(opaque);
-    auto ok = self->file.write(std::as_bytes(std::span(buf, static_cast<size_t>(size))));
-    if (ok) return size;
-    if (!self->io_error) self->io_error = ok.error();
-    return ok.error().sys_errno() ? AVERROR(ok.error().sys_errno()) : AVERROR(EIO);
-  }
-  static int64_t seek(void* opaque, int64_t offset, int whence) {
-    auto* self = static_cast<Impl*>(opaque);
-    if (whence == AVSEEK_SIZE) return self->file.size();
-    auto at = self->file.seek(offset, whence & ~AVSEEK_FORCE);
-    if (at) return *at;
-    return AVERROR(ESPIPE);
-  }
-
-  // Opens the file and the AVIOContext the muxer writes through.
-  Result<void> open_file() {
-    auto opened = io::OutputFile::open(options.path, options.abort_fd);
-    if (!opened) return Unexpected(opened.error());
-    file = std::move(*opened);
-    constexpr int kBufferBytes = 1 << 20;  // one write(2) per MiB: ProRes frames are larger
-    auto* buffer = static_cast<unsigned char*>(av_malloc(kBufferBytes));
-    if (!buffer) return make_error(ErrorCode::resource, "{}: av_malloc failed", who);
-    io.reset(avio_alloc_context(buffer, kBufferBytes, 1, this, nullptr, &write_packet,
-                                file.seekable() ? &seek : nullptr));
-    if (!io) {
-      av_free(buffer);
-      return make_error(ErrorCode::resource, "{}: avio_alloc_context failed", who);
-    }
-    io->seekable = file.seekable() ? AVIO_SEEKABLE_NORMAL : 0;
-    output->pb = io.get();
-    output->flags |= AVFMT_FLAG_CUSTOM_IO;
-    return {};
-  }
-
   Result<void> drain() {
     for (;;) {
       const int rc = avcodec_receive_packet(encoder.get(), packet.get());
@@ -395,7 +343,7 @@ struct Recorder::Impl {
       av_packet_rescale_ts(packet.get(), encoder->time_base, stream->time_base);
       packet->stream_index = stream->index;
       if (const int wrc = av_interleaved_write_frame(output.get(), packet.get()); wrc < 0) {
-        return Unexpected(io_error_or(av_error(who, "av_interleaved_write_frame", wrc)));
+        return Unexpected(muxer_out.error_or(av_error(who, "av_interleaved_write_frame", wrc)));
       }
     }
   }
@@ -494,7 +442,7 @@ struct Recorder::Impl {
   AudioTrack::WritePacket write_audio_packet() {
     return [this](AVPacket* p) -> Result<void> {
       if (const int rc = av_interleaved_write_frame(output.get(), p); rc < 0) {
-        return Unexpected(io_error_or(av_error(who, "av_interleaved_write_frame(audio)", rc)));
+        return Unexpected(muxer_out.error_or(av_error(who, "av_interleaved_write_frame(audio)", rc)));
       }
       return {};
     };
@@ -763,7 +711,7 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   impl->stream->r_frame_rate = enc->framerate;
 
   if (!(raw->oformat->flags & AVFMT_NOFILE)) {
-    if (auto ok = impl->open_file(); !ok) return Unexpected(ok.error());
+    if (auto ok = impl->muxer_out.open(options.path, options.abort_fd, raw, who); !ok) return Unexpected(ok.error());
   }
   if (options.start_wall_ns) {
     // When the first frame was sent, so files of several cameras can be lined up.
@@ -786,7 +734,7 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
     av_dict_set(&raw_opts, "frag_duration", "1000000", 0);
   }
   if (const int rc = avformat_write_header(raw, &raw_opts); rc < 0) {
-    return Unexpected(impl->io_error_or(av_error(who, "avformat_write_header", rc)));
+    return Unexpected(impl->muxer_out.error_or(av_error(who, "avformat_write_header", rc)));
   }
 
   const int bytes = av_image_get_buffer_size(encode_format, enc->width, enc->height, 64);
@@ -942,14 +890,10 @@ Result<void> Recorder::finish() {
   }
   // The trailer even after an encoder error: the frames already written stay readable.
   if (const int rc = av_write_trailer(s.output.get()); rc < 0 && !error) {
-    error = s.io_error_or(av_error(s.who, "av_write_trailer", rc));
+    error = s.muxer_out.error_or(av_error(s.who, "av_write_trailer", rc));
   }
-  if (s.io) {
-    avio_flush(s.io.get());
-    if (s.io->error < 0 && !error) error = s.io_error_or(av_error(s.who, "writing the file", s.io->error));
-    // fsync: the recording is on disk when the receiver says it is finalised.
-    if (auto closed = s.file.close(); !closed && !error) error = closed.error().context(s.who);
-  }
+  // fsync: the recording is on disk when the receiver says it is finalised.
+  if (auto closed = s.muxer_out.close(s.who); closed && !error) error = closed;
   s.finish_error = error;
   if (error) return Unexpected(*error);
   return {};

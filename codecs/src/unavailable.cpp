@@ -5,6 +5,7 @@
 // frames.
 #include "rdmavideo/av/audio_capture.hpp"
 #include "rdmavideo/av/audio_converter.hpp"
+#include "rdmavideo/av/audio_file.hpp"
 #include "rdmavideo/av/recorder.hpp"
 #include "rdmavideo/av/source.hpp"
 
@@ -131,5 +132,22 @@ Result<std::span<const float>> AudioConverter::convert(uint32_t, std::span<const
 }
 Result<void> AudioConverter::compensate(int, int) { return {}; }
 std::string AudioConverter::describe() const { return {}; }
+
+struct AudioFile::Impl {
+  std::string path;
+};
+AudioFile::AudioFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+AudioFile::~AudioFile() = default;
+Result<std::unique_ptr<AudioFile>> AudioFile::open(const std::string& path, const proto::AudioStart&, int) {
+  return make_error(ErrorCode::unsupported, "--audio-output {}: {}", path, kMissing);
+}
+Result<void> AudioFile::frame(int64_t, Rational) { return {}; }
+Result<void> AudioFile::write(int64_t, uint32_t, std::span<const std::byte>) { return {}; }
+void AudioFile::end() {}
+Result<void> AudioFile::finish() { return {}; }
+bool AudioFile::started() const { return false; }
+RecordedAudio AudioFile::stats() const { return {}; }
+const std::string& AudioFile::path() const { return impl_->path; }
+std::string AudioFile::describe() const { return {}; }
 
 }  // namespace rdmavideo::av

@@ -278,6 +278,74 @@ TEST(AudioRecord, RawOutputDropsTheAudioSayingSoOnce) {
   EXPECT_EQ(std::filesystem::file_size(dir / "frames.yuv"), 60u * 64 * 36 * 2);
 }
 
+// --audio-output beside .y4m frames: a .wav per track that starts with the first frame and
+// lasts as long as the frames; put together as a user would (ffmpeg -i x.y4m -i x.wav) every
+// beep is on its flash. A template names the files per stream.
+TEST(AudioRecord, AudioOutputBesideY4mIsAWavInSync) {
+  TempDir dir;
+  Receiver recv(dir, {"--output", (dir / "cam-{n}.y4m").string(), "--audio-output", (dir / "cam-{n}.wav").string()});
+  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "--pix-fmt", "yuv420p", "-r",
+                             "30000/1001", "--tone", "1000", "--realtime", "--duration", "8"}),
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  const auto wav = dir / "cam-1.wav";
+  ASSERT_TRUE(std::filesystem::exists(wav)) << recv.process().stderr_text();
+  EXPECT_EQ(stream_codecs(wav), "pcm_s24le,audio\n");
+  const auto joined = dir / "joined.mkv";
+  const std::string join = "ffmpeg -nostdin -v error -y -i '" + (dir / "cam-1.y4m").string() + "' -i '" + wav.string() +
+                           "' -map 0:v -map 1:a -c:v ffv1 -c:a copy '" + joined.string() + "'";
+  ASSERT_EQ(shell(join), 0) << join;
+  expect_in_sync(av_sync(joined), 7, 1000);
+}
+
+// Raw frames with two tracks: the second goes to "-track2.wav"; both as long as the frames.
+TEST(AudioRecord, AudioOutputBesideRawFramesWritesEveryTrack) {
+  TempDir dir;
+  const auto clip = dir / "two.mkv";
+  const std::string make =
+      "ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=160x90:rate=25 -f lavfi -i sine=frequency=440 "
+      "-f lavfi -i sine=frequency=880 -map 0 -map 1 -map 2 -t 3 -c:v libx264 -preset ultrafast -c:a flac '" +
+      clip.string() + "'";
+  ASSERT_EQ(shell(make), 0) << make;
+  const auto stats = dir / "stats.json";
+  Receiver recv(dir, {"--output", (dir / "frames.yuv").string(), "--audio-output", (dir / "sound.wav").string(),
+                      "--stats-json", stats.string()});
+  Process send(sender(recv, {"--transport", "tcp", "-i", clip.string(), "--audio", "all"}), dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  const auto frames = read_json(stats)["frames"].get<uint64_t>();
+  EXPECT_EQ(frames, 75u);
+  for (const char* name : {"sound.wav", "sound-track2.wav"}) {
+    const auto duration = capture("ffprobe -v error -show_entries format=duration -of csv=p=0 '" +
+                                  (dir / name).string() + "'");
+    ASSERT_FALSE(duration.empty()) << name << "\n" << recv.process().stderr_text();
+    EXPECT_NEAR(std::stod(duration), frames / 25.0, 1.0 / 25) << name;
+  }
+  const auto summary = read_json(stats);
+  for (const auto& track : summary["streams"][0]["audio"]) {
+    EXPECT_TRUE(track["recorded"].get<bool>()) << track;
+    EXPECT_EQ(track["dropped_samples"].get<uint64_t>(), 0u) << track;
+  }
+}
+
+// A wrong --audio-output is a usage error naming what is wrong.
+TEST(AudioRecord, AudioOutputUsageErrors) {
+  TempDir dir;
+  auto refused = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0"});
+    Process recv(args, dir / "usage.stderr");
+    EXPECT_EQ(recv.wait(10s), 2);
+    return recv.stderr_text();
+  };
+  EXPECT_NE(refused({"--audio-output", "x.mp3"}).find("--audio-output \"x.mp3\" must name a .wav file"),
+            std::string::npos);
+  EXPECT_NE(refused({"--output", "x.mov", "--audio-output", "x.wav"}).find("records every audio track itself"),
+            std::string::npos);
+  EXPECT_NE(refused({"--max-streams", "2", "--output", "a-{n}.yuv", "--audio-output", "x.wav"}).find("--audio-output"),
+            std::string::npos);
+}
+
 // Over verbs, with a key (every chunk tagged and split to the control buffer): the same
 // sync, pitch and --verify. Runs in the Soft-RoCE lab (rxe_audio_record).
 TEST(AudioRecord, OverVerbsWithAKeyTheToneStaysInSync) {

@@ -60,7 +60,8 @@ Result<std::unique_ptr<AudioFile>> AudioFile::open(const std::string& path, cons
   auto track = AudioTrack::open(raw, "wav", format, impl->who);
   if (!track) return Unexpected(track.error());
   impl->track = std::move(*track);
-  if (auto ok = impl->muxer_out.open(path, abort_fd, raw, impl->who); !ok) return Unexpected(ok.error());
+  // A write(2) per 64 KiB (about 0.2 s of 48 kHz stereo): what a receiver killed outright loses.
+  if (auto ok = impl->muxer_out.open(path, abort_fd, raw, impl->who, 64 << 10); !ok) return Unexpected(ok.error());
   AVDictionary* options = nullptr;
   av_dict_set(&options, "rf64", "auto", 0);  // RF64 past 4 GiB, where WAV's sizes end
   const int rc = avformat_write_header(raw, &options);

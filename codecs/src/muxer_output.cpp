@@ -33,15 +33,14 @@ int64_t MuxerOutput::seek(void* opaque, int64_t offset, int whence) {
 }
 
 Result<void> MuxerOutput::open(const std::string& path, int abort_fd, AVFormatContext* output,
-                               const std::string& who) {
+                               const std::string& who, int buffer_bytes) {
   auto opened = io::OutputFile::open(path, abort_fd);
   if (!opened) return Unexpected(opened.error());
   file_ = std::move(*opened);
-  constexpr int kBufferBytes = 1 << 20;  // one write(2) per MiB: ProRes frames are larger
-  auto* buffer = static_cast<unsigned char*>(av_malloc(kBufferBytes));
+  auto* buffer = static_cast<unsigned char*>(av_malloc(static_cast<size_t>(buffer_bytes)));
   if (!buffer) return make_error(ErrorCode::resource, "{}: av_malloc failed", who);
   auto write = +[](void* opaque, AvioBuffer buf, int size) { return write_packet(opaque, buf, size); };
-  io_.reset(avio_alloc_context(buffer, kBufferBytes, 1, this, nullptr, write, file_.seekable() ? &seek : nullptr));
+  io_.reset(avio_alloc_context(buffer, buffer_bytes, 1, this, nullptr, write, file_.seekable() ? &seek : nullptr));
   if (!io_) {
     av_free(buffer);
     return make_error(ErrorCode::resource, "{}: avio_alloc_context failed", who);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The file a muxer writes through: an io::OutputFile (a FIFO or pipe waited on only until the
-// abort eventfd; a regular file fsynced at close) under an AVIOContext with a 1 MiB buffer.
+// abort eventfd; a regular file fsynced at close) under an AVIOContext with a buffer.
 // The recorder's files and the receiver's .wav files are written so.
 #pragma once
 
@@ -18,8 +18,10 @@ class MuxerOutput {
   MuxerOutput(const MuxerOutput&) = delete;
   MuxerOutput& operator=(const MuxerOutput&) = delete;
 
-  /// Opens `path` and makes `output` write through it.
-  Result<void> open(const std::string& path, int abort_fd, AVFormatContext* output, const std::string& who);
+  /// Opens `path` and makes `output` write through it, a write(2) per `buffer_bytes`: what
+  /// a receiver killed outright loses at most.
+  Result<void> open(const std::string& path, int abort_fd, AVFormatContext* output, const std::string& who,
+                    int buffer_bytes = 1 << 20);
   /// FFmpeg's error for a failed write, or the file's own where it said more (the stop that
   /// ended a wait for a reader, the disk that is full).
   Error error_or(Error fallback) const { return io_error_ ? *io_error_ : fallback; }

@@ -711,6 +711,7 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   impl->stream->r_frame_rate = enc->framerate;
 
   if (!(raw->oformat->flags & AVFMT_NOFILE)) {
+    // A write(2) per MiB: ProRes frames are larger.
     if (auto ok = impl->muxer_out.open(options.path, options.abort_fd, raw, who); !ok) return Unexpected(ok.error());
   }
   if (options.start_wall_ns) {

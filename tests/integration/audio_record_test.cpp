@@ -329,6 +329,27 @@ TEST(AudioRecord, AudioOutputBesideRawFramesWritesEveryTrack) {
   }
 }
 
+// A receiver killed outright: the .wav's header says no size, yet it decodes to within the
+// last 64 KiB written (0.2 s of 48 kHz stereo) of the moment of the kill.
+TEST(AudioRecord, AudioOutputOfAKilledReceiverStillDecodes) {
+  TempDir dir;
+  const auto wav = dir / "kill.wav";
+  Receiver recv(dir, {"--audio-output", wav.string()});
+  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "160x90", "-r", "30", "--tone", "1000",
+                             "--realtime", "--duration", "30"}),
+               dir / "send.stderr");
+  ASSERT_TRUE(recv.process().wait_for_stderr(R"(audio track 0 to )", 20s)) << recv.process().stderr_text();
+  std::this_thread::sleep_for(4s);
+  recv.process().signal(SIGKILL);
+  recv.process().wait(10s);
+  send.signal(SIGINT);
+  send.wait(30s);
+  const auto duration = capture("ffprobe -v error -show_entries format=duration -of csv=p=0 '" + wav.string() + "'");
+  ASSERT_FALSE(duration.empty());
+  EXPECT_GT(std::stod(duration), 3.5) << duration;
+  EXPECT_EQ(shell("ffmpeg -nostdin -v quiet -i '" + wav.string() + "' -f null -"), 0);
+}
+
 // A wrong --audio-output is a usage error naming what is wrong.
 TEST(AudioRecord, AudioOutputUsageErrors) {
   TempDir dir;

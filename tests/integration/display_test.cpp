@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 
 #include "process.hpp"
 
@@ -517,7 +518,9 @@ class DisplaySound : public DisplayTest {
     EXPECT_EQ(send.wait(limit), 0) << send.stderr_text();
     EXPECT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
     log_ = recv.process().stderr_text();
-    return read_json(dir_ / "recv.json")["display"];
+    auto display = read_json(dir_ / "recv.json")["display"];
+    std::cout << "display: " << display.dump() << "\n";  // the numbers, for the log of a soak
+    return display;
   }
 
   TempDir dir_;

@@ -11,8 +11,8 @@
 //
 // Lifecycle as the recorder's: open(), frame() for every frame written beside it, write()
 // for the samples once the first frame is there, finish() writes the WAV's sizes and
-// fsyncs. A receiver killed outright leaves a WAV whose header says no size; FFmpeg and most
-// players read it to its end anyway. One thread calls an AudioFile. A build without FFmpeg
+// fsyncs. A receiver killed outright leaves a WAV whose header says no size, which FFmpeg
+// and most players read to its end anyway, less at most the last 64 KiB not yet written. One thread calls an AudioFile. A build without FFmpeg
 // has the same API; open() fails with `unsupported`.
 #pragma once
 

@@ -315,6 +315,8 @@ class SdlDisplay final : public Display {
         wait = std::clamp(std::chrono::nanoseconds(queue_.front().pts - *heard),
                           std::chrono::nanoseconds(0), wait);
       }
+      const std::optional<double> sound_ms =
+          player ? std::optional<double>(player->stats().latency_ms) : std::nullopt;
       std::optional<Pending> frame;
       {
         std::unique_lock lock(mu_);
@@ -325,7 +327,7 @@ class SdlDisplay final : public Display {
           pending_.reset();
         }
         if (Clock::now() >= next_status) {
-          update_status(Clock::now() - last_status);
+          update_status(Clock::now() - last_status, sound_ms);
           last_status = Clock::now();
           next_status = last_status + 500ms;
           dirty = true;
@@ -411,13 +413,14 @@ class SdlDisplay final : public Display {
   }
 
   // Under mu_: turns the frames offered since the last call into the status text.
-  void update_status(Clock::duration elapsed) {
+  void update_status(Clock::duration elapsed, std::optional<double> sound_ms) {
     const double seconds = std::chrono::duration<double>(elapsed).count();
     const double fps = seconds > 0 ? window_.frames / seconds : 0;
     const double gbps = seconds > 0 ? window_.bytes / seconds / 1e9 : 0;
     const double latency_ms = window_.frames ? window_.latency_ns / 1e6 / window_.frames : 0;
     status_ = fmt::format("{:.1f} fps {:.3f} GB/s drops {} skipped {} lat {:.2f} ms", fps, gbps,
                           sender_dropped_, counts_.dropped, latency_ms);
+    if (sound_ms) status_ += fmt::format(" sound {:.0f} ms", *sound_ms);
     window_ = {};
   }
 

@@ -219,7 +219,7 @@ int run(Options o) {
   // stream so every receiver has them from the first frame. The tone's samples for a frame's
   // period go out just before the frame; an input's as they were decoded with its frames.
   std::optional<Tone> tone;
-  if (o.tone) tone.emplace(*o.tone);
+  if (o.tone) tone.emplace(*o.tone, o.tone_channels);
   std::vector<proto::AudioStart> audio_formats =
       tone ? std::vector<proto::AudioStart>{tone->format()} : source.audio_tracks();
   if (capture) audio_formats.push_back(capture->format());  // the last track

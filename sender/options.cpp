@@ -31,6 +31,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                               "flashes white, so a recording's audio/video sync can be measured")
                    ->check(CLI::Range(20.0, 20000.0));
   tone->needs(testsrc);
+  app.add_option("--tone-channels", o.tone_channels,
+                 "Channels of the test tone, the same sine on each (1..16, default 2: stereo; 6: "
+                 "5.1, 8: 7.1)")
+      ->check(CLI::Range(1, 16))
+      ->needs(tone);
   std::string audio = "first";
   app.add_option("--audio", audio,
                  "An FFmpeg input's audio beside the picture: first (the default), all, none, or "

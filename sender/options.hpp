@@ -21,6 +21,7 @@ struct Options {
   std::string rdma_device;
   bool testsrc = false;
   std::optional<double> tone;  // --tone HZ: the test tone beside the pattern, which flashes
+  uint32_t tone_channels = 2;  // --tone-channels
   // --audio: which of an FFmpeg input's audio streams go beside the picture
   av::SourceOptions::Audio audio = av::SourceOptions::Audio::first;
   std::vector<int> audio_streams;  // --audio N[,M]

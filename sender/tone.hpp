@@ -4,7 +4,7 @@
 // sample of the second. The test pattern flashes on the first frame at or after each whole
 // second (kStreamFlash), so a recording's sync is the distance from each beep's first sample
 // to its flash's frame, and the tone's frequency is checked by counting its zero crossings.
-// 48 kHz stereo float planar, as OBS mixes.
+// 48 kHz float planar, as OBS mixes: stereo, or up to 16 channels of the same sine.
 #pragma once
 
 #include <cstdint>
@@ -18,12 +18,11 @@ namespace rdmavideo::sender {
 class Tone {
  public:
   static constexpr uint32_t kRate = 48000;
-  static constexpr uint32_t kChannels = 2;
   static constexpr double kBeepSeconds = 0.1;
   static constexpr double kBeepLevel = 0.5;    // -6 dBFS
   static constexpr double kQuietLevel = 0.01;  // -40 dBFS
 
-  explicit Tone(double frequency) : frequency_(frequency) {}
+  Tone(double frequency, uint32_t channels = 2);
 
   /// The AudioStart of the track ("tone 1000 Hz").
   proto::AudioStart format() const;
@@ -33,7 +32,13 @@ class Tone {
   static bool in_beep(uint64_t index);
 
  private:
+  float value(uint64_t index) const;
+
   double frequency_;
+  uint32_t channels_;
+  // A whole number of Hz repeats every second: that second, computed once (the beep
+  // included), so a frame's samples are a copy. Empty for other frequencies.
+  std::vector<float> second_;
 };
 
 }  // namespace rdmavideo::sender

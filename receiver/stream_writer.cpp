@@ -328,8 +328,7 @@ void StreamWriter::record_audio(Item& item) {
     return note_audio();
   }
   if (auto* packet = std::get_if<AudioPacket>(&item)) {
-    const bool ready = records_audio_ ? recording_ && recording_->opened() : first_pts_.has_value();
-    if (!ready) {
+    if (!audio_placeable()) {
       pending_audio_.push_back(std::move(*packet));  // waits for the first frame
       return;
     }
@@ -413,8 +412,14 @@ void StreamWriter::add_track(size_t index) {
   }
 }
 
+// Samples can be placed once the picture's timeline has its origin: the recording opened,
+// or with --audio-output the first frame written.
+bool StreamWriter::audio_placeable() const {
+  return records_audio_ ? recording_ && recording_->opened() : first_pts_.has_value();
+}
+
 void StreamWriter::flush_pending_audio() {
-  if (records_audio_ ? !recording_ || !recording_->opened() : !first_pts_) return;
+  if (!audio_placeable()) return;
   std::deque<AudioPacket> pending;
   pending.swap(pending_audio_);
   for (auto& packet : pending) {

@@ -101,6 +101,7 @@ class StreamWriter final : public StreamSink {
   void open_audio_file(size_t index);
   void place_frame(Rational rate, int64_t pts_ns);
   void flush_pending_audio();
+  bool audio_placeable() const;
   void add_track(size_t index);
   void note_audio();
   void prepare_verifier(const FrameLease& frame);

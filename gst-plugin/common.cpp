@@ -29,12 +29,41 @@ constexpr std::array kFormats = {
     FormatPair{PixelFormat::bgra, GST_VIDEO_FORMAT_BGRA},
     FormatPair{PixelFormat::rgb24, GST_VIDEO_FORMAT_RGB},
     FormatPair{PixelFormat::yuv422p10, GST_VIDEO_FORMAT_I422_10LE},
+    FormatPair{PixelFormat::yuv444p, GST_VIDEO_FORMAT_Y444},
+    FormatPair{PixelFormat::yuv444p10, GST_VIDEO_FORMAT_Y444_10LE},
+    FormatPair{PixelFormat::yuv444p12, GST_VIDEO_FORMAT_Y444_12LE},
 };
+
+// GStreamer's colorimetry and ours meet at H.273 (the *_to_iso/_from_iso functions).
+Colour colour_of(const GstVideoColorimetry& c) {
+  Colour out;
+  const auto code = [](guint iso, uint8_t unspecified) -> uint8_t {
+    return iso == unspecified || iso > 255 ? 0 : static_cast<uint8_t>(iso);
+  };
+  out.primaries = code(gst_video_color_primaries_to_iso(c.primaries), 2);
+  out.transfer = code(gst_video_transfer_function_to_iso(c.transfer), 2);
+  out.matrix = c.matrix == GST_VIDEO_COLOR_MATRIX_RGB ? 0 : code(gst_video_color_matrix_to_iso(c.matrix), 2);
+  out.range = c.range == GST_VIDEO_COLOR_RANGE_16_235 ? colour::kLimited
+              : c.range == GST_VIDEO_COLOR_RANGE_0_255 ? colour::kFull
+                                                       : 0;
+  if (!validate(out)) return {};
+  return out;
+}
+
+void set_colorimetry(GstVideoColorimetry& c, const Colour& colour, bool rgb) {
+  if (colour.primaries) c.primaries = gst_video_color_primaries_from_iso(colour.primaries);
+  if (colour.transfer) c.transfer = gst_video_transfer_function_from_iso(colour.transfer);
+  if (colour.matrix && !rgb) c.matrix = gst_video_color_matrix_from_iso(colour.matrix);
+  if (colour.range) {
+    c.range = colour.range == colour::kFull ? GST_VIDEO_COLOR_RANGE_0_255 : GST_VIDEO_COLOR_RANGE_16_235;
+  }
+}
 
 }  // namespace
 
 const char* caps_format_list() {
-  return "{ NV12, I420, P010_10LE, UYVY, YUY2, v210, RGBA, BGRA, RGB, I422_10LE }";
+  return "{ NV12, I420, P010_10LE, UYVY, YUY2, v210, RGBA, BGRA, RGB, I422_10LE, Y444, Y444_10LE, "
+         "Y444_12LE }";
 }
 
 GstCaps* template_caps() {
@@ -98,6 +127,7 @@ Result<proto::StreamStart> stream_start(const GstVideoInfo& info) {
     return Unexpected(ok.error().context("GStreamer layout"));
   }
   start->layout = layout;
+  start->colour = colour_of(info.colorimetry);
   return start;
 }
 
@@ -132,6 +162,8 @@ Result<GstVideoInfo> video_info(const proto::StreamStart& format) {
     GST_VIDEO_INFO_PLANE_STRIDE(&info, i) = static_cast<gint>(format.layout.planes[i].stride);
   }
   GST_VIDEO_INFO_SIZE(&info) = format.layout.frame_bytes;
+  // What the sender said; the rest stays GStreamer's default for the format and size.
+  set_colorimetry(info.colorimetry, format.colour, traits(format.pixel_format).rgb);
   return info;
 }
 

@@ -427,6 +427,8 @@ class SdlDisplay final : public Display {
   // A texture for the stream's format, or null (said once).
   UniqueTexture make_texture(const proto::StreamStart& f) {
     const Uint32 want = texture_format(f.pixel_format);
+    // The renderer picks its YUV-to-RGB shader when the texture is made.
+    SDL_SetYUVConversionMode(static_cast<SDL_YUV_CONVERSION_MODE>(yuv_conversion_mode(f.colour, f.height)));
     UniqueTexture t(SDL_CreateTexture(renderer_, want, SDL_TEXTUREACCESS_STREAMING, static_cast<int>(f.width),
                                       static_cast<int>(f.height)));
     if (!t) {
@@ -577,6 +579,16 @@ class SdlDisplay final : public Display {
         converted_pitch = v210_to_yuy2(f, data, converted_);
         rc = SDL_UpdateTexture(t, nullptr, converted_.data(), converted_pitch);
         break;
+      case PixelFormat::yuv444p:
+      case PixelFormat::yuv444p10:
+      case PixelFormat::yuv444p12: {
+        converted_pitch = yuv444_to_i420(f, data, converted_);
+        const uint8_t* cb = converted_.data() + size_t(converted_pitch) * f.height;
+        const size_t chroma = size_t(converted_pitch / 2) * ((f.height + 1) / 2);
+        rc = SDL_UpdateYUVTexture(t, nullptr, converted_.data(), converted_pitch, cb,
+                                  converted_pitch / 2, cb + chroma, converted_pitch / 2);
+        break;
+      }
     }
     if (rc != 0) {
       if (!upload_failed_) log().warn("[display] texture upload failed: {}", SDL_GetError());

@@ -27,6 +27,9 @@ uint32_t texture_format(PixelFormat format) {
     case PixelFormat::rgba: return SDL_PIXELFORMAT_RGBA32;
     case PixelFormat::bgra: return SDL_PIXELFORMAT_BGRA32;
     case PixelFormat::rgb24: return SDL_PIXELFORMAT_RGB24;
+    case PixelFormat::yuv444p:
+    case PixelFormat::yuv444p10:
+    case PixelFormat::yuv444p12: return SDL_PIXELFORMAT_IYUV;  // chroma halved to 4:2:0
   }
   return SDL_PIXELFORMAT_UNKNOWN;
 }
@@ -74,6 +77,39 @@ int yuv422p10_to_yuy2(const proto::StreamStart& f, std::span<const std::byte> fr
     }
   }
   return pitch;
+}
+
+int yuv444_to_i420(const proto::StreamStart& f, std::span<const std::byte> frame,
+                   std::vector<uint8_t>& out) {
+  const uint32_t w = f.width, h = f.height, cw = (w + 1) / 2, ch = (h + 1) / 2;
+  const int bits = traits(f.pixel_format).bits;
+  const int pitch = static_cast<int>(2 * cw);
+  out.resize(size_t(pitch) * h + 2 * size_t{cw} * ch);
+  auto sample = [&](const uint8_t* row, uint32_t x) {
+    return bits == 8 ? row[x] : static_cast<uint8_t>(load16(row + 2 * x) >> (bits - 8));
+  };
+  for (uint32_t y = 0; y < h; ++y) {
+    const uint8_t* src = plane_data(f, frame, 0) + size_t{y} * f.layout.planes[0].stride;
+    uint8_t* d = out.data() + size_t(pitch) * y;
+    for (uint32_t x = 0; x < w; ++x) d[x] = sample(src, x);
+  }
+  for (int p = 1; p < 3; ++p) {
+    uint8_t* d = out.data() + size_t(pitch) * h + size_t(p - 1) * cw * ch;
+    for (uint32_t y = 0; y < ch; ++y, d += cw) {
+      const uint8_t* src = plane_data(f, frame, p) + size_t{2 * y} * f.layout.planes[p].stride;
+      for (uint32_t x = 0; x < cw; ++x) d[x] = sample(src, 2 * x);
+    }
+  }
+  return pitch;
+}
+
+int yuv_conversion_mode(const Colour& colour, uint32_t height) {
+  if (colour.range == colour::kFull) return SDL_YUV_CONVERSION_JPEG;
+  if (colour.matrix == colour::kBt601_525 || colour.matrix == colour::kBt601_625) {
+    return SDL_YUV_CONVERSION_BT601;
+  }
+  if (colour.matrix == 0 && height < 720) return SDL_YUV_CONVERSION_BT601;
+  return SDL_YUV_CONVERSION_BT709;
 }
 
 int v210_to_yuy2(const proto::StreamStart& f, std::span<const std::byte> frame,

@@ -2,7 +2,7 @@
 // How a frame of each pixel format reaches the display's SDL texture: the texture format it
 // is shown with, and for the formats SDL has no texture format for, the conversion into one.
 // The 10-bit formats become their 8-bit cousins (p010le -> NV12, yuv422p10le and v210 ->
-// YUY2) by keeping each sample's top 8 bits: the display is for looking at a stream, and the
+// YUY2, 4:4:4 -> I420) by keeping each sample's top 8 bits: the display is for looking at a stream, and the
 // recording, not the window, keeps the full depth.
 //
 // The display thread calls texture_format() when it (re)creates its texture and one of the
@@ -35,6 +35,17 @@ int p010_to_nv12(const proto::StreamStart& format, std::span<const std::byte> fr
 /// yuv422p10le -> YUY2 (Y0 U Y1 V) in `out`, each row the returned pitch.
 int yuv422p10_to_yuy2(const proto::StreamStart& format, std::span<const std::byte> frame,
                       std::vector<uint8_t>& out);
+
+/// yuv444p, yuv444p10le, yuv444p12le -> IYUV (I420) in `out`: the luma plane, then the Cb and
+/// Cr planes at half width and height (the top-left sample of each 2x2), each sample's top
+/// 8 bits. Returns the luma pitch; the chroma planes' is half of it.
+int yuv444_to_i420(const proto::StreamStart& format, std::span<const std::byte> frame,
+                   std::vector<uint8_t>& out);
+
+/// SDL's YUV-to-RGB conversion for a stream's colour (SDL_YUV_CONVERSION_*): full range is
+/// JPEG's, a BT.601 matrix BT.601, anything else (BT.709, BT.2020, not said from 720 lines up)
+/// BT.709, the nearest SDL 2 has.
+int yuv_conversion_mode(const Colour& colour, uint32_t height);
 
 /// v210 -> YUY2 (Y0 U Y1 V) in `out`, each row the returned pitch, unpacked by
 /// rdmavideo::unpack_v210_row() (convert.hpp) as the recorder unpacks it.

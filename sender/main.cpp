@@ -190,6 +190,11 @@ int run(Options o) {
     return cli::kExitUsage;
   }
   format->name = o.name;
+  // The test pattern is rendered in BT.709, limited range (RGB: sRGB); raw frames from
+  // stdin are what --colour says, or not said.
+  format->colour = o.colour.value_or(!o.testsrc                ? Colour{}
+                                     : traits(o.pix_fmt).rgb ? *parse_colour("srgb")
+                                                             : *parse_colour("bt709"));
   if (o.realtime) format->flags |= proto::kStreamLive;
   if (o.checksum) format->flags |= proto::kStreamChecksums;
   if (o.testsrc) format->flags |= proto::kStreamTestPattern;
@@ -203,9 +208,9 @@ int run(Options o) {
   }
   SenderSession& session = **connected;
   const std::string who = fmt::format("send {} \"{}\"", session.peer(), o.name);
-  log().info("[{}] connected over {}{}; {}x{} {} at {} fps, {} bytes a frame, {}", who,
+  log().info("[{}] connected over {}{}; {}x{} {} ({}) at {} fps, {} bytes a frame, {}", who,
              to_string(session.kind()), o.transport == TransportKind::automatic ? " (auto)" : "",
-             o.width, o.height, name(o.pix_fmt), to_string(o.rate), format->layout.frame_bytes,
+             o.width, o.height, name(o.pix_fmt), describe(format->colour), to_string(o.rate), format->layout.frame_bytes,
              o.realtime ? (o.connect.size() > 1 ? "real time, dropping where a receiver is behind"
                                                 : "real time, dropping when the receiver is behind")
                         : "no drops");

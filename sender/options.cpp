@@ -12,7 +12,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                "rdmavideo-send"};
   app.set_config("--config", "", "Read options from a TOML file (see configs/)");
   std::vector<std::string> connect;
-  std::string transport = "auto", size, rate, pix_fmt = "uyvy422";
+  std::string transport = "auto", size, rate, pix_fmt = "uyvy422", colour;
   app.add_option("--connect", connect,
                  "Receiver address, HOST:PORT; repeat it to send every frame to several "
                  "receivers (fan-out), each on its own connection")
@@ -55,6 +55,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("-r", rate, "Frame rate: 60, 59.94, 30000/1001 (default 60)");
   app.add_option("--pix-fmt", pix_fmt, "Pixel format: " + pixel_format_names())
       ->capture_default_str();
+  app.add_option("--colour,--color", colour,
+                 "The frames' colour, sent to the receiver: bt601, bt709, srgb, bt2100-pq, "
+                 "bt2100-hlg, each with \" full\" or \" limited\", or FFmpeg's names "
+                 "PRIMARIES/TRANSFER/MATRIX [RANGE] (bt2020/smpte2084/bt2020nc limited). "
+                 "Default: an FFmpeg input's own; the test pattern's BT.709 (sRGB for RGB)");
   auto* frames = app.add_option("--frames", o.frames, "Stop after N source frames");
   app.add_option("--duration", o.duration_s, "Stop after SEC seconds")->check(CLI::PositiveNumber);
   auto* realtime = app.add_flag("--realtime", o.realtime,
@@ -156,6 +161,14 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   auto format = parse_pixel_format(pix_fmt);
   if (!format) return fail("--pix-fmt \"" + pix_fmt + "\" unknown; known: " + pixel_format_names());
   o.pix_fmt = *format;
+  if (!colour.empty()) {
+    o.colour = parse_colour(colour);
+    if (!o.colour) {
+      return fail("--colour \"" + colour + "\" unknown: bt601, bt709, srgb, bt2100-pq, bt2100-hlg "
+                  "(optionally \" full\" or \" limited\"), or PRIMARIES/TRANSFER/MATRIX [RANGE] in "
+                  "FFmpeg's names");
+    }
+  }
   if (auto layout = canonical_layout(o.pix_fmt, o.width, o.height); !layout) {
     return fail("-s " + layout.error().message());
   }

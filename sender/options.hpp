@@ -38,6 +38,7 @@ struct Options {
   uint32_t height = 1080;
   Rational rate{60, 1};
   PixelFormat pix_fmt = PixelFormat::uyvy;
+  std::optional<Colour> colour;  // --colour; else the input's, or the test pattern's
   std::optional<uint64_t> frames;
   std::optional<double> duration_s;
   bool realtime = false;  // pace at rate, drop when no credit

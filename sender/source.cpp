@@ -124,6 +124,7 @@ Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o) {
   if (o.size_given) so.width = o.width, so.height = o.height;
   if (o.rate_given) so.frame_rate = o.rate;
   if (o.pix_fmt_given) so.pixel_format = o.pix_fmt;
+  so.colour = o.colour;
   auto source = av::Source::open(so);
   if (!source) return Unexpected(source.error());
   const auto& f = (*source)->format();
@@ -131,6 +132,7 @@ Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o) {
   o.height = f.height;
   o.rate = f.frame_rate;
   o.pix_fmt = f.pixel_format;
+  o.colour = f.colour;
   if (!o.realtime && !o.no_drop && (*source)->live()) o.realtime = true;
   log().info("[send] input: {}", (*source)->describe());
   return std::move(*source);

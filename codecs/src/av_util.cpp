@@ -19,7 +19,7 @@ extern "C" {
 namespace rdmavideo::av {
 namespace {
 
-constexpr std::array<std::pair<PixelFormat, AVPixelFormat>, 9> kFormats{{
+constexpr std::array<std::pair<PixelFormat, AVPixelFormat>, 12> kFormats{{
     {PixelFormat::nv12, AV_PIX_FMT_NV12},
     {PixelFormat::i420, AV_PIX_FMT_YUV420P},
     {PixelFormat::p010, AV_PIX_FMT_P010LE},
@@ -29,7 +29,15 @@ constexpr std::array<std::pair<PixelFormat, AVPixelFormat>, 9> kFormats{{
     {PixelFormat::bgra, AV_PIX_FMT_BGRA},
     {PixelFormat::rgb24, AV_PIX_FMT_RGB24},
     {PixelFormat::yuv422p10, AV_PIX_FMT_YUV422P10LE},
+    {PixelFormat::yuv444p, AV_PIX_FMT_YUV444P},
+    {PixelFormat::yuv444p10, AV_PIX_FMT_YUV444P10LE},
+    {PixelFormat::yuv444p12, AV_PIX_FMT_YUV444P12LE},
 }};
+
+// FFmpeg's "unspecified" (2 for primaries, transfer and matrix; 0 for range) is our 0.
+uint8_t said(int value, int unspecified) {
+  return value == unspecified || value < 0 || value > 255 ? 0 : static_cast<uint8_t>(value);
+}
 
 }  // namespace
 
@@ -116,8 +124,42 @@ PixelFormat nearest_carried(AVPixelFormat format) {
   const bool deep = desc->comp[0].depth > 8;
   if (desc->flags & AV_PIX_FMT_FLAG_RGB) return PixelFormat::bgra;
   if (desc->log2_chroma_h > 0) return deep ? PixelFormat::p010 : PixelFormat::i420;
-  // 4:2:2 and 4:4:4: keep the chroma rows.
+  if (desc->log2_chroma_w == 0) {  // 4:4:4 (yuvj444p, yuva444p, ...): no chroma is lost
+    if (desc->comp[0].depth > 10) return PixelFormat::yuv444p12;
+    return deep ? PixelFormat::yuv444p10 : PixelFormat::yuv444p;
+  }
+  // 4:2:2 and 4:1:1: keep the chroma rows.
   return deep ? PixelFormat::yuv422p10 : PixelFormat::uyvy;
+}
+
+Colour colour_of(int primaries, int transfer, int matrix, int range) {
+  Colour c;
+  c.primaries = said(primaries, AVCOL_PRI_UNSPECIFIED);
+  c.transfer = said(transfer, AVCOL_TRC_UNSPECIFIED);
+  c.matrix = matrix == AVCOL_SPC_RGB ? 0 : said(matrix, AVCOL_SPC_UNSPECIFIED);
+  c.range = said(range, AVCOL_RANGE_UNSPECIFIED);
+  if (!validate(c)) return {};  // a code point FFmpeg knows and H.273 does not: not said
+  return c;
+}
+
+void set_colour(AVCodecContext& ctx, const Colour& c) {
+  ctx.color_primaries = c.primaries ? static_cast<AVColorPrimaries>(c.primaries) : AVCOL_PRI_UNSPECIFIED;
+  ctx.color_trc = c.transfer ? static_cast<AVColorTransferCharacteristic>(c.transfer) : AVCOL_TRC_UNSPECIFIED;
+  ctx.colorspace = c.matrix ? static_cast<AVColorSpace>(c.matrix) : AVCOL_SPC_UNSPECIFIED;
+  ctx.color_range = static_cast<AVColorRange>(c.range);
+}
+
+int sws_matrix(uint8_t matrix, uint32_t height) {
+  switch (matrix) {
+    case 1: return SWS_CS_ITU709;
+    case 4: return SWS_CS_FCC;
+    case 5: return SWS_CS_ITU601;
+    case 6: return SWS_CS_SMPTE170M;
+    case 7: return SWS_CS_SMPTE240M;
+    case 9:
+    case 10: return SWS_CS_BT2020;
+    default: return height >= 720 ? SWS_CS_ITU709 : SWS_CS_ITU601;
+  }
 }
 
 std::string_view av_name(AVPixelFormat format) {

@@ -121,6 +121,14 @@ std::optional<PixelFormat> from_av(AVPixelFormat format);
 /// The format we carry that keeps the most of `format` (depth, chroma, RGB), for inputs
 /// whose own format we do not carry (yuv444p, yuvj420p, gbrp10le, ...).
 PixelFormat nearest_carried(AVPixelFormat format);
+/// FFmpeg's colour fields (AVColorPrimaries, ..., AVColorRange) as ours; FFmpeg's
+/// "unspecified" and a code point H.273 does not have are "not said".
+Colour colour_of(int primaries, int transfer, int matrix, int range);
+/// Ours into an encoder's context ("not said" is FFmpeg's unspecified).
+void set_colour(AVCodecContext& ctx, const Colour& colour);
+/// libswscale's SWS_CS_* for an H.273 matrix; not said: BT.709 from 720 lines up, else
+/// BT.601, as FFmpeg's players assume.
+int sws_matrix(uint8_t matrix, uint32_t height);
 /// FFmpeg's name of a pixel format, "none" for AV_PIX_FMT_NONE.
 std::string_view av_name(AVPixelFormat format);
 

@@ -5,6 +5,7 @@ extern "C" {
 #include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
 #include <libavutil/timecode.h>
 }
 
@@ -75,12 +76,13 @@ struct OutOfRangeSamples {
   uint16_t value = 0;
 };
 
-// Masks every sample of a yuv422p10le frame to its low 10 bits, in place; returns what it
+// Masks every sample of a yuv422p10le or yuv444p10le frame to its low 10 bits, in place; returns what it
 // found, nullopt when every sample was a 10-bit value (the usual case: one read of the frame).
 std::optional<OutOfRangeSamples> mask_samples_to_10_bits(AVFrame* frame) {
   std::optional<OutOfRangeSamples> found;
+  const int shift = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(frame->format))->log2_chroma_w;
   for (int p = 0; p < 3; ++p) {
-    const int width = p == 0 ? frame->width : (frame->width + 1) / 2;
+    const int width = p == 0 ? frame->width : (frame->width + (1 << shift) - 1) >> shift;
     for (int row = 0; row < frame->height; ++row) {
       auto* samples =
           reinterpret_cast<uint16_t*>(frame->data[p] + ptrdiff_t{row} * frame->linesize[p]);
@@ -186,7 +188,9 @@ struct Choice {
   const AVCodec* encoder;
 };
 
-Result<Choice> choose(const RecorderOptions& o) {
+// `format`: the stream's, when known. A 4:4:4 stream goes into ProRes 4444 in a .mov unless
+// --codec says otherwise: the default ProRes HQ would halve its chroma.
+Result<Choice> choose(const RecorderOptions& o, std::optional<PixelFormat> format = std::nullopt) {
   const Container* container = find_container(o.path);
   if (!container) {
     return make_error(ErrorCode::invalid_argument,
@@ -194,7 +198,11 @@ Result<Choice> choose(const RecorderOptions& o) {
                       ".yuv, .raw)",
                       o.path, extension_of(o.path), join(recorder_extensions()));
   }
-  const std::string codec_name = o.codec.empty() ? container->default_codec : o.codec;
+  const bool full_chroma = format && !traits(*format).rgb && traits(*format).chroma_shift_x == 0;
+  const std::string codec_name =
+      !o.codec.empty() ? o.codec
+      : full_chroma && std::string_view(container->default_codec).starts_with("prores") ? "prores_4444"
+                                                                                        : container->default_codec;
   const CodecChoice* codec = find_codec(codec_name);
   if (!codec) {
     return make_error(ErrorCode::invalid_argument, "--codec \"{}\" unknown (known: {})",
@@ -260,7 +268,7 @@ Result<void> check_recorder_options(const RecorderOptions& options) {
 }
 
 Result<void> check_recorder_format(const RecorderOptions& options, const proto::StreamStart& format) {
-  auto choice = choose(options);
+  auto choice = choose(options, format.pixel_format);
   if (!choice) return Unexpected(choice.error());
   const std::string who = fmt::format("--output {}", options.path);
   if (format.pixel_format != PixelFormat::v210 && !to_av(format.pixel_format)) {
@@ -416,6 +424,12 @@ struct Recorder::Impl {
   Result<void> encode(int64_t pts_ns, Clock::time_point began) {
     AVFrame* f = frame.get();
     f->pts = repaired_pts(pts_ns);
+    // Encoders that write colour into each picture (ProRes' frame header) take it from the
+    // frame, not the context.
+    f->color_primaries = encoder->color_primaries;
+    f->color_trc = encoder->color_trc;
+    f->colorspace = encoder->colorspace;
+    f->color_range = encoder->color_range;
     if (const int rc = avcodec_send_frame(encoder.get(), f); rc < 0) {
       av_frame_unref(f);
       return Unexpected(av_error(who, "avcodec_send_frame", rc));
@@ -595,7 +609,7 @@ Recorder::~Recorder() {
 
 Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
                                                  const proto::StreamStart& format) {
-  auto choice = choose(options);
+  auto choice = choose(options, format.pixel_format);
   if (!choice) return Unexpected(choice.error());
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -637,8 +651,9 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   }
   impl->encode_format = encode_format;
   // Raw video keeps the words as they came; v210 unpacks to 10-bit values only.
-  impl->mask_to_10_bits = *input_format == AV_PIX_FMT_YUV422P10LE &&
-                          encode_format == AV_PIX_FMT_YUV422P10LE &&
+  impl->mask_to_10_bits = (*input_format == AV_PIX_FMT_YUV422P10LE ||
+                           *input_format == AV_PIX_FMT_YUV444P10LE) &&
+                          encode_format == *input_format &&
                           format.pixel_format != PixelFormat::v210 &&
                           codec->id != AV_CODEC_ID_RAWVIDEO &&
                           codec->id != AV_CODEC_ID_WRAPPED_AVFRAME;
@@ -673,6 +688,14 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
     av_opt_set_int(enc->priv_data, "slicecrc", 1, 0);
   }
   if (raw->oformat->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  // The stream's colour goes into the encoder (ProRes frame headers, H.264/HEVC VUI) and from
+  // there into the container: `colr` in .mov and .mp4, Colour elements in Matroska.
+  set_colour(*enc, format.colour);
+  if (traits(format.pixel_format).rgb && !(av_pix_fmt_desc_get(encode_format)->flags & AV_PIX_FMT_FLAG_RGB)) {
+    // RGB converted into YUV here: the matrix and range libswscale is told (encode_frame).
+    enc->colorspace = format.height >= 720 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M;
+    enc->color_range = AVCOL_RANGE_MPEG;
+  }
   const bool nvenc = std::string_view(codec->name).ends_with("_nvenc");
   if (nvenc && options.gpu_frames) {
     if (auto ok = impl->open_cuda_frames(enc, codec, *options.gpu_frames); !ok) return Unexpected(ok.error());
@@ -821,6 +844,15 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
       return make_error(ErrorCode::unsupported, "{}: sws_getCachedContext({} -> {}) failed", s.who,
                         av_name(s.input_format), av_name(s.encode_format));
     }
+    // In the stream's matrix and range, and out in the encoder's (the same, or for RGB into
+    // YUV the ones set at open), not libswscale's BT.601 limited.
+    const AVCodecContext* enc = s.encoder.get();
+    const bool in_full = s.format.colour.range == colour::kFull || traits(s.format.pixel_format).rgb;
+    const bool out_full = enc->color_range == AVCOL_RANGE_JPEG;
+    sws_setColorspaceDetails(s.sws.get(), sws_getCoefficients(sws_matrix(s.format.colour.matrix, s.format.height)),
+                             in_full ? 1 : 0,
+                             sws_getCoefficients(sws_matrix(static_cast<uint8_t>(enc->colorspace), s.format.height)),
+                             out_full ? 1 : 0, 0, 1 << 16, 1 << 16);
     sws_scale(s.sws.get(), src, src_linesize, 0, frame->height, frame->data, frame->linesize);
   }
   return s.encode(pts_ns, began);

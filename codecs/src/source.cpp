@@ -4,6 +4,7 @@
 extern "C" {
 #include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
 }
 
 #include <algorithm>
@@ -59,6 +60,25 @@ struct PendingAudio {
   uint32_t samples;
   std::vector<std::byte> data;
 };
+
+// The colour frames leave in when none was asked for: the input's, with the matrix and
+// range a conversion into another family chose (into YUV: BT.709 from 720 lines up, else
+// BT.601, limited; into RGB: full).
+Colour stream_colour(const AVCodecContext& dec, PixelFormat out, uint32_t height) {
+  Colour c = colour_of(dec.color_primaries, dec.color_trc, dec.colorspace, dec.color_range);
+  const AVPixFmtDescriptor* in = av_pix_fmt_desc_get(dec.sw_pix_fmt != AV_PIX_FMT_NONE ? dec.sw_pix_fmt : dec.pix_fmt);
+  const bool in_rgb = in && (in->flags & AV_PIX_FMT_FLAG_RGB);
+  if (traits(out).rgb) {
+    c.matrix = 0;
+    c.range = colour::kFull;
+  } else if (in_rgb) {
+    c.matrix = height >= 720 ? colour::kBt709 : colour::kBt601_525;
+    c.range = colour::kLimited;
+  } else if (c.range == 0 && in && std::string_view(in->name).starts_with("yuvj")) {
+    c.range = colour::kFull;
+  }
+  return c;  // YUV into YUV keeps its range: libswscale is told it (convert())
+}
 
 }  // namespace
 
@@ -405,6 +425,16 @@ struct Source::Impl {
                         who, av_name(src_format), src->width, src->height, av_name(target),
                         format.width, format.height);
     }
+    // The matrix and range the stream says it is in, not libswscale's defaults (BT.601,
+    // limited), from the input's own.
+    const Colour in = colour_of(src->color_primaries, src->color_trc, src->colorspace, src->color_range);
+    const bool in_full = in.range == colour::kFull || av_pix_fmt_desc_get(src_format)->flags & AV_PIX_FMT_FLAG_RGB ||
+                         src_format == AV_PIX_FMT_YUVJ420P || src_format == AV_PIX_FMT_YUVJ422P ||
+                         src_format == AV_PIX_FMT_YUVJ444P;
+    const bool out_full = format.colour.range == colour::kFull || traits(format.pixel_format).rgb;
+    sws_setColorspaceDetails(sws.get(), sws_getCoefficients(sws_matrix(in.matrix, src->height)), in_full ? 1 : 0,
+                             sws_getCoefficients(sws_matrix(format.colour.matrix, format.height)),
+                             out_full ? 1 : 0, 0, 1 << 16, 1 << 16);
     sws_scale(sws.get(), src->data, src->linesize, 0, src->height, dst, dst_linesize);
     return {};
   }
@@ -558,6 +588,7 @@ Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
   impl->target = *target;
   auto format = proto::make_stream_start(pixel_format, width, height, rate);
   if (!format) return Unexpected(format.error().context(who));
+  format->colour = options.colour.value_or(stream_colour(*dec, pixel_format, height));
   impl->format = std::move(*format);
   impl->period_ns = static_cast<int64_t>(1e9 * rate.den / rate.num);
   impl->live = device || is_stream_url(options.input);

@@ -128,6 +128,64 @@ TEST(Codecs, Ffv1InMkvIsBitExact) {
   EXPECT_EQ(got, want);
 }
 
+// The colour a sender says (H.273 code points in StreamStart) lands in the file as FFmpeg
+// writes it: `colr` nclc in .mov (and in each ProRes frame header), Colour elements in
+// Matroska. The input's own colour travels without --colour; --colour overrides it.
+std::map<std::string, std::string> colour_facts(const std::filesystem::path& file) {
+  return key_values(capture(
+      "ffprobe -v error -select_streams v:0 -show_entries "
+      "stream=codec_name,profile,pix_fmt,color_range,color_space,color_transfer,color_primaries "
+      "-of default=noprint_wrappers=1 '" + file.string() + "'"));
+}
+
+TEST(Codecs, HdrColourOfA444InputLandsInProres4444AndFfv1) {
+  TempDir dir;
+  const auto clip = dir / "pq444.mkv";
+  const std::string make =
+      "ffmpeg -nostdin -loglevel error -f lavfi -i testsrc2=size=640x360:rate=30000/1001 -frames:v 12 "
+      "-pix_fmt yuv444p10le -color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc "
+      "-color_range tv -c:v ffv1 -y '" + clip.string() + "'";
+  ASSERT_EQ(shell(make), 0) << make;
+  for (const std::string ext : {".mov", ".mkv"}) {
+    SCOPED_TRACE(ext);
+    const auto out = dir / ("out" + ext);
+    Receiver recv(dir, {"--output", out.string(), "--quiet"});
+    Process send(sender_args(recv, {"-i", clip.string()}), dir / "send.stderr");
+    ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+    ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+    auto facts = colour_facts(out);
+    EXPECT_EQ(facts["color_primaries"], "bt2020");
+    EXPECT_EQ(facts["color_transfer"], "smpte2084");
+    EXPECT_EQ(facts["color_space"], "bt2020nc");
+    EXPECT_EQ(facts["color_range"], "tv");
+    if (ext == ".mov") {
+      // 4:4:4 goes into ProRes 4444 by default, not HQ (which would halve the chroma).
+      EXPECT_EQ(facts["codec_name"], "prores");
+      EXPECT_EQ(facts["profile"], "4444");
+    } else {
+      EXPECT_EQ(facts["pix_fmt"], "yuv444p10le");
+      EXPECT_EQ(frame_md5s(out), frame_md5s(clip));  // and every sample as sent
+    }
+  }
+}
+
+TEST(Codecs, ColourFlagOverridesAndHlgFullRangeTravels) {
+  TempDir dir;
+  const auto out = dir / "hlg.mkv";
+  Receiver recv(dir, {"--output", out.string(), "--quiet"});
+  Process send(sender_args(recv, {"--testsrc", "-s", "320x180", "--pix-fmt", "yuv444p12le",
+                                  "--colour", "bt2100-hlg full", "--frames", "5"}),
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  auto facts = colour_facts(out);
+  EXPECT_EQ(facts["pix_fmt"], "yuv444p12le");
+  EXPECT_EQ(facts["color_primaries"], "bt2020");
+  EXPECT_EQ(facts["color_transfer"], "arib-std-b67");
+  EXPECT_EQ(facts["color_space"], "bt2020nc");
+  EXPECT_EQ(facts["color_range"], "pc");
+}
+
 // 10-bit 4:2:2 into FFV1 (the receiver's settings: version 3, slice CRCs, one slice context
 // per thread) decodes to the very samples sent. The clip uses every 10-bit value (noise in
 // Y), so a coder that kept only 8 bits, or lost step between slices, changes the md5s.

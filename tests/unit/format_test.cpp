@@ -48,6 +48,9 @@ AVPixelFormat to_av(PixelFormat format) {
     case PixelFormat::bgra: return AV_PIX_FMT_BGRA;
     case PixelFormat::rgb24: return AV_PIX_FMT_RGB24;
     case PixelFormat::yuv422p10: return AV_PIX_FMT_YUV422P10LE;
+    case PixelFormat::yuv444p: return AV_PIX_FMT_YUV444P;
+    case PixelFormat::yuv444p10: return AV_PIX_FMT_YUV444P10LE;
+    case PixelFormat::yuv444p12: return AV_PIX_FMT_YUV444P12LE;
   }
   return AV_PIX_FMT_NONE;
 }
@@ -175,6 +178,12 @@ TEST(FormatCanonicalLayout, LargestFrameFits) {
   for (PixelFormat format : all_pixel_formats()) {
     SCOPED_TRACE(name(format));
     auto layout = canonical_layout(format, kMaxDimension, kMaxDimension);
+    if (format == PixelFormat::yuv444p10 || format == PixelFormat::yuv444p12) {
+      // Six bytes a pixel: 1.5 GiB, more than the protocol carries; 8K is far below it.
+      ASSERT_FALSE(layout);
+      EXPECT_TRUE(contains(layout.error().message(), "more than the protocol carries")) << layout.error().message();
+      layout = canonical_layout(format, 7680, 4320);
+    }
     ASSERT_TRUE(layout) << layout.error().message();
     uint64_t sum = 0;
     for (int p = 0; p < layout->plane_count; ++p) {
@@ -332,7 +341,7 @@ TEST(FormatValidateLayout, RejectsUnusedPlaneSet) {
 // Names and parsers
 
 TEST(FormatNames, NamesAndWireValuesRoundTrip) {
-  EXPECT_EQ(all_pixel_formats().size(), 10u);
+  EXPECT_EQ(all_pixel_formats().size(), 13u);
   uint32_t wire = 1;
   for (PixelFormat format : all_pixel_formats()) {
     SCOPED_TRACE(name(format));
@@ -342,7 +351,7 @@ TEST(FormatNames, NamesAndWireValuesRoundTrip) {
     EXPECT_TRUE(contains(pixel_format_names(), name(format)));
   }
   EXPECT_EQ(pixel_format_from_wire(0), std::nullopt);
-  EXPECT_EQ(pixel_format_from_wire(11), std::nullopt);
+  EXPECT_EQ(pixel_format_from_wire(14), std::nullopt);
 }
 
 TEST(FormatNames, FfmpegNames) {
@@ -356,6 +365,62 @@ TEST(FormatNames, FfmpegNames) {
   EXPECT_EQ(name(PixelFormat::bgra), "bgra");
   EXPECT_EQ(name(PixelFormat::rgb24), "rgb24");
   EXPECT_EQ(name(PixelFormat::yuv422p10), "yuv422p10le");
+  EXPECT_EQ(name(PixelFormat::yuv444p), "yuv444p");
+  EXPECT_EQ(name(PixelFormat::yuv444p10), "yuv444p10le");
+  EXPECT_EQ(name(PixelFormat::yuv444p12), "yuv444p12le");
+}
+
+TEST(FormatColour, NamesAreFfmpegs) {
+#if !defined(RDMAVIDEO_TEST_WITH_FFMPEG)
+  GTEST_SKIP() << "built without FFmpeg (RDMAVIDEO_HAVE_FFmpeg is OFF)";
+#else
+  // Every code point H.273 defines is named as FFmpeg names it, and parses back.
+  for (int p = 1; p <= colour::kMaxPrimaries; ++p) {
+    const Colour c{static_cast<uint8_t>(p), 1, 1, 0};
+    if (!validate(c)) continue;
+    const char* theirs = av_color_primaries_name(static_cast<AVColorPrimaries>(p));
+    ASSERT_NE(theirs, nullptr) << p;
+    EXPECT_EQ(describe(c), std::string(theirs) + "/bt709/bt709");
+    EXPECT_EQ(parse_colour(describe(c)), c);
+  }
+  for (int t = 1; t <= colour::kMaxTransfer; ++t) {
+    const Colour c{1, static_cast<uint8_t>(t), 1, 2};
+    if (!validate(c)) continue;
+    const char* theirs = av_color_transfer_name(static_cast<AVColorTransferCharacteristic>(t));
+    ASSERT_NE(theirs, nullptr) << t;
+    EXPECT_EQ(describe(c), "bt709/" + std::string(theirs) + "/bt709 full");
+    EXPECT_EQ(parse_colour(describe(c)), c);
+  }
+  for (int m = 1; m <= colour::kMaxMatrix; ++m) {
+    const Colour c{1, 1, static_cast<uint8_t>(m), 1};
+    if (!validate(c)) continue;
+    const char* theirs = av_color_space_name(static_cast<AVColorSpace>(m));
+    ASSERT_NE(theirs, nullptr) << m;
+    EXPECT_EQ(describe(c), "bt709/bt709/" + std::string(theirs) + " limited");
+    EXPECT_EQ(parse_colour(describe(c)), c);
+  }
+#endif
+}
+
+TEST(FormatColour, PresetsAndRanges) {
+  using namespace colour;
+  EXPECT_EQ(parse_colour("bt709"), (Colour{kBt709, kBt709, kBt709, kLimited}));
+  EXPECT_EQ(parse_colour("bt709 full"), (Colour{kBt709, kBt709, kBt709, kFull}));
+  EXPECT_EQ(parse_colour("bt601"), (Colour{kBt601_525, kTransferBt601, kBt601_525, kLimited}));
+  EXPECT_EQ(parse_colour("srgb"), (Colour{kBt709, kTransferSrgb, kBt709, kFull}));
+  EXPECT_EQ(parse_colour("bt2100-pq"), (Colour{kBt2020, kTransferPq, kMatrixBt2020Ncl, kLimited}));
+  EXPECT_EQ(parse_colour("bt2100-hlg full"), (Colour{kBt2020, kTransferHlg, kMatrixBt2020Ncl, kFull}));
+  EXPECT_EQ(parse_colour("bt2020/smpte2084/bt2020nc"), (Colour{9, 16, 9, 0}));
+  EXPECT_EQ(parse_colour("unknown/unknown/bt709"), (Colour{0, 0, 1, 0}));
+  for (std::string_view bad : {"", "bt2100", "bt709 wide", "bt709/bt709", "bt709/bt709/nope",
+                               "bt709/bt709/bt709 unknown", "rgb/bt709/bt709"}) {
+    EXPECT_EQ(parse_colour(bad), std::nullopt) << bad;
+  }
+  EXPECT_EQ(describe(Colour{}), "not said");
+  EXPECT_EQ(describe(Colour{9, 18, 9, 1}), "bt2020/arib-std-b67/bt2020nc limited");
+  EXPECT_TRUE(validate(Colour{22, 18, 14, 2}));
+  EXPECT_FALSE(validate(Colour{0, 0, 0, 3}));
+  EXPECT_FALSE(validate(Colour{21, 0, 0, 0}));
 }
 
 TEST(FormatNames, ParsesAliases) {

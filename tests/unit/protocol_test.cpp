@@ -175,6 +175,7 @@ void expect_stream_start_eq(const StreamStart& got, const StreamStart& want) {
   EXPECT_EQ(got.frame_rate.den, want.frame_rate.den);
   EXPECT_EQ(got.flags, want.flags);
   expect_layout_eq(got.layout, want.layout);
+  EXPECT_EQ(got.colour, want.colour) << describe(got.colour) << " vs " << describe(want.colour);
   EXPECT_EQ(got.name, want.name);
 }
 
@@ -215,6 +216,7 @@ TEST(ProtocolRoundTrip, StreamStartEveryPixelFormat) {
     want->stream_id = static_cast<uint32_t>(format) * 1000 + 7;
     want->ring_epoch = static_cast<uint32_t>(format);
     want->flags = kStreamLive;
+    want->colour = {colour::kBt709, colour::kBt709, colour::kBt709, colour::kLimited};
     want->name = std::string(name(format));
     expect_stream_start_eq(round_trip(*want), *want);
   }
@@ -626,8 +628,43 @@ TEST(ProtocolStreamStart, DecodesAudioMediaForTheReceiverToRefuse) {
   EXPECT_EQ(round_trip(m).media, MediaKind::audio);
 }
 
+TEST(ProtocolStreamStart, ColourIsTheU32AtOffset92) {
+  StreamStart m = sample_stream_start();
+  m.colour = {colour::kBt2020, colour::kTransferPq, colour::kMatrixBt2020Ncl, colour::kFull};
+  const Bytes bytes = encode(Message{m});
+  // Byte by byte: primaries, transfer, matrix, range, where version 2 had a reserved u32.
+  EXPECT_EQ(bytes[kBody + 92], std::byte{9});
+  EXPECT_EQ(bytes[kBody + 93], std::byte{16});
+  EXPECT_EQ(bytes[kBody + 94], std::byte{9});
+  EXPECT_EQ(bytes[kBody + 95], std::byte{2});
+  EXPECT_EQ(round_trip(m).colour, m.colour);
+  // A sender from before sends 0 there: "not said".
+  Bytes old = encode(Message{sample_stream_start()});
+  poke(old, kBody + 92, uint32_t{0});
+  EXPECT_FALSE(round_trip(sample_stream_start()).colour.said());
+}
+
+TEST(ProtocolStreamStart, RejectsColourThatIsNoH273CodePoint) {
+  struct Case {
+    size_t at;
+    uint8_t value;
+    std::string_view says;
+  };
+  for (const Case& c : {Case{92, 3, "colour primaries 3"}, Case{92, 13, "colour primaries 13"},
+                        Case{92, 23, "colour primaries 23"}, Case{93, 19, "colour transfer 19"},
+                        Case{93, 3, "colour transfer 3"}, Case{94, 15, "colour matrix 15"},
+                        Case{95, 3, "colour range 3"}, Case{95, 255, "colour range 255"}}) {
+    SCOPED_TRACE(c.says);
+    Bytes bytes = encode(Message{sample_stream_start()});
+    bytes[kBody + c.at] = std::byte{c.value};
+    const std::string why = rejection(bytes);
+    EXPECT_TRUE(contains(why, "StreamStart." + std::string(c.says))) << why;
+    EXPECT_TRUE(contains(why, "H.273")) << why;
+  }
+}
+
 TEST(ProtocolStreamStart, RejectsUnknownPixelFormat) {
-  for (uint32_t format : {0u, 11u, 0xffffffffu}) {
+  for (uint32_t format : {0u, 14u, 0xffffffffu}) {
     SCOPED_TRACE(format);
     Bytes bytes = encode(Message{sample_stream_start()});
     poke(bytes, kBody + 12, format);

@@ -46,8 +46,8 @@ Yuv to_yuv(Rgb c) {
 }
 
 uint16_t quantize(double value, int bits) {
-  const double scaled = bits == 10 ? value * 4 : value;
-  const double top = bits == 10 ? 1023 : 255;
+  const double scaled = value * (1 << (bits - 8));
+  const double top = (1 << bits) - 1;
   return static_cast<uint16_t>(std::clamp(std::lround(scaled), 0L, static_cast<long>(top)));
 }
 
@@ -145,8 +145,11 @@ void render(const proto::StreamStart& f, uint32_t phase, uint32_t phases, std::s
     case PixelFormat::nv12:
     case PixelFormat::i420:
     case PixelFormat::p010:
-    case PixelFormat::yuv422p10: {
-      const bool wide = t.bits == 10;                       // 16-bit samples
+    case PixelFormat::yuv422p10:
+    case PixelFormat::yuv444p:
+    case PixelFormat::yuv444p10:
+    case PixelFormat::yuv444p12: {
+      const bool wide = t.bits > 8;                         // 16-bit samples
       const bool msb = f.pixel_format == PixelFormat::p010;  // p010 keeps bits at the top
       auto put = [&](std::byte* p, double value) {
         const uint16_t q = quantize(value, t.bits);
@@ -239,7 +242,9 @@ size_t TestPattern::stamp_bytes() const { return stamp_bytes(format_.pixel_forma
 size_t TestPattern::stamp_bytes(PixelFormat format) {
   switch (format) {
     case PixelFormat::p010:
-    case PixelFormat::yuv422p10: return kStampPayloadBytes * 2;  // a 16-bit word per byte
+    case PixelFormat::yuv422p10:
+    case PixelFormat::yuv444p10:
+    case PixelFormat::yuv444p12: return kStampPayloadBytes * 2;  // a 16-bit word per byte
     case PixelFormat::v210: return (kStampPayloadBytes + 2) / 3 * 4;  // 3 samples per word
     default: return kStampPayloadBytes;
   }
@@ -263,7 +268,9 @@ void TestPattern::stamp_into(const proto::StreamStart& format_, std::span<std::b
     case PixelFormat::p010:  // the sample in the high 10 bits of each word
       for (size_t i = 0; i < kStampPayloadBytes; ++i) put_le(2 * i, uint32_t{payload[i]} << 6, 2);
       break;
-    case PixelFormat::yuv422p10:  // the sample in the low 10 bits
+    case PixelFormat::yuv422p10:  // the sample in the low bits
+    case PixelFormat::yuv444p10:
+    case PixelFormat::yuv444p12:
       for (size_t i = 0; i < kStampPayloadBytes; ++i) put_le(2 * i, payload[i], 2);
       break;
     case PixelFormat::v210:  // three 10-bit samples in bits 0-29 of each word

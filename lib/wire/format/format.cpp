@@ -26,6 +26,9 @@ constexpr FormatEntry kFormats[] = {
     {PixelFormat::bgra, "bgra", "", {1, 8, true, 0, 0}},
     {PixelFormat::rgb24, "rgb24", "rgb", {1, 8, true, 0, 0}},
     {PixelFormat::yuv422p10, "yuv422p10le", "yuv422p10", {3, 10, false, 1, 0}},
+    {PixelFormat::yuv444p, "yuv444p", "i444", {3, 8, false, 0, 0}},
+    {PixelFormat::yuv444p10, "yuv444p10le", "yuv444p10", {3, 10, false, 0, 0}},
+    {PixelFormat::yuv444p12, "yuv444p12le", "yuv444p12", {3, 12, false, 0, 0}},
 };
 
 constexpr std::array<PixelFormat, std::size(kFormats)> kAll = [] {
@@ -39,6 +42,35 @@ const FormatEntry& entry(PixelFormat format) {
     if (e.format == format) return e;
   }
   return kFormats[0];  // unreachable for a PixelFormat that passed pixel_format_from_wire
+}
+
+// FFmpeg's names of H.273's code points; empty where H.273 reserves the value.
+constexpr std::string_view kPrimaries[] = {
+    "", "bt709", "", "", "bt470m", "bt470bg", "smpte170m", "smpte240m", "film", "bt2020",
+    "smpte428", "smpte431", "smpte432", "", "", "", "", "", "", "", "", "", "ebu3213"};
+constexpr std::string_view kTransfers[] = {
+    "", "bt709", "", "", "bt470m", "bt470bg", "smpte170m", "smpte240m", "linear", "log100",
+    "log316", "iec61966-2-4", "bt1361e", "iec61966-2-1", "bt2020-10", "bt2020-12", "smpte2084",
+    "smpte428", "arib-std-b67"};
+constexpr std::string_view kMatrices[] = {
+    "", "bt709", "", "", "fcc", "bt470bg", "smpte170m", "smpte240m", "ycgco", "bt2020nc",
+    "bt2020c", "smpte2085", "chroma-derived-nc", "chroma-derived-c", "ictcp"};
+constexpr std::string_view kRanges[] = {"", "limited", "full"};
+static_assert(std::size(kPrimaries) == colour::kMaxPrimaries + 1);
+static_assert(std::size(kTransfers) == colour::kMaxTransfer + 1);
+static_assert(std::size(kMatrices) == colour::kMaxMatrix + 1);
+static_assert(std::size(kRanges) == colour::kMaxRange + 1);
+
+std::string_view code_name(std::span<const std::string_view> names, uint8_t value) {
+  return value < names.size() && !names[value].empty() ? names[value] : "unknown";
+}
+
+std::optional<uint8_t> code_of(std::span<const std::string_view> names, std::string_view text) {
+  if (text == "unknown") return uint8_t{0};
+  for (size_t i = 1; i < names.size(); ++i) {
+    if (!names[i].empty() && names[i] == text) return static_cast<uint8_t>(i);
+  }
+  return std::nullopt;
 }
 
 uint32_t ceil_shift(uint32_t value, int shift) { return (value + (1u << shift) - 1) >> shift; }
@@ -74,6 +106,65 @@ std::string pixel_format_names() {
 
 FormatTraits traits(PixelFormat format) { return entry(format).traits; }
 
+Result<void> validate(const Colour& c) {
+  const auto check = [](std::string_view field, uint8_t value,
+                        std::span<const std::string_view> names) -> Result<void> {
+    if (value == 0 || (value < names.size() && !names[value].empty())) return {};
+    return make_error(ErrorCode::protocol, "colour {} {} is not an ITU-T H.273 code point (1..{})",
+                      field, value, names.size() - 1);
+  };
+  if (auto ok = check("primaries", c.primaries, kPrimaries); !ok) return ok;
+  if (auto ok = check("transfer", c.transfer, kTransfers); !ok) return ok;
+  if (auto ok = check("matrix", c.matrix, kMatrices); !ok) return ok;
+  return check("range", c.range, kRanges);
+}
+
+std::string describe(const Colour& c) {
+  if (!c.said()) return "not said";
+  std::string text = std::string(code_name(kPrimaries, c.primaries)) + "/" +
+                     std::string(code_name(kTransfers, c.transfer)) + "/" +
+                     std::string(code_name(kMatrices, c.matrix));
+  if (c.range != 0) text += " " + std::string(code_name(kRanges, c.range));
+  return text;
+}
+
+std::optional<Colour> parse_colour(std::string_view text) {
+  std::string_view what = text;
+  std::string_view range;
+  if (const auto space = text.find(' '); space != std::string_view::npos) {
+    what = text.substr(0, space);
+    range = text.substr(space + 1);
+  }
+  Colour c;
+  using namespace colour;
+  if (what == "bt601") {
+    c = {kBt601_525, kTransferBt601, kBt601_525, kLimited};
+  } else if (what == "bt709") {
+    c = {kBt709, kBt709, kBt709, kLimited};
+  } else if (what == "srgb") {
+    c = {kBt709, kTransferSrgb, kBt709, kFull};
+  } else if (what == "bt2100-pq") {
+    c = {kBt2020, kTransferPq, kMatrixBt2020Ncl, kLimited};
+  } else if (what == "bt2100-hlg") {
+    c = {kBt2020, kTransferHlg, kMatrixBt2020Ncl, kLimited};
+  } else {
+    const auto slash1 = what.find('/');
+    const auto slash2 = slash1 == std::string_view::npos ? slash1 : what.find('/', slash1 + 1);
+    if (slash2 == std::string_view::npos) return std::nullopt;
+    const auto p = code_of(kPrimaries, what.substr(0, slash1));
+    const auto t = code_of(kTransfers, what.substr(slash1 + 1, slash2 - slash1 - 1));
+    const auto m = code_of(kMatrices, what.substr(slash2 + 1));
+    if (!p || !t || !m) return std::nullopt;
+    c = {*p, *t, *m, 0};
+  }
+  if (!range.empty()) {
+    const auto r = code_of(kRanges, range);
+    if (!r || *r == 0) return std::nullopt;
+    c.range = *r;
+  }
+  return c;
+}
+
 uint32_t min_row_bytes(PixelFormat format, uint32_t width, int plane) {
   const uint32_t chroma_w = ceil_shift(width, 1);
   switch (format) {
@@ -87,6 +178,9 @@ uint32_t min_row_bytes(PixelFormat format, uint32_t width, int plane) {
     case PixelFormat::bgra: return width * 4;
     case PixelFormat::rgb24: return width * 3;
     case PixelFormat::yuv422p10: return plane == 0 ? width * 2 : chroma_w * 2;
+    case PixelFormat::yuv444p: return width;
+    case PixelFormat::yuv444p10:
+    case PixelFormat::yuv444p12: return width * 2;
   }
   return 0;
 }
@@ -110,7 +204,12 @@ Result<FrameLayout> canonical_layout(PixelFormat format, uint32_t width, uint32_
     plane.rows = plane_rows(format, height, p);
     offset += uint64_t{plane.stride} * plane.rows;
   }
-  layout.frame_bytes = static_cast<uint32_t>(offset);  // at most 16384*16384*4 = 1 GiB
+  if (offset > kMaxFrameBytesOfAnyFormat) {
+    return make_error(ErrorCode::invalid_argument,
+                      "{}x{} {}: a frame of {} bytes is more than the protocol carries ({} bytes)",
+                      width, height, name(format), offset, kMaxFrameBytesOfAnyFormat);
+  }
+  layout.frame_bytes = static_cast<uint32_t>(offset);
   return layout;
 }
 

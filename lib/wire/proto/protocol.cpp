@@ -114,7 +114,10 @@ Result<Message> decode_stream_start(const Header& header, WireReader& in) {
     plane.rows = in.get<uint32_t>();
   }
   m.layout.frame_bytes = in.get<uint32_t>();
-  in.get<uint32_t>();  // reserved
+  m.colour.primaries = in.get<uint8_t>();
+  m.colour.transfer = in.get<uint8_t>();
+  m.colour.matrix = in.get<uint8_t>();
+  m.colour.range = in.get<uint8_t>();
   auto name = get_fixed_text(in, kNameBytes, "StreamStart.name");
   if (!name) return Unexpected(name.error());
   m.name = std::move(*name);
@@ -149,6 +152,9 @@ Result<Message> decode_stream_start(const Header& header, WireReader& in) {
   }
   m.layout.plane_count = static_cast<int>(plane_count);
   if (auto ok = validate_layout(m.pixel_format, m.width, m.height, m.layout); !ok) {
+    return Unexpected(Error(ok.error().code(), "StreamStart." + ok.error().message()));
+  }
+  if (auto ok = validate(m.colour); !ok) {
     return Unexpected(Error(ok.error().code(), "StreamStart." + ok.error().message()));
   }
   return m;
@@ -335,7 +341,10 @@ struct BodyEncoder {
       w.put(plane.rows);
     }
     w.put(m.layout.frame_bytes);
-    w.put(uint32_t{0});
+    w.put(m.colour.primaries);
+    w.put(m.colour.transfer);
+    w.put(m.colour.matrix);
+    w.put(m.colour.range);
     w.put_fixed_text(m.name, kNameBytes);
   }
   void operator()(const RingInfo& m) const {

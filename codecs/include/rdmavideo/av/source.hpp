@@ -38,6 +38,9 @@ struct SourceOptions {
   std::optional<uint32_t> width, height;    ///< -s: scale to this size
   std::optional<Rational> frame_rate;       ///< -r: the stream's rate (and the device's)
   std::optional<PixelFormat> pixel_format;  ///< --pix-fmt: convert to this format
+  /// --colour: what the frames are said to be in. A conversion into YUV uses its matrix and
+  /// range. Not given: the input's colour, with the matrix and range a conversion chose.
+  std::optional<Colour> colour;
   bool loop = false;                        ///< --loop: start the file again at its end
   /// --hwaccel cuda[:N]: decode with NVDEC on GPU N through FFmpeg's CUDA hwaccel. Frames
   /// stay in GPU memory for read_frame_to_gpu(), and are downloaded for read_frame().

@@ -34,10 +34,16 @@ enum class PixelFormat : uint32_t {
   bgra = 8,
   rgb24 = 9,
   yuv422p10 = 10,  // FFmpeg yuv422p10le, ProRes' native input
+  yuv444p = 11,    // 8-bit 4:4:4 planar (OBS's I444)
+  yuv444p10 = 12,  // FFmpeg yuv444p10le, ProRes 4444's native input
+  yuv444p12 = 13,  // FFmpeg yuv444p12le (OBS's I412)
 };
 
 inline constexpr int kMaxPlanes = 4;
 inline constexpr uint32_t kMaxDimension = 16384;
+/// The largest frame the protocol carries (proto::kMaxFrameBytes): 16384x16384 RGBA. The
+/// 16-bit 4:4:4 formats reach it below kMaxDimension squared.
+inline constexpr uint64_t kMaxFrameBytesOfAnyFormat = uint64_t{1} << 30;
 
 /// Every format we carry, in wire order.
 std::span<const PixelFormat> all_pixel_formats();
@@ -54,7 +60,7 @@ std::string pixel_format_names();
 /// The chroma subsampling and bit depth facts other layers need.
 struct FormatTraits {
   int planes;          ///< number of planes
-  int bits;            ///< bits per component (8 or 10)
+  int bits;            ///< bits per component (8, 10 or 12)
   bool rgb;            ///< RGB family rather than YUV
   int chroma_shift_x;  ///< log2 of horizontal chroma subsampling
   int chroma_shift_y;  ///< log2 of vertical chroma subsampling
@@ -95,6 +101,38 @@ struct Rational {
 /// Parses "60", "59.94", "30000/1001", "29.97"; NTSC decimal rates map to /1001.
 std::optional<Rational> parse_frame_rate(std::string_view text);
 std::string to_string(Rational rate);
+
+/// How a stream's samples map to light: ITU-T H.273 code points, the numbers FFmpeg's
+/// AVColorPrimaries, AVColorTransferCharacteristic, AVColorSpace and AVColorRange use.
+/// 0 in a field means "not said" (the receiver assumes what it would without it); so the
+/// matrix's H.273 0 (identity, GBR in YUV planes) cannot be said, and needs not be: the RGB
+/// formats are RGB.
+struct Colour {
+  uint8_t primaries = 0;  ///< 1 BT.709, 5 BT.601 625, 6 BT.601 525, 9 BT.2020
+  uint8_t transfer = 0;   ///< 1 BT.709, 6 BT.601, 13 sRGB, 14 BT.2020, 16 PQ, 18 HLG
+  uint8_t matrix = 0;     ///< 1 BT.709, 5 BT.601 625, 6 BT.601 525, 9 BT.2020 non-constant
+  uint8_t range = 0;      ///< 1 limited (16-235 at 8 bits), 2 full
+  bool operator==(const Colour&) const = default;
+  bool said() const { return primaries || transfer || matrix || range; }
+};
+namespace colour {
+inline constexpr uint8_t kBt709 = 1, kBt601_625 = 5, kBt601_525 = 6, kBt2020 = 9;
+inline constexpr uint8_t kTransferBt601 = 6, kTransferSrgb = 13, kTransferBt2020_10 = 14,
+                         kTransferPq = 16, kTransferHlg = 18;
+inline constexpr uint8_t kMatrixBt2020Ncl = 9;
+inline constexpr uint8_t kLimited = 1, kFull = 2;
+/// The largest code point H.273 defines in each field (primaries 22 is EBU 3213).
+inline constexpr uint8_t kMaxPrimaries = 22, kMaxTransfer = 18, kMaxMatrix = 14, kMaxRange = 2;
+}  // namespace colour
+/// Each field within H.273's code points (and not one H.273 reserves); the error names the
+/// field and its value.
+Result<void> validate(const Colour& colour);
+/// "bt709/bt709/bt709 limited", "bt2020/smpte2084/bt2020nc full" (FFmpeg's names), "not said".
+std::string describe(const Colour& colour);
+/// Parses what describe() writes, or one of the presets bt601, bt709, srgb, bt2100-pq,
+/// bt2100-hlg, each optionally followed by " full" or " limited" (else limited, or full for
+/// srgb).
+std::optional<Colour> parse_colour(std::string_view text);
 
 /// Parses "1920x1080".
 std::optional<std::pair<uint32_t, uint32_t>> parse_size(std::string_view text);

@@ -49,7 +49,7 @@ inline constexpr size_t kNameBytes = 64;
 inline constexpr size_t kSoftwareBytes = 32;
 inline constexpr size_t kMaxErrorText = 1024;
 /// The largest frame the protocol describes: kMaxDimension squared, 4 bytes a pixel.
-inline constexpr uint64_t kMaxFrameBytes = uint64_t{kMaxDimension} * kMaxDimension * 4;
+inline constexpr uint64_t kMaxFrameBytes = kMaxFrameBytesOfAnyFormat;  // 16384x16384 RGBA
 
 enum class MessageType : uint16_t {
   Hello = 1,
@@ -129,6 +129,9 @@ struct StreamStart {
   Rational frame_rate{};
   uint32_t flags = 0;
   FrameLayout layout{};
+  /// The frames' colour (the u32 at offset 92, reserved before: a receiver that predates it
+  /// ignores it, and a sender that predates it sends 0, "not said").
+  Colour colour{};
   std::string name;  ///< at most kNameBytes - 1 bytes, no control characters
 };
 

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "frontend.hpp"
+
+#include <obs-frontend-api.h>
+#include <util/config-file.h>
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "output.hpp"
+
+namespace rdmavideo::obs {
+namespace {
+
+constexpr const char* kSection = "rdmavideo";
+constexpr const char* kOutputName = "rdmavideo";
+obs_output_t* g_output = nullptr;
+
+void on_event(enum obs_frontend_event event, void*) {
+  if (event == OBS_FRONTEND_EVENT_FINISHED_LOADING) {
+    obs_data_t* settings = load_settings();
+    g_output = obs_output_create(kOutputId, kOutputName, settings, nullptr);
+    obs_data_release(settings);
+    set_track_namer([](size_t mix) -> std::string {
+      config_t* profile = obs_frontend_get_profile_config();
+      if (!profile) return {};
+      const std::string key = fmt::format("Track{}Name", mix + 1);
+      const char* name = config_get_string(profile, "AdvOut", key.c_str());
+      return name ? name : "";
+    });
+    if (g_output && start_with_obs()) obs_output_start(g_output);
+  } else if (event == OBS_FRONTEND_EVENT_EXIT) {
+    if (g_output) {
+      obs_output_stop(g_output);
+      obs_output_release(g_output);
+      g_output = nullptr;
+    }
+    set_track_namer({});
+  }
+}
+
+}  // namespace
+
+bool frontend_present() { return obs_frontend_get_main_window() != nullptr; }
+
+obs_output_t* main_output() { return g_output; }
+
+obs_data_t* load_settings() {
+  config_t* profile = obs_frontend_get_profile_config();
+  const char* json = profile ? config_get_string(profile, kSection, "Settings") : nullptr;
+  obs_data_t* settings = json && *json ? obs_data_create_from_json(json) : nullptr;
+  return settings ? settings : obs_data_create();
+}
+
+void save_settings(obs_data_t* settings) {
+  config_t* profile = obs_frontend_get_profile_config();
+  if (!profile) return;
+  config_set_string(profile, kSection, "Settings", obs_data_get_json(settings));
+  config_save_safe(profile, "tmp", nullptr);
+  if (g_output) obs_output_update(g_output, settings);
+}
+
+bool start_with_obs() {
+  config_t* profile = obs_frontend_get_profile_config();
+  return profile && config_get_bool(profile, kSection, "StartWithObs");
+}
+
+void set_start_with_obs(bool on) {
+  config_t* profile = obs_frontend_get_profile_config();
+  if (!profile) return;
+  config_set_bool(profile, kSection, "StartWithObs", on);
+  config_save_safe(profile, "tmp", nullptr);
+}
+
+void frontend_load() {
+  if (!frontend_present()) return;  // a libobs host: the output type alone
+  obs_frontend_add_event_callback(on_event, nullptr);
+}
+
+void frontend_unload() {
+  if (!frontend_present()) return;
+  obs_frontend_remove_event_callback(on_event, nullptr);
+}
+
+}  // namespace rdmavideo::obs

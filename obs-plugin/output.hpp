@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// The libobs output `rdmavideo_output` (OBS_OUTPUT_AV | OBS_OUTPUT_MULTI_TRACK): OBS's raw
+// program picture and its selected mix tracks through an ObsSender.
+//
+// Settings (obs_data): destinations ("host:port", comma-separated for fan-out), transport
+// (auto|tcp|verbs), key_file, name, tracks (bit i: mix track i + 1; default track 1),
+// reconnect. They are read at each start, so settings changed while it runs (the dialog,
+// obs-websocket's SetOutputSettings) take effect at the next start.
+//
+// start() returns at once: connecting runs on a thread of its own, which begins OBS's data
+// capture once every destination is up (or, with reconnect, at once), and otherwise stops the
+// output with OBS_OUTPUT_CONNECT_FAILED and the reason as its last error. stop() ends OBS's
+// capture and ends the stream on that thread, so OBS's UI thread never waits on the network.
+#pragma once
+
+#include <obs-module.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "obs_sender.hpp"
+
+namespace rdmavideo::obs {
+
+inline constexpr const char* kOutputId = "rdmavideo_output";
+
+/// Registers the output type with libobs (obs_module_load).
+void register_output();
+
+/// A mix track's name for the audio stream ("Track 2" unless the frontend names it).
+void set_track_namer(std::function<std::string(size_t mix)> namer);
+
+/// What the dialog shows of a running output (obs_output_get_type_data is per type, so the
+/// dialog asks through the output's private data via proc handler "get_stats").
+struct OutputStatus {
+  bool active = false;
+  std::string summary;  ///< the stream's format and where it goes, or the last error
+  uint64_t frames = 0, dropped = 0, bytes = 0;
+  std::vector<DestinationStats> destinations;
+};
+OutputStatus status_of(obs_output_t* output);
+
+}  // namespace rdmavideo::obs

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 
 #include "rdmavideo/auth.hpp"
 #include "rdmavideo/log.hpp"
@@ -127,8 +128,17 @@ ObsSender::~ObsSender() {
   if (auto ok = stop(); !ok) log().warn("[obs] {}", ok.error().message());
 }
 
+namespace {
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+}  // namespace
+
 void ObsSender::video(const video_data& frame) {
   const auto began = std::chrono::steady_clock::now();
+  const int64_t cpu_began = thread_cpu_ns();
   std::shared_lock running(running_, std::try_to_lock);
   if (!running || stopped_) return;
   int64_t origin = origin_ns_.load(std::memory_order_relaxed);
@@ -173,24 +183,36 @@ void ObsSender::video(const video_data& frame) {
   }
   video_ns_.fetch_add(static_cast<uint64_t>((std::chrono::steady_clock::now() - began).count()),
                       std::memory_order_relaxed);
+  video_cpu_ns_.fetch_add(static_cast<uint64_t>(thread_cpu_ns() - cpu_began), std::memory_order_relaxed);
 }
 
 void ObsSender::audio(size_t mix, const audio_data& data) {
   if (mix >= kMixTracks || !track_of_mix_[mix] || data.frames == 0) return;
   std::shared_lock running(running_, std::try_to_lock);
   if (!running || stopped_) return;
+  // Every selected mix gets its chunks from the same audio tick, so sample n of any track is
+  // at the first chunk's timestamp + n / rate. OBS's own timestamps of the second and later
+  // mixes cannot be used: OBS 29 counts them from one counter all mixes share, so with two
+  // tracks each track's timestamps run twice as fast as its samples.
+  if (audio_base_ns_ < 0) audio_base_ns_ = static_cast<int64_t>(data.timestamp);
+  const uint32_t sample_rate = rates_[mix];
+  const uint64_t first = samples_seen_[mix];
+  samples_seen_[mix] += data.frames;
   const int64_t origin = origin_ns_.load(std::memory_order_acquire);
   if (origin < 0) return;  // before the first frame: the recording starts with the picture
   const uint32_t track = *track_of_mix_[mix];
-  int64_t pts = static_cast<int64_t>(data.timestamp) - origin;
+  auto at = [&](uint64_t sample) {
+    return audio_base_ns_ - origin + static_cast<int64_t>(sample * 1'000'000'000 / sample_rate);
+  };
+  // Samples from before the first frame are cut.
   uint32_t skip = 0;
-  const uint32_t channels = channels_[mix];
-  const uint32_t sample_rate = rates_[mix];
-  if (pts < 0) {
-    skip = static_cast<uint32_t>(std::min<int64_t>(data.frames, (-pts * sample_rate + 999'999'999) / 1'000'000'000));
-    if (skip >= data.frames) return;
-    pts += static_cast<int64_t>(skip) * 1'000'000'000 / sample_rate;
+  if (at(first) < 0) {
+    const auto before = static_cast<uint64_t>(origin - audio_base_ns_);
+    const uint64_t first_after = (before * sample_rate + 999'999'999) / 1'000'000'000;
+    if (first_after >= first + data.frames) return;
+    skip = static_cast<uint32_t>(first_after - first);
   }
+  const uint32_t channels = channels_[mix];
   const uint32_t samples = data.frames - skip;
   auto& packed = packed_[mix];
   packed.resize(size_t{samples} * channels * sizeof(float));
@@ -198,7 +220,7 @@ void ObsSender::audio(size_t mix, const audio_data& data) {
     std::memcpy(packed.data() + size_t{c} * samples * sizeof(float),
                 data.data[c] + size_t{skip} * sizeof(float), size_t{samples} * sizeof(float));
   }
-  if (auto ok = session_->submit_audio(track, pts, samples, packed); !ok) {
+  if (auto ok = session_->submit_audio(track, at(first + skip), samples, packed); !ok) {
     log().debug("[obs] track {}: {}", mix + 1, ok.error().message());
   }
 }

@@ -6,9 +6,10 @@
 // OBS calls video() on its video thread and audio() on its audio thread. Neither ever waits:
 // video() takes a pool buffer without blocking (none free: the frame is dropped and
 // counted), copies OBS's planes into it and hands it to the session's sending threads;
-// audio() copies the track's samples into the session's queue. Timestamps are OBS's (one
-// clock for video and audio, in ns), counted from the first frame: audio from before it is
-// cut, so the recording starts with both.
+// audio() copies the track's samples into the session's queue. Times are OBS's (one clock for
+// video and audio, in ns), counted from the first frame: audio from before it is cut, so the
+// recording starts with both. A track's samples are placed by their count from the first
+// audio chunk's timestamp (see audio(): OBS 29's later chunks of a second mix are misdated).
 #pragma once
 
 #include <media-io/audio-io.h>
@@ -96,6 +97,8 @@ class ObsSender {
   std::string describe() const;
   /// Nanoseconds OBS's video thread spent in video(), in total (the render-to-send cost).
   uint64_t video_callback_ns() const { return video_ns_.load(std::memory_order_relaxed); }
+  /// The CPU time of that thread in video(), in total.
+  uint64_t video_callback_cpu_ns() const { return video_cpu_ns_.load(std::memory_order_relaxed); }
 
  private:
   ObsSender() = default;
@@ -105,10 +108,13 @@ class ObsSender {
   std::array<std::optional<uint32_t>, kMixTracks> track_of_mix_{};  // session track numbers
   std::array<uint32_t, kMixTracks> channels_{}, rates_{};
   std::array<std::vector<std::byte>, kMixTracks> packed_;           // audio thread only
+  std::array<uint64_t, kMixTracks> samples_seen_{};                 // audio thread only
+  int64_t audio_base_ns_ = -1;  // OBS timestamp of the first audio chunk (audio thread only)
   std::atomic<int64_t> origin_ns_{-1};  // OBS timestamp of the first frame
   std::atomic<uint64_t> frames_{0};
   std::atomic<uint64_t> no_buffer_{0};  // of the dropped, those with no pool buffer free
   std::atomic<uint64_t> video_ns_{0};
+  std::atomic<uint64_t> video_cpu_ns_{0};
   uint64_t next_sequence_ = 0;  // video thread only
   std::atomic<bool> stopped_{false};
   // The callbacks hold it shared, never waiting (try_lock_shared: while stop() holds it they

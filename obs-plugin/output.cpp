@@ -144,6 +144,8 @@ class Output {
       st.dropped = sender_->dropped_frames();
       st.bytes = sender_->total_bytes();
       st.destinations = sender_->destinations();
+      st.callback_ns = sender_->video_callback_ns();
+      st.callback_cpu_ns = sender_->video_callback_cpu_ns();
     }
     std::lock_guard error_lock(error_mu_);
     if (!last_error_.empty()) st.summary = last_error_;
@@ -210,6 +212,8 @@ void get_stats_proc(void* data, calldata_t* cd) {
   calldata_set_int(cd, "frames", static_cast<long long>(st.frames));
   calldata_set_int(cd, "dropped", static_cast<long long>(st.dropped));
   calldata_set_int(cd, "bytes", static_cast<long long>(st.bytes));
+  calldata_set_int(cd, "callback_ns", static_cast<long long>(st.callback_ns));
+  calldata_set_int(cd, "callback_cpu_ns", static_cast<long long>(st.callback_cpu_ns));
 }
 
 }  // namespace
@@ -232,7 +236,8 @@ void register_output() {
   info.get_name = [](void*) -> const char* { return "rdmavideo (uncompressed over RDMA or TCP)"; };
   info.create = [](obs_data_t*, obs_output_t* output) -> void* {
     auto* out = new Output(output);
-    proc_handler_add(obs_output_get_proc_handler(output), "void get_stats(out int frames, out int dropped, out int bytes)",
+    proc_handler_add(obs_output_get_proc_handler(output), "void get_stats(out int frames, out int dropped, out int bytes, out int callback_ns, "
+                     "out int callback_cpu_ns)",
                      get_stats_proc, out);
     return out;
   };

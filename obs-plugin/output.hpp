@@ -32,12 +32,14 @@ void register_output();
 /// A mix track's name for the audio stream ("Track 2" unless the frontend names it).
 void set_track_namer(std::function<std::string(size_t mix)> namer);
 
-/// What the dialog shows of a running output (obs_output_get_type_data is per type, so the
-/// dialog asks through the output's private data via proc handler "get_stats").
+/// What the dialog shows of an output of this type. Other libobs programs get the counters
+/// through the output's proc handler: "get_stats" (out int frames, dropped, bytes,
+/// callback_ns, callback_cpu_ns).
 struct OutputStatus {
   bool active = false;
   std::string summary;  ///< the stream's format and where it goes, or the last error
   uint64_t frames = 0, dropped = 0, bytes = 0;
+  uint64_t callback_ns = 0, callback_cpu_ns = 0;  ///< in OBS's raw video callback, in total
   std::vector<DestinationStats> destinations;
 };
 OutputStatus status_of(obs_output_t* output);

@@ -303,19 +303,34 @@ TEST(ObsOutputPath, FramesAndTwoTracksArriveAsObsGaveThemOnOneClock) {
   ASSERT_TRUE(sender) << sender.error().message();
   ObsSender& s = **sender;
 
-  // OBS's clock: ns from some boot-time origin. Audio from before the first frame is cut;
-  // a chunk across it keeps its part after it.
+  // OBS's clock: ns from some boot-time origin. OBS's audio begins 30 ms (1440 samples)
+  // before the first frame and reaches outputs about 50 ms after its time (OBS buffers it).
+  // Each tick hands 1024 samples of every selected mix, stamped as OBS 29 stamps them: from
+  // one counter all mixes share, so a second mix's stamps run ahead.
   const uint64_t t0 = 5'000'000'000ull;
   const uint64_t period = 1'000'000'000ull * 1001 / 30000;
-  ObsAudio early(0, 1024, 2, 0, t0 - 100'000'000);
-  s.audio(0, early.data);  // before any frame: dropped
+  const uint64_t audio_start = t0 - 30'000'000;
+  const auto tick_time = [&](uint64_t tick) { return audio_start + tick * 1024 * 1'000'000'000ull / 48000; };
+  uint64_t tick = 0, obs_counter = 0;
+  auto deliver_audio_until = [&](uint64_t now) {
+    while (tick_time(tick) + 50'000'000 <= now) {
+      for (int mix : {0, 2, 4}) {  // 4 is not selected: ignored
+        ObsAudio a(tick * 1024, 1024, 2, mix, audio_start + obs_counter * 1'000'000'000ull / 48000);
+        s.audio(static_cast<size_t>(mix), a.data);
+        obs_counter += 1024;
+      }
+      ++tick;
+    }
+  };
   const int kFrames = 20;
-  uint64_t next_sample[2] = {0, 0};
-  const uint64_t straddle_ts = t0 - 10'000'000;  // 480 samples before the first frame
   for (int n = 0; n < kFrames; ++n) {
-    if (n == 7) continue;  // a frame OBS itself skipped: a gap in the sequence
+    const uint64_t now = t0 + n * period;
+    if (n == 7) {  // a frame OBS itself skipped: a gap in the sequence
+      deliver_audio_until(now);
+      continue;
+    }
     ObsFrame f(w, h, linesize, static_cast<uint32_t>(n));
-    f.data.timestamp = t0 + n * period;
+    f.data.timestamp = now;
     s.video(f.data);
     // OBS hands a frame every 33 ms; here each waits for the last to arrive, so none is
     // dropped for want of a buffer (the stall test below covers that).
@@ -324,24 +339,9 @@ TEST(ObsOutputPath, FramesAndTwoTracksArriveAsObsGaveThemOnOneClock) {
       std::lock_guard lock(rig.received->mu);
       return rig.received->frames.size() == sent;
     }));
-    if (n == 0) {
-      ObsAudio a(0, 1024, 2, 0, straddle_ts);
-      s.audio(0, a.data);
-      next_sample[0] = 1024;
-      ObsAudio b(0, 1024, 2, 2, t0);
-      s.audio(2, b.data);
-      next_sample[1] = 1024;
-    } else {
-      for (int k = 0; k < 2; ++k) {
-        const int mix = k == 0 ? 0 : 2;
-        const uint64_t origin = k == 0 ? straddle_ts : t0;
-        ObsAudio a(next_sample[k], 1024, 2, mix, origin + next_sample[k] * 1'000'000'000ull / 48000);
-        s.audio(static_cast<size_t>(mix), a.data);
-        next_sample[k] += 1024;
-      }
-    }
-    s.audio(4, ObsAudio(0, 1024, 2, 4, t0).data);  // a mix not selected: ignored
+    deliver_audio_until(now);
   }
+  const uint64_t samples_sent = tick * 1024;
   ASSERT_TRUE(s.stop());
   ASSERT_TRUE(wait_until([&] {
     std::lock_guard lock(rig.received->mu);
@@ -387,9 +387,10 @@ TEST(ObsOutputPath, FramesAndTwoTracksArriveAsObsGaveThemOnOneClock) {
     EXPECT_EQ(format.sample_format, proto::SampleFormat::f32p);
     EXPECT_EQ(format.channels, 2);
     const int mix = t == 0 ? 0 : 2;
-    // Track 1 starts with the samples after the frame (the 480 before it were cut); track 3
-    // at the frame. Every sample follows on, in order, on the frame's clock.
-    const uint64_t cut = t == 0 ? 480 : 0;
+    // Each track starts with the first sample at or after the first frame (sample 1440 of
+    // OBS's audio, 30 ms in, the 1440 before it cut), at pts 0; every sample follows on, in
+    // order, on the frame's clock, whatever OBS stamped the chunks.
+    const uint64_t cut = 1440;
     ASSERT_FALSE(r.audio[t].empty());
     EXPECT_EQ(r.audio[t].front().pts_ns, 0);
     uint64_t sample = cut;
@@ -404,7 +405,7 @@ TEST(ObsOutputPath, FramesAndTwoTracksArriveAsObsGaveThemOnOneClock) {
       }
       sample += p.samples;
     }
-    EXPECT_EQ(sample, next_sample[t]);
+    EXPECT_EQ(sample, samples_sent);
   }
 }
 

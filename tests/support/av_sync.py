@@ -4,7 +4,7 @@
 flashes against the audio's beeps (rdmavideo-send --testsrc --tone HZ, or a clip made the same
 way), decoded with ffmpeg as any player would.
 
-  av_sync.py FILE [--audio N] [--summary]
+  av_sync.py FILE [--audio N] [--crop W:H:X:Y] [--summary]
 
 Prints, for the audio track N (default 0) against the first video stream:
   flashes, beeps          how many of each
@@ -14,7 +14,8 @@ Prints, for the audio track N (default 0) against the first video stream:
   tone_hz                 the beeps' frequency, from their zero crossings
   video_s, audio_s        each stream's duration as decoded (start time plus samples or frames)
 
-A flash is a frame whose mean luma is near white; a beep begins at the first sample above
+A flash is a frame whose mean luma (within --crop, FFmpeg's crop filter, when given: the part
+of a composed picture a source fills) is near white; a beep begins at the first sample above
 BEEP_LEVEL after at least half a second below it. The flash is the first frame at or after the
 beep's instant, so a recording in sync has every offset within one frame period.
 """
@@ -43,13 +44,15 @@ def probe(path, stream, entries):
     return streams[0]
 
 
-def video_frames(path):
-    """(pts in seconds, mean luma) of every frame of the first video stream."""
+def video_frames(path, crop=None):
+    """(pts in seconds, mean luma) of every frame of the first video stream, or of its
+    `crop` (W:H:X:Y)."""
     text = run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time",
                 "-of", "csv=p=0", path])
     times = [float(line.split(",")[0]) for line in text.splitlines() if line.split(",")[0] not in ("", "N/A")]
     raw = run(["ffmpeg", "-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough",
-               "-vf", "scale=8:8,format=gray", "-f", "rawvideo", "-"], binary=True)
+               "-vf", ("crop=" + crop + "," if crop else "") + "scale=8:8,format=gray", "-f", "rawvideo", "-"],
+              binary=True)
     lumas = [sum(raw[i:i + 64]) / 64 for i in range(0, len(raw), 64)]
     n = min(len(times), len(lumas))
     return list(zip(times[:n], lumas[:n]))
@@ -93,8 +96,8 @@ def beeps(rate, start, samples):
     return [start + i / rate for i in onsets], tone
 
 
-def measure(path, track=0):
-    frames = video_frames(path)
+def measure(path, track=0, crop=None):
+    frames = video_frames(path, crop)
     vinfo = probe(path, "v:0", "r_frame_rate,avg_frame_rate")
     num, den = (int(x) for x in vinfo["r_frame_rate"].split("/"))
     frame_s = den / num
@@ -126,9 +129,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("file")
     parser.add_argument("--audio", type=int, default=0, help="audio track (default 0)")
+    parser.add_argument("--crop", help="measure the flashes in this part of the picture (W:H:X:Y)")
     parser.add_argument("--summary", action="store_true", help="one line for a person, not JSON")
     args = parser.parse_args()
-    m = measure(args.file, args.audio)
+    m = measure(args.file, args.audio, args.crop)
     if args.summary:
         print(f"{m['beeps']} beeps on {m['flashes']} flashes, worst {m['max_abs_offset_ms']:.2f} ms apart "
               f"(a frame is {m['frame_ms']:.2f} ms), tone {m['tone_hz']:.0f} Hz, video {m['video_s']:.3f} s, "

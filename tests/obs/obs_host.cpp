@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: Apache-2.0
+// A small libobs host, as another libobs program would use the plugin: it starts libobs with
+// video (OpenGL through EGL on X11, so under Xvfb Mesa renders) and audio, loads only the
+// modules it needs (image-source, obs-ffmpeg and the rdmavideo plugin; OBS's UI modules abort
+// without the OBS application), builds a scene, and runs `rdmavideo_output` for a while.
+//
+//   obs_host --plugin PATH --destinations HOST:PORT --seconds S [--format NV12|P010|I444|BGRA]
+//            [--colorspace 709|601|2100pq|2100hlg] [--range partial|full] [--color 0xAABBGGRR]
+//            [--clip-a FILE] [--clip-b FILE] [--tracks MASK] [--size WxH] [--fps N/D]
+//            [--record FILE.mkv [--record-encoder ffv1]] [--no-rdmavideo]
+//
+// --record runs OBS's own FFmpeg output (obs-ffmpeg's ffmpeg_output, which encodes OBS's raw
+// canvas itself, as OBS's custom recording does) beside ours, writing the same canvas and
+// tracks losslessly: what the tests compare sync against and the bench compares cost with.
+// --no-rdmavideo leaves ours out (the bench's other case).
+// The scene: a colour source filling the canvas; --clip-a in the top-left quarter with its
+// audio on track 1, --clip-b in the top-right quarter with its audio on track 2 (media
+// sources, looping). On stdout at the end, one JSON object: the output's frames, dropped
+// frames, bytes, the time spent in the raw video callback, and its last error.
+#include <X11/Xlib.h>
+#include <obs-module.h>
+#include <obs-nix-platform.h>
+#include <obs.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace {
+
+struct Args {
+  std::string plugin, destinations, clip_a, clip_b, transport = "tcp", name = "OBS program";
+  std::string record, record_encoder = "ffv1";
+  bool rdmavideo = true;
+  double seconds = 5;
+  video_format format = VIDEO_FORMAT_NV12;
+  video_colorspace colorspace = VIDEO_CS_709;
+  video_range_type range = VIDEO_RANGE_PARTIAL;
+  uint32_t color = 0xFFCC6633;  // ABGR: R 0x33, G 0x66, B 0xCC
+  int tracks = 3;
+  uint32_t width = 640, height = 360, fps_num = 30, fps_den = 1;
+};
+
+[[noreturn]] void die(const std::string& why) {
+  std::fprintf(stderr, "obs_host: %s\n", why.c_str());
+  std::exit(2);
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (k == "--no-rdmavideo") {
+      a.rdmavideo = false;
+      continue;
+    }
+    if (i + 1 >= argc) die("missing value after " + k);
+    const std::string v = argv[++i];
+    if (k == "--plugin") a.plugin = v;
+    else if (k == "--destinations") a.destinations = v;
+    else if (k == "--transport") a.transport = v;
+    else if (k == "--record") a.record = v;
+    else if (k == "--record-encoder") a.record_encoder = v;
+    else if (k == "--seconds") a.seconds = std::stod(v);
+    else if (k == "--clip-a") a.clip_a = v;
+    else if (k == "--clip-b") a.clip_b = v;
+    else if (k == "--tracks") a.tracks = std::stoi(v);
+    else if (k == "--color") a.color = static_cast<uint32_t>(std::stoul(v, nullptr, 0));
+    else if (k == "--size") std::sscanf(v.c_str(), "%ux%u", &a.width, &a.height);
+    else if (k == "--fps") std::sscanf(v.c_str(), "%u/%u", &a.fps_num, &a.fps_den);
+    else if (k == "--format") {
+      if (v == "NV12") a.format = VIDEO_FORMAT_NV12;
+      else if (v == "P010") a.format = VIDEO_FORMAT_P010;
+      else if (v == "I010") a.format = VIDEO_FORMAT_I010;
+      else if (v == "I444") a.format = VIDEO_FORMAT_I444;
+      else if (v == "BGRA") a.format = VIDEO_FORMAT_BGRA;
+      else die("--format " + v);
+    } else if (k == "--colorspace") {
+      if (v == "709") a.colorspace = VIDEO_CS_709;
+      else if (v == "601") a.colorspace = VIDEO_CS_601;
+      else if (v == "2100pq") a.colorspace = VIDEO_CS_2100_PQ;
+      else if (v == "2100hlg") a.colorspace = VIDEO_CS_2100_HLG;
+      else die("--colorspace " + v);
+    } else if (k == "--range") {
+      a.range = v == "full" ? VIDEO_RANGE_FULL : VIDEO_RANGE_PARTIAL;
+    } else die("unknown option " + k);
+  }
+  if (a.plugin.empty() || (a.rdmavideo && a.destinations.empty())) die("--plugin and --destinations are needed");
+  return a;
+}
+
+void load_module(const std::string& path, const char* data_path) {
+  obs_module_t* module = nullptr;
+  if (obs_open_module(&module, path.c_str(), data_path) != MODULE_SUCCESS) die("cannot open module " + path);
+  if (!obs_init_module(module)) die("module " + path + " did not load");
+}
+
+obs_source_t* media(const std::string& file, const char* name, uint32_t mixers) {
+  obs_data_t* s = obs_data_create();
+  obs_data_set_bool(s, "is_local_file", true);
+  obs_data_set_string(s, "local_file", file.c_str());
+  obs_data_set_bool(s, "looping", true);
+  obs_data_set_bool(s, "hw_decode", false);
+  obs_source_t* source = obs_source_create("ffmpeg_source", name, s, nullptr);
+  obs_data_release(s);
+  if (!source) die("cannot create a media source for " + file);
+  obs_source_set_audio_mixers(source, mixers);
+  return source;
+}
+
+void place(obs_scene_t* scene, obs_source_t* source, float x, float y, float w, float h) {
+  obs_sceneitem_t* item = obs_scene_add(scene, source);
+  vec2 pos{};
+  pos.x = x;
+  pos.y = y;
+  obs_sceneitem_set_pos(item, &pos);
+  vec2 bounds{};
+  bounds.x = w;
+  bounds.y = h;
+  obs_sceneitem_set_bounds_type(item, OBS_BOUNDS_STRETCH);
+  obs_sceneitem_set_bounds(item, &bounds);
+}
+
+double process_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9;
+}
+
+std::mutex g_mu;
+std::condition_variable g_cv;
+bool g_stopped = false;
+long long g_stop_code = 0;
+
+bool g_recording_stopped = false;
+void on_recording_stop(void*, calldata_t*) {
+  std::lock_guard lock(g_mu);
+  g_recording_stopped = true;
+  g_cv.notify_all();
+}
+
+void on_stop(void*, calldata_t* cd) {
+  std::lock_guard lock(g_mu);
+  g_stopped = true;
+  g_stop_code = calldata_int(cd, "code");
+  g_cv.notify_all();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  Display* display = XOpenDisplay(nullptr);
+  if (!display) die("no X display (DISPLAY unset, or Xvfb not running)");
+  obs_set_nix_platform(OBS_NIX_PLATFORM_X11_EGL);
+  obs_set_nix_platform_display(display);
+  if (!obs_startup("en-US", nullptr, nullptr)) die("obs_startup failed");
+
+  obs_video_info ovi{};
+  ovi.graphics_module = "libobs-opengl";
+  ovi.fps_num = a.fps_num;
+  ovi.fps_den = a.fps_den;
+  ovi.base_width = ovi.output_width = a.width;
+  ovi.base_height = ovi.output_height = a.height;
+  ovi.output_format = a.format;
+  ovi.colorspace = a.colorspace;
+  ovi.range = a.range;
+  ovi.gpu_conversion = true;
+  ovi.scale_type = OBS_SCALE_BICUBIC;
+  if (const int rc = obs_reset_video(&ovi); rc != OBS_VIDEO_SUCCESS) die("obs_reset_video: " + std::to_string(rc));
+  obs_audio_info oai{};
+  oai.samples_per_sec = 48000;
+  oai.speakers = SPEAKERS_STEREO;
+  if (!obs_reset_audio(&oai)) die("obs_reset_audio failed");
+
+  const std::string plugins = "/usr/lib/x86_64-linux-gnu/obs-plugins/";
+  load_module(plugins + "image-source.so", "/usr/share/obs/obs-plugins/image-source");
+  load_module(plugins + "obs-ffmpeg.so", "/usr/share/obs/obs-plugins/obs-ffmpeg");
+  load_module(a.plugin, nullptr);
+  obs_post_load_modules();
+
+  obs_scene_t* scene = obs_scene_create("scene");
+  obs_data_t* cs = obs_data_create();
+  obs_data_set_int(cs, "color", a.color);
+  obs_data_set_int(cs, "width", a.width);
+  obs_data_set_int(cs, "height", a.height);
+  obs_source_t* colour = obs_source_create("color_source_v3", "colour", cs, nullptr);
+  obs_data_release(cs);
+  if (!colour) die("cannot create color_source_v3");
+  place(scene, colour, 0, 0, static_cast<float>(a.width), static_cast<float>(a.height));
+  const float qw = a.width / 2.0f, qh = a.height / 2.0f;
+  if (!a.clip_a.empty()) place(scene, media(a.clip_a, "clip a", 1), 0, 0, qw, qh);
+  if (!a.clip_b.empty()) place(scene, media(a.clip_b, "clip b", 2), qw, 0, qw, qh);
+  obs_set_output_source(0, obs_scene_get_source(scene));
+
+  obs_output_t* output = nullptr;
+  if (a.rdmavideo) {
+    obs_data_t* settings = obs_data_create();
+    obs_data_set_string(settings, "destinations", a.destinations.c_str());
+    obs_data_set_string(settings, "transport", a.transport.c_str());
+    obs_data_set_string(settings, "name", a.name.c_str());
+    obs_data_set_int(settings, "tracks", a.tracks);
+    output = obs_output_create("rdmavideo_output", "rdmavideo", settings, nullptr);
+    obs_data_release(settings);
+    if (!output) die("cannot create rdmavideo_output: is the plugin loaded?");
+    signal_handler_connect(obs_output_get_signal_handler(output), "stop", on_stop, nullptr);
+    obs_output_set_media(output, obs_get_video(), obs_get_audio());
+  }
+  obs_output_t* recording = nullptr;
+  if (!a.record.empty()) {
+    obs_data_t* rs = obs_data_create();
+    obs_data_set_string(rs, "url", a.record.c_str());
+    obs_data_set_string(rs, "format_name", "matroska");
+    obs_data_set_string(rs, "video_encoder", a.record_encoder.c_str());
+    obs_data_set_int(rs, "video_encoder_id", a.record_encoder == "ffv1" ? 33 /* AV_CODEC_ID_FFV1 */ : 0);
+    obs_data_set_string(rs, "audio_encoder", "pcm_s16le");
+    obs_data_set_int(rs, "audio_encoder_id", 0x10000 /* AV_CODEC_ID_PCM_S16LE */);
+    obs_data_set_int(rs, "gop_size", 1);
+    recording = obs_output_create("ffmpeg_output", "recording", rs, nullptr);
+    obs_data_release(rs);
+    if (!recording) die("cannot create ffmpeg_output");
+    obs_output_set_mixers(recording, static_cast<size_t>(a.tracks));
+    signal_handler_connect(obs_output_get_signal_handler(recording), "stop", on_recording_stop, nullptr);
+    obs_output_set_media(recording, obs_get_video(), obs_get_audio());
+  }
+  if (output && !obs_output_start(output)) {
+    const char* why = obs_output_get_last_error(output);
+    die(std::string("obs_output_start failed: ") + (why ? why : "no reason given"));
+  }
+  if (recording && !obs_output_start(recording)) {
+    const char* why = obs_output_get_last_error(recording);
+    die(std::string("ffmpeg_output did not start: ") + (why ? why : "no reason given"));
+  }
+  const double cpu_began = process_cpu_s();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.seconds);
+  {
+    std::unique_lock lock(g_mu);
+    g_cv.wait_until(lock, until, [] { return g_stopped; });
+  }
+  const double cpu_s = process_cpu_s() - cpu_began;
+  const bool stopped_early = g_stopped;
+  if (recording) obs_output_stop(recording);
+  if (output && !stopped_early) obs_output_stop(output);
+  if (output) {
+    std::unique_lock lock(g_mu);
+    g_cv.wait_for(lock, std::chrono::seconds(20), [] { return g_stopped; });
+  }
+  // OBS's video thread's own count: the canvases rendered and handed to outputs.
+  const uint32_t rendered = obs_get_total_frames();
+  calldata_t cd{};
+  if (output) proc_handler_call(obs_output_get_proc_handler(output), "get_stats", &cd);
+  const char* error = output ? obs_output_get_last_error(output) : nullptr;
+  std::printf(
+      "{\"frames\": %d, \"dropped\": %d, \"bytes\": %llu, \"handed\": %lld, \"callback_ns\": %lld, "
+      "\"callback_cpu_ns\": %lld, \"stop_code\": %lld, \"stopped_early\": %s, \"error\": \"%s\", "
+      "\"rendered\": %u, \"cpu_s\": %.3f, \"recorded\": %d}\n",
+      output ? obs_output_get_total_frames(output) : 0, output ? obs_output_get_frames_dropped(output) : 0,
+      static_cast<unsigned long long>(output ? obs_output_get_total_bytes(output) : 0), calldata_int(&cd, "frames"),
+      calldata_int(&cd, "callback_ns"), calldata_int(&cd, "callback_cpu_ns"), g_stop_code,
+      stopped_early ? "true" : "false", error ? error : "", rendered, cpu_s,
+      recording ? obs_output_get_total_frames(recording) : 0);
+  calldata_free(&cd);
+  if (recording) {
+    // ffmpeg_output finishes its file on a thread of its own, which may still be encoding
+    // after it says it stopped: releasing it then frees the encoder under that thread (OBS
+    // 29's ffmpeg_output), so it is given time.
+    {
+      std::unique_lock lock(g_mu);
+      g_cv.wait_for(lock, std::chrono::seconds(20), [] { return g_recording_stopped; });
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    obs_output_release(recording);
+  }
+  obs_output_release(output);
+  obs_set_output_source(0, nullptr);
+  obs_scene_release(scene);
+  obs_source_release(colour);
+  obs_shutdown();
+  XCloseDisplay(display);
+  return 0;
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+// The plugin in libobs itself, as any libobs program would load it: obs_host (this folder)
+// starts libobs under Xvfb (Mesa renders OBS's OpenGL), loads image-source, obs-ffmpeg and
+// the plugin, composes a colour source and two media sources whose sound goes to tracks 1
+// and 2, and runs `rdmavideo_output` into an rdmavideo-recv recording a .mov. OBS's own
+// FFmpeg output records the same canvas beside it, as the reference for sync.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "process.hpp"
+
+namespace rdmavideo::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool have_tools() {
+  for (const char* tool : {"Xvfb", "ffmpeg", "ffprobe", "python3"}) {
+    if (shell(std::string("command -v ") + tool + " >/dev/null 2>&1") != 0) return false;
+  }
+  return true;
+}
+
+// A clip of white flashes on black, each with a beep of `hz` on the same instant, 10 s.
+std::filesystem::path flash_clip(const TempDir& dir, int hz) {
+  const auto clip = dir / ("flash" + std::to_string(hz) + ".mp4");
+  const std::string beep = "if(lt(mod(t\\,1)\\,0.1)\\,0.5\\,0.01)*sin(2*PI*" + std::to_string(hz) + "*t)";
+  const std::string make =
+      "ffmpeg -nostdin -v error -y -f lavfi -i \"color=c=black:s=320x180:r=30,format=yuv420p,"
+      "geq=lum='if(lt(mod(N\\,30)\\,1)\\,235\\,16)':cb=128:cr=128\" -f lavfi -i \"aevalsrc='" + beep + "|" + beep +
+      "':s=48000\" -t 10 -c:v libx264 -preset ultrafast -qp 0 -c:a aac -b:a 192k '" + clip.string() + "'";
+  EXPECT_EQ(shell(make), 0) << make;
+  return clip;
+}
+
+// Runs obs_host; returns its JSON line (libobs' log goes to its stdout too).
+nlohmann::json run_host(const TempDir& dir, const std::vector<std::string>& args) {
+  std::string command = "('" RDMAVIDEO_OBS_HOST "' --plugin '" RDMAVIDEO_OBS_PLUGIN "'";
+  for (const auto& a : args) command += " '" + a + "'";
+  command += " 2>'" + (dir / "obs_host.stderr").string() + "'; echo \"obs_host exited with $?\") | tee '" +
+             (dir / "obs_host.log").string() + "'";
+  const std::string out = capture(command);
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex(R"((\{"frames".*\}))"))) {
+    ADD_FAILURE() << "obs_host printed no result:\n" << out.substr(out.size() > 4000 ? out.size() - 4000 : 0)
+                  << read_file(dir / "obs_host.stderr");
+    return {};
+  }
+  return nlohmann::json::parse(m[1].str());
+}
+
+nlohmann::json av_sync(const std::filesystem::path& file, int track, const std::string& crop) {
+  const std::string text = capture("python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/av_sync.py' '" + file.string() +
+                                   "' --audio " + std::to_string(track) + " --crop " + crop);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const std::exception&) {
+    ADD_FAILURE() << "av_sync.py: " << text;
+    return {};
+  }
+}
+
+std::vector<int> rgb_at(const std::filesystem::path& file, double second, int x, int y) {
+  const std::string out = capture("ffmpeg -nostdin -v error -ss " + std::to_string(second) + " -i '" + file.string() +
+                                  "' -frames:v 1 -vf crop=2:2:" + std::to_string(x) + ":" + std::to_string(y) +
+                                  ",scale=1:1,format=rgb24 -f rawvideo - | od -An -tu1");
+  std::istringstream in(out);
+  std::vector<int> rgb;
+  for (int v; in >> v;) rgb.push_back(v);
+  return rgb;
+}
+
+TEST(Libobs, ColourAndTwoTracksEachWithItsToneInSyncIntoProres) {
+  if (!have_tools()) GTEST_SKIP() << "needs Xvfb, ffmpeg, ffprobe and python3";
+  TempDir dir;
+  VirtualScreen screen(dir);
+  const auto clip_a = flash_clip(dir, 1000);
+  const auto clip_b = flash_clip(dir, 700);
+  const auto out = dir / "obs.mov";
+  const auto reference = dir / "obs-own.mkv";
+  Receiver recv(dir, {"--output", out.string()});
+  const auto r = run_host(dir, {"--destinations", recv.address(), "--seconds", "8", "--clip-a", clip_a.string(),
+                                "--clip-b", clip_b.string(), "--tracks", "3", "--color", "0xFFCC6633",
+                                "--record", reference.string()});
+  ASSERT_FALSE(r.is_null());
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  EXPECT_EQ(r["error"], "");
+  EXPECT_FALSE(r["stopped_early"].get<bool>());
+  // Frames OBS handed the output, at 30 fps for 8 s on two cores rendering in software.
+  const int handed = r["frames"], dropped = r["dropped"];
+  EXPECT_GT(handed, 200);
+  EXPECT_LE(dropped, handed / 50) << "more than 2% dropped";
+  const std::string recorded = capture("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+                                       "stream=nb_read_frames -of csv=p=0 '" + out.string() + "'");
+  EXPECT_EQ(std::stoi(recorded), handed - dropped) << "every frame OBS's counters say went, and no other";
+
+  // The tracks, named after OBS's tracks, as OBS mixed them (float planar, stereo, 48 kHz).
+  const std::string titles = capture("ffprobe -v error -select_streams a -show_entries stream=channels,sample_rate:"
+                                     "stream_tags=handler_name -of csv=p=0 '" + out.string() + "'");
+  EXPECT_EQ(titles, "48000,2,Track 1\n48000,2,Track 2\n");
+  // The colour source's colour (R 0x33 G 0x66 B 0xCC) below the clips, through OBS's NV12
+  // BT.709 limited canvas, the wire, ProRes and back.
+  const auto rgb = rgb_at(out, 4.0, 320, 270);
+  ASSERT_EQ(rgb.size(), 3u);
+  EXPECT_NEAR(rgb[0], 0x33, 4);
+  EXPECT_NEAR(rgb[1], 0x66, 4);
+  EXPECT_NEAR(rgb[2], 0xCC, 4);
+
+  // Each track's beeps against its own clip's flashes. OBS's media source itself places its
+  // sound a little before its picture (both ffmpeg_source's decode and the render tick add
+  // to the picture); OBS's own FFmpeg output of the same canvas is the reference.
+  for (int t = 0; t < 2; ++t) {
+    SCOPED_TRACE("track " + std::to_string(t + 1));
+    const std::string crop = "320:180:" + std::to_string(320 * t) + ":0";
+    const auto ours = av_sync(out, t, crop);
+    const auto own = av_sync(reference, t, crop);
+    ASSERT_FALSE(ours.is_null());
+    ASSERT_FALSE(own.is_null());
+    std::cout << "track " << t + 1 << ": ours " << ours.dump() << "\n  OBS's own recording " << own.dump() << "\n";
+    EXPECT_GE(ours["beeps"].get<int>(), 6);
+    EXPECT_NEAR(ours["tone_hz"].get<double>(), t == 0 ? 1000 : 700, t == 0 ? 60 : 40);
+    const auto offsets = ours["offsets_ms"].get<std::vector<double>>();
+    ASSERT_GE(offsets.size(), 5u);
+    // After the first beep (the clip starting), every beep lands the same distance from its
+    // flash: the path neither drifts nor jitters.
+    const auto [lo, hi] = std::minmax_element(offsets.begin() + 1, offsets.end());
+    EXPECT_LE(*hi - *lo, 2.0);
+    const double frame_ms = ours["frame_ms"];
+    EXPECT_LE(std::abs(offsets.back()), 2 * frame_ms);
+    const auto own_offsets = own["offsets_ms"].get<std::vector<double>>();
+    ASSERT_FALSE(own_offsets.empty());
+    EXPECT_LE(std::abs(offsets.back()), std::abs(own_offsets.back()) + 5.0)
+        << "further from the picture than OBS's own recording";
+    EXPECT_NEAR(ours["audio_s"].get<double>(), ours["video_s"].get<double>(), frame_ms / 1000);
+  }
+}
+
+TEST(Libobs, TenBitPqCanvasLandsAs10BitHdrProres) {
+  if (!have_tools()) GTEST_SKIP() << "needs Xvfb, ffmpeg, ffprobe and python3";
+  TempDir dir;
+  VirtualScreen screen(dir);
+  const auto out = dir / "hdr.mov";
+  Receiver recv(dir, {"--output", out.string()});
+  const auto r = run_host(dir, {"--destinations", recv.address(), "--seconds", "3", "--format", "P010",
+                                "--colorspace", "2100pq", "--tracks", "1"});
+  ASSERT_FALSE(r.is_null());
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  EXPECT_GT(r["frames"].get<int>(), 40);
+  EXPECT_NE(recv.process().stderr_text().find("p010le"), std::string::npos) << "not sent as 10-bit P010";
+  const auto facts = key_values(capture("ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,profile,"
+                                        "pix_fmt,color_range,color_space,color_transfer,color_primaries -of "
+                                        "default=noprint_wrappers=1 '" + out.string() + "'"));
+  EXPECT_EQ(facts.at("codec_name"), "prores");
+  EXPECT_EQ(facts.at("pix_fmt"), "yuv422p10le");
+  EXPECT_EQ(facts.at("color_primaries"), "bt2020");
+  EXPECT_EQ(facts.at("color_transfer"), "smpte2084");
+  EXPECT_EQ(facts.at("color_space"), "bt2020nc");
+  EXPECT_EQ(facts.at("color_range"), "tv");
+}
+
+TEST(Libobs, I444CanvasLandsAsProres4444AndI010IsConvertedToP010) {
+  if (!have_tools()) GTEST_SKIP() << "needs Xvfb, ffmpeg, ffprobe and python3";
+  TempDir dir;
+  VirtualScreen screen(dir);
+  for (const std::string format : {"I444", "I010"}) {
+    SCOPED_TRACE(format);
+    const auto out = dir / (format + ".mov");
+    Receiver recv(dir, {"--output", out.string()}, {}, "recv" + format);
+    const auto r = run_host(dir, {"--destinations", recv.address(), "--seconds", "2", "--format", format,
+                                  "--tracks", "0"});
+    ASSERT_FALSE(r.is_null());
+    ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+    const std::string text = recv.process().stderr_text();
+    const auto facts = key_values(capture("ffprobe -v error -select_streams v:0 -show_entries stream=profile,pix_fmt"
+                                          " -of default=noprint_wrappers=1 '" + out.string() + "'"));
+    if (format == "I444") {
+      EXPECT_NE(text.find("yuv444p "), std::string::npos) << text;
+      EXPECT_EQ(facts.at("profile"), "4444");
+    } else {
+      EXPECT_NE(text.find("p010le"), std::string::npos) << text;
+      EXPECT_EQ(facts.at("pix_fmt"), "yuv422p10le");
+    }
+  }
+}
+
+TEST(Libobs, AReceiverThatIsNotThereStopsTheOutputSayingWhy) {
+  if (!have_tools()) GTEST_SKIP() << "needs Xvfb, ffmpeg, ffprobe and python3";
+  TempDir dir;
+  VirtualScreen screen(dir);
+  const auto r = run_host(dir, {"--destinations", "127.0.0.1:9", "--seconds", "10"});
+  ASSERT_FALSE(r.is_null());
+  EXPECT_TRUE(r["stopped_early"].get<bool>());
+  EXPECT_EQ(r["stop_code"], -2);  // OBS_OUTPUT_CONNECT_FAILED
+  EXPECT_NE(r["error"].get<std::string>().find("127.0.0.1:9"), std::string::npos) << r.dump();
+}
+
+}  // namespace
+}  // namespace rdmavideo::testing

@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "dialog.hpp"
 #include "output.hpp"
 
 namespace rdmavideo::obs {
@@ -16,6 +17,7 @@ namespace {
 constexpr const char* kSection = "rdmavideo";
 constexpr const char* kOutputName = "rdmavideo";
 obs_output_t* g_output = nullptr;
+bool g_present = false;
 
 void on_event(enum obs_frontend_event event, void*) {
   if (event == OBS_FRONTEND_EVENT_FINISHED_LOADING) {
@@ -31,6 +33,7 @@ void on_event(enum obs_frontend_event event, void*) {
     });
     if (g_output && start_with_obs()) obs_output_start(g_output);
   } else if (event == OBS_FRONTEND_EVENT_EXIT) {
+    close_dialog();
     if (g_output) {
       obs_output_stop(g_output);
       obs_output_release(g_output);
@@ -42,7 +45,7 @@ void on_event(enum obs_frontend_event event, void*) {
 
 }  // namespace
 
-bool frontend_present() { return obs_frontend_get_main_window() != nullptr; }
+bool frontend_present() { return g_present; }
 
 obs_output_t* main_output() { return g_output; }
 
@@ -74,12 +77,16 @@ void set_start_with_obs(bool on) {
 }
 
 void frontend_load() {
-  if (!frontend_present()) return;  // a libobs host: the output type alone
+  // Asked once: in a libobs host without the frontend, libobs logs a warning each time.
+  g_present = obs_frontend_get_main_window() != nullptr;
+  if (!g_present) return;  // a libobs host: the output type alone
   obs_frontend_add_event_callback(on_event, nullptr);
+  // "&r" lets the keyboard reach it: Alt+T, R.
+  obs_frontend_add_tools_menu_item("&rdmavideo Output", [](void*) { open_dialog(); }, nullptr);
 }
 
 void frontend_unload() {
-  if (!frontend_present()) return;
+  if (!g_present) return;
   obs_frontend_remove_event_callback(on_event, nullptr);
 }
 

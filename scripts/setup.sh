@@ -25,7 +25,7 @@ packages=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libsdl2-dev
   # the OBS plugin: libobs and its frontend API, Qt 5 for its dialog (Debian's OBS is built
   # with Qt 5), and OBS itself for the tests that run it
-  libobs-dev qtbase5-dev obs-studio
+  libobs-dev qtbase5-dev obs-studio python3-websocket
   # Soft-RoCE lab (tests/rxe): a QEMU VM booting the distribution kernel, which has rdma_rxe
   qemu-system-x86 busybox-static linux-image-amd64 cpio xz-utils
   ibverbs-utils rdmacm-utils perftest iproute2

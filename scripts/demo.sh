@@ -137,4 +137,37 @@ else
       echo "(and NVDEC decoding, --hwaccel cuda, likewise)"
   fi
 fi
+if [ -e $bin/obs-plugin/rdmavideo-obs.so ] && command -v Xvfb >/dev/null; then
+  echo "== 8. OBS to a recorder with its sound: OBS's program picture (libobs on a virtual screen,"
+  echo "      a colour source and two clips, each clip's sound on its own mix track) through the"
+  echo "      rdmavideo_output plugin into ProRes with both tracks, each track's sync measured"
+  echo "      against its clip's flashes; then a 10-bit Rec. 2100 PQ canvas lands as HDR ProRes"
+  Xvfb :97 -screen 0 1280x720x24 -nolisten tcp 2>/dev/null &
+  xvfb=$!
+  sleep 1
+  for hz in 1000 700; do
+    beep="if(lt(mod(t\\,1)\\,0.1)\\,0.5\\,0.01)*sin(2*PI*$hz*t)"
+    ffmpeg -nostdin -v error -y -f lavfi -i "color=c=black:s=320x180:r=30,format=yuv420p,geq=lum='if(lt(mod(N\\,30)\\,1)\\,235\\,16)':cb=128:cr=128" \
+      -f lavfi -i "aevalsrc='$beep|$beep':s=48000" -t 10 -c:v libx264 -preset ultrafast -qp 0 -c:a aac "$out/clip$hz.mp4"
+  done
+  obs_run() {  # obs_run OUTPUT "obs_host flags"
+    $bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --output "$1" --quiet &
+    local recv=$!
+    sleep 0.3
+    # shellcheck disable=SC2086
+    DISPLAY=:97 $bin/tests/obs/obs_host --plugin $bin/obs-plugin/rdmavideo-obs.so \
+      --destinations 127.0.0.1:$port $2 | grep '^{"frames"' | python3 -c \
+      'import json,sys; r=json.load(sys.stdin); print(f"OBS handed {r[\"frames\"]} frames, {r[\"dropped\"]} dropped, {r[\"callback_ns\"]/1e6/max(1,r[\"frames\"]):.2f} ms a frame in its video callback")'
+    wait $recv
+  }
+  obs_run "$out/obs.mov" "--seconds 8 --clip-a $out/clip1000.mp4 --clip-b $out/clip700.mp4 --tracks 3"
+  ffprobe -v error -show_entries stream=codec_name,profile,pix_fmt,color_space:stream_tags=handler_name \
+    -of compact=p=0 "$out/obs.mov" | grep -v "^codec_name=$"
+  python3 tests/support/av_sync.py "$out/obs.mov" --audio 0 --crop 320:180:0:0 --summary | sed 's/^/track 1: /'
+  python3 tests/support/av_sync.py "$out/obs.mov" --audio 1 --crop 320:180:320:0 --summary | sed 's/^/track 2: /'
+  obs_run "$out/obs-hdr.mov" "--seconds 3 --format P010 --colorspace 2100pq --tracks 1"
+  ffprobe -v error -select_streams v -show_entries stream=codec_name,pix_fmt,color_primaries,color_transfer,color_space \
+    -of compact=p=0 "$out/obs-hdr.mov"
+  kill $xvfb
+fi
 echo "demo: summaries in $out/*.json, received frames in $out/*.png, recordings in $out/*.mov"

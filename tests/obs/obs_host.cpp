@@ -238,12 +238,17 @@ int main(int argc, char** argv) {
     die(std::string("ffmpeg_output did not start: ") + (why ? why : "no reason given"));
   }
   const double cpu_began = process_cpu_s();
+  const uint32_t rendered_began = obs_get_total_frames(), lagged_began = obs_get_lagged_frames();
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.seconds);
   {
     std::unique_lock lock(g_mu);
     g_cv.wait_until(lock, until, [] { return g_stopped; });
   }
   const double cpu_s = process_cpu_s() - cpu_began;
+  // OBS's video thread's own counts over the same span: canvases rendered, and ticks it
+  // missed (rendering took longer than a frame).
+  const uint32_t rendered = obs_get_total_frames() - rendered_began;
+  const uint32_t lagged = obs_get_lagged_frames() - lagged_began;
   const bool stopped_early = g_stopped;
   if (recording) obs_output_stop(recording);
   if (output && !stopped_early) obs_output_stop(output);
@@ -251,19 +256,17 @@ int main(int argc, char** argv) {
     std::unique_lock lock(g_mu);
     g_cv.wait_for(lock, std::chrono::seconds(20), [] { return g_stopped; });
   }
-  // OBS's video thread's own count: the canvases rendered and handed to outputs.
-  const uint32_t rendered = obs_get_total_frames();
   calldata_t cd{};
   if (output) proc_handler_call(obs_output_get_proc_handler(output), "get_stats", &cd);
   const char* error = output ? obs_output_get_last_error(output) : nullptr;
   std::printf(
       "{\"frames\": %d, \"dropped\": %d, \"bytes\": %llu, \"handed\": %lld, \"callback_ns\": %lld, "
       "\"callback_cpu_ns\": %lld, \"stop_code\": %lld, \"stopped_early\": %s, \"error\": \"%s\", "
-      "\"rendered\": %u, \"cpu_s\": %.3f, \"recorded\": %d}\n",
+      "\"rendered\": %u, \"lagged\": %u, \"cpu_s\": %.3f, \"recorded\": %d}\n",
       output ? obs_output_get_total_frames(output) : 0, output ? obs_output_get_frames_dropped(output) : 0,
       static_cast<unsigned long long>(output ? obs_output_get_total_bytes(output) : 0), calldata_int(&cd, "frames"),
       calldata_int(&cd, "callback_ns"), calldata_int(&cd, "callback_cpu_ns"), g_stop_code,
-      stopped_early ? "true" : "false", error ? error : "", rendered, cpu_s,
+      stopped_early ? "true" : "false", error ? error : "", rendered, lagged, cpu_s,
       recording ? obs_output_get_total_frames(recording) : 0);
   calldata_free(&cd);
   if (recording) {

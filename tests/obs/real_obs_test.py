@@ -218,6 +218,7 @@ def main():
     os.makedirs(home)
     x = Xvfb()
     obs_log = open(os.path.join(work, "obs.log"), "w")
+    obs = None
     try:
         cfg = seed_config(home)
         install_plugin(cfg, a.plugin)
@@ -304,7 +305,11 @@ def main():
             recv2.wait()
         check(recv2.returncode == 0, "start with OBS: the receiver got its 60 frames without the websocket")
         stop_obs(obs)
+    except Exception as e:  # OBS that died, a websocket that never answered: say so, with its log
+        check(False, f"{type(e).__name__}: {e}")
     finally:
+        if obs is not None and obs.poll() is None:
+            stop_obs(obs)
         obs_log.close()
         x.close()
         if failures or a.keep:

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""OBS's render-to-send cost, measured in libobs itself (tests/obs/obs_host: libobs under Xvfb,
+Mesa rendering OBS's OpenGL in software) at 1920x1080 and 3840x2160, NV12 at 60 fps, with a
+colour source and a media source (a 320x180 clip with sound) on the canvas. Three cases, run
+alternating, --repeat times each:
+
+  render     no output: what OBS's rendering of the canvas costs on its own (the baseline)
+  rdmavideo  rdmavideo_output to an rdmavideo-recv that discards the frames, over TCP
+  obs-ffv1   OBS's own FFmpeg output (obs-ffmpeg's ffmpeg_output) writing the same canvas
+             losslessly (FFV1 in Matroska, PCM audio) to a file: the peer
+
+For each: frames OBS rendered and handed to the output, the time OBS's video thread spent
+inside the output's raw video callback per frame (ours only: the FFmpeg output's is its own
+business), and the OBS process's CPU per rendered frame, less the render case's: what the
+output adds. Mesa on two cores cannot render 4K60 in real time, so the table reports cost
+per frame, not fps; `lagged` is OBS's count of render ticks it missed.
+
+The receiver's CPU is reported apart: in use it is another machine's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import run_tcp_bench as tb  # noqa: E402  (Proc, the receiver's port line: one implementation)
+
+REPO = tb.REPO_ROOT
+
+
+def flash_clip(path: Path) -> None:
+    beep = "if(lt(mod(t\\,1)\\,0.1)\\,0.5\\,0.01)*sin(2*PI*1000*t)"
+    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+                    "color=c=black:s=320x180:r=30,format=yuv420p,geq=lum='if(lt(mod(N\\,30)\\,1)\\,235\\,16)':cb=128:cr=128",
+                    "-f", "lavfi", "-i", f"aevalsrc='{beep}|{beep}':s=48000", "-t", "10", "-c:v", "libx264",
+                    "-preset", "ultrafast", "-qp", "0", "-c:a", "aac", str(path)], check=True)
+
+
+class Screen:
+    def __init__(self):
+        r, w = os.pipe()
+        self.proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x720x24", "-nolisten", "tcp"],
+                                     pass_fds=(w,), stderr=subprocess.DEVNULL)
+        os.close(w)
+        number = b""
+        while not number.endswith(b"\n"):
+            c = os.read(r, 1)
+            if not c:
+                break
+            number += c
+        os.close(r)
+        self.display = ":" + number.decode().strip()
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def run_case(case: str, size: str, seconds: float, build: Path, work: Path, clip: Path, display: str) -> dict:
+    host = build / "tests/obs/obs_host"
+    plugin = build / "obs-plugin/rdmavideo-obs.so"
+    args = [str(host), "--plugin", str(plugin), "--size", size, "--fps", "60/1", "--seconds", str(seconds),
+            "--clip-a", str(clip), "--tracks", "1"]
+    recv = None
+    if case == "rdmavideo":
+        recv = tb.Proc(f"recv-{case}-{size}", [str(build / "receiver/rdmavideo-recv"), "--listen", "127.0.0.1:0"],
+                       work)
+        port = tb.wait_for_port_line(recv, 30)
+        args += ["--destinations", f"127.0.0.1:{port}"]
+    else:
+        args += ["--no-rdmavideo"]
+    if case == "obs-ffv1":
+        out = work / f"obs-own-{size}.mkv"
+        args += ["--record", str(out), "--record-encoder", "ffv1"]
+    env = dict(os.environ, DISPLAY=display)
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=seconds + 120)
+    m = re.search(r'(\{"frames".*\})', done.stdout)
+    if done.returncode != 0 or not m:
+        raise tb.CaseError(f"{case} {size}: obs_host exited {done.returncode}: {done.stderr[-400:]}")
+    r = json.loads(m.group(1))
+    if case == "obs-ffv1":
+        (work / f"obs-own-{size}.mkv").unlink(missing_ok=True)
+    if recv:
+        recv.wait(time.monotonic() + 30)
+        r["recv_cpu_s"] = recv.cpu_seconds
+    return r
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--build-dir", default="build")
+    p.add_argument("--seconds", type=float, default=10)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--sizes", default="1920x1080,3840x2160")
+    a = p.parse_args()
+    build = (REPO / a.build_dir).resolve()
+    for tool in ("Xvfb", "ffmpeg"):
+        if shutil.which(tool) is None:
+            print(f"{tool} not found", file=sys.stderr)
+            return 2
+    work = Path(tempfile.mkdtemp(prefix="obs-bench-"))
+    screen = Screen()
+    clip = work / "clip.mp4"
+    flash_clip(clip)
+    cases = ("render", "rdmavideo", "obs-ffv1")
+    runs: dict[tuple[str, str], list[dict]] = {}
+    try:
+        for size in a.sizes.split(","):
+            for _ in range(a.repeat):
+                for case in cases:
+                    runs.setdefault((size, case), []).append(run_case(case, size, a.seconds, build, work, clip,
+                                                                       screen.display))
+    finally:
+        screen.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+    def med(size: str, case: str, f) -> float:
+        return statistics.median(f(r) for r in runs[(size, case)])
+
+    print(f"OBS render-to-send cost, NV12 at 60 fps, {a.seconds:.0f} s runs, medians of {a.repeat} "
+          f"(libobs {os.uname().machine}, Mesa llvmpipe, {os.cpu_count()} cores)\n")
+    print("| canvas | output | rendered fps | lagged | handed to the output | in OBS's callback, ms/frame "
+          "| OBS CPU ms/frame | added by the output, ms/frame | receiver CPU ms/frame |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for size in a.sizes.split(","):
+        base = med(size, "render", lambda r: 1000 * r["cpu_s"] / max(1, r["rendered"]))
+        for case in cases:
+            fps = med(size, case, lambda r: r["rendered"] / a.seconds)
+            lagged = med(size, case, lambda r: r["lagged"])
+            per_frame = med(size, case, lambda r: 1000 * r["cpu_s"] / max(1, r["rendered"]))
+            handed = med(size, case, lambda r: r["frames"] if case == "rdmavideo" else r["recorded"])
+            callback = (f"{med(size, case, lambda r: r['callback_ns'] / 1e6 / max(1, r['handed'])):.2f}"
+                        if case == "rdmavideo" else "-")
+            added = f"{per_frame - base:+.2f}" if case != "render" else "-"
+            recv = (f"{med(size, case, lambda r: 1000 * r['recv_cpu_s'] / max(1, r['frames'])):.2f}"
+                    if case == "rdmavideo" else "-")
+            print(f"| {size} | {case} | {fps:.1f} | {lagged:.0f} | {handed:.0f} | {callback} | {per_frame:.2f} "
+                  f"| {added} | {recv} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -245,10 +245,43 @@ TEST_P(InteropFormats, RdmasinkIntoVerifyingRdmavideoRecv) {
 INSTANTIATE_TEST_SUITE_P(Formats, InteropFormats,
                          ::testing::Values(InteropCase{"nv12", "NV12", 3},
                                            InteropCase{"uyvy422", "UYVY", 4},
-                                           InteropCase{"rgba", "RGBA", 8}),
+                                           InteropCase{"rgba", "RGBA", 8},
+                                           InteropCase{"yuv444p", "Y444", 6},
+                                           InteropCase{"yuv444p10le", "Y444_10LE", 12}),
                          [](const auto& param_info) {
                            return std::string(param_info.param.pix_fmt);
                          });
+
+// Colour both ways: caps' colorimetry goes out in StreamStart (rdmasink) and lands in the
+// recording; a sender's --colour comes out as rdmasrc's caps.
+TEST_F(GstLaunch, ColorimetryTravelsBothWays) {
+  TempDir dir;
+  const auto out = dir / "pq.mkv";
+  Receiver recv(dir, {"--quiet", "--output", out.string()});
+  Process send(launch("videotestsrc num-buffers=10 ! video/x-raw,format=Y444_10LE,width=320,height=180,"
+                      "framerate=30/1,colorimetry=bt2100-pq ! rdmasink host=127.0.0.1 transport=tcp port=" +
+                          std::to_string(recv.port()),
+                      {"-q"}),
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  const std::string facts = capture("ffprobe -v error -select_streams v:0 -show_entries stream=pix_fmt,color_range,"
+                                    "color_space,color_transfer,color_primaries -of csv=p=0 '" + out.string() + "'");
+  EXPECT_EQ(facts, "yuv444p10le,tv,bt2020nc,smpte2084,bt2020\n");
+
+  const uint16_t port = free_port();
+  const auto recv_stdout = dir / "src.stdout";
+  Process src(launch("rdmasrc address=127.0.0.1 port=" + std::to_string(port) + " ! fakesink", {"-v"}),
+              dir / "src.stderr", Redirect{"", recv_stdout.string(), false, false});
+  ASSERT_TRUE(wait_prerolling(recv_stdout, src)) << read_file(recv_stdout) << src.stderr_text();
+  Process sender({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(port), "--testsrc", "-s", "320x180",
+                  "--pix-fmt", "yuv444p10le", "--colour", "bt2100-hlg", "--frames", "10", "--transport", "tcp",
+                  "--quiet"},
+                 dir / "sender.stderr");
+  ASSERT_EQ(sender.wait(60s), 0) << sender.stderr_text();
+  ASSERT_TRUE(src.wait(60s));
+  EXPECT_NE(read_file(recv_stdout).find("colorimetry=(string)bt2100-hlg"), std::string::npos) << read_file(recv_stdout);
+}
 
 // key-file on both elements, against the command-line peers with --key-file: the right key
 // streams and verifies both ways; rdmasink without the key is refused by the receiver, and

@@ -425,7 +425,7 @@ INSTANTIATE_TEST_SUITE_P(WindowManager, DisplayFullscreen, ::testing::Values(tru
 class DisplayEveryFormat : public DisplayTest, public ::testing::WithParamInterface<const char*> {};
 
 // Each texture path: native NV12, IYUV, UYVY, YUY2, RGBA, BGRA, RGB24 and the converted
-// p010le (to NV12), yuv422p10le and v210 (to YUY2).
+// p010le (to NV12), yuv422p10le and v210 (to YUY2), and the 4:4:4 formats (to IYUV).
 TEST_P(DisplayEveryFormat, ShowsTheBars) {
   const std::string pix_fmt = GetParam();
   TempDir dir;
@@ -446,7 +446,8 @@ TEST_P(DisplayEveryFormat, ShowsTheBars) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, DisplayEveryFormat,
                          ::testing::Values("nv12", "yuv420p", "p010le", "uyvy422", "yuyv422",
-                                           "rgba", "bgra", "rgb24", "yuv422p10le", "v210"));
+                                           "rgba", "bgra", "rgb24", "yuv422p10le", "v210", "yuv444p",
+                                           "yuv444p10le", "yuv444p12le"));
 
 // ---- Sound: --display plays the stream's first track through SDL, and the picture follows it.
 // SDL's disk audio driver stands in for a sound card: it takes the device's buffers at the

@@ -7,12 +7,17 @@
 //   obs_host --plugin PATH --destinations HOST:PORT --seconds S [--format NV12|P010|I444|BGRA]
 //            [--colorspace 709|601|2100pq|2100hlg] [--range partial|full] [--color 0xAABBGGRR]
 //            [--clip-a FILE] [--clip-b FILE] [--tracks MASK] [--size WxH] [--fps N/D]
-//            [--record FILE.mkv [--record-encoder ffv1]] [--no-rdmavideo]
+//            [--record FILE.mkv [--record-encoder ffv1]] [--no-rdmavideo] [--null-output]
 //
 // --record runs OBS's own FFmpeg output (obs-ffmpeg's ffmpeg_output, which encodes OBS's raw
 // canvas itself, as OBS's custom recording does) beside ours, writing the same canvas and
 // tracks losslessly: what the tests compare sync against and the bench compares cost with.
-// --no-rdmavideo leaves ours out (the bench's other case).
+// --no-rdmavideo leaves ours out (the bench's other case). --null-output adds a raw output
+// of this program's own whose callbacks do nothing: what OBS itself spends making raw frames
+// for any output (reading the canvas back, converting it), apart from what an output does. --abandon-recording ends the
+// process without stopping OBS's FFmpeg output: under heavy render lag OBS 29's
+// ffmpeg_output frees its encoder while its video callback still encodes (a crash of OBS's
+// own output), and the bench needs only its cost, not its file.
 // The scene: a colour source filling the canvas; --clip-a in the top-left quarter with its
 // audio on track 1, --clip-b in the top-right quarter with its audio on track 2 (media
 // sources, looping). On stdout at the end, one JSON object: the output's frames, dropped
@@ -27,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <ctime>
 #include <mutex>
 #include <string>
@@ -37,6 +43,8 @@ namespace {
 struct Args {
   std::string plugin, destinations, clip_a, clip_b, transport = "tcp", name = "OBS program";
   std::string record, record_encoder = "ffv1";
+  bool abandon_recording = false;
+  bool null_output = false;
   bool rdmavideo = true;
   double seconds = 5;
   video_format format = VIDEO_FORMAT_NV12;
@@ -58,6 +66,14 @@ Args parse(int argc, char** argv) {
     const std::string k = argv[i];
     if (k == "--no-rdmavideo") {
       a.rdmavideo = false;
+      continue;
+    }
+    if (k == "--null-output") {
+      a.null_output = true;
+      continue;
+    }
+    if (k == "--abandon-recording") {
+      a.abandon_recording = true;
       continue;
     }
     if (i + 1 >= argc) die("missing value after " + k);
@@ -133,6 +149,25 @@ double process_cpu_s() {
   return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9;
 }
 
+// A raw output that takes OBS's frames and audio and does nothing with them.
+void register_null_output() {
+  obs_output_info info{};
+  info.id = "null_raw_output";
+  info.flags = OBS_OUTPUT_AV | OBS_OUTPUT_MULTI_TRACK;
+  info.get_name = [](void*) -> const char* { return "null raw output"; };
+  info.create = [](obs_data_t*, obs_output_t* output) -> void* { return output; };
+  info.destroy = [](void*) {};
+  info.start = [](void* data) {
+    auto* output = static_cast<obs_output_t*>(data);
+    obs_output_set_mixers(output, 1);
+    return obs_output_begin_data_capture(output, 0);
+  };
+  info.stop = [](void* data, uint64_t) { obs_output_end_data_capture(static_cast<obs_output_t*>(data)); };
+  info.raw_video = [](void*, video_data*) {};
+  info.raw_audio2 = [](void*, size_t, audio_data*) {};
+  obs_register_output(&info);
+}
+
 std::mutex g_mu;
 std::condition_variable g_cv;
 bool g_stopped = false;
@@ -184,6 +219,7 @@ int main(int argc, char** argv) {
   load_module(plugins + "obs-ffmpeg.so", "/usr/share/obs/obs-plugins/obs-ffmpeg");
   load_module(a.plugin, nullptr);
   obs_post_load_modules();
+  register_null_output();
 
   obs_scene_t* scene = obs_scene_create("scene");
   obs_data_t* cs = obs_data_create();
@@ -237,6 +273,12 @@ int main(int argc, char** argv) {
     const char* why = obs_output_get_last_error(recording);
     die(std::string("ffmpeg_output did not start: ") + (why ? why : "no reason given"));
   }
+  obs_output_t* null_output = nullptr;
+  if (a.null_output) {
+    null_output = obs_output_create("null_raw_output", "null", nullptr, nullptr);
+    obs_output_set_media(null_output, obs_get_video(), obs_get_audio());
+    if (!obs_output_start(null_output)) die("the null output did not start");
+  }
   const double cpu_began = process_cpu_s();
   const uint32_t rendered_began = obs_get_total_frames(), lagged_began = obs_get_lagged_frames();
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.seconds);
@@ -250,8 +292,8 @@ int main(int argc, char** argv) {
   const uint32_t rendered = obs_get_total_frames() - rendered_began;
   const uint32_t lagged = obs_get_lagged_frames() - lagged_began;
   const bool stopped_early = g_stopped;
-  if (recording) obs_output_stop(recording);
   if (output && !stopped_early) obs_output_stop(output);
+  if (null_output) obs_output_stop(null_output);
   if (output) {
     std::unique_lock lock(g_mu);
     g_cv.wait_for(lock, std::chrono::seconds(20), [] { return g_stopped; });
@@ -262,25 +304,40 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"frames\": %d, \"dropped\": %d, \"bytes\": %llu, \"handed\": %lld, \"callback_ns\": %lld, "
       "\"callback_cpu_ns\": %lld, \"stop_code\": %lld, \"stopped_early\": %s, \"error\": \"%s\", "
-      "\"rendered\": %u, \"lagged\": %u, \"cpu_s\": %.3f, \"recorded\": %d}\n",
+      "\"rendered\": %u, \"lagged\": %u, \"cpu_s\": %.3f, \"recorded\": %d, \"null_frames\": %d}\n",
       output ? obs_output_get_total_frames(output) : 0, output ? obs_output_get_frames_dropped(output) : 0,
       static_cast<unsigned long long>(output ? obs_output_get_total_bytes(output) : 0), calldata_int(&cd, "frames"),
       calldata_int(&cd, "callback_ns"), calldata_int(&cd, "callback_cpu_ns"), g_stop_code,
       stopped_early ? "true" : "false", error ? error : "", rendered, lagged, cpu_s,
-      recording ? obs_output_get_total_frames(recording) : 0);
+      recording ? obs_output_get_total_frames(recording) : 0,
+      null_output ? obs_output_get_total_frames(null_output) : 0);
   calldata_free(&cd);
+  std::fflush(stdout);
+  if (recording && a.abandon_recording) std::_Exit(0);
   if (recording) {
-    // ffmpeg_output finishes its file on a thread of its own, which may still be encoding
-    // after it says it stopped: releasing it then frees the encoder under that thread (OBS
-    // 29's ffmpeg_output), so it is given time.
+    obs_output_stop(recording);
+    // ffmpeg_output finishes its file on a thread of its own, which may go on encoding the
+    // frames it queued after it signals "stop"; releasing it then frees its encoder under
+    // that thread (OBS 29's ffmpeg_output). So once the file stops growing, ours is released
+    // and the process ends without tearing OBS's down.
     {
       std::unique_lock lock(g_mu);
-      g_cv.wait_for(lock, std::chrono::seconds(20), [] { return g_recording_stopped; });
+      g_cv.wait_for(lock, std::chrono::seconds(30), [] { return g_recording_stopped; });
     }
-    std::this_thread::sleep_for(std::chrono::seconds(2));
-    obs_output_release(recording);
+    std::error_code ec;
+    auto size = std::filesystem::file_size(a.record, ec);
+    for (int i = 0; i < 120; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      const auto now = std::filesystem::file_size(a.record, ec);
+      if (now == size) break;
+      size = now;
+    }
+    obs_output_release(output);
+    std::fflush(stdout);
+    std::_Exit(0);
   }
   obs_output_release(output);
+  obs_output_release(null_output);
   obs_set_output_source(0, nullptr);
   obs_scene_release(scene);
   obs_source_release(colour);

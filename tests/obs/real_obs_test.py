@@ -4,9 +4,9 @@
 driven through obs-websocket (OBS's own remote API, bundled with it):
 
   1. builds a scene through the websocket (a colour source, a media source whose flashes and
-     beeps go to track 1), sets the `rdmavideo` output's settings, starts it, reads
-     GetOutputStatus against what rdmavideo-recv recorded into a .mov, stops it, and checks the
-     ProRes file and its audio track;
+     beeps go to track 1 alone), sets the `rdmavideo` output's settings (tracks 1 and 2),
+     starts it, reads GetOutputStatus against what rdmavideo-recv recorded into a .mov, stops
+     it, and checks the ProRes file and its two audio tracks;
   2. opens the Tools menu's "rdmavideo Output" dialog from the keyboard, as a user would, and
      takes a screenshot of it (--screenshot);
   3. restarts OBS with "start with OBS" set in the profile: the output starts without the
@@ -250,7 +250,7 @@ def main():
         check("rdmavideo" in outputs, f"the rdmavideo output is listed ({outputs})")
         ws.call("SetOutputSettings", {"outputName": "rdmavideo",
                                       "outputSettings": {"destinations": f"127.0.0.1:{port}", "transport": "tcp",
-                                                         "tracks": 1, "name": "OBS program"}})
+                                                         "tracks": 3, "name": "OBS program"}})
         ws.call("StartOutput", {"outputName": "rdmavideo"})
         started = time.time()
         time.sleep(2)
@@ -280,7 +280,9 @@ def main():
               "ProRes with the canvas' BT.709 colour")
         check(frames["r_frame_rate"] == "30/1", "OBS's rate")
         audio = probe(out, ["-select_streams", "a", "-show_entries", "stream=codec_name,channels:stream_tags=handler_name"])["streams"]
-        check(len(audio) == 1 and audio[0]["channels"] == 2, f"one stereo track ({audio})")
+        check(len(audio) == 2 and all(t["channels"] == 2 for t in audio), f"two stereo tracks ({audio})")
+        check([t.get("tags", {}).get("handler_name") for t in audio] == ["Track 1", "Track 2"],
+              "named after OBS's tracks")
         sync = json.loads(subprocess.run(["python3", a.av_sync, out, "--audio", "0", "--crop", "320:180:0:0"],
                                          capture_output=True, text=True).stdout)
         print("track 1 against its picture:", json.dumps(sync), flush=True)

@@ -39,34 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run_tcp_bench as tb  # noqa: E402  (Proc, the receiver's port line: one implementation)
 
 REPO = tb.REPO_ROOT
-
-
-def flash_clip(path: Path) -> None:
-    beep = "if(lt(mod(t\\,1)\\,0.1)\\,0.5\\,0.01)*sin(2*PI*1000*t)"
-    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
-                    "color=c=black:s=320x180:r=30,format=yuv420p,geq=lum='if(lt(mod(N\\,30)\\,1)\\,235\\,16)':cb=128:cr=128",
-                    "-f", "lavfi", "-i", f"aevalsrc='{beep}|{beep}':s=48000", "-t", "10", "-c:v", "libx264",
-                    "-preset", "ultrafast", "-qp", "0", "-c:a", "aac", str(path)], check=True)
-
-
-class Screen:
-    def __init__(self):
-        r, w = os.pipe()
-        self.proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x720x24", "-nolisten", "tcp"],
-                                     pass_fds=(w,), stderr=subprocess.DEVNULL)
-        os.close(w)
-        number = b""
-        while not number.endswith(b"\n"):
-            c = os.read(r, 1)
-            if not c:
-                break
-            number += c
-        os.close(r)
-        self.display = ":" + number.decode().strip()
-
-    def close(self):
-        self.proc.terminate()
-        self.proc.wait()
+sys.path.insert(0, str(REPO / "tests/support"))
+from media_rig import VirtualScreen, flash_clip  # noqa: E402  (the tests' screen and clip)
 
 
 def run_case(case: str, size: str, seconds: float, build: Path, work: Path, clip: Path, display: str) -> dict:
@@ -149,7 +123,7 @@ def main() -> int:
             print(f"{tool} not found", file=sys.stderr)
             return 2
     work = Path(tempfile.mkdtemp(prefix="obs-bench-"))
-    screen = Screen()
+    screen = VirtualScreen()
     clip = work / "clip.mp4"
     flash_clip(clip)
     cases = ("render", "raw-null", "rdmavideo", "obs-ffv1")

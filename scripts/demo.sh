@@ -145,11 +145,7 @@ if [ -e $bin/obs-plugin/rdmavideo-obs.so ] && command -v Xvfb >/dev/null; then
   Xvfb :97 -screen 0 1280x720x24 -nolisten tcp 2>/dev/null &
   xvfb=$!
   sleep 1
-  for hz in 1000 700; do
-    beep="if(lt(mod(t\\,1)\\,0.1)\\,0.5\\,0.01)*sin(2*PI*$hz*t)"
-    ffmpeg -nostdin -v error -y -f lavfi -i "color=c=black:s=320x180:r=30,format=yuv420p,geq=lum='if(lt(mod(N\\,30)\\,1)\\,235\\,16)':cb=128:cr=128" \
-      -f lavfi -i "aevalsrc='$beep|$beep':s=48000" -t 10 -c:v libx264 -preset ultrafast -qp 0 -c:a aac "$out/clip$hz.mp4"
-  done
+  for hz in 1000 700; do python3 tests/support/media_rig.py clip "$out/clip$hz.mp4" $hz; done
   obs_run() {  # obs_run OUTPUT "obs_host flags"
     $bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --output "$1" --quiet &
     local recv=$!

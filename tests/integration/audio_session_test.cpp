@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "process.hpp"
 #include "rdmavideo/receiver_service.hpp"
 #include "rdmavideo/sender_session.hpp"
 #include "sender/sender_core.hpp"
@@ -187,14 +188,7 @@ std::vector<std::byte> ramp(uint64_t first, uint32_t n) {
   return bytes;
 }
 
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
+using testing::wait_until;
 
 class AudioOver : public ::testing::TestWithParam<Transport> {};
 

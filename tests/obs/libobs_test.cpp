@@ -23,14 +23,12 @@ bool have_tools() {
   return true;
 }
 
-// A clip of white flashes on black, each with a beep of `hz` on the same instant, 10 s.
+// A clip of white flashes on black, each with a beep of `hz` on the same instant, 10 s
+// (tests/support/media_rig.py, as the real-OBS test and the bench make it).
 std::filesystem::path flash_clip(const TempDir& dir, int hz) {
   const auto clip = dir / ("flash" + std::to_string(hz) + ".mp4");
-  const std::string beep = "if(lt(mod(t\\,1)\\,0.1)\\,0.5\\,0.01)*sin(2*PI*" + std::to_string(hz) + "*t)";
-  const std::string make =
-      "ffmpeg -nostdin -v error -y -f lavfi -i \"color=c=black:s=320x180:r=30,format=yuv420p,"
-      "geq=lum='if(lt(mod(N\\,30)\\,1)\\,235\\,16)':cb=128:cr=128\" -f lavfi -i \"aevalsrc='" + beep + "|" + beep +
-      "':s=48000\" -t 10 -c:v libx264 -preset ultrafast -qp 0 -c:a aac -b:a 192k '" + clip.string() + "'";
+  const std::string make = "python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/media_rig.py' clip '" + clip.string() +
+                           "' " + std::to_string(hz);
   EXPECT_EQ(shell(make), 0) << make;
   return clip;
 }

@@ -14,6 +14,7 @@
 
 #include "obs_format.hpp"
 #include "obs_sender.hpp"
+#include "process.hpp"
 #include "rdmavideo/receiver_service.hpp"
 
 namespace rdmavideo::obs {
@@ -234,14 +235,7 @@ void rig_up(Rig& rig, uint32_t ring_size = 8) {
   rig.settings = *settings;
 }
 
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
+using testing::wait_until;
 
 // An NV12 picture as OBS hands it: rows padded to `linesize`, each byte a function of its
 // place and the frame, and the padding 0xEE (it must not travel).

@@ -44,6 +44,9 @@ except ImportError:
     print("skipped: python3-websocket not installed")
     sys.exit(SKIP)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from media_rig import VirtualScreen, flash_clip  # noqa: E402
+
 failures = []
 
 
@@ -58,26 +61,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-class Xvfb:
-    def __init__(self):
-        r, w = os.pipe()
-        self.proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-                                     pass_fds=(w,), stderr=subprocess.DEVNULL)
-        os.close(w)
-        number = b""
-        while not number.endswith(b"\n"):
-            c = os.read(r, 1)
-            if not c:
-                break
-            number += c
-        os.close(r)
-        self.display = ":" + number.decode().strip()
-
-    def close(self):
-        self.proc.terminate()
-        self.proc.wait()
 
 
 def seed_config(home, profile_extra=""):
@@ -160,14 +143,6 @@ def probe(path, args):
     return json.loads(out.stdout or "{}")
 
 
-def flash_clip(path, hz):
-    beep = f"if(lt(mod(t\\,1)\\,0.1)\\,0.5\\,0.01)*sin(2*PI*{hz}*t)"
-    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
-                    "color=c=black:s=320x180:r=30,format=yuv420p,geq=lum='if(lt(mod(N\\,30)\\,1)\\,235\\,16)':cb=128:cr=128",
-                    "-f", "lavfi", "-i", f"aevalsrc='{beep}|{beep}':s=48000", "-t", "10", "-c:v", "libx264",
-                    "-preset", "ultrafast", "-qp", "0", "-c:a", "aac", "-b:a", "192k", path], check=True)
-
-
 def receiver(recv, out, log, extra=()):
     proc = subprocess.Popen([recv, "--listen", "127.0.0.1:0", "--output", out] + list(extra),
                             stdout=subprocess.DEVNULL, stderr=log)
@@ -216,7 +191,7 @@ def main():
     work = tempfile.mkdtemp(prefix="real-obs-")
     home = os.path.join(work, "home")
     os.makedirs(home)
-    x = Xvfb()
+    x = VirtualScreen("1280x800")
     obs_log = open(os.path.join(work, "obs.log"), "w")
     obs = None
     try:

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -235,6 +236,17 @@ inline std::map<std::string, std::string> key_values(const std::string& text) {
 
 inline nlohmann::json read_json(const std::filesystem::path& path) {
   return nlohmann::json::parse(read_file(path));
+}
+
+/// Polls `done` every few milliseconds until it holds (true) or `limit` passes (false).
+inline bool wait_until(const std::function<bool()>& done,
+                       std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
 }
 
 /// Runs a command line through /bin/sh; returns its exit code.

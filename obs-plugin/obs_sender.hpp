@@ -82,6 +82,7 @@ class ObsSender {
   void audio(size_t mix, const audio_data& data);
   /// Sends what is in flight, EndOfStream, and closes. Idempotent.
   Result<void> stop();
+  bool stopped() const { return stopped_.load(); }
 
   /// Frames OBS handed over that did not go: no free buffer here, or no destination took it
   /// (no credit, or none up).

@@ -109,7 +109,7 @@ class Output {
     join();
     worker_ = std::thread([this] {
       std::lock_guard lock(mu_);
-      if (sender_) {
+      if (sender_ && !sender_->stopped()) {  // OBS may stop an output twice (stop, then destroy)
         if (auto ok = sender_->stop(); !ok) log().warn("[obs] {}", ok.error().message());
         log().info("[obs] stopped: {} frames, {} dropped, {} bytes", sender_->frames(),
                    sender_->dropped_frames(), sender_->total_bytes());

@@ -153,7 +153,7 @@ if [ -e $bin/obs-plugin/rdmavideo-obs.so ] && command -v Xvfb >/dev/null; then
     # shellcheck disable=SC2086
     DISPLAY=:97 $bin/tests/obs/obs_host --plugin $bin/obs-plugin/rdmavideo-obs.so \
       --destinations 127.0.0.1:$port $2 | grep '^{"frames"' | python3 -c \
-      'import json,sys; r=json.load(sys.stdin); print(f"OBS handed {r[\"frames\"]} frames, {r[\"dropped\"]} dropped, {r[\"callback_ns\"]/1e6/max(1,r[\"frames\"]):.2f} ms a frame in its video callback")'
+      'import json,sys; r=json.load(sys.stdin); f=r["frames"]; print("OBS handed %d frames, %d dropped, %.2f ms a frame in its video callback" % (f, r["dropped"], r["callback_ns"] / 1e6 / max(1, f)))'
     wait $recv
   }
   obs_run "$out/obs.mov" "--seconds 8 --clip-a $out/clip1000.mp4 --clip-b $out/clip700.mp4 --tracks 3"

@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Run on a machine with a GPU, in a copy of the source tree holding a build made elsewhere
-# (BUILD_DIR) and, where that machine lacks libraries the build links, the parts of the
-# archive scripts/gpu-pack.sh made (in this tree, or in GPU_LIBS_PARTS, a folder they were
-# moved to one by one). Runs every test labelled gpu and the GPU bench, and writes what
-# it found (GPU, driver, each test, the bench table) to RESULTS (default gpu-results/), for
-# docs/gpu.md.
+# (BUILD_DIR), or the parts of the archive scripts/gpu-pack.sh made (in this tree, or in
+# GPU_LIBS_PARTS, a folder they were moved to one by one): the libraries that machine lacks
+# and the build's programs and gpu tests. Runs every test labelled gpu and the GPU bench, and
+# writes what it found (GPU, driver, each test, the bench table) to RESULTS (default
+# gpu-results/), for docs/gpu.md.
 #   scripts/gpu-check.sh [BUILD_DIR] [RESULTS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=$(realpath "${1:-build}")
 results=${2:-gpu-results}
 mkdir -p "$results"
 parts=()
@@ -18,7 +17,10 @@ for part in $(ls .gpu-libs.tar.xz.part-* "${GPU_LIBS_PARTS:-.}"/.gpu-libs.tar.xz
   if [ -f "$part" ]; then parts+=("$part"); else parts+=("$GPU_LIBS_PARTS/$part"); fi
 done
 if [ ${#parts[@]} -gt 0 ] && [ ! -d .gpu-libs ]; then cat "${parts[@]}" | tar -xJf -; fi
-[ -d .gpu-libs ] && export LD_LIBRARY_PATH=$PWD/.gpu-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+[ -d .gpu-libs/lib ] && export LD_LIBRARY_PATH=$PWD/.gpu-libs/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+build=${1:-build}
+[ ! -f "$build/CMakeCache.txt" ] && [ -z "${1:-}" ] && [ -f .gpu-libs/build/CMakeCache.txt ] && build=.gpu-libs/build
+build=$(realpath "$build")
 # The tests name the programs by the paths the build was configured with: where this copy
 # lives elsewhere, those paths are made to lead here.
 configured=$(sed -n 's/^rdmavideo_BINARY_DIR:STATIC=//p' "$build/CMakeCache.txt")

@@ -1,25 +1,34 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Run on the build machine: packs the shared libraries the GPU check's programs load, apart
-# from glibc's and the C++ runtime (a GPU machine has newer ones), into OUT.tar.xz, for a
-# GPU machine that lacks FFmpeg, SDL2 or GStreamer, split in parts of at most 60 MiB
-# (OUT.tar.xz.part-aa, -ab, ...) for transfers with a size limit. scripts/gpu-check.sh
-# joins and unpacks them.
+# Run on the build machine: packs what the GPU check needs on a GPU machine that has no
+# build of its own and lacks FFmpeg, SDL2 or GStreamer, into OUT.tar.xz split in parts of at
+# most 60 MiB (OUT.tar.xz.part-aa, -ab, ...) for transfers with a size limit:
+#   OUT/lib    the shared libraries its programs load, apart from glibc's and the C++
+#              runtime (a GPU machine has newer ones);
+#   OUT/build  the build's programs and gpu-labelled tests, stripped, with the CTest files and
+#              CMakeCache.txt, laid out as in BUILD_DIR (the whole build is too large to move).
+# scripts/gpu-check.sh joins and unpacks the parts, and runs from OUT/build when there is no
+# build beside it.
 #   scripts/gpu-pack.sh [BUILD_DIR] [OUT]     (defaults: build, .gpu-libs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 out=${2:-.gpu-libs}
-programs=("$build/sender/rdmavideo-send" "$build/receiver/rdmavideo-recv" "$build/doctor/rdmavideo-doctor"
-          "$build/bench/rdmavideo-gpu-staging" "$build/tests/unit/cuda_gpu_test"
-          "$build/tests/integration/gpu_memory_gpu_test")
-rm -rf "$out" && mkdir -p "$out"
+programs=(sender/rdmavideo-send receiver/rdmavideo-recv doctor/rdmavideo-doctor bench/rdmavideo-gpu-staging
+          tests/unit/cuda_gpu_test tests/integration/gpu_memory_gpu_test)
+rm -rf "$out" && mkdir -p "$out/lib" "$out/build"
 for p in "${programs[@]}"; do
-  [ -x "$p" ] || { echo "gpu-pack: $p is not built (cmake --build $build)" >&2; exit 1; }
-  ldd "$p" | awk '/=> \//{print $3}'
+  [ -x "$build/$p" ] || { echo "gpu-pack: $build/$p is not built (cmake --build $build)" >&2; exit 1; }
+  mkdir -p "$out/build/$(dirname "$p")"
+  strip -o "$out/build/$p" "$build/$p"
+  ldd "$build/$p" | awk '/=> \//{print $3}'
 done | sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
-  while read -r lib; do cp -L "$lib" "$out/"; done
+  while read -r lib; do cp -L "$lib" "$out/lib/"; done
+# CTest's files (every folder's CTestTestfile.cmake and the tests' lists) and the cache.
+(cd "$build" && find . -name 'CTestTestfile.cmake' -o -name '*_include.cmake' -o -name '*_tests.cmake') |
+  while read -r f; do mkdir -p "$out/build/$(dirname "$f")" && cp "$build/$f" "$out/build/$f"; done
+cp "$build/CMakeCache.txt" "$out/build/"
 rm -f "$out".tar.xz.part-*
 tar -C "$(dirname "$out")" -cf - "$(basename "$out")" | xz -9 -T0 | split -b 60M - "$out.tar.xz.part-"
-echo "gpu-pack: $(find "$out" -type f | wc -l) libraries, $(du -ch "$out".tar.xz.part-* | tail -1 | cut -f1)" \
-  "in $(ls "$out".tar.xz.part-* | wc -l) parts: $out.tar.xz.part-*"
+echo "gpu-pack: $(find "$out/lib" -type f | wc -l) libraries and ${#programs[@]} programs," \
+  "$(du -ch "$out".tar.xz.part-* | tail -1 | cut -f1) in $(ls "$out".tar.xz.part-* | wc -l) parts: $out.tar.xz.part-*"

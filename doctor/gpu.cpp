@@ -54,24 +54,37 @@ Check check_cuda(GpuFacts& facts, nlohmann::json& json) {
       continue;
     }
     names += (names.empty() ? "" : ", ") + f->name;
+    const bool flush_supported = cuda::can_flush_rdma_writes(*f) && facts.driver->has("cuFlushGPUDirectRDMAWrites");
+    const std::string not_visible = cuda::why_rdma_writes_not_visible(*f, *facts.driver);
     c.info.push_back(fmt::format(
-        "cuda:{} {} at {}: {} memory, compute {}.{}, dma-buf export {}, GPUDirect RDMA {}, RDMA writes {}",
+        "cuda:{} {} at {}: {} memory, compute {}.{}, dma-buf export {}, GPUDirect RDMA {}, RDMA writes {} "
+        "(ordering {}, flush {})",
         i, f->name, f->pci_bus_id, memory::format_bytes(f->total_memory), f->compute_major,
         f->compute_minor, f->dmabuf_supported ? "yes" : "no", f->gpudirect_rdma_supported ? "yes" : "no",
-        cuda::needs_rdma_flush(*f) ? "flushed before kernels read a slot" : "ordered (no flush)"));
+        !cuda::needs_rdma_flush(*f) ? "ordered (no flush)"
+        : not_visible.empty()       ? "flushed before kernels read a slot"
+                                    : "need a flush it cannot make: rings it receives into are staged",
+        f->rdma_writes_ordering, flush_supported ? "supported" : "not supported"));
+    if (!not_visible.empty()) {
+      c.status = Status::warn;
+      c.fix = "GPUDirect RDMA into this GPU needs cuFlushGPUDirectRDMAWrites: update the NVIDIA driver";
+    }
     devices.push_back({{"ordinal", i},
                        {"name", f->name},
                        {"pci_bus_id", f->pci_bus_id},
                        {"total_memory", f->total_memory},
                        {"dmabuf_supported", f->dmabuf_supported},
                        {"gpudirect_rdma_supported", f->gpudirect_rdma_supported},
-                       {"rdma_writes_ordering", f->rdma_writes_ordering}});
+                       {"rdma_writes_ordering", f->rdma_writes_ordering},
+                       {"rdma_flush_options", f->rdma_flush_options},
+                       {"rdma_flush_needed", cuda::needs_rdma_flush(*f)},
+                       {"rdma_flush_supported", flush_supported}});
     facts.devices.push_back(std::move(*f));
   }
   json["cuda_devices"] = devices;
   c.detail = fmt::format("CUDA driver {}, {} device{}: {}", facts.driver->version_text(),
                          facts.driver->device_count(), facts.driver->device_count() == 1 ? "" : "s", names);
-  if (c.status == Status::warn) c.fix = "nvidia-smi shows whether every GPU is visible and healthy";
+  if (c.status == Status::warn && c.fix.empty()) c.fix = "nvidia-smi shows whether every GPU is visible and healthy";
   return c;
 }
 
@@ -159,9 +172,18 @@ Check check_path(const GpuFacts& facts, nlohmann::json& json) {
     f.rdma_device = i.device;
     f.device_imports_dmabuf = i.probe.imports;
     f.dmabuf_probe_detail = i.probe.detail;
+    f.gpu_reads_rdma_writes = false;
     auto d = gpu::choose_path(gpu::PathChoice::automatic, f);
-    c.info.push_back(fmt::format("cuda:0 over {}: {}", i.device, d->summary()));
+    f.gpu_reads_rdma_writes = true;
+    auto received = gpu::choose_path(gpu::PathChoice::automatic, f);
+    if (d->summary() == received->summary()) {
+      c.info.push_back(fmt::format("cuda:0 over {}: {}", i.device, d->summary()));
+    } else {
+      c.info.push_back(fmt::format("cuda:0 over {}: sending {}; receiving {}", i.device, d->summary(),
+                                   received->summary()));
+    }
     json["gpu_path"][i.device] = d->summary();
+    json["gpu_path_receiving"][i.device] = received->summary();
     if (d->path != gpu::Path::staged) staged_only = false;
   }
   if (facts.imports.empty()) {

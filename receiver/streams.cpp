@@ -21,6 +21,7 @@ stats::StreamFacts facts_of(const StreamReport& r) {
                            std::string(name(f.pixel_format)), to_string(f.frame_rate), r.info.peer};
   facts.memory = r.memory;
   facts.gpu_path = r.gpu_path;
+  facts.gpu_rdma_writes = r.gpu_rdma_writes;
   return facts;
 }
 

@@ -108,6 +108,16 @@ class LogCapture {
   LogCapture* outer_ = nullptr;
 };
 
+/// FFmpeg's CUDA device on `stream`'s GPU: our primary context, and `stream` itself as
+/// AVCUDADeviceContext.stream, so that the work FFmpeg queues there (NVDEC maps and copies
+/// each decoded picture into its frame on that stream; NVENC reads its input there) and our
+/// copies of the same frames run in one order. av_hwdevice_ctx_create would leave FFmpeg on
+/// the legacy NULL stream, which our streams (non-blocking) do not wait for, and with
+/// primary_ctx it refuses a primary context that is already active with flags other than
+/// its own. `stream` must outlive the device and everything made from it (decoders,
+/// encoders, frame pools).
+Result<UniqueBufferRef> cuda_device_on(cuda::Stream& stream, std::string_view who);
+
 /// Copies, plane by plane on the GPU, between a frame of FFmpeg's CUDA frames (device
 /// pointers with pitches: an NVDEC surface, a frame of an NVENC pool) and the frame at `at`
 /// laid out as `format` says: into `at` where `into_layout`, else out of it. Waits for it.

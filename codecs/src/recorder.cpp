@@ -301,7 +301,10 @@ Result<void> check_recorder_format(const RecorderOptions& options, const proto::
 
 struct Recorder::Impl {
   // Creation order; destroyed backwards: frames and sws, the encoder, the muxer, then the
-  // AVIOContext it wrote through and the file under that.
+  // AVIOContext it wrote through and the file under that; last the CUDA stream FFmpeg's CUDA
+  // device (NVENC) queues its work on.
+  std::shared_ptr<cuda::Device> gpu;         // NVENC from GPU memory: the GPU the frames are on
+  std::unique_ptr<cuda::Stream> gpu_copies;  // our copies into the pool and NVENC's reads, in one order
   MuxerOutput muxer_out;
   UniqueOutputContext output;
   UniqueCodecContext encoder;
@@ -310,8 +313,6 @@ struct Recorder::Impl {
   UniqueFrame frame;
   UniquePacket packet;
   UniqueBufferRef hw_frames;                // NVENC from GPU memory: FFmpeg's CUDA frame pool
-  std::shared_ptr<cuda::Device> gpu;        // the GPU the frames are on
-  std::unique_ptr<cuda::Stream> gpu_copies;
   std::shared_ptr<const cuda::Kernels> kernels;           // NVENC: a conversion on the GPU, if needed
   std::optional<cuda::Kernels::Conversion> conversion;
   AVStream* stream = nullptr;  // owned by output
@@ -472,11 +473,6 @@ struct Recorder::Impl {
     if (const int rc = av_hwframe_get_buffer(hw_frames.get(), f, 0); rc < 0) {
       return Unexpected(av_error(who, "av_hwframe_get_buffer(cuda)", rc));
     }
-    if (!gpu_copies) {
-      auto created = gpu->create_stream();
-      if (!created) return Unexpected(created.error());
-      gpu_copies = std::move(*created);
-    }
     const auto from = cuda::address(lease.data().data());
     if (conversion) {
       cuda::Kernels::Planes in, out;
@@ -569,18 +565,15 @@ Result<void> Recorder::Impl::open_cuda_frames(AVCodecContext* enc, const AVCodec
     s.conversion = found->conversion;
     gpu_format = found->to;
   }
-  AVDictionary* opts = nullptr;
-  av_dict_set(&opts, "primary_ctx", "1", 0);
-  AVBufferRef* device_ref = nullptr;
+  auto created = s.gpu->create_stream();
+  if (!created) return Unexpected(created.error().context(s.who));
+  s.gpu_copies = std::move(*created);
+  auto made = cuda_device_on(*s.gpu_copies, s.who);
+  if (!made) return Unexpected(made.error());
+  UniqueBufferRef device_owner = std::move(*made);
+  AVBufferRef* device_ref = device_owner.get();
   LogCapture said;
-  int rc = av_hwdevice_ctx_create(&device_ref, AV_HWDEVICE_TYPE_CUDA, std::to_string(ordinal).c_str(), opts, 0);
-  av_dict_free(&opts);
-  if (rc < 0) {
-    return Unexpected(said.error(s.who, fmt::format("FFmpeg's CUDA device on {} (av_hwdevice_ctx_create)",
-                                                    s.gpu->describe()),
-                                 rc));
-  }
-  UniqueBufferRef device_owner(device_ref);
+  int rc = 0;
   UniqueBufferRef pool_ref(av_hwframe_ctx_alloc(device_ref));
   if (!pool_ref) return make_error(ErrorCode::resource, "{}: av_hwframe_ctx_alloc failed", s.who);
   auto* fc = reinterpret_cast<AVHWFramesContext*>(pool_ref->data);

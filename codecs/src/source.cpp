@@ -84,17 +84,20 @@ Colour stream_colour(const AVCodecContext& dec, PixelFormat out, uint32_t height
 
 struct Source::Impl {
   // Creation order; members are destroyed backwards (sws and frames before the codec, the
-  // codec before the demuxer whose stream it decodes).
+  // codec before the demuxer whose stream it decodes, and all of them before the CUDA stream
+  // FFmpeg's CUDA device queues its work on).
+  std::shared_ptr<cuda::Device> gpu;        // --hwaccel cuda: the GPU, for our copies
+  std::unique_ptr<cuda::Stream> gpu_copies;  // NVDEC's and our copies, in one order
   UniqueInputContext input;
   UniqueCodecContext decoder;
   UniquePacket packet;
   UniqueFrame frame;
   UniqueFrame downloaded;       // --hwaccel into host memory: the frame brought down
   UniqueSws sws;
-  UniqueBufferRef hw_device;    // --hwaccel cuda: FFmpeg's CUDA device (the primary context)
-  std::shared_ptr<cuda::Device> gpu;       // the same GPU, for our copies
-  std::unique_ptr<cuda::Stream> gpu_copies;
+  UniqueBufferRef hw_device;    // --hwaccel cuda: FFmpeg's CUDA device (our context and stream)
   std::string hw_refused;       // why the decoder could not decode on the GPU
+  bool cuda_chosen = false;     // the decoder was told to give CUDA frames (its hwaccel starts)
+  const LogCapture* decoding_log = nullptr;  // what FFmpeg says while a packet is decoded
   std::vector<std::byte> staging;  // read_frame_to_gpu without NVDEC: the frame on the host
   int stream_index = -1;
   AVRational stream_time_base{1, 1};
@@ -183,8 +186,8 @@ struct Source::Impl {
     return {};
   }
 
-  // --hwaccel cuda:N: FFmpeg's CUDA device on the GPU's primary context (the one our own
-  // copies use), and the decoder told to give CUDA frames.
+  // --hwaccel cuda:N: FFmpeg's CUDA device on the GPU's primary context and the stream our
+  // own copies use, and the decoder told to give CUDA frames.
   Result<void> open_nvdec(int ordinal, const AVCodec* codec) {
     auto device = cuda::Device::shared(ordinal);
     if (!device) return Unexpected(device.error().context(fmt::format("{} --hwaccel cuda", who)));
@@ -202,20 +205,16 @@ struct Source::Impl {
                         "vp9, av1, mpeg2 and others can): leave out --hwaccel",
                         who, codec->name);
     }
-    AVDictionary* raw_opts = nullptr;
-    av_dict_set(&raw_opts, "primary_ctx", "1", 0);
-    AVBufferRef* ref = nullptr;
-    const int rc = av_hwdevice_ctx_create(&ref, AV_HWDEVICE_TYPE_CUDA, std::to_string(ordinal).c_str(),
-                                          raw_opts, 0);
-    av_dict_free(&raw_opts);
-    if (rc < 0) {
-      return Unexpected(av_error(who, fmt::format("--hwaccel cuda: FFmpeg's CUDA device on {} "
-                                                  "(av_hwdevice_ctx_create)", gpu->describe()),
-                                 rc));
-    }
-    hw_device.reset(ref);
+    // NVDEC copies each decoded picture into its frame on FFmpeg's device's stream: ours, so
+    // that our copy of the frame waits for it.
+    auto stream = gpu->create_stream();
+    if (!stream) return Unexpected(stream.error().context(fmt::format("{} --hwaccel cuda", who)));
+    gpu_copies = std::move(*stream);
+    auto made = cuda_device_on(*gpu_copies, fmt::format("{} --hwaccel cuda", who));
+    if (!made) return Unexpected(made.error());
+    hw_device = std::move(*made);
     AVCodecContext* dec = decoder.get();
-    dec->hw_device_ctx = av_buffer_ref(ref);
+    dec->hw_device_ctx = av_buffer_ref(hw_device.get());
     dec->opaque = this;
     dec->get_format = pick_cuda;
     dec->thread_count = 1;  // NVDEC is the decoder; CPU threads would only queue for it
@@ -228,10 +227,21 @@ struct Source::Impl {
   // The CUDA frame format when the decoder offers it; none otherwise, so that a stream
   // NVDEC cannot decode is an error naming it rather than a silent decode on the CPU.
   static AVPixelFormat pick_cuda(AVCodecContext* dec, const AVPixelFormat* offered) {
-    for (const AVPixelFormat* p = offered; *p != AV_PIX_FMT_NONE; ++p) {
-      if (*p == AV_PIX_FMT_CUDA) return *p;
-    }
     auto* self = static_cast<Impl*>(dec->opaque);
+    for (const AVPixelFormat* p = offered; *p != AV_PIX_FMT_NONE; ++p) {
+      if (*p == AV_PIX_FMT_CUDA) {
+        self->cuda_chosen = true;
+        return *p;
+      }
+    }
+    if (self->cuda_chosen) {
+      // Asked again without CUDA: NVDEC did not start (FFmpeg drops a format whose hwaccel
+      // fails to initialise and asks again). What it logged says why.
+      const std::string said = self->decoding_log ? self->decoding_log->text() : std::string();
+      self->hw_refused = fmt::format("{}: NVDEC on {} could not start{}: leave out --hwaccel to decode on the CPU",
+                                     self->who, self->gpu->describe(), said.empty() ? "" : " (" + said + ")");
+      return AV_PIX_FMT_NONE;
+    }
     const char* profile = avcodec_profile_name(dec->codec_id, dec->profile);
     self->hw_refused = fmt::format(
         "{}: NVDEC on {} cannot decode this stream ({}{}{}, {} {}x{}): leave out --hwaccel to decode on the CPU",
@@ -242,6 +252,16 @@ struct Source::Impl {
 
   // The next decoded frame into `frame`: false at the end of the input.
   Result<bool> decode_next() {
+    // With NVDEC, FFmpeg says only in its log why its hwaccel did not start.
+    std::optional<LogCapture> said;
+    if (hw_device) {
+      said.emplace();
+      decoding_log = &*said;
+    }
+    struct Forget {
+      const LogCapture*& log;
+      ~Forget() { log = nullptr; }
+    } forget{decoding_log};
     for (;;) {
       int rc = avcodec_receive_frame(decoder.get(), frame.get());
       if (rc == 0) return true;
@@ -374,8 +394,10 @@ struct Source::Impl {
     return downloaded.get();
   }
 
-  // An NVDEC surface into GPU memory laid out as the stream: a pitched copy a plane.
-  Result<void> copy_on_gpu(cuda::Device& device, cuda::DevicePtr out) {
+  // An NVDEC surface into GPU memory laid out as the stream: a pitched copy a plane, on the
+  // stream NVDEC wrote the surface on, so after it. `out` is on the GPU --hwaccel opened
+  // (the sender refuses --hwaccel and --memory on different GPUs).
+  Result<void> copy_on_gpu(cuda::DevicePtr out) {
     const auto* frames = reinterpret_cast<const AVHWFramesContext*>(frame->hw_frames_ctx->data);
     if (nvdec_output(frames->sw_format) != format.pixel_format || frame->width != static_cast<int>(format.width) ||
         frame->height != static_cast<int>(format.height)) {
@@ -384,11 +406,6 @@ struct Source::Impl {
                         "mid-stream; with --hwaccel into GPU memory frames are not converted)",
                         who, frame->width, frame->height, av_name(frames->sw_format), format.width,
                         format.height, name(format.pixel_format));
-    }
-    if (!gpu_copies) {
-      auto stream = device.create_stream();
-      if (!stream) return Unexpected(stream.error());
-      gpu_copies = std::move(*stream);
     }
     if (auto ok = copy_cuda_frame(*gpu_copies, format, out, *frame, true); !ok) {
       return Unexpected(ok.error().context(who));
@@ -656,7 +673,7 @@ Result<std::optional<Source::FrameInfo>> Source::read_frame_to_gpu(cuda::Device&
   if (!got) return Unexpected(got.error());
   if (!*got) return std::optional<FrameInfo>{};
   auto copied = s.frame->format == AV_PIX_FMT_CUDA
-                    ? s.copy_on_gpu(device, out)
+                    ? s.copy_on_gpu(out)
                     : Result<void>(make_error(ErrorCode::unsupported, "{}: the decoder gave a frame in host "
                                                                       "memory where NVDEC was asked for", s.who));
   const FrameInfo info = s.delivered();

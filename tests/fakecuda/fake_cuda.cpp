@@ -5,11 +5,26 @@
 //
 // "Device memory" is a memfd mapped twice: the address handed out is mapped PROT_NONE, so
 // code that touches a device pointer from the CPU crashes here as it would on a GPU, and
-// the copies go through a second, writable mapping. Asynchronous copies run at once; events
-// are always complete. A dma-buf export returns a descriptor of the memfd.
+// the copies go through a second, writable mapping. A dma-buf export returns a descriptor
+// of the memfd, and only for page-aligned ranges, as the driver requires.
+//
+// Streams are ordered as CUDA orders them, as far as a reader can tell: work queued on the
+// legacy NULL stream waits (it runs only when something synchronises with that stream: a
+// synchronous copy, cuStreamSynchronize of it, an event recorded on it being waited for,
+// work on a blocking stream, cuMemFree), while work on a non-blocking stream runs at once,
+// so it does not wait for the NULL stream's, as on a GPU it need not. Events are otherwise
+// complete when recorded.
+//
+// FFmpeg and GStreamer load the driver themselves by plain symbol names (cuMemAlloc_v2,
+// ...): the names FFmpeg's CUDA loader asks for are exported too, those its hwcontext and
+// our copies use working, the rest answering CUDA_ERROR_NOT_SUPPORTED. There is no NVDEC or
+// NVENC library beside it, so FFmpeg's decoders and encoders fail there as on a machine
+// with the driver but without libnvcuvid or libnvidia-encode.
 //
 // Set by environment: FAKE_CUDA_DEVICES (1), FAKE_CUDA_VERSION (13000), FAKE_CUDA_INIT (the
 // CUresult cuInit returns, 0), FAKE_CUDA_DMABUF (1), FAKE_CUDA_ORDERING (100),
+// FAKE_CUDA_FLUSH_OPTIONS (1: cuFlushGPUDirectRDMAWrites supported), FAKE_CUDA_ALIGN (0: the
+// alignment past 64 KiB device addresses are handed out at, e.g. 256 as cuMemAlloc may),
 // FAKE_CUDA_MEMORY (bytes a device holds, 1 GiB), FAKE_CUDA_MISSING (entry points to leave
 // out, comma separated), FAKE_CUDA_KERNELS (1: the library's kernels load, and run on the
 // CPU; 0: cuModuleLoadData answers CUDA_ERROR_NO_BINARY_FOR_GPU, as for a GPU the build has
@@ -23,9 +38,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "cuda/convert_pixels.hpp"
 #include "fake_cuda.hpp"
@@ -41,6 +58,7 @@ constexpr CUresult kOutOfMemory = 2;
 constexpr CUresult kNotInitialized = 3;
 constexpr CUresult kInvalidDevice = 101;
 constexpr CUresult kNotFound = 500;
+constexpr CUresult kNotSupported = 801;
 
 long env(const char* name, long fallback) {
   const char* v = std::getenv(name);
@@ -56,8 +74,11 @@ bool missing(const char* function) {
 
 struct Allocation {
   int fd;
-  void* alias;  // writable view
-  size_t bytes;
+  std::byte* alias;  // writable view of the address handed out
+  size_t bytes;      // handed out from that address
+  void* mapped;      // the inaccessible mapping, from its 64 KiB aligned start
+  void* view;        // the writable mapping, from its start
+  size_t map_bytes;  // of each mapping
 };
 
 struct State {
@@ -83,7 +104,55 @@ std::byte* alias(CUdeviceptr at, size_t bytes) {
   if (it == s.device.begin()) return nullptr;
   --it;
   if (at + bytes > it->first + it->second.bytes) return nullptr;
-  return static_cast<std::byte*>(it->second.alias) + (at - it->first);
+  return it->second.alias + (at - it->first);
+}
+
+// ---- Stream order
+
+constexpr uintptr_t kLegacyStream = 1;     // CU_STREAM_LEGACY; the NULL stream is the same
+constexpr uintptr_t kPerThreadStream = 2;  // CU_STREAM_PER_THREAD
+constexpr unsigned kStreamNonBlocking = 1;
+
+struct FakeStream {
+  bool non_blocking;
+};
+struct FakeEvent {
+  bool on_legacy = false;  // last recorded on the NULL stream: waiting for it runs that stream
+};
+
+bool is_legacy(void* stream) {
+  return stream == nullptr || reinterpret_cast<uintptr_t>(stream) == kLegacyStream;
+}
+
+std::mutex& queue_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<std::function<void()>>& legacy_queue() {
+  static std::vector<std::function<void()>> q;
+  return q;
+}
+
+// Runs what waits on the NULL stream, in order.
+void run_legacy() {
+  std::vector<std::function<void()>> work;
+  {
+    std::lock_guard lock(queue_mutex());
+    work.swap(legacy_queue());
+  }
+  for (auto& w : work) w();
+}
+
+// Queues `work` on `stream` as CUDA orders it (see the file's comment).
+void enqueue(void* stream, std::function<void()> work) {
+  if (is_legacy(stream)) {
+    std::lock_guard lock(queue_mutex());
+    legacy_queue().push_back(std::move(work));
+    return;
+  }
+  const auto handle = reinterpret_cast<uintptr_t>(stream);
+  if (handle == kPerThreadStream || !static_cast<FakeStream*>(stream)->non_blocking) run_legacy();
+  work();
 }
 
 CUresult fake_init(unsigned) {
@@ -109,7 +178,9 @@ CUresult fake_device_attribute(int* value, int attribute, int) {
   switch (attribute) {
     case 75: *value = 9; break;  // compute capability 9.0
     case 76: *value = 0; break;
+    case 14: *value = 512; break;  // texture alignment, which FFmpeg's frame pools ask
     case 116: *value = 1; break;
+    case 117: *value = static_cast<int>(env("FAKE_CUDA_FLUSH_OPTIONS", 1)); break;
     case 118: *value = static_cast<int>(env("FAKE_CUDA_ORDERING", 100)); break;
     case 124: *value = static_cast<int>(env("FAKE_CUDA_DMABUF", 1)); break;
     default: *value = 0;
@@ -138,11 +209,16 @@ CUresult fake_error_name(CUresult rc, const char** name) {
   }
 }
 int fake_context_token;
+int g_primary_retained = 0;  // retains not yet released: the primary context is active
 CUresult fake_ctx_retain(void** context, int) {
+  ++g_primary_retained;
   *context = &fake_context_token;
   return kSuccess;
 }
-CUresult fake_ctx_release(int) { return kSuccess; }
+CUresult fake_ctx_release(int) {
+  --g_primary_retained;
+  return kSuccess;
+}
 CUresult fake_ctx_push(void*) {
   ++state().context_depth;
   return kSuccess;
@@ -155,14 +231,17 @@ CUresult fake_ctx_pop(void** context) {
 
 CUresult fake_mem_alloc(CUdeviceptr* at, size_t bytes) {
   auto& s = state();
-  const size_t size = (bytes + 65535) / 65536 * 65536;
+  // FAKE_CUDA_ALIGN: hand the address out that far past a 64 KiB boundary, as cuMemAlloc may
+  // (it promises only alignment for any variable).
+  const auto offset = static_cast<size_t>(env("FAKE_CUDA_ALIGN", 0)) % 65536;
+  const size_t size = (bytes + offset + 65535) / 65536 * 65536;
   {
     std::lock_guard lock(s.mutex);
     if (s.device_bytes + size > static_cast<size_t>(env("FAKE_CUDA_MEMORY", 1L << 30))) return kOutOfMemory;
   }
   int fd = memfd_create("fake-cuda", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) return kOutOfMemory;
-  // Reserve 64 KiB more than needed to hand out a 64 KiB aligned, inaccessible address.
+  // Reserve 64 KiB more than needed to map at a 64 KiB aligned, inaccessible address.
   void* reserve = mmap(nullptr, size + 65536, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   void* view = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (reserve == MAP_FAILED || view == MAP_FAILED) return kOutOfMemory;
@@ -173,21 +252,23 @@ CUresult fake_mem_alloc(CUdeviceptr* at, size_t bytes) {
   // The device address maps the same pages, but nothing may read or write them there.
   mmap(reinterpret_cast<void*>(aligned), size, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, 0);
   std::lock_guard lock(s.mutex);
-  s.device[aligned] = {fd, view, size};
+  s.device[aligned + offset] = {fd, static_cast<std::byte*>(view) + offset, bytes, reinterpret_cast<void*>(aligned),
+                                view, size};
   s.device_bytes += size;
   ++counters.allocations_live;
-  *at = aligned;
+  *at = aligned + offset;
   return kSuccess;
 }
 CUresult fake_mem_free(CUdeviceptr at) {
+  run_legacy();  // cuMemFree waits for the device
   auto& s = state();
   std::lock_guard lock(s.mutex);
   auto it = s.device.find(at);
   if (it == s.device.end()) return kInvalidValue;
-  munmap(reinterpret_cast<void*>(at), it->second.bytes);
-  munmap(it->second.alias, it->second.bytes);
+  munmap(it->second.mapped, it->second.map_bytes);
+  munmap(it->second.view, it->second.map_bytes);
   close(it->second.fd);
-  s.device_bytes -= it->second.bytes;
+  s.device_bytes -= it->second.map_bytes;
   s.device.erase(it);
   --counters.allocations_live;
   return kSuccess;
@@ -218,74 +299,113 @@ CUresult fake_host_register(void* at, size_t bytes, unsigned) {
   return at && bytes ? kSuccess : kInvalidValue;
 }
 CUresult fake_host_unregister(void*) { return kSuccess; }
-CUresult copy_in(CUdeviceptr to, const void* from, size_t bytes) {
+// A copy's ends are checked when it is queued (an address out of bounds fails the call) and
+// the bytes move when its stream runs it.
+CUresult copy_in(CUdeviceptr to, const void* from, size_t bytes, void* stream) {
   std::byte* p = alias(to, bytes);
   if (!p) return kInvalidValue;
-  std::memcpy(p, from, bytes);
   counters.bytes_copied += bytes;
+  enqueue(stream, [=] { std::memcpy(p, from, bytes); });
   return kSuccess;
 }
-CUresult copy_out(void* to, CUdeviceptr from, size_t bytes) {
+CUresult copy_out(void* to, CUdeviceptr from, size_t bytes, void* stream) {
   const std::byte* p = alias(from, bytes);
   if (!p) return kInvalidValue;
-  std::memcpy(to, p, bytes);
   counters.bytes_copied += bytes;
+  enqueue(stream, [=] { std::memcpy(to, p, bytes); });
   return kSuccess;
 }
+// Synchronous copies wait for the NULL stream first, as CUDA's do.
 CUresult fake_htod(CUdeviceptr to, const void* from, size_t bytes) {
   ++counters.uploads;
-  return copy_in(to, from, bytes);
+  run_legacy();
+  return copy_in(to, from, bytes, reinterpret_cast<void*>(kPerThreadStream));
 }
 CUresult fake_dtoh(void* to, CUdeviceptr from, size_t bytes) {
   ++counters.downloads;
-  return copy_out(to, from, bytes);
+  run_legacy();
+  return copy_out(to, from, bytes, reinterpret_cast<void*>(kPerThreadStream));
 }
-CUresult fake_htod_async(CUdeviceptr to, const void* from, size_t bytes, void*) {
+CUresult fake_htod_async(CUdeviceptr to, const void* from, size_t bytes, void* stream) {
   ++counters.uploads;
   ++counters.async_copies;
-  return copy_in(to, from, bytes);
+  return copy_in(to, from, bytes, stream);
 }
-CUresult fake_dtoh_async(void* to, CUdeviceptr from, size_t bytes, void*) {
+CUresult fake_dtoh_async(void* to, CUdeviceptr from, size_t bytes, void* stream) {
   ++counters.downloads;
   ++counters.async_copies;
-  return copy_out(to, from, bytes);
+  return copy_out(to, from, bytes, stream);
 }
 CUresult fake_memset(CUdeviceptr at, unsigned char value, size_t bytes) {
   std::byte* p = alias(at, bytes);
   if (!p) return kInvalidValue;
+  run_legacy();
   std::memset(p, value, bytes);
   return kSuccess;
 }
-CUresult fake_stream_create(void** stream, unsigned) {
-  *stream = new int(0);
+CUresult fake_memset_async(CUdeviceptr at, unsigned char value, size_t bytes, void* stream) {
+  std::byte* p = alias(at, bytes);
+  if (!p) return kInvalidValue;
+  enqueue(stream, [=] { std::memset(p, value, bytes); });
+  return kSuccess;
+}
+CUresult fake_stream_create(void** stream, unsigned flags) {
+  *stream = new FakeStream{(flags & kStreamNonBlocking) != 0};
   return kSuccess;
 }
 CUresult fake_stream_destroy(void* stream) {
-  delete static_cast<int*>(stream);
+  if (is_legacy(stream) || reinterpret_cast<uintptr_t>(stream) == kPerThreadStream) return kInvalidValue;
+  delete static_cast<FakeStream*>(stream);
   return kSuccess;
 }
-CUresult fake_stream_sync(void*) { return kSuccess; }
-CUresult fake_stream_wait_event(void*, void*, unsigned) { return kSuccess; }
+CUresult fake_stream_sync(void* stream) {
+  if (is_legacy(stream) || reinterpret_cast<uintptr_t>(stream) == kPerThreadStream ||
+      !static_cast<FakeStream*>(stream)->non_blocking) {
+    run_legacy();
+  }
+  return kSuccess;
+}
 CUresult fake_event_create(void** event, unsigned) {
-  *event = new int(0);
+  *event = new FakeEvent{};
   return kSuccess;
 }
-CUresult fake_event_record(void*, void*) { return kSuccess; }
-CUresult fake_event_query(void*) { return kSuccess; }
-CUresult fake_event_sync(void*) { return kSuccess; }
+CUresult fake_event_record(void* event, void* stream) {
+  if (is_legacy(stream) || reinterpret_cast<uintptr_t>(stream) == kPerThreadStream ||
+      !static_cast<FakeStream*>(stream)->non_blocking) {
+    // Recorded behind the NULL stream's work (a blocking stream's too, which waits for it).
+    static_cast<FakeEvent*>(event)->on_legacy = is_legacy(stream);
+  } else {
+    static_cast<FakeEvent*>(event)->on_legacy = false;
+  }
+  return kSuccess;
+}
+// Waiting for an event recorded on the NULL stream runs that stream's work up to it.
+CUresult fake_event_sync(void* event) {
+  if (static_cast<FakeEvent*>(event)->on_legacy) run_legacy();
+  return kSuccess;
+}
+CUresult fake_event_query(void* event) { return fake_event_sync(event); }
+CUresult fake_stream_wait_event(void*, void* event, unsigned) { return fake_event_sync(event); }
 CUresult fake_event_destroy(void* event) {
-  delete static_cast<int*>(event);
+  delete static_cast<FakeEvent*>(event);
   return kSuccess;
 }
 CUresult fake_pointer_set_attribute(const void*, int, CUdeviceptr at) {
   return alias(at, 1) ? kSuccess : kInvalidValue;
 }
+// A page-aligned range inside one allocation, as the driver takes it. The descriptor is of the
+// whole allocation (nothing here imports it at an offset).
 CUresult fake_dmabuf(void* handle, CUdeviceptr at, size_t bytes, int type, unsigned long long) {  // NOLINT
-  if (type != 1 || !env("FAKE_CUDA_DMABUF", 1)) return 801;
+  if (type != 1 || !env("FAKE_CUDA_DMABUF", 1)) return kNotSupported;
+  const auto page = static_cast<CUdeviceptr>(sysconf(_SC_PAGESIZE));
+  if (at % page != 0 || bytes % page != 0 || bytes == 0) return kInvalidValue;
   auto& s = state();
   std::lock_guard lock(s.mutex);
-  auto it = s.device.find(at);
-  if (it == s.device.end() || bytes > it->second.bytes) return kInvalidValue;
+  auto it = s.device.upper_bound(at);
+  if (it == s.device.begin()) return kInvalidValue;
+  --it;
+  const uintptr_t mapped_end = reinterpret_cast<uintptr_t>(it->second.mapped) + it->second.map_bytes;
+  if (at < reinterpret_cast<uintptr_t>(it->second.mapped) || at + bytes > mapped_end) return kInvalidValue;
   *static_cast<int*>(handle) = dup(it->second.fd);
   ++counters.dmabuf_exports;
   return kSuccess;
@@ -305,7 +425,7 @@ struct Copy2D {  // CUDA_MEMCPY2D
   size_t dst_pitch;
   size_t width, height;
 };
-CUresult fake_memcpy_2d_async(const Copy2D* c, void*) {
+CUresult fake_memcpy_2d_async(const Copy2D* c, void* stream) {
   if (c->src_x || c->src_y || c->dst_x || c->dst_y || c->src_array || c->dst_array) return kInvalidValue;
   if (c->width > c->src_pitch || c->width > c->dst_pitch) return kInvalidValue;
   const size_t src_span = c->height ? (c->height - 1) * c->src_pitch + c->width : 0;
@@ -314,9 +434,9 @@ CUresult fake_memcpy_2d_async(const Copy2D* c, void*) {
                                           : static_cast<const std::byte*>(c->src_host);
   std::byte* dst = c->dst_type == 2 ? alias(c->dst_device, dst_span) : static_cast<std::byte*>(c->dst_host);
   if (!src || !dst) return kInvalidValue;
-  for (size_t row = 0; row < c->height; ++row) {
-    std::memcpy(dst + row * c->dst_pitch, src + row * c->src_pitch, c->width);
-  }
+  enqueue(stream, [=, width = c->width, height = c->height, src_pitch = c->src_pitch, dst_pitch = c->dst_pitch] {
+    for (size_t row = 0; row < height; ++row) std::memcpy(dst + row * dst_pitch, src + row * src_pitch, width);
+  });
   ++counters.async_copies;
   counters.bytes_copied += c->width * c->height;
   return kSuccess;
@@ -382,8 +502,13 @@ CUresult first_difference(void** params) {
 }
 
 CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned, unsigned block_x,
-                     unsigned block_y, unsigned, unsigned, void*, void** params, void**) {
+                     unsigned block_y, unsigned, unsigned, void* stream, void** params, void**) {
   if (!params) return kInvalidValue;
+  // Kernels run at once: after the NULL stream's work where they are ordered behind it.
+  if (is_legacy(stream) || reinterpret_cast<uintptr_t>(stream) == kPerThreadStream ||
+      !static_cast<FakeStream*>(stream)->non_blocking) {
+    run_legacy();
+  }
   const int f = static_cast<int>(static_cast<int*>(function) - g_functions);
   if (f < 0 || f >= kFakeFunctions) return kInvalidHandle;
   ++counters.kernel_launches;
@@ -521,7 +646,144 @@ __attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(const char* 
 
 __attribute__((visibility("default"))) CUresult cuInit(unsigned flags) { return fake_init(flags); }
 
+// ---- What FFmpeg's CUDA loader (nv-codec-headers' cuda_load_functions) looks up by name.
+
+CUresult fake_memcpy_2d(const Copy2D* c) {
+  run_legacy();
+  return fake_memcpy_2d_async(c, reinterpret_cast<void*>(kPerThreadStream));
+}
+CUresult fake_error_string(CUresult rc, const char** text) {
+  if (fake_error_name(rc, text) != kSuccess) return kInvalidValue;
+  return kSuccess;
+}
+CUresult fake_compute_capability(int* major, int* minor, int device) {
+  fake_device_attribute(major, 75, device);
+  return fake_device_attribute(minor, 76, device);
+}
+CUresult fake_ctx_get_device(int* device) {
+  *device = 0;
+  return kSuccess;
+}
+// Flags 0 (CU_CTX_SCHED_AUTO), as our loader leaves them.
+CUresult fake_primary_get_state(int, unsigned* flags, int* active) {
+  *flags = 0;
+  *active = g_primary_retained > 0;
+  return kSuccess;
+}
+CUresult fake_stream_query(void* stream) { return fake_stream_sync(stream); }
+
 /// What the fake did, for tests that load it in-process.
 __attribute__((visibility("default"))) const FakeCudaCounters* fake_cuda_counters() { return &counters; }
+
+// The entry points FFmpeg's CUDA loader (nv-codec-headers' cuda_load_functions) looks up by
+// name, and it fails unless it finds every one. Those FFmpeg's CUDA device, its frame pools and
+// NVDEC's copies use work as above; the others answer CUDA_ERROR_NOT_SUPPORTED. (They are
+// called through pointers of their real types: on x86-64 a function that takes no arguments
+// and returns an int is called correctly with any.)
+#define RDMAVIDEO_FAKE_CUDA_EXPORT __attribute__((visibility("default")))
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDeviceGetCount(int* count) { return fake_device_count(count); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDeviceGet(int* device, int ordinal) { return fake_device_get(device, ordinal); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDeviceGetName(char* name, int length, int device) {
+  return fake_device_name(name, length, device);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDeviceGetAttribute(int* value, int attribute, int device) {
+  return fake_device_attribute(value, attribute, device);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDeviceComputeCapability(int* major, int* minor, int device) {
+  return fake_compute_capability(major, minor, device);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuGetErrorName(CUresult rc, const char** name) { return fake_error_name(rc, name); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuGetErrorString(CUresult rc, const char** text) {
+  return fake_error_string(rc, text);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuCtxPushCurrent_v2(void* context) { return fake_ctx_push(context); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuCtxPopCurrent_v2(void** context) { return fake_ctx_pop(context); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuCtxGetDevice(int* device) { return fake_ctx_get_device(device); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuCtxSetLimit(int, size_t) { return kSuccess; }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDevicePrimaryCtxRetain(void** context, int device) {
+  return fake_ctx_retain(context, device);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDevicePrimaryCtxRelease(int device) { return fake_ctx_release(device); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDevicePrimaryCtxGetState(int device, unsigned* flags, int* active) {
+  return fake_primary_get_state(device, flags, active);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDevicePrimaryCtxSetFlags(int, unsigned) { return kSuccess; }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* at, size_t bytes) { return fake_mem_alloc(at, bytes); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemFree_v2(CUdeviceptr at) { return fake_mem_free(at); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemsetD8Async(CUdeviceptr at, unsigned char value, size_t bytes, void* stream) {
+  return fake_memset_async(at, value, bytes, stream);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpy2D_v2(const Copy2D* copy) { return fake_memcpy_2d(copy); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpy2DAsync_v2(const Copy2D* copy, void* stream) {
+  return fake_memcpy_2d_async(copy, stream);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr to, const void* from, size_t bytes) {
+  return fake_htod(to, from, bytes);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpyDtoH_v2(void* to, CUdeviceptr from, size_t bytes) {
+  return fake_dtoh(to, from, bytes);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr to, const void* from, size_t bytes,
+                                                         void* stream) {
+  return fake_htod_async(to, from, bytes, stream);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpyDtoHAsync_v2(void* to, CUdeviceptr from, size_t bytes, void* stream) {
+  return fake_dtoh_async(to, from, bytes, stream);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuStreamCreate(void** stream, unsigned flags) {
+  return fake_stream_create(stream, flags);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuStreamQuery(void* stream) { return fake_stream_query(stream); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuStreamSynchronize(void* stream) { return fake_stream_sync(stream); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuStreamDestroy_v2(void* stream) { return fake_stream_destroy(stream); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuEventCreate(void** event, unsigned flags) { return fake_event_create(event, flags); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuEventDestroy_v2(void* event) { return fake_event_destroy(event); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuEventSynchronize(void* event) { return fake_event_sync(event); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuEventQuery(void* event) { return fake_event_query(event); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuEventRecord(void* event, void* stream) { return fake_event_record(event, stream); }
+
+#define RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(name) \
+  RDMAVIDEO_FAKE_CUDA_EXPORT CUresult name() { return kNotSupported; }
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuArray3DCreate_v2)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuArrayDestroy)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuCtxCreate_v2)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuCtxDestroy_v2)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuDestroyExternalMemory)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuDestroyExternalSemaphore)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuDeviceGetUuid)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuDevicePrimaryCtxReset)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuExternalMemoryGetMappedBuffer)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuExternalMemoryGetMappedMipmappedArray)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuGLGetDevices_v2)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuGraphicsGLRegisterImage)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuGraphicsMapResources)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuGraphicsResourceGetMappedPointer_v2)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuGraphicsSubResourceGetMappedArray)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuGraphicsUnmapResources)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuGraphicsUnregisterResource)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuImportExternalMemory)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuImportExternalSemaphore)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuLaunchKernel)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuLinkAddData)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuLinkComplete)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuLinkCreate)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuLinkDestroy)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuMemAllocManaged)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuMemAllocPitch_v2)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuMemcpy)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuMemcpyAsync)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuMemcpyDtoDAsync_v2)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuMemcpyDtoD_v2)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuMipmappedArrayDestroy)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuMipmappedArrayGetLevel)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuModuleGetFunction)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuModuleGetGlobal)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuModuleLoadData)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuModuleUnload)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuSignalExternalSemaphoresAsync)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuStreamAddCallback)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuTexObjectCreate)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuTexObjectDestroy)
+RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(cuWaitExternalSemaphoresAsync)
 
 }  // extern "C"

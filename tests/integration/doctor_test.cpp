@@ -264,6 +264,12 @@ TEST(DoctorGpu, ReportsTheGpuAndWhichPathEachRdmaDeviceWouldTake) {
   ASSERT_TRUE(cuda);
   EXPECT_EQ(cuda->at("status"), "ok");
   EXPECT_EQ(cuda->at("detail"), "CUDA driver 13.0, 1 device: Fake GPU 0");
+  // Hopper's answers: writes ordered for the owner, and the flush supported besides.
+  EXPECT_EQ(gpu.at("cuda_devices")[0].at("rdma_writes_ordering"), 100);
+  EXPECT_EQ(gpu.at("cuda_devices")[0].at("rdma_flush_needed"), false);
+  EXPECT_EQ(gpu.at("cuda_devices")[0].at("rdma_flush_supported"), true);
+  EXPECT_TRUE(contains(cuda->at("info")[0], "RDMA writes ordered (no flush) (ordering 100, flush supported)"))
+      << *cuda;
   if (!host_has_rdma_devices()) return;
   // In the Soft-RoCE lab: rxe imports no dma-buf, so the ladder says so and stages.
   ASSERT_TRUE(gpu.contains("dmabuf_import")) << gpu;
@@ -278,6 +284,26 @@ TEST(DoctorGpu, ReportsTheGpuAndWhichPathEachRdmaDeviceWouldTake) {
   ASSERT_TRUE(path);
   EXPECT_EQ(path->at("status"), "warn");
   EXPECT_FALSE(path->at("fix").get<std::string>().empty());
+}
+
+// A GPU before Hopper whose driver cannot flush RDMA writes: the doctor warns, names why, and
+// the rings it would receive into are staged.
+TEST(DoctorGpu, AGpuThatNeedsAFlushItCannotMakeIsAWarning) {
+  WithFakeCuda fake;
+  WithEnv ordering("FAKE_CUDA_ORDERING", "0");
+  WithEnv options("FAKE_CUDA_FLUSH_OPTIONS", "0");
+  const DoctorRun r = run_doctor({"--json"});
+  const json report = json::parse(r.out);
+  const json& device = report.at("gpu").at("cuda_devices")[0];
+  EXPECT_EQ(device.at("rdma_flush_options"), 0);
+  EXPECT_EQ(device.at("rdma_flush_needed"), true);
+  EXPECT_EQ(device.at("rdma_flush_supported"), false);
+  const json* cuda = find_check(report, "cuda");
+  ASSERT_TRUE(cuda);
+  EXPECT_EQ(cuda->at("status"), "warn");
+  EXPECT_TRUE(contains(cuda->at("info")[0], "need a flush it cannot make: rings it receives into are staged"))
+      << *cuda;
+  EXPECT_TRUE(contains(cuda->at("fix"), "cuFlushGPUDirectRDMAWrites")) << *cuda;
 }
 
 TEST(DoctorGpu, WithoutADriverTheGpuChecksSkipAndSayWhy) {

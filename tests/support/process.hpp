@@ -223,6 +223,18 @@ class WithFakeCuda {
   std::string old_;
 };
 
+/// An environment variable set while it lives (for the programs a test starts), then unset.
+class WithEnv {
+ public:
+  WithEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~WithEnv() { unsetenv(name_); }
+  WithEnv(const WithEnv&) = delete;
+  WithEnv& operator=(const WithEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
 /// "key=value" lines (ffprobe's default writer without wrappers) as a map.
 inline std::map<std::string, std::string> key_values(const std::string& text) {
   std::map<std::string, std::string> facts;

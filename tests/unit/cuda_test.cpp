@@ -10,7 +10,10 @@
 #include <numeric>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "cuda/convert_pixels.hpp"
+#include "cuda/kernels.hpp"
 #include "fake_cuda.hpp"
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/frame_verifier.hpp"
@@ -236,6 +239,19 @@ void expect_conversions_match_the_cpu(const std::shared_ptr<Device>& device, uns
 }
 
 #ifndef RDMAVIDEO_REAL_GPU
+// "7.5, 8.0" for "75,80", as the kernels' load error names capabilities.
+std::string expected_capabilities(std::string_view list) {
+  std::string out;
+  for (size_t at = 0; at < list.size();) {
+    size_t comma = list.find(',', at);
+    if (comma == std::string_view::npos) comma = list.size();
+    const std::string_view arch = list.substr(at, comma - at);
+    out += fmt::format("{}{}.{}", out.empty() ? "" : ", ", arch.substr(0, arch.size() - 1), arch.back());
+    at = comma + 1;
+  }
+  return out;
+}
+
 
 const FakeCudaCounters& counters() {
   void* lib = dlopen(RDMAVIDEO_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
@@ -371,6 +387,81 @@ TEST(CudaDevice, MemoryRoundTripsAndIs64KiBAligned) {
   EXPECT_EQ(counters().allocations_live, live);
 }
 
+// cuMemAlloc promises alignment for any variable, not 64 KiB: where the driver hands out an
+// address past a 64 KiB boundary, the allocation is made again with room to align it, and a
+// page-aligned range of it exports as a dma-buf.
+TEST(CudaDevice, MemoryIs64KiBAlignedEvenWhereCuMemAllocIsNot) {
+  FakeEnv unaligned("FAKE_CUDA_ALIGN", "256");
+  auto device = fake_device();
+  ASSERT_TRUE(device);
+  const uint64_t live = counters().allocations_live;
+  {
+    auto memory = device->allocate(100000);
+    ASSERT_TRUE(memory) << memory.error().message();
+    EXPECT_EQ(**memory % 65536, 0u) << "0x" << std::hex << **memory;
+    EXPECT_EQ(counters().allocations_live, live + 1);  // the unaligned one was given back
+    const size_t bytes = 100000 / 4096 * 4096 + 4096;  // as far as the page after the last byte
+    auto fd = device->export_dmabuf(**memory, bytes);
+    ASSERT_TRUE(fd) << fd.error().message();
+    close(*fd);
+    std::vector<std::byte> in(100000, std::byte{0x3c}), out(100000);
+    ASSERT_TRUE(device->upload(**memory, in));
+    ASSERT_TRUE(device->download(out, **memory));
+    EXPECT_EQ(in, out);
+  }
+  EXPECT_EQ(counters().allocations_live, live);
+}
+
+// The driver exports only page-aligned ranges: an unaligned one is refused before it is
+// asked, naming the address, the length and the page size.
+TEST(CudaDevice, ADmabufExportOfAnUnalignedRangeIsRefusedNamingIt) {
+  auto device = fake_device();
+  ASSERT_TRUE(device);
+  auto memory = device->allocate(1 << 20);
+  ASSERT_TRUE(memory);
+  const uint64_t exports = counters().dmabuf_exports;
+  auto at = device->export_dmabuf(**memory + 256, 65536);
+  ASSERT_FALSE(at);
+  EXPECT_EQ(at.error().code(), ErrorCode::invalid_argument);
+  EXPECT_EQ(at.error().message(),
+            fmt::format("cuda:0 (Fake GPU 0): cannot export 0x{:x} + 65536 bytes as a dma-buf: start and length "
+                        "must be multiples of the page size ({} bytes)",
+                        **memory + 256, sysconf(_SC_PAGESIZE)));
+  auto length = device->export_dmabuf(**memory, 1000);
+  ASSERT_FALSE(length);
+  EXPECT_NE(length.error().message().find("+ 1000 bytes"), std::string::npos) << length.error().message();
+  EXPECT_EQ(counters().dmabuf_exports, exports);
+}
+
+// The stand-in orders streams as CUDA does, so ordering bugs show: work on the NULL stream
+// waits until something synchronises with it, and a non-blocking stream of ours does not.
+TEST(CudaStream, OurStreamsDoNotWaitForTheNullStream) {
+  auto device = fake_device();
+  ASSERT_TRUE(device);
+  auto memory = device->allocate(4096);
+  auto stream = device->create_stream();
+  ASSERT_TRUE(memory && stream);
+  ASSERT_TRUE(device->fill(**memory, std::byte{0}, 4096));
+  void* lib = dlopen(RDMAVIDEO_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr);
+  using UploadAsync = int (*)(uint64_t, const void*, size_t, void*);
+  using Synchronize = int (*)(void*);
+  auto upload_async = reinterpret_cast<UploadAsync>(dlsym(lib, "cuMemcpyHtoDAsync_v2"));
+  auto synchronize = reinterpret_cast<Synchronize>(dlsym(lib, "cuStreamSynchronize"));
+  dlclose(lib);
+  ASSERT_TRUE(upload_async && synchronize);
+  const std::vector<std::byte> written(4096, std::byte{0x77});
+  ASSERT_EQ(upload_async(**memory, written.data(), written.size(), nullptr), 0);  // on the NULL stream
+  std::vector<std::byte> seen(4096, std::byte{0xff});
+  ASSERT_TRUE((*stream)->download_async(seen, **memory));
+  ASSERT_TRUE((*stream)->synchronize());
+  EXPECT_EQ(seen[100], std::byte{0}) << "our stream waited for the NULL stream";
+  ASSERT_EQ(synchronize(nullptr), 0);
+  ASSERT_TRUE((*stream)->download_async(seen, **memory));
+  ASSERT_TRUE((*stream)->synchronize());
+  EXPECT_EQ(seen[100], std::byte{0x77});
+}
+
 TEST(CudaDevice, TheCpuCannotTouchDeviceMemory) {
   auto device = fake_device();
   ASSERT_TRUE(device);
@@ -439,6 +530,29 @@ TEST(CudaDevice, FlushOnlyWhereTheDeviceDoesNotOrderRdmaWrites) {
   EXPECT_EQ(counters().flushes, before + 1);
 }
 
+// A GPU that needs RDMA writes flushed and whose flush options lack the host bit cannot make
+// them visible: the flush is refused naming why, before cuFlushGPUDirectRDMAWrites is called.
+TEST(CudaDevice, AFlushNeededButNotSupportedIsRefusedNamingTheAttribute) {
+  auto driver = load_fake();
+  ASSERT_TRUE(driver);
+  FakeEnv ordering("FAKE_CUDA_ORDERING", "0");
+  FakeEnv options("FAKE_CUDA_FLUSH_OPTIONS", "2");  // the stream memory operations only
+  auto device = driver->open(0);
+  ASSERT_TRUE(device);
+  EXPECT_EQ((*device)->facts().rdma_flush_options, 2);
+  EXPECT_TRUE(needs_rdma_flush((*device)->facts()));
+  EXPECT_FALSE(can_flush_rdma_writes((*device)->facts()));
+  const uint64_t before = counters().flushes;
+  auto flushed = (*device)->flush_rdma_writes();
+  ASSERT_FALSE(flushed);
+  EXPECT_EQ(flushed.error().code(), ErrorCode::unsupported);
+  EXPECT_EQ(flushed.error().message(),
+            "cuda:0 needs RDMA writes flushed before it reads them (GPUDirect RDMA writes ordering 0) and "
+            "cannot flush them (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS is 2: no host flush)");
+  EXPECT_EQ(why_rdma_writes_not_visible((*device)->facts(), *driver), flushed.error().message());
+  EXPECT_EQ(counters().flushes, before);
+}
+
 TEST(CudaStream, TicketsTellWhenCopiesFinished) {
   auto device = fake_device();
   ASSERT_TRUE(device);
@@ -489,11 +603,36 @@ TEST(CudaKernels, AGpuTheBuildHasNoCodeForIsNamed) {
   EXPECT_EQ(kernels.error().code(), ErrorCode::unsupported);
   EXPECT_EQ(kernels.error().message(),
             RDMAVIDEO_CUDA_KERNELS
-                ? "cuda:0 (Fake GPU 0): the kernels cannot be loaded: CUDA_ERROR_NO_BINARY_FOR_GPU (209) "
-                  "(this build has no code for compute capability 9.0)"
+                ? fmt::format("cuda:0 (Fake GPU 0): the kernels cannot be loaded: CUDA_ERROR_NO_BINARY_FOR_GPU (209) "
+                              "(the kernels were built by nvcc {} with code for compute capability {} and PTX "
+                              "for {}; none of it runs on compute capability 9.0 with CUDA driver 13.0)",
+                              detail::kKernelToolkit, expected_capabilities(detail::kKernelSass),
+                              expected_capabilities(detail::kKernelPtx))
                 : "this build has no CUDA kernels (the CUDA toolkit was not found when it was "
                   "configured: install nvcc and configure again)");
   EXPECT_EQ(kernels_built(), bool{RDMAVIDEO_CUDA_KERNELS});
+}
+
+// A driver older than the toolkit that built the kernels is named as what to update (its JIT
+// does not know the toolkit's PTX), not the GPU.
+TEST(CudaKernels, ADriverOlderThanTheToolkitIsNamedAsWhatToUpdate) {
+  if (!RDMAVIDEO_CUDA_KERNELS) GTEST_SKIP() << "this build has no CUDA kernels";
+  FakeEnv no_code("FAKE_CUDA_KERNELS", "0");
+  FakeEnv old("FAKE_CUDA_VERSION", "12020");
+  auto device = fake_device();
+  ASSERT_TRUE(device);
+  auto kernels = Kernels::shared(device);
+  ASSERT_FALSE(kernels);
+  EXPECT_NE(kernels.error().message().find(
+                fmt::format("CUDA driver 12.2 is older than that toolkit and runs none of it on compute "
+                            "capability 9.0: update the NVIDIA driver to {} or newer)",
+                            detail::kKernelToolkit)),
+            std::string::npos)
+      << kernels.error().message();
+  // The PTX is there for the lowest architecture built too, so a GPU between the SASS built
+  // has a JIT path; and the toolkit is named as nvcc's major.minor.
+  EXPECT_NE(std::string_view(detail::kKernelPtx).find("75"), std::string_view::npos) << detail::kKernelPtx;
+  EXPECT_NE(std::string_view(detail::kKernelToolkit).find('.'), std::string_view::npos);
 }
 
 TEST(GpuFrameVerifier, NamesWhatIsWrongAsTheHostVerifierDoes) {

@@ -82,6 +82,46 @@ TEST(GpuPath, EachMissingPieceOfDmabufIsNamed) {
   EXPECT_EQ(d->passed_over.at(1), "peermem: the GPU does not support GPUDirect RDMA");
 }
 
+// A receiving GPU that needs RDMA writes flushed and cannot flush them would read stale
+// slots: no direct rung for it, and why; a sender (the NIC only reads its memory) still
+// goes direct.
+TEST(GpuPath, AGpuThatCannotSeeRdmaWritesIsNotWrittenDirectly) {
+  auto f = everything();
+  f.rdma_writes_not_visible =
+      "cuda:0 needs RDMA writes flushed before it reads them (GPUDirect RDMA writes ordering 0) and cannot flush "
+      "them (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS is 0: no host flush)";
+  auto sending = choose_path(PathChoice::automatic, f);
+  ASSERT_TRUE(sending);
+  EXPECT_EQ(sending->path, Path::dmabuf);
+  f.gpu_reads_rdma_writes = true;
+  auto receiving = choose_path(PathChoice::automatic, f);
+  ASSERT_TRUE(receiving);
+  EXPECT_EQ(receiving->path, Path::staged);
+  EXPECT_EQ(receiving->summary(), "staged (dmabuf: " + f.rdma_writes_not_visible + "; peermem: " +
+                                      f.rdma_writes_not_visible + ")");
+  auto forced = choose_path(PathChoice::peermem, f);
+  ASSERT_FALSE(forced);
+  EXPECT_EQ(forced.error().message(), "--gpu-path peermem: " + f.rdma_writes_not_visible);
+}
+
+// The facts come from the device: the writes ordering, the flush options' host bit and the
+// driver's entry point.
+TEST(GpuPath, WhetherWritesAreVisibleIsAskedOfTheDevice) {
+  auto driver = cuda::Driver::load(RDMAVIDEO_FAKE_CUDA);
+  ASSERT_TRUE(driver) << driver.error().message();
+  cuda::DeviceFacts f;
+  f.rdma_writes_ordering = 100;  // Hopper and later: ordered, nothing to flush
+  EXPECT_EQ(cuda::why_rdma_writes_not_visible(f, **driver), "");
+  f.rdma_writes_ordering = 0;
+  f.rdma_flush_options = 1;  // needed, and supported
+  EXPECT_EQ(cuda::why_rdma_writes_not_visible(f, **driver), "");
+  f.rdma_flush_options = 0;
+  EXPECT_NE(cuda::why_rdma_writes_not_visible(f, **driver).find("cannot flush them"), std::string::npos);
+  PathFacts facts = everything();
+  add_gpu_facts(facts, f, **driver);
+  EXPECT_EQ(facts.rdma_writes_not_visible, cuda::why_rdma_writes_not_visible(f, **driver));
+}
+
 TEST(GpuPath, TcpAlwaysStages) {
   auto f = everything();
   f.rdma = false;

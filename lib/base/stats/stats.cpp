@@ -139,6 +139,11 @@ nlohmann::json summary_json(const TransferStats& s, const StreamFacts& facts,
     j["gpu_copies"] = s.gpu_copies;
     j["gpu_copies_per_frame"] = s.frames ? static_cast<double>(s.gpu_copies) / static_cast<double>(s.frames) : 0.0;
   }
+  if (facts.gpu_rdma_writes) {
+    j["gpu_rdma_writes"] = {{"ordering", facts.gpu_rdma_writes->ordering},
+                            {"flush_needed", facts.gpu_rdma_writes->flush_needed},
+                            {"flush_supported", facts.gpu_rdma_writes->flush_supported}};
+  }
   return j;
 }
 

@@ -21,11 +21,14 @@ inline constexpr CUresult kSuccess = 0;
 inline constexpr CUresult kNotReady = 600;
 inline constexpr CUresult kErrorNoDevice = 100;
 inline constexpr CUresult kErrorNoBinaryForGpu = 209;
+inline constexpr CUresult kErrorInvalidPtx = 218;
+inline constexpr CUresult kErrorUnsupportedPtxVersion = 222;
 
 // Device attributes (CUdevice_attribute).
 inline constexpr int kAttrComputeMajor = 75;
 inline constexpr int kAttrComputeMinor = 76;
 inline constexpr int kAttrGpuDirectRdmaSupported = 116;
+inline constexpr int kAttrGpuDirectRdmaFlushWritesOptions = 117;
 inline constexpr int kAttrGpuDirectRdmaWritesOrdering = 118;
 inline constexpr int kAttrDmaBufSupported = 124;
 // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS.
@@ -35,6 +38,8 @@ inline constexpr int kHandleDmaBufFd = 1;
 // cuFlushGPUDirectRDMAWrites: target current context, scope to owner.
 inline constexpr int kFlushTargetCurrentCtx = 0;
 inline constexpr int kFlushToOwner = 100;
+// CUflushGPUDirectRDMAWritesOptions: cuFlushGPUDirectRDMAWrites is supported.
+inline constexpr int kFlushOptionHost = 1;
 // cuEventCreate: CU_EVENT_DISABLE_TIMING; cuStreamCreate: CU_STREAM_NON_BLOCKING.
 inline constexpr unsigned kEventDisableTiming = 2;
 inline constexpr unsigned kStreamNonBlocking = 1;

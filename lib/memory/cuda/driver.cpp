@@ -89,6 +89,24 @@ std::string version_string(int version) {
 
 bool needs_rdma_flush(const DeviceFacts& facts) { return facts.rdma_writes_ordering < 100; }
 
+bool can_flush_rdma_writes(const DeviceFacts& facts) { return (facts.rdma_flush_options & kFlushOptionHost) != 0; }
+
+std::string why_rdma_writes_not_visible(const DeviceFacts& facts, const Driver& driver) {
+  if (!needs_rdma_flush(facts)) return {};
+  const std::string needs = fmt::format(
+      "cuda:{} needs RDMA writes flushed before it reads them (GPUDirect RDMA writes ordering {})", facts.ordinal,
+      facts.rdma_writes_ordering);
+  if (!can_flush_rdma_writes(facts)) {
+    return needs + fmt::format(" and cannot flush them (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS "
+                               "is {}: no host flush)",
+                               facts.rdma_flush_options);
+  }
+  if (!driver.has("cuFlushGPUDirectRDMAWrites")) {
+    return needs + fmt::format(", and CUDA driver {} has no cuFlushGPUDirectRDMAWrites", driver.version_text());
+  }
+  return {};
+}
+
 Driver::~Driver() {
   // The library stays mapped (RTLD_NODELETE): the driver keeps threads and exit handlers.
   if (library_handle_) dlclose(library_handle_);
@@ -204,6 +222,7 @@ Result<DeviceFacts> Driver::facts(int ordinal) const {
   f.dmabuf_supported = attribute(kAttrDmaBufSupported) != 0;
   f.gpudirect_rdma_supported = attribute(kAttrGpuDirectRdmaSupported) != 0;
   f.rdma_writes_ordering = attribute(kAttrGpuDirectRdmaWritesOrdering);
+  f.rdma_flush_options = attribute(kAttrGpuDirectRdmaFlushWritesOptions);
   return f;
 }
 
@@ -251,21 +270,36 @@ Result<std::shared_ptr<DevicePtr>> Device::allocate(size_t bytes) {
   const Api& a = driver_->api();
   ContextScope scope(a, context_);
   if (!scope.ok()) return make_error(ErrorCode::system, "cuda:{}: cannot make its context current", facts_.ordinal);
-  CUdeviceptr at = 0;
-  if (auto ok = check(a.cuMemAlloc(&at, std::max<size_t>(bytes, 1)),
-                      fmt::format("cuMemAlloc of {} MiB", (bytes + (1 << 20) - 1) >> 20));
-      !ok) {
-    return Unexpected(ok.error());
+  const size_t wanted = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+  auto alloc = [&](size_t size) -> Result<CUdeviceptr> {
+    CUdeviceptr at = 0;
+    if (auto ok = check(a.cuMemAlloc(&at, size), fmt::format("cuMemAlloc of {} MiB", (size + (1 << 20) - 1) >> 20));
+        !ok) {
+      return Unexpected(ok.error());
+    }
+    return at;
+  };
+  // cuMemAlloc promises alignment for any variable (256 bytes), not the 64 KiB a dma-buf
+  // export and GPUDirect need. Large allocations come aligned in practice; where one does
+  // not, it is made again one unit larger and the address rounded up inside it.
+  auto base = alloc(wanted);
+  if (!base) return Unexpected(base.error());
+  if (*base % kAlignment != 0) {
+    a.cuMemFree(*base);
+    base = alloc(wanted + kAlignment);
+    if (!base) return Unexpected(base.error());
   }
+  const CUdeviceptr at = (*base + kAlignment - 1) / kAlignment * kAlignment;
   const unsigned one = 1;
   if (auto ok = check(a.cuPointerSetAttribute(&one, kPointerSyncMemops, at), "setting SYNC_MEMOPS"); !ok) {
-    a.cuMemFree(at);
+    a.cuMemFree(*base);
     return Unexpected(ok.error());
   }
   auto self = shared_from_this();
-  return std::shared_ptr<DevicePtr>(new DevicePtr(at), [self](DevicePtr* p) {
+  const CUdeviceptr allocated = *base;
+  return std::shared_ptr<DevicePtr>(new DevicePtr(at), [self, allocated](DevicePtr* p) {
     ContextScope current(self->driver().api(), self->context_);
-    if (CUresult rc = self->driver().api().cuMemFree(*p); rc != kSuccess) {
+    if (CUresult rc = self->driver().api().cuMemFree(allocated); rc != kSuccess) {
       log().warn("cuda:{}: cuMemFree failed: {}", self->facts_.ordinal, self->driver().error_text(rc));
     }
     delete p;
@@ -333,6 +367,14 @@ Result<int> Device::export_dmabuf(DevicePtr at, size_t bytes) const {
                       "open kernel module and Linux 5.12 or newer are needed)",
                       describe());
   }
+  // The driver takes only ranges aligned to the host's page size, start and length.
+  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (at % page != 0 || bytes % page != 0 || bytes == 0) {
+    return make_error(ErrorCode::invalid_argument,
+                      "{}: cannot export 0x{:x} + {} bytes as a dma-buf: start and length must be multiples "
+                      "of the page size ({} bytes)",
+                      describe(), at, bytes, page);
+  }
   ContextScope scope(a, context_);
   int fd = -1;
   if (CUresult rc = a.cuMemGetHandleForAddressRange(&fd, at, bytes, kHandleDmaBufFd, 0); rc != kSuccess) {
@@ -345,10 +387,8 @@ Result<int> Device::export_dmabuf(DevicePtr at, size_t bytes) const {
 Result<void> Device::flush_rdma_writes() const {
   if (!needs_rdma_flush(facts_)) return {};
   const Api& a = driver_->api();
-  if (!a.cuFlushGPUDirectRDMAWrites) {
-    return make_error(ErrorCode::unsupported,
-                      "{} needs RDMA writes flushed, and CUDA driver {} has no cuFlushGPUDirectRDMAWrites",
-                      describe(), driver_->version_text());
+  if (const std::string why = why_rdma_writes_not_visible(facts_, *driver_); !why.empty()) {
+    return make_error(ErrorCode::unsupported, "{}", why);
   }
   ContextScope scope(a, context_);
   return check(a.cuFlushGPUDirectRDMAWrites(kFlushTargetCurrentCtx, kFlushToOwner),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <mutex>
 
@@ -15,6 +16,48 @@ namespace rdmavideo::cuda {
 using namespace detail;
 
 bool kernels_built() { return kKernelImageBytes > 0; }
+
+namespace {
+
+// "7.5" for "75", "12.0" for "120".
+std::string capability(std::string_view arch) {
+  if (arch.size() < 2) return std::string(arch);
+  return fmt::format("{}.{}", arch.substr(0, arch.size() - 1), arch.substr(arch.size() - 1));
+}
+
+std::string capabilities(std::string_view list) {
+  std::string out;
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    out += (out.empty() ? "" : ", ") + capability(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string why_no_code(int result, const DeviceFacts& gpu, const Driver& driver) {
+  if (result != kErrorNoBinaryForGpu && result != kErrorUnsupportedPtxVersion && result != kErrorInvalidPtx) {
+    return {};
+  }
+  const std::string built = fmt::format("built by nvcc {} with code for compute capability {} and PTX for {}",
+                                        kKernelToolkit, capabilities(kKernelSass), capabilities(kKernelPtx));
+  const std::string own = fmt::format("{}.{}", gpu.compute_major, gpu.compute_minor);
+  // A driver older than the toolkit cannot JIT its PTX (its PTX ISA is newer than the driver
+  // knows), and may refuse its SASS: the driver is what to update, not the GPU.
+  const int toolkit = [] {
+    int major = 0, minor = 0;
+    return std::sscanf(kKernelToolkit, "%d.%d", &major, &minor) == 2 ? major * 1000 + minor * 10 : 0;
+  }();
+  if (toolkit > 0 && driver.version() < toolkit) {
+    return fmt::format(" (the kernels were {}; CUDA driver {} is older than that toolkit and runs none of it on "
+                       "compute capability {}: update the NVIDIA driver to {} or newer)",
+                       built, driver.version_text(), own, kKernelToolkit);
+  }
+  return fmt::format(" (the kernels were {}; none of it runs on compute capability {} with CUDA driver {})", built,
+                     own, driver.version_text());
+}
 
 Result<std::shared_ptr<const Kernels>> Kernels::shared(const std::shared_ptr<Device>& device) {
   static std::mutex mu;
@@ -33,13 +76,8 @@ Result<std::shared_ptr<const Kernels>> Kernels::shared(const std::shared_ptr<Dev
     ContextScope scope(a, device->context_);
     CUmodule module = nullptr;
     if (CUresult rc = a.cuModuleLoadData(&module, kKernelImage); rc != kSuccess) {
-      const auto& f = device->facts();
-      return make_error(ErrorCode::unsupported, "{}: the kernels cannot be loaded: {}{}",
-                        device->describe(), device->driver().error_text(rc),
-                        rc == kErrorNoBinaryForGpu
-                            ? fmt::format(" (this build has no code for compute capability {}.{})",
-                                          f.compute_major, f.compute_minor)
-                            : "");
+      return make_error(ErrorCode::unsupported, "{}: the kernels cannot be loaded: {}{}", device->describe(),
+                        device->driver().error_text(rc), why_no_code(rc, device->facts(), device->driver()));
     }
     std::shared_ptr<Kernels> kernels(new Kernels(device, module));
     static constexpr const char* kNames[kFunctions] = {

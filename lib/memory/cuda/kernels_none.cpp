@@ -6,5 +6,8 @@ namespace rdmavideo::cuda::detail {
 
 const unsigned char kKernelImage[] = {0};
 const size_t kKernelImageBytes = 0;
+const char* const kKernelToolkit = "";
+const char* const kKernelSass = "";
+const char* const kKernelPtx = "";
 
 }  // namespace rdmavideo::cuda::detail

@@ -54,6 +54,7 @@ namespace {
 std::string why_not_dmabuf(const PathFacts& f) {
   if (!f.rdma) return "dmabuf: TCP copies through host memory";
   if (!f.gpu_direct_rdma) return "dmabuf: the GPU does not support GPUDirect RDMA";
+  if (f.gpu_reads_rdma_writes && !f.rdma_writes_not_visible.empty()) return "dmabuf: " + f.rdma_writes_not_visible;
   if (!f.gpu_exports_dmabuf) return "dmabuf: " + f.gpu_dmabuf_why;
   if (!f.verbs_has_dmabuf) return "dmabuf: libibverbs has no ibv_reg_dmabuf_mr (rdma-core 34 or newer has)";
   if (f.device_imports_dmabuf && !*f.device_imports_dmabuf) {
@@ -66,6 +67,7 @@ std::string why_not_dmabuf(const PathFacts& f) {
 std::string why_not_peermem(const PathFacts& f) {
   if (!f.rdma) return "peermem: TCP copies through host memory";
   if (!f.gpu_direct_rdma) return "peermem: the GPU does not support GPUDirect RDMA";
+  if (f.gpu_reads_rdma_writes && !f.rdma_writes_not_visible.empty()) return "peermem: " + f.rdma_writes_not_visible;
   if (!f.peermem_loaded) return "peermem: nvidia-peermem is not loaded (modprobe nvidia-peermem)";
   return {};
 }
@@ -80,6 +82,7 @@ void add_gpu_facts(PathFacts& facts, const cuda::DeviceFacts& device, const cuda
   } else if (!facts.gpu_exports_dmabuf) {
     facts.gpu_dmabuf_why = fmt::format("CUDA driver {} has no cuMemGetHandleForAddressRange", driver.version_text());
   }
+  facts.rdma_writes_not_visible = cuda::why_rdma_writes_not_visible(device, driver);
 }
 
 Result<PathDecision> choose_path(PathChoice choice, const PathFacts& facts) {

@@ -295,7 +295,10 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     auto opened = cuda::Device::shared(config_.memory.device);
     if (!opened) return Unexpected(opened.error());
     device = *opened;
-    auto chosen = gpu::choose_path(config_.gpu_path, channel_->gpu_facts(), *device);
+    // The sinks read the ring through CUDA: a direct rung needs the NIC's writes visible.
+    gpu::PathFacts facts = channel_->gpu_facts();
+    facts.gpu_reads_rdma_writes = true;
+    auto chosen = gpu::choose_path(config_.gpu_path, std::move(facts), *device);
     if (!chosen) return Unexpected(chosen.error());
     decision = std::move(*chosen);
   }
@@ -378,7 +381,13 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     record_->report.ring_slots = config_.ring_size;
     record_->report.memory = memory::to_string(config_.memory);
     record_->report.version = version_;
-    if (decision) record_->report.gpu_path = decision->summary();
+    if (decision) {
+      record_->report.gpu_path = decision->summary();
+      const cuda::DeviceFacts& f = device->facts();
+      record_->report.gpu_rdma_writes = stats::GpuRdmaWrites{
+          f.rdma_writes_ordering, cuda::needs_rdma_flush(f),
+          cuda::can_flush_rdma_writes(f) && device->driver().has("cuFlushGPUDirectRDMAWrites")};
+    }
   }
   log().info("[{}] stream {} ring {}: {}x{} {} at {} fps, {} bytes a frame, {} slots{}{}", who_,
              m.stream_id, m.ring_epoch, m.width, m.height, name(m.pixel_format),

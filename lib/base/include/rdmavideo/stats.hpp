@@ -77,6 +77,13 @@ struct TransferStats {
   double cpu_seconds() const;
 };
 
+/// How RDMA writes into a receiving GPU's memory become visible to its reads.
+struct GpuRdmaWrites {
+  int ordering = 0;              ///< CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: 0, 100, 200
+  bool flush_needed = false;     ///< ordering below 100: cuFlushGPUDirectRDMAWrites before a read
+  bool flush_supported = false;  ///< the flush options' host bit and the driver's entry point
+};
+
 /// Facts about the stream that go into the summary.
 struct StreamFacts {
   std::string transport;  ///< "tcp" or "verbs"
@@ -87,6 +94,7 @@ struct StreamFacts {
   std::string peer;
   std::string memory = "host";  ///< where the frames live on this end: "host", "cuda:0"
   std::string gpu_path = {};    ///< for GPU memory: the ladder's decision, with its reasons
+  std::optional<GpuRdmaWrites> gpu_rdma_writes = {};  ///< a receiver's GPU ring
 };
 
 /// The summary's keys for one transfer: counters, rates, latency, `cpu_seconds` (given, for

@@ -55,11 +55,22 @@ struct DeviceFacts {
   /// CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: 0 none (remote writes must be
   /// flushed before a kernel reads them), 100 owner, 200 all devices.
   int rdma_writes_ordering = 0;
+  /// CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: bit 0 (host) says
+  /// cuFlushGPUDirectRDMAWrites works on this device, bit 1 the stream memory operations.
+  int rdma_flush_options = 0;
 };
+
+class Driver;
 
 /// Whether RDMA writes into this device's memory must be flushed
 /// (cuFlushGPUDirectRDMAWrites) before its own kernels read them: GPUs before Hopper.
 bool needs_rdma_flush(const DeviceFacts& facts);
+/// Whether the device says cuFlushGPUDirectRDMAWrites is supported on it (the host bit of
+/// its flush options).
+bool can_flush_rdma_writes(const DeviceFacts& facts);
+/// Why RDMA writes straight into this device's memory cannot be made visible to its own
+/// reads (a flush is needed and the device or driver cannot do it); empty where they can.
+std::string why_rdma_writes_not_visible(const DeviceFacts& facts, const Driver& driver);
 
 class Device;
 
@@ -131,10 +142,13 @@ class Device : public std::enable_shared_from_this<Device> {
   /// "cuda:0 (NVIDIA H100 80GB HBM3)".
   std::string describe() const;
 
-  /// Device memory, freed when the returned owner is let go. `bytes` as asked; the address
-  /// is at least 64 KiB aligned. CU_POINTER_ATTRIBUTE_SYNC_MEMOPS is set on it, so
-  /// synchronous copies and RDMA into it are ordered as the NIC needs.
+  /// Device memory, freed when the returned owner is let go. The address is 64 KiB aligned
+  /// (kAlignment) and `bytes` rounded up to 64 KiB from it are allocated, so any page-aligned
+  /// range of them can be exported as a dma-buf (cuMemAlloc itself promises only alignment
+  /// for any variable: where it gives less, more is allocated and the address aligned). CU_POINTER_ATTRIBUTE_SYNC_MEMOPS is set on it, so synchronous copies and
+  /// RDMA into it are ordered as the NIC needs.
   Result<std::shared_ptr<DevicePtr>> allocate(size_t bytes);
+  static constexpr size_t kAlignment = 64 * 1024;
   /// Page-locked host memory the GPU copies to and from at full rate (cuMemHostAlloc).
   Result<std::shared_ptr<std::byte>> allocate_pinned(size_t bytes);
 
@@ -149,11 +163,16 @@ class Device : public std::enable_shared_from_this<Device> {
 
   /// A dma-buf file descriptor for [at, at+bytes) (cuMemGetHandleForAddressRange), owned
   /// by the caller; `unsupported` naming why where the driver or device cannot export one.
+  /// `at` and `bytes` must be aligned to the host's page size, as the driver requires:
+  /// `invalid_argument` naming the value where they are not.
   Result<int> export_dmabuf(DevicePtr at, size_t bytes) const;
   /// Makes RDMA writes already completed visible to this device's kernels
-  /// (cuFlushGPUDirectRDMAWrites, to the owner); a no-op where needs_rdma_flush() is false.
+  /// (cuFlushGPUDirectRDMAWrites, to the owner); a no-op where needs_rdma_flush() is false,
+  /// `unsupported` where a flush is needed and cannot be made.
   Result<void> flush_rdma_writes() const;
 
+  /// A stream of our own. It does not synchronise with the legacy NULL stream: a library
+  /// that queues work for us to read (FFmpeg's NVDEC) must be given this stream (native()).
   Result<std::unique_ptr<Stream>> create_stream();
   /// The primary context (a CUcontext) and device (a CUdevice), for libraries that take
   /// them, such as GStreamer's CUDA context, so they work in the same context as ours.
@@ -199,6 +218,10 @@ class Stream {
   Result<void> after(const Stream& other, uint64_t ticket);
   /// Waits for everything queued.
   Result<void> synchronize();
+  /// The CUstream, for libraries that take one (FFmpeg's AVCUDADeviceContext.stream), so
+  /// that their work and ours are queued in one order.
+  void* native() const { return stream_; }
+  const Device& device() const { return *device_; }
 
  private:
   friend class Device;
@@ -221,6 +244,13 @@ class Stream {
 /// CUDA toolkit is found at configure time, and embedded (SASS for every GPU generation the
 /// toolkit builds for, PTX for later ones).
 bool kernels_built();
+
+/// For a result of loading the kernels that says they hold no code the GPU runs
+/// (CUDA_ERROR_NO_BINARY_FOR_GPU, ..._UNSUPPORTED_PTX_VERSION, ..._INVALID_PTX): " (...)"
+/// naming the nvcc that built them, what they have code for, the GPU's compute capability
+/// and the driver, and the driver as what to update where it is older than that nvcc.
+/// Empty for any other result.
+std::string why_no_code(int result, const DeviceFacts& gpu, const Driver& driver);
 
 /// The library's kernels, loaded into a device's primary context through the driver API.
 class Kernels {

@@ -56,6 +56,12 @@ struct PathFacts {
   bool peermem_loaded = false;
   /// The GPU says it supports GPUDirect RDMA (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED).
   bool gpu_direct_rdma = true;
+  /// The GPU reads what the NIC writes (a receiver's ring, read by its sinks through CUDA).
+  bool gpu_reads_rdma_writes = false;
+  /// Why those reads would not see the writes: the GPU needs them flushed (writes ordering
+  /// below owner, GPUs before Hopper) and cannot flush them (no host bit in its flush
+  /// options, or no cuFlushGPUDirectRDMAWrites in the driver). Empty where they would.
+  std::string rdma_writes_not_visible;
 };
 
 struct PathDecision {
@@ -70,7 +76,7 @@ struct PathDecision {
 };
 
 /// Fills in what the GPU side knows: the device's dma-buf export (attribute and driver entry
-/// point) and GPUDirect RDMA support.
+/// point), GPUDirect RDMA support, and whether RDMA writes can be made visible to it.
 void add_gpu_facts(PathFacts& facts, const cuda::DeviceFacts& device, const cuda::Driver& driver);
 
 /// The rung to use, or, for a forced rung that cannot work, `unsupported` naming why.

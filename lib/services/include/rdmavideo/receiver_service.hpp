@@ -158,6 +158,7 @@ struct StreamReport {
   uint32_t slots_filled = 0;     ///< of them, holding frames the sink has not let go
   std::string memory = "host";   ///< where frames are handed to the sink: "host", "cuda:0"
   std::string gpu_path;          ///< GPU memory: how frames get there, with the reasons
+  std::optional<stats::GpuRdmaWrites> gpu_rdma_writes;  ///< GPU memory: the NIC's writes and its reads
   std::vector<AudioReport> audio;  ///< the stream's audio tracks, in order
   uint16_t version = 0;            ///< the protocol version negotiated
 };

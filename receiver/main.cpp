@@ -12,6 +12,7 @@
 #include "options.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/receiver_service.hpp"
+#include "compositor.hpp"
 #include "metrics.hpp"
 #include "streams.hpp"
 
@@ -69,9 +70,22 @@ int run(const Options& o) {
     display = std::move(*opened);
   }
 
+  // --composite: the canvas, its writer and the window are the compositor's; the streams are
+  // its tiles.
+  std::unique_ptr<Compositor> compositor;
+  auto canvas_output = std::make_shared<StreamOutput>();
+  if (o.composite_on) {
+    auto started = Compositor::start(o, display.get(), canvas_output);
+    if (!started) {
+      log().error("rdmavideo-recv: {}", started.error().message());
+      return cli::kExitFailed;
+    }
+    compositor = std::move(*started);
+  }
   std::unique_ptr<Streams> streams;
   auto service = [&]() -> Result<std::unique_ptr<ReceiverService>> {
-    streams = std::make_unique<Streams>(o, display.get(), std::string(to_string(o.transport)));
+    streams = std::make_unique<Streams>(o, compositor ? nullptr : display.get(), std::string(to_string(o.transport)),
+                                        compositor.get());
     return ReceiverService::start(service_options(o, *streams));
   }();
   if (!service) {
@@ -100,6 +114,7 @@ int run(const Options& o) {
   auto next_status = std::chrono::steady_clock::now() + 1s;
   while (!g_stop && !quit) {
     if (!o.serve && (*service)->ended_streams() >= o.max_streams) break;
+    if (compositor && compositor->failure()) break;
     std::this_thread::sleep_for(50ms);
     if (!o.quiet && std::chrono::steady_clock::now() >= next_status) {
       print_status(streams->status_line((*service)->reports(), (*service)->folded_streams()),
@@ -109,6 +124,21 @@ int run(const Options& o) {
   }
   if (printed) std::fputc('\n', stderr);
   (*service)->stop();  // every stream ends, its sender told, its output finalised
+  // The canvas goes on while the receiver runs: it ends now, its recording finalised.
+  std::optional<Error> canvas_error;
+  if (compositor) {
+    if (auto failed = compositor->failure()) canvas_error = *failed;
+    if (auto stopped = compositor->stop(); !stopped && !canvas_error) canvas_error = stopped.error();
+    const CompositeReport c = compositor->report();
+    std::string path;
+    {
+      std::lock_guard lock(canvas_output->mu);
+      path = canvas_output->path;
+    }
+    if (canvas_error) log().error("rdmavideo-recv: composite: {}", canvas_error->message());
+    log().info("[recv] composite: {} canvas frames {}x{} {} at {} fps, {} late{}", c.frames, c.width, c.height,
+               c.pix_fmt, c.frame_rate, c.late, path.empty() ? "" : ", written to " + path);
+  }
   nlohmann::json display_json;
   if (display) {
     display->stop();
@@ -138,11 +168,20 @@ int run(const Options& o) {
   // A service stopped as services are (a signal, the window closed) has done its job, whatever
   // its peers did: their failures are in the log, the summary and the metrics. Only frames
   // that failed --verify, a test's verdict, fail it. Without --serve every stream counts.
-  const bool ok = o.serve ? !(o.verify && streams->checksum_failures() > 0)
-                          : Streams::all_ok(reports, folded);
+  // A composite's job is its canvas: tiles come and go (a sender that dies is a no-signal
+  // tile), and only the canvas failing fails it.
+  const bool ok = compositor ? !canvas_error
+                  : o.serve  ? !(o.verify && streams->checksum_failures() > 0)
+                             : Streams::all_ok(reports, folded);
   int exit_code = ok ? 0 : cli::kExitFailed;
   auto summary = streams->summary(reports, folded);
   if (display) summary["display"] = display_json;
+  if (compositor) {
+    std::lock_guard lock(canvas_output->mu);
+    summary["canvas"]["output"] = canvas_output->path;
+    summary["canvas"]["written"] = canvas_output->written.load();
+    if (canvas_error) summary["canvas"]["error"] = canvas_error->message();
+  }
   if (!o.stats_json.empty() && !stats::write_json(o.stats_json, summary)) {
     exit_code = cli::kExitFailed;
   }

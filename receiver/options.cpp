@@ -71,6 +71,18 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "-1000..1000")
       ->check(CLI::Range(-1000.0, 1000.0))
       ->needs(display);
+  std::string composite, canvas, canvas_pix_fmt;
+  auto* composite_option =
+      app.add_option("--composite", composite,
+                     "Every stream a tile of one canvas, written, recorded or shown as one stream: grid, "
+                     "row, or pip (the first stream full size, the others small in front of it)");
+  auto* layout_option = app.add_option("--layout", o.layout_file,
+                                       "The composite's tiles from a TOML file ([[tile]] with x, y, width, "
+                                       "height, and name or stream)")
+                            ->check(CLI::ExistingFile);
+  layout_option->excludes(composite_option);
+  app.add_option("--canvas", canvas, "The composite's canvas: WIDTHxHEIGHT@RATE (default 1920x1080@30)");
+  app.add_option("--pix-fmt", canvas_pix_fmt, "The composite's pixel format (default nv12)");
   std::string key_file;
   cli::add_key_option(app, key_file);
   cli::MemoryOptions memory_options;
@@ -99,7 +111,41 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   if (o.display && !Display::available()) {
     return fail("--display: this build has no SDL2 (install libsdl2-dev and reconfigure)");
   }
-  if (auto ok = OutputTemplate::check(o.output, o.max_streams, o.serve); !ok) {
+  o.composite_on = !composite.empty() || !o.layout_file.empty();
+  if (!composite.empty()) {
+    auto chosen = parse_composite_kind(composite);
+    if (!chosen) return fail("--composite \"" + composite + "\" unknown (grid, row or pip; --layout FILE for others)");
+    o.composite = *chosen;
+  }
+  if (!o.composite_on && (!canvas.empty() || !canvas_pix_fmt.empty())) {
+    return fail("--canvas and --pix-fmt describe a composite: add --composite or --layout");
+  }
+  if (!canvas.empty()) {
+    const auto at = canvas.find('@');
+    auto size = parse_size(canvas.substr(0, at));
+    auto rate = at == std::string::npos ? std::optional<Rational>(Rational{30, 1})
+                                        : parse_frame_rate(canvas.substr(at + 1));
+    if (!size || !rate) return fail("--canvas \"" + canvas + "\" is not WIDTHxHEIGHT@RATE (1280x720@30, 1920x1080@59.94)");
+    std::tie(o.canvas_width, o.canvas_height) = *size;
+    o.canvas_rate = *rate;
+    if (o.canvas_width % 2 || o.canvas_height % 2 || !canonical_layout(PixelFormat::nv12, o.canvas_width, o.canvas_height)) {
+      return fail("--canvas \"" + canvas + "\": width and height must be even, from 2 to the protocol's limits");
+    }
+  }
+  if (!canvas_pix_fmt.empty()) {
+    auto format = parse_pixel_format(canvas_pix_fmt);
+    if (!format) return fail("--pix-fmt \"" + canvas_pix_fmt + "\" unknown; known: " + pixel_format_names());
+    if (*format == PixelFormat::v210) return fail("--pix-fmt v210: a canvas cannot be drawn in it (FFmpeg has no v210 pixel format)");
+    o.canvas_format = *format;
+  }
+  if (o.composite_on && o.verify) {
+    return fail("--verify checks each stream's test pattern: a composite's canvas has none (leave out one or the other)");
+  }
+  if (o.composite_on && !o.audio_output.empty()) {
+    return fail("--audio-output with --composite: the canvas carries no audio yet");
+  }
+  // A composite is one output, whatever the streams: no template is needed for it.
+  if (auto ok = OutputTemplate::check(o.output, o.composite_on ? 1 : o.max_streams, o.serve && !o.composite_on); !ok) {
     return fail(ok.error().message());
   }
   if (!o.audio_output.empty()) {

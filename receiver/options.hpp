@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "composite_layout.hpp"
 #include "rdmavideo/gpu_path.hpp"
 #include "rdmavideo/memory.hpp"
 #include "rdmavideo/transport.hpp"
@@ -37,6 +38,13 @@ struct Options {
   std::shared_ptr<const auth::SharedKey> key;  // --key-file
   memory::MemorySpec memory;                   // --memory: where frames are received into
   gpu::PathChoice gpu_path = gpu::PathChoice::automatic;  // --gpu-path
+  // --composite / --layout: every stream a tile of one canvas (compositor.hpp)
+  bool composite_on = false;
+  CompositeKind composite = CompositeKind::grid;
+  std::string layout_file;  // --layout: the tiles from a TOML file instead
+  uint32_t canvas_width = 1920, canvas_height = 1080;  // --canvas
+  Rational canvas_rate{30, 1};
+  PixelFormat canvas_format = PixelFormat::nv12;  // --pix-fmt
 };
 
 /// Parses the command line. Returns the exit code when the program should stop now.

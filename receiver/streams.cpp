@@ -36,11 +36,19 @@ std::string_view state_name(StreamReport::State state) {
 
 }  // namespace
 
-Streams::Streams(const Options& options, Display* display, std::string listener_kind)
-    : options_(options), display_(display), listener_kind_(std::move(listener_kind)) {}
+Streams::Streams(const Options& options, Display* display, std::string listener_kind, Compositor* compositor)
+    : options_(options), display_(display), compositor_(compositor), listener_kind_(std::move(listener_kind)) {}
 
 Result<std::unique_ptr<StreamSink>> Streams::make_sink(const StreamInfo& info) {
   auto output = std::make_shared<StreamOutput>();
+  if (compositor_) {
+    auto tile = compositor_->make_sink(info);
+    if (!tile) return Unexpected(tile.error());
+    std::lock_guard lock(mu_);
+    if (outputs_.empty()) process_cpu_at_first_ = stats::process_cpu_seconds();
+    outputs_[info.number] = output;
+    return tile;
+  }
   Display* display = nullptr;
   std::function<void()> release_display;
   {
@@ -110,6 +118,15 @@ uint64_t Streams::checksum_failures() const {
 }
 
 Result<void> Streams::check_format(const Options& options, const proto::StreamStart& format) {
+  if (options.composite_on) {
+    // The canvas is what is recorded; a tile needs only to be read by libswscale.
+    if (format.pixel_format == PixelFormat::v210) {
+      return make_error(ErrorCode::unsupported,
+                        "StreamStart.pixel_format v210: a composite cannot scale it (FFmpeg has no v210 pixel "
+                        "format); send yuv422p10 or uyvy422");
+    }
+    return {};
+  }
   if (!Recording::is_recording_path(options.output)) return {};
   return Recording::check_format({options.output, options.codec, options.encoder}, format);
 }
@@ -181,9 +198,16 @@ std::string Streams::status_line(const std::vector<StreamReport>& reports,
     return std::none_of(reports.begin(), reports.end(),
                         [&](const StreamReport& r) { return r.info.number == entry.first; });
   });
-  return fmt::format("[recv] {} stream{} ({} running): frames {} fps {:.1f} {:.3f} GB/s dropped {}{}",
+  std::string canvas;
+  if (compositor_) {
+    const CompositeReport c = compositor_->report();
+    const double fps = last_canvas_frames_ ? (c.frames - *last_canvas_frames_) / dt : 0.0;
+    last_canvas_frames_ = c.frames;
+    canvas = fmt::format(" | canvas {} frames {:.1f} fps late {}", c.frames, fps, c.late);
+  }
+  return fmt::format("[recv] {} stream{} ({} running): frames {} fps {:.1f} {:.3f} GB/s dropped {}{}{}",
                      reports.size(), reports.size() == 1 ? "" : "s", running, total_frames,
-                     frames_delta / dt, bytes_delta / dt / 1e9, dropped, parts);
+                     frames_delta / dt, bytes_delta / dt / 1e9, dropped, canvas, parts);
 }
 
 nlohmann::json Streams::audio_json(const std::vector<AudioReport>& tracks,
@@ -254,6 +278,7 @@ nlohmann::json Streams::summary(const std::vector<StreamReport>& reports,
     list.push_back(std::move(entry));
   }
   out["streams"] = std::move(list);
+  if (compositor_) out["canvas"] = compositor_->report().json();
   // Streams that ended long before are in the totals, not listed one by one.
   if (folded.count > 0) out["earlier_streams"] = folded.count;
   return out;

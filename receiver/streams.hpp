@@ -10,10 +10,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "compositor.hpp"
 #include "display.hpp"
 #include "options.hpp"
 #include "rdmavideo/receiver_service.hpp"
@@ -23,9 +25,10 @@ namespace rdmavideo::receiver {
 
 class Streams {
  public:
-  Streams(const Options& options, Display* display, std::string listener_kind);
+  /// With `compositor`, every stream is a tile of it (and the display is the canvas's).
+  Streams(const Options& options, Display* display, std::string listener_kind, Compositor* compositor = nullptr);
 
-  /// The SinkFactory: a writer for a newly admitted stream.
+  /// The SinkFactory: a writer for a newly admitted stream, or its tile of the composite.
   Result<std::unique_ptr<StreamSink>> make_sink(const StreamInfo& info);
   /// A stream's sink has finished: logs its summary line.
   void ended(const StreamReport& report);
@@ -67,6 +70,7 @@ class Streams {
 
   const Options& options_;
   Display* display_;
+  Compositor* compositor_;
   std::string listener_kind_;  // "tcp+verbs": the summary's transport before any stream
 
   mutable std::mutex mu_;
@@ -76,6 +80,7 @@ class Streams {
   double process_cpu_at_first_ = 0;  // process CPU when the first stream was admitted
   std::chrono::steady_clock::time_point last_status_{};
   std::map<uint64_t, Rates> last_rates_;  // main thread only
+  std::optional<uint64_t> last_canvas_frames_;  // main thread only: at the last status line
 };
 
 }  // namespace rdmavideo::receiver

@@ -12,6 +12,7 @@ packages=(
   libssl-dev  # OpenSSL: HMAC-SHA256, HKDF and the random generator of authentication
   libmicrohttpd-dev  # rdmavideo-recv --metrics
   libcpp-httplib-dev  # the tests' HTTP client
+  libtomlplusplus-dev  # rdmavideo-recv --layout: the composite's tiles
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev  # the fuzz targets: clang's libFuzzer and sanitizer runtimes

@@ -6,6 +6,7 @@
 #include "rdmavideo/av/audio_capture.hpp"
 #include "rdmavideo/av/audio_converter.hpp"
 #include "rdmavideo/av/audio_file.hpp"
+#include "rdmavideo/av/canvas.hpp"
 #include "rdmavideo/av/recorder.hpp"
 #include "rdmavideo/av/source.hpp"
 
@@ -149,5 +150,27 @@ bool AudioFile::started() const { return false; }
 RecordedAudio AudioFile::stats() const { return {}; }
 const std::string& AudioFile::path() const { return impl_->path; }
 std::string AudioFile::describe() const { return {}; }
+
+// ---- Canvas
+
+struct Canvas::Impl {};
+
+Result<std::unique_ptr<Canvas>> Canvas::create(PixelFormat, uint32_t, uint32_t, Rational, Colour) {
+  return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
+}
+Canvas::Canvas(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Canvas::~Canvas() = default;
+const proto::StreamStart& Canvas::format() const {
+  static const proto::StreamStart none{};
+  return none;
+}
+std::span<const std::byte> Canvas::frame() const { return {}; }
+Result<Rect> Canvas::place(const proto::StreamStart&, std::span<const std::byte>, Rect) {
+  return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
+}
+Result<void> Canvas::fill(Rect, Rgb) { return make_error(ErrorCode::unsupported, "--composite: {}", kMissing); }
+Result<Rect> Canvas::label(int, int, std::string_view, int) {
+  return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
+}
 
 }  // namespace rdmavideo::av

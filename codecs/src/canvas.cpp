@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "rdmavideo/av/canvas.hpp"
+
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "av_util.hpp"
+#include "rdmavideo/glyphs.hpp"
+
+namespace rdmavideo::av {
+namespace {
+
+int even_down(int v) { return v & ~1; }
+int even_up(int v) { return (v + 1) & ~1; }
+
+// Where a pixel lands in each plane of a format: bytes from one pixel to the next in that
+// plane, and how far its coordinates are shifted (chroma planes of subsampled formats).
+struct PlaneGeometry {
+  int step = 0;
+  int shift_w = 0;
+  int shift_h = 0;
+};
+
+std::vector<PlaneGeometry> geometry(AVPixelFormat format) {
+  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
+  std::vector<PlaneGeometry> planes(static_cast<size_t>(av_pix_fmt_count_planes(format)));
+  const bool rgb = (desc->flags & AV_PIX_FMT_FLAG_RGB) != 0;
+  for (size_t p = 0; p < planes.size(); ++p) {
+    bool chroma_only = !rgb;
+    int step = 0;
+    for (int c = 0; c < desc->nb_components; ++c) {
+      if (desc->comp[c].plane != static_cast<int>(p)) continue;
+      step = step ? std::min(step, desc->comp[c].step) : desc->comp[c].step;
+      if (c == 0 || c == 3) chroma_only = false;  // luma or alpha
+    }
+    planes[p] = {step, chroma_only ? desc->log2_chroma_w : 0, chroma_only ? desc->log2_chroma_h : 0};
+  }
+  return planes;
+}
+
+// Whether a format's samples are full range: RGB always, YUV where its colour says so.
+bool full_range(PixelFormat format, const Colour& colour) {
+  return traits(format).rgb || colour.range == colour::kFull;
+}
+
+}  // namespace
+
+struct Canvas::Impl {
+  proto::StreamStart format;
+  AVPixelFormat av_format = AV_PIX_FMT_NONE;
+  std::vector<PlaneGeometry> planes;
+  std::vector<std::byte> bytes;
+  // Scalers by what they convert (source format, sizes, range and matrix), each reused for
+  // every frame of its kind: tiles of different sizes would re-initialise one by turns.
+  using Key = std::tuple<int, int, int, int, int, int, int, int>;
+  std::map<Key, UniqueSws> scalers;
+  std::vector<uint8_t> bgra;  // fills and labels, drawn here first
+
+  Rect clip(Rect r) const {
+    const int cw = static_cast<int>(format.width), ch = static_cast<int>(format.height);
+    int x0 = std::clamp(even_down(r.x), 0, cw), y0 = std::clamp(even_down(r.y), 0, ch);
+    int x1 = std::clamp(even_up(r.x + r.width), 0, cw), y1 = std::clamp(even_up(r.y + r.height), 0, ch);
+    return {x0, y0, x1 - x0, y1 - y0};
+  }
+
+  // The canvas's planes from (x, y) on.
+  void destination(Rect r, uint8_t* data[4], int linesize[4]) {
+    for (size_t p = 0; p < planes.size(); ++p) {
+      const auto& plane = format.layout.planes[p];
+      data[p] = reinterpret_cast<uint8_t*>(bytes.data()) + plane.offset +
+                static_cast<size_t>(r.y >> planes[p].shift_h) * plane.stride +
+                static_cast<size_t>((r.x >> planes[p].shift_w) * planes[p].step);
+      linesize[p] = static_cast<int>(plane.stride);
+    }
+  }
+
+  Result<SwsContext*> scaler(AVPixelFormat from, int from_w, int from_h, bool from_full, int from_matrix, int to_w,
+                             int to_h, int flags) {
+    const Key key{from, from_w, from_h, from_full, from_matrix, to_w, to_h, flags};
+    if (auto it = scalers.find(key); it != scalers.end()) return it->second.get();
+    if (scalers.size() >= 64) scalers.clear();  // tiles came and went: start again
+    UniqueSws sws(sws_getContext(from_w, from_h, from, to_w, to_h, av_format, flags, nullptr, nullptr, nullptr));
+    if (!sws) {
+      return make_error(ErrorCode::unsupported, "canvas: libswscale cannot scale {}x{} {} into {}x{} {}", from_w,
+                        from_h, av_name(from), to_w, to_h, av_name(av_format));
+    }
+    const bool to_full = full_range(format.pixel_format, format.colour);
+    sws_setColorspaceDetails(sws.get(), sws_getCoefficients(from_matrix), from_full ? 1 : 0,
+                             sws_getCoefficients(sws_matrix(format.colour.matrix, format.height)), to_full ? 1 : 0,
+                             0, 1 << 16, 1 << 16);
+    return scalers.emplace(key, std::move(sws)).first->second.get();
+  }
+
+  // The BGRA image in `bgra` (`w` x `h`) into `to`, scaled to its size.
+  Result<void> draw_bgra(int w, int h, Rect to, int flags) {
+    auto sws = scaler(AV_PIX_FMT_BGRA, w, h, true, SWS_CS_DEFAULT, to.width, to.height, flags);
+    if (!sws) return Unexpected(sws.error());
+    const uint8_t* src[4] = {bgra.data(), nullptr, nullptr, nullptr};
+    const int src_linesize[4] = {w * 4, 0, 0, 0};
+    uint8_t* dst[4] = {};
+    int dst_linesize[4] = {};
+    destination(to, dst, dst_linesize);
+    sws_scale(*sws, src, src_linesize, 0, h, dst, dst_linesize);
+    return {};
+  }
+};
+
+Result<std::unique_ptr<Canvas>> Canvas::create(PixelFormat format, uint32_t width, uint32_t height, Rational rate,
+                                               Colour colour) {
+  const auto av = to_av(format);
+  if (!av || !sws_isSupportedOutput(*av)) {
+    return make_error(ErrorCode::unsupported, "--pix-fmt {}: libswscale cannot draw a canvas in it", name(format));
+  }
+  if (width % 2 != 0 || height % 2 != 0) {
+    return make_error(ErrorCode::invalid_argument, "--canvas {}x{}: width and height must be even", width, height);
+  }
+  auto layout = canonical_layout(format, width, height);
+  if (!layout) return Unexpected(layout.error().context(fmt::format("--canvas {}x{}", width, height)));
+  auto impl = std::make_unique<Impl>();
+  impl->format.pixel_format = format;
+  impl->format.width = width;
+  impl->format.height = height;
+  impl->format.frame_rate = rate;
+  impl->format.layout = *layout;
+  if (!colour.said()) {
+    if (traits(format).rgb) {
+      colour = {colour::kBt709, colour::kTransferSrgb, 0, colour::kFull};
+    } else {
+      const uint8_t c = height >= 720 ? colour::kBt709 : colour::kBt601_525;
+      colour = {c, height >= 720 ? colour::kBt709 : colour::kTransferBt601, c, colour::kLimited};
+    }
+  }
+  impl->format.colour = colour;
+  impl->av_format = *av;
+  impl->planes = geometry(*av);
+  impl->bytes.resize(layout->frame_bytes);
+  std::unique_ptr<Canvas> canvas(new Canvas(std::move(impl)));
+  if (auto ok = canvas->fill({0, 0, static_cast<int>(width), static_cast<int>(height)}, {}); !ok) {
+    return Unexpected(ok.error());
+  }
+  return canvas;
+}
+
+Canvas::Canvas(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Canvas::~Canvas() = default;
+
+const proto::StreamStart& Canvas::format() const { return impl_->format; }
+std::span<const std::byte> Canvas::frame() const { return impl_->bytes; }
+
+Result<Rect> Canvas::place(const proto::StreamStart& format, std::span<const std::byte> frame, Rect area) {
+  Impl& s = *impl_;
+  const auto av = to_av(format.pixel_format);
+  if (!av || !sws_isSupportedInput(*av)) {
+    return make_error(ErrorCode::unsupported, "canvas: libswscale cannot read {} frames", name(format.pixel_format));
+  }
+  if (frame.size() < format.layout.frame_bytes) {
+    return make_error(ErrorCode::invalid_argument, "canvas: a {} frame of {} bytes where its layout has {}",
+                      name(format.pixel_format), frame.size(), format.layout.frame_bytes);
+  }
+  area = s.clip(area);
+  if (area.empty()) return area;
+  const Rect picture = s.clip(fit(area, format.width, format.height));
+  // The bars beside the picture, black.
+  const Rect bars[4] = {{area.x, area.y, area.width, picture.y - area.y},
+                        {area.x, picture.y + picture.height, area.width, area.y + area.height - picture.y - picture.height},
+                        {area.x, picture.y, picture.x - area.x, picture.height},
+                        {picture.x + picture.width, picture.y, area.x + area.width - picture.x - picture.width,
+                         picture.height}};
+  for (const Rect& bar : bars) {
+    if (bar.empty()) continue;
+    if (auto ok = fill(bar, {}); !ok) return Unexpected(ok.error());
+  }
+  auto sws = s.scaler(*av, static_cast<int>(format.width), static_cast<int>(format.height),
+                      full_range(format.pixel_format, format.colour), sws_matrix(format.colour.matrix, format.height),
+                      picture.width, picture.height, SWS_BILINEAR);
+  if (!sws) return Unexpected(sws.error());
+  const uint8_t* src[4] = {};
+  int src_linesize[4] = {};
+  for (int p = 0; p < format.layout.plane_count && p < 4; ++p) {
+    src[p] = reinterpret_cast<const uint8_t*>(frame.data()) + format.layout.planes[p].offset;
+    src_linesize[p] = static_cast<int>(format.layout.planes[p].stride);
+  }
+  uint8_t* dst[4] = {};
+  int dst_linesize[4] = {};
+  s.destination(picture, dst, dst_linesize);
+  sws_scale(*sws, src, src_linesize, 0, static_cast<int>(format.height), dst, dst_linesize);
+  return picture;
+}
+
+Result<void> Canvas::fill(Rect area, Rgb colour) {
+  Impl& s = *impl_;
+  area = s.clip(area);
+  if (area.empty()) return {};
+  // An 8x8 patch of the colour, scaled up by point sampling: the same colour everywhere.
+  constexpr int kPatch = 8;
+  s.bgra.resize(kPatch * kPatch * 4);
+  for (size_t i = 0; i < s.bgra.size(); i += 4) {
+    s.bgra[i] = colour.b;
+    s.bgra[i + 1] = colour.g;
+    s.bgra[i + 2] = colour.r;
+    s.bgra[i + 3] = 255;
+  }
+  return s.draw_bgra(kPatch, kPatch, area, SWS_POINT);
+}
+
+Result<Rect> Canvas::label(int x, int y, std::string_view text, int scale) {
+  Impl& s = *impl_;
+  scale = std::max(scale, 1);
+  const glyphs::Mask ink = glyphs::mask(text, scale);
+  const int pad = 2 * scale;
+  const Rect band = s.clip({x, y, ink.width + 2 * pad, ink.height + 2 * pad});
+  if (band.empty()) return band;
+  // The band as the canvas clipped it, from its own top left (x and y snapped to even).
+  const int dx = band.x - x, dy = band.y - y;
+  s.bgra.assign(static_cast<size_t>(band.width) * static_cast<size_t>(band.height) * 4, 0);
+  for (int row = 0; row < band.height; ++row) {
+    for (int col = 0; col < band.width; ++col) {
+      const int ix = col + dx - pad, iy = row + dy - pad;
+      const bool on = ix >= 0 && iy >= 0 && ix < ink.width && iy < ink.height && ink.at(ix, iy);
+      uint8_t* px = &s.bgra[(static_cast<size_t>(row) * static_cast<size_t>(band.width) + static_cast<size_t>(col)) * 4];
+      const uint8_t v = on ? 255 : 24;
+      px[0] = px[1] = px[2] = v;
+      px[3] = 255;
+    }
+  }
+  if (auto ok = s.draw_bgra(band.width, band.height, band, SWS_POINT); !ok) return Unexpected(ok.error());
+  return band;
+}
+
+}  // namespace rdmavideo::av

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+// rdmavideo-recv --composite: senders of solid colours (FFmpeg's lavfi colour source, live)
+// into one canvas, recorded, and the recording read back with ffmpeg: each colour where the
+// layout puts it, a killed sender's tile turning into "no signal" while the canvas goes on, a
+// layout file's rectangles, picture-in-picture, and the streams a composite refuses.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include "process.hpp"
+
+namespace rdmavideo::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Colour {
+  int r, g, b;
+};
+const std::map<std::string, Colour> kColours = {
+    {"red", {255, 0, 0}}, {"green", {0, 255, 0}}, {"blue", {0, 0, 255}}, {"yellow", {255, 255, 0}}};
+constexpr Colour kNoSignal{40, 40, 48};
+
+// A live sender of one solid colour, named after it.
+Process colour_sender(const TempDir& dir, const std::string& address, const std::string& colour, double seconds,
+                      const std::string& size = "320x180") {
+  return Process({RDMAVIDEO_SEND_BIN, "--connect", address, "--quiet", "--name", colour, "-f", "lavfi", "-i",
+                  "color=c=" + colour + ":s=" + size + ":r=30", "--realtime", "--duration", std::to_string(seconds)},
+                 dir / (colour + ".stderr"));
+}
+
+// The picture at `seconds` into `file`, as RGB.
+struct Picture {
+  int width = 0, height = 0;
+  std::string rgb;
+  Colour at(int x, int y) const {
+    const size_t i = (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 3;
+    return {static_cast<uint8_t>(rgb[i]), static_cast<uint8_t>(rgb[i + 1]), static_cast<uint8_t>(rgb[i + 2])};
+  }
+};
+Picture picture_at(const std::filesystem::path& file, double seconds, int width, int height) {
+  Picture p{width, height,
+            capture("ffmpeg -v error -ss " + std::to_string(seconds) + " -i " + file.string() +
+                    " -frames:v 1 -f rawvideo -pix_fmt rgb24 -")};
+  EXPECT_EQ(p.rgb.size(), static_cast<size_t>(width) * static_cast<size_t>(height) * 3)
+      << "no picture at " << seconds << " s of " << file;
+  return p;
+}
+
+::testing::AssertionResult near(Colour got, Colour want, const std::string& where) {
+  const int d = std::abs(got.r - want.r) + std::abs(got.g - want.g) + std::abs(got.b - want.b);
+  if (d <= 30) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << where << ": got " << got.r << "," << got.g << "," << got.b << " want "
+                                       << want.r << "," << want.g << "," << want.b;
+}
+
+// Frames ffprobe counts in the file, decoding it to the end.
+int decoded_frames(const std::filesystem::path& file) {
+  const std::string out = capture("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+                                  "stream=nb_read_frames -of csv=p=0 " + file.string());
+  return out.empty() ? -1 : std::stoi(out);
+}
+
+// Four colours into a grid recorded as FFV1: each in its quadrant; a sender killed halfway
+// leaves its quadrant "no signal" while the canvas goes on to the end, and the file plays.
+TEST(Composite, FourColoursInAGridAndAKilledOneLeavesNoSignal) {
+  TempDir dir;
+  const auto wall = dir / "wall.mkv";
+  Receiver recv(dir, {"--composite", "grid", "--canvas", "640x360@30", "--max-streams", "4", "--output",
+                      wall.string(), "--stats-json", (dir / "recv.json").string()});
+  std::vector<std::unique_ptr<Process>> senders;
+  const std::array<std::string, 4> colours{"red", "green", "blue", "yellow"};
+  for (const auto& c : colours) {
+    // (new, not make_unique: a Process does not move; the prvalue initialises it in place)
+    senders.push_back(std::unique_ptr<Process>(new Process(colour_sender(dir, recv.address(), c, 60))));
+    // One at a time, so each takes the next tile in arrival order.
+    ASSERT_TRUE(recv.process().wait_for_stderr("stream \\d+ \\(\"" + c + "\"\\) in tile", 20s)) << c;
+  }
+  std::this_thread::sleep_for(2s);
+  senders[3]->signal(SIGKILL);  // yellow dies mid-stream
+  senders[3]->wait(5s);
+  std::this_thread::sleep_for(2s);
+  for (size_t i = 0; i < 3; ++i) senders[i]->signal(SIGINT);  // the others end together
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(senders[i]->wait(30s), 0) << colours[i] << senders[i]->stderr_text();
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+
+  const auto summary = read_json(dir / "recv.json");
+  const auto& canvas = summary.at("canvas");
+  EXPECT_EQ(canvas.at("width"), 640);
+  EXPECT_EQ(canvas.at("output"), wall.string());
+  ASSERT_EQ(canvas.at("tiles").size(), 4u) << canvas;
+  const int frames = decoded_frames(wall);
+  EXPECT_GE(frames, 120) << "at least the 4 s after every sender was in, at 30 fps";
+  EXPECT_EQ(frames, canvas.at("written").get<int>());
+  // Tile by tile: its name, so its colour; the quadrants go row by row. 2.7 s before the end
+  // all four were live (yellow died 2 s before the others ended).
+  const std::array<std::pair<int, int>, 4> centres{{{160, 90}, {480, 90}, {160, 270}, {480, 270}}};
+  const Picture all = picture_at(wall, (frames - 80) / 30.0, 640, 360);
+  for (size_t i = 0; i < 4; ++i) {
+    const std::string name = canvas.at("tiles")[i].at("name");
+    ASSERT_EQ(name, colours[i]);
+    EXPECT_TRUE(near(all.at(centres[i].first, centres[i].second), kColours.at(name), "tile " + name));
+    EXPECT_GT(canvas.at("tiles")[i].at("composited").get<int>(), 30) << canvas;
+  }
+  // Half a second before the end: yellow's quadrant is the no-signal tile, the others still
+  // their colour.
+  const Picture late = picture_at(wall, (frames - 15) / 30.0, 640, 360);
+  EXPECT_TRUE(near(late.at(480, 320), kNoSignal, "yellow's tile after its sender died"));
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(near(late.at(centres[i].first, centres[i].second), kColours.at(colours[i]), colours[i] + " late"));
+  }
+  EXPECT_FALSE(canvas.at("tiles")[3].at("live").get<bool>());
+  EXPECT_NE(recv.process().stderr_text().find("tile 4 (\"yellow\") has no signal"), std::string::npos);
+}
+
+// A layout file puts named streams where it says, whatever order they arrive in; pip puts the
+// first stream under the whole canvas and the second small in the bottom right corner.
+TEST(Composite, ALayoutFilePutsNamedStreamsWhereItSaysAndPipPutsTheSecondInTheCorner) {
+  TempDir dir;
+  {
+    std::ofstream layout(dir / "layout.toml");
+    layout << "[[tile]]\nname = \"blue\"\nx = 0\ny = 0\nwidth = 200\nheight = 360\n\n"
+              "[[tile]]\nname = \"red\"\nx = 400\ny = 0\nwidth = 240\nheight = 360\n";
+  }
+  const auto file = dir / "layout.mkv";
+  {
+    Receiver recv(dir, {"--layout", (dir / "layout.toml").string(), "--canvas", "640x360@30", "--max-streams", "2",
+                        "--output", file.string()});
+    Process red = colour_sender(dir, recv.address(), "red", 3, "200x360");
+    ASSERT_TRUE(recv.process().wait_for_stderr("\\(\"red\"\\) in tile 2", 20s));
+    Process blue = colour_sender(dir, recv.address(), "blue", 3, "200x360");
+    EXPECT_EQ(red.wait(30s), 0);
+    EXPECT_EQ(blue.wait(30s), 0);
+    ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  }
+  const Picture p = picture_at(file, 1.5, 640, 360);
+  EXPECT_TRUE(near(p.at(100, 200), kColours.at("blue"), "blue's tile"));
+  EXPECT_TRUE(near(p.at(520, 200), kColours.at("red"), "red's tile"));
+  EXPECT_TRUE(near(p.at(300, 200), {0, 0, 0}, "between the tiles"));
+
+  const auto pip_file = dir / "pip.mkv";
+  Receiver recv(dir, {"--composite", "pip", "--canvas", "640x360@30", "--max-streams", "2", "--output",
+                      pip_file.string()},
+                {}, "pip");
+  Process green = colour_sender(dir, recv.address(), "green", 3, "640x360");
+  ASSERT_TRUE(recv.process().wait_for_stderr("\\(\"green\"\\) in tile 1", 20s));
+  Process red = colour_sender(dir, recv.address(), "red", 3);
+  EXPECT_EQ(green.wait(30s), 0);
+  EXPECT_EQ(red.wait(30s), 0);
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  const Picture q = picture_at(pip_file, 1.5, 640, 360);
+  EXPECT_TRUE(near(q.at(200, 150), kColours.at("green"), "the full-size stream"));
+  EXPECT_TRUE(near(q.at(560, 300), kColours.at("red"), "the small one, bottom right"));
+}
+
+// What a composite cannot take is refused, naming why: a sender that waits for the receiver
+// (not live), and bad options and layouts as usage errors.
+TEST(Composite, RefusesWhatItCannotTakeNamingWhy) {
+  TempDir dir;
+  {
+    Receiver recv(dir, {"--composite", "grid", "--canvas", "320x180@30", "--max-streams", "2"});
+    Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc", "-s", "160x90", "--frames", "10"},
+                 dir / "nolive.stderr");
+    EXPECT_EQ(send.wait(30s), 1);
+    EXPECT_NE(send.stderr_text().find("is not live: a composite shows each stream at its own pace"),
+              std::string::npos)
+        << send.stderr_text();
+    EXPECT_NE(send.stderr_text().find("send it with --realtime"), std::string::npos);
+    recv.process().signal(SIGTERM);
+    recv.process().wait(10s);
+  }
+  auto usage = [&](std::vector<std::string> extra, const std::string& said) {
+    std::vector<std::string> args{RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Process recv(args, dir / "usage.stderr");
+    EXPECT_EQ(recv.wait(10s), 2) << said;
+    EXPECT_NE(recv.stderr_text().find(said), std::string::npos) << recv.stderr_text();
+  };
+  usage({"--composite", "mosaic"}, "--composite \"mosaic\" unknown (grid, row or pip");
+  usage({"--composite", "grid", "--canvas", "640x"}, "--canvas \"640x\" is not WIDTHxHEIGHT@RATE");
+  usage({"--composite", "grid", "--canvas", "641x360@30"}, "width and height must be even");
+  usage({"--canvas", "640x360@30"}, "--canvas and --pix-fmt describe a composite");
+  usage({"--composite", "grid", "--verify"}, "a composite's canvas has none");
+  usage({"--composite", "grid", "--pix-fmt", "v210"}, "--pix-fmt v210: a canvas cannot be drawn in it");
+  {
+    std::ofstream bad(dir / "bad.toml");
+    bad << "[[tile]]\nname = \"a\"\nx = 0\ny = 0\nwidth = 4000\nheight = 100\n";
+  }
+  Process recv({RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0", "--layout", (dir / "bad.toml").string(), "--canvas",
+                 "640x360@30"},
+                dir / "layout.stderr");
+  EXPECT_EQ(recv.wait(10s), 1);
+  EXPECT_NE(recv.stderr_text().find("bad.toml: tile 1: width 4000 is outside 2..640"), std::string::npos)
+      << recv.stderr_text();
+}
+
+}  // namespace
+}  // namespace rdmavideo::testing

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// The composite's canvas (codecs: av::Canvas) and its layouts (receiver/composite_layout):
+// frames land where they are placed with their aspect ratio, fills and labels in any format,
+// the glyphs the labels and the display share, and the built-in and file layouts.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "composite_layout.hpp"
+#include "process.hpp"
+#include "rdmavideo/av/canvas.hpp"
+#include "rdmavideo/glyphs.hpp"
+
+namespace rdmavideo {
+namespace {
+
+using av::Rect;
+
+TEST(Glyphs, TheMaskHasInkWhereTheGlyphSays) {
+  const auto m = glyphs::mask("T1", 2);
+  EXPECT_EQ(m.width, 2 * glyphs::kAdvance * 2);
+  EXPECT_EQ(m.height, glyphs::kHeight * 2);
+  // T: the whole top row, then the middle column.
+  for (int x = 0; x < 10; ++x) EXPECT_TRUE(m.at(x, 0)) << x;
+  EXPECT_TRUE(m.at(4, 6));
+  EXPECT_FALSE(m.at(0, 6));
+  EXPECT_FALSE(m.at(10, 0)) << "the space between glyphs";
+  const auto blank = glyphs::mask("~", 1);  // no glyph: a space
+  EXPECT_TRUE(std::none_of(blank.ink.begin(), blank.ink.end(), [](uint8_t v) { return v != 0; }));
+}
+
+TEST(CanvasFit, KeepsTheAspectRatioCentredOnEvenPixels) {
+  EXPECT_EQ(av::fit({0, 0, 640, 360}, 1920, 1080), (Rect{0, 0, 640, 360}));
+  EXPECT_EQ(av::fit({0, 0, 640, 360}, 720, 720), (Rect{140, 0, 360, 360}));   // pillarboxed
+  EXPECT_EQ(av::fit({100, 50, 400, 400}, 1600, 900), (Rect{100, 136, 400, 224}));  // letterboxed
+  EXPECT_EQ(av::fit({0, 0, 320, 180}, 0, 0), (Rect{0, 0, 320, 180}));
+}
+
+#if RDMAVIDEO_TEST_WITH_FFMPEG
+// A solid frame of `format` and `rgb` made by a canvas of the frame's own size.
+std::vector<std::byte> solid(PixelFormat format, uint32_t w, uint32_t h, av::Rgb rgb, proto::StreamStart& out) {
+  auto c = av::Canvas::create(format, w, h, {30, 1});
+  EXPECT_TRUE(c) << c.error().message();
+  EXPECT_TRUE((*c)->fill({0, 0, static_cast<int>(w), static_cast<int>(h)}, rgb));
+  out = (*c)->format();
+  return {(*c)->frame().begin(), (*c)->frame().end()};
+}
+
+// RGBA at (x, y) of an rgba canvas.
+std::array<int, 3> rgba_at(const av::Canvas& c, int x, int y) {
+  const auto* p = reinterpret_cast<const uint8_t*>(c.frame().data()) + (y * c.format().width + x) * 4;
+  return {p[0], p[1], p[2]};
+}
+
+bool near(std::array<int, 3> got, std::array<int, 3> want) {
+  return std::abs(got[0] - want[0]) + std::abs(got[1] - want[1]) + std::abs(got[2] - want[2]) <= 24;
+}
+
+TEST(Canvas, AFramePlacedKeepsItsAspectAndTheBarsAreBlack) {
+  auto canvas = av::Canvas::create(PixelFormat::rgba, 640, 360, {30, 1});
+  ASSERT_TRUE(canvas) << canvas.error().message();
+  ASSERT_TRUE((*canvas)->fill({0, 0, 640, 360}, {0, 0, 255}));
+  // A square red nv12 frame into the left half: pillarboxed, black beside it.
+  proto::StreamStart f;
+  const auto red = solid(PixelFormat::nv12, 180, 180, {255, 0, 0}, f);
+  auto placed = (*canvas)->place(f, red, {0, 0, 320, 360});
+  ASSERT_TRUE(placed) << placed.error().message();
+  EXPECT_EQ(*placed, (Rect{0, 20, 320, 320}));
+  EXPECT_TRUE(near(rgba_at(**canvas, 160, 180), {255, 0, 0}));
+  EXPECT_TRUE(near(rgba_at(**canvas, 160, 4), {0, 0, 0})) << "the bar above";
+  EXPECT_TRUE(near(rgba_at(**canvas, 480, 180), {0, 0, 255})) << "outside the area, untouched";
+}
+
+TEST(Canvas, EveryCarriedFormatButV210IsACanvas) {
+  for (PixelFormat p : {PixelFormat::nv12, PixelFormat::i420, PixelFormat::p010, PixelFormat::uyvy, PixelFormat::yuy2,
+                        PixelFormat::rgba, PixelFormat::bgra, PixelFormat::rgb24, PixelFormat::yuv422p10,
+                        PixelFormat::yuv444p}) {
+    auto c = av::Canvas::create(p, 64, 36, {30, 1});
+    ASSERT_TRUE(c) << name(p) << ": " << c.error().message();
+    // A green square into the middle, read back through an rgba canvas.
+    proto::StreamStart f;
+    const auto green = solid(PixelFormat::rgba, 16, 16, {0, 255, 0}, f);
+    ASSERT_TRUE((*c)->place(f, green, {24, 10, 16, 16})) << name(p);
+    auto back = av::Canvas::create(PixelFormat::rgba, 64, 36, {30, 1});
+    ASSERT_TRUE((*back)->place((*c)->format(), (*c)->frame(), {0, 0, 64, 36}));
+    EXPECT_TRUE(near(rgba_at(**back, 32, 18), {0, 255, 0})) << name(p);
+    EXPECT_TRUE(near(rgba_at(**back, 4, 4), {0, 0, 0})) << name(p);
+  }
+  auto v210 = av::Canvas::create(PixelFormat::v210, 64, 36, {30, 1});
+  ASSERT_FALSE(v210);
+  EXPECT_EQ(v210.error().code(), ErrorCode::unsupported);
+  auto odd = av::Canvas::create(PixelFormat::nv12, 65, 36, {30, 1});
+  ASSERT_FALSE(odd);
+  EXPECT_NE(odd.error().message().find("must be even"), std::string::npos);
+}
+
+TEST(Canvas, ALabelIsWhiteInkOnADarkBandClippedToTheCanvas) {
+  auto canvas = av::Canvas::create(PixelFormat::rgba, 200, 100, {30, 1});
+  ASSERT_TRUE(canvas);
+  ASSERT_TRUE((*canvas)->fill({0, 0, 200, 100}, {255, 0, 0}));
+  auto band = (*canvas)->label(10, 20, "T", 2);
+  ASSERT_TRUE(band) << band.error().message();
+  EXPECT_EQ(band->x, 10);
+  EXPECT_EQ(band->y, 20);
+  // The T's top bar starts `pad` (2 font pixels) inside the band.
+  EXPECT_TRUE(near(rgba_at(**canvas, 10 + 4, 20 + 4), {255, 255, 255}));
+  EXPECT_TRUE(near(rgba_at(**canvas, 10 + 1, 20 + 1), {24, 24, 24})) << "the band";
+  EXPECT_TRUE(near(rgba_at(**canvas, 100, 80), {255, 0, 0})) << "outside it";
+  auto clipped = (*canvas)->label(190, 90, "LONG TEXT", 3);
+  ASSERT_TRUE(clipped);
+  EXPECT_EQ(clipped->x + clipped->width, 200);
+  EXPECT_EQ(clipped->y + clipped->height, 100);
+}
+#endif
+
+using receiver::CompositeKind;
+using receiver::CompositeLayout;
+
+TEST(CompositeLayout, GridRowAndPip) {
+  auto grid = CompositeLayout::make(CompositeKind::grid, 4, 1280, 720);
+  ASSERT_EQ(grid.tiles.size(), 4u);
+  EXPECT_EQ(grid.tiles[0].rect, (Rect{0, 0, 640, 360}));
+  EXPECT_EQ(grid.tiles[3].rect, (Rect{640, 360, 640, 360}));
+  auto three = CompositeLayout::make(CompositeKind::grid, 3, 1280, 720);
+  EXPECT_EQ(three.tiles[2].rect, (Rect{0, 360, 640, 360})) << "2x2, the last cell empty";
+  auto nine = CompositeLayout::make(CompositeKind::grid, 9, 1920, 1080);
+  EXPECT_EQ(nine.tiles[4].rect, (Rect{640, 360, 640, 360}));
+  auto row = CompositeLayout::make(CompositeKind::row, 3, 1920, 1080);
+  EXPECT_EQ(row.tiles[1].rect, (Rect{640, 0, 640, 1080}));
+  auto pip = CompositeLayout::make(CompositeKind::pip, 3, 1280, 720);
+  EXPECT_EQ(pip.tiles[0].rect, (Rect{0, 0, 1280, 720}));
+  EXPECT_EQ(pip.tiles[1].rect.width, 320);
+  EXPECT_EQ(pip.tiles[1].rect.x + pip.tiles[1].rect.width, 1280 - 22);
+  EXPECT_LT(pip.tiles[2].rect.x + pip.tiles[2].rect.width, pip.tiles[1].rect.x);
+  EXPECT_EQ(pip.tiles[1].rect.y + pip.tiles[1].rect.height, 720 - 22);
+}
+
+TEST(CompositeLayout, AStreamTakesItsNamedTileThenItsNumberThenAnyFreeOne) {
+  CompositeLayout l;
+  l.tiles = {{{0, 0, 2, 2}, "", std::nullopt}, {{2, 0, 2, 2}, "cam2", std::nullopt}, {{4, 0, 2, 2}, "", 3}};
+  const std::vector<bool> none(3, false);
+  EXPECT_EQ(l.place("cam2", 1, none), 1u);
+  EXPECT_EQ(l.place("other", 3, none), 2u);
+  EXPECT_EQ(l.place("other", 1, none), 0u);
+  EXPECT_EQ(l.place("other", 1, {true, false, false}), std::nullopt) << "tile 2 is cam2's, tile 3 stream 3's";
+  EXPECT_EQ(l.place("cam2", 1, {false, true, false}), 0u) << "its tile taken: any free one";
+}
+
+TEST(CompositeLayout, AFileIsReadAndItsErrorsNameTheTileAndField) {
+  testing::TempDir dir;
+  auto write = [&](const std::string& text) {
+    std::ofstream(dir / "l.toml") << text;
+    return CompositeLayout::load(dir / "l.toml", 1280, 720);
+  };
+  auto ok = write("[[tile]]\nname = \"a\"\nx = 0\ny = 0\nwidth = 640\nheight = 720\n"
+                  "[[tile]]\nstream = 2\nx = 640\ny = 0\nwidth = 640\nheight = 360\n");
+  ASSERT_TRUE(ok) << ok.error().message();
+  ASSERT_EQ(ok->tiles.size(), 2u);
+  EXPECT_EQ(ok->tiles[0].name, "a");
+  EXPECT_EQ(ok->tiles[1].stream, 2u);
+  EXPECT_EQ(ok->tiles[1].rect, (Rect{640, 0, 640, 360}));
+  auto message = [&](const std::string& text) {
+    auto r = write(text);
+    return r ? std::string("loaded") : r.error().message();
+  };
+  EXPECT_NE(message("").find("no [[tile]] tables"), std::string::npos);
+  EXPECT_NE(message("[[tile]]\nx = 0\ny = 0\nwidth = 10\n").find("tile 1: height is missing"), std::string::npos);
+  EXPECT_NE(message("[[tile]]\nx = 700\ny = 0\nwidth = 640\nheight = 10\n").find("tile 1: width 640 is outside 2..580"),
+            std::string::npos);
+  EXPECT_NE(message("[[tile]]\nx = 0\ny = 0\nwidth = 10\nheight = 10\ncolour = 1\n").find("unknown field \"colour\""),
+            std::string::npos);
+  EXPECT_NE(message("[[tile]]\nx = \"left\"\n").find("tile 1: x must be an integer"), std::string::npos);
+  EXPECT_NE(message("[[tile\n").find("line 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rdmavideo

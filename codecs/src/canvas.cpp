@@ -2,10 +2,12 @@
 #include "rdmavideo/av/canvas.hpp"
 
 extern "C" {
+#include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 }
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -61,6 +63,10 @@ struct Canvas::Impl {
   using Key = std::tuple<int, int, int, int, int, int, int, int>;
   std::map<Key, UniqueSws> scalers;
   std::vector<uint8_t> bgra;  // fills and labels, drawn here first
+  // What libswscale writes, before it is copied into the canvas: it writes whole vectors, past
+  // the end of each row, so it must never write into the canvas itself (a tile's row ends
+  // where the next tile's begins).
+  std::vector<uint8_t> scratch;
 
   Rect clip(Rect r) const {
     const int cw = static_cast<int>(format.width), ch = static_cast<int>(format.height);
@@ -78,6 +84,41 @@ struct Canvas::Impl {
                 static_cast<size_t>((r.x >> planes[p].shift_w) * planes[p].step);
       linesize[p] = static_cast<int>(plane.stride);
     }
+  }
+
+  // Scales the source (src, src_linesize, src_h rows) with `sws` into `to`: into the scratch
+  // picture first, then row by row into the canvas, exactly the rectangle's bytes.
+  void blit(SwsContext* sws, const uint8_t* const src[4], const int src_linesize[4], int src_h, Rect to) {
+    uint8_t* tmp[4] = {};
+    int tmp_linesize[4] = {};
+    const int size = av_image_fill_linesizes(tmp_linesize, av_format, to.width) < 0
+                         ? -1
+                         : av_image_fill_plane_sizes_total(tmp_linesize, to.height);
+    if (size < 0) return;
+    scratch.resize(static_cast<size_t>(size) + 64);
+    av_image_fill_pointers(tmp, av_format, to.height, scratch.data(), tmp_linesize);
+    sws_scale(sws, src, src_linesize, 0, src_h, tmp, tmp_linesize);
+    uint8_t* dst[4] = {};
+    int dst_linesize[4] = {};
+    destination(to, dst, dst_linesize);
+    for (size_t p = 0; p < planes.size(); ++p) {
+      const int rows = (to.height + (1 << planes[p].shift_h) - 1) >> planes[p].shift_h;
+      const size_t row_bytes = static_cast<size_t>(((to.width + (1 << planes[p].shift_w) - 1) >> planes[p].shift_w) *
+                                                   planes[p].step);
+      for (int row = 0; row < rows; ++row) {
+        std::memcpy(dst[p] + static_cast<ptrdiff_t>(row) * dst_linesize[p],
+                    tmp[p] + static_cast<ptrdiff_t>(row) * tmp_linesize[p], row_bytes);
+      }
+    }
+  }
+
+  // The total bytes of planes of `linesize` over `height` rows (av_image_fill_plane_sizes,
+  // summed).
+  int av_image_fill_plane_sizes_total(const int linesize[4], int height) const {
+    size_t sizes[4] = {};
+    ptrdiff_t lines[4] = {linesize[0], linesize[1], linesize[2], linesize[3]};
+    if (av_image_fill_plane_sizes(sizes, av_format, height, lines) < 0) return -1;
+    return static_cast<int>(sizes[0] + sizes[1] + sizes[2] + sizes[3]);
   }
 
   Result<SwsContext*> scaler(AVPixelFormat from, int from_w, int from_h, bool from_full, int from_matrix, int to_w,
@@ -103,10 +144,7 @@ struct Canvas::Impl {
     if (!sws) return Unexpected(sws.error());
     const uint8_t* src[4] = {bgra.data(), nullptr, nullptr, nullptr};
     const int src_linesize[4] = {w * 4, 0, 0, 0};
-    uint8_t* dst[4] = {};
-    int dst_linesize[4] = {};
-    destination(to, dst, dst_linesize);
-    sws_scale(*sws, src, src_linesize, 0, h, dst, dst_linesize);
+    blit(*sws, src, src_linesize, h, to);
     return {};
   }
 };
@@ -186,10 +224,7 @@ Result<Rect> Canvas::place(const proto::StreamStart& format, std::span<const std
     src[p] = reinterpret_cast<const uint8_t*>(frame.data()) + format.layout.planes[p].offset;
     src_linesize[p] = static_cast<int>(format.layout.planes[p].stride);
   }
-  uint8_t* dst[4] = {};
-  int dst_linesize[4] = {};
-  s.destination(picture, dst, dst_linesize);
-  sws_scale(*sws, src, src_linesize, 0, static_cast<int>(format.height), dst, dst_linesize);
+  s.blit(*sws, src, src_linesize, static_cast<int>(format.height), picture);
   return picture;
 }
 

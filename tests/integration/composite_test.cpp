@@ -10,6 +10,8 @@
 #include <fstream>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "process.hpp"
 
 namespace rdmavideo::testing {
@@ -24,11 +26,13 @@ const std::map<std::string, Colour> kColours = {
     {"red", {255, 0, 0}}, {"green", {0, 255, 0}}, {"blue", {0, 0, 255}}, {"yellow", {255, 255, 0}}};
 constexpr Colour kNoSignal{40, 40, 48};
 
-// A live sender of one solid colour, named after it.
+// A live sender of one solid colour (kColours'), named after it.
 Process colour_sender(const TempDir& dir, const std::string& address, const std::string& colour, double seconds,
                       const std::string& size = "320x180") {
+  const Colour c = kColours.at(colour);
+  const std::string hex = fmt::format("0x{:02X}{:02X}{:02X}", c.r, c.g, c.b);  // FFmpeg's "green" is 0x008000
   return Process({RDMAVIDEO_SEND_BIN, "--connect", address, "--quiet", "--name", colour, "-f", "lavfi", "-i",
-                  "color=c=" + colour + ":s=" + size + ":r=30", "--realtime", "--duration", std::to_string(seconds)},
+                  "color=c=" + hex + ":s=" + size + ":r=30", "--realtime", "--duration", std::to_string(seconds)},
                  dir / (colour + ".stderr"));
 }
 

@@ -33,7 +33,7 @@ TEST(Glyphs, TheMaskHasInkWhereTheGlyphSays) {
 TEST(CanvasFit, KeepsTheAspectRatioCentredOnEvenPixels) {
   EXPECT_EQ(av::fit({0, 0, 640, 360}, 1920, 1080), (Rect{0, 0, 640, 360}));
   EXPECT_EQ(av::fit({0, 0, 640, 360}, 720, 720), (Rect{140, 0, 360, 360}));   // pillarboxed
-  EXPECT_EQ(av::fit({100, 50, 400, 400}, 1600, 900), (Rect{100, 136, 400, 224}));  // letterboxed
+  EXPECT_EQ(av::fit({100, 50, 400, 400}, 1600, 900), (Rect{100, 138, 400, 224}));  // letterboxed
   EXPECT_EQ(av::fit({0, 0, 320, 180}, 0, 0), (Rect{0, 0, 320, 180}));
 }
 
@@ -111,6 +111,30 @@ TEST(Canvas, ALabelIsWhiteInkOnADarkBandClippedToTheCanvas) {
   ASSERT_TRUE(clipped);
   EXPECT_EQ(clipped->x + clipped->width, 200);
   EXPECT_EQ(clipped->y + clipped->height, 100);
+}
+// libswscale writes whole vectors past the end of each row it scales: not one byte of that
+// may land beside the rectangle (a tile's row ends where the next tile's begins).
+TEST(Canvas, NothingIsWrittenBesideTheRectangle) {
+  for (PixelFormat p : {PixelFormat::nv12, PixelFormat::uyvy, PixelFormat::yuv422p10, PixelFormat::rgba}) {
+    auto c = av::Canvas::create(p, 320, 180, {30, 1});
+    ASSERT_TRUE(c);
+    ASSERT_TRUE((*c)->fill({0, 0, 320, 180}, {255, 0, 0}));
+    ASSERT_TRUE((*c)->fill({10, 10, 22, 10}, {0, 0, 255}));
+    auto band = (*c)->label(10, 40, "ab", 1);
+    ASSERT_TRUE(band);
+    proto::StreamStart f;
+    const auto green = solid(PixelFormat::nv12, 30, 30, {0, 255, 0}, f);
+    ASSERT_TRUE((*c)->place(f, green, {10, 80, 30, 30}));
+    auto back = av::Canvas::create(PixelFormat::rgba, 320, 180, {30, 1});
+    ASSERT_TRUE((*back)->place((*c)->format(), (*c)->frame(), {0, 0, 320, 180}));
+    EXPECT_TRUE(near(rgba_at(**back, 20, 14), {0, 0, 255})) << name(p);
+    for (int x : {34, 40, 60}) {
+      EXPECT_TRUE(near(rgba_at(**back, x, 14), {255, 0, 0})) << name(p) << " beside the fill, x " << x;
+      EXPECT_TRUE(near(rgba_at(**back, band->x + band->width + x - 32, 44), {255, 0, 0}))
+          << name(p) << " beside the label";
+      EXPECT_TRUE(near(rgba_at(**back, x + 8, 94), {255, 0, 0})) << name(p) << " beside the picture, x " << x + 8;
+    }
+  }
 }
 #endif
 

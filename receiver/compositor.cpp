@@ -2,12 +2,16 @@
 #include "compositor.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
 #include <cstring>
 
+#include "rdmavideo/av/audio_converter.hpp"
 #include "rdmavideo/glyphs.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/stats.hpp"
 #include "rdmavideo/text.hpp"
+#include "recording.hpp"
 
 namespace rdmavideo::receiver {
 
@@ -17,6 +21,8 @@ namespace {
 
 constexpr uint32_t kCanvasBuffers = 4;  // canvas frames the writer may hold at once
 constexpr av::Rgb kNoSignal{40, 40, 48};
+constexpr uint32_t kAudioRate = 48000;  // the canvas's sound
+constexpr uint16_t kAudioChannels = 2;
 
 }  // namespace
 
@@ -48,15 +54,33 @@ class Compositor::Pool final : public detail::SlotOwner {
 };
 
 struct Compositor::Tile {
+  // A frame copied out of its ring slot on arrival (the slot goes back at once), with its
+  // time on the canvas's clock.
+  struct Held {
+    enum class State { free, writing, ready, reading } state = State::free;
+    std::vector<std::byte> bytes;
+    std::shared_ptr<const proto::StreamStart> format;
+    int64_t canvas_ns = 0;
+  };
   TileSpec spec;
   // Under the compositor's mu_.
   bool taken = false;      // a stream is in it now
   bool drawn_empty = false;  // the no-signal picture is on the canvas for what it holds now
-  FrameLease pending;      // the newest frame not yet composited
+  std::array<Held, 3> held;  // the newest frames, each shown one canvas period after its time
+  std::shared_ptr<const void> reservation;  // their memory, in the receiver's budget
   std::string name;        // the stream's, or the last one's
   uint64_t stream = 0;
   uint64_t received = 0, composited = 0, sampled = 0, repeats = 0;
   bool warned = false;     // a frame it could not place was said once
+  // The stream's clock on the canvas's: canvas ns = pts + offset, tied at its first frame
+  // and tied again when its frames drift more than two periods from their arrival.
+  std::optional<int64_t> offset_ns;
+  // How long after its time a frame is shown (a period and the wait for the next tick),
+  // smoothed: its sound is placed that much later too, so that it stays with its picture.
+  std::optional<double> shown_after_ns;
+  // Its stream's sound, where the canvas carries it: converted to the canvas's track.
+  std::unique_ptr<av::AudioConverter> converter;
+  uint64_t audio_samples = 0;
 };
 
 class Compositor::TileSink final : public StreamSink {
@@ -67,6 +91,8 @@ class Compositor::TileSink final : public StreamSink {
     compositor_.ended(tile_);
     return {};
   }
+  void audio_started(const AudioTrack& track) override { compositor_.audio_started(tile_, track); }
+  bool audio(AudioPacket packet) override { return compositor_.audio(tile_, std::move(packet)); }
 
  private:
   Compositor& compositor_;
@@ -94,8 +120,22 @@ Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display*
   auto writer = StreamWriter::create(o, info, std::move(output), display, {});
   if (!writer) return Unexpected(writer.error());
   c->writer_ = std::move(*writer);
+  // The canvas's sound, announced before its first frame so that a recording has the track
+  // whenever the sound starts.
+  if (o.composite_audio > 0 && (Recording::holds_audio(o.output) || o.display)) {
+    AudioTrack track;
+    track.index = 0;
+    track.format.stream_id = 1;
+    track.format.sample_format = proto::SampleFormat::f32;
+    track.format.sample_rate = kAudioRate;
+    track.format.channels = kAudioChannels;
+    track.format.channel_layout = 0x3;  // front left, front right
+    track.format.name = fmt::format("tile {}", o.composite_audio);
+    c->canvas_track_ = track;
+    c->writer_->audio_started(track);
+  }
   // Tiles with no stream yet show that they wait for one.
-  for (auto& tile : c->tiles_) c->compose(*tile);
+  for (auto& tile : c->tiles_) c->compose(*tile, 0);
   log().info("[composite] {}x{} {} at {} fps, {} tiles{}; starts with the first frame", o.canvas_width,
              o.canvas_height, name(o.canvas_format), to_string(o.canvas_rate), c->tiles_.size(),
              o.layout_file.empty() ? "" : " from " + o.layout_file);
@@ -111,6 +151,7 @@ Compositor::Compositor(const Options& options, std::unique_ptr<av::Canvas> canva
   format->stream_id = 1;
   format->ring_epoch = 1;
   format_ = std::move(format);
+  period_ns_ = static_cast<int64_t>(1e9 * format_->frame_rate.den / format_->frame_rate.num);
   pool_ = std::make_shared<Pool>(format_->layout.frame_bytes, kCanvasBuffers);
   for (const TileSpec& spec : layout_.tiles) {
     tiles_.push_back(std::make_unique<Tile>());
@@ -131,6 +172,11 @@ Result<std::unique_ptr<StreamSink>> Compositor::make_sink(const StreamInfo& info
                       "through its input as fast as the canvas lets its frames go; send it with --realtime",
                       info.number, label);
   }
+  // Three frames copied out of the ring, in the receiver's budget.
+  auto reserved = info.budget ? info.budget->reserve(3ull * info.format->layout.frame_bytes,
+                                                     fmt::format("stream {}'s tile of the composite", info.number))
+                              : Result<std::shared_ptr<const void>>(nullptr);
+  if (!reserved) return Unexpected(reserved.error());
   std::lock_guard lock(mu_);
   std::vector<bool> taken;
   for (const auto& t : tiles_) taken.push_back(t->taken);
@@ -145,68 +191,158 @@ Result<std::unique_ptr<StreamSink>> Compositor::make_sink(const StreamInfo& info
   tile.drawn_empty = false;
   tile.name = label;
   tile.stream = info.number;
+  tile.converter.reset();
+  tile.offset_ns.reset();
+  tile.shown_after_ns.reset();
+  tile.reservation = std::move(*reserved);
   log().info("[composite] stream {} (\"{}\") in tile {}", info.number, label, *at + 1);
   return std::unique_ptr<StreamSink>(std::make_unique<TileSink>(*this, *at));
 }
 
+// On the stream's connection thread: the frame is copied into one of the tile's buffers and
+// its slot goes back at once. With all three waiting to be shown, the oldest makes way.
 void Compositor::deliver(size_t index, FrameLease frame) {
-  FrameLease older;
+  if (frame.memory_kind() == memory::MemoryKind::cuda) {
+    auto host = std::move(frame).to_host();
+    if (!host) {
+      log().warn("[composite] tile {}: {}", index + 1, host.error().message());
+      return;
+    }
+    frame = std::move(*host);
+  }
+  Tile::Held* into = nullptr;
   {
     std::lock_guard lock(mu_);
     Tile& tile = *tiles_[index];
     ++tile.received;
-    if (tile.pending) {
-      ++tile.sampled;
-      older = std::move(tile.pending);  // let go outside the lock
-    }
-    tile.pending = std::move(frame);
+    const auto now = Clock::now();
     if (!started_) {
       started_ = true;
+      origin_ = now;
       cv_.notify_all();
     }
+    const int64_t arrival = std::chrono::duration_cast<std::chrono::nanoseconds>(now - origin_).count();
+    const int64_t pts = frame.info().pts_ns;
+    if (!tile.offset_ns || std::llabs(pts + *tile.offset_ns - arrival) > 2 * period_ns_) {
+      tile.offset_ns = arrival - pts;
+    }
+    for (auto& h : tile.held) {
+      if (h.state == Tile::Held::State::free) {
+        into = &h;
+        break;
+      }
+    }
+    if (!into) {  // the oldest waiting one makes way
+      for (auto& h : tile.held) {
+        if (h.state == Tile::Held::State::ready && (!into || h.canvas_ns < into->canvas_ns)) into = &h;
+      }
+      if (!into) return;  // all being read: cannot happen with one reader
+      ++tile.sampled;
+    }
+    into->state = Tile::Held::State::writing;
+    into->canvas_ns = pts + *tile.offset_ns;
+    into->format = frame.shared_format();
   }
+  into->bytes.assign(frame.data().begin(), frame.data().end());
+  frame.release();
+  std::lock_guard lock(mu_);
+  into->state = Tile::Held::State::ready;
 }
 
 void Compositor::ended(size_t index) {
-  FrameLease last;
   std::lock_guard lock(mu_);
   Tile& tile = *tiles_[index];
-  last = std::move(tile.pending);
+  for (auto& h : tile.held) {
+    if (h.state == Tile::Held::State::ready) h.state = Tile::Held::State::free;
+  }
   tile.taken = false;
   tile.drawn_empty = false;
   log().info("[composite] tile {} (\"{}\") has no signal", index + 1, tile.name);
 }
 
-// One tile onto the canvas for this tick: its newest frame, the no-signal picture, or nothing
-// (the frame before stays: a repeat).
-void Compositor::compose(Tile& tile) {
-  FrameLease frame;
+void Compositor::audio_started(size_t index, const AudioTrack& track) {
+  if (!canvas_track_ || index + 1 != options_.composite_audio || track.index != 0) return;
+  auto converter = av::AudioConverter::open(track.format, kAudioRate, kAudioChannels);
+  std::lock_guard lock(mu_);
+  Tile& tile = *tiles_[index];
+  if (!converter) {
+    log().warn("[composite] tile {} (\"{}\"): its sound cannot be carried: {}", index + 1, tile.name,
+               converter.error().message());
+    return;
+  }
+  log().info("[composite] the canvas's sound: tile {} (\"{}\"), {}", index + 1, tile.name, (*converter)->describe());
+  tile.converter = std::move(*converter);
+}
+
+// A packet of the tile's first track, converted and placed on the canvas's clock. Samples
+// from before the stream's first frame have no place yet and are dropped (a recording starts
+// with its first frame anyway).
+bool Compositor::audio(size_t index, AudioPacket packet) {
+  AudioPacket out;
+  {
+    std::lock_guard lock(mu_);
+    Tile& tile = *tiles_[index];
+    if (packet.track != 0 || !tile.converter || !tile.offset_ns) return false;
+    // Where its picture of the same instant is on the canvas: its time, shown that much later.
+    const auto shown_after = static_cast<int64_t>(tile.shown_after_ns.value_or(1.5 * static_cast<double>(period_ns_)));
+    const int64_t pts = packet.pts_ns + *tile.offset_ns + shown_after;
+    auto converted = tile.converter->convert(packet.samples, packet.data);
+    if (!converted) {
+      log().warn("[composite] tile {} (\"{}\"): {}", index + 1, tile.name, converted.error().message());
+      tile.converter.reset();
+      return false;
+    }
+    if (converted->empty() || pts < 0) return true;
+    out.track = 0;
+    out.pts_ns = pts;
+    out.samples = static_cast<uint32_t>(converted->size() / kAudioChannels);
+    const auto bytes = std::as_bytes(*converted);
+    out.data.assign(bytes.begin(), bytes.end());
+    tile.audio_samples += out.samples;
+  }
+  return writer_->audio(std::move(out));
+}
+
+// One tile onto the canvas for the tick at canvas time `now_ns`: the newest frame whose time
+// is at least a period past (so that frames arriving a little early or late still show one a
+// tick), the no-signal picture, or nothing (the frame before stays: a repeat).
+void Compositor::compose(Tile& tile, int64_t now_ns) {
+  Tile::Held* show = nullptr;
   bool draw_empty = false;
   std::string label;
   {
     std::lock_guard lock(mu_);
-    frame = std::move(tile.pending);
-    if (!frame && !tile.taken && !tile.drawn_empty) {
+    for (auto& h : tile.held) {
+      if (h.state == Tile::Held::State::ready && h.canvas_ns <= now_ns - period_ns_ &&
+          (!show || h.canvas_ns > show->canvas_ns)) {
+        show = &h;
+      }
+    }
+    if (show) {
+      const double after = static_cast<double>(now_ns - show->canvas_ns);
+      tile.shown_after_ns = tile.shown_after_ns ? *tile.shown_after_ns + (after - *tile.shown_after_ns) / 16 : after;
+      for (auto& h : tile.held) {  // older ones were never shown
+        if (&h != show && h.state == Tile::Held::State::ready && h.canvas_ns < show->canvas_ns) {
+          h.state = Tile::Held::State::free;
+          ++tile.sampled;
+        }
+      }
+      show->state = Tile::Held::State::reading;
+    } else if (!tile.taken && !tile.drawn_empty) {
       draw_empty = true;
       tile.drawn_empty = true;
+    } else if (tile.taken && tile.composited > 0) {
+      ++tile.repeats;
     }
-    if (!frame && tile.taken && tile.composited > 0) ++tile.repeats;
     label = tile.name;
   }
   const av::Rect area = tile.spec.rect;
   const int scale = std::max(1, area.height / 240);
-  if (frame) {
-    if (frame.memory_kind() == memory::MemoryKind::cuda) {
-      auto host = std::move(frame).to_host();
-      if (!host) {
-        log().warn("[composite] tile \"{}\": {}", label, host.error().message());
-        return;
-      }
-      frame = std::move(*host);
-    }
-    auto placed = canvas_->place(frame.format(), frame.data(), area);
-    frame.release();  // the slot goes back before the label is drawn
+  if (show) {
+    auto placed = canvas_->place(*show->format, show->bytes, area);
+    if (placed) (void)canvas_->label(placed->x + 2 * scale, placed->y + 2 * scale, label, scale);
     std::lock_guard lock(mu_);
+    show->state = Tile::Held::State::free;
     if (!placed) {
       if (!tile.warned) log().warn("[composite] tile \"{}\": {}", label, placed.error().message());
       tile.warned = true;
@@ -214,7 +350,6 @@ void Compositor::compose(Tile& tile) {
       return;
     }
     ++tile.composited;
-    (void)canvas_->label(placed->x + 2 * scale, placed->y + 2 * scale, label, scale);
     return;
   }
   if (draw_empty) {
@@ -250,16 +385,20 @@ void Compositor::run() {
     cv_.wait(lock, [&] { return started_ || stopping_; });
     if (stopping_) return;
   }
-  const Rational rate = format_->frame_rate;
-  const auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 * rate.den / rate.num));
-  const auto origin = Clock::now();
+  const auto period = std::chrono::nanoseconds(period_ns_);
+  Clock::time_point origin;
+  {
+    std::lock_guard lock(mu_);
+    origin = origin_;
+  }
   uint64_t tick = 0;
   for (;;) {
     {
       std::unique_lock lock(mu_);
       if (cv_.wait_until(lock, origin + tick * period, [&] { return stopping_; })) return;
     }
-    for (auto& tile : tiles_) compose(*tile);
+    const int64_t now_ns = static_cast<int64_t>(tick) * period_ns_;
+    for (auto& tile : tiles_) compose(*tile, now_ns);
     const bool handed = hand_on(tick, static_cast<int64_t>(tick) * period.count());
     // The next tick, or where the clock is now when composing took longer than a period:
     // the ticks passed meanwhile are late, skipped.
@@ -282,10 +421,6 @@ Result<void> Compositor::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  for (auto& tile : tiles_) {
-    std::lock_guard lock(mu_);
-    tile->pending.release();
-  }
   if (!writer_) return {};
   StreamEnd end;
   end.how = StreamEnd::How::stopped;
@@ -303,8 +438,10 @@ CompositeReport Compositor::report() const {
   std::lock_guard lock(mu_);
   r.frames = frames_;
   r.late = late_;
+  r.audio_tile = canvas_track_ ? options_.composite_audio : 0;
   for (const auto& t : tiles_) {
-    r.tiles.push_back({t->name, t->stream, t->taken, t->received, t->composited, t->sampled, t->repeats});
+    r.tiles.push_back(
+        {t->name, t->stream, t->taken, t->received, t->composited, t->sampled, t->repeats, t->audio_samples});
   }
   return r;
 }
@@ -320,10 +457,11 @@ nlohmann::json CompositeReport::json() const {
                           {"received", t.received},
                           {"composited", t.composited},
                           {"sampled", t.sampled},
-                          {"repeats", t.repeats}});
+                          {"repeats", t.repeats},
+                          {"audio_samples", t.audio_samples}});
   }
-  return {{"width", width}, {"height", height}, {"pix_fmt", pix_fmt}, {"frame_rate", frame_rate},
-          {"frames", frames}, {"late", late},     {"tiles", tiles_json}};
+  return {{"width", width},   {"height", height}, {"pix_fmt", pix_fmt},       {"frame_rate", frame_rate},
+          {"frames", frames}, {"late", late},     {"audio_tile", audio_tile}, {"tiles", tiles_json}};
 }
 
 }  // namespace rdmavideo::receiver

@@ -3,15 +3,26 @@
 // produced at the canvas's own rate and handed to one StreamWriter, the writer every stream
 // uses, so the canvas is written raw, recorded, piped or shown as a stream would be.
 //
-// Each stream's sink is a tile: frame() keeps the newest lease and lets the one before go, so
-// a ring slot is held for at most one canvas period and the sender is never slowed. The
-// compositor's thread wakes once a canvas period: it scales each tile's newest frame into its
-// rectangle (libswscale, aspect ratio kept), labels it with the stream's name and lets the
-// slot go; a tile with no new frame keeps the last one (a repeat), and a stream faster than
-// the canvas is sampled. A stream that ends leaves a "no signal" tile with its name, which the
+// Each stream's sink is a tile: frame() copies the frame into one of the tile's three buffers
+// and lets the ring slot go at once, so the sender is never slowed. Each frame has a time on
+// the canvas's clock (its pts, tied to the canvas's clock at the stream's first frame). The
+// compositor's thread wakes once a canvas period: for each tile it takes the newest frame whose
+// time is at least a period past, scales it into the tile's rectangle (libswscale, aspect
+// ratio kept) and labels it with the stream's name. Showing frames a period late by their own
+// times, not as they happen to arrive, lets a stream at the canvas's rate show every frame
+// once despite network jitter; a tile with no new frame keeps the last one (a repeat), and a
+// stream faster than the canvas is sampled. A stream that ends leaves a "no signal" tile with its name, which the
 // next stream to arrive may take. The canvas starts with the first frame of any stream and
 // never stops while the receiver runs; a tick whose canvas cannot be handed on in time (the
 // writer is behind, or composing took longer than a period) is late, counted, and skipped.
+//
+// Sound: the canvas carries one track, 48 kHz stereo float, from the first audio track of the
+// stream in tile --composite-audio (1 by default; none: no track), converted to it
+// (libswresample) and placed on the canvas's clock where its picture of the same instant is
+// shown: its time on the canvas, plus how long after their times its frames are shown
+// (smoothed), so its sound stays with its picture as it was sent. A stream that leaves the tile
+// leaves silence; the next one's sound follows. The track is announced before the canvas's
+// first frame, so a recording always has it.
 //
 // Tiles must be live: a sender that sends as fast as the receiver takes (a file without
 // --realtime) would run through its input at the speed of the canvas's copies, so such a
@@ -48,14 +59,16 @@ struct CompositeReport {
     bool live = false;        ///< a stream is in it now
     uint64_t received = 0;    ///< frames the tile's streams delivered
     uint64_t composited = 0;  ///< of them, scaled into the canvas
-    uint64_t sampled = 0;     ///< let go unseen: a newer frame came before the next tick
+    uint64_t sampled = 0;     ///< let go unseen: a newer one was due first, or all three buffers were full
     uint64_t repeats = 0;     ///< canvas frames that showed its previous frame again
+    uint64_t audio_samples = 0;  ///< samples of its sound the canvas carried (the canvas's rate)
   };
   uint32_t width = 0, height = 0;
   std::string pix_fmt;
   std::string frame_rate;
   uint64_t frames = 0;  ///< canvas frames handed to the writer
   uint64_t late = 0;    ///< ticks skipped: the writer was behind, or composing took too long
+  uint32_t audio_tile = 0;  ///< the tile whose sound the canvas carries; 0: none
   std::vector<Tile> tiles;
   nlohmann::json json() const;
 };
@@ -85,15 +98,18 @@ class Compositor {
  private:
   Compositor(const Options& options, std::unique_ptr<av::Canvas> canvas, CompositeLayout layout);
   void run();
-  void compose(Tile& tile);
+  void compose(Tile& tile, int64_t now_ns);
   void deliver(size_t tile, FrameLease frame);
   void ended(size_t tile);
+  void audio_started(size_t tile, const AudioTrack& track);
+  bool audio(size_t tile, AudioPacket packet);
   bool hand_on(uint64_t sequence, int64_t pts_ns);
 
   const Options& options_;
   std::unique_ptr<av::Canvas> canvas_;  // compositor thread only, once started
   CompositeLayout layout_;
   std::shared_ptr<const proto::StreamStart> format_;  // the canvas's, as its frames carry it
+  int64_t period_ns_ = 0;                             // one canvas frame
   std::unique_ptr<StreamWriter> writer_;
 
   class Pool;
@@ -103,6 +119,8 @@ class Compositor {
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Tile>> tiles_;  // by layout tile; their state under mu_
   bool started_ = false;   // under mu_: a first frame has arrived
+  std::chrono::steady_clock::time_point origin_{};  // under mu_: the canvas's time 0, that frame's arrival
+  std::optional<AudioTrack> canvas_track_;  // the canvas's sound, announced to the writer
   bool stopping_ = false;  // under mu_
   uint64_t frames_ = 0;    // under mu_
   uint64_t late_ = 0;      // under mu_

@@ -83,6 +83,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   layout_option->excludes(composite_option);
   app.add_option("--canvas", canvas, "The composite's canvas: WIDTHxHEIGHT@RATE (default 1920x1080@30)");
   app.add_option("--pix-fmt", canvas_pix_fmt, "The composite's pixel format (default nv12)");
+  std::string composite_audio;
+  app.add_option("--composite-audio", composite_audio,
+                 "The composite's sound: N, the first audio track of the stream in tile N (default 1), or "
+                 "none");
   std::string key_file;
   cli::add_key_option(app, key_file);
   cli::MemoryOptions memory_options;
@@ -137,6 +141,21 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     if (!format) return fail("--pix-fmt \"" + canvas_pix_fmt + "\" unknown; known: " + pixel_format_names());
     if (*format == PixelFormat::v210) return fail("--pix-fmt v210: a canvas cannot be drawn in it (FFmpeg has no v210 pixel format)");
     o.canvas_format = *format;
+  }
+  if (!composite_audio.empty()) {
+    if (!o.composite_on) return fail("--composite-audio chooses a composite's sound: add --composite or --layout");
+    if (composite_audio == "none") {
+      o.composite_audio = 0;
+    } else if (composite_audio == "mix") {
+      return fail("--composite-audio mix: mixing every tile's sound is not built yet (choose a tile N, or none)");
+    } else {
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(composite_audio.c_str(), &end, 10);
+      if (end == composite_audio.c_str() || *end || n < 1 || n > 64) {
+        return fail("--composite-audio \"" + composite_audio + "\" is not a tile number (1..64) or none");
+      }
+      o.composite_audio = static_cast<uint32_t>(n);
+    }
   }
   if (o.composite_on && o.verify) {
     return fail("--verify checks each stream's test pattern: a composite's canvas has none (leave out one or the other)");

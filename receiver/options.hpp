@@ -45,6 +45,7 @@ struct Options {
   uint32_t canvas_width = 1920, canvas_height = 1080;  // --canvas
   Rational canvas_rate{30, 1};
   PixelFormat canvas_format = PixelFormat::nv12;  // --pix-fmt
+  uint32_t composite_audio = 1;  // --composite-audio: the tile whose first track the canvas carries; 0: none
 };
 
 /// Parses the command line. Returns the exit code when the program should stop now.

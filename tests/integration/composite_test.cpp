@@ -160,6 +160,64 @@ TEST(Composite, ALayoutFilePutsNamedStreamsWhereItSaysAndPipPutsTheSecondInTheCo
   EXPECT_TRUE(near(q.at(560, 300), kColours.at("red"), "the small one, bottom right"));
 }
 
+// av_sync.py's measure of `file`'s track 0 against the flashes in `crop` (W:H:X:Y).
+nlohmann::json av_sync(const std::filesystem::path& file, const std::string& crop) {
+  const std::string text = capture("python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/av_sync.py' '" + file.string() +
+                                   "' --crop " + crop);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const std::exception&) {
+    ADD_FAILURE() << "av_sync.py gave no result for " << file << ": " << text;
+    return nlohmann::json::object();
+  }
+}
+
+// Two test patterns with their tones (1000 Hz and 500 Hz, a beep on each flash) into one
+// recording: the canvas carries tile 1's sound by default, in sync with tile 1's flashes
+// within a frame; --composite-audio 2 carries the other's; none, no track.
+TEST(Composite, TheCanvasCarriesTheChosenTilesSoundInSyncWithItsPicture) {
+  TempDir dir;
+  auto record = [&](const std::string& name, std::vector<std::string> extra) {
+    const auto file = dir / (name + ".mov");
+    std::vector<std::string> args{"--composite", "row", "--canvas", "640x180@30", "--max-streams", "2",
+                                  "--output", file.string(), "--stats-json", (dir / (name + ".json")).string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Receiver recv(dir, args, {}, name);
+    auto tone = [&](const std::string& who, const std::string& hz) {
+      return Process({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--name", who, "--testsrc", "-s",
+                      "320x180", "-r", "30", "--tone", hz, "--realtime", "--duration", "7"},
+                     dir / (name + "-" + who + ".stderr"));
+    };
+    Process one = tone("one", "1000");
+    EXPECT_TRUE(recv.process().wait_for_stderr("\\(\"one\"\\) in tile 1", 20s));
+    Process two = tone("two", "500");
+    EXPECT_EQ(one.wait(30s), 0) << one.stderr_text();
+    EXPECT_EQ(two.wait(30s), 0) << two.stderr_text();
+    EXPECT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+    return file;
+  };
+  const auto first = record("first", {});
+  const auto m = av_sync(first, "320:180:0:0");
+  EXPECT_GE(m.value("beeps", 0), 6) << m;
+  EXPECT_NEAR(m.value("tone_hz", 0.0), 1000, 30) << m;
+  EXPECT_LE(m.value("max_abs_offset_ms", 1e9), m.value("frame_ms", 0.0)) << "tile 1's beeps on tile 1's flashes: " << m;
+  const auto summary = read_json(dir / "first.json");
+  EXPECT_EQ(summary.at("canvas").at("audio_tile"), 1);
+  EXPECT_GT(summary.at("canvas").at("tiles")[0].at("audio_samples").get<int>(), 48000 * 5);
+  EXPECT_EQ(summary.at("canvas").at("tiles")[1].at("audio_samples"), 0);
+  // Every frame of a stream at the canvas's rate shown once: none sampled, none repeated
+  // beyond the odd one.
+  EXPECT_LE(summary.at("canvas").at("tiles")[0].at("sampled").get<int>(), 3) << summary.at("canvas");
+
+  const auto second = record("second", {"--composite-audio", "2"});
+  const auto n = av_sync(second, "320:180:320:0");
+  EXPECT_NEAR(n.value("tone_hz", 0.0), 500, 30) << n;
+  EXPECT_LE(n.value("max_abs_offset_ms", 1e9), n.value("frame_ms", 0.0)) << n;
+
+  const auto silent = record("silent", {"--composite-audio", "none"});
+  EXPECT_EQ(capture("ffprobe -v error -select_streams a -show_entries stream=index -of csv=p=0 " + silent.string()), "");
+}
+
 // What a composite cannot take is refused, naming why: a sender that waits for the receiver
 // (not live), and bad options and layouts as usage errors.
 TEST(Composite, RefusesWhatItCannotTakeNamingWhy) {
@@ -189,6 +247,9 @@ TEST(Composite, RefusesWhatItCannotTakeNamingWhy) {
   usage({"--canvas", "640x360@30"}, "--canvas and --pix-fmt describe a composite");
   usage({"--composite", "grid", "--verify"}, "a composite's canvas has none");
   usage({"--composite", "grid", "--pix-fmt", "v210"}, "--pix-fmt v210: a canvas cannot be drawn in it");
+  usage({"--composite", "grid", "--composite-audio", "mix"}, "--composite-audio mix: mixing every tile's sound is not built yet");
+  usage({"--composite", "grid", "--composite-audio", "0"}, "is not a tile number (1..64) or none");
+  usage({"--composite-audio", "2"}, "--composite-audio chooses a composite's sound: add --composite");
   {
     std::ofstream bad(dir / "bad.toml");
     bad << "[[tile]]\nname = \"a\"\nx = 0\ny = 0\nwidth = 4000\nheight = 100\n";

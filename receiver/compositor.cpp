@@ -337,7 +337,7 @@ void Compositor::compose(Tile& tile, int64_t now_ns) {
     label = tile.name;
   }
   const av::Rect area = tile.spec.rect;
-  const int scale = std::max(1, area.height / 240);
+  const int scale = std::max(1, area.height / 180);
   if (show) {
     auto placed = canvas_->place(*show->format, show->bytes, area);
     if (placed) (void)canvas_->label(placed->x + 2 * scale, placed->y + 2 * scale, label, scale);

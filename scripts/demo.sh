@@ -166,4 +166,25 @@ if [ -e $bin/obs-plugin/rdmavideo-obs.so ] && command -v Xvfb >/dev/null; then
     -of compact=p=0 "$out/obs-hdr.mov"
   kill $xvfb
 fi
+echo "== 9. Remote compositing: four live senders (three colours and a test pattern with its tone)"
+echo "      into one 1280x720 grid recorded as ProRes with tile 4's sound; the second sender dies"
+echo "      halfway and its tile shows no signal while the recording goes on"
+$bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --composite grid --canvas 1280x720@30 --max-streams 4 \
+  --composite-audio 4 --output "$out/wall.mov" --stats-json "$out/wall.json" --quiet &
+recv=$!
+sleep 0.3
+for c in 0xC03030:left 0x30C030:middle 0x3030C0:right; do
+  $bin/sender/rdmavideo-send --connect 127.0.0.1:$port --name "${c#*:}" -f lavfi -i "color=c=${c%:*}:s=640x360:r=30" \
+    --realtime --duration 6 --quiet &
+  sleep 0.3
+done
+middle=$(jobs -p | tail -2 | head -1)
+$bin/sender/rdmavideo-send --connect 127.0.0.1:$port --name pattern --testsrc -s 1280x720 -r 30 --tone 1000 \
+  --realtime --duration 6 --quiet &
+sleep 3
+{ kill -9 "$middle" && wait "$middle"; } 2>/dev/null || true
+wait $recv
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["canvas"]; print("canvas: %d frames %dx%d, %d late; tiles: %s" % (c["frames"], c["width"], c["height"], c["late"], ", ".join("%s %d shown %d repeated" % (t["name"], t["composited"], t["repeats"]) for t in c["tiles"])))' "$out/wall.json"
+python3 tests/support/av_sync.py "$out/wall.mov" --crop 640:360:640:360 --summary | sed 's/^/tile 4 sound: /'
+ffmpeg -nostdin -loglevel error -ss 4.5 -i "$out/wall.mov" -frames:v 1 -y "$out/wall.png"
 echo "demo: summaries in $out/*.json, received frames in $out/*.png, recordings in $out/*.mov"

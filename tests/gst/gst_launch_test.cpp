@@ -6,6 +6,7 @@
 // Every child has a deadline, so a hang fails the test instead of stalling CI.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <fstream>
 #include <regex>
 
@@ -369,6 +370,53 @@ TEST_F(GstLaunch, KeyFileAuthenticatesBothElements) {
 
 // gst-inspect-1.0 finds both elements through GST_PLUGIN_PATH and shows their properties
 // and pad templates.
+// The native recipe for a composite in gst-launch (docs/gstreamer.md): four rdmasrc, each on
+// its own port, into GStreamer's compositor, each sender a solid colour; a frame from the
+// middle has each colour in its quadrant.
+TEST_F(GstLaunch, FourRdmasrcIntoCompositorMakeAGrid) {
+  {
+    UniqueObject<GstElementFactory> factory(gst_element_factory_find("compositor"));
+    if (!factory) GTEST_SKIP() << "compositor (gst-plugins-base) is not installed";
+  }
+  TempDir dir;
+  const auto out = dir / "grid.rgb";
+  std::array<uint16_t, 4> ports{};
+  std::string pipeline = "compositor name=mix sink_1::xpos=320 sink_2::ypos=180 sink_3::xpos=320 sink_3::ypos=180 ! "
+                         "videoconvert ! video/x-raw,format=RGB,width=640,height=360 ! filesink location=" +
+                         out.string();
+  for (size_t i = 0; i < 4; ++i) {
+    ports[i] = free_port();
+    pipeline += " rdmasrc address=127.0.0.1 port=" + std::to_string(ports[i]) + " ! mix.sink_" + std::to_string(i);
+  }
+  const auto recv_stdout = dir / "recv.stdout";
+  Process recv(launch(pipeline), dir / "recv.stderr", Redirect{"", recv_stdout.string(), false, false});
+  ASSERT_TRUE(wait_prerolling(recv_stdout, recv)) << read_file(recv_stdout) << recv.stderr_text();
+  const std::array<const char*, 4> colours{"0xFF0000", "0x00FF00", "0x0000FF", "0xFFFF00"};
+  std::vector<std::unique_ptr<Process>> senders;
+  for (size_t i = 0; i < 4; ++i) {
+    senders.push_back(std::unique_ptr<Process>(new Process(
+        {RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(ports[i]), "--quiet", "-f", "lavfi", "-i",
+         std::string("color=c=") + colours[i] + ":s=320x180:r=30", "--frames", "60", "--transport", "tcp"},
+        dir / ("send" + std::to_string(i) + ".stderr"))));
+  }
+  for (auto& s : senders) EXPECT_EQ(s->wait(60s), 0) << s->stderr_text();
+  const auto ended = recv.wait(60s);
+  ASSERT_TRUE(ended) << "gst-launch-1.0 did not end after the senders' EOS";
+  ASSERT_EQ(*ended, 0) << read_file(recv_stdout) << recv.stderr_text();
+  constexpr size_t kFrame = 640 * 360 * 3;
+  const std::string rgb = read_file(out);
+  ASSERT_GE(rgb.size(), 30 * kFrame);
+  const size_t middle = (rgb.size() / kFrame / 2) * kFrame;
+  const std::array<std::array<int, 3>, 4> want{{{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {255, 255, 0}}};
+  const std::array<std::pair<int, int>, 4> centres{{{160, 90}, {480, 90}, {160, 270}, {480, 270}}};
+  for (size_t i = 0; i < 4; ++i) {
+    const size_t at = middle + (static_cast<size_t>(centres[i].second) * 640 + static_cast<size_t>(centres[i].first)) * 3;
+    int d = 0;
+    for (int c = 0; c < 3; ++c) d += std::abs(static_cast<uint8_t>(rgb[at + static_cast<size_t>(c)]) - want[i][c]);
+    EXPECT_LE(d, 30) << "quadrant " << i + 1 << " (" << colours[i] << ")";
+  }
+}
+
 TEST_F(GstLaunch, GstInspectShowsPropertiesAndPadTemplates) {
   struct Element {
     const char* name;

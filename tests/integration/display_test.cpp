@@ -15,6 +15,7 @@
 #include <iostream>
 
 #include "process.hpp"
+#include "rdmavideo/glyphs.hpp"
 
 namespace rdmavideo::testing {
 namespace {
@@ -309,6 +310,65 @@ void expect_colour(const Image& shot, int x, int y, Rgb want, const std::string&
               std::abs(got.b - want.b) <= 12)
       << what << " at (" << x << "," << y << "): got (" << got.r << "," << got.g << "," << got.b
       << ") want (" << want.r << "," << want.g << "," << want.b << ")";
+}
+
+// --display with --composite: the window shows the canvas, each colour in its quadrant with
+// its label drawn from the glyph table the overlay uses (read back here for the bottom tiles,
+// which the overlay's lines do not reach).
+TEST_F(DisplayTest, ACompositeShowsEveryTileWithItsLabel) {
+  if (!RDMAVIDEO_TEST_HAVE_FFMPEG) GTEST_SKIP() << "the senders are FFmpeg's lavfi colour sources";
+  TempDir dir;
+  VirtualScreen screen(dir);
+  Receiver recv(dir, {"--display", "--composite", "grid", "--canvas", "640x360@30", "--max-streams", "4", "--quiet"});
+  const std::array<std::pair<const char*, const char*>, 4> colours{
+      {{"red", "0xFF0000"}, {"green", "0x00FF00"}, {"blue", "0x0000FF"}, {"yellow", "0xFFFF00"}}};
+  std::vector<std::unique_ptr<Process>> senders;
+  for (const auto& [name, hex] : colours) {
+    senders.push_back(std::unique_ptr<Process>(
+        new Process({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--name", name, "-f", "lavfi", "-i",
+                     std::string("color=c=") + hex + ":s=320x180:r=30", "--realtime", "--duration", "30"},
+                    dir / (std::string(name) + ".stderr"))));
+    ASSERT_TRUE(recv.process().wait_for_stderr(std::string("\\(\"") + name + "\"\\) in tile", 20s)) << name;
+  }
+  auto id = recv.process().wait_for_stderr(R"(x11 window (0x[0-9a-f]+))", 10s);
+  ASSERT_TRUE(id) << recv.process().stderr_text();
+  const std::array<std::pair<int, int>, 4> centres{{{160, 100}, {480, 100}, {160, 280}, {480, 280}}};
+  const std::array<Rgb, 4> want{{{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {255, 255, 0}}};
+  std::string problems = "no screenshot";
+  std::optional<Image> shot;
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  while (std::chrono::steady_clock::now() < deadline && !problems.empty()) {
+    std::this_thread::sleep_for(300ms);
+    shot = screenshot(dir, screen.name(), *id, "composite");
+    if (!shot) continue;
+    problems.clear();
+    for (size_t i = 0; i < 4; ++i) {
+      const Rgb got = shot->mean(centres[i].first, centres[i].second);
+      if (std::abs(got.r - want[i].r) + std::abs(got.g - want[i].g) + std::abs(got.b - want[i].b) > 40) {
+        problems += fmt::format("{} at ({}, {}) is {},{},{}; ", colours[i].first, centres[i].first, centres[i].second,
+                                got.r, got.g, got.b);
+      }
+    }
+    // The bottom tiles' labels: glyphs from (4, 184) and (324, 184), 6 pixels apart.
+    for (size_t i = 2; i < 4; ++i) {
+      const std::string label = colours[i].first;
+      for (size_t c = 0; c < label.size(); ++c) {
+        const glyphs::Glyph g = glyphs::glyph(label[c]);
+        const int x0 = (i == 2 ? 4 : 324) + static_cast<int>(c) * glyphs::kAdvance, y0 = 184;
+        for (int row = 0; row < glyphs::kHeight; ++row) {
+          for (int col = 0; col < glyphs::kWidth; ++col) {
+            if (shot->white(x0 + col, y0 + row) != ((g[row] & (0x10 >> col)) != 0)) {
+              problems += fmt::format("label \"{}\" character {} row {} column {}; ", label, c, row, col);
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(problems, "") << "see composite.png";
+  EXPECT_EQ(shot ? shot->width : 0, 640);
+  recv.process().signal(SIGINT);
+  EXPECT_EQ(recv.process().wait(15s), 0) << recv.process().stderr_text();
 }
 
 // The overlay's text read back from a screenshot at 2 screen pixels a font pixel (a window

@@ -160,6 +160,28 @@ std::string render_metrics(const ReceiverService& service, const Streams& stream
   per_track("rdmavideo_stream_audio_offset_seconds", "gauge",
             "The track's pts minus the picture's at the last chunk's arrival (positive: audio ahead).",
             [](const AudioReport& a) { return a.av_offset_ms / 1000.0; });
+  if (auto canvas = streams.composite()) {
+    w.family("rdmavideo_canvas_frames_total", "counter", "Composite canvas frames handed to its output.");
+    w.sample("rdmavideo_canvas_frames_total", "", static_cast<double>(canvas->frames));
+    w.family("rdmavideo_canvas_late_total", "counter",
+             "Canvas ticks skipped: its output was behind, or composing took longer than a period.");
+    w.sample("rdmavideo_canvas_late_total", "", static_cast<double>(canvas->late));
+    w.family("rdmavideo_canvas_tile_frames_total", "counter",
+             "Each tile's frames: 'composited' into the canvas, 'sampled' (let go unseen), 'repeats' (canvas "
+             "frames that showed its previous frame again).");
+    for (size_t i = 0; i < canvas->tiles.size(); ++i) {
+      const auto& t = canvas->tiles[i];
+      const std::string labels = fmt::format("tile=\"{}\",name=\"{}\"", i + 1, label(t.name));
+      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"composited\"", static_cast<double>(t.composited));
+      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"sampled\"", static_cast<double>(t.sampled));
+      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"repeats\"", static_cast<double>(t.repeats));
+    }
+    w.family("rdmavideo_canvas_tile_up", "gauge", "1 while a stream is in the tile, 0 while it shows no signal.");
+    for (size_t i = 0; i < canvas->tiles.size(); ++i) {
+      w.sample("rdmavideo_canvas_tile_up", fmt::format("tile=\"{}\",name=\"{}\"", i + 1, label(canvas->tiles[i].name)),
+               canvas->tiles[i].live ? 1.0 : 0.0);
+    }
+  }
   return w.take();
 }
 

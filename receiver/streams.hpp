@@ -57,6 +57,11 @@ class Streams {
                          const FoldedStreams& folded = {}) const;
   /// Every stream ended well (a stream whose frames failed --verify did not).
   static bool all_ok(const std::vector<StreamReport>& reports, const FoldedStreams& folded = {});
+  /// The composite's report, where the streams are its tiles.
+  std::optional<CompositeReport> composite() const {
+    if (!compositor_) return std::nullopt;
+    return compositor_->report();
+  }
   /// What stream `number`'s writer did so far; null for a stream never admitted.
   std::shared_ptr<StreamOutput> output_of(uint64_t number) const;
 

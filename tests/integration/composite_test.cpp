@@ -74,7 +74,9 @@ TEST(Composite, FourColoursInAGridAndAKilledOneLeavesNoSignal) {
   TempDir dir;
   const auto wall = dir / "wall.mkv";
   Receiver recv(dir, {"--composite", "grid", "--canvas", "640x360@30", "--max-streams", "4", "--output",
-                      wall.string(), "--stats-json", (dir / "recv.json").string()});
+                      wall.string(), "--stats-json", (dir / "recv.json").string(), "--metrics", "127.0.0.1:0"});
+  const auto metrics_at = recv.process().wait_for_stderr(R"(metrics at (http://127\.0\.0\.1:\d+/metrics))", 10s);
+  ASSERT_TRUE(metrics_at) << recv.process().stderr_text();
   std::vector<std::unique_ptr<Process>> senders;
   const std::array<std::string, 4> colours{"red", "green", "blue", "yellow"};
   for (const auto& c : colours) {
@@ -84,6 +86,14 @@ TEST(Composite, FourColoursInAGridAndAKilledOneLeavesNoSignal) {
     ASSERT_TRUE(recv.process().wait_for_stderr("stream \\d+ \\(\"" + c + "\"\\) in tile", 20s)) << c;
   }
   std::this_thread::sleep_for(2s);
+  // The canvas in the metrics while all four run.
+  const std::string metrics = capture("python3 -c 'import sys,urllib.request; "
+                                      "sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' " +
+                                      *metrics_at);
+  EXPECT_NE(metrics.find("rdmavideo_canvas_tile_up{tile=\"4\",name=\"yellow\"} 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("rdmavideo_canvas_frames_total "), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("rdmavideo_canvas_tile_frames_total{tile=\"1\",name=\"red\",what=\"composited\"}"),
+            std::string::npos);
   senders[3]->signal(SIGKILL);  // yellow dies mid-stream
   senders[3]->wait(5s);
   std::this_thread::sleep_for(2s);

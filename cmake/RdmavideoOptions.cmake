@@ -80,7 +80,8 @@ endif()
 rdmavideo_optional(CUDA RDMAVIDEO_WITH_CUDA CUDAToolkit_FOUND)
 
 if(NOT RDMAVIDEO_WITH_FFMPEG STREQUAL "OFF")
-  pkg_check_modules(FFMPEG IMPORTED_TARGET libavformat libavcodec libavutil libswscale libswresample libavdevice)
+  pkg_check_modules(FFMPEG IMPORTED_TARGET libavformat libavcodec libavutil libswscale libswresample libavdevice
+                    libavfilter)
 endif()
 rdmavideo_optional(FFmpeg RDMAVIDEO_WITH_FFMPEG FFMPEG_FOUND)
 

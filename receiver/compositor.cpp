@@ -23,6 +23,10 @@ constexpr uint32_t kCanvasBuffers = 4;  // canvas frames the writer may hold at 
 constexpr av::Rgb kNoSignal{40, 40, 48};
 constexpr uint32_t kAudioRate = 48000;  // the canvas's sound
 constexpr uint16_t kAudioChannels = 2;
+// --composite-audio mix: how old canvas time is before it is mixed (a track's samples that
+// arrive later than this are silence there), and how far ahead a track may be buffered.
+constexpr int64_t kMixLatencyNs = 200'000'000;
+constexpr int64_t kMixAheadSamples = 10 * kAudioRate;
 
 }  // namespace
 
@@ -81,6 +85,9 @@ struct Compositor::Tile {
   // Its stream's sound, where the canvas carries it: converted to the canvas's track.
   std::unique_ptr<av::AudioConverter> converter;
   uint64_t audio_samples = 0;
+  // --composite-audio mix: its converted samples by canvas sample, from `mix_start` on.
+  std::vector<float> mixing;
+  int64_t mix_start = 0;
 };
 
 class Compositor::TileSink final : public StreamSink {
@@ -122,7 +129,7 @@ Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display*
   c->writer_ = std::move(*writer);
   // The canvas's sound, announced before its first frame so that a recording has the track
   // whenever the sound starts.
-  if (o.composite_audio > 0 && (Recording::holds_audio(o.output) || o.display)) {
+  if ((o.composite_audio > 0 || o.composite_mix) && (Recording::holds_audio(o.output) || o.display)) {
     AudioTrack track;
     track.index = 0;
     track.format.stream_id = 1;
@@ -130,7 +137,12 @@ Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display*
     track.format.sample_rate = kAudioRate;
     track.format.channels = kAudioChannels;
     track.format.channel_layout = 0x3;  // front left, front right
-    track.format.name = fmt::format("tile {}", o.composite_audio);
+    track.format.name = o.composite_mix ? std::string("mix") : fmt::format("tile {}", o.composite_audio);
+    if (o.composite_mix) {
+      auto mixer = av::AudioMixer::open(static_cast<uint32_t>(c->tiles_.size()), kAudioRate, kAudioChannels);
+      if (!mixer) return Unexpected(mixer.error().context("--composite-audio mix"));
+      c->mixer_ = std::move(*mixer);
+    }
     c->canvas_track_ = track;
     c->writer_->audio_started(track);
   }
@@ -261,7 +273,7 @@ void Compositor::ended(size_t index) {
 }
 
 void Compositor::audio_started(size_t index, const AudioTrack& track) {
-  if (!canvas_track_ || index + 1 != options_.composite_audio || track.index != 0) return;
+  if (!canvas_track_ || track.index != 0 || (!mixer_ && index + 1 != options_.composite_audio)) return;
   auto converter = av::AudioConverter::open(track.format, kAudioRate, kAudioChannels);
   std::lock_guard lock(mu_);
   Tile& tile = *tiles_[index];
@@ -270,8 +282,10 @@ void Compositor::audio_started(size_t index, const AudioTrack& track) {
                converter.error().message());
     return;
   }
-  log().info("[composite] the canvas's sound: tile {} (\"{}\"), {}", index + 1, tile.name, (*converter)->describe());
+  log().info("[composite] the canvas's sound{}: tile {} (\"{}\"), {}", mixer_ ? " mixes" : "", index + 1, tile.name,
+             (*converter)->describe());
   tile.converter = std::move(*converter);
+  tile.mixing.clear();
 }
 
 // A packet of the tile's first track, converted and placed on the canvas's clock. Samples
@@ -293,6 +307,24 @@ bool Compositor::audio(size_t index, AudioPacket packet) {
       return false;
     }
     if (converted->empty() || pts < 0) return true;
+    if (mixer_) {
+      // Into the tile's buffer at its canvas sample; what is already mixed is gone.
+      const int64_t at = pts * kAudioRate / 1'000'000'000;
+      const auto n = static_cast<int64_t>(converted->size() / kAudioChannels);
+      if (tile.mixing.empty() || at - tile.mix_start > kMixAheadSamples) {
+        tile.mixing.clear();
+        tile.mix_start = std::max(at, mixed_upto_);
+      }
+      const int64_t skip = std::max<int64_t>(0, tile.mix_start - at);
+      if (skip >= n) return true;
+      const size_t from = static_cast<size_t>(at + skip - tile.mix_start) * kAudioChannels;
+      const size_t count = static_cast<size_t>(n - skip) * kAudioChannels;
+      if (tile.mixing.size() < from + count) tile.mixing.resize(from + count, 0.0f);
+      std::copy(converted->begin() + static_cast<ptrdiff_t>(skip * kAudioChannels), converted->end(),
+                tile.mixing.begin() + static_cast<ptrdiff_t>(from));
+      tile.audio_samples += static_cast<uint64_t>(n - skip);
+      return true;
+    }
     out.track = 0;
     out.pts_ns = pts;
     out.samples = static_cast<uint32_t>(converted->size() / kAudioChannels);
@@ -362,6 +394,55 @@ void Compositor::compose(Tile& tile, int64_t now_ns) {
   }
 }
 
+// --composite-audio mix, on the compositor's thread at each tick: every tile's samples up to
+// `now_ns` less the mixing latency, silence where a tile has none, mixed and handed on.
+void Compositor::mix_audio(int64_t now_ns) {
+  const int64_t upto = std::max<int64_t>(0, now_ns - kMixLatencyNs) * kAudioRate / 1'000'000'000;
+  if (upto <= mixed_upto_) return;
+  const auto n = static_cast<size_t>(upto - mixed_upto_);
+  std::vector<std::vector<float>> inputs(tiles_.size(), std::vector<float>(n * kAudioChannels, 0.0f));
+  {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < tiles_.size(); ++i) {
+      Tile& t = *tiles_[i];
+      if (t.mixing.empty()) continue;
+      // The part of [mixed_upto_, upto) the tile has, then what is left after it.
+      const int64_t have_from = std::max(t.mix_start, mixed_upto_);
+      const int64_t have_to = std::min<int64_t>(upto, t.mix_start + static_cast<int64_t>(t.mixing.size() / kAudioChannels));
+      if (have_to > have_from) {
+        std::copy(t.mixing.begin() + (have_from - t.mix_start) * kAudioChannels,
+                  t.mixing.begin() + (have_to - t.mix_start) * kAudioChannels,
+                  inputs[i].begin() + (have_from - mixed_upto_) * kAudioChannels);
+      }
+      const int64_t drop = std::min<int64_t>(upto - t.mix_start, static_cast<int64_t>(t.mixing.size() / kAudioChannels));
+      if (drop > 0) {
+        t.mixing.erase(t.mixing.begin(), t.mixing.begin() + drop * kAudioChannels);
+        t.mix_start += drop;
+      }
+      if (t.mixing.empty()) t.mix_start = upto;
+    }
+  }
+  std::vector<std::span<const float>> spans(inputs.begin(), inputs.end());
+  auto mixed = mixer_->mix(spans, static_cast<uint32_t>(n));
+  if (!mixed) {
+    log().warn("[composite] mixing the sound: {}", mixed.error().message());
+    mixer_.reset();
+    return;
+  }
+  if (!mixed->empty()) {
+    AudioPacket out;
+    out.track = 0;
+    out.pts_ns = mixed_pts_ns_;
+    out.samples = static_cast<uint32_t>(mixed->size() / kAudioChannels);
+    const auto bytes = std::as_bytes(*mixed);
+    out.data.assign(bytes.begin(), bytes.end());
+    mixed_pts_ns_ += static_cast<int64_t>(out.samples) * 1'000'000'000 / kAudioRate;
+    writer_->audio(std::move(out));
+  }
+  std::lock_guard lock(mu_);
+  mixed_upto_ = upto;
+}
+
 bool Compositor::hand_on(uint64_t sequence, int64_t pts_ns) {
   const auto slot = pool_->take();
   if (!slot) return false;
@@ -399,6 +480,7 @@ void Compositor::run() {
     }
     const int64_t now_ns = static_cast<int64_t>(tick) * period_ns_;
     for (auto& tile : tiles_) compose(*tile, now_ns);
+    if (mixer_) mix_audio(now_ns);
     const bool handed = hand_on(tick, static_cast<int64_t>(tick) * period.count());
     // The next tick, or where the clock is now when composing took longer than a period:
     // the ticks passed meanwhile are late, skipped.
@@ -438,7 +520,8 @@ CompositeReport Compositor::report() const {
   std::lock_guard lock(mu_);
   r.frames = frames_;
   r.late = late_;
-  r.audio_tile = canvas_track_ ? options_.composite_audio : 0;
+  r.audio_tile = canvas_track_ && !options_.composite_mix ? options_.composite_audio : 0;
+  r.audio_mix = canvas_track_ && options_.composite_mix;
   for (const auto& t : tiles_) {
     r.tiles.push_back(
         {t->name, t->stream, t->taken, t->received, t->composited, t->sampled, t->repeats, t->audio_samples});
@@ -461,7 +544,7 @@ nlohmann::json CompositeReport::json() const {
                           {"audio_samples", t.audio_samples}});
   }
   return {{"width", width},   {"height", height}, {"pix_fmt", pix_fmt},       {"frame_rate", frame_rate},
-          {"frames", frames}, {"late", late},     {"audio_tile", audio_tile}, {"tiles", tiles_json}};
+          {"frames", frames}, {"late", late},     {"audio_tile", audio_tile}, {"audio_mix", audio_mix}, {"tiles", tiles_json}};
 }
 
 }  // namespace rdmavideo::receiver

@@ -21,7 +21,10 @@
 // (libswresample) and placed on the canvas's clock where its picture of the same instant is
 // shown: its time on the canvas, plus how long after their times its frames are shown
 // (smoothed), so its sound stays with its picture as it was sent. A stream that leaves the tile
-// leaves silence; the next one's sound follows. The track is announced before the canvas's
+// leaves silence; the next one's sound follows. With --composite-audio mix every tile's first
+// track is placed so on the canvas's clock, each in a buffer of its own, and the compositor's
+// thread mixes (libavfilter's amix) what is 200 ms old at each tick: a track whose samples
+// come later than that, or not at all, is silence there. The track is announced before the canvas's
 // first frame, so a recording always has it.
 //
 // Tiles must be live: a sender that sends as fast as the receiver takes (a file without
@@ -45,6 +48,7 @@
 #include "composite_layout.hpp"
 #include "display.hpp"
 #include "options.hpp"
+#include "rdmavideo/av/audio_mixer.hpp"
 #include "rdmavideo/av/canvas.hpp"
 #include "rdmavideo/receiver_service.hpp"
 #include "stream_writer.hpp"
@@ -68,7 +72,8 @@ struct CompositeReport {
   std::string frame_rate;
   uint64_t frames = 0;  ///< canvas frames handed to the writer
   uint64_t late = 0;    ///< ticks skipped: the writer was behind, or composing took too long
-  uint32_t audio_tile = 0;  ///< the tile whose sound the canvas carries; 0: none
+  uint32_t audio_tile = 0;  ///< the tile whose sound the canvas carries; 0: none (or mix)
+  bool audio_mix = false;   ///< every tile's sound, mixed
   std::vector<Tile> tiles;
   nlohmann::json json() const;
 };
@@ -103,6 +108,7 @@ class Compositor {
   void ended(size_t tile);
   void audio_started(size_t tile, const AudioTrack& track);
   bool audio(size_t tile, AudioPacket packet);
+  void mix_audio(int64_t now_ns);
   bool hand_on(uint64_t sequence, int64_t pts_ns);
 
   const Options& options_;
@@ -121,6 +127,9 @@ class Compositor {
   bool started_ = false;   // under mu_: a first frame has arrived
   std::chrono::steady_clock::time_point origin_{};  // under mu_: the canvas's time 0, that frame's arrival
   std::optional<AudioTrack> canvas_track_;  // the canvas's sound, announced to the writer
+  std::unique_ptr<av::AudioMixer> mixer_;   // --composite-audio mix; compositor thread only
+  int64_t mixed_upto_ = 0;                  // under mu_ (written by the compositor thread): canvas samples mixed
+  int64_t mixed_pts_ns_ = 0;                // compositor thread: the next mixed packet's pts
   bool stopping_ = false;  // under mu_
   uint64_t frames_ = 0;    // under mu_
   uint64_t late_ = 0;      // under mu_

@@ -85,8 +85,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--pix-fmt", canvas_pix_fmt, "The composite's pixel format (default nv12)");
   std::string composite_audio;
   app.add_option("--composite-audio", composite_audio,
-                 "The composite's sound: N, the first audio track of the stream in tile N (default 1), or "
-                 "none");
+                 "The composite's sound: N, the first audio track of the stream in tile N (default 1), mix "
+                 "(every tile's first track, mixed), or none");
   std::string key_file;
   cli::add_key_option(app, key_file);
   cli::MemoryOptions memory_options;
@@ -147,12 +147,12 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     if (composite_audio == "none") {
       o.composite_audio = 0;
     } else if (composite_audio == "mix") {
-      return fail("--composite-audio mix: mixing every tile's sound is not built yet (choose a tile N, or none)");
+      o.composite_mix = true;
     } else {
       char* end = nullptr;
       const unsigned long n = std::strtoul(composite_audio.c_str(), &end, 10);
       if (end == composite_audio.c_str() || *end || n < 1 || n > 64) {
-        return fail("--composite-audio \"" + composite_audio + "\" is not a tile number (1..64) or none");
+        return fail("--composite-audio \"" + composite_audio + "\" is not a tile number (1..64), mix or none");
       }
       o.composite_audio = static_cast<uint32_t>(n);
     }

@@ -46,6 +46,7 @@ struct Options {
   Rational canvas_rate{30, 1};
   PixelFormat canvas_format = PixelFormat::nv12;  // --pix-fmt
   uint32_t composite_audio = 1;  // --composite-audio: the tile whose first track the canvas carries; 0: none
+  bool composite_mix = false;    // --composite-audio mix: every tile's first track, mixed
 };
 
 /// Parses the command line. Returns the exit code when the program should stop now.

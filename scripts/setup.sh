@@ -23,6 +23,7 @@ packages=(
   # optional parts CMake detects (RDMA verbs, FFmpeg codecs, GStreamer plugin, SDL2 display)
   libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavdevice-dev
+  libavfilter-dev  # the composite's sound mixed with amix
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libsdl2-dev
   # the OBS plugin: libobs and its frontend API, Qt 5 for its dialog (Debian's OBS is built
   # with Qt 5), and OBS itself for the tests that run it

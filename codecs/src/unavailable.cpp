@@ -6,6 +6,7 @@
 #include "rdmavideo/av/audio_capture.hpp"
 #include "rdmavideo/av/audio_converter.hpp"
 #include "rdmavideo/av/audio_file.hpp"
+#include "rdmavideo/av/audio_mixer.hpp"
 #include "rdmavideo/av/canvas.hpp"
 #include "rdmavideo/av/recorder.hpp"
 #include "rdmavideo/av/source.hpp"
@@ -171,6 +172,19 @@ Result<Rect> Canvas::place(const proto::StreamStart&, std::span<const std::byte>
 Result<void> Canvas::fill(Rect, Rgb) { return make_error(ErrorCode::unsupported, "--composite: {}", kMissing); }
 Result<Rect> Canvas::label(int, int, std::string_view, int) {
   return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
+}
+
+// ---- AudioMixer
+
+struct AudioMixer::Impl {};
+
+Result<std::unique_ptr<AudioMixer>> AudioMixer::open(uint32_t, uint32_t, uint32_t) {
+  return make_error(ErrorCode::unsupported, "--composite-audio mix: {}", kMissing);
+}
+AudioMixer::AudioMixer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+AudioMixer::~AudioMixer() = default;
+Result<std::span<const float>> AudioMixer::mix(const std::vector<std::span<const float>>&, uint32_t) {
+  return make_error(ErrorCode::unsupported, "--composite-audio mix: {}", kMissing);
 }
 
 }  // namespace rdmavideo::av

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <map>
 
@@ -182,9 +183,24 @@ nlohmann::json av_sync(const std::filesystem::path& file, const std::string& cro
   }
 }
 
+// The power of `hz` in `file`'s first audio track (mono, 8 kHz; Goertzel).
+double tone_power(const std::filesystem::path& file, double hz) {
+  const std::string raw = capture("ffmpeg -v error -i " + file.string() + " -map 0:a:0 -ac 1 -ar 8000 -f f32le -");
+  std::vector<float> x(raw.size() / sizeof(float));
+  std::memcpy(x.data(), raw.data(), x.size() * sizeof(float));
+  const double w = 2 * M_PI * hz / 8000, c = 2 * std::cos(w);
+  double s1 = 0, s2 = 0;
+  for (float v : x) {
+    const double s0 = v + c * s1 - s2;
+    s2 = s1;
+    s1 = s0;
+  }
+  return x.empty() ? 0 : (s1 * s1 + s2 * s2 - c * s1 * s2) / static_cast<double>(x.size());
+}
+
 // Two test patterns with their tones (1000 Hz and 500 Hz, a beep on each flash) into one
 // recording: the canvas carries tile 1's sound by default, in sync with tile 1's flashes
-// within a frame; --composite-audio 2 carries the other's; none, no track.
+// within a frame; --composite-audio 2 carries the other's; mix, both; none, no track.
 TEST(Composite, TheCanvasCarriesTheChosenTilesSoundInSyncWithItsPicture) {
   TempDir dir;
   auto record = [&](const std::string& name, std::vector<std::string> extra) {
@@ -224,6 +240,15 @@ TEST(Composite, TheCanvasCarriesTheChosenTilesSoundInSyncWithItsPicture) {
   EXPECT_NEAR(n.value("tone_hz", 0.0), 500, 30) << n;
   EXPECT_LE(n.value("max_abs_offset_ms", 1e9), n.value("frame_ms", 0.0)) << n;
 
+  // mix: both tones, and nothing between them.
+  const auto mixed = record("mixed", {"--composite-audio", "mix"});
+  const double p500 = tone_power(mixed, 500), p1000 = tone_power(mixed, 1000), p750 = tone_power(mixed, 750);
+  EXPECT_GT(p500, 100 * p750) << p500 << " at 500 Hz, " << p750 << " at 750";
+  EXPECT_GT(p1000, 100 * p750) << p1000 << " at 1000 Hz, " << p750 << " at 750";
+  const auto mixed_summary = read_json(dir / "mixed.json").at("canvas");
+  EXPECT_TRUE(mixed_summary.at("audio_mix").get<bool>());
+  EXPECT_GT(mixed_summary.at("tiles")[1].at("audio_samples").get<int>(), 48000 * 4);
+
   const auto silent = record("silent", {"--composite-audio", "none"});
   EXPECT_EQ(capture("ffprobe -v error -select_streams a -show_entries stream=index -of csv=p=0 " + silent.string()), "");
 }
@@ -257,8 +282,7 @@ TEST(Composite, RefusesWhatItCannotTakeNamingWhy) {
   usage({"--canvas", "640x360@30"}, "--canvas and --pix-fmt describe a composite");
   usage({"--composite", "grid", "--verify"}, "a composite's canvas has none");
   usage({"--composite", "grid", "--pix-fmt", "v210"}, "--pix-fmt v210: a canvas cannot be drawn in it");
-  usage({"--composite", "grid", "--composite-audio", "mix"}, "--composite-audio mix: mixing every tile's sound is not built yet");
-  usage({"--composite", "grid", "--composite-audio", "0"}, "is not a tile number (1..64) or none");
+  usage({"--composite", "grid", "--composite-audio", "0"}, "is not a tile number (1..64), mix or none");
   usage({"--composite-audio", "2"}, "--composite-audio chooses a composite's sound: add --composite");
   {
     std::ofstream bad(dir / "bad.toml");

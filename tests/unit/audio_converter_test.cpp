@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rdmavideo/av/audio_converter.hpp"
+#include "rdmavideo/av/audio_mixer.hpp"
 
 namespace rdmavideo::av {
 namespace {
@@ -111,6 +112,28 @@ TEST(AudioConverter, SkipLeavesOutTheFirstSamples) {
   auto none = (*conv)->convert(4800, data, 4800);
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->empty());
+}
+
+// The composite's mixer (amix): two stereo inputs, each at half (amix normalises by the
+// count), every sample out for every sample in, across calls.
+TEST(AudioMixer, MixesEachInputAtHalfSampleForSample) {
+  auto mixer = AudioMixer::open(2, 48000, 2);
+  ASSERT_TRUE(mixer) << mixer.error().message();
+  size_t out = 0;
+  for (int call = 0; call < 10; ++call) {
+    std::vector<float> a(960 * 2, 0.5f), b(960 * 2, -0.25f);
+    if (call == 3) std::fill(b.begin(), b.end(), 0.0f);  // an input with nothing there: silence
+    auto mixed = (*mixer)->mix({a, b}, 960);
+    ASSERT_TRUE(mixed) << mixed.error().message();
+    for (size_t i = 0; i < mixed->size(); i += 97) {
+      EXPECT_NEAR((*mixed)[i], call == 3 ? 0.25f : 0.125f, 0.01f) << "call " << call << " sample " << i;
+    }
+    out += mixed->size() / 2;
+  }
+  EXPECT_EQ(out, 9600u);
+  auto wrong = (*mixer)->mix({std::vector<float>(4)}, 2);
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message().find("1 inputs where it mixes 2"), std::string::npos);
 }
 
 }  // namespace

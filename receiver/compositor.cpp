@@ -425,8 +425,9 @@ void Compositor::mix_audio(int64_t now_ns) {
   std::vector<std::span<const float>> spans(inputs.begin(), inputs.end());
   auto mixed = mixer_->mix(spans, static_cast<uint32_t>(n));
   if (!mixed) {
-    log().warn("[composite] mixing the sound: {}", mixed.error().message());
-    mixer_.reset();
+    // Said once; the canvas goes on without its sound (mixer_ stays: the tiles read it).
+    log().warn("[composite] mixing the sound failed, the canvas goes on silent: {}", mixed.error().message());
+    mix_failed_ = true;
     return;
   }
   if (!mixed->empty()) {
@@ -480,7 +481,7 @@ void Compositor::run() {
     }
     const int64_t now_ns = static_cast<int64_t>(tick) * period_ns_;
     for (auto& tile : tiles_) compose(*tile, now_ns);
-    if (mixer_) mix_audio(now_ns);
+    if (mixer_ && !mix_failed_) mix_audio(now_ns);
     const bool handed = hand_on(tick, static_cast<int64_t>(tick) * period.count());
     // The next tick, or where the clock is now when composing took longer than a period:
     // the ticks passed meanwhile are late, skipped.

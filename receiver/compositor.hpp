@@ -127,7 +127,8 @@ class Compositor {
   bool started_ = false;   // under mu_: a first frame has arrived
   std::chrono::steady_clock::time_point origin_{};  // under mu_: the canvas's time 0, that frame's arrival
   std::optional<AudioTrack> canvas_track_;  // the canvas's sound, announced to the writer
-  std::unique_ptr<av::AudioMixer> mixer_;   // --composite-audio mix; compositor thread only
+  std::unique_ptr<av::AudioMixer> mixer_;   // --composite-audio mix: set at start, used by the compositor thread
+  bool mix_failed_ = false;                 // compositor thread: mixing failed once, the canvas goes on silent
   int64_t mixed_upto_ = 0;                  // under mu_ (written by the compositor thread): canvas samples mixed
   int64_t mixed_pts_ns_ = 0;                // compositor thread: the next mixed packet's pts
   bool stopping_ = false;  // under mu_

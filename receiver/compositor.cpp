@@ -82,6 +82,10 @@ struct Compositor::Tile {
   // How long after its time a frame is shown (a period and the wait for the next tick),
   // smoothed: its sound is placed that much later too, so that it stays with its picture.
   std::optional<double> shown_after_ns;
+  // The shift its sound is placed with: the smoothed value above, taken when the sound
+  // starts and again only when the two part by more than a quarter period, so that samples
+  // follow one another without the recording filling or trimming between them.
+  std::optional<int64_t> audio_shift_ns;
   // Its stream's sound, where the canvas carries it: converted to the canvas's track.
   std::unique_ptr<av::AudioConverter> converter;
   uint64_t audio_samples = 0;
@@ -206,6 +210,7 @@ Result<std::unique_ptr<StreamSink>> Compositor::make_sink(const StreamInfo& info
   tile.converter.reset();
   tile.offset_ns.reset();
   tile.shown_after_ns.reset();
+  tile.audio_shift_ns.reset();
   tile.reservation = std::move(*reserved);
   log().info("[composite] stream {} (\"{}\") in tile {}", info.number, label, *at + 1);
   return std::unique_ptr<StreamSink>(std::make_unique<TileSink>(*this, *at));
@@ -253,6 +258,13 @@ void Compositor::deliver(size_t index, FrameLease frame) {
     }
     into->state = Tile::Held::State::writing;
     into->canvas_ns = pts + *tile.offset_ns;
+    if (!tile.audio_shift_ns && into->canvas_ns >= 0) {
+      // Its sound's shift from the tick this frame will be shown at (the first a period or
+      // more after its time): exact for a stream at the canvas's rate, so its sound needs no
+      // correction later.
+      const int64_t shown_at = (into->canvas_ns + 2 * period_ns_ - 1) / period_ns_ * period_ns_;
+      tile.audio_shift_ns = shown_at - into->canvas_ns;
+    }
     into->format = frame.shared_format();
   }
   into->bytes.assign(frame.data().begin(), frame.data().end());
@@ -298,8 +310,12 @@ bool Compositor::audio(size_t index, AudioPacket packet) {
     Tile& tile = *tiles_[index];
     if (packet.track != 0 || !tile.converter || !tile.offset_ns) return false;
     // Where its picture of the same instant is on the canvas: its time, shown that much later.
+    // Before the stream's first frame is shown: a period and a half, the mean.
     const auto shown_after = static_cast<int64_t>(tile.shown_after_ns.value_or(1.5 * static_cast<double>(period_ns_)));
-    const int64_t pts = packet.pts_ns + *tile.offset_ns + shown_after;
+    if (!tile.audio_shift_ns || std::llabs(shown_after - *tile.audio_shift_ns) > period_ns_ / 4) {
+      tile.audio_shift_ns = shown_after;
+    }
+    const int64_t pts = packet.pts_ns + *tile.offset_ns + *tile.audio_shift_ns;
     auto converted = tile.converter->convert(packet.samples, packet.data);
     if (!converted) {
       log().warn("[composite] tile {} (\"{}\"): {}", index + 1, tile.name, converted.error().message());

@@ -20,7 +20,8 @@
 // stream in tile --composite-audio (1 by default; none: no track), converted to it
 // (libswresample) and placed on the canvas's clock where its picture of the same instant is
 // shown: its time on the canvas, plus how long after their times its frames are shown
-// (smoothed), so its sound stays with its picture as it was sent. A stream that leaves the tile
+// (smoothed, taken again only when it moves by a quarter period, so packets follow one
+// another without gaps), so its sound stays with its picture as it was sent. A stream that leaves the tile
 // leaves silence; the next one's sound follows. With --composite-audio mix every tile's first
 // track is placed so on the canvas's clock, each in a buffer of its own, and the compositor's
 // thread mixes (libavfilter's amix) what is 200 ms old at each tick: a track whose samples

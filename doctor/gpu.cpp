@@ -54,7 +54,7 @@ Check check_cuda(GpuFacts& facts, nlohmann::json& json) {
       continue;
     }
     names += (names.empty() ? "" : ", ") + f->name;
-    const bool flush_supported = cuda::can_flush_rdma_writes(*f) && facts.driver->has("cuFlushGPUDirectRDMAWrites");
+    const bool flush_supported = cuda::can_flush_rdma_writes(*f, *facts.driver);
     const std::string not_visible = cuda::why_rdma_writes_not_visible(*f, *facts.driver);
     c.info.push_back(fmt::format(
         "cuda:{} {} at {}: {} memory, compute {}.{}, dma-buf export {}, GPUDirect RDMA {}, RDMA writes {} "

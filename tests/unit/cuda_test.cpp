@@ -541,7 +541,7 @@ TEST(CudaDevice, AFlushNeededButNotSupportedIsRefusedNamingTheAttribute) {
   ASSERT_TRUE(device);
   EXPECT_EQ((*device)->facts().rdma_flush_options, 2);
   EXPECT_TRUE(needs_rdma_flush((*device)->facts()));
-  EXPECT_FALSE(can_flush_rdma_writes((*device)->facts()));
+  EXPECT_FALSE(can_flush_rdma_writes((*device)->facts(), *driver));
   const uint64_t before = counters().flushes;
   auto flushed = (*device)->flush_rdma_writes();
   ASSERT_FALSE(flushed);

@@ -89,19 +89,21 @@ std::string version_string(int version) {
 
 bool needs_rdma_flush(const DeviceFacts& facts) { return facts.rdma_writes_ordering < 100; }
 
-bool can_flush_rdma_writes(const DeviceFacts& facts) { return (facts.rdma_flush_options & kFlushOptionHost) != 0; }
+bool can_flush_rdma_writes(const DeviceFacts& facts, const Driver& driver) {
+  return (facts.rdma_flush_options & kFlushOptionHost) != 0 && driver.api().cuFlushGPUDirectRDMAWrites != nullptr;
+}
 
 std::string why_rdma_writes_not_visible(const DeviceFacts& facts, const Driver& driver) {
   if (!needs_rdma_flush(facts)) return {};
   const std::string needs = fmt::format(
       "cuda:{} needs RDMA writes flushed before it reads them (GPUDirect RDMA writes ordering {})", facts.ordinal,
       facts.rdma_writes_ordering);
-  if (!can_flush_rdma_writes(facts)) {
+  if (!(facts.rdma_flush_options & kFlushOptionHost)) {
     return needs + fmt::format(" and cannot flush them (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS "
                                "is {}: no host flush)",
                                facts.rdma_flush_options);
   }
-  if (!driver.has("cuFlushGPUDirectRDMAWrites")) {
+  if (!driver.api().cuFlushGPUDirectRDMAWrites) {
     return needs + fmt::format(", and CUDA driver {} has no cuFlushGPUDirectRDMAWrites", driver.version_text());
   }
   return {};
@@ -387,8 +389,10 @@ Result<int> Device::export_dmabuf(DevicePtr at, size_t bytes) const {
 Result<void> Device::flush_rdma_writes() const {
   if (!needs_rdma_flush(facts_)) return {};
   const Api& a = driver_->api();
-  if (const std::string why = why_rdma_writes_not_visible(facts_, *driver_); !why.empty()) {
-    return make_error(ErrorCode::unsupported, "{}", why);
+  // Called for every frame written straight into GPU memory: the reason is worded only when
+  // the flush cannot be made.
+  if (!can_flush_rdma_writes(facts_, *driver_)) {
+    return make_error(ErrorCode::unsupported, "{}", why_rdma_writes_not_visible(facts_, *driver_));
   }
   ContextScope scope(a, context_);
   return check(a.cuFlushGPUDirectRDMAWrites(kFlushTargetCurrentCtx, kFlushToOwner),

@@ -386,7 +386,7 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
       const cuda::DeviceFacts& f = device->facts();
       record_->report.gpu_rdma_writes = stats::GpuRdmaWrites{
           f.rdma_writes_ordering, cuda::needs_rdma_flush(f),
-          cuda::can_flush_rdma_writes(f) && device->driver().has("cuFlushGPUDirectRDMAWrites")};
+          cuda::can_flush_rdma_writes(f, device->driver())};
     }
   }
   log().info("[{}] stream {} ring {}: {}x{} {} at {} fps, {} bytes a frame, {} slots{}{}", who_,

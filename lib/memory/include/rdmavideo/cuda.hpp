@@ -65,9 +65,9 @@ class Driver;
 /// Whether RDMA writes into this device's memory must be flushed
 /// (cuFlushGPUDirectRDMAWrites) before its own kernels read them: GPUs before Hopper.
 bool needs_rdma_flush(const DeviceFacts& facts);
-/// Whether the device says cuFlushGPUDirectRDMAWrites is supported on it (the host bit of
-/// its flush options).
-bool can_flush_rdma_writes(const DeviceFacts& facts);
+/// Whether cuFlushGPUDirectRDMAWrites can be made for the device: the host bit of its flush
+/// options, and the entry point in the driver.
+bool can_flush_rdma_writes(const DeviceFacts& facts, const Driver& driver);
 /// Why RDMA writes straight into this device's memory cannot be made visible to its own
 /// reads (a flush is needed and the device or driver cannot do it); empty where they can.
 std::string why_rdma_writes_not_visible(const DeviceFacts& facts, const Driver& driver);

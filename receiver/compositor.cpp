@@ -82,9 +82,10 @@ struct Compositor::Tile {
   // How long after its time a frame is shown (a period and the wait for the next tick),
   // smoothed: its sound is placed that much later too, so that it stays with its picture.
   std::optional<double> shown_after_ns;
-  // The shift its sound is placed with: the smoothed value above, taken when the sound
-  // starts and again only when the two part by more than a quarter period, so that samples
-  // follow one another without the recording filling or trimming between them.
+  // The shift its sound is placed with: predicted from the tick its first frame is shown at,
+  // and taken again from the smoothed value above only when the two part by more than a
+  // quarter period, so that samples follow one another without the recording filling or
+  // trimming between them.
   std::optional<int64_t> audio_shift_ns;
   // Its stream's sound, where the canvas carries it: converted to the canvas's track.
   std::unique_ptr<av::AudioConverter> converter;
@@ -309,13 +310,14 @@ bool Compositor::audio(size_t index, AudioPacket packet) {
     std::lock_guard lock(mu_);
     Tile& tile = *tiles_[index];
     if (packet.track != 0 || !tile.converter || !tile.offset_ns) return false;
-    // Where its picture of the same instant is on the canvas: its time, shown that much later.
-    // Before the stream's first frame is shown: a period and a half, the mean.
-    const auto shown_after = static_cast<int64_t>(tile.shown_after_ns.value_or(1.5 * static_cast<double>(period_ns_)));
-    if (!tile.audio_shift_ns || std::llabs(shown_after - *tile.audio_shift_ns) > period_ns_ / 4) {
-      tile.audio_shift_ns = shown_after;
+    // Where its picture of the same instant is on the canvas: its time, shown that much later
+    // (predicted at its first frame, deliver(); taken again from the frames' smoothed delay
+    // only once that is known and has moved by more than a quarter period).
+    if (tile.shown_after_ns) {
+      const auto seen = static_cast<int64_t>(*tile.shown_after_ns);
+      if (!tile.audio_shift_ns || std::llabs(seen - *tile.audio_shift_ns) > period_ns_ / 4) tile.audio_shift_ns = seen;
     }
-    const int64_t pts = packet.pts_ns + *tile.offset_ns + *tile.audio_shift_ns;
+    const int64_t pts = packet.pts_ns + *tile.offset_ns + tile.audio_shift_ns.value_or(3 * period_ns_ / 2);
     auto converted = tile.converter->convert(packet.samples, packet.data);
     if (!converted) {
       log().warn("[composite] tile {} (\"{}\"): {}", index + 1, tile.name, converted.error().message());

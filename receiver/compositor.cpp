@@ -28,6 +28,17 @@ constexpr uint16_t kAudioChannels = 2;
 constexpr int64_t kMixLatencyNs = 200'000'000;
 constexpr int64_t kMixAheadSamples = 10 * kAudioRate;
 
+// A packet of the canvas's track (interleaved float at kAudioRate, kAudioChannels) at `pts_ns`.
+AudioPacket canvas_packet(int64_t pts_ns, std::span<const float> samples) {
+  AudioPacket out;
+  out.track = 0;
+  out.pts_ns = pts_ns;
+  out.samples = static_cast<uint32_t>(samples.size() / kAudioChannels);
+  const auto bytes = std::as_bytes(samples);
+  out.data.assign(bytes.begin(), bytes.end());
+  return out;
+}
+
 }  // namespace
 
 // The buffers canvas frames are handed to the writer in: a lease of one returns it here.
@@ -343,11 +354,7 @@ bool Compositor::audio(size_t index, AudioPacket packet) {
       tile.audio_samples += static_cast<uint64_t>(n - skip);
       return true;
     }
-    out.track = 0;
-    out.pts_ns = pts;
-    out.samples = static_cast<uint32_t>(converted->size() / kAudioChannels);
-    const auto bytes = std::as_bytes(*converted);
-    out.data.assign(bytes.begin(), bytes.end());
+    out = canvas_packet(pts, *converted);
     tile.audio_samples += out.samples;
   }
   return writer_->audio(std::move(out));
@@ -449,12 +456,7 @@ void Compositor::mix_audio(int64_t now_ns) {
     return;
   }
   if (!mixed->empty()) {
-    AudioPacket out;
-    out.track = 0;
-    out.pts_ns = mixed_pts_ns_;
-    out.samples = static_cast<uint32_t>(mixed->size() / kAudioChannels);
-    const auto bytes = std::as_bytes(*mixed);
-    out.data.assign(bytes.begin(), bytes.end());
+    AudioPacket out = canvas_packet(mixed_pts_ns_, *mixed);
     mixed_pts_ns_ += static_cast<int64_t>(out.samples) * 1'000'000'000 / kAudioRate;
     writer_->audio(std::move(out));
   }
@@ -500,7 +502,7 @@ void Compositor::run() {
     const int64_t now_ns = static_cast<int64_t>(tick) * period_ns_;
     for (auto& tile : tiles_) compose(*tile, now_ns);
     if (mixer_ && !mix_failed_) mix_audio(now_ns);
-    const bool handed = hand_on(tick, static_cast<int64_t>(tick) * period.count());
+    const bool handed = hand_on(tick, now_ns);
     // The next tick, or where the clock is now when composing took longer than a period:
     // the ticks passed meanwhile are late, skipped.
     const uint64_t due = static_cast<uint64_t>((Clock::now() - origin) / period) + 1;

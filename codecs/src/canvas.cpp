@@ -89,14 +89,13 @@ struct Canvas::Impl {
   // Scales the source (src, src_linesize, src_h rows) with `sws` into `to`: into the scratch
   // picture first, then row by row into the canvas, exactly the rectangle's bytes.
   void blit(SwsContext* sws, const uint8_t* const src[4], const int src_linesize[4], int src_h, Rect to) {
+    // Rows padded to 64 bytes, and 64 more after the last, for what libswscale writes past them.
     uint8_t* tmp[4] = {};
     int tmp_linesize[4] = {};
-    const int size = av_image_fill_linesizes(tmp_linesize, av_format, to.width) < 0
-                         ? -1
-                         : av_image_fill_plane_sizes_total(tmp_linesize, to.height);
+    const int size = av_image_get_buffer_size(av_format, to.width, to.height, 64);
     if (size < 0) return;
     scratch.resize(static_cast<size_t>(size) + 64);
-    av_image_fill_pointers(tmp, av_format, to.height, scratch.data(), tmp_linesize);
+    av_image_fill_arrays(tmp, tmp_linesize, scratch.data(), av_format, to.width, to.height, 64);
     sws_scale(sws, src, src_linesize, 0, src_h, tmp, tmp_linesize);
     uint8_t* dst[4] = {};
     int dst_linesize[4] = {};
@@ -110,15 +109,6 @@ struct Canvas::Impl {
                     tmp[p] + static_cast<ptrdiff_t>(row) * tmp_linesize[p], row_bytes);
       }
     }
-  }
-
-  // The total bytes of planes of `linesize` over `height` rows (av_image_fill_plane_sizes,
-  // summed).
-  int av_image_fill_plane_sizes_total(const int linesize[4], int height) const {
-    size_t sizes[4] = {};
-    ptrdiff_t lines[4] = {linesize[0], linesize[1], linesize[2], linesize[3]};
-    if (av_image_fill_plane_sizes(sizes, av_format, height, lines) < 0) return -1;
-    return static_cast<int>(sizes[0] + sizes[1] + sizes[2] + sizes[3]);
   }
 
   Result<SwsContext*> scaler(AVPixelFormat from, int from_w, int from_h, bool from_full, int from_matrix, int to_w,

@@ -570,18 +570,15 @@ Result<void> Recorder::Impl::open_cuda_frames(AVCodecContext* enc, const AVCodec
   s.gpu_copies = std::move(*created);
   auto made = cuda_device_on(*s.gpu_copies, s.who);
   if (!made) return Unexpected(made.error());
-  UniqueBufferRef device_owner = std::move(*made);
-  AVBufferRef* device_ref = device_owner.get();
   LogCapture said;
-  int rc = 0;
-  UniqueBufferRef pool_ref(av_hwframe_ctx_alloc(device_ref));
+  UniqueBufferRef pool_ref(av_hwframe_ctx_alloc(made->get()));  // the pool keeps its own reference
   if (!pool_ref) return make_error(ErrorCode::resource, "{}: av_hwframe_ctx_alloc failed", s.who);
   auto* fc = reinterpret_cast<AVHWFramesContext*>(pool_ref->data);
   fc->format = AV_PIX_FMT_CUDA;
   fc->sw_format = gpu_format;
   fc->width = static_cast<int>(s.format.width);
   fc->height = static_cast<int>(s.format.height);
-  if ((rc = av_hwframe_ctx_init(pool_ref.get())) < 0) {
+  if (const int rc = av_hwframe_ctx_init(pool_ref.get()); rc < 0) {
     return Unexpected(said.error(s.who, "av_hwframe_ctx_init(cuda)", rc));
   }
   enc->pix_fmt = AV_PIX_FMT_CUDA;

@@ -123,6 +123,13 @@ struct FakeEvent {
 bool is_legacy(void* stream) {
   return stream == nullptr || reinterpret_cast<uintptr_t>(stream) == kLegacyStream;
 }
+bool is_builtin(void* stream) {  // the NULL stream or the per-thread one: no FakeStream behind it
+  return is_legacy(stream) || reinterpret_cast<uintptr_t>(stream) == kPerThreadStream;
+}
+// Whether work on `stream` waits for the NULL stream's: all but our non-blocking streams.
+bool waits_for_legacy(void* stream) {
+  return is_builtin(stream) || !static_cast<FakeStream*>(stream)->non_blocking;
+}
 
 std::mutex& queue_mutex() {
   static std::mutex m;
@@ -150,8 +157,7 @@ void enqueue(void* stream, std::function<void()> work) {
     legacy_queue().push_back(std::move(work));
     return;
   }
-  const auto handle = reinterpret_cast<uintptr_t>(stream);
-  if (handle == kPerThreadStream || !static_cast<FakeStream*>(stream)->non_blocking) run_legacy();
+  if (waits_for_legacy(stream)) run_legacy();
   work();
 }
 
@@ -354,15 +360,12 @@ CUresult fake_stream_create(void** stream, unsigned flags) {
   return kSuccess;
 }
 CUresult fake_stream_destroy(void* stream) {
-  if (is_legacy(stream) || reinterpret_cast<uintptr_t>(stream) == kPerThreadStream) return kInvalidValue;
+  if (is_builtin(stream)) return kInvalidValue;
   delete static_cast<FakeStream*>(stream);
   return kSuccess;
 }
 CUresult fake_stream_sync(void* stream) {
-  if (is_legacy(stream) || reinterpret_cast<uintptr_t>(stream) == kPerThreadStream ||
-      !static_cast<FakeStream*>(stream)->non_blocking) {
-    run_legacy();
-  }
+  if (waits_for_legacy(stream)) run_legacy();
   return kSuccess;
 }
 CUresult fake_event_create(void** event, unsigned) {
@@ -370,13 +373,8 @@ CUresult fake_event_create(void** event, unsigned) {
   return kSuccess;
 }
 CUresult fake_event_record(void* event, void* stream) {
-  if (is_legacy(stream) || reinterpret_cast<uintptr_t>(stream) == kPerThreadStream ||
-      !static_cast<FakeStream*>(stream)->non_blocking) {
-    // Recorded behind the NULL stream's work (a blocking stream's too, which waits for it).
-    static_cast<FakeEvent*>(event)->on_legacy = is_legacy(stream);
-  } else {
-    static_cast<FakeEvent*>(event)->on_legacy = false;
-  }
+  // Only work on the NULL stream is held back: an event recorded anywhere else has passed.
+  static_cast<FakeEvent*>(event)->on_legacy = is_legacy(stream);
   return kSuccess;
 }
 // Waiting for an event recorded on the NULL stream runs that stream's work up to it.
@@ -505,10 +503,7 @@ CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned,
                      unsigned block_y, unsigned, unsigned, void* stream, void** params, void**) {
   if (!params) return kInvalidValue;
   // Kernels run at once: after the NULL stream's work where they are ordered behind it.
-  if (is_legacy(stream) || reinterpret_cast<uintptr_t>(stream) == kPerThreadStream ||
-      !static_cast<FakeStream*>(stream)->non_blocking) {
-    run_legacy();
-  }
+  if (waits_for_legacy(stream)) run_legacy();
   const int f = static_cast<int>(static_cast<int*>(function) - g_functions);
   if (f < 0 || f >= kFakeFunctions) return kInvalidHandle;
   ++counters.kernel_launches;

@@ -41,10 +41,20 @@ AudioPacket canvas_packet(int64_t pts_ns, std::span<const float> samples) {
 
 }  // namespace
 
-// The buffers canvas frames are handed to the writer in: a lease of one returns it here.
+// The buffers canvas frames are handed to the writer in, where the canvas is (host or GPU
+// memory): a lease of one returns it here.
 class Compositor::Pool final : public detail::SlotOwner {
  public:
-  Pool(size_t bytes, uint32_t count) : buffers_(count, std::vector<std::byte>(bytes)), free_(count, true) {}
+  static Result<std::shared_ptr<Pool>> make(memory::MemorySpec spec, size_t bytes, uint32_t count) {
+    std::shared_ptr<Pool> pool(new Pool);
+    for (uint32_t i = 0; i < count; ++i) {
+      auto region = memory::Region::allocate(spec, bytes);
+      if (!region) return Unexpected(region.error().context("the composite's output buffers"));
+      pool->buffers_.push_back(std::move(*region));
+    }
+    pool->free_.assign(count, true);
+    return pool;
+  }
   void release_slot(uint32_t, uint32_t slot) noexcept override {
     std::lock_guard lock(mu_);
     free_[slot] = true;
@@ -60,10 +70,11 @@ class Compositor::Pool final : public detail::SlotOwner {
     }
     return std::nullopt;
   }
-  std::span<std::byte> buffer(uint32_t i) { return buffers_[i]; }
+  const std::shared_ptr<memory::Region>& buffer(uint32_t i) { return buffers_[i]; }
 
  private:
-  std::vector<std::vector<std::byte>> buffers_;
+  Pool() = default;
+  std::vector<std::shared_ptr<memory::Region>> buffers_;
   std::mutex mu_;
   std::vector<bool> free_;  // under mu_
 };
@@ -73,7 +84,7 @@ struct Compositor::Tile {
   // time on the canvas's clock.
   struct Held {
     enum class State { free, writing, ready, reading } state = State::free;
-    std::vector<std::byte> bytes;
+    std::shared_ptr<memory::Region> copy;  // in the canvas's memory, made on first need
     std::shared_ptr<const proto::StreamStart> format;
     int64_t canvas_ns = 0;
   };
@@ -86,6 +97,8 @@ struct Compositor::Tile {
   std::string name;        // the stream's, or the last one's
   uint64_t stream = 0;
   uint64_t received = 0, composited = 0, sampled = 0, repeats = 0;
+  uint64_t uploads = 0, downloads = 0;  // frames copied between host and GPU memory on arrival
+  CompositeCanvas::Copier copier;  // its stream's connection thread
   bool warned = false;     // a frame it could not place was said once
   // The stream's clock on the canvas's: canvas ns = pts + offset, tied at its first frame
   // and tied again when its frames drift more than two periods from their arrival.
@@ -124,7 +137,8 @@ class Compositor::TileSink final : public StreamSink {
 
 Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display* display,
                                                       std::shared_ptr<StreamOutput> output) {
-  auto canvas = av::Canvas::create(o.canvas_format, o.canvas_width, o.canvas_height, o.canvas_rate);
+  std::string why_host;
+  auto canvas = CompositeCanvas::create(o, &why_host);
   if (!canvas) return Unexpected(canvas.error());
   CompositeLayout layout;
   if (!o.layout_file.empty()) {
@@ -135,6 +149,9 @@ Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display*
     layout = CompositeLayout::make(o.composite, o.max_streams, o.canvas_width, o.canvas_height);
   }
   std::unique_ptr<Compositor> c(new Compositor(o, std::move(*canvas), std::move(layout)));
+  auto pool = Pool::make(c->canvas_->memory(), c->format_->layout.frame_bytes, kCanvasBuffers);
+  if (!pool) return Unexpected(pool.error());
+  c->pool_ = std::move(*pool);
   StreamInfo info;
   info.number = 0;
   info.name = "composite";
@@ -164,14 +181,18 @@ Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display*
   }
   // Tiles with no stream yet show that they wait for one.
   for (auto& tile : c->tiles_) c->compose(*tile, 0);
-  log().info("[composite] {}x{} {} at {} fps, {} tiles{}; starts with the first frame", o.canvas_width,
-             o.canvas_height, name(o.canvas_format), to_string(o.canvas_rate), c->tiles_.size(),
-             o.layout_file.empty() ? "" : " from " + o.layout_file);
+  if (!why_host.empty()) log().warn("[composite] the canvas is in host memory: {}", why_host);
+  const bool on_gpu = c->canvas_->memory().kind == memory::MemoryKind::cuda;
+  log().info("[composite] {}x{} {} at {} fps, {} tiles{}, {} (frames in {} memory are {}); starts with the first "
+             "frame",
+             o.canvas_width, o.canvas_height, name(c->format_->pixel_format), to_string(o.canvas_rate),
+             c->tiles_.size(), o.layout_file.empty() ? "" : " from " + o.layout_file, c->canvas_->describe(),
+             on_gpu ? "host" : "GPU", on_gpu ? "uploaded" : "downloaded");
   c->thread_ = std::thread([raw = c.get()] { raw->run(); });
   return c;
 }
 
-Compositor::Compositor(const Options& options, std::unique_ptr<av::Canvas> canvas, CompositeLayout layout)
+Compositor::Compositor(const Options& options, std::unique_ptr<CompositeCanvas> canvas, CompositeLayout layout)
     : options_(options), canvas_(std::move(canvas)), layout_(std::move(layout)) {
   auto format = std::make_shared<proto::StreamStart>(canvas_->format());
   format->name = "composite";
@@ -180,7 +201,6 @@ Compositor::Compositor(const Options& options, std::unique_ptr<av::Canvas> canva
   format->ring_epoch = 1;
   format_ = std::move(format);
   period_ns_ = static_cast<int64_t>(1e9 * format_->frame_rate.den / format_->frame_rate.num);
-  pool_ = std::make_shared<Pool>(format_->layout.frame_bytes, kCanvasBuffers);
   for (const TileSpec& spec : layout_.tiles) {
     tiles_.push_back(std::make_unique<Tile>());
     tiles_.back()->spec = spec;
@@ -231,14 +251,6 @@ Result<std::unique_ptr<StreamSink>> Compositor::make_sink(const StreamInfo& info
 // On the stream's connection thread: the frame is copied into one of the tile's buffers and
 // its slot goes back at once. With all three waiting to be shown, the oldest makes way.
 void Compositor::deliver(size_t index, FrameLease frame) {
-  if (frame.memory_kind() == memory::MemoryKind::cuda) {
-    auto host = std::move(frame).to_host();
-    if (!host) {
-      log().warn("[composite] tile {}: {}", index + 1, host.error().message());
-      return;
-    }
-    frame = std::move(*host);
-  }
   Tile::Held* into = nullptr;
   {
     std::lock_guard lock(mu_);
@@ -279,9 +291,28 @@ void Compositor::deliver(size_t index, FrameLease frame) {
     }
     into->format = frame.shared_format();
   }
-  into->bytes.assign(frame.data().begin(), frame.data().end());
+  // Copied where the canvas is (the held buffer is this thread's while it is being written).
+  Tile& tile = *tiles_[index];
+  auto copied = [&]() -> Result<CompositeCanvas::Copier::Way> {
+    if (!into->copy || into->copy->size() < frame.data().size()) {
+      into->copy.reset();
+      auto region = memory::Region::allocate(canvas_->memory(), frame.data().size());
+      if (!region) return Unexpected(region.error());
+      into->copy = std::move(*region);
+    }
+    return tile.copier.hold(frame, *into->copy);
+  }();
   frame.release();
   std::lock_guard lock(mu_);
+  if (!copied) {
+    into->state = Tile::Held::State::free;
+    ++tile.sampled;
+    if (!tile.warned) log().warn("[composite] tile {} (\"{}\"): {}", index + 1, tile.name, copied.error().message());
+    tile.warned = true;
+    return;
+  }
+  if (*copied == CompositeCanvas::Copier::Way::upload) ++tile.uploads;
+  if (*copied == CompositeCanvas::Copier::Way::download) ++tile.downloads;
   into->state = Tile::Held::State::ready;
 }
 
@@ -396,7 +427,7 @@ void Compositor::compose(Tile& tile, int64_t now_ns) {
   const av::Rect area = tile.spec.rect;
   const int scale = std::max(1, area.height / 180);
   if (show) {
-    auto placed = canvas_->place(*show->format, show->bytes, area);
+    auto placed = canvas_->place(*show->format, *show->copy, area);
     if (placed) (void)canvas_->label(placed->x + 2 * scale, placed->y + 2 * scale, label, scale);
     std::lock_guard lock(mu_);
     show->state = Tile::Held::State::free;
@@ -467,17 +498,24 @@ void Compositor::mix_audio(int64_t now_ns) {
 bool Compositor::hand_on(uint64_t sequence, int64_t pts_ns) {
   const auto slot = pool_->take();
   if (!slot) return false;
-  std::span<std::byte> buffer = pool_->buffer(*slot);
-  const auto frame = canvas_->frame();
-  std::memcpy(buffer.data(), frame.data(), frame.size());
+  const std::shared_ptr<memory::Region>& buffer = pool_->buffer(*slot);
+  if (auto ok = canvas_->copy_out(*buffer); !ok) {
+    pool_->release_slot(0, *slot);
+    if (!copy_failed_) log().warn("[composite] the canvas cannot be handed on: {}", ok.error().message());
+    copy_failed_ = true;
+    return false;
+  }
+  const uint32_t bytes = format_->layout.frame_bytes;
+  const memory::MemoryKind kind = buffer->kind();
   proto::FrameWritten info;
   info.ring_epoch = format_->ring_epoch;
   info.slot = *slot;
   info.sequence = sequence;
   info.pts_ns = pts_ns;
   info.sent_ns = stats::realtime_ns();
-  info.bytes = static_cast<uint32_t>(frame.size());
-  writer_->frame(FrameLease(pool_, pool_, format_, memory::MemoryKind::host, buffer, info, 0));
+  info.bytes = bytes;
+  writer_->frame(FrameLease(pool_, buffer, format_, kind, buffer->bytes().first(bytes), info, 0,
+                            kind == memory::MemoryKind::cuda ? buffer : nullptr));
   return true;
 }
 
@@ -538,14 +576,15 @@ CompositeReport Compositor::report() const {
   r.height = format_->height;
   r.pix_fmt = std::string(name(format_->pixel_format));
   r.frame_rate = to_string(format_->frame_rate);
+  r.memory = memory::to_string(canvas_->memory());
   std::lock_guard lock(mu_);
   r.frames = frames_;
   r.late = late_;
   r.audio_tile = canvas_track_ && !options_.composite_mix ? options_.composite_audio : 0;
   r.audio_mix = canvas_track_ && options_.composite_mix;
   for (const auto& t : tiles_) {
-    r.tiles.push_back(
-        {t->name, t->stream, t->taken, t->received, t->composited, t->sampled, t->repeats, t->audio_samples});
+    r.tiles.push_back({t->name, t->stream, t->taken, t->received, t->composited, t->sampled, t->repeats,
+                       t->audio_samples, t->uploads, t->downloads});
   }
   return r;
 }
@@ -562,9 +601,11 @@ nlohmann::json CompositeReport::json() const {
                           {"composited", t.composited},
                           {"sampled", t.sampled},
                           {"repeats", t.repeats},
-                          {"audio_samples", t.audio_samples}});
+                          {"audio_samples", t.audio_samples},
+                          {"uploads", t.uploads},
+                          {"downloads", t.downloads}});
   }
-  return {{"width", width},   {"height", height}, {"pix_fmt", pix_fmt},       {"frame_rate", frame_rate},
+  return {{"width", width},   {"height", height}, {"pix_fmt", pix_fmt},       {"frame_rate", frame_rate}, {"memory", memory},
           {"frames", frames}, {"late", late},     {"audio_tile", audio_tile}, {"audio_mix", audio_mix}, {"tiles", tiles_json}};
 }
 

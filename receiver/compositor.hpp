@@ -46,6 +46,7 @@
 #include <thread>
 #include <vector>
 
+#include "composite_canvas.hpp"
 #include "composite_layout.hpp"
 #include "display.hpp"
 #include "options.hpp"
@@ -67,10 +68,13 @@ struct CompositeReport {
     uint64_t sampled = 0;     ///< let go unseen: a newer one was due first, or all three buffers were full
     uint64_t repeats = 0;     ///< canvas frames that showed its previous frame again
     uint64_t audio_samples = 0;  ///< samples of its sound the canvas carried (the canvas's rate)
+    uint64_t uploads = 0;    ///< frames in host memory copied into a canvas in GPU memory
+    uint64_t downloads = 0;  ///< frames in GPU memory copied into a canvas in host memory
   };
   uint32_t width = 0, height = 0;
   std::string pix_fmt;
   std::string frame_rate;
+  std::string memory;   ///< where the canvas is: "host", "cuda:0"
   uint64_t frames = 0;  ///< canvas frames handed to the writer
   uint64_t late = 0;    ///< ticks skipped: the writer was behind, or composing took too long
   uint32_t audio_tile = 0;  ///< the tile whose sound the canvas carries; 0: none (or mix)
@@ -102,7 +106,7 @@ class Compositor {
   class TileSink;
 
  private:
-  Compositor(const Options& options, std::unique_ptr<av::Canvas> canvas, CompositeLayout layout);
+  Compositor(const Options& options, std::unique_ptr<CompositeCanvas> canvas, CompositeLayout layout);
   void run();
   void compose(Tile& tile, int64_t now_ns);
   void deliver(size_t tile, FrameLease frame);
@@ -113,7 +117,7 @@ class Compositor {
   bool hand_on(uint64_t sequence, int64_t pts_ns);
 
   const Options& options_;
-  std::unique_ptr<av::Canvas> canvas_;  // compositor thread only, once started
+  std::unique_ptr<CompositeCanvas> canvas_;  // compositor thread only, once started
   CompositeLayout layout_;
   std::shared_ptr<const proto::StreamStart> format_;  // the canvas's, as its frames carry it
   int64_t period_ns_ = 0;                             // one canvas frame
@@ -129,6 +133,7 @@ class Compositor {
   std::chrono::steady_clock::time_point origin_{};  // under mu_: the canvas's time 0, that frame's arrival
   std::optional<AudioTrack> canvas_track_;  // the canvas's sound, announced to the writer
   std::unique_ptr<av::AudioMixer> mixer_;   // --composite-audio mix: set at start, used by the compositor thread
+  bool copy_failed_ = false;                // compositor thread: handing the canvas on failed once, said
   bool mix_failed_ = false;                 // compositor thread: mixing failed once, the canvas goes on silent
   int64_t mixed_upto_ = 0;                  // under mu_ (written by the compositor thread): canvas samples mixed
   int64_t mixed_pts_ns_ = 0;                // compositor thread: the next mixed packet's pts

@@ -13,13 +13,10 @@ extern "C" {
 #include <vector>
 
 #include "av_util.hpp"
-#include "rdmavideo/glyphs.hpp"
 
 namespace rdmavideo::av {
 namespace {
 
-int even_down(int v) { return v & ~1; }
-int even_up(int v) { return (v + 1) & ~1; }
 
 // Where a pixel lands in each plane of a format: bytes from one pixel to the next in that
 // plane, and how far its coordinates are shifted (chroma planes of subsampled formats).
@@ -68,12 +65,7 @@ struct Canvas::Impl {
   // where the next tile's begins).
   std::vector<uint8_t> scratch;
 
-  Rect clip(Rect r) const {
-    const int cw = static_cast<int>(format.width), ch = static_cast<int>(format.height);
-    int x0 = std::clamp(even_down(r.x), 0, cw), y0 = std::clamp(even_down(r.y), 0, ch);
-    int x1 = std::clamp(even_up(r.x + r.width), 0, cw), y1 = std::clamp(even_up(r.y + r.height), 0, ch);
-    return {x0, y0, x1 - x0, y1 - y0};
-  }
+  Rect clip(Rect r) const { return av::clip(r, format.width, format.height); }
 
   // The canvas's planes from (x, y) on.
   void destination(Rect r, uint8_t* data[4], int linesize[4]) {
@@ -156,14 +148,7 @@ Result<std::unique_ptr<Canvas>> Canvas::create(PixelFormat format, uint32_t widt
   impl->format.height = height;
   impl->format.frame_rate = rate;
   impl->format.layout = *layout;
-  if (!colour.said()) {
-    if (traits(format).rgb) {
-      colour = {colour::kBt709, colour::kTransferSrgb, 0, colour::kFull};
-    } else {
-      const uint8_t c = height >= 720 ? colour::kBt709 : colour::kBt601_525;
-      colour = {c, height >= 720 ? colour::kBt709 : colour::kTransferBt601, c, colour::kLimited};
-    }
-  }
+  if (!colour.said()) colour = canvas_colour(format, height);
   impl->format.colour = colour;
   impl->av_format = *av;
   impl->planes = geometry(*av);
@@ -195,12 +180,7 @@ Result<Rect> Canvas::place(const proto::StreamStart& format, std::span<const std
   if (area.empty()) return area;
   const Rect picture = s.clip(fit(area, format.width, format.height));
   // The bars beside the picture, black.
-  const Rect bars[4] = {{area.x, area.y, area.width, picture.y - area.y},
-                        {area.x, picture.y + picture.height, area.width, area.y + area.height - picture.y - picture.height},
-                        {area.x, picture.y, picture.x - area.x, picture.height},
-                        {picture.x + picture.width, picture.y, area.x + area.width - picture.x - picture.width,
-                         picture.height}};
-  for (const Rect& bar : bars) {
+  for (const Rect& bar : bars(area, picture)) {
     if (bar.empty()) continue;
     if (auto ok = fill(bar, {}); !ok) return Unexpected(ok.error());
   }
@@ -236,26 +216,15 @@ Result<void> Canvas::fill(Rect area, Rgb colour) {
 
 Result<Rect> Canvas::label(int x, int y, std::string_view text, int scale) {
   Impl& s = *impl_;
-  scale = std::max(scale, 1);
-  const glyphs::Mask ink = glyphs::mask(text, scale);
-  const int pad = 2 * scale;
-  const Rect band = s.clip({x, y, ink.width + 2 * pad, ink.height + 2 * pad});
-  if (band.empty()) return band;
-  // The band as the canvas clipped it, from its own top left (x and y snapped to even).
-  const int dx = band.x - x, dy = band.y - y;
-  s.bgra.assign(static_cast<size_t>(band.width) * static_cast<size_t>(band.height) * 4, 0);
-  for (int row = 0; row < band.height; ++row) {
-    for (int col = 0; col < band.width; ++col) {
-      const int ix = col + dx - pad, iy = row + dy - pad;
-      const bool on = ix >= 0 && iy >= 0 && ix < ink.width && iy < ink.height && ink.at(ix, iy);
-      uint8_t* px = &s.bgra[(static_cast<size_t>(row) * static_cast<size_t>(band.width) + static_cast<size_t>(col)) * 4];
-      const uint8_t v = on ? 255 : 24;
-      px[0] = px[1] = px[2] = v;
-      px[3] = 255;
-    }
+  const Band band = label_band(x, y, text, scale, s.format.width, s.format.height);
+  if (band.rect.empty()) return band.rect;
+  s.bgra.resize(band.gray.size() * 4);
+  for (size_t i = 0; i < band.gray.size(); ++i) {
+    s.bgra[i * 4] = s.bgra[i * 4 + 1] = s.bgra[i * 4 + 2] = band.gray[i];
+    s.bgra[i * 4 + 3] = 255;
   }
-  if (auto ok = s.draw_bgra(band.width, band.height, band, SWS_POINT); !ok) return Unexpected(ok.error());
-  return band;
+  if (auto ok = s.draw_bgra(band.rect.width, band.rect.height, band.rect, SWS_POINT); !ok) return Unexpected(ok.error());
+  return band.rect;
 }
 
 }  // namespace rdmavideo::av

@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/composite_pixels.hpp"
 #include "cuda/convert_pixels.hpp"
 #include "fake_cuda.hpp"
 
@@ -342,6 +343,15 @@ CUresult fake_dtoh_async(void* to, CUdeviceptr from, size_t bytes, void* stream)
   ++counters.async_copies;
   return copy_out(to, from, bytes, stream);
 }
+CUresult fake_dtod_async(CUdeviceptr to, CUdeviceptr from, size_t bytes, void* stream) {
+  std::byte* p = alias(to, bytes);
+  const std::byte* q = alias(from, bytes);
+  if (!p || !q) return kInvalidValue;
+  ++counters.async_copies;
+  counters.bytes_copied += bytes;
+  enqueue(stream, [=] { std::memmove(p, q, bytes); });
+  return kSuccess;
+}
 CUresult fake_memset(CUdeviceptr at, unsigned char value, size_t bytes) {
   std::byte* p = alias(at, bytes);
   if (!p) return kInvalidValue;
@@ -441,15 +451,26 @@ CUresult fake_memcpy_2d_async(const Copy2D* c, void* stream) {
 }
 
 // Modules: one stand-in module with the library's kernels (kernels.cu), computed on the
-// CPU: the first difference as the kernel defines it, the conversions with the very
-// functions the kernels call (convert_pixels.hpp). Only blocks the launch's grid covers are
-// computed, so a grid that falls short shows in the output as it would on a GPU.
+// CPU: the first difference as the kernel defines it, the conversions and the canvas with the
+// very functions the kernels call (convert_pixels.hpp, composite_pixels.hpp). Only blocks the
+// launch's grid covers are computed, so a grid that falls short shows in the output as it
+// would on a GPU.
 int g_module = 0;
-enum FakeFunction { kFirstDifference, kPacked422ToNv12, kYuv422p10ToP010, kRgb24ToRgb0, kFakeFunctions };
+enum FakeFunction {
+  kFirstDifference,
+  kPacked422ToNv12,
+  kYuv422p10ToP010,
+  kRgb24ToRgb0,
+  kPlaceNv12,
+  kFillNv12,
+  kGrayNv12,
+  kFakeFunctions
+};
 int g_functions[kFakeFunctions] = {};
 constexpr const char* kFunctionNames[kFakeFunctions] = {
     "rdmavideo_first_difference", "rdmavideo_packed422_to_nv12", "rdmavideo_yuv422p10_to_p010",
-    "rdmavideo_rgb24_to_rgb0"};
+    "rdmavideo_rgb24_to_rgb0",    "rdmavideo_place_nv12",        "rdmavideo_fill_nv12",
+    "rdmavideo_gray_nv12"};
 constexpr CUresult kNoBinaryForGpu = 209;
 constexpr CUresult kInvalidHandle = 400;
 constexpr CUresult kIllegalAddress = 700;  // what a kernel reading outside memory meets
@@ -499,6 +520,56 @@ CUresult first_difference(void** params) {
   return kSuccess;
 }
 
+// The canvas's NV12 planes as CPU pointers; false where they are not device memory.
+bool cpu_target(rdmavideo::cuda::pixels::Target& t) {
+  t.y = plane(reinterpret_cast<CUdeviceptr>(t.y), t.y_pitch, t.height, t.width);
+  t.uv = plane(reinterpret_cast<CUdeviceptr>(t.uv), t.uv_pitch, t.height / 2, t.width);
+  return t.y && t.uv;
+}
+
+// The composite kernels (composite_pixels.hpp): every block the grid covers.
+CUresult composite(int f, void** params, unsigned threads_x, unsigned threads_y) {
+  namespace px = rdmavideo::cuda::pixels;
+  px::Source source{};
+  const uint8_t* luma = nullptr;
+  uint64_t luma_pitch = 0;
+  int next = 0;
+  if (f == kPlaceNv12) {
+    source = arg<px::Source>(params, next++);
+    for (int p = 0; p < px::plane_count(source.layout); ++p) {
+      source.plane[p] = plane(reinterpret_cast<CUdeviceptr>(source.plane[p]), source.pitch[p],
+                              px::plane_rows(source.layout, p, source.height),
+                              px::plane_row_bytes(source.layout, p, source.width));
+      if (!source.plane[p]) return kIllegalAddress;
+    }
+  } else if (f == kGrayNv12) {
+    luma_pitch = arg<uint64_t>(params, 1);
+    next = 2;
+  }
+  px::Target target = arg<px::Target>(params, next);
+  const auto area = arg<px::Area>(params, next + 1);
+  if (!cpu_target(target)) return kIllegalAddress;
+  if (f == kGrayNv12) {
+    luma = plane(arg<CUdeviceptr>(params, 0), luma_pitch, static_cast<unsigned>(area.height),
+                 static_cast<size_t>(area.width));
+    if (!luma) return kIllegalAddress;
+  }
+  const unsigned pairs = std::min(static_cast<unsigned>(area.width) / 2, threads_x);
+  const unsigned rows2 = std::min(static_cast<unsigned>(area.height) / 2, threads_y);
+  for (unsigned row2 = 0; row2 < rows2; ++row2) {
+    for (unsigned pair = 0; pair < pairs; ++pair) {
+      if (f == kPlaceNv12) {
+        px::place_nv12(source, target, area, pair, row2);
+      } else if (f == kFillNv12) {
+        px::fill_nv12(target, area, arg<px::Yuv>(params, 2), pair, row2);
+      } else {
+        px::gray_nv12(luma, luma_pitch, target, area, pair, row2);
+      }
+    }
+  }
+  return kSuccess;
+}
+
 CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned, unsigned block_x,
                      unsigned block_y, unsigned, unsigned, void* stream, void** params, void**) {
   if (!params) return kInvalidValue;
@@ -510,6 +581,7 @@ CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned,
   if (f == kFirstDifference) return first_difference(params);
   const unsigned threads_x = grid_x * block_x, threads_y = grid_y * block_y;
   namespace px = rdmavideo::cuda::pixels;
+  if (f == kPlaceNv12 || f == kFillNv12 || f == kGrayNv12) return composite(f, params, threads_x, threads_y);
   if (f == kPacked422ToNv12) {
     const auto width = arg<unsigned>(params, 6), height = arg<unsigned>(params, 7);
     const auto src_pitch = arg<uint64_t>(params, 1), y_pitch = arg<uint64_t>(params, 3), uv_pitch = arg<uint64_t>(params, 5);
@@ -591,6 +663,7 @@ const Export kExports[] = {
     {"cuMemcpyDtoH", as_void(fake_dtoh)},
     {"cuMemcpyHtoDAsync", as_void(fake_htod_async)},
     {"cuMemcpyDtoHAsync", as_void(fake_dtoh_async)},
+    {"cuMemcpyDtoDAsync", as_void(fake_dtod_async)},
     {"cuMemsetD8", as_void(fake_memset)},
     {"cuStreamCreate", as_void(fake_stream_create)},
     {"cuStreamDestroy", as_void(fake_stream_destroy)},

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "cuda/composite_pixels.hpp"
 #include "cuda/convert_pixels.hpp"
 #include "cuda/kernels.hpp"
 #include "fake_cuda.hpp"
@@ -236,6 +237,106 @@ void expect_conversions_match_the_cpu(const std::shared_ptr<Device>& device, uns
                             {height}, {width * 4 + 64}, width, height);
   ASSERT_EQ(rgb.gpu.size(), 1u);
   EXPECT_TRUE(rgb.gpu == rgb.cpu) << "rgb24 to rgb0";
+}
+
+// The canvas kernels (composite_pixels.hpp) on a 70x42 NV12 canvas, pitches wider than its
+// rows: every layout of noise (53x31, odd sizes, padded pitches) placed into an area it is
+// scaled up into and one it is scaled down into, a fill and a gray band, against the same
+// functions run on the CPU, byte for byte; outside the areas nothing is written.
+void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) {
+  if (!RDMAVIDEO_CUDA_KERNELS) {
+    EXPECT_FALSE(Kernels::shared(device));
+    return;
+  }
+  namespace px = pixels;
+  auto kernels = Kernels::shared(device);
+  ASSERT_TRUE(kernels) << kernels.error().message();
+  auto stream = device->create_stream();
+  ASSERT_TRUE(stream);
+  constexpr unsigned kW = 70, kH = 42, kYPitch = 96, kUvPitch = 128;
+  const size_t canvas_bytes = kYPitch * kH + kUvPitch * kH / 2;
+  auto canvas = device->allocate(canvas_bytes);
+  ASSERT_TRUE(canvas);
+  std::vector<uint8_t> cpu(canvas_bytes, 7);
+  ASSERT_TRUE(device->upload(**canvas, std::as_bytes(std::span(cpu))));
+  Kernels::Nv12 nv12;
+  nv12.planes.at[0] = **canvas;
+  nv12.planes.pitch[0] = kYPitch;
+  nv12.planes.at[1] = **canvas + kYPitch * kH;
+  nv12.planes.pitch[1] = kUvPitch;
+  nv12.width = kW;
+  nv12.height = kH;
+  nv12.bt709 = false;
+  px::Target target{cpu.data(), cpu.data() + kYPitch * kH, kYPitch, kUvPitch, kW, kH, 0};
+  auto run_cpu = [&](const px::Area& area, auto&& block) {
+    for (int row2 = 0; row2 < area.height / 2; ++row2) {
+      for (int pair = 0; pair < area.width / 2; ++pair) block(static_cast<unsigned>(pair), static_cast<unsigned>(row2));
+    }
+  };
+  constexpr unsigned kSrcW = 53, kSrcH = 31;
+  const Kernels::Area areas[2] = {{2, 4, 66, 36}, {40, 2, 18, 10}};
+  std::vector<std::shared_ptr<DevicePtr>> held;
+  uint32_t seed = 11;
+  for (int layout = 0; layout < px::layout::kLayouts; ++layout) {
+    Kernels::Picture picture;
+    picture.layout = static_cast<Kernels::Layout>(layout);
+    picture.width = kSrcW;
+    picture.height = kSrcH;
+    picture.bits = layout == px::layout::kYuv444p16 ? 12 : 10;
+    px::Source source{};
+    source.width = kSrcW;
+    source.height = kSrcH;
+    source.layout = layout;
+    source.bits = picture.bits;
+    std::vector<std::vector<uint8_t>> planes;
+    for (int p = 0; p < px::plane_count(layout); ++p) {
+      const size_t pitch = px::plane_row_bytes(layout, p, kSrcW) + 32;
+      planes.push_back(noise(pitch * px::plane_rows(layout, p, kSrcH), ++seed));
+      auto memory = device->allocate(planes.back().size());
+      ASSERT_TRUE(memory);
+      ASSERT_TRUE(device->upload(**memory, std::as_bytes(std::span(planes.back()))));
+      picture.planes.at[p] = **memory;
+      picture.planes.pitch[p] = pitch;
+      source.plane[p] = planes.back().data();
+      source.pitch[p] = pitch;
+      held.push_back(*memory);
+    }
+    for (const Kernels::Area& a : areas) {
+      auto ok = (*kernels)->place(**stream, picture, nv12, a);
+      ASSERT_TRUE(ok) << ok.error().message();
+      const px::Area area{a.x, a.y, a.width, a.height};
+      run_cpu(area, [&](unsigned pair, unsigned row2) { px::place_nv12(source, target, area, pair, row2); });
+    }
+    ASSERT_TRUE((*stream)->synchronize());
+    std::vector<uint8_t> gpu(canvas_bytes);
+    ASSERT_TRUE(device->download(std::as_writable_bytes(std::span(gpu)), **canvas));
+    EXPECT_TRUE(gpu == cpu) << "layout " << layout;
+  }
+  // A fill (sRGB made YUV by BT.601) and a band of gray levels.
+  const Kernels::Area fill_area{10, 6, 20, 8};
+  ASSERT_TRUE((*kernels)->fill(**stream, nv12, fill_area, 200, 100, 50));
+  const px::Area fa{10, 6, 20, 8};
+  run_cpu(fa, [&](unsigned pair, unsigned row2) { px::fill_nv12(target, fa, px::rgb_to_yuv(200, 100, 50, 0), pair, row2); });
+  const std::vector<uint8_t> band = noise(14 * 6, 99);
+  auto luma = device->allocate(band.size());
+  ASSERT_TRUE(luma);
+  ASSERT_TRUE(device->upload(**luma, std::as_bytes(std::span(band))));
+  ASSERT_TRUE((*kernels)->gray(**stream, **luma, 14, nv12, {50, 30, 14, 6}));
+  const px::Area ga{50, 30, 14, 6};
+  run_cpu(ga, [&](unsigned pair, unsigned row2) { px::gray_nv12(band.data(), 14, target, ga, pair, row2); });
+  ASSERT_TRUE((*stream)->synchronize());
+  std::vector<uint8_t> gpu(canvas_bytes);
+  ASSERT_TRUE(device->download(std::as_writable_bytes(std::span(gpu)), **canvas));
+  EXPECT_TRUE(gpu == cpu) << "fill and gray";
+  EXPECT_EQ(gpu[0], 7) << "outside every area";
+  EXPECT_EQ(gpu[kYPitch - 1], 7) << "the pitch's padding";
+  // An area that is odd or leaves the canvas is refused, naming it.
+  auto odd = (*kernels)->fill(**stream, nv12, {1, 0, 4, 4}, 0, 0, 0);
+  ASSERT_FALSE(odd);
+  EXPECT_NE(odd.error().message().find("4x4 at (1, 0) is not an even rectangle inside the 70x42 canvas"),
+            std::string::npos)
+      << odd.error().message();
+  EXPECT_FALSE((*kernels)->fill(**stream, nv12, {64, 0, 8, 4}, 0, 0, 0));
 }
 
 #ifndef RDMAVIDEO_REAL_GPU
@@ -690,6 +791,53 @@ TEST(CudaKernels, ConversionsCoverTheFrameAndKeepThePitches) {
   expect_conversions_match_the_cpu(device, 70, 41);
 }
 
+// The canvas's arithmetic against values worked by hand: pure colours made YUV by each
+// matrix, gray levels as luma, and a picture scaled by two both ways (a 2x2 box down,
+// copies of each pixel up but at the edges between them, where neighbours are weighted).
+TEST(CompositePixels, SamplesAreWhatTheCanvasSays) {
+  namespace px = pixels;
+  auto yuv = [](px::Yuv c) { return std::vector<int>{c.y, c.cb, c.cr}; };
+  EXPECT_EQ(yuv(px::rgb_to_yuv(255, 255, 255, 1)), (std::vector<int>{235, 128, 128}));
+  EXPECT_EQ(yuv(px::rgb_to_yuv(0, 0, 0, 0)), (std::vector<int>{16, 128, 128}));
+  EXPECT_EQ(yuv(px::rgb_to_yuv(255, 0, 0, 1)), (std::vector<int>{63, 102, 240}));   // BT.709 red
+  EXPECT_EQ(yuv(px::rgb_to_yuv(255, 0, 0, 0)), (std::vector<int>{81, 90, 240}));    // BT.601 red
+  EXPECT_EQ(yuv(px::rgb_to_yuv(0, 0, 255, 1)), (std::vector<int>{32, 240, 118}));   // BT.709 blue
+  EXPECT_EQ(px::gray_to_luma(255), 235);
+  EXPECT_EQ(px::gray_to_luma(24), 37);
+  // A 4x2 I420 picture, luma 0 40 80 120 / 160 200 240 250, into a 2x2 area: each canvas
+  // pixel the average of the two it covers across, chroma the average of the two samples.
+  const uint8_t luma[8] = {0, 40, 80, 120, 160, 200, 240, 250}, cb[2] = {100, 200}, cr[2] = {50, 60};
+  px::Source s{{luma, cb, cr}, {4, 2, 2}, 4, 2, px::layout::kI420, 8};
+  uint8_t y[4] = {}, uv[2] = {};
+  px::Target t{y, uv, 2, 2, 2, 2, 1};
+  px::place_nv12(s, t, {0, 0, 2, 2}, 0, 0);
+  EXPECT_EQ(std::vector<int>(y, y + 4), (std::vector<int>{20, 100, 180, 245}));
+  EXPECT_EQ(uv[0], 150);
+  EXPECT_EQ(uv[1], 55);
+  // A 2x2 RGBA picture (black, white / white, black) into a 4x4 area: corners are their
+  // pixel's, the pixels between weighted a quarter and three quarters.
+  const uint8_t rgba[16] = {0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 0, 255};
+  px::Source r{{rgba, nullptr, nullptr}, {8, 0, 0}, 2, 2, px::layout::kRgba, 8};
+  uint8_t y4[16] = {}, uv4[4] = {};
+  px::Target t4{y4, uv4, 4, 4, 4, 4, 1};
+  for (unsigned row2 = 0; row2 < 2; ++row2) {
+    for (unsigned pair = 0; pair < 2; ++pair) px::place_nv12(r, t4, {0, 0, 4, 4}, pair, row2);
+  }
+  EXPECT_EQ(y4[0], 16);
+  EXPECT_EQ(y4[3], 235);
+  EXPECT_EQ(y4[12], 235);
+  EXPECT_EQ(y4[15], 16);
+  EXPECT_EQ(y4[1], (16 * 3 + 235 + 2) / 4);  // a quarter of the way to white
+  EXPECT_EQ(uv4[0], 128);
+}
+
+// The library's canvas launches (arguments, pitches, grid) through the stand-in.
+TEST(CudaKernels, CanvasKernelsCoverTheirAreasAndNothingElse) {
+  auto device = fake_device();
+  ASSERT_TRUE(device);
+  expect_canvas_kernels_match_the_cpu(device);
+}
+
 #else  // RDMAVIDEO_REAL_GPU: cuda_gpu_test, label gpu, NVIDIA's driver
 
 std::shared_ptr<Device> real_device() {
@@ -777,6 +925,11 @@ TEST(RealGpu, GpuFrameVerifierNamesWhatIsWrongAsTheHostVerifierDoes) {
 TEST(RealGpu, ConversionKernelsMatchTheCpuOnAFrame) {
   REQUIRE_GPU();
   expect_conversions_match_the_cpu(gpu, 1920, 1081);
+}
+
+TEST(RealGpu, CanvasKernelsMatchTheCpu) {
+  REQUIRE_GPU();
+  expect_canvas_kernels_match_the_cpu(gpu);
 }
 
 #endif

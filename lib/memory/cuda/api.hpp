@@ -92,6 +92,7 @@ struct Api {
                                 CUstream stream) = nullptr;
   CUresult (*cuMemcpyDtoHAsync)(void* to, CUdeviceptr from, size_t bytes,
                                 CUstream stream) = nullptr;
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream stream) = nullptr;
   CUresult (*cuMemsetD8)(CUdeviceptr at, unsigned char value, size_t bytes) = nullptr;
   CUresult (*cuStreamCreate)(CUstream* stream, unsigned flags) = nullptr;
   CUresult (*cuStreamDestroy)(CUstream stream) = nullptr;

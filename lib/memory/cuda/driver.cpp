@@ -60,6 +60,7 @@ std::vector<Entry> entries(Api& a) {
       {"cuMemcpyDtoH", 3020, true, slot(a.cuMemcpyDtoH)},
       {"cuMemcpyHtoDAsync", 3020, true, slot(a.cuMemcpyHtoDAsync)},
       {"cuMemcpyDtoHAsync", 3020, true, slot(a.cuMemcpyDtoHAsync)},
+      {"cuMemcpyDtoDAsync", 3020, true, slot(a.cuMemcpyDtoDAsync)},
       {"cuMemsetD8", 3020, true, slot(a.cuMemsetD8)},
       {"cuStreamCreate", 2000, true, slot(a.cuStreamCreate)},
       {"cuStreamDestroy", 4000, true, slot(a.cuStreamDestroy)},
@@ -430,6 +431,12 @@ Result<void> Stream::download_async(std::span<std::byte> host, DevicePtr from) {
   const Api& a = device_->driver().api();
   ContextScope scope(a, device_->context_);
   return device_->check(a.cuMemcpyDtoHAsync(host.data(), from, host.size(), stream_), "cuMemcpyDtoHAsync");
+}
+
+Result<void> Stream::copy_async(DevicePtr to, DevicePtr from, size_t bytes) {
+  const Api& a = device_->driver().api();
+  ContextScope scope(a, device_->context_);
+  return device_->check(a.cuMemcpyDtoDAsync(to, from, bytes, stream_), "cuMemcpyDtoDAsync");
 }
 
 Result<void> Stream::copy_2d_async(Pitched to, Pitched from, size_t width_bytes, size_t rows) {

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "cuda/api.hpp"
+#include "cuda/composite_pixels.hpp"
 #include "cuda/kernels.hpp"
 #include "rdmavideo/cuda.hpp"
 
@@ -82,7 +83,8 @@ Result<std::shared_ptr<const Kernels>> Kernels::shared(const std::shared_ptr<Dev
     std::shared_ptr<Kernels> kernels(new Kernels(device, module));
     static constexpr const char* kNames[kFunctions] = {
         "rdmavideo_first_difference", "rdmavideo_packed422_to_nv12", "rdmavideo_yuv422p10_to_p010",
-        "rdmavideo_rgb24_to_rgb0"};
+        "rdmavideo_rgb24_to_rgb0",    "rdmavideo_place_nv12",        "rdmavideo_fill_nv12",
+        "rdmavideo_gray_nv12"};
     for (int f = 0; f < kFunctions; ++f) {
       CUfunction function = nullptr;
       if (CUresult rc = a.cuModuleGetFunction(&function, module, kNames[f]); rc != kSuccess) {
@@ -184,6 +186,83 @@ Result<void> Kernels::convert(Stream& stream, Conversion conversion, const Plane
     }
   }
   return make_error(ErrorCode::invalid_argument, "unknown conversion");
+}
+
+namespace {
+
+static_assert(static_cast<int>(Kernels::Layout::yuv444p16) == pixels::layout::kYuv444p16 &&
+              static_cast<int>(Kernels::Layout::rgb24) == pixels::layout::kRgb24);
+
+pixels::Target target(const Kernels::Nv12& canvas) {
+  return {reinterpret_cast<uint8_t*>(canvas.planes.at[0]),
+          reinterpret_cast<uint8_t*>(canvas.planes.at[1]),
+          canvas.planes.pitch[0],
+          canvas.planes.pitch[1],
+          canvas.width,
+          canvas.height,
+          canvas.bt709 ? 1 : 0};
+}
+
+// A thread a block of two pixels in two rows of the area, in blocks of 32 x 8 threads.
+constexpr unsigned kBlockX = 32, kBlockY = 8;
+unsigned blocks(int extent, unsigned threads) { return (static_cast<unsigned>(extent) / 2 + threads - 1) / threads; }
+
+}  // namespace
+
+Result<void> Kernels::check_area(const Nv12& canvas, Area area, const char* what) const {
+  if (area.x < 0 || area.y < 0 || area.width <= 0 || area.height <= 0 || (area.x | area.y | area.width | area.height) % 2 != 0 ||
+      static_cast<unsigned>(area.x + area.width) > canvas.width ||
+      static_cast<unsigned>(area.y + area.height) > canvas.height) {
+    return make_error(ErrorCode::invalid_argument,
+                      "{}: {}x{} at ({}, {}) is not an even rectangle inside the {}x{} canvas", what, area.width,
+                      area.height, area.x, area.y, canvas.width, canvas.height);
+  }
+  return {};
+}
+
+Result<void> Kernels::place(Stream& stream, const Picture& picture, const Nv12& canvas, Area area) const {
+  if (auto ok = check_area(canvas, area, "place"); !ok) return ok;
+  if (picture.width == 0 || picture.height == 0 ||
+      ((picture.layout == Layout::yuv422p16 || picture.layout == Layout::yuv444p16) &&
+       (picture.bits < 8 || picture.bits > 16))) {
+    return make_error(ErrorCode::invalid_argument, "place: a {}x{} picture of {} bits", picture.width,
+                      picture.height, picture.bits);
+  }
+  pixels::Source source{};
+  for (int p = 0; p < 3; ++p) {
+    source.plane[p] = reinterpret_cast<const uint8_t*>(picture.planes.at[p]);
+    source.pitch[p] = picture.planes.pitch[p];
+  }
+  source.width = picture.width;
+  source.height = picture.height;
+  source.layout = static_cast<int>(picture.layout);
+  source.bits = picture.bits;
+  pixels::Target to = target(canvas);
+  pixels::Area at{area.x, area.y, area.width, area.height};
+  void* params[] = {&source, &to, &at};
+  return launch(stream, kPlaceNv12, blocks(area.width, kBlockX), blocks(area.height, kBlockY), kBlockX, kBlockY,
+                params, "rdmavideo_place_nv12");
+}
+
+Result<void> Kernels::fill(Stream& stream, const Nv12& canvas, Area area, uint8_t r, uint8_t g, uint8_t b) const {
+  if (auto ok = check_area(canvas, area, "fill"); !ok) return ok;
+  pixels::Target to = target(canvas);
+  pixels::Area at{area.x, area.y, area.width, area.height};
+  pixels::Yuv colour = pixels::rgb_to_yuv(r, g, b, canvas.bt709 ? 1 : 0);
+  void* params[] = {&to, &at, &colour};
+  return launch(stream, kFillNv12, blocks(area.width, kBlockX), blocks(area.height, kBlockY), kBlockX, kBlockY,
+                params, "rdmavideo_fill_nv12");
+}
+
+Result<void> Kernels::gray(Stream& stream, DevicePtr luma, size_t pitch, const Nv12& canvas, Area area) const {
+  if (auto ok = check_area(canvas, area, "gray"); !ok) return ok;
+  CUdeviceptr from = luma;
+  unsigned long long from_pitch = pitch;  // NOLINT(google-runtime-int): the kernel's
+  pixels::Target to = target(canvas);
+  pixels::Area at{area.x, area.y, area.width, area.height};
+  void* params[] = {&from, &from_pitch, &to, &at};
+  return launch(stream, kGrayNv12, blocks(area.width, kBlockX), blocks(area.height, kBlockY), kBlockX, kBlockY,
+                params, "rdmavideo_gray_nv12");
 }
 
 }  // namespace rdmavideo::cuda

@@ -5,6 +5,7 @@
 // binary still runs where there is no GPU. Entry points are extern "C" to keep their names
 // plain for cuModuleGetFunction.
 
+#include "composite_pixels.hpp"
 #include "convert_pixels.hpp"
 
 // The first byte at or after `from` where `a` and `b` differ, in [0, bytes), folded into
@@ -78,4 +79,29 @@ extern "C" __global__ void rdmavideo_rgb24_to_rgb0(const unsigned char* src, uns
   const unsigned row = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= width || row >= height) return;
   pixels::rgb24_to_rgb0(src, src_pitch, dst, dst_pitch, x, row);
+}
+
+// ---- The receiver's canvas in GPU memory (composite_pixels.hpp): a thread a block of two
+// canvas pixels in two rows of the area; a 2D grid over the area's pixel pairs and row pairs.
+
+extern "C" __global__ void rdmavideo_place_nv12(pixels::Source src, pixels::Target dst, pixels::Area area) {
+  const unsigned pair = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned row2 = blockIdx.y * blockDim.y + threadIdx.y;
+  if (pair * 2 >= static_cast<unsigned>(area.width) || row2 * 2 >= static_cast<unsigned>(area.height)) return;
+  pixels::place_nv12(src, dst, area, pair, row2);
+}
+
+extern "C" __global__ void rdmavideo_fill_nv12(pixels::Target dst, pixels::Area area, pixels::Yuv colour) {
+  const unsigned pair = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned row2 = blockIdx.y * blockDim.y + threadIdx.y;
+  if (pair * 2 >= static_cast<unsigned>(area.width) || row2 * 2 >= static_cast<unsigned>(area.height)) return;
+  pixels::fill_nv12(dst, area, colour, pair, row2);
+}
+
+extern "C" __global__ void rdmavideo_gray_nv12(const unsigned char* luma, unsigned long long pitch,
+                                               pixels::Target dst, pixels::Area area) {
+  const unsigned pair = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned row2 = blockIdx.y * blockDim.y + threadIdx.y;
+  if (pair * 2 >= static_cast<unsigned>(area.width) || row2 * 2 >= static_cast<unsigned>(area.height)) return;
+  pixels::gray_nv12(luma, pitch, dst, area, pair, row2);
 }

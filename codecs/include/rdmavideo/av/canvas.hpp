@@ -16,10 +16,12 @@
 // `unsupported`.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/result.hpp"
@@ -44,6 +46,25 @@ struct Rgb {
 /// The largest rectangle of `width` x `height`'s aspect ratio inside `area`, centred, on
 /// even coordinates (the whole of `area` when either size is 0).
 Rect fit(Rect area, uint32_t width, uint32_t height);
+
+/// `r` grown to even corners and clipped to a `width` x `height` canvas.
+Rect clip(Rect r, uint32_t width, uint32_t height);
+
+/// What `area` has beside `picture` (inside it): above, below, left, right; some empty.
+std::array<Rect, 4> bars(Rect area, Rect picture);
+
+/// What a canvas says of its colour when nothing else is said: RGB full-range sRGB; YUV
+/// limited range, BT.709 from 720 lines up, else BT.601.
+Colour canvas_colour(PixelFormat format, uint32_t height);
+
+/// A label as gray levels (0 black, 255 white): a line of text in white, on a dark band
+/// whose top left is (x, y), `scale` canvas pixels a font pixel, clipped to a `width` x
+/// `height` canvas. The band's rectangle and its pixels, row by row.
+struct Band {
+  Rect rect;
+  std::vector<uint8_t> gray;
+};
+Band label_band(int x, int y, std::string_view text, int scale, uint32_t width, uint32_t height);
 
 class Canvas {
  public:

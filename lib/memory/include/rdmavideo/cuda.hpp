@@ -207,6 +207,8 @@ class Stream {
   /// memory, each side with its own pitch (cuMemcpy2DAsync): planes of a decoder's surface
   /// into a frame laid out with the stream's strides, and back.
   Result<void> copy_2d_async(Pitched to, Pitched from, size_t width_bytes, size_t rows);
+  /// Queues a copy of `bytes` from device memory to device memory (cuMemcpyDtoDAsync).
+  Result<void> copy_async(DevicePtr to, DevicePtr from, size_t bytes);
   /// Marks the point reached so far; returns a ticket for done()/wait().
   Result<uint64_t> mark();
   /// Whether everything queued before the ticket has finished (cuEventQuery).
@@ -280,8 +282,50 @@ class Kernels {
   Result<void> convert(Stream& stream, Conversion conversion, const Planes& from, const Planes& to,
                        unsigned width, unsigned height) const;
 
+  // ---- The receiver's canvas in GPU memory (lib/memory/cuda/composite_pixels.hpp says how
+  // each sample is made). Each queues its work on `stream`; the caller waits.
+
+  /// How a picture the canvas reads is laid out: 8-bit 4:2:0 (nv12, i420), p010, packed
+  /// 4:2:2 (uyvy, yuy2), RGB, and planar 4:2:2 and 4:4:4 (16-bit samples with the value in
+  /// their low `bits`).
+  enum class Layout { nv12, i420, p010, uyvy, yuy2, rgba, bgra, rgb24, yuv422p16, yuv444p, yuv444p16 };
+  struct Picture {
+    Layout layout = Layout::nv12;
+    Planes planes;
+    unsigned width = 0, height = 0;
+    int bits = 8;  ///< yuv422p16, yuv444p16: 10, 12 or 16
+  };
+  /// An NV12 canvas in device memory (planes 0 and 1) and the matrix RGB pictures are made
+  /// YUV with.
+  struct Nv12 {
+    Planes planes;
+    unsigned width = 0, height = 0;
+    bool bt709 = true;
+  };
+  /// A rectangle of a canvas: even corners and sizes, inside it.
+  struct Area {
+    int x = 0, y = 0, width = 0, height = 0;
+  };
+  /// `picture` scaled into `area` of `canvas` (bilinear, filling the area).
+  Result<void> place(Stream& stream, const Picture& picture, const Nv12& canvas, Area area) const;
+  /// `area` of `canvas` in one sRGB colour.
+  Result<void> fill(Stream& stream, const Nv12& canvas, Area area, uint8_t r, uint8_t g, uint8_t b) const;
+  /// `area` of `canvas` from a picture of gray levels (0 black, 255 white) of its size in
+  /// device memory, rows `pitch` apart.
+  Result<void> gray(Stream& stream, DevicePtr luma, size_t pitch, const Nv12& canvas, Area area) const;
+
  private:
-  enum Function { kFirstDifference, kPacked422ToNv12, kYuv422p10ToP010, kRgb24ToRgb0, kFunctions };
+  enum Function {
+    kFirstDifference,
+    kPacked422ToNv12,
+    kYuv422p10ToP010,
+    kRgb24ToRgb0,
+    kPlaceNv12,
+    kFillNv12,
+    kGrayNv12,
+    kFunctions
+  };
+  Result<void> check_area(const Nv12& canvas, Area area, const char* what) const;
   Kernels(std::shared_ptr<Device> device, void* module) : device_(std::move(device)), module_(module) {}
   Result<void> launch(Stream& stream, Function function, unsigned grid_x, unsigned grid_y, unsigned block_x,
                       unsigned block_y, void** params, const char* name) const;

@@ -136,8 +136,9 @@ int run(const Options& o) {
       path = canvas_output->path;
     }
     if (canvas_error) log().error("rdmavideo-recv: composite: {}", canvas_error->message());
-    log().info("[recv] composite: {} canvas frames {}x{} {} at {} fps, {} late{}", c.frames, c.width, c.height,
-               c.pix_fmt, c.frame_rate, c.late, path.empty() ? "" : ", written to " + path);
+    log().info("[recv] composite: {} canvas frames {}x{} {} at {} fps in {} memory, {} late{}", c.frames, c.width,
+               c.height, c.pix_fmt, c.frame_rate, c.memory == "host" ? "host" : c.memory + "'s", c.late,
+               path.empty() ? "" : ", written to " + path);
   }
   nlohmann::json display_json;
   if (display) {

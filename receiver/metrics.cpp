@@ -166,15 +166,23 @@ std::string render_metrics(const ReceiverService& service, const Streams& stream
     w.family("rdmavideo_canvas_late_total", "counter",
              "Canvas ticks skipped: its output was behind, or composing took longer than a period.");
     w.sample("rdmavideo_canvas_late_total", "", static_cast<double>(canvas->late));
+    w.family("rdmavideo_canvas_info", "gauge", "The composite's canvas: its size, format and where it is (memory).");
+    w.sample("rdmavideo_canvas_info",
+             fmt::format("width=\"{}\",height=\"{}\",pix_fmt=\"{}\",memory=\"{}\"", canvas->width, canvas->height,
+                         canvas->pix_fmt, canvas->memory),
+             1.0);
     w.family("rdmavideo_canvas_tile_frames_total", "counter",
              "Each tile's frames: 'composited' into the canvas, 'sampled' (let go unseen), 'repeats' (canvas "
-             "frames that showed its previous frame again).");
+             "frames that showed its previous frame again), 'uploaded' (from host memory to a canvas in GPU "
+             "memory), 'downloaded' (from GPU memory to a canvas in host memory).");
     for (size_t i = 0; i < canvas->tiles.size(); ++i) {
       const auto& t = canvas->tiles[i];
       const std::string labels = fmt::format("tile=\"{}\",name=\"{}\"", i + 1, label(t.name));
       w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"composited\"", static_cast<double>(t.composited));
       w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"sampled\"", static_cast<double>(t.sampled));
       w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"repeats\"", static_cast<double>(t.repeats));
+      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"uploaded\"", static_cast<double>(t.uploads));
+      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"downloaded\"", static_cast<double>(t.downloads));
     }
     w.family("rdmavideo_canvas_tile_up", "gauge", "1 while a stream is in the tile, 0 while it shows no signal.");
     for (size_t i = 0; i < canvas->tiles.size(); ++i) {

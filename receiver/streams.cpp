@@ -119,11 +119,12 @@ uint64_t Streams::checksum_failures() const {
 
 Result<void> Streams::check_format(const Options& options, const proto::StreamStart& format) {
   if (options.composite_on) {
-    // The canvas is what is recorded; a tile needs only to be read by libswscale.
+    // The canvas is what is recorded; a tile needs only to be read by libswscale or the
+    // GPU canvas's kernels, which read every format but v210.
     if (format.pixel_format == PixelFormat::v210) {
       return make_error(ErrorCode::unsupported,
-                        "StreamStart.pixel_format v210: a composite cannot scale it (FFmpeg has no v210 pixel "
-                        "format); send yuv422p10 or uyvy422");
+                        "StreamStart.pixel_format v210: a composite cannot scale it (neither FFmpeg nor the GPU "
+                        "canvas reads v210); send yuv422p10 or uyvy422");
     }
     return {};
   }
@@ -203,7 +204,8 @@ std::string Streams::status_line(const std::vector<StreamReport>& reports,
     const CompositeReport c = compositor_->report();
     const double fps = last_canvas_frames_ ? (c.frames - *last_canvas_frames_) / dt : 0.0;
     last_canvas_frames_ = c.frames;
-    canvas = fmt::format(" | canvas {} frames {:.1f} fps late {}", c.frames, fps, c.late);
+    canvas = fmt::format(" | canvas{} {} frames {:.1f} fps late {}", c.memory == "host" ? "" : " on " + c.memory,
+                         c.frames, fps, c.late);
   }
   return fmt::format("[recv] {} stream{} ({} running): frames {} fps {:.1f} {:.3f} GB/s dropped {}{}{}",
                      reports.size(), reports.size() == 1 ? "" : "s", running, total_frames,

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+// rdmavideo-recv --composite --memory cuda: the canvas in GPU memory, drawn by the library's
+// kernels. Senders of solid colours, each in another pixel format (so the kernels read each
+// layout), into a grid recorded as FFV1 and read back with ffmpeg: each colour in its
+// quadrant, each tile labelled, what the receiver says of where the canvas is, and no frame
+// downloaded on its way in. A --pix-fmt the GPU canvas does not draw puts it in host memory,
+// saying why.
+//
+// Built twice, as gpu_memory_test is: composite_gpu_test runs against the stand-in CUDA
+// driver (tests/fakecuda), which runs the kernels' own arithmetic on the CPU, everywhere;
+// composite_gpu_gpu_test (RDMAVIDEO_REAL_GPU, label `gpu`) runs the same on NVIDIA's driver
+// and skips, saying why, without a GPU.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "process.hpp"
+#include "rdmavideo/cuda.hpp"
+
+namespace rdmavideo::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+#ifdef RDMAVIDEO_REAL_GPU
+#define COMPOSITE_GPU_SUITE CompositeOnGpu
+#define REQUIRE_GPU()                                                                \
+  if (auto driver = cuda::Driver::load(); !driver || (*driver)->device_count() == 0) \
+  GTEST_SKIP() << "no GPU here: " << (driver ? "the CUDA driver sees no device" : driver.error().message())
+#else
+#define COMPOSITE_GPU_SUITE CompositeGpu
+#define REQUIRE_GPU() \
+  WithFakeCuda fake;  \
+  static_cast<void>(fake)
+#endif
+
+struct Rgb {
+  int r, g, b;
+};
+
+// A live sender of a solid colour in `pix_fmt`, named after the colour.
+Process colour_sender(const TempDir& dir, const std::string& address, const std::string& name, Rgb c,
+                      const std::string& pix_fmt, double seconds) {
+  return Process({RDMAVIDEO_SEND_BIN, "--connect", address, "--quiet", "--name", name, "-f", "lavfi", "-i",
+                  fmt::format("color=c=0x{:02X}{:02X}{:02X}:s=320x180:r=30", c.r, c.g, c.b), "--pix-fmt", pix_fmt,
+                  "--realtime", "--duration", std::to_string(seconds)},
+                 dir / (name + ".stderr"));
+}
+
+// Frame `n` of `file` as RGB.
+std::string frame_rgb(const std::filesystem::path& file, int n) {
+  return capture(fmt::format("ffmpeg -v error -i {} -vf \"select=eq(n\\,{})\" -frames:v 1 -f rawvideo -pix_fmt rgb24 -",
+                             file.string(), n));
+}
+
+::testing::AssertionResult near(const std::string& rgb, int width, int x, int y, Rgb want, const std::string& what) {
+  const size_t i = (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 3;
+  if (rgb.size() < i + 3) return ::testing::AssertionFailure() << what << ": no picture";
+  const Rgb got{static_cast<uint8_t>(rgb[i]), static_cast<uint8_t>(rgb[i + 1]), static_cast<uint8_t>(rgb[i + 2])};
+  const int d = std::abs(got.r - want.r) + std::abs(got.g - want.g) + std::abs(got.b - want.b);
+  if (d <= 30) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << what << " at (" << x << ", " << y << "): got " << got.r << "," << got.g
+                                       << "," << got.b << " want " << want.r << "," << want.g << "," << want.b;
+}
+
+struct Sender {
+  std::string name;
+  Rgb colour;
+  std::string pix_fmt;
+};
+
+// Senders one after another into a grid on `canvas_args`, recorded; the summary, the
+// recording, and the receiver's log.
+struct Composited {
+  nlohmann::json canvas;
+  std::filesystem::path wall;
+  std::string log;
+};
+Composited composite(const TempDir& dir, const std::vector<Sender>& senders, std::vector<std::string> canvas_args) {
+  Composited run;
+  run.wall = dir / "wall.mkv";
+  std::vector<std::string> args{"--memory", "cuda", "--composite", "grid", "--canvas", "640x360@30", "--max-streams",
+                                std::to_string(senders.size()), "--output", run.wall.string(), "--stats-json",
+                                (dir / "recv.json").string()};
+  args.insert(args.end(), canvas_args.begin(), canvas_args.end());
+  Receiver recv(dir, args);
+  std::vector<std::unique_ptr<Process>> running;
+  for (const Sender& s : senders) {
+    running.push_back(
+        std::unique_ptr<Process>(new Process(colour_sender(dir, recv.address(), s.name, s.colour, s.pix_fmt, 3))));
+    // One at a time, so each takes the next tile in arrival order.
+    EXPECT_TRUE(recv.process().wait_for_stderr("stream \\d+ \\(\"" + s.name + "\"\\) in tile", 20s)) << s.name;
+  }
+  for (auto& p : running) EXPECT_EQ(p->wait(30s), 0) << p->stderr_text();
+  EXPECT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  run.log = recv.process().stderr_text();
+  run.canvas = read_json(dir / "recv.json").at("canvas");
+  return run;
+}
+
+// Four colours in four formats on the GPU: each in its quadrant, labelled, nothing downloaded.
+TEST(COMPOSITE_GPU_SUITE, FourFormatsComposedInGpuMemoryEachInItsQuadrant) {
+  REQUIRE_GPU();
+  TempDir dir;
+  const std::vector<Sender> senders{{"red", {255, 0, 0}, "uyvy422"},
+                                    {"green", {0, 255, 0}, "nv12"},
+                                    {"blue", {0, 0, 255}, "bgra"},
+                                    {"yellow", {255, 255, 0}, "yuv422p10le"}};
+  const Composited run = composite(dir, senders, {});
+  if (RDMAVIDEO_CUDA_KERNELS) {
+    EXPECT_NE(run.log.find("in GPU memory (cuda:0 ("), std::string::npos) << run.log;
+    EXPECT_EQ(run.canvas.at("memory"), "cuda:0");
+  } else {
+    // A build without nvcc has no kernels: the canvas is drawn on the CPU, saying so.
+    EXPECT_NE(run.log.find("the canvas is in host memory: this build has no CUDA kernels"), std::string::npos)
+        << run.log;
+    EXPECT_EQ(run.canvas.at("memory"), "host");
+  }
+  EXPECT_EQ(run.canvas.at("pix_fmt"), "nv12");
+  ASSERT_EQ(run.canvas.at("tiles").size(), 4u) << run.canvas;
+  const std::string rgb = frame_rgb(run.wall, run.canvas.at("written").get<int>() / 2);
+  ASSERT_EQ(rgb.size(), 640u * 360 * 3);
+  const std::array<std::pair<int, int>, 4> centres{{{160, 90}, {480, 90}, {160, 270}, {480, 270}}};
+  for (size_t i = 0; i < 4; ++i) {
+    const auto& tile = run.canvas.at("tiles")[i];
+    ASSERT_EQ(tile.at("name"), senders[i].name);
+    EXPECT_TRUE(near(rgb, 640, centres[i].first, centres[i].second, senders[i].colour, senders[i].pix_fmt));
+    EXPECT_GT(tile.at("composited").get<int>(), 30) << tile;
+    if (RDMAVIDEO_CUDA_KERNELS) {
+      EXPECT_EQ(tile.at("downloads"), 0) << "a GPU ring's frames stay in the GPU";
+    }
+    // The label's dark band, inside its padding.
+    const int x0 = centres[i].first - 160, y0 = centres[i].second - 90;
+    EXPECT_TRUE(near(rgb, 640, x0 + 3, y0 + 3, {24, 24, 24}, "the label band of " + senders[i].name));
+  }
+}
+
+// A canvas format the kernels do not draw: in host memory, saying why, the GPU's frames
+// downloaded into its tiles.
+TEST(COMPOSITE_GPU_SUITE, ACanvasFormatTheKernelsDoNotDrawIsInHostMemorySayingWhy) {
+  REQUIRE_GPU();
+  TempDir dir;
+  const std::vector<Sender> senders{{"red", {255, 0, 0}, "nv12"}, {"blue", {0, 0, 255}, "rgba"}};
+  const Composited run = composite(dir, senders, {"--pix-fmt", "uyvy422"});
+  EXPECT_NE(run.log.find("the canvas is in host memory: a canvas in GPU memory is nv12, and --pix-fmt asks for uyvy"),
+            std::string::npos)
+      << run.log;
+  EXPECT_EQ(run.canvas.at("memory"), "host");
+  const std::string rgb = frame_rgb(run.wall, run.canvas.at("written").get<int>() / 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& tile = run.canvas.at("tiles")[i];
+    EXPECT_EQ(tile.at("downloads"), tile.at("received")) << tile;
+    // Two tiles side by side, 320x360 each, the pictures letterboxed in them.
+    EXPECT_TRUE(near(rgb, 640, 160 + 320 * static_cast<int>(i), 180, senders[i].colour, senders[i].name));
+  }
+}
+
+}  // namespace
+}  // namespace rdmavideo::testing

@@ -100,9 +100,9 @@ struct Compositor::Tile {
   uint64_t uploads = 0, downloads = 0;  // frames copied between host and GPU memory on arrival
   CompositeCanvas::Copier copier;  // its stream's connection thread
   bool warned = false;     // a frame it could not place was said once
-  // The stream's clock on the canvas's: canvas ns = pts + offset, tied at its first frame
-  // and tied again when its frames drift more than two periods from their arrival.
-  std::optional<int64_t> offset_ns;
+  // The stream's clock on the canvas's (tile_clock.hpp): its frames' times, and where its
+  // sound's samples go.
+  TileClock clock{0, kAudioRate};
   // How long after its time a frame is shown (a period and the wait for the next tick),
   // smoothed: its sound is placed that much later too, so that it stays with its picture.
   std::optional<double> shown_after_ns;
@@ -113,6 +113,7 @@ struct Compositor::Tile {
   std::optional<int64_t> audio_shift_ns;
   // Its stream's sound, where the canvas carries it: converted to the canvas's track.
   std::unique_ptr<av::AudioConverter> converter;
+  uint32_t audio_rate = 0;  // the track's, before conversion
   uint64_t audio_samples = 0;
   // --composite-audio mix: its converted samples by canvas sample, from `mix_start` on.
   std::vector<float> mixing;
@@ -204,6 +205,7 @@ Compositor::Compositor(const Options& options, std::unique_ptr<CompositeCanvas> 
   for (const TileSpec& spec : layout_.tiles) {
     tiles_.push_back(std::make_unique<Tile>());
     tiles_.back()->spec = spec;
+    tiles_.back()->clock = TileClock(period_ns_, kAudioRate);
   }
 }
 
@@ -240,7 +242,7 @@ Result<std::unique_ptr<StreamSink>> Compositor::make_sink(const StreamInfo& info
   tile.name = label;
   tile.stream = info.number;
   tile.converter.reset();
-  tile.offset_ns.reset();
+  tile.clock.reset();
   tile.shown_after_ns.reset();
   tile.audio_shift_ns.reset();
   tile.reservation = std::move(*reserved);
@@ -263,10 +265,7 @@ void Compositor::deliver(size_t index, FrameLease frame) {
       cv_.notify_all();
     }
     const int64_t arrival = std::chrono::duration_cast<std::chrono::nanoseconds>(now - origin_).count();
-    const int64_t pts = frame.info().pts_ns;
-    if (!tile.offset_ns || std::llabs(pts + *tile.offset_ns - arrival) > 2 * period_ns_) {
-      tile.offset_ns = arrival - pts;
-    }
+    const int64_t canvas_ns = tile.clock.frame(frame.info().pts_ns, arrival);
     for (auto& h : tile.held) {
       if (h.state == Tile::Held::State::free) {
         into = &h;
@@ -281,7 +280,7 @@ void Compositor::deliver(size_t index, FrameLease frame) {
       ++tile.sampled;
     }
     into->state = Tile::Held::State::writing;
-    into->canvas_ns = pts + *tile.offset_ns;
+    into->canvas_ns = canvas_ns;
     if (!tile.audio_shift_ns && into->canvas_ns >= 0) {
       // Its sound's shift from the tick this frame will be shown at (the first a period or
       // more after its time): exact for a stream at the canvas's rate, so its sound needs no
@@ -340,6 +339,7 @@ void Compositor::audio_started(size_t index, const AudioTrack& track) {
   log().info("[composite] the canvas's sound{}: tile {} (\"{}\"), {}", mixer_ ? " mixes" : "", index + 1, tile.name,
              (*converter)->describe());
   tile.converter = std::move(*converter);
+  tile.audio_rate = track.format.sample_rate;
   tile.mixing.clear();
 }
 
@@ -351,7 +351,7 @@ bool Compositor::audio(size_t index, AudioPacket packet) {
   {
     std::lock_guard lock(mu_);
     Tile& tile = *tiles_[index];
-    if (packet.track != 0 || !tile.converter || !tile.offset_ns) return false;
+    if (packet.track != 0 || !tile.converter || !tile.clock.tied() || tile.audio_rate == 0) return false;
     // Where its picture of the same instant is on the canvas: its time, shown that much later
     // (predicted at its first frame, deliver(); taken again from the frames' smoothed delay
     // only once that is known and has moved by more than a quarter period).
@@ -359,18 +359,23 @@ bool Compositor::audio(size_t index, AudioPacket packet) {
       const auto seen = static_cast<int64_t>(*tile.shown_after_ns);
       if (!tile.audio_shift_ns || std::llabs(seen - *tile.audio_shift_ns) > period_ns_ / 4) tile.audio_shift_ns = seen;
     }
-    const int64_t pts = packet.pts_ns + *tile.offset_ns + tile.audio_shift_ns.value_or(3 * period_ns_ / 2);
+    // Laid where the last packet ended, resampled a little toward where it belongs.
+    const int64_t expected = static_cast<int64_t>(packet.samples) * kAudioRate / tile.audio_rate;
+    const auto place =
+        tile.clock.audio(packet.pts_ns, tile.audio_shift_ns.value_or(3 * period_ns_ / 2), expected);
+    if (expected > 0) (void)tile.converter->compensate(place.delta, static_cast<int>(expected));
     auto converted = tile.converter->convert(packet.samples, packet.data);
     if (!converted) {
       log().warn("[composite] tile {} (\"{}\"): {}", index + 1, tile.name, converted.error().message());
       tile.converter.reset();
       return false;
     }
-    if (converted->empty() || pts < 0) return true;
+    const auto n = static_cast<int64_t>(converted->size() / kAudioChannels);
+    tile.clock.placed(place.at, n);
+    if (n == 0 || place.at < 0) return true;  // nothing yet, or from before the canvas began
     if (mixer_) {
       // Into the tile's buffer at its canvas sample; what is already mixed is gone.
-      const int64_t at = pts * kAudioRate / 1'000'000'000;
-      const auto n = static_cast<int64_t>(converted->size() / kAudioChannels);
+      const int64_t at = place.at;
       if (tile.mixing.empty() || at - tile.mix_start > kMixAheadSamples) {
         tile.mixing.clear();
         tile.mix_start = std::max(at, mixed_upto_);
@@ -385,7 +390,7 @@ bool Compositor::audio(size_t index, AudioPacket packet) {
       tile.audio_samples += static_cast<uint64_t>(n - skip);
       return true;
     }
-    out = canvas_packet(pts, *converted);
+    out = canvas_packet(place.at * 1'000'000'000 / kAudioRate, *converted);
     tile.audio_samples += out.samples;
   }
   return writer_->audio(std::move(out));
@@ -584,7 +589,8 @@ CompositeReport Compositor::report() const {
   r.audio_mix = canvas_track_ && options_.composite_mix;
   for (const auto& t : tiles_) {
     r.tiles.push_back({t->name, t->stream, t->taken, t->received, t->composited, t->sampled, t->repeats,
-                       t->audio_samples, t->uploads, t->downloads});
+                       t->audio_samples, t->uploads, t->downloads, t->clock.audio_jumps(),
+                       t->clock.audio_error_ms()});
   }
   return r;
 }
@@ -603,7 +609,9 @@ nlohmann::json CompositeReport::json() const {
                           {"repeats", t.repeats},
                           {"audio_samples", t.audio_samples},
                           {"uploads", t.uploads},
-                          {"downloads", t.downloads}});
+                          {"downloads", t.downloads},
+                          {"audio_placed_again", t.audio_placed_again},
+                          {"audio_error_ms", t.audio_error_ms}});
   }
   return {{"width", width},   {"height", height}, {"pix_fmt", pix_fmt},       {"frame_rate", frame_rate}, {"memory", memory},
           {"frames", frames}, {"late", late},     {"audio_tile", audio_tile}, {"audio_mix", audio_mix}, {"tiles", tiles_json}};

@@ -5,7 +5,8 @@
 //
 // Each stream's sink is a tile: frame() copies the frame into one of the tile's three buffers
 // and lets the ring slot go at once, so the sender is never slowed. Each frame has a time on
-// the canvas's clock (its pts, tied to the canvas's clock at the stream's first frame). The
+// the canvas's clock (its pts laid on the canvas's clock by the tile's TileClock, which follows
+// the frames' arrivals). The
 // compositor's thread wakes once a canvas period: for each tile it takes the newest frame whose
 // time is at least a period past, scales it into the tile's rectangle (libswscale, aspect
 // ratio kept) and labels it with the stream's name. Showing frames a period late by their own
@@ -18,10 +19,11 @@
 //
 // Sound: the canvas carries one track, 48 kHz stereo float, from the first audio track of the
 // stream in tile --composite-audio (1 by default; none: no track), converted to it
-// (libswresample) and placed on the canvas's clock where its picture of the same instant is
-// shown: its time on the canvas, plus how long after their times its frames are shown
-// (smoothed, taken again only when it moves by a quarter period, so packets follow one
-// another without gaps), so its sound stays with its picture as it was sent. A stream that leaves the tile
+// (libswresample) and laid on the canvas's clock one packet after another (TileClock), each
+// resampled a little toward where its picture of the same instant is shown: its time on the
+// canvas, plus how long after their times its frames are shown (smoothed, taken again only
+// when it moves by a quarter period), so its sound stays with its picture as it was sent and
+// a sender whose clock drifts against the receiver's is followed without a gap or a click. A stream that leaves the tile
 // leaves silence; the next one's sound follows. With --composite-audio mix every tile's first
 // track is placed so on the canvas's clock, each in a buffer of its own, and the compositor's
 // thread mixes (libavfilter's amix) what is 200 ms old at each tick: a track whose samples
@@ -48,6 +50,7 @@
 
 #include "composite_canvas.hpp"
 #include "composite_layout.hpp"
+#include "tile_clock.hpp"
 #include "display.hpp"
 #include "options.hpp"
 #include "rdmavideo/av/audio_mixer.hpp"
@@ -70,6 +73,8 @@ struct CompositeReport {
     uint64_t audio_samples = 0;  ///< samples of its sound the canvas carried (the canvas's rate)
     uint64_t uploads = 0;    ///< frames in host memory copied into a canvas in GPU memory
     uint64_t downloads = 0;  ///< frames in GPU memory copied into a canvas in host memory
+    uint64_t audio_placed_again = 0;  ///< sound packets placed where they belong, not following on
+    double audio_error_ms = 0;        ///< the sound's distance from where it belongs (+: early)
   };
   uint32_t width = 0, height = 0;
   std::string pix_fmt;

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // The composite's canvas (codecs: av::Canvas) and its layouts (receiver/composite_layout):
 // frames land where they are placed with their aspect ratio, fills and labels in any format,
-// the glyphs the labels and the display share, and the built-in and file layouts.
+// the glyphs the labels and the display share, the built-in and file layouts, and how a
+// tile's stream's clock is laid on the canvas's (receiver/tile_clock).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "composite_layout.hpp"
 #include "process.hpp"
 #include "rdmavideo/av/canvas.hpp"
 #include "rdmavideo/glyphs.hpp"
+#include "tile_clock.hpp"
 
 namespace rdmavideo {
 namespace {
@@ -200,3 +203,97 @@ TEST(CompositeLayout, AFileIsReadAndItsErrorsNameTheTileAndField) {
 
 }  // namespace
 }  // namespace rdmavideo
+
+// ---- A tile's stream's clock on the canvas's (receiver/tile_clock).
+namespace rdmavideo::receiver {
+namespace {
+
+constexpr int64_t kPeriod = 33'333'333;  // a 30 fps canvas
+constexpr uint32_t kRate = 48000;
+
+// A sender whose clock runs fast (`rate` 1.001: 0.1%, its second is 0.999 of ours) or slow.
+// Frames every 1/30 s and packets of 1024 samples by its clock arrive at its times divided by
+// `rate`, 10 ms late and up to 5 ms more.
+struct DriftingSender {
+  double rate = 1.001;
+  std::mt19937 random{7};
+  int64_t arrival(int64_t pts_ns) {
+    std::uniform_int_distribution<int64_t> jitter(0, 5'000'000);
+    return static_cast<int64_t>(static_cast<double>(pts_ns) / rate) + 10'000'000 + jitter(random);
+  }
+};
+
+// The mean of canvas time less arrival over the last 100 of a minute of frames.
+double frames_for_a_minute(TileClock& tile, DriftingSender& sender) {
+  double error_ms = 0;
+  for (int n = 0; n < 1800; ++n) {
+    const int64_t pts = n * kPeriod;
+    const int64_t arrival = sender.arrival(pts);
+    const int64_t canvas = tile.frame(pts, arrival);
+    if (n >= 1700) error_ms += static_cast<double>(canvas - arrival) / 1e6 / 100;
+  }
+  return error_ms;
+}
+
+TEST(TileClock, FramesFollowASenderWhoseClockDriftsAndTieAgainWhereItsPtsJump) {
+  // Tied once, frames would be 60 ms from their arrivals a minute on (0.1% of a minute). The
+  // offset follows the quickest arrivals: the jitter's mean (2.5 ms) is left in, and a slow
+  // clock is followed a few milliseconds behind.
+  DriftingSender slow{1 / 1.001};
+  TileClock slow_tile(kPeriod, kRate);
+  EXPECT_NEAR(frames_for_a_minute(slow_tile, slow), -2.5 - 8.5, 4.0);
+  TileClock tile(kPeriod, kRate);
+  DriftingSender sender;
+  EXPECT_NEAR(frames_for_a_minute(tile, sender), -2.5, 2.0);
+  // Its pts jump ten seconds: tied again at once.
+  const int64_t pts = 1800 * kPeriod + 10'000'000'000;
+  EXPECT_EQ(tile.frame(pts, 61'000'000'000), 61'000'000'000);
+}
+
+// The sound of the same sender: laid one packet after another, resampled 0.1% faster toward
+// where it belongs, within a few milliseconds of it a minute on, never placed again.
+TEST(TileClock, SoundFollowsOnAndIsResampledTowardWhereItBelongs) {
+  TileClock tile(kPeriod, kRate);
+  DriftingSender sender;
+  constexpr int64_t kPacket = 1024;
+  const int64_t packet_ns = kPacket * 1'000'000'000 / kRate;
+  int64_t next_frame = 0, made = 0, first = 0;
+  for (int k = 0; k < 60 * kRate / kPacket; ++k) {
+    const int64_t pts = k * packet_ns;
+    for (; next_frame * kPeriod <= pts; ++next_frame) tile.frame(next_frame * kPeriod, sender.arrival(next_frame * kPeriod));
+    const auto place = tile.audio(pts, kPeriod, kPacket);
+    // Placed where it belongs while the offset settles in the first second, then never again.
+    ASSERT_TRUE(k == 0 || !place.jumped || made < kRate) << k;
+    if (place.jumped) first = place.at - made;
+    ASSERT_EQ(place.at, first + made) << "packet " << k << " follows the one before";
+    ASSERT_LE(std::abs(place.delta), kPacket / 100 + 1) << "at most 1%";
+    tile.placed(place.at, kPacket + place.delta);
+    made += kPacket + place.delta;
+  }
+  EXPECT_EQ(tile.audio_jumps(), 0u);
+  EXPECT_NEAR(tile.audio_error_ms(), 0.0, 4.0);
+  // 60 s of its clock made into 59.94 s of the canvas's: 0.1% fewer samples.
+  EXPECT_NEAR(static_cast<double>(made), 60.0 * kRate / 1.001, 0.0003 * 60 * kRate);
+}
+
+TEST(TileClock, SoundThatJumpsIsPlacedWhereItBelongsAndCounted) {
+  TileClock tile(kPeriod, kRate);
+  tile.frame(0, 0);
+  auto place = tile.audio(0, 0, 48000);
+  EXPECT_TRUE(place.jumped);
+  EXPECT_EQ(place.at, 0);
+  tile.placed(place.at, 48000);
+  place = tile.audio(1'000'000'000, 0, 1024);  // a second of sound laid: the next follows on
+  EXPECT_FALSE(place.jumped);
+  EXPECT_EQ(place.at, 48000);
+  tile.placed(place.at, 1024);
+  place = tile.audio(2'000'000'000, 0, 1024);  // a second later by its pts: a pause
+  EXPECT_TRUE(place.jumped);
+  EXPECT_EQ(place.at, 96000);
+  EXPECT_EQ(tile.audio_jumps(), 1u);
+  tile.reset();
+  EXPECT_FALSE(tile.tied());
+}
+
+}  // namespace
+}  // namespace rdmavideo::receiver

@@ -7,8 +7,11 @@ process's CPU per output frame (its user + system time from os.wait4, the whole 
 receiving, copying, scaling, composing). The senders (rdmavideo-send --testsrc --realtime)
 and their CPU are the same in both cases and left out.
 
-Both canvases are discarded (no encoder), so what is measured is composition. Exits 0 when
-both cases ran, whatever the numbers; 1 when one could not. See bench/README.md.
+Both canvases are discarded (no encoder), so what is measured is composition. With
+--memory cuda (or both) the receiver's rings and canvas are in GPU memory and the canvas is
+drawn by the library's kernels (a row of its own; on a GPU machine without GStreamer,
+--peer none leaves the compositor out). Exits 0 when every case ran, whatever the numbers; 1
+when one could not. See bench/README.md.
 """
 
 from __future__ import annotations
@@ -36,11 +39,12 @@ def senders(build: Path, ports: list[int], size: str, rate: int, seconds: float,
             for i, port in enumerate(ports)]
 
 
-def ours(build: Path, args, work: Path) -> dict:
+def ours(build: Path, args, work: Path, memory: str = "host") -> dict:
     w, h = args.canvas
     recv = Proc("recv", [str(build / "receiver/rdmavideo-recv"), "--listen", "127.0.0.1:0", "--transport", "tcp",
                          "--composite", "grid", "--canvas", f"{w}x{h}@{args.rate}", "--pix-fmt", args.canvas_fmt,
-                         "--max-streams", "4", "--quiet", "--stats-json", str(work / "recv.json")], work)
+                         "--memory", memory, "--max-streams", "4", "--quiet", "--stats-json",
+                         str(work / "recv.json")], work)
     port = wait_for_port_line(recv)
     send = senders(build, [port] * 4, args.size, args.rate, args.seconds, args.pix_fmt, work)
     for s in send:
@@ -50,6 +54,8 @@ def ours(build: Path, args, work: Path) -> dict:
     canvas = json.loads((work / "recv.json").read_text())["canvas"]
     # The canvas ran from the first frame to the receiver's stop: the senders' time, and the
     # moments the last stream took to end.
+    if canvas["memory"] != ("host" if memory == "host" else "cuda:0"):
+        raise CaseError(f"the canvas was in {canvas['memory']} memory, not {memory}")
     return {"frames": canvas["frames"], "late": canvas["late"], "cpu": recv.cpu_seconds,
             "seconds": recv.end - recv.start}
 
@@ -90,12 +96,22 @@ def main() -> int:
     parser.add_argument("--pix-fmt", default="uyvy422", help="the senders' format")
     parser.add_argument("--canvas", default="1920x1080")
     parser.add_argument("--canvas-fmt", default="nv12")
+    parser.add_argument("--memory", choices=("host", "cuda", "both"), default="host",
+                        help="where the receiver's rings and canvas are (cuda: the GPU canvas)")
+    parser.add_argument("--peer", choices=("gstreamer", "none"), default="gstreamer")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     args.canvas = tuple(int(v) for v in args.canvas.split("x"))
     build = args.build_dir.resolve()
     rows = {}
-    for name, case in (("rdmavideo-recv --composite", ours), ("GStreamer compositor (4 rdmasrc)", gstreamer)):
+    cases = []
+    if args.memory in ("host", "both"):
+        cases.append(("rdmavideo-recv --composite", ours))
+    if args.memory in ("cuda", "both"):
+        cases.append(("rdmavideo-recv --composite --memory cuda", lambda b, a, w: ours(b, a, w, "cuda")))
+    if args.peer == "gstreamer":
+        cases.append(("GStreamer compositor (4 rdmasrc)", gstreamer))
+    for name, case in cases:
         wait_idle(10)
         with tempfile.TemporaryDirectory() as tmp:
             try:
@@ -111,10 +127,20 @@ def main() -> int:
     for name, r in rows.items():
         per = 1000 * r["cpu"] / max(1, r["frames"])
         print(f"| {name} | {r['frames']} | {r['frames'] / expected:.2f} | {r['late']} | {r['cpu']:.2f} | {per:.2f} |")
-    a, b = rows["rdmavideo-recv --composite"], rows["GStreamer compositor (4 rdmasrc)"]
-    ratio = (a["cpu"] / max(1, a["frames"])) / max(1e-9, b["cpu"] / max(1, b["frames"]))
-    print(f"CPU per canvas frame, rdmavideo against GStreamer's compositor: {ratio:.2f}x "
-          f"({'at most' if ratio <= 1 else 'more than'} the compositor's)")
+    def per_frame(r: dict) -> float:
+        return r["cpu"] / max(1, r["frames"])
+    peer = rows.get("GStreamer compositor (4 rdmasrc)")
+    for name, r in rows.items():
+        if r is peer:
+            continue
+        if peer:
+            ratio = per_frame(r) / max(1e-9, per_frame(peer))
+            print(f"CPU per canvas frame, {name} against GStreamer's compositor: {ratio:.2f}x "
+                  f"({'at most' if ratio <= 1 else 'more than'} the compositor's)")
+    if "rdmavideo-recv --composite" in rows and "rdmavideo-recv --composite --memory cuda" in rows:
+        ratio = per_frame(rows["rdmavideo-recv --composite --memory cuda"]) / max(
+            1e-9, per_frame(rows["rdmavideo-recv --composite"]))
+        print(f"CPU per canvas frame, the GPU canvas against the host canvas: {ratio:.2f}x")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
     return 0

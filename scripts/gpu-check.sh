@@ -3,7 +3,8 @@
 # Run on a machine with a GPU, in a copy of the source tree holding a build made elsewhere
 # (BUILD_DIR), or the parts of the archive scripts/gpu-pack.sh made (in this tree, or in
 # GPU_LIBS_PARTS, a folder they were moved to one by one): the libraries that machine lacks
-# and the build's programs and gpu tests. Runs every test labelled gpu and the GPU bench, and
+# and the build's programs and gpu tests. Runs every test labelled gpu, the GPU bench and the
+# composite bench with its canvas in host and in GPU memory, and
 # writes what it found (GPU, driver, each test, the bench table) to RESULTS (default
 # gpu-results/), for docs/gpu.md.
 #   scripts/gpu-check.sh [BUILD_DIR] [RESULTS]
@@ -38,4 +39,7 @@ ctest --test-dir "$configured" -L gpu --output-on-failure -V 2>&1 | tee "$result
 grep -q '100% tests passed' "$results/ctest.txt" || status=1
 python3 bench/run_gpu_bench.py --build-dir "$configured" --json "$results/gpu-bench.json" |
   tee "$results/gpu-bench.txt" || status=1
+# The composite's canvas in host memory against the one in GPU memory (no GStreamer there).
+python3 bench/run_composite_bench.py --build-dir "$configured" --memory both --peer none --seconds 8 |
+  tee "$results/composite-bench.txt" || status=1
 exit $status

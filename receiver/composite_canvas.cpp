@@ -127,6 +127,9 @@ class GpuCanvas final : public CompositeCanvas {
     from.height = format.height;
     from.planes = planes_of(format, cuda::address(held.bytes().data()));
     if (auto ok = kernels_->place(*stream_, from, nv12(), area_of(picture)); !ok) return Unexpected(ok.error());
+    // Done reading `held` before it is handed back: the tile's next frame is copied into it on
+    // another stream.
+    if (auto ok = stream_->synchronize(); !ok) return Unexpected(ok.error());
     return picture;
   }
 
@@ -142,6 +145,8 @@ class GpuCanvas final : public CompositeCanvas {
     // The band's gray levels go up into a buffer of their own, queued before the kernel that
     // reads them; the next label's upload is queued after it.
     if (!band_ || band_->size() < band.gray.size()) {
+      // A kernel queued before may still read the buffer this one replaces.
+      if (auto ok = stream_->synchronize(); !ok) return Unexpected(ok.error());
       auto region = memory::Region::allocate(spec_, band.gray.size());
       if (!region) return Unexpected(region.error());
       band_ = std::move(*region);

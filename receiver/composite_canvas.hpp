@@ -43,7 +43,8 @@ class CompositeCanvas {
   virtual std::string describe() const = 0;
 
   /// `frame`, laid out as `format` says in `held` (memory()), scaled into `area` with its
-  /// aspect ratio kept and the bars beside it black. Returns where the picture went.
+  /// aspect ratio kept and the bars beside it black; `held` is read by the time it returns.
+  /// Returns where the picture went.
   virtual Result<av::Rect> place(const proto::StreamStart& format, const memory::Region& held, av::Rect area) = 0;
   virtual Result<void> fill(av::Rect area, av::Rgb colour) = 0;
   /// A label (av::label_band) at (x, y). Returns the band's rectangle.

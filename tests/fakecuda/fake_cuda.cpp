@@ -456,16 +456,9 @@ CUresult fake_memcpy_2d_async(const Copy2D* c, void* stream) {
 // launch's grid covers are computed, so a grid that falls short shows in the output as it
 // would on a GPU.
 int g_module = 0;
-enum FakeFunction {
-  kFirstDifference,
-  kPacked422ToNv12,
-  kYuv422p10ToP010,
-  kRgb24ToRgb0,
-  kPlaceNv12,
-  kFillNv12,
-  kGrayNv12,
-  kFakeFunctions
-};
+// The library's functions, in kFunctionNames's order.
+enum FakeFunction { kFirstDifference, kPacked422ToNv12, kYuv422p10ToP010, kRgb24ToRgb0,
+                    kPlaceNv12, kFillNv12, kGrayNv12, kFakeFunctions };
 int g_functions[kFakeFunctions] = {};
 constexpr const char* kFunctionNames[kFakeFunctions] = {
     "rdmavideo_first_difference", "rdmavideo_packed422_to_nv12", "rdmavideo_yuv422p10_to_p010",

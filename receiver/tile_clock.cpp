@@ -13,10 +13,12 @@ constexpr double kSettleSeconds = 1.0;      // the sound closes its distance at 
 constexpr double kMostCorrection = 0.01;    // resampled at most 1% slower or faster
 constexpr int64_t kPlaceAgainDivisor = 10;  // beyond a tenth of a second: placed again
 constexpr int64_t kSettlingDivisor = 2000;  // in its first second: beyond half a millisecond
+constexpr int kLateToTieAgain = 30;          // frames in a row over two periods late: its pts went back
 }  // namespace
 
 void TileClock::reset() {
   offset_.reset();
+  late_ = 0;
   next_.reset();
   laid_ = 0;
   carry_ = 0;
@@ -25,10 +27,18 @@ void TileClock::reset() {
 
 int64_t TileClock::frame(int64_t pts_ns, int64_t arrival_ns) {
   const double lead = static_cast<double>(arrival_ns - pts_ns);
-  if (!offset_ || std::abs(lead - *offset_) > 2.0 * static_cast<double>(period_ns_) || lead < *offset_) {
-    offset_ = lead;  // the first frame, a jump, or the quickest way through yet
+  if (!offset_ || lead < *offset_) {
+    offset_ = lead;  // the first frame, the quickest way through yet, or its pts jumped ahead
+    late_ = 0;
+  } else if (lead - *offset_ > 2.0 * static_cast<double>(period_ns_)) {
+    // Held up on the way (a burst follows), or, when it goes on, its pts went back.
+    if (++late_ >= kLateToTieAgain) {
+      offset_ = lead;
+      late_ = 0;
+    }
   } else {
     *offset_ += (lead - *offset_) * kFollowUp;
+    late_ = 0;
   }
   return pts_ns + offset_ns();
 }

@@ -6,8 +6,10 @@
 // arrives sooner after its time than the offset says (jitter only ever delays), and moved a
 // 256th of the way toward each later one, so that a path that got longer, or a sender whose
 // clock runs slow against the receiver's, is followed (0.1% slow: a millisecond a second,
-// about 8 ms behind), and one whose clock runs fast is followed at once. A frame more than
-// two canvas periods from where the offset puts it (the sender's pts jumped) ties it again.
+// about 8 ms behind), and one whose clock runs fast is followed at once. A frame whose pts
+// jumped ahead is sooner than the offset says and ties it at once; frames more than two
+// canvas periods later than it says are frames held up on the way, unless they go on for 30
+// frames in a row (the sender's pts went back), which ties it again.
 //
 // Sound: a track's samples are laid on the canvas's clock one after another, each packet
 // where the one before it ended, so there is never a gap or an overlap for the recording or
@@ -66,6 +68,7 @@ class TileClock {
   int64_t period_ns_;
   uint32_t rate_;
   std::optional<double> offset_;  // canvas ns - pts ns, smoothed
+  int late_ = 0;                  // frames in a row more than two periods later than it says
   std::optional<int64_t> next_;   // the canvas sample after the last laid
   int64_t laid_ = 0;              // samples laid since the first packet was placed
   double carry_ = 0;              // the compensation's fraction of a sample, carried

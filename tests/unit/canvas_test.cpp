@@ -245,9 +245,25 @@ TEST(TileClock, FramesFollowASenderWhoseClockDriftsAndTieAgainWhereItsPtsJump) {
   TileClock tile(kPeriod, kRate);
   DriftingSender sender;
   EXPECT_NEAR(frames_for_a_minute(tile, sender), -2.5, 2.0);
-  // Its pts jump ten seconds: tied again at once.
+  // Its pts jump ten seconds ahead: tied again at once.
   const int64_t pts = 1800 * kPeriod + 10'000'000'000;
   EXPECT_EQ(tile.frame(pts, 61'000'000'000), 61'000'000'000);
+}
+
+TEST(TileClock, FramesHeldUpOnTheWayMoveNothingButPtsThatWentBackTieAgain) {
+  TileClock tile(kPeriod, kRate);
+  for (int n = 0; n < 30; ++n) tile.frame(n * kPeriod, n * kPeriod + 1'000'000);
+  // Three frames held up 100 ms, arriving in a burst: their times stay their own.
+  for (int n = 30; n < 33; ++n) {
+    EXPECT_EQ(tile.frame(n * kPeriod, 33 * kPeriod + 100'000'000), n * kPeriod + 1'000'000) << n;
+  }
+  EXPECT_EQ(tile.offset_ns(), 1'000'000);
+  // The sender's pts go back a second: its frames are late by its clock, 30 in a row,
+  // and the 30th ties the offset again.
+  int64_t canvas = 0;
+  for (int n = 0; n < 30; ++n) canvas = tile.frame(n * kPeriod, (40 + n) * kPeriod + 1'000'000);
+  EXPECT_EQ(canvas, 69 * kPeriod + 1'000'000);
+  EXPECT_EQ(tile.offset_ns(), 40 * kPeriod + 1'000'000);
 }
 
 // The sound of the same sender: laid one packet after another, resampled 0.1% faster toward

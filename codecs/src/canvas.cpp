@@ -89,6 +89,12 @@ struct Canvas::Impl {
     scratch.resize(static_cast<size_t>(size) + 64);
     av_image_fill_arrays(tmp, tmp_linesize, scratch.data(), av_format, to.width, to.height, 64);
     sws_scale(sws, src, src_linesize, 0, src_h, tmp, tmp_linesize);
+    copy(tmp, tmp_linesize, to);
+  }
+
+  // A picture in the canvas's format and `to`'s size (planes `from`, rows `from_linesize`
+  // apart) into `to`, row by row, exactly the rectangle's bytes.
+  void copy(const uint8_t* const from[4], const int from_linesize[4], Rect to) {
     uint8_t* dst[4] = {};
     int dst_linesize[4] = {};
     destination(to, dst, dst_linesize);
@@ -98,7 +104,7 @@ struct Canvas::Impl {
                                                    planes[p].step);
       for (int row = 0; row < rows; ++row) {
         std::memcpy(dst[p] + static_cast<ptrdiff_t>(row) * dst_linesize[p],
-                    tmp[p] + static_cast<ptrdiff_t>(row) * tmp_linesize[p], row_bytes);
+                    from[p] + static_cast<ptrdiff_t>(row) * from_linesize[p], row_bytes);
       }
     }
   }
@@ -184,16 +190,25 @@ Result<Rect> Canvas::place(const proto::StreamStart& format, std::span<const std
     if (bar.empty()) continue;
     if (auto ok = fill(bar, {}); !ok) return Unexpected(ok.error());
   }
-  auto sws = s.scaler(*av, static_cast<int>(format.width), static_cast<int>(format.height),
-                      full_range(format.pixel_format, format.colour), sws_matrix(format.colour.matrix, format.height),
-                      picture.width, picture.height, SWS_BILINEAR);
-  if (!sws) return Unexpected(sws.error());
   const uint8_t* src[4] = {};
   int src_linesize[4] = {};
   for (int p = 0; p < format.layout.plane_count && p < 4; ++p) {
     src[p] = reinterpret_cast<const uint8_t*>(frame.data()) + format.layout.planes[p].offset;
     src_linesize[p] = static_cast<int>(format.layout.planes[p].stride);
   }
+  const bool full = full_range(format.pixel_format, format.colour);
+  const int matrix = sws_matrix(format.colour.matrix, format.height);
+  // The canvas's own format, size, matrix and range: copied as it is. (Nothing to scale; and
+  // libswscale's unscaled copy of FFmpeg 5.1 writes no chroma of NV12 or P010.)
+  if (format.pixel_format == s.format.pixel_format && static_cast<int>(format.width) == picture.width &&
+      static_cast<int>(format.height) == picture.height && full == full_range(s.format.pixel_format, s.format.colour) &&
+      matrix == sws_matrix(s.format.colour.matrix, s.format.height)) {
+    s.copy(src, src_linesize, picture);
+    return picture;
+  }
+  auto sws = s.scaler(*av, static_cast<int>(format.width), static_cast<int>(format.height), full, matrix,
+                      picture.width, picture.height, SWS_BILINEAR);
+  if (!sws) return Unexpected(sws.error());
   s.blit(*sws, src, src_linesize, static_cast<int>(format.height), picture);
   return picture;
 }

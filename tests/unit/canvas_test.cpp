@@ -115,6 +115,29 @@ TEST(Canvas, ALabelIsWhiteInkOnADarkBandClippedToTheCanvas) {
   EXPECT_EQ(clipped->x + clipped->width, 200);
   EXPECT_EQ(clipped->y + clipped->height, 100);
 }
+// A frame in the canvas's own format at the size of its rectangle is copied, chroma and all
+// (libswscale's unscaled NV12 to NV12 and P010 to P010 of FFmpeg 5.1 write no chroma at all:
+// an orange tile came out green), into the rectangle only. (Pure green is no test of it: Y alone, chroma 0,
+// clips to pure green.)
+TEST(Canvas, AFrameOfTheCanvasFormatAndSizeKeepsItsColour) {
+  for (PixelFormat p : {PixelFormat::nv12, PixelFormat::i420, PixelFormat::uyvy, PixelFormat::p010,
+                        PixelFormat::yuv422p10, PixelFormat::rgba}) {
+    auto c = av::Canvas::create(p, 640, 360, {30, 1});
+    ASSERT_TRUE(c);
+    proto::StreamStart f;
+    const auto orange = solid(p, 320, 180, {220, 120, 40}, f);
+    f.colour = {};  // as most senders' frames say nothing of it
+    auto placed = (*c)->place(f, orange, {320, 0, 320, 360});
+    ASSERT_TRUE(placed);
+    EXPECT_EQ(*placed, (Rect{320, 90, 320, 180}));
+    auto back = av::Canvas::create(PixelFormat::rgba, 640, 360, {30, 1});
+    ASSERT_TRUE((*back)->place((*c)->format(), (*c)->frame(), {0, 0, 640, 360}));
+    EXPECT_TRUE(near(rgba_at(**back, 480, 180), {220, 120, 40})) << name(p);
+    EXPECT_TRUE(near(rgba_at(**back, 480, 40), {0, 0, 0})) << name(p) << " the bar above it";
+    EXPECT_TRUE(near(rgba_at(**back, 300, 180), {0, 0, 0})) << name(p) << " beside it";
+  }
+}
+
 // libswscale writes whole vectors past the end of each row it scales: not one byte of that
 // may land beside the rectangle (a tile's row ends where the next tile's begins).
 TEST(Canvas, NothingIsWrittenBesideTheRectangle) {

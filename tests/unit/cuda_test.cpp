@@ -818,7 +818,7 @@ TEST(CompositePixels, SamplesAreWhatTheCanvasSays) {
   // pixel's, the pixels between weighted a quarter and three quarters.
   const uint8_t rgba[16] = {0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 0, 255};
   px::Source r{{rgba, nullptr, nullptr}, {8, 0, 0}, 2, 2, px::layout::kRgba, 8};
-  uint8_t y4[16] = {}, uv4[4] = {};
+  uint8_t y4[16] = {}, uv4[8] = {};
   px::Target t4{y4, uv4, 4, 4, 4, 4, 1};
   for (unsigned row2 = 0; row2 < 2; ++row2) {
     for (unsigned pair = 0; pair < 2; ++pair) px::place_nv12(r, t4, {0, 0, 4, 4}, pair, row2);

@@ -75,14 +75,17 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   auto* composite_option =
       app.add_option("--composite", composite,
                      "Every stream a tile of one canvas, written, recorded or shown as one stream: grid, "
-                     "row, or pip (the first stream full size, the others small in front of it)");
+                     "row, or pip (the first stream full size, the others small in front of it); with "
+                     "--memory cuda the canvas is in GPU memory, drawn by the library's CUDA kernels");
   auto* layout_option = app.add_option("--layout", o.layout_file,
                                        "The composite's tiles from a TOML file ([[tile]] with x, y, width, "
                                        "height, and name or stream)")
                             ->check(CLI::ExistingFile);
   layout_option->excludes(composite_option);
   app.add_option("--canvas", canvas, "The composite's canvas: WIDTHxHEIGHT@RATE (default 1920x1080@30)");
-  app.add_option("--pix-fmt", canvas_pix_fmt, "The composite's pixel format (default nv12)");
+  app.add_option("--pix-fmt", canvas_pix_fmt,
+                 "The composite's pixel format (default nv12; a canvas in GPU memory is nv12, another format "
+                 "puts it in host memory)");
   std::string composite_audio;
   app.add_option("--composite-audio", composite_audio,
                  "The composite's sound: N, the first audio track of the stream in tile N (default 1), mix "

@@ -93,6 +93,12 @@ TEST(Composite, FourColoursInAGridAndAKilledOneLeavesNoSignal) {
                                       *metrics_at);
   EXPECT_NE(metrics.find("rdmavideo_canvas_tile_up{tile=\"4\",name=\"yellow\"} 1"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("rdmavideo_canvas_frames_total "), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("rdmavideo_canvas_info{width=\"640\",height=\"360\",pix_fmt=\"nv12\",memory=\"host\"} 1"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("rdmavideo_canvas_tile_frames_total{tile=\"2\",name=\"green\",what=\"downloaded\"} 0"),
+            std::string::npos)
+      << metrics;
   EXPECT_NE(metrics.find("rdmavideo_canvas_tile_frames_total{tile=\"1\",name=\"red\",what=\"composited\"}"),
             std::string::npos);
   senders[3]->signal(SIGKILL);  // yellow dies mid-stream

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <optional>
 #include <utility>
-#include <vector>
 
 namespace rdmavideo::receiver {
 
@@ -77,19 +76,20 @@ cuda::Kernels::Area area_of(av::Rect r) { return {r.x, r.y, r.width, r.height}; 
 
 class GpuCanvas final : public CompositeCanvas {
  public:
-  static Result<std::unique_ptr<CompositeCanvas>> create(memory::MemorySpec spec, std::shared_ptr<cuda::Device> device,
+  // On --memory's GPU (`device`).
+  static Result<std::unique_ptr<CompositeCanvas>> create(std::shared_ptr<cuda::Device> device,
                                                          std::shared_ptr<const cuda::Kernels> kernels,
                                                          const Options& o) {
     auto layout = canonical_layout(PixelFormat::nv12, o.canvas_width, o.canvas_height);
     if (!layout) return Unexpected(layout.error().context(fmt::format("--canvas {}x{}", o.canvas_width, o.canvas_height)));
-    std::unique_ptr<GpuCanvas> c(new GpuCanvas(spec, std::move(device), std::move(kernels)));
+    std::unique_ptr<GpuCanvas> c(new GpuCanvas(o.memory, std::move(device), std::move(kernels)));
     c->format_.pixel_format = PixelFormat::nv12;
     c->format_.width = o.canvas_width;
     c->format_.height = o.canvas_height;
     c->format_.frame_rate = o.canvas_rate;
     c->format_.layout = *layout;
     c->format_.colour = av::canvas_colour(PixelFormat::nv12, o.canvas_height);
-    auto region = memory::Region::allocate(spec, layout->frame_bytes);
+    auto region = memory::Region::allocate(o.memory, layout->frame_bytes);
     if (!region) return Unexpected(region.error().context("the composite's canvas"));
     c->canvas_ = std::move(*region);
     auto stream = c->device_->create_stream();
@@ -201,7 +201,7 @@ Result<std::unique_ptr<CompositeCanvas>> CompositeCanvas::create(const Options& 
     } else if (auto kernels = cuda::Kernels::shared(*device); !kernels) {
       *why_host = kernels.error().message();
     } else {
-      return GpuCanvas::create(o.memory, std::move(*device), std::move(*kernels), o);
+      return GpuCanvas::create(std::move(*device), std::move(*kernels), o);
     }
   }
   auto canvas = av::Canvas::create(o.canvas_format, o.canvas_width, o.canvas_height, o.canvas_rate);
@@ -222,16 +222,9 @@ Result<CompositeCanvas::Copier::Way> CompositeCanvas::Copier::hold(const FrameLe
     }
     return Way::download;
   }
-  const auto& gpu = into.cuda_device();
-  if (from_gpu && frame.cuda_device() != gpu) {
-    // Another GPU's frame: through host memory.
-    std::vector<std::byte> host(bytes.size());
-    if (auto ok = frame.cuda_device()->download(host, cuda::address(bytes.data())); !ok) return Unexpected(ok.error());
-    if (auto ok = gpu->upload(cuda::address(into.bytes().data()), host); !ok) return Unexpected(ok.error());
-    return Way::upload;
-  }
+  // A GPU frame is on the canvas's GPU: rings and canvas are both where --memory says.
   if (!stream_) {
-    auto made = gpu->create_stream();
+    auto made = into.cuda_device()->create_stream();
     if (!made) return Unexpected(made.error());
     stream_ = std::move(*made);
   }

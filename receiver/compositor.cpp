@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <cstring>
 
 #include "rdmavideo/av/audio_converter.hpp"
 #include "rdmavideo/glyphs.hpp"

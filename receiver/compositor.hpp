@@ -50,13 +50,12 @@
 
 #include "composite_canvas.hpp"
 #include "composite_layout.hpp"
-#include "tile_clock.hpp"
 #include "display.hpp"
 #include "options.hpp"
 #include "rdmavideo/av/audio_mixer.hpp"
-#include "rdmavideo/av/canvas.hpp"
 #include "rdmavideo/receiver_service.hpp"
 #include "stream_writer.hpp"
+#include "tile_clock.hpp"
 
 namespace rdmavideo::receiver {
 

@@ -20,6 +20,10 @@ bool kernels_built() { return kKernelImageBytes > 0; }
 
 namespace {
 
+// Launches in blocks of 32 x 8 threads: as many blocks as cover `threads` along an axis.
+constexpr unsigned kBlockX = 32, kBlockY = 8;
+unsigned blocks(unsigned threads, unsigned per_block) { return (threads + per_block - 1) / per_block; }
+
 // "7.5" for "75", "12.0" for "120".
 std::string capability(std::string_view arch) {
   if (arch.size() < 2) return std::string(arch);
@@ -159,12 +163,9 @@ Result<void> Kernels::launch(Stream& stream, Function function, unsigned grid_x,
 Result<void> Kernels::convert(Stream& stream, Conversion conversion, const Planes& from, const Planes& to,
                               unsigned width, unsigned height) const {
   // A thread a block: a pixel pair in a row pair (4:2:2 to 4:2:0), or a pixel (rgb24).
-  constexpr unsigned kBlockX = 32, kBlockY = 8;
   const bool per_pixel = conversion == Conversion::rgb24_to_rgb0;
-  const unsigned across = per_pixel ? width : (width + 1) / 2;
-  const unsigned down = per_pixel ? height : (height + 1) / 2;
-  const unsigned grid_x = (across + kBlockX - 1) / kBlockX;
-  const unsigned grid_y = (down + kBlockY - 1) / kBlockY;
+  const unsigned grid_x = blocks(per_pixel ? width : (width + 1) / 2, kBlockX);
+  const unsigned grid_y = blocks(per_pixel ? height : (height + 1) / 2, kBlockY);
   unsigned long long at[3], pitch[3], out[2], out_pitch[2];  // NOLINT(google-runtime-int): the kernels'
   for (int p = 0; p < 3; ++p) at[p] = from.at[p], pitch[p] = from.pitch[p];
   for (int p = 0; p < 2; ++p) out[p] = to.at[p], out_pitch[p] = to.pitch[p];
@@ -203,25 +204,23 @@ pixels::Target target(const Kernels::Nv12& canvas) {
           canvas.bt709 ? 1 : 0};
 }
 
-// A thread a block of two pixels in two rows of the area, in blocks of 32 x 8 threads.
-constexpr unsigned kBlockX = 32, kBlockY = 8;
-unsigned blocks(int extent, unsigned threads) { return (static_cast<unsigned>(extent) / 2 + threads - 1) / threads; }
-
 }  // namespace
 
-Result<void> Kernels::check_area(const Nv12& canvas, Area area, const char* what) const {
+Result<void> Kernels::launch_over(Stream& stream, Function function, const Nv12& canvas, Area area, void** params,
+                                  const char* name) const {
   if (area.x < 0 || area.y < 0 || area.width <= 0 || area.height <= 0 || (area.x | area.y | area.width | area.height) % 2 != 0 ||
       static_cast<unsigned>(area.x + area.width) > canvas.width ||
       static_cast<unsigned>(area.y + area.height) > canvas.height) {
     return make_error(ErrorCode::invalid_argument,
-                      "{}: {}x{} at ({}, {}) is not an even rectangle inside the {}x{} canvas", what, area.width,
+                      "{}: {}x{} at ({}, {}) is not an even rectangle inside the {}x{} canvas", name, area.width,
                       area.height, area.x, area.y, canvas.width, canvas.height);
   }
-  return {};
+  // A thread a block of two pixels in two rows of the area.
+  return launch(stream, function, blocks(static_cast<unsigned>(area.width) / 2, kBlockX),
+                blocks(static_cast<unsigned>(area.height) / 2, kBlockY), kBlockX, kBlockY, params, name);
 }
 
 Result<void> Kernels::place(Stream& stream, const Picture& picture, const Nv12& canvas, Area area) const {
-  if (auto ok = check_area(canvas, area, "place"); !ok) return ok;
   if (picture.width == 0 || picture.height == 0 ||
       ((picture.layout == Layout::yuv422p16 || picture.layout == Layout::yuv444p16) &&
        (picture.bits < 8 || picture.bits > 16))) {
@@ -240,29 +239,24 @@ Result<void> Kernels::place(Stream& stream, const Picture& picture, const Nv12& 
   pixels::Target to = target(canvas);
   pixels::Area at{area.x, area.y, area.width, area.height};
   void* params[] = {&source, &to, &at};
-  return launch(stream, kPlaceNv12, blocks(area.width, kBlockX), blocks(area.height, kBlockY), kBlockX, kBlockY,
-                params, "rdmavideo_place_nv12");
+  return launch_over(stream, kPlaceNv12, canvas, area, params, "rdmavideo_place_nv12");
 }
 
 Result<void> Kernels::fill(Stream& stream, const Nv12& canvas, Area area, uint8_t r, uint8_t g, uint8_t b) const {
-  if (auto ok = check_area(canvas, area, "fill"); !ok) return ok;
   pixels::Target to = target(canvas);
   pixels::Area at{area.x, area.y, area.width, area.height};
   pixels::Yuv colour = pixels::rgb_to_yuv(r, g, b, canvas.bt709 ? 1 : 0);
   void* params[] = {&to, &at, &colour};
-  return launch(stream, kFillNv12, blocks(area.width, kBlockX), blocks(area.height, kBlockY), kBlockX, kBlockY,
-                params, "rdmavideo_fill_nv12");
+  return launch_over(stream, kFillNv12, canvas, area, params, "rdmavideo_fill_nv12");
 }
 
 Result<void> Kernels::gray(Stream& stream, DevicePtr luma, size_t pitch, const Nv12& canvas, Area area) const {
-  if (auto ok = check_area(canvas, area, "gray"); !ok) return ok;
   CUdeviceptr from = luma;
   unsigned long long from_pitch = pitch;  // NOLINT(google-runtime-int): the kernel's
   pixels::Target to = target(canvas);
   pixels::Area at{area.x, area.y, area.width, area.height};
   void* params[] = {&from, &from_pitch, &to, &at};
-  return launch(stream, kGrayNv12, blocks(area.width, kBlockX), blocks(area.height, kBlockY), kBlockX, kBlockY,
-                params, "rdmavideo_gray_nv12");
+  return launch_over(stream, kGrayNv12, canvas, area, params, "rdmavideo_gray_nv12");
 }
 
 }  // namespace rdmavideo::cuda

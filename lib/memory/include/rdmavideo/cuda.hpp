@@ -325,7 +325,10 @@ class Kernels {
     kGrayNv12,
     kFunctions
   };
-  Result<void> check_area(const Nv12& canvas, Area area, const char* what) const;
+  // `function` over the blocks of `area` of `canvas`, once the area is seen to be an even
+  // rectangle inside it.
+  Result<void> launch_over(Stream& stream, Function function, const Nv12& canvas, Area area, void** params,
+                           const char* name) const;
   Kernels(std::shared_ptr<Device> device, void* module) : device_(std::move(device)), module_(module) {}
   Result<void> launch(Stream& stream, Function function, unsigned grid_x, unsigned grid_y, unsigned block_x,
                       unsigned block_y, void** params, const char* name) const;

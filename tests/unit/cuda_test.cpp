@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <numeric>
 #include <vector>
 
@@ -241,7 +243,8 @@ void expect_conversions_match_the_cpu(const std::shared_ptr<Device>& device, uns
 
 // The canvas kernels (composite_pixels.hpp) on a 70x42 NV12 canvas, pitches wider than its
 // rows: every layout of noise (53x31, odd sizes, padded pitches) placed into an area it is
-// scaled up into and one it is scaled down into, a fill and a gray band, against the same
+// scaled up into, one it is scaled down into beyond 2:1 and one it is scaled down into across
+// and up into down, a fill and a gray band, against the same
 // functions run on the CPU, byte for byte; outside the areas nothing is written.
 void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) {
   if (!RDMAVIDEO_CUDA_KERNELS) {
@@ -274,7 +277,9 @@ void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) 
     }
   };
   constexpr unsigned kSrcW = 53, kSrcH = 31;
-  const Kernels::Area areas[2] = {{2, 4, 66, 36}, {40, 2, 18, 10}};
+  // Up both ways; down beyond 2:1 both ways (area averages over fractions of pixels); down
+  // beyond 2:1 across and up down.
+  const Kernels::Area areas[3] = {{2, 4, 66, 36}, {40, 2, 18, 10}, {60, 0, 8, 40}};
   std::vector<std::shared_ptr<DevicePtr>> held;
   uint32_t seed = 11;
   for (int layout = 0; layout < px::layout::kLayouts; ++layout) {
@@ -828,6 +833,36 @@ TEST(CompositePixels, SamplesAreWhatTheCanvasSays) {
   EXPECT_EQ(y4[12], 235);
   EXPECT_EQ(y4[15], 16);
   EXPECT_EQ(y4[1], (16 * 3 + 235 + 2) / 4);  // a quarter of the way to white
+  EXPECT_EQ(uv4[0], 128);
+}
+
+// Beyond 2:1 down, each canvas pixel is the average of what it covers, pixels cut by its
+// edges weighted by the part covered. Bilinear would sample two of the four pixels a canvas
+// pixel covers at 4:1: a one-pixel line would vanish or not as it moved.
+TEST(CompositePixels, ReductionsBeyondTwoToOneAverageWhatEachPixelCovers) {
+  namespace px = pixels;
+  // 8x2 I420, luma one white column then black, into 2x2 (4:1 across, 1:1 down): the first
+  // canvas pixel a quarter of the way from black to white. Chroma over the block's whole
+  // width: (200 200 100 100 100 100 100 100) / 8 and (50 50 128 ...) / 8, rounded.
+  const uint8_t luma[16] = {235, 16, 16, 16, 16, 16, 16, 16, 235, 16, 16, 16, 16, 16, 16, 16};
+  const uint8_t cb[4] = {200, 100, 100, 100}, cr[4] = {50, 128, 128, 128};
+  px::Source s{{luma, cb, cr}, {8, 4, 4}, 8, 2, px::layout::kI420, 8};
+  uint8_t y[4] = {}, uv[2] = {};
+  px::Target t{y, uv, 2, 2, 2, 2, 1};
+  px::place_nv12(s, t, {0, 0, 2, 2}, 0, 0);
+  EXPECT_EQ(std::vector<int>(y, y + 4), (std::vector<int>{71, 16, 71, 16}));  // (235 + 3 * 16) / 4
+  EXPECT_EQ(uv[0], 125);
+  EXPECT_EQ(uv[1], 109);  // 108.5
+  // 10 across into 4 (2.5:1): each canvas pixel covers two and a half source pixels, the
+  // half weighted half: luma 0 10 ... 90 gives the means of [0, 2.5), [2.5, 5), ...
+  uint8_t ramp[20], c10[10];
+  for (int i = 0; i < 10; ++i) ramp[i] = ramp[10 + i] = static_cast<uint8_t>(10 * i);
+  std::fill(std::begin(c10), std::end(c10), 128);
+  px::Source r{{ramp, c10, c10}, {10, 5, 5}, 10, 2, px::layout::kI420, 8};
+  uint8_t y4[8] = {}, uv4[4] = {};
+  px::Target t4{y4, uv4, 4, 4, 4, 2, 1};
+  for (unsigned pair = 0; pair < 2; ++pair) px::place_nv12(r, t4, {0, 0, 4, 2}, pair, 0);
+  EXPECT_EQ(std::vector<int>(y4, y4 + 4), (std::vector<int>{8, 32, 58, 82}));
   EXPECT_EQ(uv4[0], 128);
 }
 

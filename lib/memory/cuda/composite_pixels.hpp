@@ -5,10 +5,12 @@
 //
 // The canvas is NV12 (8-bit 4:2:0). A block is a pair of canvas pixels in a pair of rows of a
 // rectangle (an Area; its corners and sizes are even, so a block has one chroma sample).
-//   place: a picture in any layout below scaled into the area, bilinear, in fixed point (the
-//          same bytes on every GPU and on the CPU); each canvas pixel's centre is mapped to
-//          the picture and the four samples around it weighted by 1/256ths. A block's chroma
-//          is sampled at its centre. 4:2:0 and 4:2:2 chroma is taken from the chroma sample
+//   place: a picture in any layout below scaled into the area, in fixed point (the same
+//          bytes on every GPU and on the CPU). Up to 2:1 down, and up, bilinear: each canvas
+//          pixel's centre is mapped to the picture and the four samples around it weighted
+//          by 1/256ths, a block's chroma sampled at its centre. Beyond 2:1 down, an area
+//          average: every sample a canvas pixel (a block, for chroma) covers, weighted by how
+//          much of it is covered. 4:2:0 and 4:2:2 chroma is taken from the chroma sample
 //          covering a pixel; 10- to 16-bit samples are cut to 8 bits; RGB is made YUV with
 //          the canvas's matrix (BT.709 or BT.601, limited range). YUV is taken as it is
 //          (its matrix and range are not converted).
@@ -179,10 +181,58 @@ RDMAVIDEO_HOST_DEVICE inline Tap tap(unsigned at2, unsigned size, int extent) {
   return {before, before + 1 < size ? before + 1 : before, static_cast<int>(s & 255)};
 }
 
-// Weighted by taps across and down: a sample in 1/65536ths, rounded to a whole one.
-RDMAVIDEO_HOST_DEVICE inline int blend(int a, int b, int c, int d, int wx, int wy) {
-  const int top = a * (256 - wx) + b * wx, bottom = c * (256 - wx) + d * wx;
-  return (top * (256 - wy) + bottom * wy + 32768) >> 16;
+/// The picture's pixels that a span of the area takes its value from along one axis, and
+/// their weights: `first` weighs `w_first`, `last` `w_last`, each pixel between 256; the
+/// weights add up to `total`. The span runs from `lo2` to `hi2` half pixels from the area's
+/// edge (a canvas pixel, or a block's two for its chroma).
+///   Up to 2:1 down, and up: the two pixels around the span's centre, bilinear (tap()).
+///   Beyond 2:1 down: every pixel the span covers, weighted by how much of it is covered in
+///   1/256ths of a pixel (an area average): bilinear there would skip pixels, and fine
+///   detail (a 4K stream in a quarter-HD tile) would alias.
+struct Span {
+  unsigned first, last;
+  int w_first, w_last;
+  long long total;
+};
+RDMAVIDEO_HOST_DEVICE inline Span span(unsigned lo2, unsigned hi2, unsigned size, int extent) {
+  if (size <= 2ull * static_cast<unsigned>(extent)) {
+    const Tap t = tap((lo2 + hi2) / 2, size, extent);
+    if (t.before == t.after) return {t.before, t.before, 256, 0, 256};
+    return {t.before, t.after, 256 - t.weight, t.weight, 256};
+  }
+  // In 1/256ths of a picture pixel; hi <= size * 256, as hi2 <= 2 * extent.
+  const unsigned long long lo = static_cast<unsigned long long>(lo2) * size * 128 / static_cast<unsigned>(extent);
+  const unsigned long long hi = static_cast<unsigned long long>(hi2) * size * 128 / static_cast<unsigned>(extent);
+  const auto first = static_cast<unsigned>(lo >> 8), last = static_cast<unsigned>((hi - 1) >> 8);
+  const auto total = static_cast<long long>(hi - lo);
+  if (first == last) return {first, first, static_cast<int>(total), 0, total};
+  return {first, last, static_cast<int>((first + 1) * 256ull - lo), static_cast<int>(hi - last * 256ull), total};
+}
+
+RDMAVIDEO_HOST_DEVICE inline int weight(const Span& s, unsigned i) {
+  return i == s.first ? s.w_first : i == s.last ? s.w_last : 256;
+}
+
+/// The picture's Y, Cb and Cr over the spans across and down, each rounded to a whole sample.
+RDMAVIDEO_HOST_DEVICE inline Yuv average(const Source& s, const Span& across, const Span& down, int bt709) {
+  long long y = 0, cb = 0, cr = 0;
+  for (unsigned j = down.first; j <= down.last; ++j) {
+    long long ry = 0, rcb = 0, rcr = 0;
+    for (unsigned i = across.first; i <= across.last; ++i) {
+      const Yuv v = fetch(s, i, j, bt709);
+      const int w = weight(across, i);
+      ry += static_cast<long long>(w) * v.y;
+      rcb += static_cast<long long>(w) * v.cb;
+      rcr += static_cast<long long>(w) * v.cr;
+    }
+    const int w = weight(down, j);
+    y += ry * w;
+    cb += rcb * w;
+    cr += rcr * w;
+  }
+  const long long total = across.total * down.total, half = total / 2;
+  return {static_cast<int>((y + half) / total), static_cast<int>((cb + half) / total),
+          static_cast<int>((cr + half) / total)};
 }
 
 /// The block (pair, row2) of `area`: `s` scaled into the area.
@@ -190,24 +240,20 @@ RDMAVIDEO_HOST_DEVICE inline void place_nv12(const Source& s, const Target& t, c
                                              unsigned row2) {
   const int bt = t.bt709;
   for (unsigned dy = 0; dy < 2; ++dy) {
-    const Tap ty = tap(2 * (2 * row2 + dy) + 1, s.height, area.height);
-    uint8_t* row = t.y + static_cast<uint64_t>(area.y + 2 * row2 + dy) * t.y_pitch + area.x;
+    const unsigned py = 2 * row2 + dy;
+    const Span down = span(2 * py, 2 * py + 2, s.height, area.height);
+    uint8_t* row = t.y + static_cast<uint64_t>(area.y + py) * t.y_pitch + area.x;
     for (unsigned dx = 0; dx < 2; ++dx) {
-      const Tap tx = tap(2 * (2 * pair + dx) + 1, s.width, area.width);
-      row[2 * pair + dx] = static_cast<uint8_t>(blend(fetch(s, tx.before, ty.before, bt).y,
-                                                      fetch(s, tx.after, ty.before, bt).y,
-                                                      fetch(s, tx.before, ty.after, bt).y,
-                                                      fetch(s, tx.after, ty.after, bt).y, tx.weight, ty.weight));
+      const unsigned px = 2 * pair + dx;
+      row[px] = static_cast<uint8_t>(average(s, span(2 * px, 2 * px + 2, s.width, area.width), down, bt).y);
     }
   }
-  // The block's centre: the edge between its two pixels, across and down.
-  const Tap tx = tap(4 * pair + 2, s.width, area.width);
-  const Tap ty = tap(4 * row2 + 2, s.height, area.height);
-  const Yuv a = fetch(s, tx.before, ty.before, bt), b = fetch(s, tx.after, ty.before, bt);
-  const Yuv c = fetch(s, tx.before, ty.after, bt), d = fetch(s, tx.after, ty.after, bt);
+  // The block's chroma: over its two pixels across and down (bilinear: at its centre).
+  const Yuv c = average(s, span(4 * pair, 4 * pair + 4, s.width, area.width),
+                        span(4 * row2, 4 * row2 + 4, s.height, area.height), bt);
   uint8_t* uv = t.uv + static_cast<uint64_t>(area.y / 2 + row2) * t.uv_pitch + area.x + 2 * pair;
-  uv[0] = static_cast<uint8_t>(blend(a.cb, b.cb, c.cb, d.cb, tx.weight, ty.weight));
-  uv[1] = static_cast<uint8_t>(blend(a.cr, b.cr, c.cr, d.cr, tx.weight, ty.weight));
+  uv[0] = static_cast<uint8_t>(c.cb);
+  uv[1] = static_cast<uint8_t>(c.cr);
 }
 
 /// The block (pair, row2) of `area` in one colour.

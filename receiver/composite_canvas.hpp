@@ -5,10 +5,10 @@
 //                into GPU memory are downloaded into their tiles' buffers.
 //   GPU memory:  with --memory cuda, an NV12 canvas on that GPU drawn by the library's kernels
 //                (cuda::Kernels::place, fill, gray: bilinear scaling, area averages beyond 2:1
-//                down, the same bytes on every GPU); the tiles' buffers are there too, so a frame in a GPU ring is copied
-//                inside the GPU and one in host memory is uploaded. The writer takes the
-//                canvas from GPU memory as it takes a GPU ring's frames: NVENC encodes it where
-//                it is, everything else downloads it.
+//                down, the same bytes on every GPU); the tiles' buffers are there too, so a
+//                frame in a GPU ring is copied inside the GPU and one in host memory is uploaded.
+//                The writer takes the canvas from GPU memory as it takes a GPU ring's frames: NVENC
+//                encodes it where it is, everything else downloads it.
 //
 // create() puts it in GPU memory wherever --memory asks for it and it can be there; where it
 // cannot (a --pix-fmt other than nv12, kernels this build or GPU lacks) it is in host memory

@@ -196,17 +196,19 @@ struct Span {
 };
 RDMAVIDEO_HOST_DEVICE inline Span span(unsigned lo2, unsigned hi2, unsigned size, int extent) {
   if (size <= 2ull * static_cast<unsigned>(extent)) {
+    // tap() gives before == after only at the picture's last pixel, weight 0: w_first 256.
     const Tap t = tap((lo2 + hi2) / 2, size, extent);
-    if (t.before == t.after) return {t.before, t.before, 256, 0, 256};
     return {t.before, t.after, 256 - t.weight, t.weight, 256};
   }
   // In 1/256ths of a picture pixel; hi <= size * 256, as hi2 <= 2 * extent.
-  const unsigned long long lo = static_cast<unsigned long long>(lo2) * size * 128 / static_cast<unsigned>(extent);
-  const unsigned long long hi = static_cast<unsigned long long>(hi2) * size * 128 / static_cast<unsigned>(extent);
+  const unsigned long long lo =
+      static_cast<unsigned long long>(lo2) * size * 128 / static_cast<unsigned>(extent);
+  const unsigned long long hi =
+      static_cast<unsigned long long>(hi2) * size * 128 / static_cast<unsigned>(extent);
   const auto first = static_cast<unsigned>(lo >> 8), last = static_cast<unsigned>((hi - 1) >> 8);
-  const auto total = static_cast<long long>(hi - lo);
-  if (first == last) return {first, first, static_cast<int>(total), 0, total};
-  return {first, last, static_cast<int>((first + 1) * 256ull - lo), static_cast<int>(hi - last * 256ull), total};
+  // A span is a canvas pixel or more, so more than two picture pixels here: first < last.
+  return {first, last, static_cast<int>((first + 1) * 256ull - lo),
+          static_cast<int>(hi - last * 256ull), static_cast<long long>(hi - lo)};
 }
 
 RDMAVIDEO_HOST_DEVICE inline int weight(const Span& s, unsigned i) {
@@ -214,7 +216,8 @@ RDMAVIDEO_HOST_DEVICE inline int weight(const Span& s, unsigned i) {
 }
 
 /// The picture's Y, Cb and Cr over the spans across and down, each rounded to a whole sample.
-RDMAVIDEO_HOST_DEVICE inline Yuv average(const Source& s, const Span& across, const Span& down, int bt709) {
+RDMAVIDEO_HOST_DEVICE inline Yuv average(const Source& s, const Span& across, const Span& down,
+                                         int bt709) {
   long long y = 0, cb = 0, cr = 0;
   for (unsigned j = down.first; j <= down.last; ++j) {
     long long ry = 0, rcb = 0, rcr = 0;
@@ -236,8 +239,8 @@ RDMAVIDEO_HOST_DEVICE inline Yuv average(const Source& s, const Span& across, co
 }
 
 /// The block (pair, row2) of `area`: `s` scaled into the area.
-RDMAVIDEO_HOST_DEVICE inline void place_nv12(const Source& s, const Target& t, const Area& area, unsigned pair,
-                                             unsigned row2) {
+RDMAVIDEO_HOST_DEVICE inline void place_nv12(const Source& s, const Target& t, const Area& area,
+                                             unsigned pair, unsigned row2) {
   const int bt = t.bt709;
   for (unsigned dy = 0; dy < 2; ++dy) {
     const unsigned py = 2 * row2 + dy;
@@ -245,7 +248,8 @@ RDMAVIDEO_HOST_DEVICE inline void place_nv12(const Source& s, const Target& t, c
     uint8_t* row = t.y + static_cast<uint64_t>(area.y + py) * t.y_pitch + area.x;
     for (unsigned dx = 0; dx < 2; ++dx) {
       const unsigned px = 2 * pair + dx;
-      row[px] = static_cast<uint8_t>(average(s, span(2 * px, 2 * px + 2, s.width, area.width), down, bt).y);
+      row[px] = static_cast<uint8_t>(
+          average(s, span(2 * px, 2 * px + 2, s.width, area.width), down, bt).y);
     }
   }
   // The block's chroma: over its two pixels across and down (bilinear: at its centre).

@@ -4,6 +4,7 @@
 #include <SDL.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -137,12 +138,15 @@ Result<std::unique_ptr<AudioPlayer>> AudioPlayer::open(const proto::AudioStart& 
   want.format = AUDIO_F32SYS;
   // SDL2 plays 1, 2, 4, 6 or 8 channels; the converter mixes the rest down or up.
   want.channels = static_cast<Uint8>(format.channels <= 2 ? format.channels : format.channels <= 6 ? 6 : 8);
-  want.samples = static_cast<Uint16>(std::clamp<uint32_t>(format.sample_rate / 50, 64, 8192));  // 20 ms
+  // About 20 ms, a power of two (1,024 at 48 kHz), and kept: SDL 2.26 allowed to change the
+  // size hands the callback the device's size in a buffer of the size asked (its dummy
+  // driver: 1,024 samples into 960, a heap overflow in SDL itself). Where the device wants
+  // another size, SDL buffers between the two.
+  want.samples = static_cast<Uint16>(std::bit_floor(std::clamp<uint32_t>(format.sample_rate / 50 * 4 / 3, 64, 8192)));
   want.callback = &Impl::callback;
   want.userdata = impl.get();
   impl->device = SDL_OpenAudioDevice(nullptr, 0, &want, &impl->have,
-                                     SDL_AUDIO_ALLOW_FREQUENCY_CHANGE | SDL_AUDIO_ALLOW_CHANNELS_CHANGE |
-                                         SDL_AUDIO_ALLOW_SAMPLES_CHANGE);
+                                     SDL_AUDIO_ALLOW_FREQUENCY_CHANGE | SDL_AUDIO_ALLOW_CHANNELS_CHANGE);
   if (impl->device == 0) {
     return make_error(ErrorCode::resource, "SDL_OpenAudioDevice({} Hz, {} channels) failed: {}", want.freq,
                       want.channels, SDL_GetError());

@@ -6,11 +6,24 @@ extern "C" {
 #include <libavutil/opt.h>
 }
 
+#include <algorithm>
 #include <vector>
 
 #include "av_util.hpp"
 
 namespace rdmavideo::av {
+namespace {
+
+// libswresample's soft compensation steps through the input by (1 - delta / distance) of a
+// sample's step: a delta as large as its distance is a division by zero (SIGFPE in
+// swr_get_out_samples), and one near it a wild change of pitch. So at most this part of the
+// distance is asked for (2%, the most any caller wants), and the rest is carried to the next
+// call, within kMostOwed: a packet of one sample gets no compensation, packets of 50 or more
+// get theirs.
+constexpr int64_t kDistancePerSample = 50;
+constexpr int64_t kMostOwed = 4800;  // samples: 100 ms at 48 kHz
+
+}  // namespace
 
 struct AudioConverter::Impl {
   proto::AudioStart from;
@@ -19,6 +32,7 @@ struct AudioConverter::Impl {
   std::string layouts;  // "5.1 -> stereo"
   UniqueSwr swr;
   std::vector<float> out;
+  int64_t owed = 0;  // compensation asked for and not yet applied, samples; |owed| <= kMostOwed
 };
 
 AudioConverter::AudioConverter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -68,7 +82,17 @@ Result<std::span<const float>> AudioConverter::convert(uint32_t samples, std::sp
 }
 
 Result<void> AudioConverter::compensate(int delta, int distance) {
-  if (const int rc = swr_set_compensation(impl_->swr.get(), delta, distance); rc < 0) {
+  auto& s = *impl_;
+  if (distance <= 0) {
+    return make_error(ErrorCode::invalid_argument,
+                      "audio conversion: compensation over {} samples (the distance must be at least 1)",
+                      distance);
+  }
+  const int64_t want = delta + s.owed;
+  const int64_t most = distance / kDistancePerSample;
+  const int64_t apply = std::clamp(want, -most, most);
+  s.owed = std::clamp(want - apply, -kMostOwed, kMostOwed);
+  if (const int rc = swr_set_compensation(s.swr.get(), static_cast<int>(apply), distance); rc < 0) {
     return Unexpected(av_error("audio conversion", "swr_set_compensation", rc));
   }
   return {};

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rdmavideo/av/audio_file.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "audio_track.hpp"
@@ -21,7 +22,8 @@ struct AudioFile::Impl {
   uint32_t rate = 0;
   bool finished = false;
   // The picture's timeline (ns from its first frame), repaired as a recording's is: a step
-  // backwards or a jump over an hour continues one frame later, and the audio moves with it.
+  // backwards or a jump over AudioTrack::kMostGapNs continues one frame later, and the audio
+  // moves with it.
   std::optional<int64_t> origin;
   int64_t last = 0;          // the last frame, since the origin
   int64_t video_end = 0;     // one frame after it
@@ -73,15 +75,16 @@ Result<std::unique_ptr<AudioFile>> AudioFile::open(const std::string& path, cons
 Result<void> AudioFile::frame(int64_t pts_ns, Rational rate) {
   auto& s = *impl_;
   if (s.finished) return {};
-  const auto period = static_cast<int64_t>(1e9 * rate.den / std::max<uint32_t>(rate.num, 1));
+  // No frame lasts longer than the longest gap (as a recording refuses slower rates).
+  const auto period = std::min(static_cast<int64_t>(1e9 * rate.den / std::max<uint32_t>(rate.num, 1)),
+                               AudioTrack::kMostGapNs);
   if (!s.origin) {
     s.origin = pts_ns;
     s.last = 0;
   } else {
     int64_t since = 0;
     const bool overflow = __builtin_sub_overflow(pts_ns, *s.origin, &since);
-    constexpr int64_t kHour = int64_t{3600} * 1'000'000'000;
-    if (overflow || since <= s.last || since - s.last > kHour) {
+    if (overflow || since <= s.last || since - s.last > AudioTrack::kMostGapNs) {
       const int64_t placed = s.last + period;
       if (!overflow) s.repair_offset = placed - since;
       since = placed;

@@ -158,25 +158,34 @@ Result<void> AudioTrack::place(uint32_t samples, const uint8_t* const* planes) {
   return {};
 }
 
-Result<void> AudioTrack::silence(int64_t samples) {
+Result<void> AudioTrack::silence(int64_t samples, int64_t encodable, const WritePacket& out) {
   while (samples > 0) {
     const int n = static_cast<int>(std::min<int64_t>(samples, 8192));
-    SampleBuffer out;
+    SampleBuffer quiet;
     int linesize = 0;
-    if (const int rc = av_samples_alloc_array_and_samples(&out.data, &linesize, format_.channels, n,
+    if (const int rc = av_samples_alloc_array_and_samples(&quiet.data, &linesize, format_.channels, n,
                                                           encoder_->sample_fmt, 0);
         rc < 0) {
       return Unexpected(av_error(who_, "av_samples_alloc", rc));
     }
-    av_samples_set_silence(out.data, 0, n, format_.channels, encoder_->sample_fmt);
-    if (const int rc = av_audio_fifo_write(fifo_, reinterpret_cast<void**>(out.data), n); rc < n) {
+    av_samples_set_silence(quiet.data, 0, n, format_.channels, encoder_->sample_fmt);
+    if (const int rc = av_audio_fifo_write(fifo_, reinterpret_cast<void**>(quiet.data), n); rc < n) {
       return Unexpected(av_error(who_, "av_audio_fifo_write", rc < 0 ? rc : AVERROR(ENOMEM)));
     }
     next_ += n;
     stats_.silence += static_cast<uint64_t>(n);
     samples -= n;
+    if (auto ok = encode_until(std::min(next_, encodable), false, out); !ok) return ok;
   }
   return {};
+}
+
+void AudioTrack::jumped(const char* what, int64_t samples) {
+  if (stats_.jumps++ == 0) {
+    log().warn("[{}] a chunk's pts is {:.3f} s {} where the track is; the track continues in place, "
+               "not shifted (the first such discontinuity; all are counted)",
+               who_, static_cast<double>(samples) / format_.sample_rate, what);
+  }
 }
 
 Result<void> AudioTrack::write(int64_t since_origin_ns, uint32_t samples, std::span<const std::byte> data,
@@ -192,16 +201,18 @@ Result<void> AudioTrack::write(int64_t since_origin_ns, uint32_t samples, std::s
   if (skip < samples) {
     const int64_t behind = position - next_;
     if (behind > kToleranceSamples) {
-      if (behind <= samples_of(int64_t{3600} * 1'000'000'000)) {
-        if (auto ok = silence(behind); !ok) return ok;  // a gap: silence, nothing shifts
+      if (behind <= samples_of(kMostGapNs)) {
+        // A gap: silence, nothing shifts.
+        const int64_t encodable = std::max(samples_of(video_end_ns), position - samples_of(kMostLeadNs));
+        if (auto ok = silence(behind, encodable, out); !ok) return ok;
       } else {
-        ++stats_.jumps;  // a jump over an hour: continued in place, as the video is
+        jumped("ahead of", behind);  // continued in place, as the video is
       }
     } else if (behind < -kToleranceSamples) {
       if (-behind < samples - skip) {
         skip += static_cast<uint32_t>(-behind);  // an overlap: what was written already stays
       } else {
-        ++stats_.jumps;  // a step backwards: continued in place
+        jumped("behind", -behind);  // a step backwards: continued in place
       }
     }
   }
@@ -221,7 +232,7 @@ Result<void> AudioTrack::video_moved(int64_t video_end_ns, const WritePacket& ou
   // track never holds the picture back in the muxer's interleaving.
   const int64_t silent_until = ended_ ? end : end - most_lead;
   if (next_ < silent_until) {
-    if (auto ok = silence(silent_until - next_); !ok) return ok;
+    if (auto ok = silence(silent_until - next_, std::max(end, silent_until - most_lead), out); !ok) return ok;
   }
   return encode_until(std::max(end, next_ - most_lead), false, out);
 }
@@ -272,7 +283,7 @@ Result<void> AudioTrack::drain(const WritePacket& out) {
 Result<void> AudioTrack::finish(int64_t video_end_ns, const WritePacket& out) {
   const int64_t end = samples_of(video_end_ns);
   if (next_ < end) {
-    if (auto ok = silence(end - next_); !ok) return ok;  // the picture lasts longer: pad
+    if (auto ok = silence(end - next_, end, out); !ok) return ok;  // the picture lasts longer: pad
   }
   if (auto ok = encode_until(end, true, out); !ok) return ok;
   const int left = av_audio_fifo_size(fifo_);

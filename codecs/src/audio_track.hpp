@@ -8,8 +8,10 @@
 // being the first frame's pts (with the recorder's pts repairs applied as to video: the
 // caller passes the offset they add). Samples before the origin are trimmed; a gap is filled
 // with silence; a small overlap is dropped; nothing that follows is ever shifted. A step
-// backwards or a jump of more than an hour (a seek, a restarted source) continues where the
-// track was, as the video does. Samples are encoded only up to the video's end plus a frame's
+// backwards or a jump of more than kMostGapNs (a seek, a restarted source, a hostile pts)
+// continues where the track was, as the video does, counted and logged the first time: a
+// gap is never more silence than that. Silence is encoded as it is made, so a gap never sits
+// in memory whole. Samples are encoded only up to the video's end plus a frame's
 // worth of lead (the rest waits, at most kMostLead), and finish() pads or trims the track to
 // the video's end, so the file's tracks and picture last as long as each other.
 #pragma once
@@ -33,7 +35,7 @@ struct AudioTrackStats {
   uint64_t written = 0;          ///< samples per channel encoded into the file, silence included
   uint64_t silence = 0;          ///< of them, silence filling gaps and padding the end
   uint64_t trimmed = 0;          ///< samples dropped: before the origin, overlaps, past the end
-  uint64_t jumps = 0;            ///< steps backwards or jumps over an hour, continued in place
+  uint64_t jumps = 0;            ///< steps backwards or jumps over kMostGapNs, continued in place
 };
 
 class AudioTrack {
@@ -69,12 +71,20 @@ class AudioTrack {
   /// A lead that long beyond the picture is encoded anyway: a picture that stalls never holds
   /// more audio than this.
   static constexpr int64_t kMostLeadNs = 2'000'000'000;
+  /// The longest gap a file keeps, in a picture's pts (the recorder's and the .wav writer's
+  /// repairs) and in a track's: further ahead than this is a discontinuity, continued in
+  /// place; and no recorded frame lasts longer (slower frame rates are refused).
+  static constexpr int64_t kMostGapNs = 10'000'000'000;
 
  private:
   AudioTrack() = default;
   // Samples into the FIFO at next_ (write() decided where they go), converted.
   Result<void> place(uint32_t samples, const uint8_t* const* planes);
-  Result<void> silence(int64_t samples);
+  // `samples` of silence into the FIFO, whole encoder frames encoded up to `encodable` as it
+  // goes, so that a long gap is never in memory at once.
+  Result<void> silence(int64_t samples, int64_t encodable, const WritePacket& out);
+  // The first discontinuity is logged; all are counted.
+  void jumped(const char* what, int64_t samples);
   // Encodes whole encoder frames from the FIFO up to `until` samples (the last one short
   // only at the end), and writes what comes out.
   Result<void> encode_until(int64_t until, bool at_end, const WritePacket& out);

@@ -286,6 +286,16 @@ Result<void> check_recorder_format(const RecorderOptions& options, const proto::
                       "fraction of two numbers from 1 to {})",
                       who, to_string(format.frame_rate), kMostRateTerm);
   }
+  // A frame lasts no longer than the longest gap a file keeps: each would bring that much
+  // silence to every track.
+  constexpr uint64_t kMostFrameSeconds = AudioTrack::kMostGapNs / 1'000'000'000;
+  if (format.frame_rate.den > kMostFrameSeconds * format.frame_rate.num) {
+    return make_error(ErrorCode::unsupported,
+                      "{}: StreamStart.frame_rate {} cannot be recorded: a frame would last {:.0f} s, "
+                      "and a recording's frames last at most {} s",
+                      who, to_string(format.frame_rate),
+                      static_cast<double>(format.frame_rate.den) / format.frame_rate.num, kMostFrameSeconds);
+  }
   if (const int rc = av_image_check_size(format.width, format.height, 0, nullptr); rc < 0) {
     return make_error(ErrorCode::unsupported, "{}: StreamStart.width x height {}x{} too large for FFmpeg",
                       who, format.width, format.height);
@@ -385,14 +395,15 @@ struct Recorder::Impl {
 
   // The sender's pts in frames since the first frame, repaired so the file stays valid
   // whatever a sender sends (docs/protocol.md §3.9): a step backwards (a GStreamer seek), a
-  // jump of more than an hour forwards, or one whose arithmetic would overflow (2^62,
-  // INT64_MIN, INT64_MAX) continues one frame after the previous one, with a warning the
-  // first time. Forward gaps below an hour are kept: a paused sender leaves a gap.
+  // jump forwards of more than AudioTrack::kMostGapNs, or one whose arithmetic would overflow
+  // (2^62, INT64_MIN, INT64_MAX) continues one frame after the previous one, with a warning
+  // the first time. Shorter forward gaps are kept: a paused sender leaves a gap (filled with
+  // silence in each track, so a longer one would be a cheap way to fill a disk).
   int64_t repaired_pts(int64_t pts_ns) {
     if (!first_pts_ns) first_pts_ns = pts_ns;
     int64_t since_first = 0;
     const bool overflow = __builtin_sub_overflow(pts_ns, *first_pts_ns, &since_first);
-    const int64_t max_jump = av_rescale_q(3600, AVRational{1, 1}, encoder->time_base);
+    const int64_t max_jump = av_rescale_q(AudioTrack::kMostGapNs, AVRational{1, 1'000'000'000}, encoder->time_base);
     int64_t pts = overflow ? 0
                            : av_rescale_q_rnd(since_first, AVRational{1, 1000000000},
                                               encoder->time_base, AV_ROUND_NEAR_INF);
@@ -404,9 +415,9 @@ struct Recorder::Impl {
     const bool jump = overflow || pts - last_pts > max_jump;
     if (backwards || jump) {
       if (jump && pts_jumps++ == 0) {
-        log().warn("[{}] frame {}: pts {} ns jumps more than an hour from the previous frame's; "
+        log().warn("[{}] frame {}: pts {} ns jumps more than {} s from the previous frame's; "
                    "the recording continues one frame later (as for every such jump)",
-                   who, frames, pts_ns);
+                   who, frames, pts_ns, AudioTrack::kMostGapNs / 1'000'000'000);
       }
       pts = last_pts + 1;
       // The audio keeps to the picture: it is moved as the frame was (where the move can be

@@ -73,6 +73,27 @@ TEST(AudioConverter, CompensationPlaysOnePercentMore) {
   EXPECT_NEAR(double(less.size()) / 2, 47500, 80);
 }
 
+// A sender may send one sample a packet, and a clock that follows it asks for a sample more
+// or fewer over a distance of one: libswresample divided by zero there (SIGFPE). Any chunk
+// size and any request is valid; what a packet too short to stretch cannot take is carried.
+TEST(AudioConverter, OneSamplePacketsWithCompensationConvertEverySample) {
+  auto conv = AudioConverter::open(format(proto::SampleFormat::s16, 48000, 2), 48000, 2);
+  ASSERT_TRUE(conv) << conv.error().message();
+  size_t out = 0;
+  for (size_t i = 0; i < 4800; ++i) {
+    ASSERT_TRUE((*conv)->compensate(i % 2 ? 1 : -1, 1));
+    const auto data = sine_s16(48000, 2, i, 1, 1000, 0.5);
+    auto got = (*conv)->convert(1, data);
+    ASSERT_TRUE(got) << got.error().message();
+    out += got->size() / 2;
+  }
+  EXPECT_NEAR(double(out), 4800, 64);
+  // What was carried is applied once packets are long enough: 1% over 20 ms chunks.
+  const auto longer = one_second(**conv, 48000, 2, [](AudioConverter& c) { ASSERT_TRUE(c.compensate(10, 960)); });
+  EXPECT_NEAR(double(longer.size()) / 2, 48500, 80);
+  EXPECT_FALSE((*conv)->compensate(1, 0));
+}
+
 TEST(AudioConverter, ResamplesToTheDeviceRate) {
   auto conv = AudioConverter::open(format(proto::SampleFormat::s16, 44100, 1), 48000, 2);
   ASSERT_TRUE(conv);

@@ -110,8 +110,9 @@ class ReceiverConnection::Credits final : public detail::SlotOwner {
   }
 };
 
-// What a stream's sink holds of its audio: bounded by the reservation made from the memory
-// budget when the first track started; packets give their bytes back as they are dropped.
+// What a stream's sink holds of its audio, each packet counted as its samples and what it
+// costs beside them: bounded by the reservation made from the memory budget when the first
+// track started; packets give their bytes back as they are dropped.
 struct ReceiverConnection::AudioQueue {
   std::atomic<uint64_t> bytes{0};
   uint64_t limit = kAudioQueueBytes;
@@ -501,8 +502,7 @@ Result<void> ReceiverConnection::audio_chunk(proto::AudioChunk& m) {
     offset_ms = static_cast<double>(m.pts_ns - (last_video_pts_ + since.count())) / 1e6;
   }
   const uint32_t samples = m.samples;
-  const uint64_t bytes = m.data.size();
-  auto queued = AudioQueue::claim(audio_queue_, bytes);
+  auto queued = AudioQueue::claim(audio_queue_, m.data.size() + kAudioPacketOverheadBytes);
   bool taken = false;
   if (queued) {
     taken = sink_->audio(AudioPacket{index, m.pts_ns, samples, std::move(m.data), std::move(queued)});

@@ -38,7 +38,9 @@ class AudioConverter {
   /// keep a few samples back for the next call.
   Result<std::span<const float>> convert(uint32_t samples, std::span<const std::byte> data, uint32_t skip = 0);
   /// Over the next `distance` output samples, play `delta` samples more (positive: slower,
-  /// the queue grows) or fewer (negative). A new call replaces the last.
+  /// the queue grows) or fewer (negative). A new call replaces the last. At most a 50th of
+  /// the distance is applied at once (any distance, from one sample, is valid); the rest is
+  /// carried to the next calls, up to 4,800 samples.
   Result<void> compensate(int delta, int distance);
   /// "f32p 48000 Hz 5.1 -> 48000 Hz stereo" for the log.
   std::string describe() const;

@@ -26,6 +26,13 @@ constexpr uint16_t kAudioChannels = 2;
 // arrive later than this are silence there), and how far ahead a track may be buffered.
 constexpr int64_t kMixLatencyNs = 200'000'000;
 constexpr int64_t kMixAheadSamples = 10 * kAudioRate;
+// A tile whose stream sends no new frame for this long, or three of its frame periods if
+// longer, is marked "NO FRAMES".
+constexpr int64_t kQuietNs = 2'000'000'000;
+
+int64_t period_of(Rational rate) {
+  return static_cast<int64_t>(std::min(1e9 * rate.den / std::max<uint32_t>(rate.num, 1), 1e12));
+}
 
 // A packet of the canvas's track (interleaved float at kAudioRate, kAudioChannels) at `pts_ns`.
 AudioPacket canvas_packet(int64_t pts_ns, std::span<const float> samples) {
@@ -84,6 +91,7 @@ struct Compositor::Tile {
   struct Held {
     enum class State { free, writing, ready, reading } state = State::free;
     std::shared_ptr<memory::Region> copy;  // in the canvas's memory, made on first need
+    size_t bytes = 0;                      // the frame size it was made for
     std::shared_ptr<const proto::StreamStart> format;
     int64_t canvas_ns = 0;
   };
@@ -93,12 +101,19 @@ struct Compositor::Tile {
   bool drawn_empty = false;  // the no-signal picture is on the canvas for what it holds now
   std::array<Held, 3> held;  // the newest frames, each shown one canvas period after its time
   std::shared_ptr<const void> reservation;  // their memory, in the receiver's budget
+  std::shared_ptr<memory::Budget> budget;   // the receiver's (null: none)
+  size_t reserved_frame_bytes = 0;          // the reservation is three frames of this size
   std::string name;        // the stream's, or the last one's
   uint64_t stream = 0;
   uint64_t received = 0, composited = 0, sampled = 0, repeats = 0;
   uint64_t uploads = 0, downloads = 0;  // frames copied between host and GPU memory on arrival
   CompositeCanvas::Copier copier;  // its stream's connection thread
   bool warned = false;     // a frame it could not place was said once
+  int64_t last_shown_ns = 0;   // canvas time its stream's newest frame was first shown
+  int64_t quiet_after_ns = 0;  // its stream's quiet: no new frame for this long is marked
+  bool marked_quiet = false;   // the "NO FRAMES" mark is on its picture (until a frame comes)
+  uint64_t stalls = 0;         // times it was marked
+  av::Rect picture{};          // compositor thread: where its last frame was placed
   // The stream's clock on the canvas's (tile_clock.hpp): its frames' times, and where its
   // sound's samples go.
   TileClock clock{0, kAudioRate};
@@ -140,14 +155,10 @@ Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display*
   std::string why_host;
   auto canvas = CompositeCanvas::create(o, &why_host);
   if (!canvas) return Unexpected(canvas.error());
-  CompositeLayout layout;
-  if (!o.layout_file.empty()) {
-    auto loaded = CompositeLayout::load(o.layout_file, o.canvas_width, o.canvas_height);
-    if (!loaded) return Unexpected(loaded.error());
-    layout = std::move(*loaded);
-  } else {
-    layout = CompositeLayout::make(o.composite, o.max_streams, o.canvas_width, o.canvas_height);
-  }
+  // A --layout file was read while the options were parsed.
+  CompositeLayout layout = o.layout_file.empty()
+                               ? CompositeLayout::make(o.composite, o.max_streams, o.canvas_width, o.canvas_height)
+                               : o.layout;
   std::unique_ptr<Compositor> c(new Compositor(o, std::move(*canvas), std::move(layout)));
   auto pool = Pool::make(c->canvas_->memory(), c->format_->layout.frame_bytes, kCanvasBuffers);
   if (!pool) return Unexpected(pool.error());
@@ -245,6 +256,8 @@ Result<std::unique_ptr<StreamSink>> Compositor::make_sink(const StreamInfo& info
   tile.shown_after_ns.reset();
   tile.audio_shift_ns.reset();
   tile.reservation = std::move(*reserved);
+  tile.budget = info.budget;
+  tile.reserved_frame_bytes = info.format->layout.frame_bytes;
   log().info("[composite] stream {} (\"{}\") in tile {}", info.number, label, *at + 1);
   return std::unique_ptr<StreamSink>(std::make_unique<TileSink>(*this, *at));
 }
@@ -292,11 +305,17 @@ void Compositor::deliver(size_t index, FrameLease frame) {
   // Copied where the canvas is (the held buffer is this thread's while it is being written).
   Tile& tile = *tiles_[index];
   auto copied = [&]() -> Result<CompositeCanvas::Copier::Way> {
-    if (!into->copy || into->copy->size() < frame.data().size()) {
+    const size_t need = frame.data().size();
+    if (!into->copy || into->bytes != need) {
+      // A format that changed: the copies follow it (never the largest kept), charged to
+      // the budget first.
       into->copy.reset();
-      auto region = memory::Region::allocate(canvas_->memory(), frame.data().size());
+      into->bytes = 0;
+      if (auto ok = charge(tile, need); !ok) return Unexpected(ok.error());
+      auto region = memory::Region::allocate(canvas_->memory(), need);
       if (!region) return Unexpected(region.error());
       into->copy = std::move(*region);
+      into->bytes = need;
     }
     return tile.copier.hold(frame, *into->copy);
   }();
@@ -312,6 +331,32 @@ void Compositor::deliver(size_t index, FrameLease frame) {
   if (*copied == CompositeCanvas::Copier::Way::upload) ++tile.uploads;
   if (*copied == CompositeCanvas::Copier::Way::download) ++tile.downloads;
   into->state = Tile::Held::State::ready;
+}
+
+// Three frames of `frame_bytes` in the budget for the tile, where its stream's format
+// changed, or refused by the budget (the frame is then not shown, and the next one asks
+// again).
+Result<void> Compositor::charge(Tile& tile, size_t frame_bytes) {
+  std::lock_guard lock(mu_);
+  if (frame_bytes == tile.reserved_frame_bytes || !tile.budget) return {};
+  // Copies of the old format waiting to be shown are let go with their reservation (newer
+  // frames are coming in the new one); one being read goes when it is next written.
+  for (auto& h : tile.held) {
+    if (h.state != Tile::Held::State::free && h.state != Tile::Held::State::ready) continue;
+    if (h.state == Tile::Held::State::ready) ++tile.sampled;
+    h.state = Tile::Held::State::free;
+    h.copy.reset();
+    h.bytes = 0;
+  }
+  tile.reservation.reset();
+  tile.reserved_frame_bytes = 0;
+  auto reserved = tile.budget->reserve(3ull * frame_bytes,
+                                       fmt::format("stream {}'s tile of the composite (its format changed)",
+                                                   tile.stream));
+  if (!reserved) return Unexpected(reserved.error());
+  tile.reservation = std::move(*reserved);
+  tile.reserved_frame_bytes = frame_bytes;
+  return {};
 }
 
 void Compositor::ended(size_t index) {
@@ -401,6 +446,7 @@ bool Compositor::audio(size_t index, AudioPacket packet) {
 void Compositor::compose(Tile& tile, int64_t now_ns) {
   Tile::Held* show = nullptr;
   bool draw_empty = false;
+  bool mark_quiet = false;
   std::string label;
   {
     std::lock_guard lock(mu_);
@@ -420,19 +466,39 @@ void Compositor::compose(Tile& tile, int64_t now_ns) {
         }
       }
       show->state = Tile::Held::State::reading;
+      tile.last_shown_ns = now_ns;
+      tile.quiet_after_ns = std::max(kQuietNs, 3 * period_of(show->format->frame_rate));
+      tile.marked_quiet = false;
     } else if (!tile.taken && !tile.drawn_empty) {
       draw_empty = true;
       tile.drawn_empty = true;
     } else if (tile.taken && tile.composited > 0) {
       ++tile.repeats;
+      // A sender that keeps its connection but sends no frames (a stalled source): its last
+      // picture is marked, so a frozen tile is never taken for a live one.
+      if (!tile.marked_quiet && now_ns - tile.last_shown_ns > tile.quiet_after_ns) {
+        mark_quiet = tile.marked_quiet = true;
+        ++tile.stalls;
+        log().warn("[composite] tile \"{}\": no frame for {} ms; marked until one comes", tile.name,
+                   (now_ns - tile.last_shown_ns) / 1'000'000);
+      }
     }
     label = tile.name;
   }
   const av::Rect area = tile.spec.rect;
   const int scale = std::max(1, area.height / 180);
+  if (mark_quiet) {
+    // In the last picture's bottom-left corner (inside it: the next frame covers the mark).
+    const av::Rect& p = tile.picture;
+    (void)canvas_->label(p.x + 2 * scale, p.y + p.height - (glyphs::kHeight + 4) * scale, "NO FRAMES", scale);
+    return;
+  }
   if (show) {
     auto placed = canvas_->place(*show->format, *show->copy, area);
-    if (placed) (void)canvas_->label(placed->x + 2 * scale, placed->y + 2 * scale, label, scale);
+    if (placed) {
+      tile.picture = *placed;
+      (void)canvas_->label(placed->x + 2 * scale, placed->y + 2 * scale, label, scale);
+    }
     std::lock_guard lock(mu_);
     show->state = Tile::Held::State::free;
     if (!placed) {
@@ -589,7 +655,7 @@ CompositeReport Compositor::report() const {
   for (const auto& t : tiles_) {
     r.tiles.push_back({t->name, t->stream, t->taken, t->received, t->composited, t->sampled, t->repeats,
                        t->audio_samples, t->uploads, t->downloads, t->clock.audio_jumps(),
-                       t->clock.audio_error_ms()});
+                       t->clock.audio_error_ms(), t->stalls});
   }
   return r;
 }
@@ -610,7 +676,8 @@ nlohmann::json CompositeReport::json() const {
                           {"uploads", t.uploads},
                           {"downloads", t.downloads},
                           {"audio_placed_again", t.audio_placed_again},
-                          {"audio_error_ms", t.audio_error_ms}});
+                          {"audio_error_ms", t.audio_error_ms},
+                          {"stalls", t.stalls}});
   }
   return {{"width", width},   {"height", height}, {"pix_fmt", pix_fmt},       {"frame_rate", frame_rate}, {"memory", memory},
           {"frames", frames}, {"late", late},     {"audio_tile", audio_tile}, {"audio_mix", audio_mix}, {"tiles", tiles_json}};

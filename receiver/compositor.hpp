@@ -74,6 +74,7 @@ struct CompositeReport {
     uint64_t downloads = 0;  ///< frames in GPU memory copied into a canvas in host memory
     uint64_t audio_placed_again = 0;  ///< sound packets placed where they belong, not following on
     double audio_error_ms = 0;        ///< the sound's distance from where it belongs (+: early)
+    uint64_t stalls = 0;  ///< times its stream sent no frame for a while and it was marked "NO FRAMES"
   };
   uint32_t width = 0, height = 0;
   std::string pix_fmt;
@@ -114,6 +115,7 @@ class Compositor {
   void run();
   void compose(Tile& tile, int64_t now_ns);
   void deliver(size_t tile, FrameLease frame);
+  Result<void> charge(Tile& tile, size_t frame_bytes);
   void ended(size_t tile);
   void audio_started(size_t tile, const AudioTrack& track);
   bool audio(size_t tile, AudioPacket packet);

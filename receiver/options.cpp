@@ -139,6 +139,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       return fail("--canvas \"" + canvas + "\": width and height must be even, from 2 to the protocol's limits");
     }
   }
+  if (!o.layout_file.empty()) {
+    auto loaded = CompositeLayout::load(o.layout_file, o.canvas_width, o.canvas_height);
+    if (!loaded) return fail(loaded.error().message());
+    o.layout = std::move(*loaded);
+  }
   if (!canvas_pix_fmt.empty()) {
     auto format = parse_pixel_format(canvas_pix_fmt);
     if (!format) return fail("--pix-fmt \"" + canvas_pix_fmt + "\" unknown; known: " + pixel_format_names());

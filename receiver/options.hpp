@@ -42,6 +42,7 @@ struct Options {
   bool composite_on = false;
   CompositeKind composite = CompositeKind::grid;
   std::string layout_file;  // --layout: the tiles from a TOML file instead
+  CompositeLayout layout;   // --layout's tiles, read while parsing (a bad file is a usage error)
   uint32_t canvas_width = 1920, canvas_height = 1080;  // --canvas
   Rational canvas_rate{30, 1};
   PixelFormat canvas_format = PixelFormat::nv12;  // --pix-fmt

@@ -71,6 +71,15 @@ Result<void> OutputTemplate::check(const std::string& output, uint32_t max_strea
                         output, max_streams);
     }
   }
+  // A plain path's folder must be there now, not found missing at the first frame (a
+  // template makes the folders it names).
+  if (output != "-" && !is_template(output)) {
+    const auto folder = std::filesystem::path(output).parent_path();
+    if (std::error_code ec; !folder.empty() && !std::filesystem::is_directory(folder, ec)) {
+      return make_error(ErrorCode::invalid_argument, "--output {}: the folder {} does not exist", output,
+                        folder.string());
+    }
+  }
   if (serve && output != "-" && !is_template(output)) {
     std::error_code ec;
     if (!std::filesystem::is_character_file(output, ec)) {
@@ -90,9 +99,10 @@ std::string OutputTemplate::safe_name(std::string_view text) {
                       c == '-' || c == '_' || c == '.';
     out += safe ? c : '_';
   }
-  // No leading dot (hidden files, "."/".."), no ".." anywhere.
+  // No leading dot (hidden files, "."/".."), no ".." anywhere, no leading '-' (a file name a
+  // command would take for an option: "rm {name}.mov").
   for (size_t at; (at = out.find("..")) != std::string::npos;) out.replace(at, 2, "_.");
-  while (!out.empty() && out.front() == '.') out.front() = '_';
+  if (!out.empty() && (out.front() == '.' || out.front() == '-')) out.front() = '_';
   if (out.size() > kMaxNameBytes) out.resize(kMaxNameBytes);
   if (out.empty()) out = "stream";
   return out;

@@ -27,7 +27,8 @@ class OutputTemplate {
  public:
   /// The usage rules, checked before anything starts: a placeholder must be known; with
   /// --max-streams above 1 a file output must hold {name} or {n} (and cannot be stdout);
-  /// --serve with a plain file path would replace the file with each stream.
+  /// --serve with a plain file path would replace the file with each stream; a plain path's
+  /// folder must exist.
   static Result<void> check(const std::string& output, uint32_t max_streams, bool serve);
   static bool is_template(std::string_view output);
   /// The path for one stream.
@@ -36,7 +37,7 @@ class OutputTemplate {
   /// it exists (and the folders above it when they do not); returns the path taken.
   static Result<std::string> reserve(const std::string& path);
   /// Letters, digits, '-', '_' and inner single dots; everything else becomes '_', so no
-  /// '/' and no "..". "stream" when nothing is left.
+  /// '/' and no "..", and a leading '.' or '-' too. "stream" when nothing is left.
   static std::string safe_name(std::string_view text);
 };
 

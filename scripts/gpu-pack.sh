@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Run on the build machine: packs what the GPU check needs on a GPU machine that has no
 # build of its own and lacks FFmpeg, SDL2 or GStreamer, into OUT.tar.xz split in parts of at
-# most 60 MiB (OUT.tar.xz.part-aa, -ab, ...) for transfers with a size limit:
+# most 29 MiB (OUT.tar.xz.part-aa, -ab, ...) for transfers with a size limit (two parts and
+# the source tree fit in 64 MiB):
 #   OUT/lib    the shared libraries its programs load, apart from glibc's and the C++
 #              runtime (a GPU machine has newer ones);
 #   OUT/build  the build's programs and gpu-labelled tests, stripped, with the CTest files and
@@ -29,6 +30,6 @@ done | sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc
   while read -r f; do mkdir -p "$out/build/$(dirname "$f")" && cp "$build/$f" "$out/build/$f"; done
 cp "$build/CMakeCache.txt" "$out/build/"
 rm -f "$out".tar.xz.part-*
-tar -C "$(dirname "$out")" -cf - "$(basename "$out")" | xz -9 -T0 | split -b 60M - "$out.tar.xz.part-"
+tar -C "$(dirname "$out")" -cf - "$(basename "$out")" | xz -9 -T0 | split -b 29M - "$out.tar.xz.part-"
 echo "gpu-pack: $(find "$out/lib" -type f | wc -l) libraries and ${#programs[@]} programs," \
   "$(du -ch "$out".tar.xz.part-* | tail -1 | cut -f1) in $(ls "$out".tar.xz.part-* | wc -l) parts: $out.tar.xz.part-*"

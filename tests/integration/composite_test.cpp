@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "process.hpp"
+#include "raw_peer.hpp"
 
 namespace rdmavideo::testing {
 namespace {
@@ -259,6 +260,69 @@ TEST(Composite, TheCanvasCarriesTheChosenTilesSoundInSyncWithItsPicture) {
   EXPECT_EQ(capture("ffprobe -v error -select_streams a -show_entries stream=index -of csv=p=0 " + silent.string()), "");
 }
 
+// A sender that keeps its connection (keepalives) but sends no frames: its tile's last
+// picture is marked "NO FRAMES" after two seconds, counted, not left frozen without a word.
+TEST(Composite, ATileWhoseSenderStallsIsMarked) {
+  TempDir dir;
+  const auto wall = dir / "wall.mkv";
+  Receiver recv(dir, {"--composite", "grid", "--canvas", "320x180@30", "--output", wall.string(), "--quiet",
+                      "--stats-json", (dir / "recv.json").string()});
+  {
+    MediaPeer peer(recv.port());
+    peer.play(0, 1.0, 0);  // a gray picture (UYVY 0x80) for a second
+    for (int i = 0; i < 8; ++i) {
+      std::this_thread::sleep_for(500ms);
+      peer.raw().send(proto::Keepalive{});
+    }
+    peer.end();
+    EXPECT_FALSE(peer.raw().error_before_close());
+  }
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  EXPECT_NE(recv.process().stderr_text().find("no frame for"), std::string::npos) << recv.process().stderr_text();
+  // The mark's band, in the picture's bottom-left corner: plain gray while frames come,
+  // lettered once they stopped.
+  auto lettered = [](const Picture& p) {
+    int differ = 0;
+    for (int y = 166; y < 178; ++y) {
+      for (int x = 2; x < 60; ++x) differ += std::abs(p.at(x, y).g - 128) > 60;
+    }
+    return differ;
+  };
+  EXPECT_EQ(lettered(picture_at(wall, 0.8, 320, 180)), 0);
+  EXPECT_GT(lettered(picture_at(wall, 3.8, 320, 180)), 20);
+  const auto r = read_json(dir / "recv.json");
+  EXPECT_EQ(r["canvas"]["tiles"][0]["stalls"], 1) << r["canvas"].dump();
+}
+
+// A tile's copies of its stream's frames follow the stream's format and are charged to
+// --max-memory: they were sized to the largest format seen and kept (877 MiB resident under
+// --max-memory 600M). A change to a format whose three copies do not fit is refused by the
+// budget, said, and its frames are not shown; back to the small format, they are again.
+TEST(Composite, ATileChangingFormatIsChargedToTheBudget) {
+  TempDir dir;
+  Receiver recv(dir, {"--composite", "grid", "--canvas", "320x180@30", "--ring", "2", "--max-memory", "16M",
+                      "--stats-json", (dir / "recv.json").string()});
+  auto big = *proto::make_stream_start(PixelFormat::uyvy, 1920, 1080, {30, 1});
+  big.stream_id = small_format().stream_id;
+  {
+    MediaPeer peer(recv.port());
+    peer.play(0, 0.5, 0);
+    peer.restart(big);  // a ring of two 4 MB slots fits; three copies more do not
+    peer.play(0, 0.5, 0);
+    peer.restart(small_format());
+    peer.play(0, 0.5, 0);
+    peer.end();
+    EXPECT_FALSE(peer.raw().error_before_close());
+  }
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  const std::string log = recv.process().stderr_text();
+  EXPECT_NE(log.find("stream 1's tile of the composite (its format changed)"), std::string::npos) << log;
+  const auto tile = read_json(dir / "recv.json")["canvas"]["tiles"][0];
+  EXPECT_EQ(tile["received"], 45) << tile.dump();
+  EXPECT_GE(tile["sampled"].get<int>(), 15) << "the large frames were not shown: " << tile.dump();
+  EXPECT_GE(tile["composited"].get<int>(), 20) << "the small ones before and after were: " << tile.dump();
+}
+
 // What a composite cannot take is refused, naming why: a sender that waits for the receiver
 // (not live), and bad options and layouts as usage errors.
 TEST(Composite, RefusesWhatItCannotTakeNamingWhy) {
@@ -294,12 +358,11 @@ TEST(Composite, RefusesWhatItCannotTakeNamingWhy) {
     std::ofstream bad(dir / "bad.toml");
     bad << "[[tile]]\nname = \"a\"\nx = 0\ny = 0\nwidth = 4000\nheight = 100\n";
   }
-  Process recv({RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0", "--layout", (dir / "bad.toml").string(), "--canvas",
-                 "640x360@30"},
-                dir / "layout.stderr");
-  EXPECT_EQ(recv.wait(10s), 1);
-  EXPECT_NE(recv.stderr_text().find("bad.toml: tile 1: width 4000 is outside 2..640"), std::string::npos)
-      << recv.stderr_text();
+  // A layout file is read with the options: a bad one is a usage error (exit 2) like any
+  // other, said before anything listens.
+  usage({"--layout", (dir / "bad.toml").string(), "--canvas", "640x360@30"},
+        "bad.toml: tile 1: width 4000 is outside 2..640");
+  usage({"--layout", (dir / "missing.toml").string()}, "missing.toml");
 }
 
 }  // namespace

@@ -304,13 +304,18 @@ TEST(MultiStream, TemplateNeverOverwritesAndNamesAreMadeSafe) {
   TempDir dir;
   fs::create_directory(dir / "out");
   { std::ofstream(dir / "out" / "cam1.yuv") << "precious"; }
-  Receiver recv(dir, {"--max-streams", "2", "--quiet", "--output",
+  Receiver recv(dir, {"--max-streams", "3", "--quiet", "--output",
                       (dir / "out" / "{name}.yuv").string(), "--stats-json",
                       (dir / "recv.json").string()});
   Process a(send_args(recv, "cam1", {"-s", "64x36", "--frames", "5"}), dir / "a.stderr");
   Process b(send_args(recv, "../../evil/.name", {"-s", "64x36", "--frames", "5"}), dir / "b.stderr");
+  // A name that a shell command would take for an option ("rm {name}.yuv").
+  Process c({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc", "--quiet", "--name=-rf", "-s", "64x36",
+             "--frames", "5"},
+            dir / "c.stderr");
   ASSERT_EQ(a.wait(30s), 0) << a.stderr_text();
   ASSERT_EQ(b.wait(30s), 0) << b.stderr_text();
+  ASSERT_EQ(c.wait(30s), 0) << c.stderr_text();
   ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
   EXPECT_EQ(read_file(dir / "out" / "cam1.yuv"), "precious");
   EXPECT_EQ(fs::file_size(dir / "out" / "cam1-1.yuv"), 5u * 64 * 36 * 2);
@@ -323,9 +328,11 @@ TEST(MultiStream, TemplateNeverOverwritesAndNamesAreMadeSafe) {
     ++files;
     const std::string file = entry.path().filename().string();
     EXPECT_NE(file.front(), '.') << file;
+    EXPECT_NE(file.front(), '-') << file;
     EXPECT_EQ(file.find(".."), std::string::npos) << file;
   }
-  EXPECT_EQ(files, 3);
+  EXPECT_EQ(files, 4);
+  EXPECT_TRUE(fs::exists(dir / "out" / "_rf.yuv"));
   const auto r = read_json(dir / "recv.json");
   const std::string odd = stream_named(r, "../../evil/.name")["output"];
   EXPECT_EQ(fs::path(odd).parent_path(), dir / "out");
@@ -343,6 +350,9 @@ TEST(MultiStream, UsageErrorsForTemplatesThatCannotWork) {
       {{"--output", (dir / "{camera}.mov").string()}, "unknown placeholder {camera}"},
       {{"--serve", "--output", (dir / "one.mov").string()}, "every stream would replace the file"},
       {{"--max-streams", "0"}, "--max-streams"},
+      // Said at start, not when the first frame arrives; a template makes its folders.
+      {{"--output", (dir / "no-such" / "one.mov").string()}, "the folder " + (dir / "no-such").string() +
+                                                                 " does not exist"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> argv{RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0"};

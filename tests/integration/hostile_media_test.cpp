@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 
 #include <fmt/format.h>
 
@@ -76,14 +77,14 @@ TEST_P(OneSampleChunks, IntoACompositeLeaveItRunningAndTheToneInTheRecording) {
   {
     MediaPeer peer(recv.port());
     peer.start_audio(MediaPeer::stereo_s16(2));
-    peer.play(2, 3.0, 1);
+    peer.play(2, 5.0, 1);
     peer.end();
     EXPECT_FALSE(peer.raw().error_before_close());
   }
   ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
   ASSERT_TRUE(plays(canvas));
   const Heard heard = listen(canvas);
-  EXPECT_GT(heard.seconds, 2.0) << recv.process().stderr_text();
+  EXPECT_GT(heard.seconds, 4.0) << recv.process().stderr_text();
   EXPECT_NEAR(heard.tone_hz, 1000, 30);
   EXPECT_GT(heard.peak, 0.2);
 }
@@ -226,9 +227,10 @@ TEST(HostileAudio, TinyChunksBeforeTheFirstFrameAreCountedByWhatTheyCost) {
     peer.start_audio(MediaPeer::stereo_s16(2));
     rss_before = status_field(pid, "VmRSS");
     for (uint32_t i = 0; i < kChunks; ++i) peer.tone(2, i, 1, static_cast<int64_t>(i) * 1'000'000'000 / 48000);
-    // Everything sent is read once a frame comes back through (the receiver reads in order).
-    peer.play(2, 0.2, 1600);
+    // What the receiver holds while they wait for a first frame (it reads them in a second).
+    std::this_thread::sleep_for(1500ms);
     rss_queued = status_field(pid, "VmRSS");
+    peer.play(2, 0.2, 1600);
     peer.end();
     EXPECT_FALSE(peer.raw().error_before_close());
   }
@@ -237,7 +239,8 @@ TEST(HostileAudio, TinyChunksBeforeTheFirstFrameAreCountedByWhatTheyCost) {
   const uint64_t kept = audio["chunks"].get<uint64_t>() - audio["dropped_chunks"].get<uint64_t>();
   EXPECT_LE(kept, kAudioQueueBytes / (4 + kAudioPacketOverheadBytes) + 64) << audio.dump();
   EXPECT_GT(audio["dropped_chunks"].get<uint64_t>(), kChunks / 2) << audio.dump();
-  EXPECT_LT(rss_queued - rss_before, 64 * 1024) << "KiB grown while " << kChunks << " chunks were queued";
+  std::cout << "resident while queued: +" << rss_queued - rss_before << " KiB\n";
+  EXPECT_LT(rss_queued - rss_before, 16 * 1024) << "KiB grown while " << kChunks << " chunks were queued";
 }
 
 }  // namespace

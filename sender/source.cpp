@@ -22,7 +22,7 @@ constexpr uint32_t kInputBuffers = 3;
 }  // namespace
 
 uint32_t Source::pool_buffers(const proto::StreamStart& format) const {
-  return testsrc_ ? TestPattern::buffer_count(format) : kInputBuffers;
+  return testsrc_ ? TestPattern::buffer_count(format) * copies_ : kInputBuffers;
 }
 
 Result<void> Source::prepare(SenderSession& session, const proto::StreamStart& format) {
@@ -32,7 +32,7 @@ Result<void> Source::prepare(SenderSession& session, const proto::StreamStart& f
   for (uint32_t index = 0; index < pool_buffers(format); ++index) {
     auto buffer = session.acquire_buffer(index);
     if (!buffer) return Unexpected(buffer.error());
-    TestPattern::render_buffer(format, index, phase_frame);
+    TestPattern::render_buffer(format, index % TestPattern::buffer_count(format), phase_frame);
     if (auto ok = buffer->write(phase_frame); !ok) return ok;
   }
   // The stamp is all that changes per frame: it is made here and written over the frame.
@@ -43,8 +43,13 @@ Result<void> Source::prepare(SenderSession& session, const proto::StreamStart& f
 }
 
 Result<FrameBuffer> Source::buffer_for(SenderSession& session, uint64_t sequence) {
-  if (testsrc_) return session.acquire_buffer(TestPattern::buffer_index(format_, sequence));
-  return session.acquire_buffer();
+  if (!testsrc_) return session.acquire_buffer();
+  const uint32_t phase = TestPattern::buffer_index(format_, sequence);
+  for (uint32_t copy = 0; copies_ > 1 && copy < copies_; ++copy) {
+    auto spare = session.try_acquire_buffer(phase + copy * TestPattern::buffer_count(format_));
+    if (!spare || *spare) return spare;
+  }
+  return session.acquire_buffer(phase);
 }
 
 Result<bool> Source::fill(FrameBuffer& buffer, uint64_t sequence) {

@@ -17,13 +17,20 @@ namespace rdmavideo::sender {
 class Source {
  public:
   Source(const Options& options, std::unique_ptr<av::Source> ffmpeg)
-      : testsrc_(options.testsrc), ffmpeg_(std::move(ffmpeg)), memory_device_(options.memory.device) {}
+      : testsrc_(options.testsrc),
+        // Live to several receivers, each phase of the pattern in two buffers: a receiver
+        // that is behind holds the one it is sending, and the others' frames of that phase
+        // go out in the other (SenderSession drops what a slow one has queued).
+        copies_(options.realtime && options.connect.size() > 1 ? 2 : 1),
+        ffmpeg_(std::move(ffmpeg)),
+        memory_device_(options.memory.device) {}
 
   /// Buffers the session's pool needs for this source.
   uint32_t pool_buffers(const proto::StreamStart& format) const;
   /// Renders the pattern into the pool, once (uploaded, where the pool is GPU memory).
   Result<void> prepare(SenderSession& session, const proto::StreamStart& format);
-  /// The buffer frame `sequence` goes in: the pattern's phase, or any free one.
+  /// The buffer frame `sequence` goes in: the pattern's phase (the first of its copies no
+  /// transfer reads, waiting for the first where none is free), or any free one.
   Result<FrameBuffer> buffer_for(SenderSession& session, uint64_t sequence);
   /// Fills `buffer` with frame `sequence`: false at the end of the input; an error for a
   /// truncated frame.
@@ -40,6 +47,7 @@ class Source {
   Result<bool> read_stdin(std::span<std::byte> buffer, uint64_t sequence);
 
   bool testsrc_;
+  uint32_t copies_;  // testsrc: buffers holding each phase
   std::unique_ptr<av::Source> ffmpeg_;
   int memory_device_;  // --memory cuda:N
   proto::StreamStart format_;

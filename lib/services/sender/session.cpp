@@ -290,6 +290,10 @@ struct SenderSession::Impl {
       report.state = state;
       if (error) report.error = std::move(error);
     }
+    uint32_t report_connections() const {
+      std::lock_guard lock(report_mu);
+      return report.connections;
+    }
     template <typename F>
     void count(F&& f) {
       std::lock_guard lock(report_mu);
@@ -324,6 +328,9 @@ struct SenderSession::Impl {
     /// (--reconnect, and an error worth another try), or give this destination up.
     void try_again_or_give_up(const Error& error);
     void finish_job(Job& job, Took took);
+    // A frame job's part in its dispatch, as finish_job() without touching `busy` (a job
+    // that never left the queue).
+    void settle(Job& job, Took took);
     void end_stream();
     // Audio, under core_mu: AudioStart for every track not started on this connection yet,
     // then the job's samples or end. Counted in the report either way.
@@ -429,6 +436,18 @@ struct SenderSession::Impl {
   // A frame no destination was offered (late, skipped, no buffer free, nobody up): every
   // destination that has not had it counts it, and the source does unless one had it (an
   // interrupted frame offered again, `had_it` the destinations it reached).
+  bool live_fan_out() const { return options.policy.live && destinations.size() > 1; }
+
+  // A live frame sent while a destination is away (reconnecting under --reconnect) is one it
+  // missed: counted as dropped for it, as a frame it had no credit for is.
+  void count_missed(const std::vector<Destination*>& targets) {
+    for (auto& d : destinations) {
+      if (std::find(targets.begin(), targets.end(), d.get()) != targets.end()) continue;
+      if (d->state() != DestinationState::connecting || d->report_connections() == 0) continue;
+      d->count([](stats::TransferStats& s) { ++s.dropped; });
+    }
+  }
+
   void count_source_drop(bool late = false, uint64_t had_it = 0) {
     if (!had_it) {
       std::lock_guard lock(state_mu);
@@ -741,23 +760,7 @@ Result<void> SenderSession::Impl::Destination::join(uint64_t stream_generation, 
   return {};
 }
 
-void SenderSession::Impl::Destination::finish_job(Job& job, Took took) {
-  if (job.audio) {
-    // Audio counts itself where it was sent; here only what never went.
-    if (took != Took::sent) {
-      std::lock_guard lock(report_mu);
-      report.audio_dropped_samples += job.audio->samples;
-    }
-    job = Job{};
-    {
-      std::lock_guard lock(mu);
-      busy = false;
-    }
-    std::lock_guard lock(session.stream_mu);
-    session.stream_cv.notify_all();
-    return;
-  }
-  // Kept here: the job (and in non-blocking mode the caller) may hold the last reference.
+void SenderSession::Impl::Destination::settle(Job& job, Took took) {
   const std::shared_ptr<Dispatch> dispatch = job.dispatch;
   Dispatch& d = *dispatch;
   bool complete = false;
@@ -776,6 +779,25 @@ void SenderSession::Impl::Destination::finish_job(Job& job, Took took) {
     std::lock_guard lock(d.mu);
     d.cv.notify_all();
   }
+}
+
+void SenderSession::Impl::Destination::finish_job(Job& job, Took took) {
+  if (job.audio) {
+    // Audio counts itself where it was sent; here only what never went.
+    if (took != Took::sent) {
+      std::lock_guard lock(report_mu);
+      report.audio_dropped_samples += job.audio->samples;
+    }
+    job = Job{};
+    {
+      std::lock_guard lock(mu);
+      busy = false;
+    }
+    std::lock_guard lock(session.stream_mu);
+    session.stream_cv.notify_all();
+    return;
+  }
+  settle(job, took);
   {
     std::lock_guard lock(mu);
     busy = false;
@@ -1027,11 +1049,29 @@ Result<SenderSession::Outcome> SenderSession::Impl::dispatch(std::span<const std
       direct = t;
       continue;
     }
-    std::lock_guard lock(t->mu);
-    t->queue.push_back(job);
-    t->cv.notify_one();
-    if (t->core) t->core->channel().wake();  // out of a wait for completions
+    std::vector<Job> stale;
+    {
+      std::lock_guard lock(t->mu);
+      if (options.policy.live) {
+        // A destination that fell behind loses its own frames, never another's: a live
+        // frame still queued for it when the next comes is dropped for it, so it holds no
+        // more of the pool than the frame it is sending and the newest.
+        for (auto it = t->queue.begin(); it != t->queue.end();) {
+          if (it->audio) {
+            ++it;
+            continue;
+          }
+          stale.push_back(std::move(*it));
+          it = t->queue.erase(it);
+        }
+      }
+      t->queue.push_back(job);
+      t->cv.notify_one();
+      if (t->core) t->core->channel().wake();  // out of a wait for completions
+    }
+    for (auto& old : stale) t->settle(old, Took::dropped);
   }
+  if (options.policy.live) count_missed(targets);
   if (direct) {
     // The caller's own: sent here, while the others' threads send theirs.
     std::lock_guard cl(direct->core_mu);
@@ -1046,7 +1086,8 @@ Result<SenderSession::Outcome> SenderSession::Impl::dispatch(std::span<const std
     }
   }
   job = Job{};
-  if (options.non_blocking) return Outcome::sent;
+  // Live to several receivers, nobody waits for the slowest (none is sent to on this thread).
+  if (options.non_blocking || live_fan_out()) return Outcome::sent;
   std::unique_lock lock(d->mu);
   if (direct && (d->sent >> direct->index) & 1) {
     // Sent here: the others' threads go on with it while the caller fills the next buffer
@@ -1088,7 +1129,9 @@ Result<std::unique_ptr<SenderSession>> SenderSession::connect(SenderSessionOptio
   for (uint32_t i = 0; i < o.destinations.size(); ++i) {
     impl->destinations.push_back(std::make_unique<Impl::Destination>(*impl, i, o.destinations[i]));
   }
-  impl->destinations.front()->direct = !o.non_blocking;
+  // Live to several receivers, each has its own thread, so that a slow one is never the
+  // caller's to wait for.
+  impl->destinations.front()->direct = !o.non_blocking && !impl->live_fan_out();
   // Every destination connects on its own thread, at once.
   for (auto& d : impl->destinations) {
     Impl::Destination* raw = d.get();
@@ -1253,6 +1296,25 @@ Result<FrameBuffer> SenderSession::acquire_buffer(std::optional<uint32_t> index)
     // The one we want (or every one) is still being read by a transfer.
     seen = s.wait_for_returns(seen);
   }
+}
+
+Result<FrameBuffer> SenderSession::try_acquire_buffer(uint32_t index) {
+  auto& s = *impl_;
+  std::shared_ptr<detail::BufferPool> pool;
+  {
+    std::lock_guard lock(s.stream_mu);
+    pool = s.pool;
+  }
+  if (!pool) return make_error(ErrorCode::invalid_argument, "send {}: no stream started", peer());
+  if (index >= pool->count()) {
+    return make_error(ErrorCode::invalid_argument, "send {}: buffer {} out of range (pool of {})", peer(), index,
+                      pool->count());
+  }
+  if (auto got = pool->lend(index)) return FrameBuffer(pool, *got, pool->buffer(*got), pool->region()->kind());
+  if (pool->state(index) == detail::BufferPool::State::lent) {
+    return make_error(ErrorCode::invalid_argument, "send {}: buffer {} is already lent", peer(), index);
+  }
+  return FrameBuffer();
 }
 
 Result<SenderSession::Outcome> SenderSession::submit(FrameBuffer& buffer, const FrameMeta& meta) {

@@ -15,7 +15,10 @@
 // with one logged line while the others go on, unless `require_all` (the session then fails);
 // with `reconnect` a lost destination (or one not up yet) is connected again on its own, with
 // back-off, and joins the stream where it is. A live frame a destination has no credit for is
-// dropped for that destination alone; a no-drop frame waits for the slowest.
+// dropped for that destination alone, as is one still queued for it when the next comes (a
+// receiver reading slowly holds at most two of the pool's buffers), and every frame sent
+// while it is away reconnecting counts as dropped for it; a no-drop frame waits for the
+// slowest.
 //
 // Buffers: a FrameBuffer is a move-only lease of one pool buffer. submit() takes it; the
 // buffer returns to the pool once every destination has sent it (no transfer reads it any
@@ -28,7 +31,8 @@
 // buffer, and submit() sends to the first destination on the caller's thread and returns once
 // it has the frame (the others' threads send it meanwhile; the buffer comes back once the
 // slowest has it, so no-drop waits for the slowest) or, where it did not take it, once every
-// destination has sent or dropped it. Non-
+// destination has sent or dropped it; live to several destinations, every one has its own
+// thread and submit() only queues, so that no receiver's pace is the caller's. Non-
 // blocking (`non_blocking`: capture, OBS's video and audio threads): acquire_buffer() takes
 // only the pool's lock and never waits (no free buffer: an empty FrameBuffer, the frame
 // counted as dropped), and submit() hands the frame to every destination's queue and returns.
@@ -218,6 +222,9 @@ class SenderSession {
   /// them. Non-blocking: never waits; an empty FrameBuffer when none is free (the frame is
   /// counted as dropped).
   Result<FrameBuffer> acquire_buffer(std::optional<uint32_t> index = std::nullopt);
+  /// Buffer `index` if no transfer reads it now, else an empty FrameBuffer: never waits (a
+  /// source with copies of the same contents in several buffers tries each).
+  Result<FrameBuffer> try_acquire_buffer(uint32_t index);
   /// Sends a filled pool buffer to every destination. `buffer` is taken (emptied) unless the
   /// outcome is `interrupted`, when it stays the caller's to submit again (destinations that
   /// already have it do not get it twice).

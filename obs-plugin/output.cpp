@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "rdmavideo/log.hpp"
 
@@ -30,8 +31,18 @@ class Output {
     join();
   }
 
+  // libobs releases the output (destroy): from now on nothing here touches its handle, and
+  // a stream still ending (a receiver that reads slowly, or not at all) ends on its own.
+  void forget_output() {
+    stopping_ = true;
+    published_.store(nullptr, std::memory_order_release);
+    std::lock_guard lock(output_mu_);
+    output_ = nullptr;
+  }
+
+  // OBS's UI thread (and libobs' reconnect thread): never waits on the network. The last
+  // run's thread, still ending its stream or giving up a connect, is joined by the new one.
   bool start() {
-    join();  // the last start's or stop's thread
     if (!obs_output_can_begin_data_capture(output_, 0)) return false;
     obs_data_t* data = obs_output_get_settings(output_);
     auto settings = OutputSettings::parse(obs_data_get_string(data, "destinations"),
@@ -70,23 +81,28 @@ class Output {
       std::lock_guard lock(error_mu_);
       last_error_.clear();
     }
-    {
-      // The last run's sender is kept one run more: OBS ends its capture on a thread of its
-      // own, so a late callback may still hold it.
-      std::lock_guard lock(mu_);
-      published_.store(nullptr, std::memory_order_release);
-      retired_ = std::move(sender_);
-    }
-    worker_ = std::thread([this, settings = *settings, canvas, plan, tracks] {
+    published_.store(nullptr, std::memory_order_release);
+    worker_ = std::thread([this, previous = std::move(worker_), settings = *settings, canvas, plan,
+                           tracks]() mutable {
+      if (previous.joinable()) previous.join();
+      {
+        // The last run's sender is kept one run more: OBS ends its capture on a thread of its
+        // own, so a late callback may still hold it.
+        std::lock_guard lock(mu_);
+        retired_ = std::move(sender_);
+      }
       auto sender = ObsSender::start(settings, canvas, plan, tracks, &stopping_, [this](const Error& error) {
-        // Every destination lost (no reconnect): OBS's output stops, saying why.
+        // Every destination lost (no reconnect): OBS's output stops, saying why. Not while
+        // OBS stops it: a stop signalled then makes libobs reconnect (start again) an output
+        // that is being released.
         set_error(error.message());
-        obs_output_signal_stop(output_, OBS_OUTPUT_DISCONNECTED);
+        if (!stopping_) signal_stop(OBS_OUTPUT_DISCONNECTED);
       });
       if (!sender) {
         set_error(sender.error().message());
+        if (stopping_) return;  // given up for a stop: nothing to signal
         log().error("[obs] {}", sender.error().message());
-        obs_output_signal_stop(output_, OBS_OUTPUT_CONNECT_FAILED);
+        signal_stop(OBS_OUTPUT_CONNECT_FAILED);
         return;
       }
       log().info("[obs] sending {}", (*sender)->describe());
@@ -95,25 +111,24 @@ class Output {
         sender_ = std::move(*sender);
         published_.store(sender_.get(), std::memory_order_release);
       }
-      if (stopping_ || !obs_output_begin_data_capture(output_, 0)) {
-        std::lock_guard lock(mu_);
-        if (auto ok = sender_->stop(); !ok) log().warn("[obs] {}", ok.error().message());
+      bool capturing = false;
+      {
+        std::lock_guard lock(output_mu_);
+        capturing = !stopping_ && output_ && obs_output_begin_data_capture(output_, 0);
       }
+      if (!capturing) end_stream();
     });
     return true;
   }
 
+  // OBS's UI thread: returns at once; the stream ends on a thread of its own, after the
+  // connect in progress (if any) has given up.
   void stop() {
     stopping_ = true;  // a connect in progress gives up
     obs_output_end_data_capture(output_);
-    join();
-    worker_ = std::thread([this] {
-      std::lock_guard lock(mu_);
-      if (sender_ && !sender_->stopped()) {  // OBS may stop an output twice (stop, then destroy)
-        if (auto ok = sender_->stop(); !ok) log().warn("[obs] {}", ok.error().message());
-        log().info("[obs] stopped: {} frames, {} dropped, {} bytes", sender_->frames(),
-                   sender_->dropped_frames(), sender_->total_bytes());
-      }
+    worker_ = std::thread([this, previous = std::move(worker_)]() mutable {
+      if (previous.joinable()) previous.join();
+      end_stream();
     });
   }
 
@@ -154,20 +169,45 @@ class Output {
 
  private:
   ObsSender* live() { return published_.load(std::memory_order_acquire); }
+  // The worker's: ends the stream without holding mu_, which the dialog's and
+  // obs-websocket's stats take (a receiver that reads slowly can make the end take long).
+  // sender_ is replaced only by the next start's worker, which joins this one first.
+  void end_stream() {
+    ObsSender* sender = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      sender = sender_.get();
+    }
+    if (!sender || sender->stopped()) return;  // OBS may stop an output twice (stop, then destroy)
+    if (auto ok = sender->stop(); !ok) log().warn("[obs] {}", ok.error().message());
+    log().info("[obs] stopped: {} frames, {} dropped, {} bytes", sender->frames(), sender->dropped_frames(),
+               sender->total_bytes());
+  }
   bool fail_now(const std::string& message) {
     set_error(message);
     log().error("[obs] {}", message);
     return false;
   }
   void set_error(const std::string& message) {
-    obs_output_set_last_error(output_, message.c_str());
+    {
+      std::lock_guard lock(output_mu_);
+      if (output_) obs_output_set_last_error(output_, message.c_str());
+    }
     std::lock_guard lock(error_mu_);
     last_error_ = message;
+  }
+  // The worker's: OBS's output stops, unless libobs released it meanwhile.
+  void signal_stop(int code) {
+    std::lock_guard lock(output_mu_);
+    if (output_) obs_output_signal_stop(output_, code);
   }
   void join() {
     if (worker_.joinable()) worker_.join();
   }
 
+  // libobs' handle: OBS's threads (start, stop, callbacks) use it freely; the worker only
+  // under output_mu_, and not once forget_output() made it null.
+  std::mutex output_mu_;
   obs_output_t* output_;
   std::mutex mu_;  // sender_ against the UI thread's stats and the worker
   std::unique_ptr<ObsSender> sender_;
@@ -181,6 +221,32 @@ class Output {
 };
 
 Output* self(void* data) { return static_cast<Output*>(data); }
+
+// An output released while its stream still ends is deleted on a thread of its own, so that
+// obs_output_release() never waits on the network; the module's unload joins those threads.
+struct Releasing {
+  std::thread thread;
+  std::shared_ptr<std::atomic<bool>> done;
+};
+std::mutex g_releasing_mu;
+std::vector<Releasing> g_releasing;  // under g_releasing_mu
+
+void release(Output* output) {
+  output->forget_output();
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::lock_guard lock(g_releasing_mu);
+  // Those that have finished are joined now, so the list does not grow with every release.
+  std::erase_if(g_releasing, [](Releasing& r) {
+    if (!*r.done) return false;
+    r.thread.join();
+    return true;
+  });
+  g_releasing.push_back({std::thread([output, done] {
+                           delete output;
+                           *done = true;
+                         }),
+                         done});
+}
 
 obs_properties_t* properties(void*) {
   obs_properties_t* props = obs_properties_create();
@@ -229,6 +295,15 @@ OutputStatus status_of(obs_output_t* output) {
   return data ? self(data)->status() : OutputStatus{};
 }
 
+void wait_for_released_outputs() {
+  std::vector<Releasing> releasing;
+  {
+    std::lock_guard lock(g_releasing_mu);
+    releasing.swap(g_releasing);
+  }
+  for (auto& r : releasing) r.thread.join();
+}
+
 void register_output() {
   obs_output_info info{};
   info.id = kOutputId;
@@ -241,7 +316,7 @@ void register_output() {
                      get_stats_proc, out);
     return out;
   };
-  info.destroy = [](void* data) { delete self(data); };
+  info.destroy = [](void* data) { release(self(data)); };
   info.start = [](void* data) { return self(data)->start(); };
   info.stop = [](void* data, uint64_t) { self(data)->stop(); };
   info.raw_video = [](void* data, video_data* frame) { self(data)->video(frame); };

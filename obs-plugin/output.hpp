@@ -10,7 +10,10 @@
 // start() returns at once: connecting runs on a thread of its own, which begins OBS's data
 // capture once every destination is up (or, with reconnect, at once), and otherwise stops the
 // output with OBS_OUTPUT_CONNECT_FAILED and the reason as its last error. stop() ends OBS's
-// capture and ends the stream on that thread, so OBS's UI thread never waits on the network.
+// capture and ends the stream on that thread, so OBS's UI thread never waits on the network;
+// start() leaves the last run's thread to the new one, and a release hands a stream still
+// ending to a thread of its own (joined at the module's unload). Nothing signals OBS while it
+// stops the output, and nothing touches the output once libobs released it.
 #pragma once
 
 #include <obs-module.h>
@@ -28,6 +31,9 @@ inline constexpr const char* kOutputId = "rdmavideo_output";
 
 /// Registers the output type with libobs (obs_module_load).
 void register_output();
+/// Waits for outputs libobs released while their streams were still ending (obs_module_unload):
+/// a release never waits on the network, an unload does.
+void wait_for_released_outputs();
 
 /// A mix track's name for the audio stream ("Track 2" unless the frontend names it).
 void set_track_namer(std::function<std::string(size_t mix)> namer);

@@ -31,4 +31,7 @@ bool obs_module_load(void) {
   return true;
 }
 
-void obs_module_unload(void) { rdmavideo::obs::frontend_unload(); }
+void obs_module_unload(void) {
+  rdmavideo::obs::frontend_unload();
+  rdmavideo::obs::wait_for_released_outputs();
+}

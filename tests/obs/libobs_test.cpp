@@ -7,9 +7,17 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <iostream>
 #include <regex>
+#include <thread>
 
 #include "process.hpp"
+#include "trickle_proxy.hpp"
 
 namespace rdmavideo::testing {
 namespace {
@@ -199,6 +207,101 @@ TEST(Libobs, AReceiverThatIsNotThereStopsTheOutputSayingWhy) {
   EXPECT_TRUE(r["stopped_early"].get<bool>());
   EXPECT_EQ(r["stop_code"], -2);  // OBS_OUTPUT_CONNECT_FAILED
   EXPECT_NE(r["error"].get<std::string>().find("127.0.0.1:9"), std::string::npos) << r.dump();
+}
+
+// A receiver that takes the connection and never answers (no HelloAck): the kernel accepts
+// for it (the listen backlog); nothing reads.
+class SilentReceiver {
+ public:
+  SilentReceiver() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    listen(fd_, 16);
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~SilentReceiver() { close(fd_); }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// What every stop and release must give OBS's thread back, whatever the receiver does.
+void expect_obs_not_held(const nlohmann::json& r, const TempDir& dir) {
+  ASSERT_FALSE(r.is_null());
+  EXPECT_LT(r["stop_ms"].get<double>(), 2000) << r.dump();
+  EXPECT_LT(r["stats_ms"].get<double>(), 500) << r.dump();
+  EXPECT_LT(r["release_ms"].get<double>(), 2000) << r.dump();
+  EXPECT_NE(read_file(dir / "obs_host.log").find("obs_host exited with 0"), std::string::npos)
+      << read_file(dir / "obs_host.log").substr(0, 4000) << read_file(dir / "obs_host.stderr");
+}
+
+// A receiver that accepts and never answers. With reconnect on (the plugin's and libobs'
+// own), stopping and releasing the output let libobs' reconnect thread start the freed output
+// (use after free, 7 of 7 runs: the session's failure signalled a disconnect during the
+// stop), and obs_output_stop waited for the connect (3.8 s). Both end at once now; libobs
+// runs on for 3 s after the release, and the process ends cleanly.
+class SilentReceiverStop : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SilentReceiverStop, StopAndReleaseReturnAtOnceAndNothingRunsOnAfter) {
+  if (!have_tools()) GTEST_SKIP() << "needs Xvfb, ffmpeg, ffprobe and python3";
+  TempDir dir;
+  VirtualScreen screen(dir);
+  SilentReceiver silent;
+  std::vector<std::string> args{"--destinations", silent.address(), "--seconds", "2", "--after-release", "3"};
+  if (GetParam()) args.push_back("--reconnect");
+  const auto r = run_host(dir, args);
+  expect_obs_not_held(r, dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Reconnect, SilentReceiverStop, ::testing::Bool(),
+                         [](const auto& on) { return on.param ? "On" : "Off"; });
+
+// A receiver frozen mid-stream (SIGSTOP): the output is stopped and released without OBS
+// waiting for it.
+TEST(Libobs, AFrozenReceiverHoldsNoObsThread) {
+  if (!have_tools()) GTEST_SKIP() << "needs Xvfb, ffmpeg, ffprobe and python3";
+  TempDir dir;
+  VirtualScreen screen(dir);
+  Receiver recv(dir, {"--quiet"});
+  std::thread freeze([&] {
+    if (recv.process().wait_for_stderr("stream 1 ring 1", 30s)) {
+      std::this_thread::sleep_for(1s);
+      recv.process().signal(SIGSTOP);
+    }
+  });
+  const auto r = run_host(dir, {"--destinations", recv.address(), "--seconds", "4", "--reconnect",
+                                "--after-release", "2"});
+  freeze.join();
+  recv.process().signal(SIGCONT);
+  recv.process().signal(SIGTERM);
+  recv.process().wait(30s);
+  expect_obs_not_held(r, dir);
+  EXPECT_GT(r["frames"].get<int>(), 10) << r.dump();
+}
+
+// A receiver that reads slowly (200 kB/s, less than the two tracks' sound) but keeps
+// reading: OBS's memory stays flat (each destination's audio queue grew without bound, 0.68
+// MiB/s), and get_stats after the stop answers at once (it waited 42 s for the stream's end).
+TEST(Libobs, ATricklingReceiverKeepsObsMemoryFlat) {
+  if (!have_tools()) GTEST_SKIP() << "needs Xvfb, ffmpeg, ffprobe and python3";
+  TempDir dir;
+  VirtualScreen screen(dir);
+  Receiver recv(dir, {"--quiet"});
+  TrickleProxy trickle(recv.port(), 200'000);
+  const auto r = run_host(dir, {"--destinations", trickle.address(), "--seconds", "12", "--clip-a",
+                                flash_clip(dir, 1000).string(), "--clip-b", flash_clip(dir, 500).string()});
+  expect_obs_not_held(r, dir);
+  std::cout << "resident: " << r["rss_early_kb"] << " KiB at 4 s, " << r["rss_late_kb"] << " KiB at 12 s\n";
+  EXPECT_LT(r["rss_late_kb"].get<long>() - r["rss_early_kb"].get<long>(), 3 * 1024) << r.dump();
+  recv.process().signal(SIGTERM);
+  recv.process().wait(30s);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 //            [--colorspace 709|601|2100pq|2100hlg] [--range partial|full] [--color 0xAABBGGRR]
 //            [--clip-a FILE] [--clip-b FILE] [--tracks MASK] [--size WxH] [--fps N/D]
 //            [--record FILE.mkv [--record-encoder ffv1]] [--no-rdmavideo] [--null-output]
+//            [--reconnect] [--after-release S]
 //
 // --record runs OBS's own FFmpeg output (obs-ffmpeg's ffmpeg_output, which encodes OBS's raw
 // canvas itself, as OBS's custom recording does) beside ours, writing the same canvas and
@@ -21,7 +22,13 @@
 // The scene: a colour source filling the canvas; --clip-a in the top-left quarter with its
 // audio on track 1, --clip-b in the top-right quarter with its audio on track 2 (media
 // sources, looping). On stdout at the end, one JSON object: the output's frames, dropped
-// frames, bytes, the time spent in the raw video callback, and its last error.
+// frames, bytes, the time spent in the raw video callback, and its last error; how long
+// obs_output_stop, the output's get_stats after it and obs_output_release took on this (OBS's
+// UI) thread; resident memory a third of the way through and at the end. --reconnect turns
+// the plugin's reconnect on and libobs' own (obs_output_set_reconnect_settings, as OBS does
+// for its streaming outputs); --after-release keeps libobs running that long after the
+// output is released (a reconnect thread of libobs' would call into it then).
+// Without --record the output is released before the JSON is printed.
 #include <X11/Xlib.h>
 #include <obs-module.h>
 #include <obs-nix-platform.h>
@@ -45,6 +52,8 @@ struct Args {
   std::string record, record_encoder = "ffv1";
   bool abandon_recording = false;
   bool null_output = false;
+  bool reconnect = false;
+  double after_release = 0;
   bool rdmavideo = true;
   double seconds = 5;
   video_format format = VIDEO_FORMAT_NV12;
@@ -76,6 +85,10 @@ Args parse(int argc, char** argv) {
       a.abandon_recording = true;
       continue;
     }
+    if (k == "--reconnect") {
+      a.reconnect = true;
+      continue;
+    }
     if (i + 1 >= argc) die("missing value after " + k);
     const std::string v = argv[++i];
     if (k == "--plugin") a.plugin = v;
@@ -84,6 +97,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--record") a.record = v;
     else if (k == "--record-encoder") a.record_encoder = v;
     else if (k == "--seconds") a.seconds = std::stod(v);
+    else if (k == "--after-release") a.after_release = std::stod(v);
     else if (k == "--clip-a") a.clip_a = v;
     else if (k == "--clip-b") a.clip_b = v;
     else if (k == "--tracks") a.tracks = std::stoi(v);
@@ -141,6 +155,22 @@ void place(obs_scene_t* scene, obs_source_t* source, float x, float y, float w, 
   bounds.y = h;
   obs_sceneitem_set_bounds_type(item, OBS_BOUNDS_STRETCH);
   obs_sceneitem_set_bounds(item, &bounds);
+}
+
+long resident_kb() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long kb = -1;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "VmRSS: %ld", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
 
 double process_cpu_s() {
@@ -242,9 +272,11 @@ int main(int argc, char** argv) {
     obs_data_set_string(settings, "transport", a.transport.c_str());
     obs_data_set_string(settings, "name", a.name.c_str());
     obs_data_set_int(settings, "tracks", a.tracks);
+    obs_data_set_bool(settings, "reconnect", a.reconnect);
     output = obs_output_create("rdmavideo_output", "rdmavideo", settings, nullptr);
     obs_data_release(settings);
     if (!output) die("cannot create rdmavideo_output: is the plugin loaded?");
+    if (a.reconnect) obs_output_set_reconnect_settings(output, 20, 1);
     signal_handler_connect(obs_output_get_signal_handler(output), "stop", on_stop, nullptr);
     obs_output_set_media(output, obs_get_video(), obs_get_audio());
   }
@@ -281,36 +313,66 @@ int main(int argc, char** argv) {
   }
   const double cpu_began = process_cpu_s();
   const uint32_t rendered_began = obs_get_total_frames(), lagged_began = obs_get_lagged_frames();
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.seconds);
+  const auto began = std::chrono::steady_clock::now();
+  const auto until = began + std::chrono::duration<double>(a.seconds);
+  long rss_early_kb = -1;
   {
     std::unique_lock lock(g_mu);
+    g_cv.wait_until(lock, began + std::chrono::duration<double>(a.seconds / 3), [] { return g_stopped; });
+    rss_early_kb = resident_kb();
     g_cv.wait_until(lock, until, [] { return g_stopped; });
   }
+  const long rss_late_kb = resident_kb();
   const double cpu_s = process_cpu_s() - cpu_began;
   // OBS's video thread's own counts over the same span: canvases rendered, and ticks it
   // missed (rendering took longer than a frame).
   const uint32_t rendered = obs_get_total_frames() - rendered_began;
   const uint32_t lagged = obs_get_lagged_frames() - lagged_began;
   const bool stopped_early = g_stopped;
-  if (output && !stopped_early) obs_output_stop(output);
+  const auto stopping = std::chrono::steady_clock::now();
+  // As OBS's frontend stops an output: one still connecting (not active yet) is stopped by
+  // force, which obs_output_stop would leave running.
+  if (output && !stopped_early) {
+    if (obs_output_active(output)) {
+      obs_output_stop(output);
+    } else {
+      obs_output_force_stop(output);
+    }
+  }
+  const double stop_ms = ms_since(stopping);
   if (null_output) obs_output_stop(null_output);
   if (output) {
     std::unique_lock lock(g_mu);
     g_cv.wait_for(lock, std::chrono::seconds(20), [] { return g_stopped; });
   }
   calldata_t cd{};
+  const auto asking = std::chrono::steady_clock::now();
   if (output) proc_handler_call(obs_output_get_proc_handler(output), "get_stats", &cd);
-  const char* error = output ? obs_output_get_last_error(output) : nullptr;
+  const double stats_ms = ms_since(asking);
+  const char* last_error = output ? obs_output_get_last_error(output) : nullptr;
+  const std::string error = last_error ? last_error : "";
+  const int frames = output ? obs_output_get_total_frames(output) : 0;
+  const int dropped = output ? obs_output_get_frames_dropped(output) : 0;
+  const auto bytes = static_cast<unsigned long long>(output ? obs_output_get_total_bytes(output) : 0);
+  double release_ms = -1;
+  if (output && !recording) {
+    const auto releasing = std::chrono::steady_clock::now();
+    obs_output_release(output);
+    release_ms = ms_since(releasing);
+    output = nullptr;
+    std::this_thread::sleep_for(std::chrono::duration<double>(a.after_release));
+  }
   std::printf(
       "{\"frames\": %d, \"dropped\": %d, \"bytes\": %llu, \"handed\": %lld, \"callback_ns\": %lld, "
       "\"callback_cpu_ns\": %lld, \"stop_code\": %lld, \"stopped_early\": %s, \"error\": \"%s\", "
-      "\"rendered\": %u, \"lagged\": %u, \"cpu_s\": %.3f, \"recorded\": %d, \"null_frames\": %d}\n",
-      output ? obs_output_get_total_frames(output) : 0, output ? obs_output_get_frames_dropped(output) : 0,
-      static_cast<unsigned long long>(output ? obs_output_get_total_bytes(output) : 0), calldata_int(&cd, "frames"),
-      calldata_int(&cd, "callback_ns"), calldata_int(&cd, "callback_cpu_ns"), g_stop_code,
-      stopped_early ? "true" : "false", error ? error : "", rendered, lagged, cpu_s,
-      recording ? obs_output_get_total_frames(recording) : 0,
-      null_output ? obs_output_get_total_frames(null_output) : 0);
+      "\"rendered\": %u, \"lagged\": %u, \"cpu_s\": %.3f, \"recorded\": %d, \"null_frames\": %d, "
+      "\"stop_ms\": %.1f, \"stats_ms\": %.1f, \"release_ms\": %.1f, \"rss_early_kb\": %ld, "
+      "\"rss_late_kb\": %ld}\n",
+      frames, dropped, bytes, calldata_int(&cd, "frames"), calldata_int(&cd, "callback_ns"),
+      calldata_int(&cd, "callback_cpu_ns"), g_stop_code, stopped_early ? "true" : "false", error.c_str(), rendered,
+      lagged, cpu_s, recording ? obs_output_get_total_frames(recording) : 0,
+      null_output ? obs_output_get_total_frames(null_output) : 0, stop_ms, stats_ms, release_ms, rss_early_kb,
+      rss_late_kb);
   calldata_free(&cd);
   std::fflush(stdout);
   if (recording && a.abandon_recording) std::_Exit(0);

@@ -208,6 +208,11 @@ struct Dispatch {
 
 enum class Took { sent, dropped, ended, interrupted };
 
+// Audio batches (kAudioBatch each) of one track a destination's queue holds at most.
+constexpr size_t kMostQueuedAudio = 64;
+// How long ending a live stream waits for the destinations' queues to empty.
+constexpr std::chrono::seconds kLiveDrain{1};
+
 // Samples of one audio track for the destinations' queues, shared by them all.
 struct AudioJob {
   enum class What { samples, end };
@@ -331,6 +336,8 @@ struct SenderSession::Impl {
     // A frame job's part in its dispatch, as finish_job() without touching `busy` (a job
     // that never left the queue).
     void settle(Job& job, Took took);
+    // Everything queued, dropped and counted (a live stream ending while it is behind).
+    void drop_queued();
     void end_stream();
     // Audio, under core_mu: AudioStart for every track not started on this connection yet,
     // then the job's samples or end. Counted in the report either way.
@@ -485,14 +492,21 @@ struct SenderSession::Impl {
   }
 
   // Waits until no destination has a frame queued or in hand (frames in flight go first).
+  // Live, at most kLiveDrain: what a receiver that is behind still has queued then is dropped
+  // for it, counted, so that ending a live stream (an OBS output stopped) never waits on the
+  // slowest receiver's pace; the frame it is being sent goes on to the end.
   void drain_queues() {
     std::unique_lock lock(stream_mu);
-    stream_cv.wait(lock, [&] {
+    const auto drained = [&] {
       return std::all_of(destinations.begin(), destinations.end(), [](const auto& d) {
         std::lock_guard inner(d->mu);
         return d->queue.empty() && !d->busy;
       });
-    });
+    };
+    if (!options.policy.live) return stream_cv.wait(lock, drained);
+    if (stream_cv.wait_for(lock, kLiveDrain, drained)) return;
+    lock.unlock();
+    for (auto& d : destinations) d->drop_queued();
   }
 
   // Copies a GPU frame into the next pinned slot, once no transfer reads that slot.
@@ -778,6 +792,22 @@ void SenderSession::Impl::Destination::settle(Job& job, Took took) {
     if (d.on_complete) d.on_complete(d);
     std::lock_guard lock(d.mu);
     d.cv.notify_all();
+  }
+}
+
+void SenderSession::Impl::Destination::drop_queued() {
+  std::deque<Job> dropped;
+  {
+    std::lock_guard lock(mu);
+    dropped.swap(queue);
+  }
+  for (auto& job : dropped) {
+    if (job.audio) {
+      std::lock_guard lock(report_mu);
+      if (job.audio->what == AudioJob::What::samples) report.audio_dropped_samples += job.audio->samples;
+      continue;
+    }
+    settle(job, Took::dropped);
   }
 }
 
@@ -1485,6 +1515,21 @@ Result<void> SenderSession::Impl::queue_audio(std::shared_ptr<const AudioJob> au
       std::lock_guard report_lock(d->report_mu);
       d->report.audio_dropped_samples += job.audio->samples;
       continue;
+    }
+    // A destination that is behind (a receiver that reads slowly) holds at most
+    // kMostQueuedAudio batches of a track (about 2.5 s): the oldest samples go, counted, so
+    // the sender's memory stays bounded whatever the receiver does.
+    const uint32_t track = job.audio->track;
+    const auto of_track = [track](const Job& q) {
+      return q.audio && q.audio->track == track && q.audio->what == AudioJob::What::samples;
+    };
+    if (static_cast<size_t>(std::count_if(d->queue.begin(), d->queue.end(), of_track)) >= kMostQueuedAudio) {
+      const auto oldest = std::find_if(d->queue.begin(), d->queue.end(), of_track);
+      if (oldest != d->queue.end()) {
+        std::lock_guard report_lock(d->report_mu);
+        d->report.audio_dropped_samples += oldest->audio->samples;
+        d->queue.erase(oldest);
+      }
     }
     d->queue.push_back(job);
     d->cv.notify_one();

@@ -86,8 +86,7 @@ SenderCore::SenderCore(std::unique_ptr<SenderChannel> channel, const ConnectOpti
       key_(options.key),
       max_frame_bytes_(options.max_frame_bytes),
       credits_requested_(options.credits_requested),
-      max_version_(std::clamp(options.max_version, proto::kMinVersion, proto::kVersion)),
-      stop_(options.stop) {}
+      max_version_(std::clamp(options.max_version, proto::kMinVersion, proto::kVersion)) {}
 
 SenderCore::~SenderCore() {
   // The channel first: once it is closed nothing reads the frames' memory, and their holds
@@ -114,12 +113,6 @@ Result<void> SenderCore::handshake() {
                         fmt::format("no {} within {} ms",
                                     step_ == Step::hello_sent ? "HelloAck" : "Auth",
                                     timeouts_.connect.count())));
-    }
-    // A sender being stopped (an OBS output stopped or released while its receiver does not
-    // answer) gives up at once rather than at the deadline.
-    if (stop_ && stop_->load()) {
-      return fail(Error(ErrorCode::timeout, fmt::format("no {} yet; the sender is stopping",
-                                                        step_ == Step::hello_sent ? "HelloAck" : "Auth")));
     }
     // A receiver that refuses says why and closes: its answer counts, not the close.
     auto ok = pump(std::min(left, milliseconds(100)));

@@ -210,6 +210,8 @@ enum class Took { sent, dropped, ended, interrupted };
 
 // Audio batches (kAudioBatch each) of one track a destination's queue holds at most.
 constexpr size_t kMostQueuedAudio = 64;
+// Live frames a destination's queue holds at most (besides the one it is sending).
+constexpr size_t kLiveBacklog = 2;
 // How long ending a live stream waits for the destinations' queues to empty.
 constexpr std::chrono::seconds kLiveDrain{1};
 
@@ -1083,16 +1085,20 @@ Result<SenderSession::Outcome> SenderSession::Impl::dispatch(std::span<const std
     {
       std::lock_guard lock(t->mu);
       if (options.policy.live) {
-        // A destination that fell behind loses its own frames, never another's: a live
-        // frame still queued for it when the next comes is dropped for it, so it holds no
-        // more of the pool than the frame it is sending and the newest.
-        for (auto it = t->queue.begin(); it != t->queue.end();) {
+        // A destination that fell behind loses its own frames, never another's: beyond
+        // kLiveBacklog frames queued for it, the oldest is dropped for it, so it holds no
+        // more of the pool than the frame it is sending and those few (a moment's hiccup
+        // is caught up, a receiver that reads slowly is not waited for).
+        auto frames = static_cast<size_t>(std::count_if(t->queue.begin(), t->queue.end(),
+                                                        [](const Job& q) { return !q.audio; }));
+        for (auto it = t->queue.begin(); it != t->queue.end() && frames >= kLiveBacklog;) {
           if (it->audio) {
             ++it;
             continue;
           }
           stale.push_back(std::move(*it));
           it = t->queue.erase(it);
+          --frames;
         }
       }
       t->queue.push_back(job);

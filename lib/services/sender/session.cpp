@@ -213,7 +213,7 @@ constexpr size_t kMostQueuedAudio = 64;
 // Live frames a destination's queue holds at most (besides the one it is sending).
 constexpr size_t kLiveBacklog = 2;
 // How long ending a live stream waits for the destinations' queues to empty.
-constexpr std::chrono::seconds kLiveDrain{1};
+constexpr std::chrono::seconds kLiveDrain{5};
 
 // Samples of one audio track for the destinations' queues, shared by them all.
 struct AudioJob {
@@ -1084,7 +1084,7 @@ Result<SenderSession::Outcome> SenderSession::Impl::dispatch(std::span<const std
     std::vector<Job> stale;
     {
       std::lock_guard lock(t->mu);
-      if (options.policy.live) {
+      if (live_fan_out()) {
         // A destination that fell behind loses its own frames, never another's: beyond
         // kLiveBacklog frames queued for it, the oldest is dropped for it, so it holds no
         // more of the pool than the frame it is sending and those few (a moment's hiccup

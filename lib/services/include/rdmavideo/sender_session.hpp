@@ -15,8 +15,9 @@
 // with one logged line while the others go on, unless `require_all` (the session then fails);
 // with `reconnect` a lost destination (or one not up yet) is connected again on its own, with
 // back-off, and joins the stream where it is. A live frame a destination has no credit for is
-// dropped for that destination alone, as is the oldest of those queued for it beyond two (a
-// receiver reading slowly holds at most three of the pool's buffers), and every frame sent
+// dropped for that destination alone, as is (with several destinations) the oldest of those
+// queued for it beyond two (a receiver reading slowly holds at most three of the pool's
+// buffers, not all of them), and every frame sent
 // while it is away reconnecting counts as dropped for it; a no-drop frame waits for the
 // slowest.
 //

@@ -494,9 +494,10 @@ struct SenderSession::Impl {
   }
 
   // Waits until no destination has a frame queued or in hand (frames in flight go first).
-  // Live, at most kLiveDrain: what a receiver that is behind still has queued then is dropped
-  // for it, counted, so that ending a live stream (an OBS output stopped) never waits on the
-  // slowest receiver's pace; the frame it is being sent goes on to the end.
+  // Live to several receivers, at most kLiveDrain: what a receiver that is behind still has
+  // queued then is dropped for it, counted, so that ending the stream never waits on the
+  // slowest one's pace; the frame it is being sent goes on to the end. One receiver gets
+  // all it was given (the pool and the audio bound keep that short).
   void drain_queues() {
     std::unique_lock lock(stream_mu);
     const auto drained = [&] {
@@ -505,7 +506,7 @@ struct SenderSession::Impl {
         return d->queue.empty() && !d->busy;
       });
     };
-    if (!options.policy.live) return stream_cv.wait(lock, drained);
+    if (!live_fan_out()) return stream_cv.wait(lock, drained);
     if (stream_cv.wait_for(lock, kLiveDrain, drained)) return;
     lock.unlock();
     for (auto& d : destinations) d->drop_queued();

@@ -267,8 +267,6 @@ class MediaPeer {
     format.flags |= proto::kStreamLive;
     return format;
   }
-  uint64_t frames_sent() const { return frames_; }
-  uint64_t samples_sent() const { return samples_; }
 
   void end() { peer_.send(proto::EndOfStream{sequence_, 0}); }
 

@@ -98,7 +98,11 @@ TEST(Libobs, ColourAndTwoTracksEachWithItsToneInSyncIntoProres) {
   // Frames OBS handed the output, at 30 fps for 8 s on two cores rendering in software.
   const int handed = r["frames"], dropped = r["dropped"];
   EXPECT_GT(handed, 200);
-  EXPECT_LE(dropped, handed / 50) << "more than 2% dropped";
+  // The output drops a frame rather than hold OBS's video thread when every buffer is in
+  // flight. Here OBS renders in software, and the sender and the ProRes encoder of the
+  // receiver share the same two cores, so a few drop when the machine is busy; a stream that
+  // blocked or leaked buffers would drop most of them. The rate is measured in bench/.
+  EXPECT_LE(dropped, handed / 20) << "more than 5% dropped";
   const std::string recorded = capture("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
                                        "stream=nb_read_frames -of csv=p=0 '" + out.string() + "'");
   EXPECT_EQ(std::stoi(recorded), handed - dropped) << "every frame OBS's counters say went, and no other";

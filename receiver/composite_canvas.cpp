@@ -30,6 +30,12 @@ class HostCanvas final : public CompositeCanvas {
     std::memcpy(into.bytes().data(), frame.data(), frame.size());
     return {};
   }
+  std::optional<proto::StreamStart> held_as(const proto::StreamStart& format, av::Rect area) const override {
+    auto fitted = canvas_->fitted(format, area);
+    if (!fitted) return std::nullopt;
+    return *fitted;
+  }
+  Copier copier() const override { return Copier(canvas_->fitter()); }
 
  private:
   std::unique_ptr<av::Canvas> canvas_;
@@ -168,6 +174,11 @@ class GpuCanvas final : public CompositeCanvas {
     return stream_->synchronize();
   }
 
+  std::optional<proto::StreamStart> held_as(const proto::StreamStart&, av::Rect) const override {
+    return std::nullopt;
+  }
+  Copier copier() const override { return Copier(); }
+
  private:
   GpuCanvas(memory::MemorySpec spec, std::shared_ptr<cuda::Device> device, std::shared_ptr<const cuda::Kernels> kernels)
       : spec_(spec), device_(std::move(device)), kernels_(std::move(kernels)) {}
@@ -209,10 +220,15 @@ Result<std::unique_ptr<CompositeCanvas>> CompositeCanvas::create(const Options& 
   return std::unique_ptr<CompositeCanvas>(std::make_unique<HostCanvas>(std::move(*canvas)));
 }
 
-Result<CompositeCanvas::Copier::Way> CompositeCanvas::Copier::hold(const FrameLease& frame, const memory::Region& into) {
+Result<CompositeCanvas::Copier::Way> CompositeCanvas::Copier::hold(const FrameLease& frame, const memory::Region& into,
+                                                                   const proto::StreamStart* as) {
   const auto bytes = frame.data();
   const bool from_gpu = frame.memory_kind() == memory::MemoryKind::cuda;
   if (into.kind() != memory::MemoryKind::cuda) {
+    if (!from_gpu && as && fitter_) {
+      if (auto ok = fitter_->fit(frame.format(), bytes, *as, into.bytes()); !ok) return Unexpected(ok.error());
+      return Way::fitted;
+    }
     if (!from_gpu) {
       std::memcpy(into.bytes().data(), bytes.data(), bytes.size());
       return Way::host;

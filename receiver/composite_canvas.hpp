@@ -17,6 +17,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -52,17 +53,31 @@ class CompositeCanvas {
   /// The canvas as drawn so far copied into `into` (memory(), at least a frame's bytes).
   virtual Result<void> copy_out(const memory::Region& into) = 0;
 
-  /// Copies frames out of ring slots into tiles' buffers: a memcpy, a download, an upload
-  /// or a copy inside the GPU, finished when hold() returns. One a tile (a GPU stream each).
+  /// What a tile keeps of a frame of `format` in host memory that is shown in `area`: where
+  /// the canvas is drawn by the CPU, the frame fitted to its picture in the canvas's format
+  /// (av::Canvas::fitted()), scaled by the tile's own thread so that the canvas's thread only
+  /// copies it and a frame much larger than its tile costs its own stream alone; nullopt where
+  /// the frame is kept as it came (a canvas in GPU memory scales on the GPU).
+  virtual std::optional<proto::StreamStart> held_as(const proto::StreamStart& format, av::Rect area) const = 0;
+
+  /// Copies frames out of ring slots into tiles' buffers: a memcpy (or a scaling, held_as()),
+  /// a download, an upload or a copy inside the GPU, finished when hold() returns. One a tile
+  /// (a GPU stream each), made by copier().
   class Copier {
    public:
-    /// `frame` into the start of `into`. Says which way it went.
-    enum class Way { host, download, upload, device };
-    Result<Way> hold(const FrameLease& frame, const memory::Region& into);
+    Copier() = default;
+    explicit Copier(std::unique_ptr<av::Canvas::Fitter> fitter) : fitter_(std::move(fitter)) {}
+    /// `frame` into the start of `into`, as it came or, with `as` (held_as()), fitted. Says
+    /// which way it went.
+    enum class Way { host, fitted, download, upload, device };
+    Result<Way> hold(const FrameLease& frame, const memory::Region& into, const proto::StreamStart* as = nullptr);
 
    private:
-    std::unique_ptr<cuda::Stream> stream_;  // made on first need, on into's GPU
+    std::unique_ptr<av::Canvas::Fitter> fitter_;  // a canvas drawn by the CPU: held_as() frames
+    std::unique_ptr<cuda::Stream> stream_;        // made on first need, on into's GPU
   };
+  /// A copier for one tile's thread.
+  virtual Copier copier() const = 0;
 };
 
 }  // namespace rdmavideo::receiver

@@ -108,6 +108,10 @@ struct Compositor::Tile {
   uint64_t received = 0, composited = 0, sampled = 0, repeats = 0;
   uint64_t uploads = 0, downloads = 0;  // frames copied between host and GPU memory on arrival
   CompositeCanvas::Copier copier;  // its stream's connection thread
+  // What its stream's frames are held as where the canvas is drawn by the CPU (scaled to
+  // their picture on arrival, CompositeCanvas::held_as), for the format they came in.
+  std::shared_ptr<const proto::StreamStart> held_for;
+  std::shared_ptr<const proto::StreamStart> held_as;  // null: as they came
   bool warned = false;     // a frame it could not place was said once
   int64_t last_shown_ns = 0;   // canvas time its stream's newest frame was first shown
   int64_t quiet_after_ns = 0;  // its stream's quiet: no new frame for this long is marked
@@ -216,6 +220,7 @@ Compositor::Compositor(const Options& options, std::unique_ptr<CompositeCanvas> 
     tiles_.push_back(std::make_unique<Tile>());
     tiles_.back()->spec = spec;
     tiles_.back()->clock = TileClock(period_ns_, kAudioRate);
+    tiles_.back()->copier = canvas_->copier();
   }
 }
 
@@ -232,11 +237,6 @@ Result<std::unique_ptr<StreamSink>> Compositor::make_sink(const StreamInfo& info
                       "through its input as fast as the canvas lets its frames go; send it with --realtime",
                       info.number, label);
   }
-  // Three frames copied out of the ring, in the receiver's budget.
-  auto reserved = info.budget ? info.budget->reserve(3ull * info.format->layout.frame_bytes,
-                                                     fmt::format("stream {}'s tile of the composite", info.number))
-                              : Result<std::shared_ptr<const void>>(nullptr);
-  if (!reserved) return Unexpected(reserved.error());
   std::lock_guard lock(mu_);
   std::vector<bool> taken;
   for (const auto& t : tiles_) taken.push_back(t->taken);
@@ -247,6 +247,12 @@ Result<std::unique_ptr<StreamSink>> Compositor::make_sink(const StreamInfo& info
                       options_.layout_file.empty() ? "" : " in " + options_.layout_file);
   }
   Tile& tile = *tiles_[*at];
+  // Three frames copied out of the ring, as the tile holds them, in the receiver's budget.
+  const size_t held_bytes = held_format(tile, info.format)->layout.frame_bytes;
+  auto reserved = info.budget ? info.budget->reserve(3ull * held_bytes,
+                                                     fmt::format("stream {}'s tile of the composite", info.number))
+                              : Result<std::shared_ptr<const void>>(nullptr);
+  if (!reserved) return Unexpected(reserved.error());
   tile.taken = true;
   tile.drawn_empty = false;
   tile.name = label;
@@ -257,7 +263,7 @@ Result<std::unique_ptr<StreamSink>> Compositor::make_sink(const StreamInfo& info
   tile.audio_shift_ns.reset();
   tile.reservation = std::move(*reserved);
   tile.budget = info.budget;
-  tile.reserved_frame_bytes = info.format->layout.frame_bytes;
+  tile.reserved_frame_bytes = held_bytes;
   log().info("[composite] stream {} (\"{}\") in tile {}", info.number, label, *at + 1);
   return std::unique_ptr<StreamSink>(std::make_unique<TileSink>(*this, *at));
 }
@@ -300,12 +306,14 @@ void Compositor::deliver(size_t index, FrameLease frame) {
       const int64_t shown_at = (into->canvas_ns + 2 * period_ns_ - 1) / period_ns_ * period_ns_;
       tile.audio_shift_ns = shown_at - into->canvas_ns;
     }
-    into->format = frame.shared_format();
+    into->format = frame.memory_kind() == memory::MemoryKind::cuda ? frame.shared_format()
+                                                                    : held_format(tile, frame.shared_format());
   }
   // Copied where the canvas is (the held buffer is this thread's while it is being written).
   Tile& tile = *tiles_[index];
+  const bool fit = into->format != frame.shared_format();
   auto copied = [&]() -> Result<CompositeCanvas::Copier::Way> {
-    const size_t need = frame.data().size();
+    const size_t need = fit ? into->format->layout.frame_bytes : frame.data().size();
     if (!into->copy || into->bytes != need) {
       // A format that changed: the copies follow it (never the largest kept), charged to
       // the budget first.
@@ -317,7 +325,7 @@ void Compositor::deliver(size_t index, FrameLease frame) {
       into->copy = std::move(*region);
       into->bytes = need;
     }
-    return tile.copier.hold(frame, *into->copy);
+    return tile.copier.hold(frame, *into->copy, fit ? into->format.get() : nullptr);
   }();
   frame.release();
   std::lock_guard lock(mu_);
@@ -331,6 +339,18 @@ void Compositor::deliver(size_t index, FrameLease frame) {
   if (*copied == CompositeCanvas::Copier::Way::upload) ++tile.uploads;
   if (*copied == CompositeCanvas::Copier::Way::download) ++tile.downloads;
   into->state = Tile::Held::State::ready;
+}
+
+// How the tile holds frames of `format` in host memory (under mu_): fitted to their picture
+// where the canvas is drawn by the CPU, else as they came.
+std::shared_ptr<const proto::StreamStart> Compositor::held_format(Tile& tile,
+                                                                  const std::shared_ptr<const proto::StreamStart>& format) {
+  if (tile.held_for != format) {
+    tile.held_for = format;
+    auto as = canvas_->held_as(*format, tile.spec.rect);
+    tile.held_as = as ? std::make_shared<const proto::StreamStart>(std::move(*as)) : nullptr;
+  }
+  return tile.held_as ? tile.held_as : format;
 }
 
 // Three frames of `frame_bytes` in the budget for the tile, where its stream's format

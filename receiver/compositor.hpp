@@ -4,12 +4,15 @@
 // uses, so the canvas is written raw, recorded, piped or shown as a stream would be.
 //
 // Each stream's sink is a tile: frame() copies the frame into one of the tile's three buffers
-// and lets the ring slot go at once, so the sender is never slowed. Each frame has a time on
+// and lets the ring slot go at once, so the sender is never slowed. Where the canvas is drawn
+// by the CPU the copy is the frame already scaled to its picture in the canvas's format, on
+// its stream's connection thread: a frame much larger than its tile costs its own stream,
+// never the canvas's thread (which then only copies it) or the other tiles. Each frame has a time on
 // the canvas's clock (its pts laid on the canvas's clock by the tile's TileClock, which follows
 // the frames' arrivals). The
 // compositor's thread wakes once a canvas period: for each tile it takes the newest frame whose
-// time is at least a period past, scales it into the tile's rectangle (libswscale, aspect
-// ratio kept) and labels it with the stream's name. Showing frames a period late by their own
+// time is at least a period past, places it in the tile's rectangle (aspect ratio kept) and
+// labels it with the stream's name. Showing frames a period late by their own
 // times, not as they happen to arrive, lets a stream at the canvas's rate show every frame
 // once despite network jitter; a tile with no new frame keeps the last one (a repeat), and a
 // stream faster than the canvas is sampled. A stream that ends leaves a "no signal" tile with its name, which the
@@ -116,6 +119,8 @@ class Compositor {
   void compose(Tile& tile, int64_t now_ns);
   void deliver(size_t tile, FrameLease frame);
   Result<void> charge(Tile& tile, size_t frame_bytes);
+  std::shared_ptr<const proto::StreamStart> held_format(Tile& tile,
+                                                        const std::shared_ptr<const proto::StreamStart>& format);
   void ended(size_t tile);
   void audio_started(size_t tile, const AudioTrack& track);
   bool audio(size_t tile, AudioPacket packet);

@@ -48,39 +48,37 @@ bool full_range(PixelFormat format, const Colour& colour) {
   return traits(format).rgb || colour.range == colour::kFull;
 }
 
-}  // namespace
-
-struct Canvas::Impl {
-  proto::StreamStart format;
+// Drawing into pictures of one pixel format and colour (a canvas's) with libswscale: its
+// scalers by what they convert (source format, sizes, range and matrix), each reused for every
+// frame of its kind (tiles of different sizes would re-initialise one by turns), and the scratch
+// picture they write into. The canvas draws with one; each Fitter, on its own thread, with
+// another.
+struct Scaling {
+  proto::StreamStart format;  // its pixel format and colour (and the canvas's height, for the matrix)
   AVPixelFormat av_format = AV_PIX_FMT_NONE;
   std::vector<PlaneGeometry> planes;
-  std::vector<std::byte> bytes;
-  // Scalers by what they convert (source format, sizes, range and matrix), each reused for
-  // every frame of its kind: tiles of different sizes would re-initialise one by turns.
   using Key = std::tuple<int, int, int, int, int, int, int, int>;
   std::map<Key, UniqueSws> scalers;
-  std::vector<uint8_t> bgra;  // fills and labels, drawn here first
-  // What libswscale writes, before it is copied into the canvas: it writes whole vectors, past
-  // the end of each row, so it must never write into the canvas itself (a tile's row ends
+  // What libswscale writes, before it is copied into the picture: it writes whole vectors, past
+  // the end of each row, so it must never write into the picture itself (a tile's row ends
   // where the next tile's begins).
   std::vector<uint8_t> scratch;
 
-  Rect clip(Rect r) const { return av::clip(r, format.width, format.height); }
-
-  // The canvas's planes from (x, y) on.
-  void destination(Rect r, uint8_t* data[4], int linesize[4]) {
+  // The planes of a picture laid out as `layout` at `base`, from (r.x, r.y) on.
+  void destination(uint8_t* base, const FrameLayout& layout, Rect r, uint8_t* data[4], int linesize[4]) const {
     for (size_t p = 0; p < planes.size(); ++p) {
-      const auto& plane = format.layout.planes[p];
-      data[p] = reinterpret_cast<uint8_t*>(bytes.data()) + plane.offset +
-                static_cast<size_t>(r.y >> planes[p].shift_h) * plane.stride +
+      const auto& plane = layout.planes[p];
+      data[p] = base + plane.offset + static_cast<size_t>(r.y >> planes[p].shift_h) * plane.stride +
                 static_cast<size_t>((r.x >> planes[p].shift_w) * planes[p].step);
       linesize[p] = static_cast<int>(plane.stride);
     }
   }
 
-  // Scales the source (src, src_linesize, src_h rows) with `sws` into `to`: into the scratch
-  // picture first, then row by row into the canvas, exactly the rectangle's bytes.
-  void blit(SwsContext* sws, const uint8_t* const src[4], const int src_linesize[4], int src_h, Rect to) {
+  // Scales the source (src, src_linesize, src_h rows) with `sws` into `to` of the picture at
+  // `base` (`layout`): into the scratch picture first, then row by row, exactly the
+  // rectangle's bytes.
+  void blit(SwsContext* sws, const uint8_t* const src[4], const int src_linesize[4], int src_h, uint8_t* base,
+            const FrameLayout& layout, Rect to) {
     // Rows padded to 64 bytes, and 64 more after the last, for what libswscale writes past them.
     uint8_t* tmp[4] = {};
     int tmp_linesize[4] = {};
@@ -89,15 +87,16 @@ struct Canvas::Impl {
     scratch.resize(static_cast<size_t>(size) + 64);
     av_image_fill_arrays(tmp, tmp_linesize, scratch.data(), av_format, to.width, to.height, 64);
     sws_scale(sws, src, src_linesize, 0, src_h, tmp, tmp_linesize);
-    copy(tmp, tmp_linesize, to);
+    copy(tmp, tmp_linesize, base, layout, to);
   }
 
-  // A picture in the canvas's format and `to`'s size (planes `from`, rows `from_linesize`
-  // apart) into `to`, row by row, exactly the rectangle's bytes.
-  void copy(const uint8_t* const from[4], const int from_linesize[4], Rect to) {
+  // A picture in this format and `to`'s size (planes `from`, rows `from_linesize` apart) into
+  // `to` of the picture at `base` (`layout`), row by row, exactly the rectangle's bytes.
+  void copy(const uint8_t* const from[4], const int from_linesize[4], uint8_t* base, const FrameLayout& layout,
+            Rect to) const {
     uint8_t* dst[4] = {};
     int dst_linesize[4] = {};
-    destination(to, dst, dst_linesize);
+    destination(base, layout, to, dst, dst_linesize);
     for (size_t p = 0; p < planes.size(); ++p) {
       const int rows = (to.height + (1 << planes[p].shift_h) - 1) >> planes[p].shift_h;
       const size_t row_bytes = static_cast<size_t>(((to.width + (1 << planes[p].shift_w) - 1) >> planes[p].shift_w) *
@@ -126,16 +125,63 @@ struct Canvas::Impl {
     return scalers.emplace(key, std::move(sws)).first->second.get();
   }
 
+  // A stream's frame scaled into `to` of the picture at `base` (`layout`), or copied where it
+  // is already in this format, size, range and matrix.
+  Result<void> draw(const proto::StreamStart& from, std::span<const std::byte> frame, uint8_t* base,
+                    const FrameLayout& layout, Rect to) {
+    const auto av = to_av(from.pixel_format);
+    if (!av || !sws_isSupportedInput(*av)) {
+      return make_error(ErrorCode::unsupported, "canvas: libswscale cannot read {} frames", name(from.pixel_format));
+    }
+    if (frame.size() < from.layout.frame_bytes) {
+      return make_error(ErrorCode::invalid_argument, "canvas: a {} frame of {} bytes where its layout has {}",
+                        name(from.pixel_format), frame.size(), from.layout.frame_bytes);
+    }
+    const uint8_t* src[4] = {};
+    int src_linesize[4] = {};
+    for (int p = 0; p < from.layout.plane_count && p < 4; ++p) {
+      src[p] = reinterpret_cast<const uint8_t*>(frame.data()) + from.layout.planes[p].offset;
+      src_linesize[p] = static_cast<int>(from.layout.planes[p].stride);
+    }
+    const bool full = full_range(from.pixel_format, from.colour);
+    const int matrix = sws_matrix(from.colour.matrix, from.height);
+    // This format, size, matrix and range: copied as it is. (Nothing to scale; and
+    // libswscale's unscaled copy of FFmpeg 5.1 writes no chroma of NV12 or P010.)
+    if (from.pixel_format == format.pixel_format && static_cast<int>(from.width) == to.width &&
+        static_cast<int>(from.height) == to.height && full == full_range(format.pixel_format, format.colour) &&
+        matrix == sws_matrix(format.colour.matrix, format.height)) {
+      copy(src, src_linesize, base, layout, to);
+      return {};
+    }
+    auto sws = scaler(*av, static_cast<int>(from.width), static_cast<int>(from.height), full, matrix, to.width,
+                      to.height, SWS_BILINEAR);
+    if (!sws) return Unexpected(sws.error());
+    blit(*sws, src, src_linesize, static_cast<int>(from.height), base, layout, to);
+    return {};
+  }
+};
+
+}  // namespace
+
+struct Canvas::Impl : Scaling {
+  std::vector<std::byte> bytes;
+  std::vector<uint8_t> bgra;  // fills and labels, drawn here first
+
+  Rect clip(Rect r) const { return av::clip(r, format.width, format.height); }
+  uint8_t* base() { return reinterpret_cast<uint8_t*>(bytes.data()); }
+
   // The BGRA image in `bgra` (`w` x `h`) into `to`, scaled to its size.
   Result<void> draw_bgra(int w, int h, Rect to, int flags) {
     auto sws = scaler(AV_PIX_FMT_BGRA, w, h, true, SWS_CS_DEFAULT, to.width, to.height, flags);
     if (!sws) return Unexpected(sws.error());
     const uint8_t* src[4] = {bgra.data(), nullptr, nullptr, nullptr};
     const int src_linesize[4] = {w * 4, 0, 0, 0};
-    blit(*sws, src, src_linesize, h, to);
+    blit(*sws, src, src_linesize, h, base(), format.layout, to);
     return {};
   }
 };
+
+struct Canvas::Fitter::Impl : Scaling {};
 
 Result<std::unique_ptr<Canvas>> Canvas::create(PixelFormat format, uint32_t width, uint32_t height, Rational rate,
                                                Colour colour) {
@@ -174,14 +220,6 @@ std::span<const std::byte> Canvas::frame() const { return impl_->bytes; }
 
 Result<Rect> Canvas::place(const proto::StreamStart& format, std::span<const std::byte> frame, Rect area) {
   Impl& s = *impl_;
-  const auto av = to_av(format.pixel_format);
-  if (!av || !sws_isSupportedInput(*av)) {
-    return make_error(ErrorCode::unsupported, "canvas: libswscale cannot read {} frames", name(format.pixel_format));
-  }
-  if (frame.size() < format.layout.frame_bytes) {
-    return make_error(ErrorCode::invalid_argument, "canvas: a {} frame of {} bytes where its layout has {}",
-                      name(format.pixel_format), frame.size(), format.layout.frame_bytes);
-  }
   area = s.clip(area);
   if (area.empty()) return area;
   const Rect picture = s.clip(fit(area, format.width, format.height));
@@ -190,27 +228,45 @@ Result<Rect> Canvas::place(const proto::StreamStart& format, std::span<const std
     if (bar.empty()) continue;
     if (auto ok = fill(bar, {}); !ok) return Unexpected(ok.error());
   }
-  const uint8_t* src[4] = {};
-  int src_linesize[4] = {};
-  for (int p = 0; p < format.layout.plane_count && p < 4; ++p) {
-    src[p] = reinterpret_cast<const uint8_t*>(frame.data()) + format.layout.planes[p].offset;
-    src_linesize[p] = static_cast<int>(format.layout.planes[p].stride);
-  }
-  const bool full = full_range(format.pixel_format, format.colour);
-  const int matrix = sws_matrix(format.colour.matrix, format.height);
-  // The canvas's own format, size, matrix and range: copied as it is. (Nothing to scale; and
-  // libswscale's unscaled copy of FFmpeg 5.1 writes no chroma of NV12 or P010.)
-  if (format.pixel_format == s.format.pixel_format && static_cast<int>(format.width) == picture.width &&
-      static_cast<int>(format.height) == picture.height && full == full_range(s.format.pixel_format, s.format.colour) &&
-      matrix == sws_matrix(s.format.colour.matrix, s.format.height)) {
-    s.copy(src, src_linesize, picture);
-    return picture;
-  }
-  auto sws = s.scaler(*av, static_cast<int>(format.width), static_cast<int>(format.height), full, matrix,
-                      picture.width, picture.height, SWS_BILINEAR);
-  if (!sws) return Unexpected(sws.error());
-  s.blit(*sws, src, src_linesize, static_cast<int>(format.height), picture);
+  if (auto ok = s.draw(format, frame, s.base(), s.format.layout, picture); !ok) return Unexpected(ok.error());
   return picture;
+}
+
+Result<proto::StreamStart> Canvas::fitted(const proto::StreamStart& format, Rect area) const {
+  const Impl& s = *impl_;
+  const Rect picture = s.clip(fit(s.clip(area), format.width, format.height));
+  if (picture.empty()) return make_error(ErrorCode::invalid_argument, "canvas: an area outside the canvas");
+  auto layout = canonical_layout(s.format.pixel_format, static_cast<uint32_t>(picture.width),
+                                 static_cast<uint32_t>(picture.height));
+  if (!layout) return Unexpected(layout.error());
+  proto::StreamStart to = format;
+  to.pixel_format = s.format.pixel_format;
+  to.width = static_cast<uint32_t>(picture.width);
+  to.height = static_cast<uint32_t>(picture.height);
+  to.layout = *layout;
+  to.colour = s.format.colour;
+  return to;
+}
+
+std::unique_ptr<Canvas::Fitter> Canvas::fitter() const {
+  auto impl = std::make_unique<Fitter::Impl>();
+  impl->format = impl_->format;
+  impl->av_format = impl_->av_format;
+  impl->planes = impl_->planes;
+  return std::unique_ptr<Fitter>(new Fitter(std::move(impl)));
+}
+
+Canvas::Fitter::Fitter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Canvas::Fitter::~Fitter() = default;
+
+Result<void> Canvas::Fitter::fit(const proto::StreamStart& format, std::span<const std::byte> frame,
+                                 const proto::StreamStart& to, std::span<std::byte> into) {
+  if (into.size() < to.layout.frame_bytes || to.pixel_format != impl_->format.pixel_format) {
+    return make_error(ErrorCode::invalid_argument, "canvas: a fitted {} picture of {} bytes where {} are needed",
+                      name(to.pixel_format), into.size(), to.layout.frame_bytes);
+  }
+  return impl_->draw(format, frame, reinterpret_cast<uint8_t*>(into.data()), to.layout,
+                     Rect{0, 0, static_cast<int>(to.width), static_cast<int>(to.height)});
 }
 
 Result<void> Canvas::fill(Rect area, Rgb colour) {

@@ -169,6 +169,17 @@ std::span<const std::byte> Canvas::frame() const { return {}; }
 Result<Rect> Canvas::place(const proto::StreamStart&, std::span<const std::byte>, Rect) {
   return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
 }
+Result<proto::StreamStart> Canvas::fitted(const proto::StreamStart&, Rect) const {
+  return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
+}
+struct Canvas::Fitter::Impl {};
+Canvas::Fitter::Fitter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Canvas::Fitter::~Fitter() = default;
+Result<void> Canvas::Fitter::fit(const proto::StreamStart&, std::span<const std::byte>, const proto::StreamStart&,
+                                 std::span<std::byte>) {
+  return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
+}
+std::unique_ptr<Canvas::Fitter> Canvas::fitter() const { return nullptr; }
 Result<void> Canvas::fill(Rect, Rgb) { return make_error(ErrorCode::unsupported, "--composite: {}", kMissing); }
 Result<Rect> Canvas::label(int, int, std::string_view, int) {
   return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);

@@ -294,33 +294,89 @@ TEST(Composite, ATileWhoseSenderStallsIsMarked) {
   EXPECT_EQ(r["canvas"]["tiles"][0]["stalls"], 1) << r["canvas"].dump();
 }
 
-// A tile's copies of its stream's frames follow the stream's format and are charged to
-// --max-memory: they were sized to the largest format seen and kept (877 MiB resident under
-// --max-memory 600M). A change to a format whose three copies do not fit is refused by the
-// budget, said, and its frames are not shown; back to the small format, they are again.
-TEST(Composite, ATileChangingFormatIsChargedToTheBudget) {
+// A tile's copies of its stream's frames are what it shows, charged to --max-memory: they
+// were sized to the largest format seen and kept (877 MiB resident under --max-memory 600M),
+// then three copies of each format as it came (a 1080p stream was refused a 160x90 tile in a
+// 16 MB budget). Now a tile holds each frame fitted to its picture, in the canvas's format:
+// a format change (a larger one, another shape) is charged what the tile holds of it, and
+// every frame of each is shown.
+TEST(Composite, ATileChangingFormatIsChargedWhatItShows) {
   TempDir dir;
   Receiver recv(dir, {"--composite", "grid", "--canvas", "320x180@30", "--ring", "2", "--max-memory", "16M",
                       "--stats-json", (dir / "recv.json").string()});
   auto big = *proto::make_stream_start(PixelFormat::uyvy, 1920, 1080, {30, 1});
   big.stream_id = small_format().stream_id;
+  auto tall = *proto::make_stream_start(PixelFormat::rgba, 36, 64, {30, 1});
+  tall.stream_id = small_format().stream_id;
   {
     MediaPeer peer(recv.port());
     peer.play(0, 0.5, 0);
-    peer.restart(big);  // a ring of two 4 MB slots fits; three copies more do not
+    peer.restart(big);  // a ring of two 4 MB slots fits; three copies of a frame as it came do not
     peer.play(0, 0.5, 0);
-    peer.restart(small_format());
+    peer.restart(tall);
     peer.play(0, 0.5, 0);
     peer.end();
     EXPECT_FALSE(peer.raw().error_before_close());
   }
   ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
   const std::string log = recv.process().stderr_text();
-  EXPECT_NE(log.find("stream 1's tile of the composite (its format changed)"), std::string::npos) << log;
+  EXPECT_EQ(log.find("tile of the composite"), std::string::npos) << log;
   const auto tile = read_json(dir / "recv.json")["canvas"]["tiles"][0];
   EXPECT_EQ(tile["received"], 45) << tile.dump();
-  EXPECT_GE(tile["sampled"].get<int>(), 15) << "the large frames were not shown: " << tile.dump();
-  EXPECT_GE(tile["composited"].get<int>(), 20) << "the small ones before and after were: " << tile.dump();
+  EXPECT_GE(tile["composited"].get<int>(), 40) << "every format's frames were shown: " << tile.dump();
+}
+
+// One huge stream beside small ones: an 8192x8192 RGBA stream's frames (256 MiB each) were
+// scaled on the canvas's thread, which made 263 of 603 canvas ticks late and cost each small
+// tile 260 of its 600 frames. Now each tile's frames are scaled on its own connection thread:
+// the huge stream's frames come when they can and are shown, and the canvas and the other
+// tiles keep their time.
+TEST(Composite, AHugeTileCostsItsOwnStreamNotTheCanvas) {
+  TempDir dir;
+  const auto wall = dir / "wall.mkv";
+  Receiver recv(dir, {"--composite", "grid", "--canvas", "640x360@30", "--max-streams", "4", "--ring", "2",
+                      "--output", wall.string(), "--stats-json", (dir / "recv.json").string()});
+  std::vector<std::unique_ptr<Process>> senders;
+  const std::array<std::string, 3> colours{"red", "green", "blue"};
+  for (const auto& c : colours) {
+    senders.push_back(std::unique_ptr<Process>(new Process(colour_sender(dir, recv.address(), c, 14, "320x240"))));
+    ASSERT_TRUE(recv.process().wait_for_stderr("stream \\d+ \\(\"" + c + "\"\\) in tile", 20s)) << c;
+  }
+  int huge_frames = 0;
+  {
+    auto format = *proto::make_stream_start(PixelFormat::rgba, 8192, 8192, {30, 1});
+    format.stream_id = 1;
+    format.ring_epoch = 1;
+    format.name = "huge";
+    MediaPeer huge(recv.port(), format);
+    // As fast as the receiver takes them, for 8 s.
+    const auto until = std::chrono::steady_clock::now() + 8s;
+    for (int64_t pts = 0; std::chrono::steady_clock::now() < until; pts += 33'333'333, ++huge_frames) huge.frame(pts);
+    huge.end();
+    EXPECT_FALSE(huge.raw().error_before_close());
+  }
+  for (auto& s : senders) EXPECT_EQ(s->wait(30s), 0) << s->stderr_text();
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  const auto canvas = read_json(dir / "recv.json").at("canvas");
+  const int frames = canvas.at("frames"), late = canvas.at("late");
+  EXPECT_GE(frames, 300) << canvas.dump();
+  // (Before: 41% late. Two cores shared with the senders and the encoder leave a few.)
+  EXPECT_LE(late, frames / 10) << "the canvas kept its time: " << canvas.dump();
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& tile = canvas.at("tiles")[i];
+    EXPECT_EQ(tile.at("name"), colours[i]);
+    EXPECT_GE(tile.at("composited").get<double>(), 0.9 * tile.at("received").get<double>())
+        << "a small tile lost no frames to the huge one: " << tile.dump();
+  }
+  const auto& big = canvas.at("tiles")[3];
+  EXPECT_EQ(big.at("name"), "huge");
+  EXPECT_GE(big.at("composited").get<int>(), 1) << big.dump();
+  std::cerr << "huge frames sent " << huge_frames << ", canvas " << frames << " frames, " << late << " late; huge tile "
+            << big.dump() << "\n";
+  // Its gray picture (RGBA 0x80 each) in the bottom-right quadrant while it ran.
+  const int written = decoded_frames(wall);
+  EXPECT_GE(written, frames);
+  EXPECT_TRUE(near(picture_at(wall, 6.0, 640, 360).at(480, 270), {128, 128, 128}, "huge tile, 6 s in"));
 }
 
 // What a composite cannot take is refused, naming why: a sender that waits for the receiver

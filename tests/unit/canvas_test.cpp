@@ -162,6 +162,56 @@ TEST(Canvas, NothingIsWrittenBesideTheRectangle) {
     }
   }
 }
+
+// A frame fitted on another thread (Canvas::Fitter, a tile's connection thread) and then
+// placed is the same picture, byte for byte, as the frame placed as it came: the canvas's
+// thread only copies it. A gradient, so that any other scaling or chroma siting shows.
+TEST(Canvas, AFrameFittedElsewhereThenPlacedIsTheSameAsPlacedAsItCame) {
+  for (PixelFormat canvas_format : {PixelFormat::nv12, PixelFormat::uyvy, PixelFormat::yuv422p10, PixelFormat::rgba}) {
+    for (PixelFormat frame_format : {PixelFormat::rgba, PixelFormat::nv12, PixelFormat::yuv444p10}) {
+      proto::StreamStart f;
+      auto source = av::Canvas::create(frame_format, 800, 600, {30, 1});
+      ASSERT_TRUE(source);
+      for (int band = 0; band < 20; ++band) {
+        const auto v = static_cast<uint8_t>(band * 12);
+        ASSERT_TRUE((*source)->fill({band * 40, 0, 40, 600}, {v, static_cast<uint8_t>(255 - v), 90}));
+      }
+      f = (*source)->format();
+      const auto frame = (*source)->frame();
+      const Rect area{100, 20, 300, 300};
+      auto direct = av::Canvas::create(canvas_format, 640, 360, {30, 1});
+      auto via = av::Canvas::create(canvas_format, 640, 360, {30, 1});
+      ASSERT_TRUE(direct && via);
+      auto placed = (*direct)->place(f, frame, area);
+      ASSERT_TRUE(placed);
+      auto fitted = (*via)->fitted(f, area);
+      ASSERT_TRUE(fitted) << fitted.error().message();
+      EXPECT_EQ(fitted->pixel_format, canvas_format);
+      EXPECT_EQ(static_cast<int>(fitted->width), placed->width);
+      EXPECT_EQ(static_cast<int>(fitted->height), placed->height);
+      std::vector<std::byte> held(fitted->layout.frame_bytes);
+      auto fitter = (*via)->fitter();
+      ASSERT_TRUE(fitter->fit(f, frame, *fitted, held)) << name(canvas_format) << " from " << name(frame_format);
+      auto again = (*via)->place(*fitted, held, area);
+      ASSERT_TRUE(again);
+      EXPECT_EQ(*again, *placed);
+      EXPECT_TRUE(std::equal((*via)->frame().begin(), (*via)->frame().end(), (*direct)->frame().begin()))
+          << name(canvas_format) << " from " << name(frame_format);
+    }
+  }
+  // What the fitter cannot write into, or read, is named.
+  auto c = av::Canvas::create(PixelFormat::nv12, 640, 360, {30, 1});
+  proto::StreamStart f;
+  const auto green = solid(PixelFormat::nv12, 64, 36, {0, 255, 0}, f);
+  auto fitted = (*c)->fitted(f, {0, 0, 320, 180});
+  ASSERT_TRUE(fitted);
+  std::vector<std::byte> small(16);
+  auto refused = (*c)->fitter()->fit(f, green, *fitted, small);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("fitted nv12 picture of 16 bytes"), std::string::npos)
+      << refused.error().message();
+  EXPECT_FALSE((*c)->fitted(f, {700, 400, 10, 10})) << "an area outside the canvas";
+}
 #endif
 
 using receiver::CompositeKind;

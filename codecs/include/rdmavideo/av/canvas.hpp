@@ -93,6 +93,34 @@ class Canvas {
   /// font pixel, clipped to the canvas. Returns the band's rectangle.
   Result<Rect> label(int x, int y, std::string_view text, int scale);
 
+  /// What a frame of `format` becomes once fitted into `area`: the canvas's pixel format and
+  /// colour at the size place() gives its picture there (the rest of `format` kept). Placing a
+  /// frame of it into `area` is a copy. `invalid_argument` for an area outside the canvas.
+  Result<proto::StreamStart> fitted(const proto::StreamStart& format, Rect area) const;
+
+  /// Scales frames into fitted() formats on a thread of its own (a tile's connection thread),
+  /// so that a frame much larger than its tile is scaled at its own stream's cost and the
+  /// canvas's thread only copies it. The scaling place() would do, the same bytes. One thread
+  /// uses one; it outlives nothing of the canvas's.
+  class Fitter {
+   public:
+    ~Fitter();
+    Fitter(const Fitter&) = delete;
+    Fitter& operator=(const Fitter&) = delete;
+    /// `frame` (host memory, laid out as `format` says) scaled into `into`, laid out as `to`
+    /// (fitted()) says. `unsupported` naming the format where libswscale cannot read it.
+    Result<void> fit(const proto::StreamStart& format, std::span<const std::byte> frame, const proto::StreamStart& to,
+                     std::span<std::byte> into);
+    struct Impl;
+
+   private:
+    friend class Canvas;
+    explicit Fitter(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+  };
+  /// A fitter for this canvas's format and colour.
+  std::unique_ptr<Fitter> fitter() const;
+
   struct Impl;
 
  private:

@@ -454,7 +454,7 @@ bool Compositor::audio(size_t index, AudioPacket packet) {
       tile.audio_samples += static_cast<uint64_t>(n - skip);
       return true;
     }
-    out = canvas_packet(place.at * 1'000'000'000 / kAudioRate, *converted);
+    out = canvas_packet(static_cast<int64_t>(static_cast<__int128>(place.at) * 1'000'000'000 / kAudioRate), *converted);
     tile.audio_samples += out.samples;
   }
   return writer_->audio(std::move(out));

@@ -14,6 +14,18 @@ constexpr double kMostCorrection = 0.01;    // resampled at most 1% slower or fa
 constexpr int64_t kPlaceAgainDivisor = 10;  // beyond a tenth of a second: placed again
 constexpr int64_t kSettlingDivisor = 2000;  // in its first second: beyond half a millisecond
 constexpr int kLateToTieAgain = 30;          // frames in a row over two periods late: its pts went back
+// A peer's pts may be anything: times on the canvas's clock are kept within +-2^62 ns (146
+// years) and its samples within +-2^40 (265 days at 48 kHz), so that what follows from them
+// never overflows.
+constexpr int64_t kMostNs = int64_t{1} << 62;
+constexpr double kMostSamples = static_cast<double>(int64_t{1} << 40);
+
+// a + b, or the nearest value within +-kMostNs.
+int64_t bounded_sum(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? kMostNs : -kMostNs;
+  return std::clamp(sum, -kMostNs, kMostNs);
+}
 }  // namespace
 
 void TileClock::reset() {
@@ -26,7 +38,9 @@ void TileClock::reset() {
 }
 
 int64_t TileClock::frame(int64_t pts_ns, int64_t arrival_ns) {
-  const double lead = static_cast<double>(arrival_ns - pts_ns);
+  int64_t lead_ns = 0;
+  if (__builtin_sub_overflow(arrival_ns, pts_ns, &lead_ns)) lead_ns = pts_ns > 0 ? -kMostNs : kMostNs;
+  const double lead = static_cast<double>(std::clamp(lead_ns, -kMostNs, kMostNs));
   if (!offset_ || lead < *offset_) {
     offset_ = lead;  // the first frame, the quickest way through yet, or its pts jumped ahead
     late_ = 0;
@@ -40,14 +54,14 @@ int64_t TileClock::frame(int64_t pts_ns, int64_t arrival_ns) {
     *offset_ += (lead - *offset_) * kFollowUp;
     late_ = 0;
   }
-  return pts_ns + offset_ns();
+  return bounded_sum(pts_ns, offset_ns());
 }
 
 int64_t TileClock::offset_ns() const { return offset_ ? std::llround(*offset_) : 0; }
 
 TileClock::Placement TileClock::audio(int64_t pts_ns, int64_t shift_ns, int64_t samples) {
-  const double belongs_ns = static_cast<double>(pts_ns + shift_ns) + offset_.value_or(0.0);
-  const auto belongs = static_cast<int64_t>(std::llround(belongs_ns * rate_ / 1e9));
+  const double belongs_ns = static_cast<double>(bounded_sum(pts_ns, shift_ns)) + offset_.value_or(0.0);
+  const auto belongs = std::llround(std::clamp(belongs_ns * rate_ / 1e9, -kMostSamples, kMostSamples));
   const int64_t apart = next_ ? std::llabs(belongs - *next_) : 0;
   const bool settling = laid_ < static_cast<int64_t>(rate_);
   if (!next_ || apart > static_cast<int64_t>(rate_) / kPlaceAgainDivisor ||

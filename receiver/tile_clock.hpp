@@ -40,13 +40,13 @@ class TileClock {
   /// Whether a frame has tied the stream's clock to the canvas's.
   bool tied() const { return offset_.has_value(); }
   /// A frame of `pts_ns` (the stream's clock) arrived `arrival_ns` into the canvas's clock:
-  /// its time on the canvas's clock.
+  /// its time on the canvas's clock (within +-2^62 ns whatever the pts).
   int64_t frame(int64_t pts_ns, int64_t arrival_ns);
   /// The stream's clock on the canvas's: canvas ns = pts + offset (tied() first).
   int64_t offset_ns() const;
 
   struct Placement {
-    int64_t at = 0;       ///< the canvas sample the packet's first converted sample goes to
+    int64_t at = 0;       ///< the canvas sample the packet's first converted sample goes to (within +-2^40)
     int delta = 0;        ///< samples more (+, slower) or fewer (-) to make of it
     bool jumped = false;  ///< placed where it belongs rather than where the last one ended
   };

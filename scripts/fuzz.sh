@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets alone with clang (AddressSanitizer, UBSan) into build-fuzz/ and
-# runs each for FUZZ_SECONDS (default 45) from the seed corpus in tests/fuzz/corpus. New inputs go
+# runs each for FUZZ_SECONDS (default 30) from the seed corpus in tests/fuzz/corpus. New inputs go
 # to a scratch corpus, not into the repository. A finding fails the run; its input is left in
 # build-fuzz/findings/ and belongs in tests/fuzz/regressions/ (fuzz_corpus_test replays it) with
 # the fix. The message path the verbs transport adds (decode_sealed) is the same code, so the
 # targets are built without rdma-core, whose headers clang warns about.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${FUZZ_SECONDS:-45}
+seconds=${FUZZ_SECONDS:-30}
 build_dir=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRDMAVIDEO_BUILD_FUZZ=ON -DRDMAVIDEO_WERROR=ON \
   -DRDMAVIDEO_SANITIZE=address,undefined,fuzzer-no-link \
   -DRDMAVIDEO_BUILD_TESTS=OFF -DRDMAVIDEO_BUILD_BENCH=OFF -DRDMAVIDEO_WITH_VERBS=OFF \
-  -DRDMAVIDEO_WITH_FFMPEG=OFF -DRDMAVIDEO_WITH_GSTREAMER=OFF -DRDMAVIDEO_WITH_SDL2=OFF \
+  -DRDMAVIDEO_WITH_FFMPEG=ON -DRDMAVIDEO_WITH_GSTREAMER=OFF -DRDMAVIDEO_WITH_SDL2=OFF \
   -DRDMAVIDEO_WITH_CUDA=OFF >/dev/null
-cmake --build "$build_dir" -j"$(nproc)" --target fuzz_decode fuzz_receiver
+cmake --build "$build_dir" -j"$(nproc)" --target fuzz_decode fuzz_receiver fuzz_sound fuzz_tiles
 mkdir -p "$build_dir/findings"
 status=0
-for target in decode receiver; do
+for target in decode receiver sound tiles; do
   scratch="$build_dir/corpus-$target"
   mkdir -p "$scratch"
   echo "== fuzz_$target for ${seconds} s"

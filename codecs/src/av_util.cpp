@@ -4,10 +4,12 @@
 extern "C" {
 #include <libavdevice/avdevice.h>
 #include <libavutil/channel_layout.h>
+#include <libavutil/imgutils.h>
 #include <libavutil/log.h>
 #include <libavutil/pixdesc.h>
 }
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <cstdarg>
@@ -147,6 +149,54 @@ void set_colour(AVCodecContext& ctx, const Colour& c) {
   ctx.color_trc = c.transfer ? static_cast<AVColorTransferCharacteristic>(c.transfer) : AVCOL_TRC_UNSPECIFIED;
   ctx.colorspace = c.matrix ? static_cast<AVColorSpace>(c.matrix) : AVCOL_SPC_UNSPECIFIED;
   ctx.color_range = static_cast<AVColorRange>(c.range);
+}
+
+void scale_within(SwsContext* sws, AVPixelFormat format, int width, int height, const uint8_t* const src[4],
+                  const int src_linesize[4], uint8_t* const dst[4], const int dst_linesize[4],
+                  std::vector<uint8_t>& copy) {
+  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
+  int row_bytes[4] = {};
+  if (!desc || height <= 0 || av_image_fill_linesizes(row_bytes, format, width) < 0) return;
+  const int planes = av_pix_fmt_count_planes(format);
+  int rows[4] = {};
+  for (int p = 0; p < planes; ++p) {
+    // Planes that hold chroma alone have subsampled rows.
+    bool chroma = !(desc->flags & AV_PIX_FMT_FLAG_RGB);
+    for (int c = 0; c < desc->nb_components; ++c) {
+      if (desc->comp[c].plane == p && (c == 0 || c == 3)) chroma = false;
+    }
+    rows[p] = chroma ? -((-height) >> desc->log2_chroma_h) : height;
+  }
+  // Memory is readable a page at a time: a plane whose last row ends this far or more before
+  // a 4 KiB boundary (every page size is a multiple of it) can be read past by that much.
+  constexpr uintptr_t kPage = 4096;
+  constexpr uintptr_t kPastTheEnd = 64;  // more than libswscale reads past a row
+  bool near_an_end = false;
+  for (int p = 0; p < planes; ++p) {
+    const auto end = reinterpret_cast<uintptr_t>(src[p] + static_cast<ptrdiff_t>(rows[p] - 1) * src_linesize[p] +
+                                                 row_bytes[p]);
+    near_an_end |= (kPage - end % kPage) % kPage < kPastTheEnd;
+  }
+  if (!near_an_end) {
+    sws_scale(sws, src, src_linesize, 0, height, dst, dst_linesize);
+    return;
+  }
+  // Else the picture from a copy with room after each plane. (Not its last rows alone, as a
+  // second slice: libswscale 6 faults on slices into outputs a few pixels wide.)
+  int linesize[4] = {};
+  size_t offsets[4] = {}, bytes = 0;
+  for (int p = 0; p < planes; ++p) {
+    linesize[p] = (row_bytes[p] + 63) / 64 * 64;
+    offsets[p] = bytes;
+    bytes += static_cast<size_t>(rows[p]) * static_cast<size_t>(linesize[p]) + kPastTheEnd;
+  }
+  copy.resize(bytes);
+  const uint8_t* from[4] = {};
+  for (int p = 0; p < planes; ++p) {
+    av_image_copy_plane(copy.data() + offsets[p], linesize[p], src[p], src_linesize[p], row_bytes[p], rows[p]);
+    from[p] = copy.data() + offsets[p];
+  }
+  sws_scale(sws, from, linesize, 0, height, dst, dst_linesize);
 }
 
 int sws_matrix(uint8_t matrix, uint32_t height) {

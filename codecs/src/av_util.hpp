@@ -139,6 +139,15 @@ void set_colour(AVCodecContext& ctx, const Colour& colour);
 /// libswscale's SWS_CS_* for an H.273 matrix; not said: BT.709 from 720 lines up, else
 /// BT.601, as FFmpeg's players assume.
 int sws_matrix(uint8_t matrix, uint32_t height);
+/// sws_scale() of a whole `width` x `height` picture of `format` that reads nothing past the
+/// end of its planes' last rows. libswscale reads its input in whole vectors, past a row's
+/// end: beyond a frame that ends where its memory does (a page-sized frame in a ring's last
+/// slot, a frame of a peer's layout) that faults (rgb24 1280x720, nv12 and uyvy of odd sizes,
+/// ...). A picture whose planes end within 64 bytes of a page's end is scaled from a copy
+/// with room after each plane, in `copy`; any other is read where it is.
+void scale_within(SwsContext* sws, AVPixelFormat format, int width, int height, const uint8_t* const src[4],
+                  const int src_linesize[4], uint8_t* const dst[4], const int dst_linesize[4],
+                  std::vector<uint8_t>& copy);
 /// FFmpeg's name of a pixel format, "none" for AV_PIX_FMT_NONE.
 std::string_view av_name(AVPixelFormat format);
 

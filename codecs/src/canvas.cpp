@@ -63,6 +63,7 @@ struct Scaling {
   // the end of each row, so it must never write into the picture itself (a tile's row ends
   // where the next tile's begins).
   std::vector<uint8_t> scratch;
+  std::vector<uint8_t> padded;  // a source that ends where its memory may, copied (scale_within)
 
   // The planes of a picture laid out as `layout` at `base`, from (r.x, r.y) on.
   void destination(uint8_t* base, const FrameLayout& layout, Rect r, uint8_t* data[4], int linesize[4]) const {
@@ -74,11 +75,12 @@ struct Scaling {
     }
   }
 
-  // Scales the source (src, src_linesize, src_h rows) with `sws` into `to` of the picture at
-  // `base` (`layout`): into the scratch picture first, then row by row, exactly the
-  // rectangle's bytes.
-  void blit(SwsContext* sws, const uint8_t* const src[4], const int src_linesize[4], int src_h, uint8_t* base,
-            const FrameLayout& layout, Rect to) {
+  // Scales the source (src, src_linesize, a `src_w` x `src_h` picture of `src_format`) with
+  // `sws` into `to` of the picture at `base` (`layout`): into the scratch picture first, then
+  // row by row, exactly the rectangle's bytes. Nothing past the source's last rows is read
+  // (scale_within).
+  void blit(SwsContext* sws, AVPixelFormat src_format, int src_w, int src_h, const uint8_t* const src[4],
+            const int src_linesize[4], uint8_t* base, const FrameLayout& layout, Rect to) {
     // Rows padded to 64 bytes, and 64 more after the last, for what libswscale writes past them.
     uint8_t* tmp[4] = {};
     int tmp_linesize[4] = {};
@@ -86,7 +88,7 @@ struct Scaling {
     if (size < 0) return;
     scratch.resize(static_cast<size_t>(size) + 64);
     av_image_fill_arrays(tmp, tmp_linesize, scratch.data(), av_format, to.width, to.height, 64);
-    sws_scale(sws, src, src_linesize, 0, src_h, tmp, tmp_linesize);
+    scale_within(sws, src_format, src_w, src_h, src, src_linesize, tmp, tmp_linesize, padded);
     copy(tmp, tmp_linesize, base, layout, to);
   }
 
@@ -156,7 +158,7 @@ struct Scaling {
     auto sws = scaler(*av, static_cast<int>(from.width), static_cast<int>(from.height), full, matrix, to.width,
                       to.height, SWS_BILINEAR);
     if (!sws) return Unexpected(sws.error());
-    blit(*sws, src, src_linesize, static_cast<int>(from.height), base, layout, to);
+    blit(*sws, *av, static_cast<int>(from.width), static_cast<int>(from.height), src, src_linesize, base, layout, to);
     return {};
   }
 };
@@ -176,7 +178,7 @@ struct Canvas::Impl : Scaling {
     if (!sws) return Unexpected(sws.error());
     const uint8_t* src[4] = {bgra.data(), nullptr, nullptr, nullptr};
     const int src_linesize[4] = {w * 4, 0, 0, 0};
-    blit(*sws, src, src_linesize, h, base(), format.layout, to);
+    blit(*sws, AV_PIX_FMT_BGRA, w, h, src, src_linesize, base(), format.layout, to);
     return {};
   }
 };

@@ -320,6 +320,7 @@ struct Recorder::Impl {
   UniqueCodecContext encoder;
   UniquePool pool;  // buffers for the frames handed to the encoder (it may hold several)
   UniqueSws sws;
+  std::vector<uint8_t> padded;  // a frame that ends where its memory may, copied for libswscale (scale_within)
   UniqueFrame frame;
   UniquePacket packet;
   UniqueBufferRef hw_frames;                // NVENC from GPU memory: FFmpeg's CUDA frame pool
@@ -854,7 +855,8 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
                              in_full ? 1 : 0,
                              sws_getCoefficients(sws_matrix(static_cast<uint8_t>(enc->colorspace), s.format.height)),
                              out_full ? 1 : 0, 0, 1 << 16, 1 << 16);
-    sws_scale(s.sws.get(), src, src_linesize, 0, frame->height, frame->data, frame->linesize);
+    scale_within(s.sws.get(), s.input_format, frame->width, frame->height, src, src_linesize, frame->data,
+                 frame->linesize, s.padded);
   }
   return s.encode(pts_ns, began);
 }

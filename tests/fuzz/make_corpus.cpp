@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Writes the seed corpus of the fuzz targets (fuzz/corpus/): every message type encoded, and
-// receiver sessions from Hello to EndOfStream in each configuration the first byte picks.
+// Writes the seed corpus of the fuzz targets (fuzz/corpus/): every message type encoded,
+// receiver sessions from Hello to EndOfStream in each configuration the first byte picks, and
+// programs for the sinks' targets (sound, tiles).
 // The files are kept in the repository; run this again when the protocol changes:
 //   fuzz_make_corpus tests/fuzz/corpus
 // (v2_* are sessions of a version 2 sender, kept as that sender wrote them.)
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -125,9 +129,77 @@ std::vector<std::byte> audio_session(uint8_t mode, int frames, uint16_t max_vers
 
 }  // namespace
 
+// A program for the sinks' targets (media_targets.cpp), value by value.
+class Program {
+ public:
+  template <typename T>
+  Program& put(T v) {
+    const auto* b = reinterpret_cast<const std::byte*>(&v);
+    bytes.insert(bytes.end(), b, b + sizeof(T));
+    return *this;
+  }
+  // A value Input::in(lo, hi) reads as `v`.
+  Program& in(uint32_t lo, uint32_t v) { return put<uint32_t>(v - lo); }
+  // A pts step: small (whole milliseconds) or any.
+  Program& step(int64_t ns) {
+    if (ns % 1'000'000 == 0 && ns / 1'000'000 >= INT16_MIN && ns / 1'000'000 <= INT16_MAX) {
+      return put<uint8_t>(0).put<int16_t>(static_cast<int16_t>(ns / 1'000'000));
+    }
+    return put<uint8_t>(255).put<int64_t>(ns);
+  }
+  Program& track(proto::SampleFormat format, uint32_t rate, uint32_t channels) {
+    return in(1, static_cast<uint32_t>(format)).in(1000, rate).in(1, channels).put<uint8_t>(0);
+  }
+  Program& samples(uint32_t n) { return n <= 4 ? put<uint8_t>(1).in(1, n) : put<uint8_t>(0).in(1, n); }
+  std::vector<std::byte> bytes;
+};
+
+// The sound of a 30 fps stream in chunks of `chunk` samples: into a tile (a frame, then a
+// frame's worth of chunks, each 10 ms apart on the pts clock), then into a recording (the
+// same, with `tracks` tracks, the last ended halfway); `jump_ns` once, halfway, in the sound's pts.
+std::vector<std::byte> sound_seed(proto::SampleFormat format, uint32_t rate, uint32_t channels, uint32_t chunk,
+                                  int64_t jump_ns, uint32_t tracks) {
+  Program p;
+  p.track(format, rate, channels).in(1'000'000, 33'333'333).put<uint8_t>(64);
+  for (int op = 0; op < 64; ++op) {
+    if (op % 4 == 0) {
+      p.put<uint8_t>(1).step(33'000'000).in(0, 33'333'333);
+    } else {
+      p.put<uint8_t>(0).samples(chunk).step(op == 32 ? jump_ns : 10'000'000).put<int32_t>(50'000'000);
+    }
+  }
+  p.in(1, tracks);
+  for (uint32_t t = 0; t < tracks; ++t) p.track(format, std::min(rate, 48000u), std::min(channels, 2u));
+  p.in(1, 30).in(1, 1).put<uint8_t>(48);
+  for (int op = 0; op < 48; ++op) {
+    if (op % 4 == 0) {
+      p.put<uint8_t>(0).step(33'000'000);
+    } else if (op == 24 && tracks > 1) {
+      p.put<uint8_t>(static_cast<uint8_t>(4 * (tracks - 1) + 3));  // AudioEnd of the last track
+    } else {
+      p.put<uint8_t>(static_cast<uint8_t>(4 * (op % tracks) + 1)).samples(chunk).step(op == 24 ? jump_ns : 10'000'000);
+    }
+  }
+  return p.bytes;
+}
+
+// Frames of `formats` placed into areas of a `width` x `height` canvas of canvas format
+// `canvas` (media_targets.cpp's tables), in, across and outside it, as they came and fitted.
+std::vector<std::byte> tiles_seed(uint8_t canvas, uint32_t width, uint32_t height) {
+  Program p;
+  p.put<uint8_t>(canvas).in(1, width / 2).in(1, height / 2).put<uint8_t>(8);
+  const int16_t areas[8][4] = {{0, 0, 160, 90},  {160, 0, 160, 90}, {-40, 30, 100, 100}, {300, 150, 100, 100},
+                               {1, 1, 33, 17},   {0, 0, 0, 0},      {500, 500, 10, 10},   {10, 10, 301, 171}};
+  for (uint8_t i = 0; i < 8; ++i) {
+    for (int16_t v : areas[i]) p.put<int16_t>(v);
+    p.put<uint8_t>(static_cast<uint8_t>(i * 3)).in(1, 16u + i * 37).in(1, 9u + i * 29).put<uint8_t>(i % 2);
+  }
+  return p.bytes;
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: fuzz_make_corpus DIR (writes DIR/decode and DIR/receiver)\n");
+    std::fprintf(stderr, "usage: fuzz_make_corpus DIR (writes DIR/decode, receiver, sound and tiles)\n");
     return 2;
   }
   const fs::path dir = argv[1];
@@ -182,5 +254,16 @@ int main(int argc, char** argv) {
   }
   write(dir / "receiver" / "audio_only_mode0", audio_session(0, 5, 3, true));
   write(dir / "receiver" / "audio_on_v2_mode0", audio_session(0, 5, 2, false));
+  // The sinks: one-sample chunks, large planar 5.1 ones, an hour's jump, two tracks.
+  fs::create_directories(dir / "sound");
+  write(dir / "sound" / "one_sample_s16", sound_seed(proto::SampleFormat::s16, 48000, 2, 1, 10'000'000, 1));
+  write(dir / "sound" / "planar_51_44k", sound_seed(proto::SampleFormat::f32p, 44100, 6, 4410, 10'000'000, 1));
+  write(dir / "sound" / "hour_jump", sound_seed(proto::SampleFormat::s32, 48000, 2, 480, 3'599'000'000'000, 1));
+  write(dir / "sound" / "two_tracks_one_ends", sound_seed(proto::SampleFormat::s16p, 8000, 1, 80, -500'000'000, 2));
+  fs::create_directories(dir / "tiles");
+  write(dir / "tiles" / "nv12_640x360", tiles_seed(0, 640, 360));
+  write(dir / "tiles" / "uyvy_320x180", tiles_seed(2, 320, 180));
+  write(dir / "tiles" / "p010_400x240", tiles_seed(4, 400, 240));
+  write(dir / "tiles" / "rgba_98x54", tiles_seed(5, 98, 54));
   return 0;
 }

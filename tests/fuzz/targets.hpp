@@ -22,4 +22,24 @@ void decode_one(const uint8_t* data, size_t size);
 /// Returns the frames the sink was given.
 uint64_t receive_stream(const uint8_t* data, size_t size);
 
+/// The sinks' sound (media_targets.cpp; built with FFmpeg): a track of any format the
+/// protocol carries, its chunks of any size (one sample too) and pts, frames of any pts,
+/// through what the canvas and the display do with them (a tile's clock, the drift
+/// compensation, the conversion) and through a recording (pts repairs, placement, gaps,
+/// jumps, AudioEnd, the end padded). A finding: sound grown beyond what compensation allows,
+/// a track grown by more than the longest gap a file keeps per message, a file larger than
+/// its tracks and frames. Says how far it went.
+struct SoundRun {
+  uint64_t converted = 0;  ///< samples the canvas's converter made
+  uint64_t frames = 0;     ///< frames recorded
+  uint64_t recorded = 0;   ///< samples in the recording's tracks (silence included)
+};
+SoundRun place_sound(const uint8_t* data, size_t size);
+
+/// The compositor's tile placement: canvases of every drawn format and size, areas anywhere
+/// (outside the canvas too), frames of every carried format and size, placed as they came or
+/// fitted first on another thread. A finding: a picture outside its area or the canvas, a
+/// byte written beside the area.
+void place_tiles(const uint8_t* data, size_t size);
+
 }  // namespace rdmavideo::fuzz

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "composite_layout.hpp"
+#include "guarded.hpp"
 #include "process.hpp"
 #include "rdmavideo/av/canvas.hpp"
 #include "rdmavideo/glyphs.hpp"
@@ -159,6 +160,36 @@ TEST(Canvas, NothingIsWrittenBesideTheRectangle) {
       EXPECT_TRUE(near(rgba_at(**back, band->x + band->width + x - 32, 44), {255, 0, 0}))
           << name(p) << " beside the label";
       EXPECT_TRUE(near(rgba_at(**back, x + 8, 94), {255, 0, 0})) << name(p) << " beside the picture, x " << x + 8;
+    }
+  }
+}
+
+// libswscale reads its input in whole vectors, past a row's end. A frame that ends where its
+// memory does (an rgb24 1280x720 frame is 675 pages: in a ring's last slot it ends at the
+// mapping's end) made the receiver fault; nv12 and uyvy of odd sizes did too. Every carried
+// format, placed and fitted from memory whose next byte cannot be read, into tiles wide and
+// a few pixels wide.
+TEST(Canvas, NothingIsReadPastAFramesEnd) {
+  auto canvas = av::Canvas::create(PixelFormat::nv12, 640, 360, {30, 1});
+  ASSERT_TRUE(canvas);
+  auto fitter = (*canvas)->fitter();
+  const std::pair<uint32_t, uint32_t> sizes[] = {{1280, 720}, {30, 17}, {16, 9}, {233, 285}, {640, 480}};
+  const Rect areas[] = {{0, 0, 320, 180}, {100, 0, 2, 34}, {200, 10, 4, 300}};
+  for (PixelFormat p : {PixelFormat::nv12, PixelFormat::i420, PixelFormat::p010, PixelFormat::uyvy, PixelFormat::yuy2,
+                        PixelFormat::rgba, PixelFormat::bgra, PixelFormat::rgb24, PixelFormat::yuv422p10,
+                        PixelFormat::yuv444p, PixelFormat::yuv444p10, PixelFormat::yuv444p12}) {
+    for (auto [w, h] : sizes) {
+      auto format = proto::make_stream_start(p, w, h, {30, 1});
+      if (!format) continue;  // 4:2:0 of odd width
+      testing::Guarded frame(format->layout.frame_bytes);
+      for (const Rect& area : areas) {
+        SCOPED_TRACE(fmt::format("{} {}x{} into {}x{}", name(p), w, h, area.width, area.height));
+        ASSERT_TRUE((*canvas)->place(*format, frame.bytes(), area));
+        auto fitted = (*canvas)->fitted(*format, area);
+        ASSERT_TRUE(fitted);
+        std::vector<std::byte> held(fitted->layout.frame_bytes);
+        ASSERT_TRUE(fitter->fit(*format, frame.bytes(), *fitted, held));
+      }
     }
   }
 }

@@ -88,5 +88,46 @@ TEST(FuzzCorpus, KeptFindingsStayFixed) {
   }
 }
 
+#if RDMAVIDEO_FUZZ_MEDIA
+// The sinks' seeds: each program's sound reaches the converter (the tile's clock tied, the
+// chunks converted), and the recordings and placements they make hold their invariants.
+TEST(FuzzCorpus, SoundSeedsReachTheConverterAndTheRecording) {
+  const auto files = files_in(kFuzzDir / "corpus" / "sound");
+  ASSERT_GE(files.size(), 4u);
+  for (const auto& f : files) {
+    SCOPED_TRACE(f.filename().string());
+    const auto b = bytes_of(f);
+    const auto run = place_sound(b.data(), b.size());
+    EXPECT_GT(run.converted, 0u) << "the tile's sound was converted";
+    EXPECT_EQ(run.frames, 6u) << "the recording took its frames";
+    EXPECT_GT(run.recorded, 0u) << "and its sound";
+  }
+}
+
+// Inputs that made the sinks' targets fail (regressions/sound, regressions/tiles).
+TEST(FuzzCorpus, KeptSinkFindingsStayFixed) {
+  for (const auto& f : files_in(kFuzzDir / "regressions" / "sound")) {
+    SCOPED_TRACE(f.filename().string());
+    const auto b = bytes_of(f);
+    (void)place_sound(b.data(), b.size());
+  }
+  for (const auto& f : files_in(kFuzzDir / "regressions" / "tiles")) {
+    SCOPED_TRACE(f.filename().string());
+    const auto b = bytes_of(f);
+    place_tiles(b.data(), b.size());
+  }
+}
+
+TEST(FuzzCorpus, TileSeedsPlaceTheirFrames) {
+  const auto files = files_in(kFuzzDir / "corpus" / "tiles");
+  ASSERT_GE(files.size(), 4u);
+  for (const auto& f : files) {
+    SCOPED_TRACE(f.filename().string());
+    const auto b = bytes_of(f);
+    place_tiles(b.data(), b.size());
+  }
+}
+#endif
+
 }  // namespace
 }  // namespace rdmavideo::fuzz

@@ -5,16 +5,23 @@ OBS-to-recorder shape, without the encoder) over TCP loopback for --minutes (def
 with shared-key authentication, --max-memory and --metrics as a service would run it, and
 beside them a hostile mix (--hostile, on by default): idle sockets, Hellos trickled a byte at
 a time, a reconnect storm of peers without the key and of garbage, idle and slowloris clients
-of the metrics endpoint, and scrapes twice a second that must all be answered.
+of the metrics endpoint, and scrapes twice a second that must all be answered. The mix also
+has peers of odd media: a recording receiver (no key, --output .mov per stream) given one
+10 s stream after another whose sound comes one sample a chunk and whose pts jump an hour
+ahead every 3 s (bench/hostile_peer.cpp), each recording checked and deleted; and a live
+fan-out sender whose second receiver is reached through a proxy that passes 200 kB/s.
 
 Every --every seconds it samples the receiver's resident memory (VmRSS), open descriptors
 (/proc/PID/fd), threads, CPU and log size, and each stream's frames and drops from --metrics;
 it prints a row each time and, at the end, the start and end figures side by side with the
-verdict: RSS within 10% (or 8 MiB) of where it stood after the first minute, descriptors and
+verdict: RSS within 10% (or 8 MiB) of where it stood after the first minute (the receiver's,
+the recording receiver's and the fan-out sender's), descriptors and
 threads within the receiver's caps and no higher at the end than after the first minute,
 every stream still up with no frame dropped by the receiver or for want of its credit (a frame
 a sender skipped because its own, shared, machine made it late is reported apart), every
-scrape answered, the log bounded. A fresh
+scrape answered, the log bounded, every odd stream recorded whole (as long as it was sent, its
+file no larger than its length allows: no hour of silence), the disk given back, and the
+fan-out's direct receiver given at least 97% of its frames. A fresh
 sender joins and leaves every --churn seconds besides, so connection setup and teardown are
 soaked too. Not a CTest test: it takes minutes. Exit 0 when the verdict holds.
 """
@@ -201,6 +208,92 @@ class Hostile:
             self.done.wait(0.5)
 
 
+class OddMedia:
+    """The peers of odd media, each on a thread of its own until stop(): 10 s streams one after
+    another into the recording receiver (one-sample audio, pts an hour ahead every 3 s), each
+    recording checked and deleted; and a proxy that passes a fan-out sender's second
+    connection at 200 kB/s toward the receiver it stands for."""
+
+    def __init__(self, build: Path, recorder_port: int, folder: Path, target_port: int) -> None:
+        self.peer_bin = build / "bench/rdmavideo-hostile-peer"
+        self.recorder_port, self.folder, self.target_port = recorder_port, folder, target_port
+        self.done = threading.Event()
+        self.streams = 0
+        self.failures: list[str] = []
+        self.largest_file = 0
+        self.proxy = socket.create_server(("127.0.0.1", 0))
+        self.proxy_port = self.proxy.getsockname()[1]
+        self.threads = [threading.Thread(target=f, daemon=True) for f in (self.odd_streams, self.serve_proxy)]
+
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def stop(self) -> None:
+        self.done.set()
+        self.proxy.close()
+        for t in self.threads:
+            t.join(20)
+
+    def odd_streams(self) -> None:
+        while not self.done.is_set():
+            name = f"odd{self.streams}"
+            peer = subprocess.run([self.peer_bin, "--port", str(self.recorder_port), "--name", name,
+                                   "--seconds", "10", "--chunk", "1", "--jump-every", "3"],
+                                  stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.nice(10))
+            self.streams += 1
+            if peer.returncode != 0:
+                self.failures.append(f"{name}: {peer.stderr.strip()}")
+            time.sleep(1)  # the recording finalised
+            files = list(self.folder.glob(f"{name}-*.mov"))
+            if len(files) != 1:
+                self.failures.append(f"{name}: {len(files)} recordings")
+            for f in files:
+                size = f.stat().st_size
+                self.largest_file = max(self.largest_file, size)
+                # 10 s of 64x36 pictures and 48 kHz stereo PCM is under 3 MB; an hour's jump
+                # filled with silence was a gigabyte.
+                if size > 8 << 20:
+                    self.failures.append(f"{f.name} is {size} bytes")
+                f.unlink()
+
+    def serve_proxy(self) -> None:
+        while not self.done.is_set():
+            try:
+                client, _ = self.proxy.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+            except OSError:
+                client.close()
+                continue
+            threading.Thread(target=self.pipe, args=(client, upstream, 200_000), daemon=True).start()
+            threading.Thread(target=self.pipe, args=(upstream, client, 0), daemon=True).start()
+
+    def pipe(self, src: socket.socket, dst: socket.socket, rate: int) -> None:
+        """src to dst; at `rate` bytes a second (0: as fast as it comes)."""
+        src.settimeout(1)
+        try:
+            while not self.done.is_set():
+                try:
+                    data = src.recv(rate // 10 if rate else 1 << 16)
+                except socket.timeout:
+                    continue
+                if not data:
+                    break
+                dst.sendall(data)
+                if rate:
+                    time.sleep(len(data) / rate)
+        except OSError:
+            pass
+        for sock in (src, dst):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
 def scrape(port: int) -> dict[str, tuple[float, float, float]]:
     """stream name -> (frames, dropped, up) of the streams running."""
     text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
@@ -239,7 +332,7 @@ def main() -> int:
 
     recv_log = open(work / "recv.log", "w")
     recv = subprocess.Popen([recv_bin, "--listen", "127.0.0.1:0", "--transport", "tcp",
-                             "--max-streams", "5", "--serve", "--quiet", "--key-file", key,
+                             "--max-streams", "7", "--serve", "--quiet", "--key-file", key,
                              "--max-memory", "1G", "--metrics", "127.0.0.1:0"], stderr=recv_log)
     port = metrics = None
     for _ in range(300):
@@ -253,6 +346,25 @@ def main() -> int:
     if not port:
         print((work / "recv.log").read_text(), file=sys.stderr)
         return 1
+
+    # The recording receiver the odd media goes to.
+    recordings = work / "recordings"
+    recordings.mkdir()
+    recorder = recorder_port = None
+    if args.hostile:
+        recorder_log = open(work / "recorder.log", "w")
+        recorder = subprocess.Popen([recv_bin, "--listen", "127.0.0.1:0", "--transport", "tcp",
+                                     "--max-streams", "4", "--serve", "--quiet", "--output",
+                                     str(recordings / "{name}-{n}.mov")], stderr=recorder_log)
+        for _ in range(300):
+            p = re.search(r"listening on 127\.0\.0\.1:(\d+)", (work / "recorder.log").read_text())
+            if p:
+                recorder_port = int(p.group(1))
+                break
+            time.sleep(0.1)
+        if not recorder_port:
+            print((work / "recorder.log").read_text(), file=sys.stderr)
+            return 1
 
     def sender(name: str, extra: list[str]) -> subprocess.Popen:
         return subprocess.Popen([send_bin, "--connect", f"127.0.0.1:{port}", "--transport", "tcp",
@@ -270,8 +382,20 @@ def main() -> int:
             break
         time.sleep(0.1)
     quiet_before = (fds(recv.pid), threads(recv.pid))
+    odd = fan = None
     if hostile:
         hostile.start()
+        odd = OddMedia(build, recorder_port, recordings, port)
+        odd.start()
+        # A live fan-out: one receiver direct, the other through the 200 kB/s proxy.
+        fan = subprocess.Popen([send_bin, "--connect", f"127.0.0.1:{port}", "--connect",
+                                f"127.0.0.1:{odd.proxy_port}", "--transport", "tcp", "--key-file", key,
+                                "--testsrc", "-s", "320x180", "-r", "30", "--pix-fmt", "uyvy422",
+                                "--realtime", "--quiet", "--name", "fan", "--stats-json",
+                                work / "fan.json"], stderr=subprocess.DEVNULL,
+                               preexec_fn=lambda: os.nice(10))
+    others = [("recorder", recorder), ("fan-out sender", fan)]
+    other_rss: dict[str, list[tuple[float, float, int, int]]] = {n: [] for n, p in others if p}
     print(f"soak: 4 x {args.size} UYVY 60 fps --realtime over TCP loopback for {args.minutes:g} "
           f"min; a short extra stream every {args.churn:g} s"
           f"{'; the hostile mix beside them' if hostile else ''}; receiver pid {recv.pid}")
@@ -310,6 +434,9 @@ def main() -> int:
         log_kib = (work / "recv.log").stat().st_size / 1024
         samples.append((now - start, rss_now, nfd_now, len(cams_up), fps, dropped,
                         threads(recv.pid), cpu_pct, log_kib))
+        for name, proc in others:
+            if proc and proc.poll() is None:
+                other_rss[name].append((now - start, rss_mib(proc.pid), fds(proc.pid), threads(proc.pid)))
         t, rss, nfd, n, f, d, nth, cpu, logk = samples[-1]
         print(f"{t:6.0f} {rss:8.1f} {nfd:5d} {nth:7d} {cpu:6.0f} {logk:7.0f} {n:7d} {f:10.1f} {d:8.0f}",
               flush=True)
@@ -318,6 +445,19 @@ def main() -> int:
         time.sleep(min(args.every, max(end - time.time(), 0)))
 
     quiet_after = quiet_before
+    if odd:
+        odd.stop()
+    if fan:
+        fan.send_signal(2)
+        try:
+            fan.wait(30)
+        except subprocess.TimeoutExpired:
+            fan.kill()
+            failures.append("the fan-out sender did not stop")
+    if recorder:
+        recorder.send_signal(15)
+        if recorder.wait(60) != 0:
+            failures.append(f"the recording receiver exited {recorder.returncode}")
     if hostile:
         hostile.stop()
         time.sleep(7)  # past the handshake deadline and the metrics' idle timeout
@@ -380,6 +520,39 @@ def main() -> int:
             failures.append(f"the log grew {last[8] - warm[8]:.0f} KiB after the first minute")
     if last[1] > warm[1] * 1.10 and last[1] > warm[1] + 8:
         failures.append(f"RSS grew from {warm[1]:.1f} to {last[1]:.1f} MiB")
+    for name, rows in other_rss.items():
+        if not rows:
+            failures.append(f"the {name} was not running")
+            continue
+        w = next((r for r in rows if r[0] >= 60), rows[0])
+        e = rows[-1]
+        print(f"{name}: RSS {w[1]:.1f} MiB after 1 min, {e[1]:.1f} at the end; descriptors {w[2]} and "
+              f"{e[2]}, most {max(r[2] for r in rows)}; threads {w[3]} and {e[3]}, most {max(r[3] for r in rows)}")
+        if e[1] > w[1] * 1.10 and e[1] > w[1] + 8:
+            failures.append(f"the {name}'s RSS grew from {w[1]:.1f} to {e[1]:.1f} MiB")
+        if max(r[2] for r in rows) > 256 or max(r[3] for r in rows) > 64:
+            failures.append(f"the {name} held up to {max(r[2] for r in rows)} descriptors and "
+                            f"{max(r[3] for r in rows)} threads")
+    if odd:
+        left = sum(f.stat().st_size for f in recordings.glob("*"))
+        print(f"odd media: {odd.streams} streams of one-sample audio with pts an hour ahead every 3 s "
+              f"recorded, the largest file {odd.largest_file / 1e6:.1f} MB, {left} bytes left on disk")
+        failures += odd.failures
+        if odd.streams == 0:
+            failures.append("no odd stream was recorded")
+        if left > 0:
+            failures.append(f"{left} bytes of recordings were left")
+    if fan:
+        try:
+            summary = json.loads((work / "fan.json").read_text())
+            produced = summary.get("frames", 0) + summary.get("dropped_late", 0)
+            direct, trickled = summary["destinations"][0], summary["destinations"][1]
+            print(f"fan-out: {produced} frames produced; {direct.get('frames', 0)} to the receiver direct, "
+                  f"{trickled.get('frames', 0)} through the 200 kB/s proxy")
+            if direct.get("frames", 0) < 0.97 * produced:
+                failures.append(f"the fan-out's direct receiver got {direct.get('frames', 0)} of {produced} frames")
+        except (OSError, ValueError, KeyError, IndexError) as e:
+            failures.append(f"the fan-out sender's summary: {e}")
     if not hostile and last[2] != warm[2]:
         failures.append(f"descriptors went from {warm[2]} to {last[2]}")
     if last[3] != 4:

@@ -26,5 +26,5 @@ python3 bench/run_gst_bench.py --quick --build-dir build >/dev/null
 # Soaks (label soak) are left out: ctest --test-dir build -L soak runs them.
 ctest --test-dir build -LE soak --output-on-failure --timeout 300
 
-echo "== fuzzing (libFuzzer, ${FUZZ_SECONDS:-45} s a target)"
+echo "== fuzzing (libFuzzer, ${FUZZ_SECONDS:-30} s a target)"
 ./scripts/fuzz.sh

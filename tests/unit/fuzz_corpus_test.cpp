@@ -33,24 +33,27 @@ std::vector<fs::path> files_in(const fs::path& dir) {
 
 const fs::path kFuzzDir = RDMAVIDEO_FUZZ_DIR;
 
-TEST(FuzzCorpus, DecoderSeedsDecodeAndRoundTrip) {
-  const auto files = files_in(kFuzzDir / "corpus" / "decode");
-  ASSERT_GE(files.size(), 10u) << "one seed per message type";
+// `run(bytes, name)` on each of `files`, its failures traced to the file.
+template <typename Run>
+void each(const std::vector<fs::path>& files, Run run) {
   for (const auto& f : files) {
     SCOPED_TRACE(f.filename().string());
     const auto b = bytes_of(f);
-    decode_one(b.data(), b.size());
+    run(b, f.filename().string());
   }
+}
+
+TEST(FuzzCorpus, DecoderSeedsDecodeAndRoundTrip) {
+  const auto files = files_in(kFuzzDir / "corpus" / "decode");
+  ASSERT_GE(files.size(), 10u) << "one seed per message type";
+  each(files, [](const auto& b, const std::string&) { decode_one(b.data(), b.size()); });
 }
 
 TEST(FuzzCorpus, ReceiverSeedsRunToTheirEnd) {
   const auto files = files_in(kFuzzDir / "corpus" / "receiver");
   ASSERT_GE(files.size(), 10u);
-  for (const auto& f : files) {
-    SCOPED_TRACE(f.filename().string());
-    const auto b = bytes_of(f);
+  each(files, [](const auto& b, const std::string& name) {
     const uint64_t frames = receive_stream(b.data(), b.size());
-    const std::string name = f.filename().string();
     if (name.find("mode128") != std::string::npos || name.find("mode201") != std::string::npos) {
       EXPECT_EQ(frames, 0u);  // shed while it waited for StreamStart
     } else if (name.rfind("rate_refused", 0) == 0) {
@@ -76,16 +79,14 @@ TEST(FuzzCorpus, ReceiverSeedsRunToTheirEnd) {
     } else {
       EXPECT_EQ(frames, 0u);  // a keyed receiver and a wrong proof
     }
-  }
+  });
 }
 
 TEST(FuzzCorpus, KeptFindingsStayFixed) {
-  for (const auto& f : files_in(kFuzzDir / "regressions")) {
-    SCOPED_TRACE(f.filename().string());
-    const auto b = bytes_of(f);
+  each(files_in(kFuzzDir / "regressions"), [](const auto& b, const std::string&) {
     decode_one(b.data(), b.size());
     receive_stream(b.data(), b.size());
-  }
+  });
 }
 
 #if RDMAVIDEO_FUZZ_MEDIA
@@ -94,38 +95,26 @@ TEST(FuzzCorpus, KeptFindingsStayFixed) {
 TEST(FuzzCorpus, SoundSeedsReachTheConverterAndTheRecording) {
   const auto files = files_in(kFuzzDir / "corpus" / "sound");
   ASSERT_GE(files.size(), 4u);
-  for (const auto& f : files) {
-    SCOPED_TRACE(f.filename().string());
-    const auto b = bytes_of(f);
+  each(files, [](const auto& b, const std::string&) {
     const auto run = place_sound(b.data(), b.size());
     EXPECT_GT(run.converted, 0u) << "the tile's sound was converted";
     EXPECT_EQ(run.frames, 6u) << "the recording took its frames";
     EXPECT_GT(run.recorded, 0u) << "and its sound";
-  }
+  });
 }
 
 // Inputs that made the sinks' targets fail (regressions/sound, regressions/tiles).
 TEST(FuzzCorpus, KeptSinkFindingsStayFixed) {
-  for (const auto& f : files_in(kFuzzDir / "regressions" / "sound")) {
-    SCOPED_TRACE(f.filename().string());
-    const auto b = bytes_of(f);
-    (void)place_sound(b.data(), b.size());
-  }
-  for (const auto& f : files_in(kFuzzDir / "regressions" / "tiles")) {
-    SCOPED_TRACE(f.filename().string());
-    const auto b = bytes_of(f);
-    place_tiles(b.data(), b.size());
-  }
+  each(files_in(kFuzzDir / "regressions" / "sound"),
+       [](const auto& b, const std::string&) { (void)place_sound(b.data(), b.size()); });
+  each(files_in(kFuzzDir / "regressions" / "tiles"),
+       [](const auto& b, const std::string&) { place_tiles(b.data(), b.size()); });
 }
 
 TEST(FuzzCorpus, TileSeedsPlaceTheirFrames) {
   const auto files = files_in(kFuzzDir / "corpus" / "tiles");
   ASSERT_GE(files.size(), 4u);
-  for (const auto& f : files) {
-    SCOPED_TRACE(f.filename().string());
-    const auto b = bytes_of(f);
-    place_tiles(b.data(), b.size());
-  }
+  each(files, [](const auto& b, const std::string&) { place_tiles(b.data(), b.size()); });
 }
 #endif
 

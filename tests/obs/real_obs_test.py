@@ -63,9 +63,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def seed_config(home, profile_extra=""):
+def seed_config(home, profile_extra="", record_to=None):
     """global.ini with the first run done and obs-websocket on, without auth; a profile of a
-    small canvas (640x360 at 30 fps: Mesa renders it in software)."""
+    small canvas (640x360 at 30 fps: Mesa renders it in software). With record_to, OBS's own
+    recording is its FFmpeg output (FFV1 and PCM in Matroska) into that folder: the reference
+    for sync, since how far OBS's media source puts its sound from its picture depends on
+    the machine's load."""
     cfg = os.path.join(home, ".config", "obs-studio")
     os.makedirs(os.path.join(cfg, "basic", "profiles", "Test"), exist_ok=True)
     os.makedirs(os.path.join(cfg, "basic", "scenes"), exist_ok=True)
@@ -79,6 +82,13 @@ def seed_config(home, profile_extra=""):
         f.write("[General]\nName=Test\n"
                 "[Video]\nBaseCX=640\nBaseCY=360\nOutputCX=640\nOutputCY=360\nFPSType=1\nFPSInt=30\n"
                 "[Audio]\nSampleRate=48000\nChannelSetup=Stereo\n" + profile_extra)
+        if record_to:
+            f.write("[Output]\nMode=Advanced\n"
+                    "[AdvOut]\nRecType=FFmpeg\nFFOutputToFile=true\n"
+                    f"FFFilePath={record_to}\nFFExtension=mkv\nFFFormat=matroska\n"
+                    "FFFormatMimeType=video/x-matroska\nFFIgnoreCompat=true\nFFRescale=false\n"
+                    "FFVEncoder=ffv1\nFFVEncoderId=33\nFFVGOPSize=1\nFFVBitrate=2500\n"
+                    "FFAEncoder=pcm_s16le\nFFAEncoderId=65536\nFFABitrate=160\nFFAudioMixes=1\n")
     return cfg
 
 
@@ -195,7 +205,9 @@ def main():
     obs_log = open(os.path.join(work, "obs.log"), "w")
     obs = None
     try:
-        cfg = seed_config(home)
+        own_dir = os.path.join(work, "own")
+        os.makedirs(own_dir)
+        cfg = seed_config(home, record_to=own_dir)
         install_plugin(cfg, a.plugin)
         clip = os.path.join(work, "flash.mp4")
         flash_clip(clip, 1000)
@@ -226,6 +238,7 @@ def main():
         ws.call("SetOutputSettings", {"outputName": "rdmavideo",
                                       "outputSettings": {"destinations": f"127.0.0.1:{port}", "transport": "tcp",
                                                          "tracks": 3, "name": "OBS program"}})
+        ws.call("StartRecord")
         ws.call("StartOutput", {"outputName": "rdmavideo"})
         started = time.time()
         time.sleep(2)
@@ -236,6 +249,7 @@ def main():
         check(status["outputActive"], "GetOutputStatus says the output is active")
         check(status["outputBytes"] > 0, "GetOutputStatus counts the bytes sent")
         ws.call("StopOutput", {"outputName": "rdmavideo"})
+        own = ws.call("StopRecord")[0].get("outputPath")
         time.sleep(2)
         status = ws.call("GetOutputStatus", {"outputName": "rdmavideo"})[0]
         print("GetOutputStatus after stopping:", json.dumps(status), flush=True)
@@ -269,7 +283,17 @@ def main():
         spread = max(offsets) - min(offsets) if offsets else None
         check(spread is not None and (spread <= 2.0 or abs(spread - 1024 / 48) <= 2.0),
               f"every beep the same distance from its flash, or one audio tick apart ({spread} ms)")
-        check(offsets and abs(offsets[-1]) <= 2 * sync["frame_ms"], "within two frames of the picture")
+        # Never further from the picture than OBS's own recording of the same canvas, nor more
+        # than a frame off it. Not a fixed bound: the media source puts its sound further
+        # from its picture the busier the machine (OBS's own recording has measured 75-225 ms).
+        own_sync = json.loads(subprocess.run(["python3", a.av_sync, own or "", "--audio", "0", "--crop",
+                                              "320:180:0:0"], capture_output=True, text=True).stdout or "null")
+        print(f"OBS's own recording ({own}):", json.dumps(own_sync), flush=True)
+        own_offsets = (own_sync or {}).get("offsets_ms", [])[1:]
+        check(len(own_offsets) >= 2, "OBS's own recording has the beeps too")
+        check(offsets and own_offsets and abs(offsets[-1]) <= abs(own_offsets[-1]) + sync["frame_ms"],
+              f"no further from the picture than OBS's own recording ({offsets[-1] if offsets else None} "
+              f"against {own_offsets[-1] if own_offsets else None} ms)")
 
         stop_obs(obs)
 

@@ -62,12 +62,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--frame-bytes") frame_bytes = std::stoull(next());
-    else if (a == "--frames") frames = std::stoi(next());
-    else if (a == "--device") device_index = std::stoi(next());
-    else if (a == "--json") json_path = next();
+    if (a == "--frame-bytes")
+      frame_bytes = std::stoull(next());
+    else if (a == "--frames")
+      frames = std::stoi(next());
+    else if (a == "--device")
+      device_index = std::stoi(next());
+    else if (a == "--json")
+      json_path = next();
     else {
-      std::fprintf(stderr, "usage: rdmavideo-gpu-staging [--frame-bytes N] [--frames N] [--device N] [--json FILE]\n");
+      std::fprintf(stderr,
+                   "usage: rdmavideo-gpu-staging [--frame-bytes N] [--frames N] [--device N] "
+                   "[--json FILE]\n");
       return 2;
     }
   }
@@ -80,7 +86,8 @@ int main(int argc, char** argv) {
     must(device->fill(*src.back(), std::byte(i + 1), frame_bytes), "filling a source frame");
   }
   auto pinned = must(device->allocate_pinned(2 * frame_bytes), "pinned slots");
-  std::span<std::byte> slot[2] = {{pinned.get(), frame_bytes}, {pinned.get() + frame_bytes, frame_bytes}};
+  std::span<std::byte> slot[2] = {{pinned.get(), frame_bytes},
+                                  {pinned.get() + frame_bytes, frame_bytes}};
   auto down = must(device->create_stream(), "download stream");
   auto up = must(device->create_stream(), "upload stream");
 
@@ -124,7 +131,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < kBuffers; ++i) {
     must(device->download(check, *dst[i]), "checking a destination frame");
     if (check.front() != std::byte(i + 1) || check.back() != std::byte(i + 1)) {
-      std::fprintf(stderr, "rdmavideo-gpu-staging: destination frame %d differs from its source\n", i);
+      std::fprintf(stderr, "rdmavideo-gpu-staging: destination frame %d differs from its source\n",
+                   i);
       return 1;
     }
   }
@@ -135,17 +143,20 @@ int main(int argc, char** argv) {
     for (int f = 0; f < n; ++f) must(up->upload_async(*dst[f % kBuffers], slot[f % 2]), "H2D");
   }));
 
-  std::printf("%s, %zu-byte frames, %d frames a case\n\n", device->describe().c_str(), frame_bytes, frames);
+  std::printf("%s, %zu-byte frames, %d frames a case\n\n", device->describe().c_str(), frame_bytes,
+              frames);
   std::printf("| %-26s | %10s | %10s | %12s |\n", "case", "GB/s", "frames/s", "vs serial");
   std::printf("|%s|%s|%s|%s|\n", std::string(28, '-').c_str(), std::string(12, '-').c_str(),
               std::string(12, '-').c_str(), std::string(14, '-').c_str());
   for (const Rate& r : rates) {
-    std::printf("| %-26s | %10.2f | %10.1f | %11.2fx |\n", r.name.c_str(), r.gbytes_per_s, r.frames_per_s,
-                r.gbytes_per_s / rates[0].gbytes_per_s);
+    std::printf("| %-26s | %10.2f | %10.1f | %11.2fx |\n", r.name.c_str(), r.gbytes_per_s,
+                r.frames_per_s, r.gbytes_per_s / rates[0].gbytes_per_s);
   }
   if (!json_path.empty()) {
-    nlohmann::json j{{"device", device->describe()}, {"frame_bytes", frame_bytes}, {"frames", frames}};
-    for (const Rate& r : rates) j["cases"].push_back({{"name", r.name}, {"gbytes_per_s", r.gbytes_per_s}});
+    nlohmann::json j{
+        {"device", device->describe()}, {"frame_bytes", frame_bytes}, {"frames", frames}};
+    for (const Rate& r : rates)
+      j["cases"].push_back({{"name", r.name}, {"gbytes_per_s", r.gbytes_per_s}});
     std::ofstream(json_path) << j.dump(2) << '\n';
   }
   return 0;

@@ -24,19 +24,25 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string_view flag = argv[i];
     const char* value = argv[i + 1];
-    if (flag == "--port") port = std::atoi(value);
-    else if (flag == "--name") name = value;
-    else if (flag == "--seconds") seconds = std::atof(value);
-    else if (flag == "--chunk") chunk = static_cast<uint32_t>(std::max(1, std::atoi(value)));
-    else if (flag == "--jump-every") jump_every = std::atof(value);
+    if (flag == "--port")
+      port = std::atoi(value);
+    else if (flag == "--name")
+      name = value;
+    else if (flag == "--seconds")
+      seconds = std::atof(value);
+    else if (flag == "--chunk")
+      chunk = static_cast<uint32_t>(std::max(1, std::atoi(value)));
+    else if (flag == "--jump-every")
+      jump_every = std::atof(value);
     else {
       std::fprintf(stderr, "rdmavideo-hostile-peer: unknown flag %s\n", argv[i]);
       return 2;
     }
   }
   if (port <= 0) {
-    std::fprintf(stderr, "usage: rdmavideo-hostile-peer --port P [--name N] [--seconds S] [--chunk N] "
-                         "[--jump-every S]\n");
+    std::fprintf(stderr,
+                 "usage: rdmavideo-hostile-peer --port P [--name N] [--seconds S] [--chunk N] "
+                 "[--jump-every S]\n");
     return 2;
   }
   try {

@@ -50,9 +50,10 @@ int fail(const char* what) {
 }
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: rdmavideo-tcp-pipe --listen PORT [--host ADDR]\n"
-               "       rdmavideo-tcp-pipe --connect HOST:PORT [--connect HOST:PORT ...] --bytes N\n");
+  std::fprintf(
+      stderr,
+      "usage: rdmavideo-tcp-pipe --listen PORT [--host ADDR]\n"
+      "       rdmavideo-tcp-pipe --connect HOST:PORT [--connect HOST:PORT ...] --bytes N\n");
   return 2;
 }
 
@@ -116,8 +117,7 @@ int run_listen(const std::string& host, uint16_t port) {
     }
     total += static_cast<uint64_t>(n);
   }
-  const double seconds =
-      total ? std::chrono::duration<double>(Clock::now() - start).count() : 0.0;
+  const double seconds = total ? std::chrono::duration<double>(Clock::now() - start).count() : 0.0;
   const double cpu = cpu_seconds() - cpu_start;
   close(fd);
   report("listen", total, seconds, cpu);

@@ -50,9 +50,10 @@ void add_memory_options(CLI::App& app, MemoryOptions& options, const std::string
   app.add_option("--memory", options.memory,
                  fmt::format("Where {} live: host, or cuda[:N] for GPU N's memory", what))
       ->capture_default_str();
-  app.add_option("--gpu-path", options.gpu_path,
-                 "With --memory cuda, how GPU memory meets the network: auto (dma-buf, then "
-                 "nvidia-peermem, then staged through pinned host memory), dmabuf, peermem or staged")
+  app.add_option(
+         "--gpu-path", options.gpu_path,
+         "With --memory cuda, how GPU memory meets the network: auto (dma-buf, then "
+         "nvidia-peermem, then staged through pinned host memory), dmabuf, peermem or staged")
       ->capture_default_str();
 }
 
@@ -60,11 +61,13 @@ std::optional<int> parse_memory_options(const CLI::App& app, const MemoryOptions
                                         memory::MemorySpec& memory, gpu::PathChoice& gpu_path) {
   auto spec = memory::parse_memory(options.memory);
   if (!spec || spec->kind == memory::MemoryKind::pinned) {
-    return usage_error(app, "--memory \"" + options.memory + "\" unknown (host, or cuda[:N] for GPU N)");
+    return usage_error(app,
+                       "--memory \"" + options.memory + "\" unknown (host, or cuda[:N] for GPU N)");
   }
   auto path = gpu::parse_path_choice(options.gpu_path);
   if (!path) {
-    return usage_error(app, "--gpu-path \"" + options.gpu_path + "\" unknown (auto, dmabuf, peermem or staged)");
+    return usage_error(
+        app, "--gpu-path \"" + options.gpu_path + "\" unknown (auto, dmabuf, peermem or staged)");
   }
   if (*path != gpu::PathChoice::automatic && spec->kind != memory::MemoryKind::cuda) {
     return usage_error(app, "--gpu-path applies to GPU memory: give --memory cuda too");
@@ -86,7 +89,7 @@ std::optional<int> load_key(const CLI::App& app, const std::string& path,
 const std::atomic<bool>& stop_requested() { return g_stop; }
 
 void install_stop_signals() {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_signal;  // no SA_RESTART
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);

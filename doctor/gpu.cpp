@@ -12,8 +12,8 @@
 #include "checks.hpp"
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/gpu_path.hpp"
-#include "rdmavideo/memory.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/memory.hpp"
 #include "rdmavideo/probe.hpp"
 
 namespace rdmavideo::doctor {
@@ -57,17 +57,20 @@ Check check_cuda(GpuFacts& facts, nlohmann::json& json) {
     const bool flush_supported = cuda::can_flush_rdma_writes(*f, *facts.driver);
     const std::string not_visible = cuda::why_rdma_writes_not_visible(*f, *facts.driver);
     c.info.push_back(fmt::format(
-        "cuda:{} {} at {}: {} memory, compute {}.{}, dma-buf export {}, GPUDirect RDMA {}, RDMA writes {} "
+        "cuda:{} {} at {}: {} memory, compute {}.{}, dma-buf export {}, GPUDirect RDMA {}, RDMA "
+        "writes {} "
         "(ordering {}, flush {})",
         i, f->name, f->pci_bus_id, memory::format_bytes(f->total_memory), f->compute_major,
-        f->compute_minor, f->dmabuf_supported ? "yes" : "no", f->gpudirect_rdma_supported ? "yes" : "no",
+        f->compute_minor, f->dmabuf_supported ? "yes" : "no",
+        f->gpudirect_rdma_supported ? "yes" : "no",
         !cuda::needs_rdma_flush(*f) ? "ordered (no flush)"
         : not_visible.empty()       ? "flushed before kernels read a slot"
-                                    : "need a flush it cannot make: rings it receives into are staged",
+                              : "need a flush it cannot make: rings it receives into are staged",
         f->rdma_writes_ordering, flush_supported ? "supported" : "not supported"));
     if (!not_visible.empty()) {
       c.status = Status::warn;
-      c.fix = "GPUDirect RDMA into this GPU needs cuFlushGPUDirectRDMAWrites: update the NVIDIA driver";
+      c.fix =
+          "GPUDirect RDMA into this GPU needs cuFlushGPUDirectRDMAWrites: update the NVIDIA driver";
     }
     devices.push_back({{"ordinal", i},
                        {"name", f->name},
@@ -83,15 +86,18 @@ Check check_cuda(GpuFacts& facts, nlohmann::json& json) {
   }
   json["cuda_devices"] = devices;
   c.detail = fmt::format("CUDA driver {}, {} device{}: {}", facts.driver->version_text(),
-                         facts.driver->device_count(), facts.driver->device_count() == 1 ? "" : "s", names);
-  if (c.status == Status::warn && c.fix.empty()) c.fix = "nvidia-smi shows whether every GPU is visible and healthy";
+                         facts.driver->device_count(), facts.driver->device_count() == 1 ? "" : "s",
+                         names);
+  if (c.status == Status::warn && c.fix.empty())
+    c.fix = "nvidia-smi shows whether every GPU is visible and healthy";
   return c;
 }
 
 Check check_dmabuf_verbs(GpuFacts& facts) {
   Check c{"dmabuf_verbs", "dma-buf (libibverbs)", Status::ok, "", "", {}};
   // Asked of the library as loaded, not of the headers this was built with.
-  std::unique_ptr<void, int (*)(void*)> verbs(dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD), dlclose);
+  std::unique_ptr<void, int (*)(void*)> verbs(dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD),
+                                              dlclose);
   facts.verbs_has_dmabuf = verbs && dlsym(verbs.get(), "ibv_reg_dmabuf_mr") != nullptr;
   if (facts.verbs_has_dmabuf) {
     c.detail = "libibverbs has ibv_reg_dmabuf_mr: GPU memory can be registered as a dma-buf";
@@ -115,7 +121,8 @@ Check check_dmabuf_driver(GpuFacts& facts, nlohmann::json& json) {
   std::vector<std::string> yes, no;
   for (const auto& i : facts.imports) {
     (i.probe.imports ? yes : no).push_back(i.device);
-    c.info.push_back(fmt::format("{}: {} ({})", i.device, i.probe.imports ? "imports dma-bufs" : "no dma-buf import",
+    c.info.push_back(fmt::format("{}: {} ({})", i.device,
+                                 i.probe.imports ? "imports dma-bufs" : "no dma-buf import",
                                  i.probe.detail));
     json["dmabuf_import"][i.device] = i.probe.imports;
   }
@@ -124,11 +131,14 @@ Check check_dmabuf_driver(GpuFacts& facts, nlohmann::json& json) {
   } else if (yes.empty()) {
     c.status = facts.devices.empty() ? Status::skip : Status::warn;
     c.detail = fmt::format("no RDMA device here imports dma-bufs ({} asked)", no.size());
-    if (!facts.devices.empty()) c.fix = "a NIC driver with dma-buf import (mlx5 on Linux 5.12+), or nvidia-peermem";
+    if (!facts.devices.empty())
+      c.fix = "a NIC driver with dma-buf import (mlx5 on Linux 5.12+), or nvidia-peermem";
   } else {
     c.status = facts.devices.empty() ? Status::ok : Status::warn;
-    c.detail = fmt::format("{} of {} RDMA devices import dma-bufs", yes.size(), facts.imports.size());
-    if (!facts.devices.empty()) c.fix = "give GPU streams a device that imports dma-bufs (--rdma-device)";
+    c.detail =
+        fmt::format("{} of {} RDMA devices import dma-bufs", yes.size(), facts.imports.size());
+    if (!facts.devices.empty())
+      c.fix = "give GPU streams a device that imports dma-bufs (--rdma-device)";
   }
   return c;
 }
@@ -165,7 +175,8 @@ Check check_path(const GpuFacts& facts, nlohmann::json& json) {
   f.verbs_has_dmabuf = facts.verbs_has_dmabuf;
   f.peermem_loaded = facts.peermem;
   f.rdma = false;
-  json["gpu_path"]["tcp"] = std::string(gpu::to_string(gpu::choose_path(gpu::PathChoice::automatic, f)->path));
+  json["gpu_path"]["tcp"] =
+      std::string(gpu::to_string(gpu::choose_path(gpu::PathChoice::automatic, f)->path));
   bool staged_only = true;
   for (const auto& i : facts.imports) {
     f.rdma = true;
@@ -179,8 +190,8 @@ Check check_path(const GpuFacts& facts, nlohmann::json& json) {
     if (d->summary() == received->summary()) {
       c.info.push_back(fmt::format("cuda:0 over {}: {}", i.device, d->summary()));
     } else {
-      c.info.push_back(fmt::format("cuda:0 over {}: sending {}; receiving {}", i.device, d->summary(),
-                                   received->summary()));
+      c.info.push_back(fmt::format("cuda:0 over {}: sending {}; receiving {}", i.device,
+                                   d->summary(), received->summary()));
     }
     json["gpu_path"][i.device] = d->summary();
     json["gpu_path_receiving"][i.device] = received->summary();

@@ -22,9 +22,10 @@ int new_key(const std::string& path) {
     std::fprintf(stderr, "rdmavideo-doctor: --new-key: %s\n", ok.error().message().c_str());
     return cli::kExitFailed;
   }
-  std::printf("wrote a new key to %s (mode 0600): copy it to the other end as it is and give "
-              "both --key-file %s\n",
-              path.c_str(), path.c_str());
+  std::printf(
+      "wrote a new key to %s (mode 0600): copy it to the other end as it is and give "
+      "both --key-file %s\n",
+      path.c_str(), path.c_str());
   return 0;
 }
 

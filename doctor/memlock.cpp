@@ -11,8 +11,8 @@
 #include <string>
 
 #include "checks.hpp"
-#include "rdmavideo/probe.hpp"
 #include "rdmavideo/memory.hpp"
+#include "rdmavideo/probe.hpp"
 #include "rdmavideo/result.hpp"
 
 namespace rdmavideo::doctor {

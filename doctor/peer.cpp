@@ -3,9 +3,9 @@
 // library's probe (rdmavideo/probe.hpp): resolve the receiver's address and route with
 // rdma_cm, create an RC QP, connect with the sender's ConnectRequest as private data (so an
 // rdmavideo receiver checks and accepts it as it would a sender's), and disconnect at once.
-// This file turns the step that failed into advice. The receiver logs one "disconnected before Hello" for
-// it and goes on listening. Each failure names the step, the rdma_cm event and status, and
-// what to fix. When the connect fails, a TCP connect to the same HOST:PORT tells whether a
+// This file turns the step that failed into advice. The receiver logs one "disconnected before
+// Hello" for it and goes on listening. Each failure names the step, the rdma_cm event and status,
+// and what to fix. When the connect fails, a TCP connect to the same HOST:PORT tells whether a
 // receiver listens there on TCP instead.
 #include <cerrno>
 #include <cstring>
@@ -54,8 +54,7 @@ class PeerAdvice {
       case Step::resolve_address:
         // ENODEV: the route leaves through a netdev without an RDMA device. Otherwise
         // (ETIMEDOUT, EHOSTUNREACH, our own timeout) no neighbour answered.
-        return fail(r.error, r.error_errno != 0 || r.status == -ENODEV ||
-                                     r.status == -EADDRNOTAVAIL
+        return fail(r.error, r.error_errno != 0 || r.status == -ENODEV || r.status == -EADDRNOTAVAIL
                                  ? address_fix()
                                  : neighbour_fix());
       case Step::resolve_route: return fail(r.error, route_fix());

@@ -42,8 +42,9 @@ Colour colour_of(const GstVideoColorimetry& c) {
   };
   out.primaries = code(gst_video_color_primaries_to_iso(c.primaries), 2);
   out.transfer = code(gst_video_transfer_function_to_iso(c.transfer), 2);
-  out.matrix = c.matrix == GST_VIDEO_COLOR_MATRIX_RGB ? 0 : code(gst_video_color_matrix_to_iso(c.matrix), 2);
-  out.range = c.range == GST_VIDEO_COLOR_RANGE_16_235 ? colour::kLimited
+  out.matrix =
+      c.matrix == GST_VIDEO_COLOR_MATRIX_RGB ? 0 : code(gst_video_color_matrix_to_iso(c.matrix), 2);
+  out.range = c.range == GST_VIDEO_COLOR_RANGE_16_235  ? colour::kLimited
               : c.range == GST_VIDEO_COLOR_RANGE_0_255 ? colour::kFull
                                                        : 0;
   if (!validate(out)) return {};
@@ -55,7 +56,8 @@ void set_colorimetry(GstVideoColorimetry& c, const Colour& colour, bool rgb) {
   if (colour.transfer) c.transfer = gst_video_transfer_function_from_iso(colour.transfer);
   if (colour.matrix && !rgb) c.matrix = gst_video_color_matrix_from_iso(colour.matrix);
   if (colour.range) {
-    c.range = colour.range == colour::kFull ? GST_VIDEO_COLOR_RANGE_0_255 : GST_VIDEO_COLOR_RANGE_16_235;
+    c.range =
+        colour.range == colour::kFull ? GST_VIDEO_COLOR_RANGE_0_255 : GST_VIDEO_COLOR_RANGE_16_235;
   }
 }
 
@@ -116,8 +118,9 @@ Result<proto::StreamStart> stream_start(const GstVideoInfo& info) {
   }
   for (int i = 0; i < layout.plane_count; ++i) {
     if (GST_VIDEO_INFO_PLANE_STRIDE(&info, i) <= 0) {
-      return make_error(ErrorCode::unsupported, "plane {} stride {} (negative strides are not carried)",
-                        i, GST_VIDEO_INFO_PLANE_STRIDE(&info, i));
+      return make_error(ErrorCode::unsupported,
+                        "plane {} stride {} (negative strides are not carried)", i,
+                        GST_VIDEO_INFO_PLANE_STRIDE(&info, i));
     }
     layout.planes[i].offset = static_cast<uint32_t>(GST_VIDEO_INFO_PLANE_OFFSET(&info, i));
     layout.planes[i].stride = static_cast<uint32_t>(GST_VIDEO_INFO_PLANE_STRIDE(&info, i));
@@ -263,32 +266,38 @@ void install_common_properties(GObjectClass* klass, Side side) {
   const auto read_only = static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   const CommonSettings defaults;
   g_object_class_install_property(
-      klass, PROP_PORT, g_param_spec_uint("port", "Port", t.port, t.port_min, 65535, defaults.port, flags));
+      klass, PROP_PORT,
+      g_param_spec_uint("port", "Port", t.port, t.port_min, 65535, defaults.port, flags));
   g_object_class_install_property(
       klass, PROP_TRANSPORT,
       g_param_spec_enum("transport", "Transport", t.transport, transport_enum_type(),
                         static_cast<gint>(defaults.transport), flags));
   g_object_class_install_property(
-      klass, PROP_RDMA_DEVICE, g_param_spec_string("rdma-device", "RDMA device", t.rdma_device, "", flags));
+      klass, PROP_RDMA_DEVICE,
+      g_param_spec_string("rdma-device", "RDMA device", t.rdma_device, "", flags));
   g_object_class_install_property(
       klass, PROP_KEY_FILE, g_param_spec_string("key-file", "Key file", t.key_file, "", flags));
   g_object_class_install_property(
       klass, PROP_MEMORY,
       g_param_spec_string("memory", "Memory", t.memory, defaults.memory.c_str(), flags));
   g_object_class_install_property(
-      klass, PROP_STATS, g_param_spec_boxed("stats", "Statistics", t.stats, GST_TYPE_STRUCTURE, read_only));
+      klass, PROP_STATS,
+      g_param_spec_boxed("stats", "Statistics", t.stats, GST_TYPE_STRUCTURE, read_only));
   g_object_class_install_property(
       klass, PROP_CUDA_CAPS,
-      g_param_spec_string("cuda-caps", "CUDA caps",
-                          "Whether video/x-raw(memory:CUDAMemory) is offered (\"offered on cuda:N\"), "
-                          "or why not.",
-                          "", read_only));
+      g_param_spec_string(
+          "cuda-caps", "CUDA caps",
+          "Whether video/x-raw(memory:CUDAMemory) is offered (\"offered on cuda:N\"), "
+          "or why not.",
+          "", read_only));
 }
 
 bool set_common_property(CommonSettings& s, guint id, const GValue* value) {
   switch (id) {
     case PROP_PORT: s.port = g_value_get_uint(value); return true;
-    case PROP_TRANSPORT: s.transport = static_cast<TransportKind>(g_value_get_enum(value)); return true;
+    case PROP_TRANSPORT:
+      s.transport = static_cast<TransportKind>(g_value_get_enum(value));
+      return true;
     case PROP_RDMA_DEVICE: s.rdma_device = string_of(value); return true;
     case PROP_KEY_FILE: s.key_file = string_of(value); return true;
     case PROP_MEMORY: s.memory = string_of(value, "host"); return true;
@@ -334,17 +343,17 @@ StatsSnapshot snapshot(const stats::TransferStats& stats) {
 }
 
 GstStructure* stats_structure(const char* name, const StatsSnapshot& s) {
-  return gst_structure_new(name,                                                   //
-                           "frames", G_TYPE_UINT64, s.frames,                      //
-                           "bytes", G_TYPE_UINT64, s.bytes,                        //
-                           "dropped", G_TYPE_UINT64, s.dropped,                    //
-                           "copies", G_TYPE_UINT64, s.copies,                      //
+  return gst_structure_new(name,                                                     //
+                           "frames", G_TYPE_UINT64, s.frames,                        //
+                           "bytes", G_TYPE_UINT64, s.bytes,                          //
+                           "dropped", G_TYPE_UINT64, s.dropped,                      //
+                           "copies", G_TYPE_UINT64, s.copies,                        //
                            "checksum-failures", G_TYPE_UINT64, s.checksum_failures,  //
-                           "latency-p50-ns", G_TYPE_UINT64, s.latency_p50_ns,      //
-                           "latency-p99-ns", G_TYPE_UINT64, s.latency_p99_ns,      //
-                           "latency-max-ns", G_TYPE_UINT64, s.latency_max_ns,      //
-                           "seconds", G_TYPE_DOUBLE, s.seconds,                    //
-                           "transport", G_TYPE_STRING, s.transport.c_str(),        //
+                           "latency-p50-ns", G_TYPE_UINT64, s.latency_p50_ns,        //
+                           "latency-p99-ns", G_TYPE_UINT64, s.latency_p99_ns,        //
+                           "latency-max-ns", G_TYPE_UINT64, s.latency_max_ns,        //
+                           "seconds", G_TYPE_DOUBLE, s.seconds,                      //
+                           "transport", G_TYPE_STRING, s.transport.c_str(),          //
                            "peer", G_TYPE_STRING, s.peer.c_str(), nullptr);
 }
 
@@ -354,11 +363,10 @@ bool load_key_file(GstElement* element, const std::string& path,
   auto loaded = auth::load_key(path);
   if (!loaded) {
     // What GST_ELEMENT_ERROR posts, without a debug category of its own.
-    gst_element_message_full(element, GST_MESSAGE_ERROR, GST_RESOURCE_ERROR,
-                             GST_RESOURCE_ERROR_SETTINGS,
-                             g_strdup_printf("Cannot use key-file %s.", path.c_str()),
-                             g_strdup(loaded.error().message().c_str()), __FILE__, GST_FUNCTION,
-                             __LINE__);
+    gst_element_message_full(
+        element, GST_MESSAGE_ERROR, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        g_strdup_printf("Cannot use key-file %s.", path.c_str()),
+        g_strdup(loaded.error().message().c_str()), __FILE__, GST_FUNCTION, __LINE__);
     return false;
   }
   key = std::move(*loaded);
@@ -367,12 +375,11 @@ bool load_key_file(GstElement* element, const std::string& path,
 
 void post_stats(GstElement* element, GstDebugCategory* category, const char* name,
                 const StatsSnapshot& s) {
-  GST_CAT_INFO_OBJECT(category, element,
-                      "%" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT " bytes, %" G_GUINT64_FORMAT
-                      " dropped, %" G_GUINT64_FORMAT " copies, %" G_GUINT64_FORMAT
-                      " checksum failures, over %s",
-                      s.frames, s.bytes, s.dropped, s.copies, s.checksum_failures,
-                      s.transport.c_str());
+  GST_CAT_INFO_OBJECT(
+      category, element,
+      "%" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT " bytes, %" G_GUINT64_FORMAT
+      " dropped, %" G_GUINT64_FORMAT " copies, %" G_GUINT64_FORMAT " checksum failures, over %s",
+      s.frames, s.bytes, s.dropped, s.copies, s.checksum_failures, s.transport.c_str());
   gst_element_post_message(element,
                            gst_message_new_element(GST_OBJECT(element), stats_structure(name, s)));
 }

@@ -26,15 +26,17 @@ std::string cuda_caps_unavailable(int ordinal) {
   if (auto device = cuda::Device::shared(ordinal); !device) {
     reason = fmt::format("no memory:CUDAMemory caps: {}", device.error().message());
   } else if (!gst_cuda_load_library()) {
-    reason = "no memory:CUDAMemory caps: GStreamer's CUDA library (libgstcuda-1.0) cannot load the "
-             "CUDA driver it opens itself";
+    reason =
+        "no memory:CUDAMemory caps: GStreamer's CUDA library (libgstcuda-1.0) cannot load the "
+        "CUDA driver it opens itself";
   }
   return why.emplace(ordinal, reason).first->second;
 }
 
 GstCaps* with_cuda_variants(GstCaps* caps) {
   GstCaps* cuda = gst_caps_copy(caps);
-  gst_caps_set_features_simple(cuda, gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, nullptr));
+  gst_caps_set_features_simple(cuda,
+                               gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, nullptr));
   // GStreamer's CUDA memory has no v210 (a packed format it does not lay out).
   for (guint i = 0; i < gst_caps_get_size(cuda); ++i) {
     GstStructure* structure = gst_caps_get_structure(cuda, i);
@@ -44,10 +46,12 @@ GstCaps* with_cuda_variants(GstCaps* caps) {
       gst_value_list_init(&kept, gst_value_list_get_size(formats));
       for (guint f = 0; f < gst_value_list_get_size(formats); ++f) {
         const GValue* format = gst_value_list_get_value(formats, f);
-        if (std::string_view(g_value_get_string(format)) != "v210") gst_value_list_append_value(&kept, format);
+        if (std::string_view(g_value_get_string(format)) != "v210")
+          gst_value_list_append_value(&kept, format);
       }
       gst_structure_take_value(structure, "format", &kept);
-    } else if (formats && G_VALUE_HOLDS_STRING(formats) && std::string_view(g_value_get_string(formats)) == "v210") {
+    } else if (formats && G_VALUE_HOLDS_STRING(formats) &&
+               std::string_view(g_value_get_string(formats)) == "v210") {
       gst_caps_remove_structure(cuda, i--);
     }
   }
@@ -128,8 +132,8 @@ struct CudaFrames::Impl {
 
   // Queues the copy of each plane between a GStreamer frame (plane p at `base` + offset[p],
   // rows stride[p] apart) and the stream's layout at `ours`.
-  Result<void> copy_planes(cuda::Pitched ours_base, bool to_ours, uint64_t base, bool base_on_device,
-                           const gsize* offsets, const gint* strides) {
+  Result<void> copy_planes(cuda::Pitched ours_base, bool to_ours, uint64_t base,
+                           bool base_on_device, const gsize* offsets, const gint* strides) {
     for (int p = 0; p < layout.plane_count; ++p) {
       const auto& plane = layout.planes[p];
       cuda::Pitched ours{ours_base.on_device, ours_base.at + plane.offset, plane.stride};
@@ -144,15 +148,17 @@ struct CudaFrames::Impl {
 
   bool ours(GstMemory* memory) const {
     return gst_is_cuda_memory(memory) &&
-           gst_cuda_context_get_handle(GST_CUDA_MEMORY_CAST(memory)->context) == device->native_context();
+           gst_cuda_context_get_handle(GST_CUDA_MEMORY_CAST(memory)->context) ==
+               device->native_context();
   }
 
   void note_round_trip() {
     if (round_trips++ == 0) {
-      GST_ELEMENT_WARNING(element, RESOURCE, SETTINGS,
-                          ("CUDA frames go through host memory: a neighbour uses a CUDA context of its own."),
-                          ("share one: the neighbour asks for GStreamer's CUDA context after this element "
-                           "(set cuda-device-id alike, or let this element reach READY first)"));
+      GST_ELEMENT_WARNING(
+          element, RESOURCE, SETTINGS,
+          ("CUDA frames go through host memory: a neighbour uses a CUDA context of its own."),
+          ("share one: the neighbour asks for GStreamer's CUDA context after this element "
+           "(set cuda-device-id alike, or let this element reach READY first)"));
     }
   }
 };
@@ -181,7 +187,8 @@ Result<std::unique_ptr<CudaFrames>> CudaFrames::create(GstElement* element, Cuda
 Result<void> CudaFrames::copy_in(GstBuffer* buffer, uint64_t out, bool on_device) {
   Impl& s = *impl_;
   const cuda::Pitched target{on_device, out, 0};
-  GstMemory* memory = gst_buffer_n_memory(buffer) == 1 ? gst_buffer_peek_memory(buffer, 0) : nullptr;
+  GstMemory* memory =
+      gst_buffer_n_memory(buffer) == 1 ? gst_buffer_peek_memory(buffer, 0) : nullptr;
   if (memory && s.ours(memory)) {
     // On the GPU, in our context: a copy there, plane by plane.
     GstMapInfo map;
@@ -189,8 +196,8 @@ Result<void> CudaFrames::copy_in(GstBuffer* buffer, uint64_t out, bool on_device
       return make_error(ErrorCode::system, "a CUDA buffer does not map for reading on the GPU");
     }
     const auto* cuda_memory = GST_CUDA_MEMORY_CAST(memory);
-    auto ok = s.copy_planes(target, true, reinterpret_cast<uintptr_t>(map.data), true, cuda_memory->info.offset,
-                            cuda_memory->info.stride);
+    auto ok = s.copy_planes(target, true, reinterpret_cast<uintptr_t>(map.data), true,
+                            cuda_memory->info.offset, cuda_memory->info.stride);
     gst_memory_unmap(memory, &map);
     return ok;
   }
@@ -218,10 +225,12 @@ Result<GstBuffer*> CudaFrames::copy_out(uint64_t from, bool on_device, GstCaps* 
   if (!s.pool) {
     s.pool = gst_cuda_buffer_pool_new(s.context);
     GstStructure* config = gst_buffer_pool_get_config(s.pool);
-    gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(GST_VIDEO_INFO_SIZE(&s.info)), 2, 0);
+    gst_buffer_pool_config_set_params(config, caps,
+                                      static_cast<guint>(GST_VIDEO_INFO_SIZE(&s.info)), 2, 0);
     gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
     if (!gst_buffer_pool_set_config(s.pool, config) || !gst_buffer_pool_set_active(s.pool, TRUE)) {
-      return make_error(ErrorCode::resource, "GStreamer's CUDA buffer pool refused {}", GST_VIDEO_INFO_NAME(&s.info));
+      return make_error(ErrorCode::resource, "GStreamer's CUDA buffer pool refused {}",
+                        GST_VIDEO_INFO_NAME(&s.info));
     }
   }
   GstBuffer* buffer = nullptr;
@@ -235,8 +244,9 @@ Result<GstBuffer*> CudaFrames::copy_out(uint64_t from, bool on_device, GstCaps* 
     return make_error(ErrorCode::system, "a CUDA buffer does not map for writing on the GPU");
   }
   const auto* cuda_memory = GST_CUDA_MEMORY_CAST(memory);
-  auto ok = s.copy_planes(cuda::Pitched{on_device, from, 0}, false, reinterpret_cast<uintptr_t>(map.data), true,
-                          cuda_memory->info.offset, cuda_memory->info.stride);
+  auto ok =
+      s.copy_planes(cuda::Pitched{on_device, from, 0}, false, reinterpret_cast<uintptr_t>(map.data),
+                    true, cuda_memory->info.offset, cuda_memory->info.stride);
   gst_memory_unmap(memory, &map);
   if (!ok) {
     gst_buffer_unref(buffer);

@@ -10,8 +10,8 @@ namespace rdmavideo::gst {
 std::optional<memory::MemorySpec> memory_property(GstElement* element, const std::string& memory) {
   auto spec = memory::parse_memory(memory);
   if (!spec) {
-    GST_ELEMENT_ERROR(element, RESOURCE, SETTINGS, ("memory=%s is not host, cuda or cuda:N.", memory.c_str()),
-                      (nullptr));
+    GST_ELEMENT_ERROR(element, RESOURCE, SETTINGS,
+                      ("memory=%s is not host, cuda or cuda:N.", memory.c_str()), (nullptr));
   }
   return spec;
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The rdmavideo GStreamer plugin: rdmasink and rdmasrc, thin adapters over librdmavideo.
 //
-//   gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12,width=1280,height=720 ! rdmasink port=5000
-//   gst-launch-1.0 rdmasrc port=5000 ! videoconvert ! autovideosink
+//   gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12,width=1280,height=720 ! rdmasink
+//   port=5000 gst-launch-1.0 rdmasrc port=5000 ! videoconvert ! autovideosink
 #include <gst/gst.h>
 
 #include "common.hpp"

@@ -69,14 +69,14 @@ struct SinkRuntime {
   uint64_t sequence = 0;  // frames offered, dropped ones included
   GstVideoInfo info{};
   std::optional<proto::StreamStart> format;
-  bool ended = false;  // EndOfStream sent or received; nothing more goes out
-  memory::MemorySpec memory;               // the session's buffers
+  bool ended = false;                       // EndOfStream sent or received; nothing more goes out
+  memory::MemorySpec memory;                // the session's buffers
   std::unique_ptr<CudaFrames> cuda_frames;  // memory:CUDAMemory caps, or a GPU pool
   std::vector<std::byte> host_frame;        // system memory into a GPU pool without CUDA caps
 };
 
 struct SinkState {
-  SinkSettings settings;  // under the object lock
+  SinkSettings settings;              // under the object lock
   std::atomic<bool> unlocked{false};  // flushing or stopping: abandon a wait for a credit
   // Stopping (PAUSED to READY): also abandon a frame write. A flush must not, since a frame
   // half written would break the stream's framing and cost the connection.
@@ -85,7 +85,7 @@ struct SinkState {
   std::mutex pools_mutex;
   std::vector<GstBufferPool*> pools;  // every pool we offered since start(); one reference each
   std::mutex stats_mutex;
-  StatsSnapshot stats;  // under stats_mutex
+  StatsSnapshot stats;    // under stats_mutex
   CudaContextShare cuda;  // the GstCudaContext this element offers its neighbours
 };
 
@@ -176,18 +176,18 @@ gboolean sink_start(GstBaseSink* sink) {
     GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Lost the connection to the receiver."),
                       ("%s", error.message().c_str()));
   };
-  const std::string receivers =
-      rt->settings.destinations.empty() ? options.connect.endpoint.to_string() : rt->settings.destinations;
+  const std::string receivers = rt->settings.destinations.empty()
+                                    ? options.connect.endpoint.to_string()
+                                    : rt->settings.destinations;
   GST_INFO_OBJECT(self, "connecting to %s over %s", receivers.c_str(),
                   std::string(to_string(rt->settings.transport)).c_str());
   auto session = SenderSession::connect(options);
   if (!session) {
     const auto code = session.error().code();
-    const char* why = code == ErrorCode::timeout ? "did not answer in time"
+    const char* why = code == ErrorCode::timeout       ? "did not answer in time"
                       : code == ErrorCode::unsupported ? "cannot be reached with this transport"
                                                        : "refused or could not be reached";
-    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE,
-                      ("Receiver %s %s.", receivers.c_str(), why),
+    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("Receiver %s %s.", receivers.c_str(), why),
                       ("%s", session.error().message().c_str()));
     return FALSE;
   }
@@ -274,10 +274,11 @@ gboolean sink_set_caps(GstBaseSink* sink, GstCaps* caps) {
       rt.ended = true;
       return TRUE;
     }
-    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("The receiver did not take stream format %s %dx%d.",
-                                              GST_VIDEO_INFO_NAME(&info), GST_VIDEO_INFO_WIDTH(&info),
-                                              GST_VIDEO_INFO_HEIGHT(&info)),
-                      ("%s", ring.error().message().c_str()));
+    GST_ELEMENT_ERROR(
+        self, RESOURCE, WRITE,
+        ("The receiver did not take stream format %s %dx%d.", GST_VIDEO_INFO_NAME(&info),
+         GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info)),
+        ("%s", ring.error().message().c_str()));
     return FALSE;
   }
   GST_INFO_OBJECT(self, "stream %s %dx%d %d/%d, %u bytes a frame, ring of %u slots (epoch %u)",
@@ -322,17 +323,20 @@ gboolean sink_propose_allocation(GstBaseSink* sink, GstQuery* query) {
   params.align = kPageBytes - 1;
   UniqueObject<GstBufferPool> pool(gst_video_buffer_pool_new());
   GstStructure* config = gst_buffer_pool_get_config(pool.get());
-  gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(info.size), kPoolMinBuffers, 0);
+  gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(info.size), kPoolMinBuffers,
+                                    0);
   gst_buffer_pool_config_set_allocator(config, nullptr, &params);
   gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
   if (!gst_buffer_pool_set_config(pool.get(), config)) {
     GST_WARNING_OBJECT(self, "the buffer pool refused its configuration");
     return FALSE;
   }
-  gst_query_add_allocation_pool(query, pool.get(), static_cast<guint>(info.size), kPoolMinBuffers, 0);
+  gst_query_add_allocation_pool(query, pool.get(), static_cast<guint>(info.size), kPoolMinBuffers,
+                                0);
   gst_query_add_allocation_param(query, nullptr, &params);
   gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
-  GST_DEBUG_OBJECT(self, "offered a pool of %u-byte page-aligned buffers", static_cast<guint>(info.size));
+  GST_DEBUG_OBJECT(self, "offered a pool of %u-byte page-aligned buffers",
+                   static_cast<guint>(info.size));
   auto& state = *self->state;
   std::lock_guard lock(state.pools_mutex);
   state.pools.push_back(pool.release());
@@ -367,7 +371,8 @@ Result<FrameBuffer> copy_to_staging(SinkRuntime& rt, GstBuffer* buffer) {
   const bool gpu_pool = target->kind() == memory::MemoryKind::cuda;
   if (rt.cuda_frames) {
     // On the GPU where the buffer or the pool is there.
-    auto ok = rt.cuda_frames->copy_in(buffer, reinterpret_cast<uintptr_t>(target->bytes().data()), gpu_pool);
+    auto ok = rt.cuda_frames->copy_in(buffer, reinterpret_cast<uintptr_t>(target->bytes().data()),
+                                      gpu_pool);
     if (!ok) return Unexpected(ok.error());
     return target;
   }
@@ -376,7 +381,8 @@ Result<FrameBuffer> copy_to_staging(SinkRuntime& rt, GstBuffer* buffer) {
     rt.host_frame.resize(rt.format->layout.frame_bytes);
     GstVideoFrame source;
     if (!gst_video_frame_map(&source, &rt.info, buffer, GST_MAP_READ)) {
-      return make_error(ErrorCode::invalid_argument, "buffer of {} bytes does not map as a {} frame",
+      return make_error(ErrorCode::invalid_argument,
+                        "buffer of {} bytes does not map as a {} frame",
                         gst_buffer_get_size(buffer), GST_VIDEO_INFO_NAME(&rt.info));
     }
     copy_planes(rt.format->layout, rt.host_frame.data(), source, CopyTo::wire);
@@ -443,15 +449,17 @@ GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
       return GST_FLOW_ERROR;
     }
     if (rt.copies++ == 0) {
-      GST_WARNING_OBJECT(self, "copying frames: upstream buffers are not from rdmasink's pool%s",
-                         in_place ? " or not in the stream's layout" : " (verbs sends only registered memory)");
+      GST_WARNING_OBJECT(
+          self, "copying frames: upstream buffers are not from rdmasink's pool%s",
+          in_place ? " or not in the stream's layout" : " (verbs sends only registered memory)");
     }
     staged = std::move(*copied);
   }
 
   // Without a pts the session makes one from the frame rate.
-  const std::optional<int64_t> pts_ns =
-      GST_BUFFER_PTS_IS_VALID(buffer) ? std::optional<int64_t>(GST_BUFFER_PTS(buffer)) : std::nullopt;
+  const std::optional<int64_t> pts_ns = GST_BUFFER_PTS_IS_VALID(buffer)
+                                            ? std::optional<int64_t>(GST_BUFFER_PTS(buffer))
+                                            : std::nullopt;
   const uint64_t sequence = rt.sequence++;
   const auto send = [&] {
     const FrameMeta meta{sequence, pts_ns, ready};
@@ -521,7 +529,8 @@ gboolean sink_event(GstBaseSink* sink, GstEvent* event) {
 // The template's caps, less memory:CUDAMemory where it is not offered.
 GstCaps* sink_get_caps(GstBaseSink* sink, GstCaps* filter) {
   const int device = element_cuda_device(sink, state_of(sink).settings.memory);
-  GstCaps* caps = offered_caps(GST_ELEMENT(sink), gst_pad_get_pad_template_caps(GST_BASE_SINK_PAD(sink)), device);
+  GstCaps* caps = offered_caps(GST_ELEMENT(sink),
+                               gst_pad_get_pad_template_caps(GST_BASE_SINK_PAD(sink)), device);
   if (filter) {
     GstCaps* both = gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
     gst_caps_unref(caps);

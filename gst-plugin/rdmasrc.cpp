@@ -10,12 +10,13 @@
 // (renegotiated when the sender changes format), each frame a buffer whose memory is the ring
 // slot itself: the slot's credit goes back to the sender when downstream drops the buffer,
 // so a slow downstream slows the sender instead of growing a queue. The sender's
-// EndOfStream becomes EOS; a second sender while one streams is refused as busy. With is-live=false (the default) buffers carry the sender's pts, counted from
-// its first frame; with is-live=true the element is a live source and stamps each buffer
-// with the pipeline's running time at which the receive thread saw it complete (not when
-// create() dequeued it, which a busy downstream delays). Liveness is a property (as in shmsrc)
-// because a GstBaseSrc must declare it before READY->PAUSED completes, before any sender
-// has connected; the sender's live flag is compared with it and a mismatch is logged.
+// EndOfStream becomes EOS; a second sender while one streams is refused as busy. With is-live=false
+// (the default) buffers carry the sender's pts, counted from its first frame; with is-live=true the
+// element is a live source and stamps each buffer with the pipeline's running time at which the
+// receive thread saw it complete (not when create() dequeued it, which a busy downstream delays).
+// Liveness is a property (as in shmsrc) because a GstBaseSrc must declare it before READY->PAUSED
+// completes, before any sender has connected; the sender's live flag is compared with it and a
+// mismatch is logged.
 //
 // Strides and offsets are the sender's. Where they differ from GStreamer's defaults the
 // buffer carries a GstVideoMeta, or, when downstream cannot read one, is copied once into
@@ -33,9 +34,9 @@
 #include <thread>
 
 #include "common.hpp"
+#include "cuda_caps.hpp"
 #include "rdmavideo/frame_verifier.hpp"
 #include "rdmavideo/receiver_service.hpp"
-#include "cuda_caps.hpp"
 #include "slot_memory.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(rdmasrc_debug);
@@ -75,8 +76,8 @@ struct SrcRuntime {
 
   // Streaming thread only.
   std::shared_ptr<const proto::StreamStart> format;  // the format caps were made for
-  GstVideoInfo info{};           // the sender's layout
-  GstVideoInfo default_info{};   // GStreamer's layout for the same caps
+  GstVideoInfo info{};                               // the sender's layout
+  GstVideoInfo default_info{};                       // GStreamer's layout for the same caps
   bool default_layout = true;
   bool downstream_meta = false;  // downstream reads GstVideoMeta
   std::optional<FrameVerifier> verifier;
@@ -86,9 +87,9 @@ struct SrcRuntime {
   uint64_t checksum_failures = 0;  // frames that failed verify
   uint64_t copies = 0;
   bool eos = false;
-  int cuda_device = 0;                     // the GPU of memory:CUDAMemory buffers
-  std::unique_ptr<CudaFrames> cuda_out;    // downstream takes memory:CUDAMemory
-  GstCaps* cuda_caps = nullptr;            // the negotiated CUDA caps, for its pool
+  int cuda_device = 0;                   // the GPU of memory:CUDAMemory buffers
+  std::unique_ptr<CudaFrames> cuda_out;  // downstream takes memory:CUDAMemory
+  GstCaps* cuda_caps = nullptr;          // the negotiated CUDA caps, for its pool
 
   ~SrcRuntime() {
     if (service) service->stop();  // its sink is done with this runtime before it goes
@@ -97,13 +98,13 @@ struct SrcRuntime {
 };
 
 struct SrcState {
-  SrcSettings settings;  // under the object lock
-  guint bound_port = 0;  // under the object lock
+  SrcSettings settings;     // under the object lock
+  guint bound_port = 0;     // under the object lock
   GstCaps* caps = nullptr;  // the current stream's caps; under the object lock
   std::atomic<bool> unlocked{false};
   std::unique_ptr<SrcRuntime> runtime;
   std::mutex stats_mutex;
-  StatsSnapshot stats;  // under stats_mutex
+  StatsSnapshot stats;    // under stats_mutex
   CudaContextShare cuda;  // the GstCudaContext this element offers its neighbours
 };
 
@@ -205,7 +206,8 @@ gboolean src_start(GstBaseSrc* src) {
   // One stream per element, as GStreamer composes: a second sender is refused as busy.
   ReceiverServiceOptions options;
   options.transport = rt->settings.transport;
-  options.listen.endpoint = Endpoint{rt->settings.address, static_cast<uint16_t>(rt->settings.port)};
+  options.listen.endpoint =
+      Endpoint{rt->settings.address, static_cast<uint16_t>(rt->settings.port)};
   options.listen.rdma_device = rt->settings.rdma_device;
   options.listen.key = key;
   options.listen.ring_size = rt->settings.ring_size;
@@ -221,7 +223,8 @@ gboolean src_start(GstBaseSrc* src) {
     if (auto info = gst::video_info(format); !info) return Unexpected(info.error());
     return {};
   };
-  options.sink_factory = [self, raw](const StreamInfo& info) -> Result<std::unique_ptr<StreamSink>> {
+  options.sink_factory = [self,
+                          raw](const StreamInfo& info) -> Result<std::unique_ptr<StreamSink>> {
     GST_INFO_OBJECT(self, "sender %s connected over %s", info.peer.c_str(),
                     std::string(to_string(info.transport)).c_str());
     std::lock_guard lock(raw->mutex);
@@ -232,9 +235,10 @@ gboolean src_start(GstBaseSrc* src) {
   };
   auto service = ReceiverService::start(std::move(options));
   if (!service) {
-    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
-                      ("Could not listen on %s:%u.", rt->settings.address.c_str(), rt->settings.port),
-                      ("%s", service.error().message().c_str()));
+    GST_ELEMENT_ERROR(
+        self, RESOURCE, OPEN_READ,
+        ("Could not listen on %s:%u.", rt->settings.address.c_str(), rt->settings.port),
+        ("%s", service.error().message().c_str()));
     return FALSE;
   }
   rt->service = std::move(*service);
@@ -309,7 +313,8 @@ gboolean src_negotiate(GstBaseSrc* src) {
 gboolean src_decide_allocation(GstBaseSrc* src, GstQuery* query) {
   auto& state = state_of(src);
   // Buffers are ring slots, never from a pool: drop downstream's pools so none is filled.
-  while (gst_query_get_n_allocation_pools(query) > 0) gst_query_remove_nth_allocation_pool(query, 0);
+  while (gst_query_get_n_allocation_pools(query) > 0)
+    gst_query_remove_nth_allocation_pool(query, 0);
   if (state.runtime) {
     state.runtime->downstream_meta =
         gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
@@ -352,14 +357,16 @@ GstFlowReturn start_stream(GstRdmaSrc* self, SrcRuntime& rt,
   if (rt.settings.verify) rt.verifier.emplace(format);
   const bool sender_live = (format.flags & proto::kStreamLive) != 0;
   if (sender_live != rt.settings.is_live) {
-    GST_WARNING_OBJECT(self, "the sender's stream is %slive but is-live=%s: %s", sender_live ? "" : "not ",
-                       rt.settings.is_live ? "true" : "false",
-                       sender_live ? "buffers carry the sender's pts and a syncing sink may drop late ones"
-                                   : "buffers are stamped on arrival, as fast as the sender sends");
+    GST_WARNING_OBJECT(self, "the sender's stream is %slive but is-live=%s: %s",
+                       sender_live ? "" : "not ", rt.settings.is_live ? "true" : "false",
+                       sender_live
+                           ? "buffers carry the sender's pts and a syncing sink may drop late ones"
+                           : "buffers are stamped on arrival, as fast as the sender sends");
   }
   GstCaps* caps = gst_video_info_to_caps(&rt.info);
   // memory:CUDAMemory first where it is offered: downstream picks it if it can take it.
-  if (cuda_caps_built() && cuda_caps_unavailable(rt.cuda_device).empty()) caps = with_cuda_variants(caps);
+  if (cuda_caps_built() && cuda_caps_unavailable(rt.cuda_device).empty())
+    caps = with_cuda_variants(caps);
   GST_INFO_OBJECT(self, "stream \"%s\": %" GST_PTR_FORMAT "%s", format.name.c_str(), caps,
                   rt.default_layout ? "" : " (sender's strides)");
   GST_OBJECT_LOCK(self);
@@ -378,8 +385,8 @@ GstFlowReturn start_stream(GstRdmaSrc* self, SrcRuntime& rt,
   gst_clear_caps(&rt.cuda_caps);
   GstCaps* current = gst_pad_get_current_caps(GST_BASE_SRC_PAD(src));
   if (current && is_cuda_caps(current)) {
-    auto frames = CudaFrames::create(GST_ELEMENT(self), self->state->cuda, rt.cuda_device, rt.default_info,
-                                     format.layout);
+    auto frames = CudaFrames::create(GST_ELEMENT(self), self->state->cuda, rt.cuda_device,
+                                     rt.default_info, format.layout);
     if (!frames) {
       gst_caps_unref(current);
       GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot push memory:CUDAMemory buffers."),
@@ -398,8 +405,9 @@ GstFlowReturn start_stream(GstRdmaSrc* self, SrcRuntime& rt,
 GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
   if (rt.cuda_out) {
     // A copy on the GPU (from a ring in GPU memory) or an upload into a CUDA buffer.
-    auto buffer = rt.cuda_out->copy_out(reinterpret_cast<uintptr_t>(frame.data().data()),
-                                        frame.memory_kind() == memory::MemoryKind::cuda, rt.cuda_caps);
+    auto buffer =
+        rt.cuda_out->copy_out(reinterpret_cast<uintptr_t>(frame.data().data()),
+                              frame.memory_kind() == memory::MemoryKind::cuda, rt.cuda_caps);
     if (buffer) return *buffer;
     GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not copy a frame into CUDA memory."),
                       ("%s", buffer.error().message().c_str()));
@@ -409,19 +417,21 @@ GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
     GstBuffer* buffer = gst_buffer_new();
     gst_buffer_append_memory(buffer, wrap_lease(std::move(frame)));
     if (!rt.default_layout) {
-      gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE,
-                                     GST_VIDEO_INFO_FORMAT(&rt.info), GST_VIDEO_INFO_WIDTH(&rt.info),
-                                     GST_VIDEO_INFO_HEIGHT(&rt.info), GST_VIDEO_INFO_N_PLANES(&rt.info),
-                                     rt.info.offset, rt.info.stride);
+      gst_buffer_add_video_meta_full(
+          buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&rt.info),
+          GST_VIDEO_INFO_WIDTH(&rt.info), GST_VIDEO_INFO_HEIGHT(&rt.info),
+          GST_VIDEO_INFO_N_PLANES(&rt.info), rt.info.offset, rt.info.stride);
     }
     return buffer;
   }
   // Downstream reads only GStreamer's own layout: repack into it.
   if (rt.copies++ == 0) {
-    GST_WARNING_OBJECT(self, "copying frames: the sender's strides differ from GStreamer's and "
-                             "downstream does not read GstVideoMeta");
+    GST_WARNING_OBJECT(self,
+                       "copying frames: the sender's strides differ from GStreamer's and "
+                       "downstream does not read GstVideoMeta");
   }
-  GstBuffer* buffer = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&rt.default_info), nullptr);
+  GstBuffer* buffer =
+      gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&rt.default_info), nullptr);
   GstVideoFrame target;
   if (gst_video_frame_map(&target, &rt.default_info, buffer, GST_MAP_WRITE)) {
     copy_planes(rt.format->layout, frame.mutable_data().data(), target, CopyTo::gst_frame);
@@ -460,15 +470,16 @@ GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame,
   if (!buffer) return GST_FLOW_ERROR;
   if (rt.settings.is_live) {
     const GstClockTime base = gst_element_get_base_time(GST_ELEMENT(self));
-    GST_BUFFER_PTS(buffer) = GST_CLOCK_TIME_IS_VALID(arrival) && arrival > base ? arrival - base : 0;
+    GST_BUFFER_PTS(buffer) =
+        GST_CLOCK_TIME_IS_VALID(arrival) && arrival > base ? arrival - base : 0;
   } else {
     if (!rt.first_pts_ns) rt.first_pts_ns = info.pts_ns;
     const int64_t pts = std::max<int64_t>(info.pts_ns - *rt.first_pts_ns, 0);
     GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(pts);
   }
   GST_BUFFER_DTS(buffer) = GST_CLOCK_TIME_NONE;
-  GST_BUFFER_DURATION(buffer) = gst_util_uint64_scale(GST_SECOND, rt.format->frame_rate.den,
-                                                      rt.format->frame_rate.num);
+  GST_BUFFER_DURATION(buffer) =
+      gst_util_uint64_scale(GST_SECOND, rt.format->frame_rate.den, rt.format->frame_rate.num);
   GST_BUFFER_OFFSET(buffer) = info.sequence;
   GST_BUFFER_OFFSET_END(buffer) = info.sequence + 1;
   if (discont) GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DISCONT);
@@ -505,8 +516,10 @@ GstFlowReturn src_create(GstPushSrc* push_src, GstBuffer** out) {
                       ("%s", end.error ? end.error->message().c_str() : "unknown"));
     return GST_FLOW_ERROR;
   }
-  GST_INFO_OBJECT(self, "the sender ended the stream after %" G_GUINT64_FORMAT " frames (%"
-                  G_GUINT64_FORMAT " dropped)", end.sender_frames, end.sender_dropped);
+  GST_INFO_OBJECT(self,
+                  "the sender ended the stream after %" G_GUINT64_FORMAT
+                  " frames (%" G_GUINT64_FORMAT " dropped)",
+                  end.sender_frames, end.sender_dropped);
   rt.eos = true;
   publish_stats(self, rt);
   post_stats_message(self);

@@ -38,11 +38,11 @@ GstMemory* slot_share(GstMemory* memory, gssize offset, gssize size) {
   auto* share = g_new0(SlotMemory, 1);
   share->lease = nullptr;
   share->data = reinterpret_cast<SlotMemory*>(root)->data;
-  gst_memory_init(GST_MEMORY_CAST(share),
-                  static_cast<GstMemoryFlags>(GST_MINI_OBJECT_FLAGS(root) |
-                                              GST_MINI_OBJECT_FLAG_LOCK_READONLY),
-                  memory->allocator, root, memory->maxsize, memory->align,
-                  memory->offset + static_cast<gsize>(offset), static_cast<gsize>(size));
+  gst_memory_init(
+      GST_MEMORY_CAST(share),
+      static_cast<GstMemoryFlags>(GST_MINI_OBJECT_FLAGS(root) | GST_MINI_OBJECT_FLAG_LOCK_READONLY),
+      memory->allocator, root, memory->maxsize, memory->align,
+      memory->offset + static_cast<gsize>(offset), static_cast<gsize>(size));
   return GST_MEMORY_CAST(share);
 }
 
@@ -61,7 +61,8 @@ GstAllocator* slot_allocator() {
 }  // namespace
 
 void register_slot_allocator() {
-  auto* allocator = static_cast<GstAllocator*>(g_object_new(gst_rdma_slot_allocator_get_type(), nullptr));
+  auto* allocator =
+      static_cast<GstAllocator*>(g_object_new(gst_rdma_slot_allocator_get_type(), nullptr));
   gst_object_ref_sink(allocator);
   gst_allocator_register(kSlotMemoryType, allocator);  // takes our reference
 }

@@ -66,7 +66,8 @@ class OutputDialog : public QDialog {
     status_ = new QLabel();
     status_->setWordWrap(true);
     table_ = new QTableWidget(0, 6);
-    table_->setHorizontalHeaderLabels({"Receiver", "Transport", "State", "Frames", "Drops", "GB/s"});
+    table_->setHorizontalHeaderLabels(
+        {"Receiver", "Transport", "State", "Frames", "Drops", "GB/s"});
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     table_->verticalHeader()->hide();
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -85,7 +86,8 @@ class OutputDialog : public QDialog {
     resize(640, 460);
 
     load();
-    for (QLineEdit* edit : {destinations_, key_file_, name_}) connect(edit, &QLineEdit::editingFinished, this, [this] { save(); });
+    for (QLineEdit* edit : {destinations_, key_file_, name_})
+      connect(edit, &QLineEdit::editingFinished, this, [this] { save(); });
     connect(transport_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { save(); });
     for (QCheckBox* box : tracks_) connect(box, &QCheckBox::toggled, this, [this] { save(); });
     connect(reconnect_, &QCheckBox::toggled, this, [this] { save(); });
@@ -155,18 +157,20 @@ class OutputDialog : public QDialog {
     QString text = st.active ? "Sending: " : "Stopped. ";
     if (!st.summary.empty()) text += QString::fromStdString(st.summary);
     if (st.frames > 0) {
-      text += QString::fromStdString(fmt::format("\n{} frames, {} dropped, {:.2f} GB sent, {:.2f} ms a frame in "
-                                                 "OBS's video callback",
-                                                 st.frames, st.dropped, st.bytes / 1e9,
-                                                 st.callback_ns / 1e6 / static_cast<double>(st.frames)));
+      text += QString::fromStdString(
+          fmt::format("\n{} frames, {} dropped, {:.2f} GB sent, {:.2f} ms a frame in "
+                      "OBS's video callback",
+                      st.frames, st.dropped, st.bytes / 1e9,
+                      st.callback_ns / 1e6 / static_cast<double>(st.frames)));
     }
     status_->setText(text);
     table_->setRowCount(static_cast<int>(st.destinations.size()));
     int row = 0;
     for (const auto& d : st.destinations) {
-      const QString cells[] = {QString::fromStdString(d.endpoint), QString::fromStdString(d.transport),
-                               QString::fromStdString(d.state), QString::number(d.frames),
-                               QString::number(d.dropped), QString::number(d.gbps, 'f', 3)};
+      const QString cells[] = {
+          QString::fromStdString(d.endpoint), QString::fromStdString(d.transport),
+          QString::fromStdString(d.state),    QString::number(d.frames),
+          QString::number(d.dropped),         QString::number(d.gbps, 'f', 3)};
       for (int c = 0; c < 6; ++c) table_->setItem(row, c, new QTableWidgetItem(cells[c]));
       ++row;
     }

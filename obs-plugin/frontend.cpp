@@ -82,7 +82,8 @@ void frontend_load() {
   if (!g_present) return;  // a libobs host: the output type alone
   obs_frontend_add_event_callback(on_event, nullptr);
   // "&r" lets the keyboard reach it: Alt+T, R.
-  obs_frontend_add_tools_menu_item("&rdmavideo Output", [](void*) { open_dialog(); }, nullptr);
+  obs_frontend_add_tools_menu_item(
+      "&rdmavideo Output", [](void*) { open_dialog(); }, nullptr);
 }
 
 void frontend_unload() {

@@ -40,12 +40,18 @@ video_format nearest_carried(video_format format) {
 Colour colour_of(video_colorspace space, video_range_type range, video_format format) {
   Colour c;
   switch (space) {
-    case VIDEO_CS_601: c = {colour::kBt601_525, colour::kTransferBt601, colour::kBt601_525, 0}; break;
+    case VIDEO_CS_601:
+      c = {colour::kBt601_525, colour::kTransferBt601, colour::kBt601_525, 0};
+      break;
     case VIDEO_CS_DEFAULT:
     case VIDEO_CS_709: c = {colour::kBt709, colour::kBt709, colour::kBt709, 0}; break;
     case VIDEO_CS_SRGB: c = {colour::kBt709, colour::kTransferSrgb, colour::kBt709, 0}; break;
-    case VIDEO_CS_2100_PQ: c = {colour::kBt2020, colour::kTransferPq, colour::kMatrixBt2020Ncl, 0}; break;
-    case VIDEO_CS_2100_HLG: c = {colour::kBt2020, colour::kTransferHlg, colour::kMatrixBt2020Ncl, 0}; break;
+    case VIDEO_CS_2100_PQ:
+      c = {colour::kBt2020, colour::kTransferPq, colour::kMatrixBt2020Ncl, 0};
+      break;
+    case VIDEO_CS_2100_HLG:
+      c = {colour::kBt2020, colour::kTransferHlg, colour::kMatrixBt2020Ncl, 0};
+      break;
   }
   const auto ours = carried(format);
   if (ours && traits(*ours).rgb) {
@@ -62,8 +68,10 @@ VideoPlan plan_video(const video_output_info& canvas) {
   const video_format out = nearest_carried(canvas.format);
   plan.format = *carried(out);
   // libobs' DEFAULTs, said: the conversion and the wire agree on what they mean.
-  const video_colorspace space = canvas.colorspace == VIDEO_CS_DEFAULT ? VIDEO_CS_709 : canvas.colorspace;
-  const video_range_type range = canvas.range == VIDEO_RANGE_DEFAULT ? VIDEO_RANGE_PARTIAL : canvas.range;
+  const video_colorspace space =
+      canvas.colorspace == VIDEO_CS_DEFAULT ? VIDEO_CS_709 : canvas.colorspace;
+  const video_range_type range =
+      canvas.range == VIDEO_RANGE_DEFAULT ? VIDEO_RANGE_PARTIAL : canvas.range;
   plan.colour = colour_of(space, range, out);
   if (out != canvas.format) {
     plan.conversion = video_scale_info{out, canvas.width, canvas.height, range, space};
@@ -88,7 +96,8 @@ uint64_t channel_mask(speaker_layout speakers) {
   }
 }
 
-proto::AudioStart audio_track(uint32_t sample_rate, speaker_layout speakers, const std::string& name) {
+proto::AudioStart audio_track(uint32_t sample_rate, speaker_layout speakers,
+                              const std::string& name) {
   proto::AudioStart a;
   a.sample_format = proto::SampleFormat::f32p;
   a.sample_rate = sample_rate;

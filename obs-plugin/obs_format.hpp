@@ -46,7 +46,8 @@ const char* format_name(video_format format);
 
 /// An audio stream for one OBS mix track: float planar (as OBS mixes it), OBS's rate and
 /// channels, the WAVE mask of OBS's speaker layout, named `name`.
-proto::AudioStart audio_track(uint32_t sample_rate, speaker_layout speakers, const std::string& name);
+proto::AudioStart audio_track(uint32_t sample_rate, speaker_layout speakers,
+                              const std::string& name);
 /// WAVE channel mask of an OBS speaker layout (0 for unknown).
 uint64_t channel_mask(speaker_layout speakers);
 

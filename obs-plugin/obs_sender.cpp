@@ -20,9 +20,9 @@ constexpr uint32_t kPoolBuffers = 6;
 
 }  // namespace
 
-Result<OutputSettings> OutputSettings::parse(std::string_view destinations, std::string_view transport,
-                                             std::string key_file, std::string name, int64_t tracks,
-                                             bool reconnect) {
+Result<OutputSettings> OutputSettings::parse(std::string_view destinations,
+                                             std::string_view transport, std::string key_file,
+                                             std::string name, int64_t tracks, bool reconnect) {
   OutputSettings s;
   std::string_view rest = destinations;
   while (!rest.empty()) {
@@ -32,23 +32,30 @@ Result<OutputSettings> OutputSettings::parse(std::string_view destinations, std:
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     if (!item.empty()) {
       auto endpoint = parse_endpoint(item, false);
-      if (!endpoint) return Unexpected(endpoint.error().context(fmt::format("destinations \"{}\"", destinations)));
+      if (!endpoint)
+        return Unexpected(
+            endpoint.error().context(fmt::format("destinations \"{}\"", destinations)));
       s.destinations.push_back(*endpoint);
     }
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
   }
   if (s.destinations.empty()) {
-    return make_error(ErrorCode::invalid_argument, "destinations is empty: give host:port, or several comma-separated");
+    return make_error(ErrorCode::invalid_argument,
+                      "destinations is empty: give host:port, or several comma-separated");
   }
   if (s.destinations.size() > 64) {
-    return make_error(ErrorCode::invalid_argument, "destinations has {} receivers; at most 64", s.destinations.size());
+    return make_error(ErrorCode::invalid_argument, "destinations has {} receivers; at most 64",
+                      s.destinations.size());
   }
   auto kind = parse_transport(transport);
-  if (!kind) return make_error(ErrorCode::invalid_argument, "transport \"{}\" unknown (auto, tcp or verbs)", transport);
+  if (!kind)
+    return make_error(ErrorCode::invalid_argument, "transport \"{}\" unknown (auto, tcp or verbs)",
+                      transport);
   s.transport = *kind;
   s.key_file = std::move(key_file);
   if (name.size() >= proto::kNameBytes) {
-    return make_error(ErrorCode::invalid_argument, "name \"{}\" is longer than {} bytes", name, proto::kNameBytes - 1);
+    return make_error(ErrorCode::invalid_argument, "name \"{}\" is longer than {} bytes", name,
+                      proto::kNameBytes - 1);
   }
   for (char c : name) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
@@ -57,7 +64,8 @@ Result<OutputSettings> OutputSettings::parse(std::string_view destinations, std:
   }
   if (!name.empty()) s.name = std::move(name);
   if (tracks < 0 || tracks >= (1 << kMixTracks)) {
-    return make_error(ErrorCode::invalid_argument, "tracks {} is not a mask of OBS's six tracks (0..63)", tracks);
+    return make_error(ErrorCode::invalid_argument,
+                      "tracks {} is not a mask of OBS's six tracks (0..63)", tracks);
   }
   s.tracks = static_cast<uint32_t>(tracks);
   s.reconnect = reconnect;
@@ -77,7 +85,8 @@ Result<std::unique_ptr<ObsSender>> ObsSender::start(const OutputSettings& settin
                                                     const std::atomic<bool>* stop,
                                                     std::function<void(const Error&)> on_failure) {
   if (canvas.fps_num == 0 || canvas.fps_den == 0) {
-    return make_error(ErrorCode::invalid_argument, "OBS's frame rate {}/{} is not a rate", canvas.fps_num, canvas.fps_den);
+    return make_error(ErrorCode::invalid_argument, "OBS's frame rate {}/{} is not a rate",
+                      canvas.fps_num, canvas.fps_den);
   }
   auto format = proto::make_stream_start(plan.format, canvas.width, canvas.height,
                                          Rational{canvas.fps_num, canvas.fps_den});
@@ -110,7 +119,8 @@ Result<std::unique_ptr<ObsSender>> ObsSender::start(const OutputSettings& settin
   sender->session_ = std::move(*session);
   for (const Track& t : tracks) {
     if (t.mix >= kMixTracks) {
-      return make_error(ErrorCode::invalid_argument, "mix track {} (OBS has {})", t.mix + 1, kMixTracks);
+      return make_error(ErrorCode::invalid_argument, "mix track {} (OBS has {})", t.mix + 1,
+                        kMixTracks);
     }
     auto number = sender->session_->start_audio(t.format);
     if (!number) return Unexpected(number.error().context(fmt::format("track {}", t.mix + 1)));
@@ -150,8 +160,8 @@ void ObsSender::video(const video_data& frame) {
   const int64_t pts = ts - origin;
   // OBS's frame number from its timestamp: a frame OBS itself skipped shows as a gap.
   const auto& rate = format_.frame_rate;
-  const auto sequence = static_cast<uint64_t>(std::llround(
-      static_cast<double>(std::max<int64_t>(pts, 0)) * rate.num / (1e9 * rate.den)));
+  const auto sequence = static_cast<uint64_t>(
+      std::llround(static_cast<double>(std::max<int64_t>(pts, 0)) * rate.num / (1e9 * rate.den)));
   next_sequence_ = std::max(next_sequence_, sequence + 1);
   frames_.fetch_add(1, std::memory_order_relaxed);
 
@@ -169,7 +179,8 @@ void ObsSender::video(const video_data& frame) {
         std::memcpy(dst, src, size_t{plane.stride} * plane.rows);
       } else {
         for (uint32_t row = 0; row < plane.rows; ++row) {
-          std::memcpy(dst + size_t{row} * plane.stride, src + size_t{row} * frame.linesize[p], row_bytes);
+          std::memcpy(dst + size_t{row} * plane.stride, src + size_t{row} * frame.linesize[p],
+                      row_bytes);
         }
       }
     }
@@ -183,7 +194,8 @@ void ObsSender::video(const video_data& frame) {
   }
   video_ns_.fetch_add(static_cast<uint64_t>((std::chrono::steady_clock::now() - began).count()),
                       std::memory_order_relaxed);
-  video_cpu_ns_.fetch_add(static_cast<uint64_t>(thread_cpu_ns() - cpu_began), std::memory_order_relaxed);
+  video_cpu_ns_.fetch_add(static_cast<uint64_t>(thread_cpu_ns() - cpu_began),
+                          std::memory_order_relaxed);
 }
 
 void ObsSender::audio(size_t mix, const audio_data& data) {
@@ -260,8 +272,8 @@ std::vector<DestinationStats> ObsSender::destinations() const {
 
 std::string ObsSender::describe() const {
   return fmt::format("{}x{} {} ({}) at {} fps to {} over {}", format_.width, format_.height,
-                     name(format_.pixel_format), rdmavideo::describe(format_.colour), to_string(format_.frame_rate),
-                     session_->peer(), to_string(session_->kind()));
+                     name(format_.pixel_format), rdmavideo::describe(format_.colour),
+                     to_string(format_.frame_rate), session_->peer(), to_string(session_->kind()));
 }
 
 }  // namespace rdmavideo::obs

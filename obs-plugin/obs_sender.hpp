@@ -18,8 +18,8 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -66,12 +66,10 @@ class ObsSender {
   };
   /// Connects (blocking: call it off OBS's UI thread), starts the stream in `plan`'s format
   /// at the canvas' size and rate, and adds `tracks`.
-  static Result<std::unique_ptr<ObsSender>> start(const OutputSettings& settings,
-                                                  const video_output_info& canvas,
-                                                  const VideoPlan& plan,
-                                                  const std::vector<Track>& tracks,
-                                                  const std::atomic<bool>* stop = nullptr,
-                                                  std::function<void(const Error&)> on_failure = {});
+  static Result<std::unique_ptr<ObsSender>> start(
+      const OutputSettings& settings, const video_output_info& canvas, const VideoPlan& plan,
+      const std::vector<Track>& tracks, const std::atomic<bool>* stop = nullptr,
+      std::function<void(const Error&)> on_failure = {});
   ~ObsSender();
   ObsSender(const ObsSender&) = delete;
   ObsSender& operator=(const ObsSender&) = delete;
@@ -108,8 +106,8 @@ class ObsSender {
   proto::StreamStart format_;
   std::array<std::optional<uint32_t>, kMixTracks> track_of_mix_{};  // session track numbers
   std::array<uint32_t, kMixTracks> channels_{}, rates_{};
-  std::array<std::vector<std::byte>, kMixTracks> packed_;           // audio thread only
-  std::array<uint64_t, kMixTracks> samples_seen_{};                 // audio thread only
+  std::array<std::vector<std::byte>, kMixTracks> packed_;  // audio thread only
+  std::array<uint64_t, kMixTracks> samples_seen_{};        // audio thread only
   int64_t audio_base_ns_ = -1;  // OBS timestamp of the first audio chunk (audio thread only)
   std::atomic<int64_t> origin_ns_{-1};  // OBS timestamp of the first frame
   std::atomic<uint64_t> frames_{0};

@@ -45,12 +45,10 @@ class Output {
   bool start() {
     if (!obs_output_can_begin_data_capture(output_, 0)) return false;
     obs_data_t* data = obs_output_get_settings(output_);
-    auto settings = OutputSettings::parse(obs_data_get_string(data, "destinations"),
-                                          obs_data_get_string(data, "transport"),
-                                          obs_data_get_string(data, "key_file"),
-                                          obs_data_get_string(data, "name"),
-                                          obs_data_get_int(data, "tracks"),
-                                          obs_data_get_bool(data, "reconnect"));
+    auto settings = OutputSettings::parse(
+        obs_data_get_string(data, "destinations"), obs_data_get_string(data, "transport"),
+        obs_data_get_string(data, "key_file"), obs_data_get_string(data, "name"),
+        obs_data_get_int(data, "tracks"), obs_data_get_bool(data, "reconnect"));
     obs_data_release(data);
     if (!settings) return fail_now(settings.error().message());
 
@@ -61,8 +59,8 @@ class Output {
     const VideoPlan plan = plan_video(canvas);
     if (plan.conversion) {
       obs_output_set_video_conversion(output_, &*plan.conversion);
-      log().info("[obs] OBS converts its {} canvas into {} for rdmavideo", format_name(canvas.format),
-                 format_name(plan.conversion->format));
+      log().info("[obs] OBS converts its {} canvas into {} for rdmavideo",
+                 format_name(canvas.format), format_name(plan.conversion->format));
     } else {
       obs_output_set_video_conversion(output_, nullptr);
     }
@@ -91,13 +89,14 @@ class Output {
         std::lock_guard lock(mu_);
         retired_ = std::move(sender_);
       }
-      auto sender = ObsSender::start(settings, canvas, plan, tracks, &stopping_, [this](const Error& error) {
-        // Every destination lost (no reconnect): OBS's output stops, saying why. Not while
-        // OBS stops it: a stop signalled then makes libobs reconnect (start again) an output
-        // that is being released.
-        set_error(error.message());
-        if (!stopping_) signal_stop(OBS_OUTPUT_DISCONNECTED);
-      });
+      auto sender =
+          ObsSender::start(settings, canvas, plan, tracks, &stopping_, [this](const Error& error) {
+            // Every destination lost (no reconnect): OBS's output stops, saying why. Not while
+            // OBS stops it: a stop signalled then makes libobs reconnect (start again) an output
+            // that is being released.
+            set_error(error.message());
+            if (!stopping_) signal_stop(OBS_OUTPUT_DISCONNECTED);
+          });
       if (!sender) {
         set_error(sender.error().message());
         if (stopping_) return;  // given up for a stop: nothing to signal
@@ -180,8 +179,8 @@ class Output {
     }
     if (!sender || sender->stopped()) return;  // OBS may stop an output twice (stop, then destroy)
     if (auto ok = sender->stop(); !ok) log().warn("[obs] {}", ok.error().message());
-    log().info("[obs] stopped: {} frames, {} dropped, {} bytes", sender->frames(), sender->dropped_frames(),
-               sender->total_bytes());
+    log().info("[obs] stopped: {} frames, {} dropped, {} bytes", sender->frames(),
+               sender->dropped_frames(), sender->total_bytes());
   }
   bool fail_now(const std::string& message) {
     set_error(message);
@@ -250,15 +249,18 @@ void release(Output* output) {
 
 obs_properties_t* properties(void*) {
   obs_properties_t* props = obs_properties_create();
-  obs_properties_add_text(props, "destinations", "Receivers (host:port, comma-separated)", OBS_TEXT_DEFAULT);
-  obs_property_t* transport = obs_properties_add_list(props, "transport", "Transport", OBS_COMBO_TYPE_LIST,
-                                                      OBS_COMBO_FORMAT_STRING);
-  obs_property_list_add_string(transport, "Automatic (RDMA where there is a route, else TCP)", "auto");
+  obs_properties_add_text(props, "destinations", "Receivers (host:port, comma-separated)",
+                          OBS_TEXT_DEFAULT);
+  obs_property_t* transport = obs_properties_add_list(props, "transport", "Transport",
+                                                      OBS_COMBO_TYPE_LIST, OBS_COMBO_FORMAT_STRING);
+  obs_property_list_add_string(transport, "Automatic (RDMA where there is a route, else TCP)",
+                               "auto");
   obs_property_list_add_string(transport, "TCP", "tcp");
   obs_property_list_add_string(transport, "RDMA (verbs)", "verbs");
   obs_properties_add_path(props, "key_file", "Shared key file", OBS_PATH_FILE, nullptr, nullptr);
   obs_properties_add_text(props, "name", "Stream name", OBS_TEXT_DEFAULT);
-  obs_properties_add_int(props, "tracks", "Audio tracks (bit mask: 1 track 1, 2 track 2, 3 both, ...)", 0, 63, 1);
+  obs_properties_add_int(props, "tracks",
+                         "Audio tracks (bit mask: 1 track 1, 2 track 2, 3 both, ...)", 0, 63, 1);
   obs_properties_add_bool(props, "reconnect", "Reconnect a lost receiver");
   return props;
 }
@@ -311,16 +313,20 @@ void register_output() {
   info.get_name = [](void*) -> const char* { return "rdmavideo (uncompressed over RDMA or TCP)"; };
   info.create = [](obs_data_t*, obs_output_t* output) -> void* {
     auto* out = new Output(output);
-    proc_handler_add(obs_output_get_proc_handler(output), "void get_stats(out int frames, out int dropped, out int bytes, out int callback_ns, "
-                     "out int callback_cpu_ns)",
-                     get_stats_proc, out);
+    proc_handler_add(
+        obs_output_get_proc_handler(output),
+        "void get_stats(out int frames, out int dropped, out int bytes, out int callback_ns, "
+        "out int callback_cpu_ns)",
+        get_stats_proc, out);
     return out;
   };
   info.destroy = [](void* data) { release(self(data)); };
   info.start = [](void* data) { return self(data)->start(); };
   info.stop = [](void* data, uint64_t) { self(data)->stop(); };
   info.raw_video = [](void* data, video_data* frame) { self(data)->video(frame); };
-  info.raw_audio2 = [](void* data, size_t mix, audio_data* frames) { self(data)->audio(mix, frames); };
+  info.raw_audio2 = [](void* data, size_t mix, audio_data* frames) {
+    self(data)->audio(mix, frames);
+  };
   info.get_defaults = defaults;
   info.get_properties = properties;
   info.get_total_bytes = [](void* data) { return self(data)->total_bytes(); };

@@ -20,7 +20,8 @@
 OBS_DECLARE_MODULE()
 
 MODULE_EXPORT const char* obs_module_description(void) {
-  return "rdmavideo: OBS's program picture and audio tracks, uncompressed, to rdmavideo receivers over RDMA or TCP";
+  return "rdmavideo: OBS's program picture and audio tracks, uncompressed, to rdmavideo receivers "
+         "over RDMA or TCP";
 }
 MODULE_EXPORT const char* obs_module_name(void) { return "rdmavideo"; }
 

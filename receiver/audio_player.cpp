@@ -20,14 +20,16 @@ namespace {
 constexpr int64_t kSecond = 1'000'000'000;
 constexpr int64_t kTargetNs = 100'000'000;   // the queue's depth to keep: a 40 ms batch and margin
 constexpr int64_t kTooDeepNs = 500'000'000;  // beyond the target: dropped down to it at once
-constexpr int64_t kGapNs = 20'000'000;       // a pts this far from the queue's end is a gap or an overlap
-constexpr int64_t kJumpNs = kSecond;         // this far: a restarted source, the queue starts again
-constexpr double kMostCorrection = 0.02;     // compensation: at most 2% faster or slower
-constexpr double kSettleSeconds = 2;         // a depth error is corrected over about this long
-constexpr double kSmoothing = 0.05;          // the depth's moving average, per chunk
+constexpr int64_t kGapNs =
+    20'000'000;                       // a pts this far from the queue's end is a gap or an overlap
+constexpr int64_t kJumpNs = kSecond;  // this far: a restarted source, the queue starts again
+constexpr double kMostCorrection = 0.02;  // compensation: at most 2% faster or slower
+constexpr double kSettleSeconds = 2;      // a depth error is corrected over about this long
+constexpr double kSmoothing = 0.05;       // the depth's moving average, per chunk
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -40,18 +42,18 @@ struct AudioPlayer::Impl {
   SDL_AudioSpec have{};
   std::unique_ptr<av::AudioConverter> converter;
   std::string description;
-  int64_t target = 0;    // device frames
-  int64_t buffer_ns = 0; // one SDL buffer
+  int64_t target = 0;     // device frames
+  int64_t buffer_ns = 0;  // one SDL buffer
 
   mutable std::mutex mu;  // the queue and the clock: play() and SDL's audio thread
   std::vector<float> ring;
-  size_t capacity = 0;  // frames
-  size_t read = 0;      // frame index of the queue's first
-  size_t frames = 0;    // frames queued
-  int64_t tail_pts = 0; // the sender's pts just after the last frame queued
+  size_t capacity = 0;   // frames
+  size_t read = 0;       // frame index of the queue's first
+  size_t frames = 0;     // frames queued
+  int64_t tail_pts = 0;  // the sender's pts just after the last frame queued
   bool have_tail = false;
-  bool started = false;  // the device plays (the queue reached the target once)
-  bool starved = false;  // SDL found the queue short since the last chunk
+  bool started = false;                 // the device plays (the queue reached the target once)
+  bool starved = false;                 // SDL found the queue short since the last chunk
   std::optional<int64_t> callback_pts;  // the first frame SDL took last, and when
   int64_t callback_time = 0;
   Stats stats;
@@ -129,7 +131,8 @@ AudioPlayer::~AudioPlayer() {
   if (impl_->device) SDL_CloseAudioDevice(impl_->device);  // waits for the callback
 }
 
-Result<std::unique_ptr<AudioPlayer>> AudioPlayer::open(const proto::AudioStart& format, int64_t delay_ns) {
+Result<std::unique_ptr<AudioPlayer>> AudioPlayer::open(const proto::AudioStart& format,
+                                                       int64_t delay_ns) {
   auto impl = std::make_unique<Impl>();
   impl->format = format;
   impl->delay_ns = delay_ns;
@@ -137,23 +140,28 @@ Result<std::unique_ptr<AudioPlayer>> AudioPlayer::open(const proto::AudioStart& 
   want.freq = static_cast<int>(format.sample_rate);
   want.format = AUDIO_F32SYS;
   // SDL2 plays 1, 2, 4, 6 or 8 channels; the converter mixes the rest down or up.
-  want.channels = static_cast<Uint8>(format.channels <= 2 ? format.channels : format.channels <= 6 ? 6 : 8);
+  want.channels = static_cast<Uint8>(format.channels <= 2   ? format.channels
+                                     : format.channels <= 6 ? 6
+                                                            : 8);
   // About 20 ms, a power of two (1,024 at 48 kHz), and kept: SDL 2.26 allowed to change the
   // size hands the callback the device's size in a buffer of the size asked (its dummy
   // driver: 1,024 samples into 960, a heap overflow in SDL itself). Where the device wants
   // another size, SDL buffers between the two.
-  want.samples = static_cast<Uint16>(std::bit_floor(std::clamp<uint32_t>(format.sample_rate / 50 * 4 / 3, 64, 8192)));
+  want.samples = static_cast<Uint16>(
+      std::bit_floor(std::clamp<uint32_t>(format.sample_rate / 50 * 4 / 3, 64, 8192)));
   want.callback = &Impl::callback;
   want.userdata = impl.get();
-  impl->device = SDL_OpenAudioDevice(nullptr, 0, &want, &impl->have,
-                                     SDL_AUDIO_ALLOW_FREQUENCY_CHANGE | SDL_AUDIO_ALLOW_CHANNELS_CHANGE);
+  impl->device =
+      SDL_OpenAudioDevice(nullptr, 0, &want, &impl->have,
+                          SDL_AUDIO_ALLOW_FREQUENCY_CHANGE | SDL_AUDIO_ALLOW_CHANNELS_CHANGE);
   if (impl->device == 0) {
-    return make_error(ErrorCode::resource, "SDL_OpenAudioDevice({} Hz, {} channels) failed: {}", want.freq,
-                      want.channels, SDL_GetError());
+    return make_error(ErrorCode::resource, "SDL_OpenAudioDevice({} Hz, {} channels) failed: {}",
+                      want.freq, want.channels, SDL_GetError());
   }
   std::unique_ptr<AudioPlayer> player(new AudioPlayer(std::move(impl)));
   auto& s = *player->impl_;
-  auto converter = av::AudioConverter::open(format, static_cast<uint32_t>(s.have.freq), s.have.channels);
+  auto converter =
+      av::AudioConverter::open(format, static_cast<uint32_t>(s.have.freq), s.have.channels);
   if (!converter) return Unexpected(converter.error());
   s.converter = std::move(*converter);
   s.target = s.frames_of(kTargetNs + std::max<int64_t>(0, delay_ns));
@@ -161,8 +169,9 @@ Result<std::unique_ptr<AudioPlayer>> AudioPlayer::open(const proto::AudioStart& 
   s.capacity = static_cast<size_t>(s.target + s.frames_of(kTooDeepNs + kSecond));
   s.ring.assign(s.capacity * s.have.channels, 0.0f);
   const char* driver = SDL_GetCurrentAudioDriver();
-  s.description = fmt::format("{} Hz, {} channels, {}-sample buffers on SDL's {} driver ({})", s.have.freq,
-                              s.have.channels, s.have.samples, driver ? driver : "?", s.converter->describe());
+  s.description =
+      fmt::format("{} Hz, {} channels, {}-sample buffers on SDL's {} driver ({})", s.have.freq,
+                  s.have.channels, s.have.samples, driver ? driver : "?", s.converter->describe());
   return player;
 }
 
@@ -197,7 +206,8 @@ void AudioPlayer::play(int64_t pts_ns, uint32_t samples, std::span<const std::by
     }
   }
   if (restart) {
-    SDL_PauseAudioDevice(s.device, 1);  // not under mu: SDL's callback holds its lock, then takes mu
+    SDL_PauseAudioDevice(s.device,
+                         1);  // not under mu: SDL's callback holds its lock, then takes mu
     s.depth = -1;
   }
   if (skip >= samples) return;

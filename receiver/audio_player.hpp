@@ -36,18 +36,19 @@ namespace rdmavideo::receiver {
 class AudioPlayer {
  public:
   struct Stats {
-    uint64_t chunks = 0;       ///< chunks played
-    uint64_t underruns = 0;    ///< buffers SDL found the queue too short for, after the start
-    uint64_t gaps_ms = 0;      ///< silence put in: gaps in the sender's pts and refills
-    uint64_t dropped_ms = 0;   ///< samples dropped: overlaps, and a queue far too deep
-    uint64_t restarts = 0;     ///< jumps of the pts that started the queue again
-    double latency_ms = 0;     ///< the queue's smoothed depth plus SDL's buffer
-    double correction_ppm = 0; ///< the compensation now: + plays slower (the queue grows)
+    uint64_t chunks = 0;        ///< chunks played
+    uint64_t underruns = 0;     ///< buffers SDL found the queue too short for, after the start
+    uint64_t gaps_ms = 0;       ///< silence put in: gaps in the sender's pts and refills
+    uint64_t dropped_ms = 0;    ///< samples dropped: overlaps, and a queue far too deep
+    uint64_t restarts = 0;      ///< jumps of the pts that started the queue again
+    double latency_ms = 0;      ///< the queue's smoothed depth plus SDL's buffer
+    double correction_ppm = 0;  ///< the compensation now: + plays slower (the queue grows)
   };
 
   /// Opens the default audio device for `format` (SDL's audio subsystem must be initialised).
   /// `delay_ns`: --audio-delay (positive: the sound comes later than the picture).
-  static Result<std::unique_ptr<AudioPlayer>> open(const proto::AudioStart& format, int64_t delay_ns);
+  static Result<std::unique_ptr<AudioPlayer>> open(const proto::AudioStart& format,
+                                                   int64_t delay_ns);
   ~AudioPlayer();
   AudioPlayer(const AudioPlayer&) = delete;
   AudioPlayer& operator=(const AudioPlayer&) = delete;

@@ -18,7 +18,8 @@ class HostCanvas final : public CompositeCanvas {
   const proto::StreamStart& format() const override { return canvas_->format(); }
   const memory::MemorySpec& memory() const override { return spec_; }
   std::string describe() const override { return "in host memory, drawn with libswscale"; }
-  Result<av::Rect> place(const proto::StreamStart& format, const memory::Region& held, av::Rect area) override {
+  Result<av::Rect> place(const proto::StreamStart& format, const memory::Region& held,
+                         av::Rect area) override {
     return canvas_->place(format, held.bytes().first(format.layout.frame_bytes), area);
   }
   Result<void> fill(av::Rect area, av::Rgb colour) override { return canvas_->fill(area, colour); }
@@ -30,7 +31,8 @@ class HostCanvas final : public CompositeCanvas {
     std::memcpy(into.bytes().data(), frame.data(), frame.size());
     return {};
   }
-  std::optional<proto::StreamStart> held_as(const proto::StreamStart& format, av::Rect area) const override {
+  std::optional<proto::StreamStart> held_as(const proto::StreamStart& format,
+                                            av::Rect area) const override {
     auto fitted = canvas_->fitted(format, area);
     if (!fitted) return std::nullopt;
     return *fitted;
@@ -83,11 +85,13 @@ cuda::Kernels::Area area_of(av::Rect r) { return {r.x, r.y, r.width, r.height}; 
 class GpuCanvas final : public CompositeCanvas {
  public:
   // On --memory's GPU (`device`).
-  static Result<std::unique_ptr<CompositeCanvas>> create(std::shared_ptr<cuda::Device> device,
-                                                         std::shared_ptr<const cuda::Kernels> kernels,
-                                                         const Options& o) {
+  static Result<std::unique_ptr<CompositeCanvas>> create(
+      std::shared_ptr<cuda::Device> device, std::shared_ptr<const cuda::Kernels> kernels,
+      const Options& o) {
     auto layout = canonical_layout(PixelFormat::nv12, o.canvas_width, o.canvas_height);
-    if (!layout) return Unexpected(layout.error().context(fmt::format("--canvas {}x{}", o.canvas_width, o.canvas_height)));
+    if (!layout)
+      return Unexpected(
+          layout.error().context(fmt::format("--canvas {}x{}", o.canvas_width, o.canvas_height)));
     std::unique_ptr<GpuCanvas> c(new GpuCanvas(o.memory, std::move(device), std::move(kernels)));
     c->format_.pixel_format = PixelFormat::nv12;
     c->format_.width = o.canvas_width;
@@ -101,7 +105,9 @@ class GpuCanvas final : public CompositeCanvas {
     auto stream = c->device_->create_stream();
     if (!stream) return Unexpected(stream.error());
     c->stream_ = std::move(*stream);
-    if (auto ok = c->fill({0, 0, static_cast<int>(o.canvas_width), static_cast<int>(o.canvas_height)}, {}); !ok) {
+    if (auto ok = c->fill(
+            {0, 0, static_cast<int>(o.canvas_width), static_cast<int>(o.canvas_height)}, {});
+        !ok) {
       return Unexpected(ok.error());
     }
     return std::unique_ptr<CompositeCanvas>(std::move(c));
@@ -110,13 +116,16 @@ class GpuCanvas final : public CompositeCanvas {
   const proto::StreamStart& format() const override { return format_; }
   const memory::MemorySpec& memory() const override { return spec_; }
   std::string describe() const override {
-    return fmt::format("in GPU memory ({}), drawn by the library's CUDA kernels", device_->describe());
+    return fmt::format("in GPU memory ({}), drawn by the library's CUDA kernels",
+                       device_->describe());
   }
 
-  Result<av::Rect> place(const proto::StreamStart& format, const memory::Region& held, av::Rect area) override {
+  Result<av::Rect> place(const proto::StreamStart& format, const memory::Region& held,
+                         av::Rect area) override {
     const auto how = readable(format.pixel_format);
     if (!how) {
-      return make_error(ErrorCode::unsupported, "canvas: the GPU canvas's kernels cannot read {} frames",
+      return make_error(ErrorCode::unsupported,
+                        "canvas: the GPU canvas's kernels cannot read {} frames",
                         name(format.pixel_format));
     }
     area = clip(area);
@@ -132,7 +141,8 @@ class GpuCanvas final : public CompositeCanvas {
     from.width = format.width;
     from.height = format.height;
     from.planes = planes_of(format, cuda::address(held.bytes().data()));
-    if (auto ok = kernels_->place(*stream_, from, nv12(), area_of(picture)); !ok) return Unexpected(ok.error());
+    if (auto ok = kernels_->place(*stream_, from, nv12(), area_of(picture)); !ok)
+      return Unexpected(ok.error());
     // Done reading `held` before it is handed back: the tile's next frame is copied into it on
     // another stream.
     if (auto ok = stream_->synchronize(); !ok) return Unexpected(ok.error());
@@ -158,16 +168,20 @@ class GpuCanvas final : public CompositeCanvas {
       band_ = std::move(*region);
     }
     const cuda::DevicePtr at = cuda::address(band_->bytes().data());
-    if (auto ok = stream_->upload_async(at, std::as_bytes(std::span(band.gray))); !ok) return Unexpected(ok.error());
-    if (auto ok = kernels_->gray(*stream_, at, static_cast<size_t>(band.rect.width), nv12(), area_of(band.rect)); !ok) {
+    if (auto ok = stream_->upload_async(at, std::as_bytes(std::span(band.gray))); !ok)
+      return Unexpected(ok.error());
+    if (auto ok = kernels_->gray(*stream_, at, static_cast<size_t>(band.rect.width), nv12(),
+                                 area_of(band.rect));
+        !ok) {
       return Unexpected(ok.error());
     }
     return band.rect;
   }
 
   Result<void> copy_out(const memory::Region& into) override {
-    if (auto ok = stream_->copy_async(cuda::address(into.bytes().data()), cuda::address(canvas_->bytes().data()),
-                                      format_.layout.frame_bytes);
+    if (auto ok =
+            stream_->copy_async(cuda::address(into.bytes().data()),
+                                cuda::address(canvas_->bytes().data()), format_.layout.frame_bytes);
         !ok) {
       return ok;
     }
@@ -180,7 +194,8 @@ class GpuCanvas final : public CompositeCanvas {
   Copier copier() const override { return Copier(); }
 
  private:
-  GpuCanvas(memory::MemorySpec spec, std::shared_ptr<cuda::Device> device, std::shared_ptr<const cuda::Kernels> kernels)
+  GpuCanvas(memory::MemorySpec spec, std::shared_ptr<cuda::Device> device,
+            std::shared_ptr<const cuda::Kernels> kernels)
       : spec_(spec), device_(std::move(device)), kernels_(std::move(kernels)) {}
   av::Rect clip(av::Rect r) const { return av::clip(r, format_.width, format_.height); }
   cuda::Kernels::Nv12 nv12() const {
@@ -203,12 +218,14 @@ class GpuCanvas final : public CompositeCanvas {
 
 }  // namespace
 
-Result<std::unique_ptr<CompositeCanvas>> CompositeCanvas::create(const Options& o, std::string* why_host) {
+Result<std::unique_ptr<CompositeCanvas>> CompositeCanvas::create(const Options& o,
+                                                                 std::string* why_host) {
   if (o.memory.kind == memory::MemoryKind::cuda) {
     auto device = cuda::Device::shared(o.memory.device);
     if (!device) return Unexpected(device.error());
     if (o.canvas_format != PixelFormat::nv12) {
-      *why_host = fmt::format("a canvas in GPU memory is nv12, and --pix-fmt asks for {}", name(o.canvas_format));
+      *why_host = fmt::format("a canvas in GPU memory is nv12, and --pix-fmt asks for {}",
+                              name(o.canvas_format));
     } else if (auto kernels = cuda::Kernels::shared(*device); !kernels) {
       *why_host = kernels.error().message();
     } else {
@@ -220,20 +237,24 @@ Result<std::unique_ptr<CompositeCanvas>> CompositeCanvas::create(const Options& 
   return std::unique_ptr<CompositeCanvas>(std::make_unique<HostCanvas>(std::move(*canvas)));
 }
 
-Result<CompositeCanvas::Copier::Way> CompositeCanvas::Copier::hold(const FrameLease& frame, const memory::Region& into,
+Result<CompositeCanvas::Copier::Way> CompositeCanvas::Copier::hold(const FrameLease& frame,
+                                                                   const memory::Region& into,
                                                                    const proto::StreamStart* as) {
   const auto bytes = frame.data();
   const bool from_gpu = frame.memory_kind() == memory::MemoryKind::cuda;
   if (into.kind() != memory::MemoryKind::cuda) {
     if (!from_gpu && as && fitter_) {
-      if (auto ok = fitter_->fit(frame.format(), bytes, *as, into.bytes()); !ok) return Unexpected(ok.error());
+      if (auto ok = fitter_->fit(frame.format(), bytes, *as, into.bytes()); !ok)
+        return Unexpected(ok.error());
       return Way::fitted;
     }
     if (!from_gpu) {
       std::memcpy(into.bytes().data(), bytes.data(), bytes.size());
       return Way::host;
     }
-    if (auto ok = frame.cuda_device()->download(into.bytes().first(bytes.size()), cuda::address(bytes.data())); !ok) {
+    if (auto ok = frame.cuda_device()->download(into.bytes().first(bytes.size()),
+                                                cuda::address(bytes.data()));
+        !ok) {
       return Unexpected(ok.error());
     }
     return Way::download;

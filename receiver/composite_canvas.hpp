@@ -33,7 +33,8 @@ class CompositeCanvas {
  public:
   /// The canvas --canvas and --pix-fmt describe, in GPU memory where --memory is a GPU and it
   /// can be there, else in host memory; `why_host` says why not where --memory asked.
-  static Result<std::unique_ptr<CompositeCanvas>> create(const Options& options, std::string* why_host);
+  static Result<std::unique_ptr<CompositeCanvas>> create(const Options& options,
+                                                         std::string* why_host);
   virtual ~CompositeCanvas() = default;
 
   /// The canvas as a stream's frame describes itself.
@@ -46,7 +47,8 @@ class CompositeCanvas {
   /// `frame`, laid out as `format` says in `held` (memory()), scaled into `area` with its
   /// aspect ratio kept and the bars beside it black; `held` is read by the time it returns.
   /// Returns where the picture went.
-  virtual Result<av::Rect> place(const proto::StreamStart& format, const memory::Region& held, av::Rect area) = 0;
+  virtual Result<av::Rect> place(const proto::StreamStart& format, const memory::Region& held,
+                                 av::Rect area) = 0;
   virtual Result<void> fill(av::Rect area, av::Rgb colour) = 0;
   /// A label (av::label_band) at (x, y). Returns the band's rectangle.
   virtual Result<av::Rect> label(int x, int y, std::string_view text, int scale) = 0;
@@ -58,7 +60,8 @@ class CompositeCanvas {
   /// (av::Canvas::fitted()), scaled by the tile's own thread so that the canvas's thread only
   /// copies it and a frame much larger than its tile costs its own stream alone; nullopt where
   /// the frame is kept as it came (a canvas in GPU memory scales on the GPU).
-  virtual std::optional<proto::StreamStart> held_as(const proto::StreamStart& format, av::Rect area) const = 0;
+  virtual std::optional<proto::StreamStart> held_as(const proto::StreamStart& format,
+                                                    av::Rect area) const = 0;
 
   /// Copies frames out of ring slots into tiles' buffers: a memcpy (or a scaling, held_as()),
   /// a download, an upload or a copy inside the GPU, finished when hold() returns. One a tile
@@ -70,7 +73,8 @@ class CompositeCanvas {
     /// `frame` into the start of `into`, as it came or, with `as` (held_as()), fitted. Says
     /// which way it went.
     enum class Way { host, fitted, download, upload, device };
-    Result<Way> hold(const FrameLease& frame, const memory::Region& into, const proto::StreamStart* as = nullptr);
+    Result<Way> hold(const FrameLease& frame, const memory::Region& into,
+                     const proto::StreamStart* as = nullptr);
 
    private:
     std::unique_ptr<av::Canvas::Fitter> fitter_;  // a canvas drawn by the CPU: held_as() frames

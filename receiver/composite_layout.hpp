@@ -37,7 +37,7 @@ std::optional<CompositeKind> parse_composite_kind(std::string_view text);
 
 struct TileSpec {
   av::Rect rect;
-  std::string name;              ///< only the stream of this name; empty: any
+  std::string name;                ///< only the stream of this name; empty: any
   std::optional<uint64_t> stream;  ///< only the stream that arrived n-th
 };
 
@@ -48,11 +48,13 @@ struct CompositeLayout {
   static CompositeLayout make(CompositeKind kind, uint32_t count, uint32_t width, uint32_t height);
   /// A layout file; errors name the file, the tile (from 1) and the field, and a rectangle
   /// that is not inside the canvas.
-  static Result<CompositeLayout> load(const std::filesystem::path& path, uint32_t width, uint32_t height);
+  static Result<CompositeLayout> load(const std::filesystem::path& path, uint32_t width,
+                                      uint32_t height);
 
   /// The tile stream `number` named `name` takes among those `taken` says are not free, or
   /// nullopt where none is free for it.
-  std::optional<size_t> place(const std::string& name, uint64_t number, const std::vector<bool>& taken) const;
+  std::optional<size_t> place(const std::string& name, uint64_t number,
+                              const std::vector<bool>& taken) const;
 };
 
 }  // namespace rdmavideo::receiver

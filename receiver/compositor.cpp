@@ -97,22 +97,22 @@ struct Compositor::Tile {
   };
   TileSpec spec;
   // Under the compositor's mu_.
-  bool taken = false;      // a stream is in it now
+  bool taken = false;        // a stream is in it now
   bool drawn_empty = false;  // the no-signal picture is on the canvas for what it holds now
   std::array<Held, 3> held;  // the newest frames, each shown one canvas period after its time
   std::shared_ptr<const void> reservation;  // their memory, in the receiver's budget
   std::shared_ptr<memory::Budget> budget;   // the receiver's (null: none)
   size_t reserved_frame_bytes = 0;          // the reservation is three frames of this size
-  std::string name;        // the stream's, or the last one's
+  std::string name;                         // the stream's, or the last one's
   uint64_t stream = 0;
   uint64_t received = 0, composited = 0, sampled = 0, repeats = 0;
   uint64_t uploads = 0, downloads = 0;  // frames copied between host and GPU memory on arrival
-  CompositeCanvas::Copier copier;  // its stream's connection thread
+  CompositeCanvas::Copier copier;       // its stream's connection thread
   // What its stream's frames are held as where the canvas is drawn by the CPU (scaled to
   // their picture on arrival, CompositeCanvas::held_as), for the format they came in.
   std::shared_ptr<const proto::StreamStart> held_for;
   std::shared_ptr<const proto::StreamStart> held_as;  // null: as they came
-  bool warned = false;     // a frame it could not place was said once
+  bool warned = false;                                // a frame it could not place was said once
   int64_t last_shown_ns = 0;   // canvas time its stream's newest frame was first shown
   int64_t quiet_after_ns = 0;  // its stream's quiet: no new frame for this long is marked
   bool marked_quiet = false;   // the "NO FRAMES" mark is on its picture (until a frame comes)
@@ -160,9 +160,10 @@ Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display*
   auto canvas = CompositeCanvas::create(o, &why_host);
   if (!canvas) return Unexpected(canvas.error());
   // A --layout file was read while the options were parsed.
-  CompositeLayout layout = o.layout_file.empty()
-                               ? CompositeLayout::make(o.composite, o.max_streams, o.canvas_width, o.canvas_height)
-                               : o.layout;
+  CompositeLayout layout =
+      o.layout_file.empty()
+          ? CompositeLayout::make(o.composite, o.max_streams, o.canvas_width, o.canvas_height)
+          : o.layout;
   std::unique_ptr<Compositor> c(new Compositor(o, std::move(*canvas), std::move(layout)));
   auto pool = Pool::make(c->canvas_->memory(), c->format_->layout.frame_bytes, kCanvasBuffers);
   if (!pool) return Unexpected(pool.error());
@@ -177,7 +178,8 @@ Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display*
   c->writer_ = std::move(*writer);
   // The canvas's sound, announced before its first frame so that a recording has the track
   // whenever the sound starts.
-  if ((o.composite_audio > 0 || o.composite_mix) && (Recording::holds_audio(o.output) || o.display)) {
+  if ((o.composite_audio > 0 || o.composite_mix) &&
+      (Recording::holds_audio(o.output) || o.display)) {
     AudioTrack track;
     track.index = 0;
     track.format.stream_id = 1;
@@ -185,9 +187,11 @@ Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display*
     track.format.sample_rate = kAudioRate;
     track.format.channels = kAudioChannels;
     track.format.channel_layout = 0x3;  // front left, front right
-    track.format.name = o.composite_mix ? std::string("mix") : fmt::format("tile {}", o.composite_audio);
+    track.format.name =
+        o.composite_mix ? std::string("mix") : fmt::format("tile {}", o.composite_audio);
     if (o.composite_mix) {
-      auto mixer = av::AudioMixer::open(static_cast<uint32_t>(c->tiles_.size()), kAudioRate, kAudioChannels);
+      auto mixer =
+          av::AudioMixer::open(static_cast<uint32_t>(c->tiles_.size()), kAudioRate, kAudioChannels);
       if (!mixer) return Unexpected(mixer.error().context("--composite-audio mix"));
       c->mixer_ = std::move(*mixer);
     }
@@ -198,16 +202,19 @@ Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display*
   for (auto& tile : c->tiles_) c->compose(*tile, 0);
   if (!why_host.empty()) log().warn("[composite] the canvas is in host memory: {}", why_host);
   const bool on_gpu = c->canvas_->memory().kind == memory::MemoryKind::cuda;
-  log().info("[composite] {}x{} {} at {} fps, {} tiles{}, {} (frames in {} memory are {}); starts with the first "
-             "frame",
-             o.canvas_width, o.canvas_height, name(c->format_->pixel_format), to_string(o.canvas_rate),
-             c->tiles_.size(), o.layout_file.empty() ? "" : " from " + o.layout_file, c->canvas_->describe(),
-             on_gpu ? "host" : "GPU", on_gpu ? "uploaded" : "downloaded");
+  log().info(
+      "[composite] {}x{} {} at {} fps, {} tiles{}, {} (frames in {} memory are {}); starts with "
+      "the first "
+      "frame",
+      o.canvas_width, o.canvas_height, name(c->format_->pixel_format), to_string(o.canvas_rate),
+      c->tiles_.size(), o.layout_file.empty() ? "" : " from " + o.layout_file,
+      c->canvas_->describe(), on_gpu ? "host" : "GPU", on_gpu ? "uploaded" : "downloaded");
   c->thread_ = std::thread([raw = c.get()] { raw->run(); });
   return c;
 }
 
-Compositor::Compositor(const Options& options, std::unique_ptr<CompositeCanvas> canvas, CompositeLayout layout)
+Compositor::Compositor(const Options& options, std::unique_ptr<CompositeCanvas> canvas,
+                       CompositeLayout layout)
     : options_(options), canvas_(std::move(canvas)), layout_(std::move(layout)) {
   auto format = std::make_shared<proto::StreamStart>(canvas_->format());
   format->name = "composite";
@@ -229,28 +236,32 @@ Compositor::~Compositor() {
 }
 
 Result<std::unique_ptr<StreamSink>> Compositor::make_sink(const StreamInfo& info) {
-  const std::string label = info.name.empty() ? fmt::format("#{}", info.number) : printable(info.name);
+  const std::string label =
+      info.name.empty() ? fmt::format("#{}", info.number) : printable(info.name);
   if (!(info.format->flags & proto::kStreamLive)) {
-    return make_error(ErrorCode::unsupported,
-                      "stream {} (\"{}\") is not live: a composite shows each stream at its own pace, and a "
-                      "sender that waits for the receiver (a file or pipe without --realtime) would run "
-                      "through its input as fast as the canvas lets its frames go; send it with --realtime",
-                      info.number, label);
+    return make_error(
+        ErrorCode::unsupported,
+        "stream {} (\"{}\") is not live: a composite shows each stream at its own pace, and a "
+        "sender that waits for the receiver (a file or pipe without --realtime) would run "
+        "through its input as fast as the canvas lets its frames go; send it with --realtime",
+        info.number, label);
   }
   std::lock_guard lock(mu_);
   std::vector<bool> taken;
   for (const auto& t : tiles_) taken.push_back(t->taken);
   const auto at = layout_.place(info.name, info.number, taken);
   if (!at) {
-    return make_error(ErrorCode::resource, "stream {} (\"{}\"): no free tile for it in the composite ({} tiles{})",
+    return make_error(ErrorCode::resource,
+                      "stream {} (\"{}\"): no free tile for it in the composite ({} tiles{})",
                       info.number, label, tiles_.size(),
                       options_.layout_file.empty() ? "" : " in " + options_.layout_file);
   }
   Tile& tile = *tiles_[*at];
   // Three frames copied out of the ring, as the tile holds them, in the receiver's budget.
   const size_t held_bytes = held_format(tile, info.format)->layout.frame_bytes;
-  auto reserved = info.budget ? info.budget->reserve(3ull * held_bytes,
-                                                     fmt::format("stream {}'s tile of the composite", info.number))
+  auto reserved = info.budget ? info.budget->reserve(
+                                    3ull * held_bytes,
+                                    fmt::format("stream {}'s tile of the composite", info.number))
                               : Result<std::shared_ptr<const void>>(nullptr);
   if (!reserved) return Unexpected(reserved.error());
   tile.taken = true;
@@ -282,7 +293,8 @@ void Compositor::deliver(size_t index, FrameLease frame) {
       origin_ = now;
       cv_.notify_all();
     }
-    const int64_t arrival = std::chrono::duration_cast<std::chrono::nanoseconds>(now - origin_).count();
+    const int64_t arrival =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - origin_).count();
     const int64_t canvas_ns = tile.clock.frame(frame.info().pts_ns, arrival);
     for (auto& h : tile.held) {
       if (h.state == Tile::Held::State::free) {
@@ -292,7 +304,8 @@ void Compositor::deliver(size_t index, FrameLease frame) {
     }
     if (!into) {  // the oldest waiting one makes way
       for (auto& h : tile.held) {
-        if (h.state == Tile::Held::State::ready && (!into || h.canvas_ns < into->canvas_ns)) into = &h;
+        if (h.state == Tile::Held::State::ready && (!into || h.canvas_ns < into->canvas_ns))
+          into = &h;
       }
       if (!into) return;  // all being read: cannot happen with one reader
       ++tile.sampled;
@@ -306,8 +319,9 @@ void Compositor::deliver(size_t index, FrameLease frame) {
       const int64_t shown_at = (into->canvas_ns + 2 * period_ns_ - 1) / period_ns_ * period_ns_;
       tile.audio_shift_ns = shown_at - into->canvas_ns;
     }
-    into->format = frame.memory_kind() == memory::MemoryKind::cuda ? frame.shared_format()
-                                                                    : held_format(tile, frame.shared_format());
+    into->format = frame.memory_kind() == memory::MemoryKind::cuda
+                       ? frame.shared_format()
+                       : held_format(tile, frame.shared_format());
   }
   // Copied where the canvas is (the held buffer is this thread's while it is being written).
   Tile& tile = *tiles_[index];
@@ -332,7 +346,9 @@ void Compositor::deliver(size_t index, FrameLease frame) {
   if (!copied) {
     into->state = Tile::Held::State::free;
     ++tile.sampled;
-    if (!tile.warned) log().warn("[composite] tile {} (\"{}\"): {}", index + 1, tile.name, copied.error().message());
+    if (!tile.warned)
+      log().warn("[composite] tile {} (\"{}\"): {}", index + 1, tile.name,
+                 copied.error().message());
     tile.warned = true;
     return;
   }
@@ -343,8 +359,8 @@ void Compositor::deliver(size_t index, FrameLease frame) {
 
 // How the tile holds frames of `format` in host memory (under mu_): fitted to their picture
 // where the canvas is drawn by the CPU, else as they came.
-std::shared_ptr<const proto::StreamStart> Compositor::held_format(Tile& tile,
-                                                                  const std::shared_ptr<const proto::StreamStart>& format) {
+std::shared_ptr<const proto::StreamStart> Compositor::held_format(
+    Tile& tile, const std::shared_ptr<const proto::StreamStart>& format) {
   if (tile.held_for != format) {
     tile.held_for = format;
     auto as = canvas_->held_as(*format, tile.spec.rect);
@@ -370,9 +386,9 @@ Result<void> Compositor::charge(Tile& tile, size_t frame_bytes) {
   }
   tile.reservation.reset();
   tile.reserved_frame_bytes = 0;
-  auto reserved = tile.budget->reserve(3ull * frame_bytes,
-                                       fmt::format("stream {}'s tile of the composite (its format changed)",
-                                                   tile.stream));
+  auto reserved = tile.budget->reserve(
+      3ull * frame_bytes,
+      fmt::format("stream {}'s tile of the composite (its format changed)", tile.stream));
   if (!reserved) return Unexpected(reserved.error());
   tile.reservation = std::move(*reserved);
   tile.reserved_frame_bytes = frame_bytes;
@@ -391,17 +407,18 @@ void Compositor::ended(size_t index) {
 }
 
 void Compositor::audio_started(size_t index, const AudioTrack& track) {
-  if (!canvas_track_ || track.index != 0 || (!mixer_ && index + 1 != options_.composite_audio)) return;
+  if (!canvas_track_ || track.index != 0 || (!mixer_ && index + 1 != options_.composite_audio))
+    return;
   auto converter = av::AudioConverter::open(track.format, kAudioRate, kAudioChannels);
   std::lock_guard lock(mu_);
   Tile& tile = *tiles_[index];
   if (!converter) {
-    log().warn("[composite] tile {} (\"{}\"): its sound cannot be carried: {}", index + 1, tile.name,
-               converter.error().message());
+    log().warn("[composite] tile {} (\"{}\"): its sound cannot be carried: {}", index + 1,
+               tile.name, converter.error().message());
     return;
   }
-  log().info("[composite] the canvas's sound{}: tile {} (\"{}\"), {}", mixer_ ? " mixes" : "", index + 1, tile.name,
-             (*converter)->describe());
+  log().info("[composite] the canvas's sound{}: tile {} (\"{}\"), {}", mixer_ ? " mixes" : "",
+             index + 1, tile.name, (*converter)->describe());
   tile.converter = std::move(*converter);
   tile.audio_rate = track.format.sample_rate;
   tile.mixing.clear();
@@ -415,13 +432,15 @@ bool Compositor::audio(size_t index, AudioPacket packet) {
   {
     std::lock_guard lock(mu_);
     Tile& tile = *tiles_[index];
-    if (packet.track != 0 || !tile.converter || !tile.clock.tied() || tile.audio_rate == 0) return false;
+    if (packet.track != 0 || !tile.converter || !tile.clock.tied() || tile.audio_rate == 0)
+      return false;
     // Where its picture of the same instant is on the canvas: its time, shown that much later
     // (predicted at its first frame, deliver(); taken again from the frames' smoothed delay
     // only once that is known and has moved by more than a quarter period).
     if (tile.shown_after_ns) {
       const auto seen = static_cast<int64_t>(*tile.shown_after_ns);
-      if (!tile.audio_shift_ns || std::llabs(seen - *tile.audio_shift_ns) > period_ns_ / 4) tile.audio_shift_ns = seen;
+      if (!tile.audio_shift_ns || std::llabs(seen - *tile.audio_shift_ns) > period_ns_ / 4)
+        tile.audio_shift_ns = seen;
     }
     // Laid where the last packet ended, resampled a little toward where it belongs.
     const int64_t expected = static_cast<int64_t>(packet.samples) * kAudioRate / tile.audio_rate;
@@ -430,7 +449,8 @@ bool Compositor::audio(size_t index, AudioPacket packet) {
     if (expected > 0) (void)tile.converter->compensate(place.delta, static_cast<int>(expected));
     auto converted = tile.converter->convert(packet.samples, packet.data);
     if (!converted) {
-      log().warn("[composite] tile {} (\"{}\"): {}", index + 1, tile.name, converted.error().message());
+      log().warn("[composite] tile {} (\"{}\"): {}", index + 1, tile.name,
+                 converted.error().message());
       tile.converter.reset();
       return false;
     }
@@ -449,12 +469,14 @@ bool Compositor::audio(size_t index, AudioPacket packet) {
       const size_t from = static_cast<size_t>(at + skip - tile.mix_start) * kAudioChannels;
       const size_t count = static_cast<size_t>(n - skip) * kAudioChannels;
       if (tile.mixing.size() < from + count) tile.mixing.resize(from + count, 0.0f);
-      std::copy(converted->begin() + static_cast<ptrdiff_t>(skip * kAudioChannels), converted->end(),
-                tile.mixing.begin() + static_cast<ptrdiff_t>(from));
+      std::copy(converted->begin() + static_cast<ptrdiff_t>(skip * kAudioChannels),
+                converted->end(), tile.mixing.begin() + static_cast<ptrdiff_t>(from));
       tile.audio_samples += static_cast<uint64_t>(n - skip);
       return true;
     }
-    out = canvas_packet(static_cast<int64_t>(static_cast<__int128>(place.at) * 1'000'000'000 / kAudioRate), *converted);
+    out = canvas_packet(
+        static_cast<int64_t>(static_cast<__int128>(place.at) * 1'000'000'000 / kAudioRate),
+        *converted);
     tile.audio_samples += out.samples;
   }
   return writer_->audio(std::move(out));
@@ -478,7 +500,8 @@ void Compositor::compose(Tile& tile, int64_t now_ns) {
     }
     if (show) {
       const double after = static_cast<double>(now_ns - show->canvas_ns);
-      tile.shown_after_ns = tile.shown_after_ns ? *tile.shown_after_ns + (after - *tile.shown_after_ns) / 16 : after;
+      tile.shown_after_ns =
+          tile.shown_after_ns ? *tile.shown_after_ns + (after - *tile.shown_after_ns) / 16 : after;
       for (auto& h : tile.held) {  // older ones were never shown
         if (&h != show && h.state == Tile::Held::State::ready && h.canvas_ns < show->canvas_ns) {
           h.state = Tile::Held::State::free;
@@ -510,7 +533,8 @@ void Compositor::compose(Tile& tile, int64_t now_ns) {
   if (mark_quiet) {
     // In the last picture's bottom-left corner (inside it: the next frame covers the mark).
     const av::Rect& p = tile.picture;
-    (void)canvas_->label(p.x + 2 * scale, p.y + p.height - (glyphs::kHeight + 4) * scale, "NO FRAMES", scale);
+    (void)canvas_->label(p.x + 2 * scale, p.y + p.height - (glyphs::kHeight + 4) * scale,
+                         "NO FRAMES", scale);
     return;
   }
   if (show) {
@@ -534,8 +558,8 @@ void Compositor::compose(Tile& tile, int64_t now_ns) {
     (void)canvas_->fill(area, kNoSignal);
     const std::string text = "NO SIGNAL";
     const int width = static_cast<int>(text.size()) * glyphs::kAdvance * 2 * scale;
-    (void)canvas_->label(area.x + (area.width - width) / 2, area.y + area.height / 2 - glyphs::kHeight * scale, text,
-                         2 * scale);
+    (void)canvas_->label(area.x + (area.width - width) / 2,
+                         area.y + area.height / 2 - glyphs::kHeight * scale, text, 2 * scale);
     if (!label.empty()) (void)canvas_->label(area.x + 2 * scale, area.y + 2 * scale, label, scale);
   }
 }
@@ -546,7 +570,8 @@ void Compositor::mix_audio(int64_t now_ns) {
   const int64_t upto = std::max<int64_t>(0, now_ns - kMixLatencyNs) * kAudioRate / 1'000'000'000;
   if (upto <= mixed_upto_) return;
   const auto n = static_cast<size_t>(upto - mixed_upto_);
-  std::vector<std::vector<float>> inputs(tiles_.size(), std::vector<float>(n * kAudioChannels, 0.0f));
+  std::vector<std::vector<float>> inputs(tiles_.size(),
+                                         std::vector<float>(n * kAudioChannels, 0.0f));
   {
     std::lock_guard lock(mu_);
     for (size_t i = 0; i < tiles_.size(); ++i) {
@@ -554,13 +579,15 @@ void Compositor::mix_audio(int64_t now_ns) {
       if (t.mixing.empty()) continue;
       // The part of [mixed_upto_, upto) the tile has, then what is left after it.
       const int64_t have_from = std::max(t.mix_start, mixed_upto_);
-      const int64_t have_to = std::min<int64_t>(upto, t.mix_start + static_cast<int64_t>(t.mixing.size() / kAudioChannels));
+      const int64_t have_to = std::min<int64_t>(
+          upto, t.mix_start + static_cast<int64_t>(t.mixing.size() / kAudioChannels));
       if (have_to > have_from) {
         std::copy(t.mixing.begin() + (have_from - t.mix_start) * kAudioChannels,
                   t.mixing.begin() + (have_to - t.mix_start) * kAudioChannels,
                   inputs[i].begin() + (have_from - mixed_upto_) * kAudioChannels);
       }
-      const int64_t drop = std::min<int64_t>(upto - t.mix_start, static_cast<int64_t>(t.mixing.size() / kAudioChannels));
+      const int64_t drop = std::min<int64_t>(
+          upto - t.mix_start, static_cast<int64_t>(t.mixing.size() / kAudioChannels));
       if (drop > 0) {
         t.mixing.erase(t.mixing.begin(), t.mixing.begin() + drop * kAudioChannels);
         t.mix_start += drop;
@@ -572,7 +599,8 @@ void Compositor::mix_audio(int64_t now_ns) {
   auto mixed = mixer_->mix(spans, static_cast<uint32_t>(n));
   if (!mixed) {
     // Said once; the canvas goes on without its sound (mixer_ stays: the tiles read it).
-    log().warn("[composite] mixing the sound failed, the canvas goes on silent: {}", mixed.error().message());
+    log().warn("[composite] mixing the sound failed, the canvas goes on silent: {}",
+               mixed.error().message());
     mix_failed_ = true;
     return;
   }
@@ -591,7 +619,8 @@ bool Compositor::hand_on(uint64_t sequence, int64_t pts_ns) {
   const std::shared_ptr<memory::Region>& buffer = pool_->buffer(*slot);
   if (auto ok = canvas_->copy_out(*buffer); !ok) {
     pool_->release_slot(0, *slot);
-    if (!copy_failed_) log().warn("[composite] the canvas cannot be handed on: {}", ok.error().message());
+    if (!copy_failed_)
+      log().warn("[composite] the canvas cannot be handed on: {}", ok.error().message());
     copy_failed_ = true;
     return false;
   }
@@ -658,7 +687,9 @@ Result<void> Compositor::stop() {
   return writer_->finish(end);
 }
 
-std::optional<Error> Compositor::failure() const { return writer_ ? writer_->failure() : std::nullopt; }
+std::optional<Error> Compositor::failure() const {
+  return writer_ ? writer_->failure() : std::nullopt;
+}
 
 CompositeReport Compositor::report() const {
   CompositeReport r;
@@ -673,9 +704,9 @@ CompositeReport Compositor::report() const {
   r.audio_tile = canvas_track_ && !options_.composite_mix ? options_.composite_audio : 0;
   r.audio_mix = canvas_track_ && options_.composite_mix;
   for (const auto& t : tiles_) {
-    r.tiles.push_back({t->name, t->stream, t->taken, t->received, t->composited, t->sampled, t->repeats,
-                       t->audio_samples, t->uploads, t->downloads, t->clock.audio_jumps(),
-                       t->clock.audio_error_ms(), t->stalls});
+    r.tiles.push_back({t->name, t->stream, t->taken, t->received, t->composited, t->sampled,
+                       t->repeats, t->audio_samples, t->uploads, t->downloads,
+                       t->clock.audio_jumps(), t->clock.audio_error_ms(), t->stalls});
   }
   return r;
 }
@@ -699,8 +730,11 @@ nlohmann::json CompositeReport::json() const {
                           {"audio_error_ms", t.audio_error_ms},
                           {"stalls", t.stalls}});
   }
-  return {{"width", width},   {"height", height}, {"pix_fmt", pix_fmt},       {"frame_rate", frame_rate}, {"memory", memory},
-          {"frames", frames}, {"late", late},     {"audio_tile", audio_tile}, {"audio_mix", audio_mix}, {"tiles", tiles_json}};
+  return {{"width", width},         {"height", height},
+          {"pix_fmt", pix_fmt},     {"frame_rate", frame_rate},
+          {"memory", memory},       {"frames", frames},
+          {"late", late},           {"audio_tile", audio_tile},
+          {"audio_mix", audio_mix}, {"tiles", tiles_json}};
 }
 
 }  // namespace rdmavideo::receiver

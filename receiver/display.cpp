@@ -139,22 +139,25 @@ class SdlDisplay final : public Display {
     std::lock_guard lock(audio_mu_);
     if (!sdl_audio_) {
       if (!audio_refusal_said_) {
-        log().warn("[display] no sound: SDL has no audio device ({}); the picture is shown as it comes",
-                   sdl_audio_error_);
+        log().warn(
+            "[display] no sound: SDL has no audio device ({}); the picture is shown as it comes",
+            sdl_audio_error_);
       }
       audio_refusal_said_ = true;
       return;
     }
     auto player = AudioPlayer::open(format, audio_delay_ns_);
     if (!player) {
-      log().warn("[display] no sound: {}; the picture is shown as it comes", player.error().message());
+      log().warn("[display] no sound: {}; the picture is shown as it comes",
+                 player.error().message());
       return;
     }
     player_ = std::move(*player);
     audio_text_ = player_->describe();
-    log().info("[display] playing audio track \"{}\": {}; the picture follows it{}", printable(format.name),
-               audio_text_,
-               audio_delay_ns_ ? fmt::format(", sound {} ms later", audio_delay_ns_ / 1'000'000) : "");
+    log().info(
+        "[display] playing audio track \"{}\": {}; the picture follows it{}",
+        printable(format.name), audio_text_,
+        audio_delay_ns_ ? fmt::format(", sound {} ms later", audio_delay_ns_ / 1'000'000) : "");
   }
 
   void play_audio(int64_t pts_ns, uint32_t samples, std::span<const std::byte> data) override {
@@ -199,7 +202,9 @@ class SdlDisplay final : public Display {
     }
     if (!offsets.empty()) {
       std::sort(offsets.begin(), offsets.end());
-      auto at = [&](double q) { return offsets[static_cast<size_t>(q * double(offsets.size() - 1))]; };
+      auto at = [&](double q) {
+        return offsets[static_cast<size_t>(q * double(offsets.size() - 1))];
+      };
       out.offset_p50_ms = at(0.5);
       out.offset_p99_ms = at(0.99);
       out.offset_max_ms = offsets.back();
@@ -428,9 +433,10 @@ class SdlDisplay final : public Display {
   UniqueTexture make_texture(const proto::StreamStart& f) {
     const Uint32 want = texture_format(f.pixel_format);
     // The renderer picks its YUV-to-RGB shader when the texture is made.
-    SDL_SetYUVConversionMode(static_cast<SDL_YUV_CONVERSION_MODE>(yuv_conversion_mode(f.colour, f.height)));
-    UniqueTexture t(SDL_CreateTexture(renderer_, want, SDL_TEXTUREACCESS_STREAMING, static_cast<int>(f.width),
-                                      static_cast<int>(f.height)));
+    SDL_SetYUVConversionMode(
+        static_cast<SDL_YUV_CONVERSION_MODE>(yuv_conversion_mode(f.colour, f.height)));
+    UniqueTexture t(SDL_CreateTexture(renderer_, want, SDL_TEXTUREACCESS_STREAMING,
+                                      static_cast<int>(f.width), static_cast<int>(f.height)));
     if (!t) {
       if (!texture_failed_) {
         log().warn("[display] SDL_CreateTexture({}, {}x{}) failed: {}; not showing this stream",
@@ -674,8 +680,8 @@ class SdlDisplay final : public Display {
     UniqueTexture texture;
     int64_t pts = 0;
   };
-  std::deque<Queued> queue_;         // with sound: frames uploaded, waiting for their time
-  std::vector<UniqueTexture> spare_; // textures of the stream's format to upload into
+  std::deque<Queued> queue_;          // with sound: frames uploaded, waiting for their time
+  std::vector<UniqueTexture> spare_;  // textures of the stream's format to upload into
   uint32_t tex_w_ = 0, tex_h_ = 0;
   PixelFormat tex_format_ = PixelFormat::nv12;
   std::vector<uint8_t> converted_;  // the frame converted for formats SDL has no texture for
@@ -694,7 +700,8 @@ class SdlDisplay final : public Display {
 
 bool Display::available() { return true; }
 
-Result<std::unique_ptr<Display>> Display::open(std::function<void()> on_quit, int64_t audio_delay_ns) {
+Result<std::unique_ptr<Display>> Display::open(std::function<void()> on_quit,
+                                               int64_t audio_delay_ns) {
   auto display = std::make_unique<SdlDisplay>(std::move(on_quit), audio_delay_ns);
   if (auto ok = display->start(); !ok) return Unexpected(ok.error());
   return std::unique_ptr<Display>(std::move(display));

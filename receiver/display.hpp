@@ -37,9 +37,9 @@
 #include <span>
 #include <string>
 
-#include "rdmavideo/result.hpp"
 #include "audio_player.hpp"
 #include "rdmavideo/frame_lease.hpp"
+#include "rdmavideo/result.hpp"
 
 namespace rdmavideo::receiver {
 
@@ -51,8 +51,8 @@ class Display {
     uint64_t paced = 0;    ///< of those shown, shown when the audio clock reached them
     /// How far from the audio clock paced frames were shown (|pts - clock|, ms).
     double offset_p50_ms = 0, offset_p99_ms = 0, offset_max_ms = 0;
-    std::string audio;          ///< what played the last track ("" when none did)
-    AudioPlayer::Stats sound;   ///< and how it went
+    std::string audio;         ///< what played the last track ("" when none did)
+    AudioPlayer::Stats sound;  ///< and how it went
   };
 
   /// Whether this build has a display (SDL2).
@@ -60,7 +60,8 @@ class Display {
   /// Starts the display thread and opens the window; fails when SDL cannot open a window.
   /// `on_quit` is how the window asks the receiver to stop. `audio_delay_ns` is
   /// --audio-delay: positive, the sound comes that much later than the picture.
-  static Result<std::unique_ptr<Display>> open(std::function<void()> on_quit, int64_t audio_delay_ns = 0);
+  static Result<std::unique_ptr<Display>> open(std::function<void()> on_quit,
+                                               int64_t audio_delay_ns = 0);
 
   virtual ~Display() = default;
   /// A stream's sink thread: hands over a frame; never waits.

@@ -2,8 +2,8 @@
 // How a frame of each pixel format reaches the display's SDL texture: the texture format it
 // is shown with, and for the formats SDL has no texture format for, the conversion into one.
 // The 10-bit formats become their 8-bit cousins (p010le -> NV12, yuv422p10le and v210 ->
-// YUY2, 4:4:4 -> I420) by keeping each sample's top 8 bits: the display is for looking at a stream, and the
-// recording, not the window, keeps the full depth.
+// YUY2, 4:4:4 -> I420) by keeping each sample's top 8 bits: the display is for looking at a stream,
+// and the recording, not the window, keeps the full depth.
 //
 // The display thread calls texture_format() when it (re)creates its texture and one of the
 // converters for each frame of such a format, into a buffer it keeps between frames. The

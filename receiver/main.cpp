@@ -3,17 +3,17 @@
 // shows or discards them. Serves --max-streams streams at once; a stream that fails costs
 // only itself. Exits once --max-streams streams have ended, or with --serve on SIGINT or
 // SIGTERM, always finalising what it wrote and writing its summary.
+#include <unistd.h>
 #include <cstdio>
 #include <thread>
-#include <unistd.h>
 
 #include "cli.hpp"
+#include "compositor.hpp"
 #include "display.hpp"
+#include "metrics.hpp"
 #include "options.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/receiver_service.hpp"
-#include "compositor.hpp"
-#include "metrics.hpp"
 #include "streams.hpp"
 
 namespace rdmavideo::receiver {
@@ -43,7 +43,9 @@ ReceiverServiceOptions service_options(const Options& o, Streams& streams) {
   so.sink_factory = [&streams](const StreamInfo& info) { return streams.make_sink(info); };
   so.on_stream_end = [&streams](const StreamReport& report) { streams.ended(report); };
   so.on_stream_folded = [&streams](const StreamReport& report) { streams.folded(report); };
-  so.format_check = [&o](const proto::StreamStart& format) { return Streams::check_format(o, format); };
+  so.format_check = [&o](const proto::StreamStart& format) {
+    return Streams::check_format(o, format);
+  };
   if (o.metrics) so.front_end_descriptors = MetricsServer::kMostConnections;
   return so;
 }
@@ -62,7 +64,8 @@ int run(const Options& o) {
   std::atomic<bool> quit{false};  // the display's q, Esc or close
   std::unique_ptr<Display> display;
   if (o.display) {
-    auto opened = Display::open([&quit] { quit = true; }, static_cast<int64_t>(o.audio_delay_ms * 1e6));
+    auto opened =
+        Display::open([&quit] { quit = true; }, static_cast<int64_t>(o.audio_delay_ms * 1e6));
     if (!opened) {
       log().error("rdmavideo-recv: {}", opened.error().message());
       return cli::kExitFailed;
@@ -84,8 +87,8 @@ int run(const Options& o) {
   }
   std::unique_ptr<Streams> streams;
   auto service = [&]() -> Result<std::unique_ptr<ReceiverService>> {
-    streams = std::make_unique<Streams>(o, compositor ? nullptr : display.get(), std::string(to_string(o.transport)),
-                                        compositor.get());
+    streams = std::make_unique<Streams>(o, compositor ? nullptr : display.get(),
+                                        std::string(to_string(o.transport)), compositor.get());
     return ReceiverService::start(service_options(o, *streams));
   }();
   if (!service) {
@@ -101,7 +104,8 @@ int run(const Options& o) {
   if (o.metrics) {
     ReceiverService* svc = service->get();
     Streams* st = streams.get();
-    auto started = MetricsServer::start(*o.metrics, [svc, st] { return render_metrics(*svc, *st); });
+    auto started =
+        MetricsServer::start(*o.metrics, [svc, st] { return render_metrics(*svc, *st); });
     if (!started) {
       log().error("rdmavideo-recv: {}", started.error().message());
       return cli::kExitFailed;
@@ -128,7 +132,8 @@ int run(const Options& o) {
   std::optional<Error> canvas_error;
   if (compositor) {
     if (auto failed = compositor->failure()) canvas_error = *failed;
-    if (auto stopped = compositor->stop(); !stopped && !canvas_error) canvas_error = stopped.error();
+    if (auto stopped = compositor->stop(); !stopped && !canvas_error)
+      canvas_error = stopped.error();
     const CompositeReport c = compositor->report();
     std::string path;
     {
@@ -136,8 +141,9 @@ int run(const Options& o) {
       path = canvas_output->path;
     }
     if (canvas_error) log().error("rdmavideo-recv: composite: {}", canvas_error->message());
-    log().info("[recv] composite: {} canvas frames {}x{} {} at {} fps in {} memory, {} late{}", c.frames, c.width,
-               c.height, c.pix_fmt, c.frame_rate, c.memory == "host" ? "host" : c.memory + "'s", c.late,
+    log().info("[recv] composite: {} canvas frames {}x{} {} at {} fps in {} memory, {} late{}",
+               c.frames, c.width, c.height, c.pix_fmt, c.frame_rate,
+               c.memory == "host" ? "host" : c.memory + "'s", c.late,
                path.empty() ? "" : ", written to " + path);
   }
   nlohmann::json display_json;
@@ -149,17 +155,27 @@ int run(const Options& o) {
     display_json = {{"shown", counts.shown}, {"dropped", counts.dropped}};
     if (!counts.audio.empty()) {
       const auto& a = counts.sound;
-      log().info("[recv] display sound: {}; {} frames shown on its clock, |A/V| p50 {:.2f} ms, p99 {:.2f} ms, "
-                 "max {:.2f} ms; latency {:.0f} ms, correction {:+.0f} ppm, {} underruns, {} ms of silence "
-                 "put in, {} ms dropped, {} restarts",
-                 counts.audio, counts.paced, counts.offset_p50_ms, counts.offset_p99_ms, counts.offset_max_ms,
-                 a.latency_ms, a.correction_ppm, a.underruns, a.gaps_ms, a.dropped_ms, a.restarts);
-      display_json["audio"] = {{"device", counts.audio},        {"paced", counts.paced},
-                               {"offset_p50_ms", counts.offset_p50_ms}, {"offset_p99_ms", counts.offset_p99_ms},
-                               {"offset_max_ms", counts.offset_max_ms}, {"chunks", a.chunks},
-                               {"latency_ms", a.latency_ms},     {"correction_ppm", a.correction_ppm},
-                               {"underruns", a.underruns},       {"silence_ms", a.gaps_ms},
-                               {"dropped_ms", a.dropped_ms},     {"restarts", a.restarts}};
+      log().info(
+          "[recv] display sound: {}; {} frames shown on its clock, |A/V| p50 {:.2f} ms, p99 {:.2f} "
+          "ms, "
+          "max {:.2f} ms; latency {:.0f} ms, correction {:+.0f} ppm, {} underruns, {} ms of "
+          "silence "
+          "put in, {} ms dropped, {} restarts",
+          counts.audio, counts.paced, counts.offset_p50_ms, counts.offset_p99_ms,
+          counts.offset_max_ms, a.latency_ms, a.correction_ppm, a.underruns, a.gaps_ms,
+          a.dropped_ms, a.restarts);
+      display_json["audio"] = {{"device", counts.audio},
+                               {"paced", counts.paced},
+                               {"offset_p50_ms", counts.offset_p50_ms},
+                               {"offset_p99_ms", counts.offset_p99_ms},
+                               {"offset_max_ms", counts.offset_max_ms},
+                               {"chunks", a.chunks},
+                               {"latency_ms", a.latency_ms},
+                               {"correction_ppm", a.correction_ppm},
+                               {"underruns", a.underruns},
+                               {"silence_ms", a.gaps_ms},
+                               {"dropped_ms", a.dropped_ms},
+                               {"restarts", a.restarts}};
     }
   }
 

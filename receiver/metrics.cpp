@@ -95,10 +95,10 @@ std::string render_metrics(const ReceiverService& service, const Streams& stream
   };
   std::vector<Stream> all;
   for (const auto& r : reports) {
-    all.push_back({fmt::format("stream=\"{}\",name=\"{}\",peer=\"{}\",transport=\"{}\"",
-                               r.info.number, label(r.info.name), label(r.info.peer),
-                               to_string(r.info.transport)),
-                   &r, streams.output_of(r.info.number)});
+    all.push_back(
+        {fmt::format("stream=\"{}\",name=\"{}\",peer=\"{}\",transport=\"{}\"", r.info.number,
+                     label(r.info.name), label(r.info.peer), to_string(r.info.transport)),
+         &r, streams.output_of(r.info.number)});
   }
   auto per_stream = [&](const char* name, const char* type, const char* help, auto value) {
     w.family(name, type, help);
@@ -138,7 +138,8 @@ std::string render_metrics(const ReceiverService& service, const Streams& stream
     }
     w.sample("rdmavideo_stream_latency_seconds_bucket", s.labels + ",le=\"+Inf\"",
              static_cast<double>(h.count()));
-    w.sample("rdmavideo_stream_latency_seconds_sum", s.labels, static_cast<double>(h.sum_ns()) / 1e9);
+    w.sample("rdmavideo_stream_latency_seconds_sum", s.labels,
+             static_cast<double>(h.sum_ns()) / 1e9);
     w.sample("rdmavideo_stream_latency_seconds_count", s.labels, static_cast<double>(h.count()));
   }
   // Audio tracks, under their stream's labels (they are no streams of their own).
@@ -146,47 +147,63 @@ std::string render_metrics(const ReceiverService& service, const Streams& stream
     w.family(name, type, help);
     for (const auto& s : all) {
       for (const auto& a : s.report->audio) {
-        w.sample(name, s.labels + fmt::format(",track=\"{}\",track_name=\"{}\"", a.track.index,
-                                              label(a.track.format.name)),
+        w.sample(name,
+                 s.labels + fmt::format(",track=\"{}\",track_name=\"{}\"", a.track.index,
+                                        label(a.track.format.name)),
                  static_cast<double>(value(a)));
       }
     }
   };
-  per_track("rdmavideo_stream_audio_samples_total", "counter", "Audio samples (per channel) received.",
+  per_track("rdmavideo_stream_audio_samples_total", "counter",
+            "Audio samples (per channel) received.",
             [](const AudioReport& a) { return a.samples; });
-  per_track("rdmavideo_stream_audio_dropped_samples_total", "counter",
-            "Audio samples dropped: the stream's audio queue full, or an output that holds no audio.",
-            [](const AudioReport& a) { return a.dropped_samples; });
-  per_track("rdmavideo_stream_audio_offset_seconds", "gauge",
-            "The track's pts minus the picture's at the last chunk's arrival (positive: audio ahead).",
-            [](const AudioReport& a) { return a.av_offset_ms / 1000.0; });
+  per_track(
+      "rdmavideo_stream_audio_dropped_samples_total", "counter",
+      "Audio samples dropped: the stream's audio queue full, or an output that holds no audio.",
+      [](const AudioReport& a) { return a.dropped_samples; });
+  per_track(
+      "rdmavideo_stream_audio_offset_seconds", "gauge",
+      "The track's pts minus the picture's at the last chunk's arrival (positive: audio ahead).",
+      [](const AudioReport& a) { return a.av_offset_ms / 1000.0; });
   if (auto canvas = streams.composite()) {
-    w.family("rdmavideo_canvas_frames_total", "counter", "Composite canvas frames handed to its output.");
+    w.family("rdmavideo_canvas_frames_total", "counter",
+             "Composite canvas frames handed to its output.");
     w.sample("rdmavideo_canvas_frames_total", "", static_cast<double>(canvas->frames));
-    w.family("rdmavideo_canvas_late_total", "counter",
-             "Canvas ticks skipped: its output was behind, or composing took longer than a period.");
+    w.family(
+        "rdmavideo_canvas_late_total", "counter",
+        "Canvas ticks skipped: its output was behind, or composing took longer than a period.");
     w.sample("rdmavideo_canvas_late_total", "", static_cast<double>(canvas->late));
-    w.family("rdmavideo_canvas_info", "gauge", "The composite's canvas: its size, format and where it is (memory).");
+    w.family("rdmavideo_canvas_info", "gauge",
+             "The composite's canvas: its size, format and where it is (memory).");
     w.sample("rdmavideo_canvas_info",
-             fmt::format("width=\"{}\",height=\"{}\",pix_fmt=\"{}\",memory=\"{}\"", canvas->width, canvas->height,
-                         canvas->pix_fmt, canvas->memory),
+             fmt::format("width=\"{}\",height=\"{}\",pix_fmt=\"{}\",memory=\"{}\"", canvas->width,
+                         canvas->height, canvas->pix_fmt, canvas->memory),
              1.0);
     w.family("rdmavideo_canvas_tile_frames_total", "counter",
-             "Each tile's frames: 'composited' into the canvas, 'sampled' (let go unseen), 'repeats' (canvas "
-             "frames that showed its previous frame again), 'uploaded' (from host memory to a canvas in GPU "
+             "Each tile's frames: 'composited' into the canvas, 'sampled' (let go unseen), "
+             "'repeats' (canvas "
+             "frames that showed its previous frame again), 'uploaded' (from host memory to a "
+             "canvas in GPU "
              "memory), 'downloaded' (from GPU memory to a canvas in host memory).");
     for (size_t i = 0; i < canvas->tiles.size(); ++i) {
       const auto& t = canvas->tiles[i];
       const std::string labels = fmt::format("tile=\"{}\",name=\"{}\"", i + 1, label(t.name));
-      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"composited\"", static_cast<double>(t.composited));
-      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"sampled\"", static_cast<double>(t.sampled));
-      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"repeats\"", static_cast<double>(t.repeats));
-      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"uploaded\"", static_cast<double>(t.uploads));
-      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"downloaded\"", static_cast<double>(t.downloads));
+      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"composited\"",
+               static_cast<double>(t.composited));
+      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"sampled\"",
+               static_cast<double>(t.sampled));
+      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"repeats\"",
+               static_cast<double>(t.repeats));
+      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"uploaded\"",
+               static_cast<double>(t.uploads));
+      w.sample("rdmavideo_canvas_tile_frames_total", labels + ",what=\"downloaded\"",
+               static_cast<double>(t.downloads));
     }
-    w.family("rdmavideo_canvas_tile_up", "gauge", "1 while a stream is in the tile, 0 while it shows no signal.");
+    w.family("rdmavideo_canvas_tile_up", "gauge",
+             "1 while a stream is in the tile, 0 while it shows no signal.");
     for (size_t i = 0; i < canvas->tiles.size(); ++i) {
-      w.sample("rdmavideo_canvas_tile_up", fmt::format("tile=\"{}\",name=\"{}\"", i + 1, label(canvas->tiles[i].name)),
+      w.sample("rdmavideo_canvas_tile_up",
+               fmt::format("tile=\"{}\",name=\"{}\"", i + 1, label(canvas->tiles[i].name)),
                canvas->tiles[i].live ? 1.0 : 0.0);
     }
   }
@@ -198,7 +215,7 @@ namespace {
 // Limits of the endpoint (docs/operations.md). A scrape is one small GET: a request line and
 // headers of a few hundred bytes, no body.
 constexpr size_t kConnectionMemory = 32 * 1024;  // per connection: request line and headers
-constexpr unsigned kIdleSeconds = 10;             // a connection silent this long is closed
+constexpr unsigned kIdleSeconds = 10;            // a connection silent this long is closed
 // MHD's own limit is a little higher than ours, so that it takes the newcomer and we shed the
 // oldest (MHD would refuse the newcomer instead, which is what a flood wants).
 constexpr unsigned kMhdConnectionSlack = 8;
@@ -245,7 +262,7 @@ struct MetricsServer::Impl {
   std::function<std::string()> render;
   // The polling thread only (every callback runs there): open connections, oldest first.
   std::list<std::pair<MHD_Connection*, int>> open;
-  uint64_t shed = 0;  // connections shut down to make room
+  uint64_t shed = 0;    // connections shut down to make room
   UniqueDaemon daemon;  // last: stopped (its thread joined) before the rest goes
 
   static void on_connection(void* cls, MHD_Connection* connection, void**,
@@ -271,21 +288,21 @@ struct MetricsServer::Impl {
   }
 
   static MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url,
-                               const char* method, const char*, const char*, size_t*,
-                               void**) {
+                               const char* method, const char*, const char*, size_t*, void**) {
     auto* self = static_cast<Impl*>(cls);
     // A request with a body is answered before any of it is read, and the connection closed.
-    const char* length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
-    const char* chunked = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                      MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    const char* length =
+        MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char* chunked =
+        MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
     if ((length && std::string_view(length) != "0") || chunked) {
-      return respond(connection, MHD_HTTP_CONTENT_TOO_LARGE, "this endpoint takes no request body\n",
-                     "text/plain", true);
+      return respond(connection, MHD_HTTP_CONTENT_TOO_LARGE,
+                     "this endpoint takes no request body\n", "text/plain", true);
     }
     const std::string_view m(method);
     if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) {
-      return respond(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n", "text/plain", false);
+      return respond(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n", "text/plain",
+                     false);
     }
     if (std::string_view(url) != "/metrics") {
       return respond(connection, MHD_HTTP_NOT_FOUND, "rdmavideo-recv: metrics at /metrics\n",
@@ -315,7 +332,8 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const Endpoint& endp
   if (const int rc = getaddrinfo(endpoint.host.empty() ? nullptr : endpoint.host.c_str(),
                                  port.c_str(), &hints, &found);
       rc != 0) {
-    return make_error(ErrorCode::invalid_argument, "{}: cannot resolve: {}", where, gai_strerror(rc));
+    return make_error(ErrorCode::invalid_argument, "{}: cannot resolve: {}", where,
+                      gai_strerror(rc));
   }
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> addresses(found, freeaddrinfo);
   int fd = -1;
@@ -335,28 +353,28 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const Endpoint& endp
   }
   if (fd < 0) {
     return Unexpected(system_error(fmt::format("{}: cannot listen (in use, or not an address of "
-                                               "this machine)", where), last_errno));
+                                               "this machine)",
+                                               where),
+                                   last_errno));
   }
   sockaddr_storage bound{};
   socklen_t bound_len = sizeof bound;
   getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &bound_len);
   Endpoint local = endpoint;
-  local.port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                                 : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  local.port =
+      ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                        : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
 
   auto impl = std::make_unique<Impl>();
   impl->render = std::move(render);
   Impl* raw = impl.get();
   impl->daemon.reset(MHD_start_daemon(
       MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, nullptr, nullptr,
-      &Impl::on_request, raw,
-      MHD_OPTION_LISTEN_SOCKET, fd,
-      MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(kMostConnections + kMhdConnectionSlack),
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory,
-      MHD_OPTION_CONNECTION_TIMEOUT, kIdleSeconds,
-      MHD_OPTION_NOTIFY_CONNECTION, &Impl::on_connection, raw,
-      MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, nullptr,
-      MHD_OPTION_END));
+      &Impl::on_request, raw, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+      static_cast<unsigned>(kMostConnections + kMhdConnectionSlack),
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory, MHD_OPTION_CONNECTION_TIMEOUT,
+      kIdleSeconds, MHD_OPTION_NOTIFY_CONNECTION, &Impl::on_connection, raw,
+      MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, nullptr, MHD_OPTION_END));
   if (!impl->daemon) {
     close(fd);
     return make_error(ErrorCode::system, "{}: libmicrohttpd could not start", where);

@@ -62,34 +62,39 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "drops, latency, ring occupancy, encoder speed; refusals by reason)");
   app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
   app.add_flag("--quiet", o.quiet, "No status line");
-  auto* display = app.add_flag("--display", o.display,
-                               "Show the stream in a window (f: fullscreen, q/Esc: stop) and play its first "
-                               "audio track, the picture following the sound; a slow window skips frames, "
-                               "the output never does");
+  auto* display =
+      app.add_flag("--display", o.display,
+                   "Show the stream in a window (f: fullscreen, q/Esc: stop) and play its first "
+                   "audio track, the picture following the sound; a slow window skips frames, "
+                   "the output never does");
   app.add_option("--audio-delay", o.audio_delay_ms,
                  "With --display: play the sound MS later than the picture (negative: earlier), "
                  "-1000..1000")
       ->check(CLI::Range(-1000.0, 1000.0))
       ->needs(display);
   std::string composite, canvas, canvas_pix_fmt;
-  auto* composite_option =
-      app.add_option("--composite", composite,
-                     "Every stream a tile of one canvas, written, recorded or shown as one stream: grid, "
-                     "row, or pip (the first stream full size, the others small in front of it); with "
-                     "--memory cuda the canvas is in GPU memory, drawn by the library's CUDA kernels");
-  auto* layout_option = app.add_option("--layout", o.layout_file,
-                                       "The composite's tiles from a TOML file ([[tile]] with x, y, width, "
-                                       "height, and name or stream)")
-                            ->check(CLI::ExistingFile);
+  auto* composite_option = app.add_option(
+      "--composite", composite,
+      "Every stream a tile of one canvas, written, recorded or shown as one stream: grid, "
+      "row, or pip (the first stream full size, the others small in front of it); with "
+      "--memory cuda the canvas is in GPU memory, drawn by the library's CUDA kernels");
+  auto* layout_option =
+      app.add_option("--layout", o.layout_file,
+                     "The composite's tiles from a TOML file ([[tile]] with x, y, width, "
+                     "height, and name or stream)")
+          ->check(CLI::ExistingFile);
   layout_option->excludes(composite_option);
-  app.add_option("--canvas", canvas, "The composite's canvas: WIDTHxHEIGHT@RATE (default 1920x1080@30)");
-  app.add_option("--pix-fmt", canvas_pix_fmt,
-                 "The composite's pixel format (default nv12; a canvas in GPU memory is nv12, another format "
-                 "puts it in host memory)");
+  app.add_option("--canvas", canvas,
+                 "The composite's canvas: WIDTHxHEIGHT@RATE (default 1920x1080@30)");
+  app.add_option(
+      "--pix-fmt", canvas_pix_fmt,
+      "The composite's pixel format (default nv12; a canvas in GPU memory is nv12, another format "
+      "puts it in host memory)");
   std::string composite_audio;
-  app.add_option("--composite-audio", composite_audio,
-                 "The composite's sound: N, the first audio track of the stream in tile N (default 1), mix "
-                 "(every tile's first track, mixed), or none");
+  app.add_option(
+      "--composite-audio", composite_audio,
+      "The composite's sound: N, the first audio track of the stream in tile N (default 1), mix "
+      "(every tile's first track, mixed), or none");
   std::string key_file;
   cli::add_key_option(app, key_file);
   cli::MemoryOptions memory_options;
@@ -121,7 +126,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   o.composite_on = !composite.empty() || !o.layout_file.empty();
   if (!composite.empty()) {
     auto chosen = parse_composite_kind(composite);
-    if (!chosen) return fail("--composite \"" + composite + "\" unknown (grid, row or pip; --layout FILE for others)");
+    if (!chosen)
+      return fail("--composite \"" + composite +
+                  "\" unknown (grid, row or pip; --layout FILE for others)");
     o.composite = *chosen;
   }
   if (!o.composite_on && (!canvas.empty() || !canvas_pix_fmt.empty())) {
@@ -132,11 +139,15 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     auto size = parse_size(canvas.substr(0, at));
     auto rate = at == std::string::npos ? std::optional<Rational>(Rational{30, 1})
                                         : parse_frame_rate(canvas.substr(at + 1));
-    if (!size || !rate) return fail("--canvas \"" + canvas + "\" is not WIDTHxHEIGHT@RATE (1280x720@30, 1920x1080@59.94)");
+    if (!size || !rate)
+      return fail("--canvas \"" + canvas +
+                  "\" is not WIDTHxHEIGHT@RATE (1280x720@30, 1920x1080@59.94)");
     std::tie(o.canvas_width, o.canvas_height) = *size;
     o.canvas_rate = *rate;
-    if (o.canvas_width % 2 || o.canvas_height % 2 || !canonical_layout(PixelFormat::nv12, o.canvas_width, o.canvas_height)) {
-      return fail("--canvas \"" + canvas + "\": width and height must be even, from 2 to the protocol's limits");
+    if (o.canvas_width % 2 || o.canvas_height % 2 ||
+        !canonical_layout(PixelFormat::nv12, o.canvas_width, o.canvas_height)) {
+      return fail("--canvas \"" + canvas +
+                  "\": width and height must be even, from 2 to the protocol's limits");
     }
   }
   if (!o.layout_file.empty()) {
@@ -146,12 +157,16 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   }
   if (!canvas_pix_fmt.empty()) {
     auto format = parse_pixel_format(canvas_pix_fmt);
-    if (!format) return fail("--pix-fmt \"" + canvas_pix_fmt + "\" unknown; known: " + pixel_format_names());
-    if (*format == PixelFormat::v210) return fail("--pix-fmt v210: a canvas cannot be drawn in it (FFmpeg has no v210 pixel format)");
+    if (!format)
+      return fail("--pix-fmt \"" + canvas_pix_fmt + "\" unknown; known: " + pixel_format_names());
+    if (*format == PixelFormat::v210)
+      return fail(
+          "--pix-fmt v210: a canvas cannot be drawn in it (FFmpeg has no v210 pixel format)");
     o.canvas_format = *format;
   }
   if (!composite_audio.empty()) {
-    if (!o.composite_on) return fail("--composite-audio chooses a composite's sound: add --composite or --layout");
+    if (!o.composite_on)
+      return fail("--composite-audio chooses a composite's sound: add --composite or --layout");
     if (composite_audio == "none") {
       o.composite_audio = 0;
     } else if (composite_audio == "mix") {
@@ -160,25 +175,33 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       char* end = nullptr;
       const unsigned long n = std::strtoul(composite_audio.c_str(), &end, 10);
       if (end == composite_audio.c_str() || *end || n < 1 || n > 64) {
-        return fail("--composite-audio \"" + composite_audio + "\" is not a tile number (1..64), mix or none");
+        return fail("--composite-audio \"" + composite_audio +
+                    "\" is not a tile number (1..64), mix or none");
       }
       o.composite_audio = static_cast<uint32_t>(n);
     }
   }
   if (o.composite_on && o.verify) {
-    return fail("--verify checks each stream's test pattern: a composite's canvas has none (leave out one or the other)");
+    return fail(
+        "--verify checks each stream's test pattern: a composite's canvas has none (leave out one "
+        "or the other)");
   }
   if (o.composite_on && !o.audio_output.empty()) {
     return fail("--audio-output with --composite: the canvas carries no audio yet");
   }
   // A composite is one output, whatever the streams: no template is needed for it.
-  if (auto ok = OutputTemplate::check(o.output, o.composite_on ? 1 : o.max_streams, o.serve && !o.composite_on); !ok) {
+  if (auto ok = OutputTemplate::check(o.output, o.composite_on ? 1 : o.max_streams,
+                                      o.serve && !o.composite_on);
+      !ok) {
     return fail(ok.error().message());
   }
   if (!o.audio_output.empty()) {
-    std::string ext = o.audio_output.size() >= 4 ? o.audio_output.substr(o.audio_output.size() - 4) : "";
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (ext != ".wav") return fail("--audio-output \"" + o.audio_output + "\" must name a .wav file");
+    std::string ext =
+        o.audio_output.size() >= 4 ? o.audio_output.substr(o.audio_output.size() - 4) : "";
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (ext != ".wav")
+      return fail("--audio-output \"" + o.audio_output + "\" must name a .wav file");
     if (Recording::holds_audio(o.output)) {
       return fail("--audio-output is for raw and .y4m outputs: --output " + o.output +
                   " records every audio track itself");
@@ -192,8 +215,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       return fail(ok.error().message());
     }
   } else if (!o.codec.empty() || !o.encoder.empty()) {
-    return fail("--codec and --encoder apply to recordings (--output FILE.mov, .mkv, ...), not "
-                "to raw output");
+    return fail(
+        "--codec and --encoder apply to recordings (--output FILE.mov, .mkv, ...), not "
+        "to raw output");
   }
   return std::nullopt;
 }

@@ -24,16 +24,16 @@ struct Options {
   // ({name}, {n}, {peer}, {date}, {time}: output_template.hpp)
   std::string output;
   std::string audio_output;  // --audio-output: a .wav per audio track beside raw frames; a template
-  std::string codec;    // --codec for a recording; empty: the container's default
-  std::string encoder;  // --encoder for a recording (prores_aw, prores_ks); empty: default
+  std::string codec;         // --codec for a recording; empty: the container's default
+  std::string encoder;       // --encoder for a recording (prores_aw, prores_ks); empty: default
   bool verify = false;
-  std::optional<uint64_t> frames;  // per stream
+  std::optional<uint64_t> frames;        // per stream
   std::optional<double> idle_timeout_s;  // end a stream that sends no frame for this long
   std::optional<uint64_t> max_memory;    // --max-memory: the budget of every stream's memory
   std::optional<Endpoint> metrics;       // --metrics HOST:PORT: Prometheus text over HTTP
   std::string stats_json;
   bool quiet = false;
-  bool display = false;  // show the stream in an SDL2 window
+  bool display = false;       // show the stream in an SDL2 window
   double audio_delay_ms = 0;  // --audio-delay: the window's sound that much later than its picture
   std::shared_ptr<const auth::SharedKey> key;  // --key-file
   memory::MemorySpec memory;                   // --memory: where frames are received into
@@ -46,8 +46,9 @@ struct Options {
   uint32_t canvas_width = 1920, canvas_height = 1080;  // --canvas
   Rational canvas_rate{30, 1};
   PixelFormat canvas_format = PixelFormat::nv12;  // --pix-fmt
-  uint32_t composite_audio = 1;  // --composite-audio: the tile whose first track the canvas carries; 0: none
-  bool composite_mix = false;    // --composite-audio mix: every tile's first track, mixed
+  uint32_t composite_audio =
+      1;  // --composite-audio: the tile whose first track the canvas carries; 0: none
+  bool composite_mix = false;  // --composite-audio mix: every tile's first track, mixed
 };
 
 /// Parses the command line. Returns the exit code when the program should stop now.

@@ -47,9 +47,9 @@ Result<void> OutputTemplate::check(const std::string& output, uint32_t max_strea
   for (size_t open = output.find('{'); open != std::string::npos;
        open = output.find('{', open + 1)) {
     const size_t close = output.find('}', open);
-    const std::string_view word =
-        close == std::string::npos ? std::string_view(output).substr(open)
-                                   : std::string_view(output).substr(open, close - open + 1);
+    const std::string_view word = close == std::string::npos
+                                      ? std::string_view(output).substr(open)
+                                      : std::string_view(output).substr(open, close - open + 1);
     if (std::find(kPlaceholders.begin(), kPlaceholders.end(), word) == kPlaceholders.end()) {
       return make_error(ErrorCode::invalid_argument,
                         "--output {}: unknown placeholder {} (known: {{name}} {{n}} {{peer}} "
@@ -76,8 +76,8 @@ Result<void> OutputTemplate::check(const std::string& output, uint32_t max_strea
   if (output != "-" && !is_template(output)) {
     const auto folder = std::filesystem::path(output).parent_path();
     if (std::error_code ec; !folder.empty() && !std::filesystem::is_directory(folder, ec)) {
-      return make_error(ErrorCode::invalid_argument, "--output {}: the folder {} does not exist", output,
-                        folder.string());
+      return make_error(ErrorCode::invalid_argument, "--output {}: the folder {} does not exist",
+                        output, folder.string());
     }
   }
   if (serve && output != "-" && !is_template(output)) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The display's overlay text: a line of the library's bitmap font (rdmavideo/glyphs.hpp, the
 // one the canvas labels its tiles with) drawn onto an SDL renderer. A built-in font keeps
-// --display free of a font file or SDL_ttf. The display thread calls draw_text() for each overlay line, between clearing the
-// renderer and presenting it; like every SDL call, only from the thread that owns the renderer.
+// --display free of a font file or SDL_ttf. The display thread calls draw_text() for each overlay
+// line, between clearing the renderer and presenting it; like every SDL call, only from the thread
+// that owns the renderer.
 #pragma once
 
 #include <string>

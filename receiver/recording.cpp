@@ -13,7 +13,8 @@ bool Recording::is_recording_path(const std::string& path) {
   if (path.empty() || path == "-") return false;
   const auto dot = path.rfind('.');
   std::string ext = dot == std::string::npos ? "" : path.substr(dot);
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return ext != ".yuv" && ext != ".raw";
 }
 
@@ -28,7 +29,9 @@ av::RecorderOptions checked(const RecordingOptions& o) {
 }
 }  // namespace
 
-Result<void> Recording::check(const RecordingOptions& o) { return av::check_recorder_options(checked(o)); }
+Result<void> Recording::check(const RecordingOptions& o) {
+  return av::check_recorder_options(checked(o));
+}
 
 Result<void> Recording::check_format(const RecordingOptions& o, const proto::StreamStart& format) {
   return av::check_recorder_format(checked(o), format);
@@ -44,10 +47,10 @@ Result<void> Recording::open_for(const FrameLease& frame) {
   const proto::StreamStart& format = frame.format();
   if (!recorder_) {
     const auto gpu = frame.cuda_device();
-    auto opened = av::Recorder::open({options_.path, options_.codec, options_.encoder, frame.info().sent_ns,
-                                      gpu ? std::optional<int>(gpu->facts().ordinal) : std::nullopt,
-                                      options_.abort_fd, audio_},
-                                     format);
+    auto opened = av::Recorder::open(
+        {options_.path, options_.codec, options_.encoder, frame.info().sent_ns,
+         gpu ? std::optional<int>(gpu->facts().ordinal) : std::nullopt, options_.abort_fd, audio_},
+        format);
     if (!opened) return Unexpected(opened.error());
     recorder_ = std::move(*opened);
     ring_epoch_ = format.ring_epoch;
@@ -83,10 +86,11 @@ bool Recording::holds_audio(const std::string& path) {
 
 Result<uint32_t> Recording::add_audio(const proto::AudioStart& format) {
   if (recorder_) {
-    return make_error(ErrorCode::unsupported,
-                      "[record {}] audio \"{}\" started after the first frame: a recording's tracks are "
-                      "set when it opens",
-                      options_.path, format.name);
+    return make_error(
+        ErrorCode::unsupported,
+        "[record {}] audio \"{}\" started after the first frame: a recording's tracks are "
+        "set when it opens",
+        options_.path, format.name);
   }
   if (auto ok = av::check_recorder_audio(checked(options_), format); !ok) {
     return Unexpected(ok.error());
@@ -97,7 +101,9 @@ Result<uint32_t> Recording::add_audio(const proto::AudioStart& format) {
 
 Result<void> Recording::write_audio(uint32_t track, int64_t pts_ns, uint32_t samples,
                                     std::span<const std::byte> data) {
-  if (!recorder_) return make_error(ErrorCode::invalid_argument, "[record {}] audio before the file opened", options_.path);
+  if (!recorder_)
+    return make_error(ErrorCode::invalid_argument, "[record {}] audio before the file opened",
+                      options_.path);
   return recorder_->write_audio(track, pts_ns, samples, data);
 }
 

@@ -20,7 +20,7 @@
 namespace rdmavideo::av {
 class Recorder;
 struct RecordedAudio;
-}
+}  // namespace rdmavideo::av
 
 namespace rdmavideo::receiver {
 
@@ -39,7 +39,8 @@ class Recording {
   static Result<void> check(const RecordingOptions& options);
   /// Checks that a stream of `format` can be recorded so (asked at StreamStart, before a ring
   /// is reserved), naming the StreamStart field that cannot.
-  static Result<void> check_format(const RecordingOptions& options, const proto::StreamStart& format);
+  static Result<void> check_format(const RecordingOptions& options,
+                                   const proto::StreamStart& format);
 
   explicit Recording(RecordingOptions options);
   ~Recording();
@@ -61,7 +62,8 @@ class Recording {
   /// tracks are fixed when it opens). Its number among the recording's tracks, or why not.
   Result<uint32_t> add_audio(const proto::AudioStart& format);
   /// Samples of recorded track `track` (add_audio()'s number); after the first frame.
-  Result<void> write_audio(uint32_t track, int64_t pts_ns, uint32_t samples, std::span<const std::byte> data);
+  Result<void> write_audio(uint32_t track, int64_t pts_ns, uint32_t samples,
+                           std::span<const std::byte> data);
   void end_audio(uint32_t track);
   /// Each recorded track as it went (none before the file opened).
   std::vector<av::RecordedAudio> audio() const;

@@ -21,9 +21,9 @@ constexpr uint64_t kMaxVerifyErrors = 10;  // logged per stream; all are counted
 }  // namespace
 
 Result<std::unique_ptr<StreamWriter>> StreamWriter::create(const Options& options, StreamInfo info,
-                                                            std::shared_ptr<StreamOutput> output,
-                                                            Display* display,
-                                                            std::function<void()> release_display) {
+                                                           std::shared_ptr<StreamOutput> output,
+                                                           Display* display,
+                                                           std::function<void()> release_display) {
   const int abort_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (abort_fd < 0) {
     // Without it a stop could not reach a write waiting on the output: refuse the stream.
@@ -34,7 +34,8 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::create(const Options& option
                                           std::move(release_display), abort_fd);
   } catch (const std::system_error& e) {  // its thread could not start (the thread limit)
     ::close(abort_fd);
-    return make_error(ErrorCode::resource, "the stream's writer: cannot start its thread: {}", e.what());
+    return make_error(ErrorCode::resource, "the stream's writer: cannot start its thread: {}",
+                      e.what());
   }
 }
 
@@ -89,10 +90,11 @@ bool StreamWriter::audio(AudioPacket packet) {
   if (!takes_audio_) {
     if (!audio_refusal_said_) {
       audio_refusal_said_ = true;
-      log().warn("[{}] audio dropped: {} holds none (record to .mov, .mkv, .mp4 or .nut, or give "
-                 "--audio-output FILE.wav{})",
-                 who_, options_.output.empty() ? "no --output" : options_.output,
-                 options_.display ? "" : ", or --display to play it");
+      log().warn(
+          "[{}] audio dropped: {} holds none (record to .mov, .mkv, .mp4 or .nut, or give "
+          "--audio-output FILE.wav{})",
+          who_, options_.output.empty() ? "no --output" : options_.output,
+          options_.display ? "" : ", or --display to play it");
     }
     return false;
   }
@@ -136,7 +138,10 @@ Result<void> StreamWriter::finish(const StreamEnd&) {
     note_audio();
     if (closed) {
       log().info("[record {}] recorded {} frames{}", recording_->path(), recording_->frames(),
-                 tracks_.empty() || !records_audio_ ? "" : fmt::format(" and {} audio track{}", tracks_.size(), tracks_.size() == 1 ? "" : "s"));
+                 tracks_.empty() || !records_audio_
+                     ? ""
+                     : fmt::format(" and {} audio track{}", tracks_.size(),
+                                   tracks_.size() == 1 ? "" : "s"));
     }
   }
   if (release_display_) {
@@ -167,8 +172,8 @@ Result<void> StreamWriter::open_output(const FrameLease& first) {
   if (options_.output.empty()) return {};
   std::string path = options_.output;
   if (OutputTemplate::is_template(path)) {
-    path = OutputTemplate::expand(
-        path, {info_.name, info_.number, info_.peer, first.info().sent_ns});
+    path =
+        OutputTemplate::expand(path, {info_.name, info_.number, info_.peer, first.info().sent_ns});
     auto reserved = OutputTemplate::reserve(path);
     if (!reserved) return Unexpected(reserved.error());
     path = *reserved;
@@ -218,9 +223,10 @@ void StreamWriter::prepare_verifier(const FrameLease& frame) {
     if (gpu) {
       gpu_verifier_ = std::move(*gpu);
       where = "gpu";
-      log().info("[{}] verify: on {}, a kernel comparing each frame where it lies{}", who_,
-                 device->describe(),
-                 format.flags & proto::kStreamTestPattern ? "" : " (nothing to compare: no test pattern)");
+      log().info(
+          "[{}] verify: on {}, a kernel comparing each frame where it lies{}", who_,
+          device->describe(),
+          format.flags & proto::kStreamTestPattern ? "" : " (nothing to compare: no test pattern)");
     } else {
       where = "download";
       log().info("[{}] verify: each frame is downloaded from {} and checked by the CPU ({})", who_,
@@ -347,7 +353,8 @@ void StreamWriter::record_audio(Item& item) {
     return;
   }
   const uint32_t track = std::get<AudioEnd>(item).track;
-  if (recording_ && track < recorded_track_.size() && recorded_track_[track]) recording_->end_audio(*recorded_track_[track]);
+  if (recording_ && track < recorded_track_.size() && recorded_track_[track])
+    recording_->end_audio(*recorded_track_[track]);
   if (track < audio_files_.size() && audio_files_[track]) audio_files_[track]->end();
 }
 
@@ -374,8 +381,8 @@ void StreamWriter::open_audio_file(size_t index) {
   }
   auto file = av::AudioFile::open(path, tracks_[index].format, abort_fd_);
   if (!file) {
-    log().error("[{}] audio track {} \"{}\" not written: {}", who_, index, printable(tracks_[index].format.name),
-                file.error().message());
+    log().error("[{}] audio track {} \"{}\" not written: {}", who_, index,
+                printable(tracks_[index].format.name), file.error().message());
     return;
   }
   // A track that starts after the first frame is placed on the picture's timeline as it is.
@@ -407,8 +414,8 @@ void StreamWriter::add_track(size_t index) {
   if (added) {
     recorded_track_[index] = *added;
   } else {
-    log().error("[{}] audio track {} \"{}\" not recorded: {}", who_, index, printable(tracks_[index].format.name),
-                added.error().message());
+    log().error("[{}] audio track {} \"{}\" not recorded: {}", who_, index,
+                printable(tracks_[index].format.name), added.error().message());
   }
 }
 

@@ -34,9 +34,9 @@
 #include <vector>
 
 #include "display.hpp"
-#include "rdmavideo/av/audio_file.hpp"
 #include "options.hpp"
 #include "raw_output.hpp"
+#include "rdmavideo/av/audio_file.hpp"
 #include "rdmavideo/frame_verifier.hpp"
 #include "rdmavideo/receiver_service.hpp"
 #include "recording.hpp"
@@ -123,29 +123,29 @@ class StreamWriter final : public StreamSink {
   bool opened_ = false;
   const proto::StreamStart* verifier_format_ = nullptr;  // the format verifier_ was made for
   std::optional<FrameVerifier> verifier_;
-  std::unique_ptr<GpuFrameVerifier> gpu_verifier_;  // a stream into GPU memory, where it can
+  std::unique_ptr<GpuFrameVerifier> gpu_verifier_;    // a stream into GPU memory, where it can
   std::shared_ptr<const void> verifier_reservation_;  // its frames in the memory budget
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Item> queue_;        // under mu_; frames at most the ring's slots, audio the queue's
-  bool records_audio_ = false;    // the output can hold audio (a recording that is no .y4m)
-  bool wav_audio_ = false;        // --audio-output: each track to a .wav beside the frames
-  bool takes_audio_ = false;      // one of those, or this stream's window plays it
+  std::deque<Item> queue_;      // under mu_; frames at most the ring's slots, audio the queue's
+  bool records_audio_ = false;  // the output can hold audio (a recording that is no .y4m)
+  bool wav_audio_ = false;      // --audio-output: each track to a .wav beside the frames
+  bool takes_audio_ = false;    // one of those, or this stream's window plays it
   bool audio_refusal_said_ = false;  // connection thread: the one warning for dropped audio
 
   // Writer thread only: the stream's tracks, and where each went in the recording.
   std::vector<AudioTrack> tracks_;
-  std::vector<std::optional<uint32_t>> recorded_track_;  // by the stream's track number
-  std::deque<AudioPacket> pending_audio_;  // before the first frame
+  std::vector<std::optional<uint32_t>> recorded_track_;      // by the stream's track number
+  std::deque<AudioPacket> pending_audio_;                    // before the first frame
   std::vector<std::unique_ptr<av::AudioFile>> audio_files_;  // --audio-output, by track number
   std::optional<int64_t> first_pts_;  // with --audio-output: the first frame written, the origin
   int64_t last_pts_ = 0;              // and the last
   uint64_t first_sent_ns_ = 0;        // its send time, for the path's {date} and {time}
   Rational frame_rate_{60, 1};
-  bool stopping_ = false;         // under mu_
-  std::optional<Error> error_;    // under mu_: the first write failure
-  int abort_fd_ = -1;             // eventfd, readable once abort() was called; ours
+  bool stopping_ = false;       // under mu_
+  std::optional<Error> error_;  // under mu_: the first write failure
+  int abort_fd_ = -1;           // eventfd, readable once abort() was called; ours
   std::thread thread_;
 };
 

@@ -17,8 +17,12 @@ std::string label(const StreamReport& r) {
 
 stats::StreamFacts facts_of(const StreamReport& r) {
   const auto& f = r.format;
-  stats::StreamFacts facts{std::string(to_string(r.info.transport)), f.width, f.height,
-                           std::string(name(f.pixel_format)), to_string(f.frame_rate), r.info.peer};
+  stats::StreamFacts facts{std::string(to_string(r.info.transport)),
+                           f.width,
+                           f.height,
+                           std::string(name(f.pixel_format)),
+                           to_string(f.frame_rate),
+                           r.info.peer};
   facts.memory = r.memory;
   facts.gpu_path = r.gpu_path;
   facts.gpu_rdma_writes = r.gpu_rdma_writes;
@@ -36,8 +40,12 @@ std::string_view state_name(StreamReport::State state) {
 
 }  // namespace
 
-Streams::Streams(const Options& options, Display* display, std::string listener_kind, Compositor* compositor)
-    : options_(options), display_(display), compositor_(compositor), listener_kind_(std::move(listener_kind)) {}
+Streams::Streams(const Options& options, Display* display, std::string listener_kind,
+                 Compositor* compositor)
+    : options_(options),
+      display_(display),
+      compositor_(compositor),
+      listener_kind_(std::move(listener_kind)) {}
 
 Result<std::unique_ptr<StreamSink>> Streams::make_sink(const StreamInfo& info) {
   auto output = std::make_shared<StreamOutput>();
@@ -63,14 +71,15 @@ Result<std::unique_ptr<StreamSink>> Streams::make_sink(const StreamInfo& info) {
         display_taken_ = false;
       };
       if (options_.max_streams > 1) {
-        log().info("[display] shows stream {} (\"{}\"); streams that arrive while it runs are "
-                   "not shown (one window, no compositor yet)",
-                   info.number, printable(info.name));
+        log().info(
+            "[display] shows stream {} (\"{}\"); streams that arrive while it runs are "
+            "not shown (one window, no compositor yet)",
+            info.number, printable(info.name));
       }
     }
   }
-  auto writer = StreamWriter::create(options_, info, std::move(output), display,
-                                     std::move(release_display));
+  auto writer =
+      StreamWriter::create(options_, info, std::move(output), display, std::move(release_display));
   if (!writer) {
     if (display) {
       std::lock_guard lock(mu_);
@@ -97,8 +106,9 @@ void Streams::ended(const StreamReport& r) {
     std::lock_guard lock(output->mu);
     path = output->path;
   }
-  log().info("[recv {} \"{}\"] stream {} {}: {}{}", r.info.peer, printable(r.info.name), r.info.number,
-             r.end ? to_string(r.end->how) : "ended", stats::summary_text(s, facts_of(r), cpu),
+  log().info("[recv {} \"{}\"] stream {} {}: {}{}", r.info.peer, printable(r.info.name),
+             r.info.number, r.end ? to_string(r.end->how) : "ended",
+             stats::summary_text(s, facts_of(r), cpu),
              path.empty() ? "" : fmt::format(", written to {}", path));
 }
 
@@ -122,9 +132,10 @@ Result<void> Streams::check_format(const Options& options, const proto::StreamSt
     // The canvas is what is recorded; a tile needs only to be read by libswscale or the
     // GPU canvas's kernels, which read every format but v210.
     if (format.pixel_format == PixelFormat::v210) {
-      return make_error(ErrorCode::unsupported,
-                        "StreamStart.pixel_format v210: a composite cannot scale it (neither FFmpeg nor the GPU "
-                        "canvas reads v210); send yuv422p10 or uyvy422");
+      return make_error(
+          ErrorCode::unsupported,
+          "StreamStart.pixel_format v210: a composite cannot scale it (neither FFmpeg nor the GPU "
+          "canvas reads v210); send yuv422p10 or uyvy422");
     }
     return {};
   }
@@ -187,7 +198,8 @@ std::string Streams::status_line(const std::vector<StreamReport>& reports,
       if (audio_dropped) part += fmt::format(" adrop {}", audio_dropped);
     }
     if (auto output = output_of(r.info.number)) {
-      if (output->checksum_failures) part += fmt::format(" bad {}", output->checksum_failures.load());
+      if (output->checksum_failures)
+        part += fmt::format(" bad {}", output->checksum_failures.load());
       if (const double speed = output->encode_speed; speed > 0) {
         part += fmt::format(" enc {:.2f}x", speed);
       }
@@ -204,12 +216,13 @@ std::string Streams::status_line(const std::vector<StreamReport>& reports,
     const CompositeReport c = compositor_->report();
     const double fps = last_canvas_frames_ ? (c.frames - *last_canvas_frames_) / dt : 0.0;
     last_canvas_frames_ = c.frames;
-    canvas = fmt::format(" | canvas{} {} frames {:.1f} fps late {}", c.memory == "host" ? "" : " on " + c.memory,
-                         c.frames, fps, c.late);
+    canvas = fmt::format(" | canvas{} {} frames {:.1f} fps late {}",
+                         c.memory == "host" ? "" : " on " + c.memory, c.frames, fps, c.late);
   }
-  return fmt::format("[recv] {} stream{} ({} running): frames {} fps {:.1f} {:.3f} GB/s dropped {}{}{}",
-                     reports.size(), reports.size() == 1 ? "" : "s", running, total_frames,
-                     frames_delta / dt, bytes_delta / dt / 1e9, dropped, canvas, parts);
+  return fmt::format(
+      "[recv] {} stream{} ({} running): frames {} fps {:.1f} {:.3f} GB/s dropped {}{}{}",
+      reports.size(), reports.size() == 1 ? "" : "s", running, total_frames, frames_delta / dt,
+      bytes_delta / dt / 1e9, dropped, canvas, parts);
 }
 
 nlohmann::json Streams::audio_json(const std::vector<AudioReport>& tracks,
@@ -246,8 +259,9 @@ nlohmann::json Streams::audio_json(const std::vector<AudioReport>& tracks,
 nlohmann::json Streams::summary(const std::vector<StreamReport>& reports,
                                 const FoldedStreams& folded) const {
   const auto t = totals(reports, folded);
-  const stats::StreamFacts top_facts =
-      reports.empty() ? stats::StreamFacts{listener_kind_, 0, 0, "", "", ""} : facts_of(reports.front());
+  const stats::StreamFacts top_facts = reports.empty()
+                                           ? stats::StreamFacts{listener_kind_, 0, 0, "", "", ""}
+                                           : facts_of(reports.front());
   nlohmann::json out = stats::summary_json(t, top_facts, reports.empty() ? 0.0 : t.cpu_seconds());
   nlohmann::json list = nlohmann::json::array();
   for (const auto& r : reports) {
@@ -299,7 +313,8 @@ std::string Streams::total_text(const std::vector<StreamReport>& reports,
 }
 
 bool Streams::all_ok(const std::vector<StreamReport>& reports, const FoldedStreams& folded) {
-  return folded.failed == 0 && std::all_of(reports.begin(), reports.end(),
+  return folded.failed == 0 &&
+         std::all_of(reports.begin(), reports.end(),
                      [](const StreamReport& r) { return r.state != StreamReport::State::failed; });
 }
 

@@ -10,8 +10,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,7 +26,8 @@ namespace rdmavideo::receiver {
 class Streams {
  public:
   /// With `compositor`, every stream is a tile of it (and the display is the canvas's).
-  Streams(const Options& options, Display* display, std::string listener_kind, Compositor* compositor = nullptr);
+  Streams(const Options& options, Display* display, std::string listener_kind,
+          Compositor* compositor = nullptr);
 
   /// The SinkFactory: a writer for a newly admitted stream, or its tile of the composite.
   Result<std::unique_ptr<StreamSink>> make_sink(const StreamInfo& info);
@@ -43,7 +44,8 @@ class Streams {
 
   /// "[recv] 2 streams: frames ... | cam1 59.9 fps ... | cam2 ...", from rates since the
   /// last call; empty before the first stream.
-  std::string status_line(const std::vector<StreamReport>& reports, const FoldedStreams& folded = {});
+  std::string status_line(const std::vector<StreamReport>& reports,
+                          const FoldedStreams& folded = {});
   /// The `audio` of a stream in the summary: per track the service's counters and, when
   /// recorded, the recording's (gaps filled, trimmed).
   static nlohmann::json audio_json(const std::vector<AudioReport>& tracks,
@@ -81,10 +83,10 @@ class Streams {
   mutable std::mutex mu_;
   std::map<uint64_t, std::shared_ptr<StreamOutput>> outputs_;  // by stream number, until folded
   uint64_t folded_checksum_failures_ = 0;  // of the streams whose outputs were folded
-  bool display_taken_ = false;       // a running stream shows in the window
-  double process_cpu_at_first_ = 0;  // process CPU when the first stream was admitted
+  bool display_taken_ = false;             // a running stream shows in the window
+  double process_cpu_at_first_ = 0;        // process CPU when the first stream was admitted
   std::chrono::steady_clock::time_point last_status_{};
-  std::map<uint64_t, Rates> last_rates_;  // main thread only
+  std::map<uint64_t, Rates> last_rates_;        // main thread only
   std::optional<uint64_t> last_canvas_frames_;  // main thread only: at the last status line
 };
 

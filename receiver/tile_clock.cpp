@@ -13,7 +13,7 @@ constexpr double kSettleSeconds = 1.0;      // the sound closes its distance at 
 constexpr double kMostCorrection = 0.01;    // resampled at most 1% slower or faster
 constexpr int64_t kPlaceAgainDivisor = 10;  // beyond a tenth of a second: placed again
 constexpr int64_t kSettlingDivisor = 2000;  // in its first second: beyond half a millisecond
-constexpr int kLateToTieAgain = 30;          // frames in a row over two periods late: its pts went back
+constexpr int kLateToTieAgain = 30;  // frames in a row over two periods late: its pts went back
 // A peer's pts may be anything: times on the canvas's clock are kept within +-2^62 ns (146
 // years) and its samples within +-2^40 (265 days at 48 kHz), so that what follows from them
 // never overflows.
@@ -39,7 +39,8 @@ void TileClock::reset() {
 
 int64_t TileClock::frame(int64_t pts_ns, int64_t arrival_ns) {
   int64_t lead_ns = 0;
-  if (__builtin_sub_overflow(arrival_ns, pts_ns, &lead_ns)) lead_ns = pts_ns > 0 ? -kMostNs : kMostNs;
+  if (__builtin_sub_overflow(arrival_ns, pts_ns, &lead_ns))
+    lead_ns = pts_ns > 0 ? -kMostNs : kMostNs;
   const double lead = static_cast<double>(std::clamp(lead_ns, -kMostNs, kMostNs));
   if (!offset_ || lead < *offset_) {
     offset_ = lead;  // the first frame, the quickest way through yet, or its pts jumped ahead
@@ -60,8 +61,10 @@ int64_t TileClock::frame(int64_t pts_ns, int64_t arrival_ns) {
 int64_t TileClock::offset_ns() const { return offset_ ? std::llround(*offset_) : 0; }
 
 TileClock::Placement TileClock::audio(int64_t pts_ns, int64_t shift_ns, int64_t samples) {
-  const double belongs_ns = static_cast<double>(bounded_sum(pts_ns, shift_ns)) + offset_.value_or(0.0);
-  const auto belongs = std::llround(std::clamp(belongs_ns * rate_ / 1e9, -kMostSamples, kMostSamples));
+  const double belongs_ns =
+      static_cast<double>(bounded_sum(pts_ns, shift_ns)) + offset_.value_or(0.0);
+  const auto belongs =
+      std::llround(std::clamp(belongs_ns * rate_ / 1e9, -kMostSamples, kMostSamples));
   const int64_t apart = next_ ? std::llabs(belongs - *next_) : 0;
   const bool settling = laid_ < static_cast<int64_t>(rate_);
   if (!next_ || apart > static_cast<int64_t>(rate_) / kPlaceAgainDivisor ||
@@ -75,7 +78,8 @@ TileClock::Placement TileClock::audio(int64_t pts_ns, int64_t shift_ns, int64_t 
   // Later than it follows on (error > 0): make more samples of it, so it moves later.
   const double error = static_cast<double>(belongs - *next_);
   error_ms_ = -error * 1000.0 / rate_;
-  const double ratio = std::clamp(error / (rate_ * kSettleSeconds), -kMostCorrection, kMostCorrection);
+  const double ratio =
+      std::clamp(error / (rate_ * kSettleSeconds), -kMostCorrection, kMostCorrection);
   const double want = ratio * static_cast<double>(samples) + carry_;
   const int delta = static_cast<int>(std::lround(want));
   carry_ = want - delta;

@@ -46,7 +46,8 @@ class TileClock {
   int64_t offset_ns() const;
 
   struct Placement {
-    int64_t at = 0;       ///< the canvas sample the packet's first converted sample goes to (within +-2^40)
+    int64_t at =
+        0;  ///< the canvas sample the packet's first converted sample goes to (within +-2^40)
     int delta = 0;        ///< samples more (+, slower) or fewer (-) to make of it
     bool jumped = false;  ///< placed where it belongs rather than where the last one ended
   };

@@ -12,9 +12,9 @@
 
 #include "cli.hpp"
 #include "options.hpp"
+#include "rdmavideo/av/audio_capture.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/sender_session.hpp"
-#include "rdmavideo/av/audio_capture.hpp"
 #include "source.hpp"
 #include "tone.hpp"
 
@@ -55,9 +55,10 @@ class DestinationParts {
     std::string out;
     for (size_t i = 0; i < all.size(); ++i) {
       const auto& d = all[i];
-      out += fmt::format(" | {} {} {:.1f} fps", d.endpoint.to_string(),
-                         d.state == DestinationReport::State::streaming ? d.transport : to_string(d.state),
-                         (d.stats.frames - frames_[i]) / dt);
+      out += fmt::format(
+          " | {} {} {:.1f} fps", d.endpoint.to_string(),
+          d.state == DestinationReport::State::streaming ? d.transport : to_string(d.state),
+          (d.stats.frames - frames_[i]) / dt);
       if (d.stats.dropped) out += fmt::format(" drop {}", d.stats.dropped);
       frames_[i] = d.stats.frames;
     }
@@ -70,7 +71,8 @@ class DestinationParts {
 };
 
 // The summary's `destinations`: each receiver's own counters and state.
-nlohmann::json destinations_json(const std::vector<DestinationReport>& all, const stats::StreamFacts& facts) {
+nlohmann::json destinations_json(const std::vector<DestinationReport>& all,
+                                 const stats::StreamFacts& facts) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& d : all) {
     stats::StreamFacts f = facts;
@@ -98,7 +100,8 @@ class CaptureFeed {
  public:
   static constexpr std::chrono::milliseconds kResync{20};
 
-  CaptureFeed(av::AudioCapture& capture, SenderSession& session, uint32_t track, Clock::time_point origin)
+  CaptureFeed(av::AudioCapture& capture, SenderSession& session, uint32_t track,
+              Clock::time_point origin)
       : capture_(capture), session_(session), track_(track), origin_(origin) {
     thread_ = std::thread([this] { run(); });
   }
@@ -133,10 +136,12 @@ class CaptureFeed {
       const auto length_ns = static_cast<int64_t>(c.samples / rate * 1e9);
       int64_t pts = 0;
       if (capture_.live()) {
-        const int64_t read_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(c.read_at - origin_).count();
+        const int64_t read_ns =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(c.read_at - origin_).count();
         const int64_t estimate = read_ns - length_ns;
         pts = estimate;
-        if (next_ns && std::llabs(estimate - *next_ns) <= std::chrono::nanoseconds(kResync).count()) {
+        if (next_ns &&
+            std::llabs(estimate - *next_ns) <= std::chrono::nanoseconds(kResync).count()) {
           pts = *next_ns;
         } else if (next_ns) {
           ++resyncs_;
@@ -146,7 +151,8 @@ class CaptureFeed {
         std::this_thread::sleep_until(origin_ + std::chrono::nanoseconds(pts));
       }
       next_ns = pts + length_ns;
-      if (auto ok = session_.submit_audio(track_, pts, c.samples, c.data); !ok) return fail(ok.error());
+      if (auto ok = session_.submit_audio(track_, pts, c.samples, c.data); !ok)
+        return fail(ok.error());
     }
   }
   void fail(const Error& error) {
@@ -192,7 +198,7 @@ int run(Options o) {
   format->name = o.name;
   // The test pattern is rendered in BT.709, limited range (RGB: sRGB); raw frames from
   // stdin are what --colour says, or not said.
-  format->colour = o.colour.value_or(!o.testsrc                ? Colour{}
+  format->colour = o.colour.value_or(!o.testsrc              ? Colour{}
                                      : traits(o.pix_fmt).rgb ? *parse_colour("srgb")
                                                              : *parse_colour("bt709"));
   if (o.realtime) format->flags |= proto::kStreamLive;
@@ -210,7 +216,8 @@ int run(Options o) {
   const std::string who = fmt::format("send {} \"{}\"", session.peer(), o.name);
   log().info("[{}] connected over {}{}; {}x{} {} ({}) at {} fps, {} bytes a frame, {}", who,
              to_string(session.kind()), o.transport == TransportKind::automatic ? " (auto)" : "",
-             o.width, o.height, name(o.pix_fmt), describe(format->colour), to_string(o.rate), format->layout.frame_bytes,
+             o.width, o.height, name(o.pix_fmt), describe(format->colour), to_string(o.rate),
+             format->layout.frame_bytes,
              o.realtime ? (o.connect.size() > 1 ? "real time, dropping where a receiver is behind"
                                                 : "real time, dropping when the receiver is behind")
                         : "no drops");
@@ -240,7 +247,8 @@ int run(Options o) {
   uint64_t tone_sent = 0;  // samples so far
   auto send_input_audio = [&]() -> Result<void> {
     for (auto& a : source.take_audio()) {
-      if (auto ok = session.submit_audio(tracks.at(a.track), a.pts_ns, a.samples, a.data); !ok) return ok;
+      if (auto ok = session.submit_audio(tracks.at(a.track), a.pts_ns, a.samples, a.data); !ok)
+        return ok;
     }
     return {};
   };
@@ -327,27 +335,32 @@ int run(Options o) {
     capture_feed->stop();
     if (auto e = capture_feed->error(); e && exit_code == 0) failed(*e);
     if (capture_feed->resyncs() > 0) {
-      log().info("[{}] the audio input's clock was placed again {} times (it drifts from the picture's)", who,
-                 capture_feed->resyncs());
+      log().info(
+          "[{}] the audio input's clock was placed again {} times (it drifts from the picture's)",
+          who, capture_feed->resyncs());
     }
   }
   // Also after a bad input frame: the receivers keep every frame sent so far.
   if (auto ok = session.end_stream(); !ok && exit_code == 0) failed(ok.error());
-  if (receiver_ended || session.receiver_ended()) log().info("[{}] the receiver ended the stream", who);
+  if (receiver_ended || session.receiver_ended())
+    log().info("[{}] the receiver ended the stream", who);
   const auto destinations = session.destinations();
   const auto stats = session.stats();
-  stats::StreamFacts facts{std::string(to_string(session.kind())), o.width, o.height,
-                           std::string(name(o.pix_fmt)), to_string(o.rate), session.peer()};
+  stats::StreamFacts facts{
+      std::string(to_string(session.kind())), o.width,           o.height,
+      std::string(name(o.pix_fmt)),           to_string(o.rate), session.peer()};
   facts.memory = memory::to_string(o.memory);
   facts.gpu_path = session.gpu_path();
   uint32_t connections = 0;
   for (const auto& d : destinations) connections += d.connections;
-  log().info("[{}] sent {}{}", who, stats::summary_text(stats, facts),
-             connections > destinations.size() ? fmt::format(", over {} connections", connections) : "");
+  log().info(
+      "[{}] sent {}{}", who, stats::summary_text(stats, facts),
+      connections > destinations.size() ? fmt::format(", over {} connections", connections) : "");
   for (const auto& d : destinations) {
     if (destinations.size() > 1 || d.state == DestinationReport::State::failed) {
-      log().info("[send {}] {}: {} frames, dropped {}{}", d.endpoint.to_string(), to_string(d.state),
-                 d.stats.frames, d.stats.dropped, d.error ? ": " + d.error->message() : "");
+      log().info("[send {}] {}: {} frames, dropped {}{}", d.endpoint.to_string(),
+                 to_string(d.state), d.stats.frames, d.stats.dropped,
+                 d.error ? ": " + d.error->message() : "");
     }
   }
   if (!o.stats_json.empty()) {

@@ -64,8 +64,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--duration", o.duration_s, "Stop after SEC seconds")->check(CLI::PositiveNumber);
   auto* realtime = app.add_flag("--realtime", o.realtime,
                                 "Pace at -r and drop frames when the receiver has no free slot");
-  auto* nodrop = app.add_flag("--no-drop", o.no_drop,
-                              "Never drop: wait for the receiver (the default)");
+  auto* nodrop =
+      app.add_flag("--no-drop", o.no_drop, "Never drop: wait for the receiver (the default)");
   realtime->excludes(nodrop);
   app.add_option("--readrate", o.readrate,
                  "With --realtime: pace at F times -r, as ffmpeg's -readrate (1.001: a sender "
@@ -100,19 +100,23 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   if (!o.testsrc && o.input.empty()) return fail("no source: give --testsrc or -i -");
   if (!ffmpeg_input(o) && (!o.input_format.empty() || o.loop || !hwaccel.empty())) {
-    return fail("-f, --loop and --hwaccel apply to FFmpeg inputs (a file, URL or device), not to "
-                "--testsrc or -i -");
+    return fail(
+        "-f, --loop and --hwaccel apply to FFmpeg inputs (a file, URL or device), not to "
+        "--testsrc or -i -");
   }
   if (!hwaccel.empty() && hwaccel != "none") {
     const auto spec = memory::parse_memory(hwaccel);
     if (!spec || spec->kind != memory::MemoryKind::cuda) {
-      return fail("--hwaccel \"" + hwaccel + "\" unknown (cuda or cuda:N; NVDEC is the decoder there is)");
+      return fail("--hwaccel \"" + hwaccel +
+                  "\" unknown (cuda or cuda:N; NVDEC is the decoder there is)");
     }
     const bool ordinal_given = hwaccel != "cuda";
-    o.hwaccel = ordinal_given || o.memory.kind != memory::MemoryKind::cuda ? spec->device : o.memory.device;
+    o.hwaccel =
+        ordinal_given || o.memory.kind != memory::MemoryKind::cuda ? spec->device : o.memory.device;
     if (o.memory.kind == memory::MemoryKind::cuda && *o.hwaccel != o.memory.device) {
-      return fail("--hwaccel cuda:" + std::to_string(*o.hwaccel) + " decodes on another GPU than --memory cuda:" +
-                  std::to_string(o.memory.device) + " holds the frames in: give both the same GPU");
+      return fail("--hwaccel cuda:" + std::to_string(*o.hwaccel) +
+                  " decodes on another GPU than --memory cuda:" + std::to_string(o.memory.device) +
+                  " holds the frames in: give both the same GPU");
     }
   }
   if (audio == "first") {
@@ -133,7 +137,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       o.audio_streams.push_back(static_cast<int>(n));
     }
   }
-  if (!o.audio_input_format.empty() && o.audio_input.empty()) return fail("--audio-f needs --audio-i");
+  if (!o.audio_input_format.empty() && o.audio_input.empty())
+    return fail("--audio-f needs --audio-i");
   if (app.count("--audio") > 0 && !ffmpeg_input(o)) {
     return fail("--audio chooses an FFmpeg input's audio streams (-i FILE); --testsrc has --tone");
   }
@@ -164,7 +169,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   if (!colour.empty()) {
     o.colour = parse_colour(colour);
     if (!o.colour) {
-      return fail("--colour \"" + colour + "\" unknown: bt601, bt709, srgb, bt2100-pq, bt2100-hlg "
+      return fail("--colour \"" + colour +
+                  "\" unknown: bt601, bt709, srgb, bt2100-pq, bt2100-hlg "
                   "(optionally \" full\" or \" limited\"), or PRIMARIES/TRANSFER/MATRIX [RANGE] in "
                   "FFmpeg's names");
     }

@@ -27,7 +27,7 @@ struct Options {
   std::vector<int> audio_streams;  // --audio N[,M]
   std::string audio_input;         // --audio-i URL: an audio input of its own (a microphone)
   std::string audio_input_format;  // --audio-f: alsa, pulse, lavfi, ...
-  std::string input;  // "-" for raw frames on stdin; else a file, URL or device (FFmpeg)
+  std::string input;         // "-" for raw frames on stdin; else a file, URL or device (FFmpeg)
   std::string input_format;  // -f: v4l2, x11grab, lavfi, ... (FFmpeg inputs only)
   bool loop = false;         // --loop: repeat a file input
   // Which of -s, -r, --pix-fmt were given: an FFmpeg input converts only to those.
@@ -48,7 +48,7 @@ struct Options {
   std::string stats_json;
   std::string name;
   bool quiet = false;
-  bool reconnect = false;  // --reconnect: a lost connection is made again, with back-off
+  bool reconnect = false;    // --reconnect: a lost connection is made again, with back-off
   bool require_all = false;  // --require-all: a receiver that fails ends the run
   std::shared_ptr<const auth::SharedKey> key;  // --key-file
   memory::MemorySpec memory;                   // --memory: where the frame buffers live
@@ -57,7 +57,9 @@ struct Options {
 };
 
 /// An FFmpeg input (file, URL, device) rather than the test pattern or raw stdin.
-inline bool ffmpeg_input(const Options& o) { return !o.testsrc && !o.input.empty() && o.input != "-"; }
+inline bool ffmpeg_input(const Options& o) {
+  return !o.testsrc && !o.input.empty() && o.input != "-";
+}
 
 /// Parses the command line. Returns the exit code when the program should stop now (help,
 /// a bad flag: the error is printed on one line).

@@ -38,7 +38,8 @@ Result<void> Source::prepare(SenderSession& session, const proto::StreamStart& f
   // The stamp is all that changes per frame: it is made here and written over the frame.
   stamp_offset_ = std::min<size_t>(format.layout.planes[0].offset, format.layout.frame_bytes);
   stamp_.resize(std::min(format.layout.frame_bytes - stamp_offset_,
-                         TestPattern::stamp_bytes(format.pixel_format)) + stamp_offset_);
+                         TestPattern::stamp_bytes(format.pixel_format)) +
+                stamp_offset_);
   return {};
 }
 

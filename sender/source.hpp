@@ -41,7 +41,9 @@ class Source {
   std::vector<proto::AudioStart> audio_tracks() const {
     return ffmpeg_ ? ffmpeg_->audio_tracks() : std::vector<proto::AudioStart>{};
   }
-  std::vector<av::DecodedAudio> take_audio() { return ffmpeg_ ? ffmpeg_->take_audio() : std::vector<av::DecodedAudio>{}; }
+  std::vector<av::DecodedAudio> take_audio() {
+    return ffmpeg_ ? ffmpeg_->take_audio() : std::vector<av::DecodedAudio>{};
+  }
 
  private:
   Result<bool> read_stdin(std::span<std::byte> buffer, uint64_t sequence);

@@ -37,7 +37,8 @@ Tone::Tone(double frequency, uint32_t channels) : frequency_(frequency), channel
 float Tone::value(uint64_t n) const {
   if (!second_.empty()) return second_[n % kRate];
   // The phase from the sample number alone, reduced per period so it stays exact for hours.
-  const double cycles = std::fmod(static_cast<double>(n % (uint64_t{kRate} * 1000)) * frequency_ / kRate, 1.0);
+  const double cycles =
+      std::fmod(static_cast<double>(n % (uint64_t{kRate} * 1000)) * frequency_ / kRate, 1.0);
   const double level = in_beep(n) ? kBeepLevel : kQuietLevel;
   return static_cast<float>(level * std::sin(2 * M_PI * cycles));
 }
@@ -51,7 +52,8 @@ std::vector<std::byte> Tone::samples(uint64_t first, uint32_t count) const {
   std::vector<std::byte> bytes(size_t{count} * channels_ * sizeof(float));
   auto* out = reinterpret_cast<float*>(bytes.data());
   for (uint32_t i = 0; i < count; ++i) out[i] = value(first + i);
-  for (uint32_t c = 1; c < channels_; ++c) std::memcpy(out + size_t{c} * count, out, size_t{count} * sizeof(float));
+  for (uint32_t c = 1; c < channels_; ++c)
+    std::memcpy(out + size_t{c} * count, out, size_t{count} * sizeof(float));
   return bytes;
 }
 

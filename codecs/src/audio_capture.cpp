@@ -23,7 +23,8 @@ struct AudioCapture::Impl {
 AudioCapture::AudioCapture(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 AudioCapture::~AudioCapture() = default;
 
-Result<std::unique_ptr<AudioCapture>> AudioCapture::open(const std::string& url, const std::string& format_name) {
+Result<std::unique_ptr<AudioCapture>> AudioCapture::open(const std::string& url,
+                                                         const std::string& format_name) {
   register_devices();
   auto impl = std::make_unique<Impl>();
   impl->who = format_name.empty() ? fmt::format("--audio-i {}", url)
@@ -32,10 +33,11 @@ Result<std::unique_ptr<AudioCapture>> AudioCapture::open(const std::string& url,
   if (!format_name.empty()) {
     input_format = av_find_input_format(format_name.c_str());
     if (!input_format) {
-      return make_error(ErrorCode::invalid_argument,
-                        "{}: --audio-f {} is not an input format or device libavformat/libavdevice know "
-                        "(see ffmpeg -devices: alsa, pulse, lavfi, ...)",
-                        impl->who, format_name);
+      return make_error(
+          ErrorCode::invalid_argument,
+          "{}: --audio-f {} is not an input format or device libavformat/libavdevice know "
+          "(see ffmpeg -devices: alsa, pulse, lavfi, ...)",
+          impl->who, format_name);
     }
   }
   AVFormatContext* raw = nullptr;
@@ -70,7 +72,9 @@ Result<std::unique_ptr<AudioCapture>> AudioCapture::open(const std::string& url,
 const proto::AudioStart& AudioCapture::format() const { return impl_->audio.format; }
 bool AudioCapture::live() const { return impl_->live; }
 
-std::string AudioCapture::describe() const { return fmt::format("{}: {}", impl_->who, impl_->audio.describe()); }
+std::string AudioCapture::describe() const {
+  return fmt::format("{}: {}", impl_->who, impl_->audio.describe());
+}
 
 Result<std::optional<AudioCapture::Chunk>> AudioCapture::read() {
   Impl& s = *impl_;
@@ -98,7 +102,8 @@ Result<std::optional<AudioCapture::Chunk>> AudioCapture::read() {
     if (rc == AVERROR_EOF || rc == AVERROR(EPIPE)) {
       s.draining = true;
       rc = avcodec_send_packet(s.audio.decoder.get(), nullptr);
-      if (rc < 0 && rc != AVERROR_EOF) return Unexpected(av_error(s.who, "avcodec_send_packet(flush)", rc));
+      if (rc < 0 && rc != AVERROR_EOF)
+        return Unexpected(av_error(s.who, "avcodec_send_packet(flush)", rc));
       continue;
     }
     if (rc < 0) return Unexpected(av_error(s.who, "av_read_frame", rc));

@@ -38,8 +38,8 @@ struct AudioConverter::Impl {
 AudioConverter::AudioConverter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 AudioConverter::~AudioConverter() = default;
 
-Result<std::unique_ptr<AudioConverter>> AudioConverter::open(const proto::AudioStart& from, uint32_t rate,
-                                                             uint32_t channels) {
+Result<std::unique_ptr<AudioConverter>> AudioConverter::open(const proto::AudioStart& from,
+                                                             uint32_t rate, uint32_t channels) {
   auto impl = std::make_unique<Impl>();
   impl->from = from;
   impl->rate = rate;
@@ -53,7 +53,8 @@ Result<std::unique_ptr<AudioConverter>> AudioConverter::open(const proto::AudioS
   impl->layouts = fmt::format("{} -> {}", in_name, out_name);
   SwrContext* swr = nullptr;
   const int rc = swr_alloc_set_opts2(&swr, &out, AV_SAMPLE_FMT_FLT, static_cast<int>(rate), &in,
-                                     to_av(from.sample_format), static_cast<int>(from.sample_rate), 0, nullptr);
+                                     to_av(from.sample_format), static_cast<int>(from.sample_rate),
+                                     0, nullptr);
   av_channel_layout_uninit(&in);
   av_channel_layout_uninit(&out);
   impl->swr.reset(swr);
@@ -61,11 +62,13 @@ Result<std::unique_ptr<AudioConverter>> AudioConverter::open(const proto::AudioS
   // Resampling from the start, even at one rate, so that compensation never re-initialises
   // the resampler (and drops what it holds) mid-stream.
   av_opt_set_int(swr, "flags", SWR_FLAG_RESAMPLE, 0);
-  if (const int init = swr_init(swr); init < 0) return Unexpected(av_error("audio conversion", "swr_init", init));
+  if (const int init = swr_init(swr); init < 0)
+    return Unexpected(av_error("audio conversion", "swr_init", init));
   return std::unique_ptr<AudioConverter>(new AudioConverter(std::move(impl)));
 }
 
-Result<std::span<const float>> AudioConverter::convert(uint32_t samples, std::span<const std::byte> data,
+Result<std::span<const float>> AudioConverter::convert(uint32_t samples,
+                                                       std::span<const std::byte> data,
                                                        uint32_t skip) {
   auto& s = *impl_;
   if (skip >= samples) return std::span<const float>{};
@@ -84,9 +87,10 @@ Result<std::span<const float>> AudioConverter::convert(uint32_t samples, std::sp
 Result<void> AudioConverter::compensate(int delta, int distance) {
   auto& s = *impl_;
   if (distance <= 0) {
-    return make_error(ErrorCode::invalid_argument,
-                      "audio conversion: compensation over {} samples (the distance must be at least 1)",
-                      distance);
+    return make_error(
+        ErrorCode::invalid_argument,
+        "audio conversion: compensation over {} samples (the distance must be at least 1)",
+        distance);
   }
   const int64_t want = delta + s.owed;
   const int64_t most = distance / kDistancePerSample;
@@ -100,8 +104,8 @@ Result<void> AudioConverter::compensate(int delta, int distance) {
 
 std::string AudioConverter::describe() const {
   const auto& s = *impl_;
-  return fmt::format("{} {} Hz {} ch -> f32 {} Hz ({})", proto::to_string(s.from.sample_format), s.from.sample_rate,
-                     s.from.channels, s.rate, s.layouts);
+  return fmt::format("{} {} Hz {} ch -> f32 {} Hz ({})", proto::to_string(s.from.sample_format),
+                     s.from.sample_rate, s.from.channels, s.rate, s.layouts);
 }
 
 }  // namespace rdmavideo::av

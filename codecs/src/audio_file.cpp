@@ -25,9 +25,9 @@ struct AudioFile::Impl {
   // backwards or a jump over AudioTrack::kMostGapNs continues one frame later, and the audio
   // moves with it.
   std::optional<int64_t> origin;
-  int64_t last = 0;          // the last frame, since the origin
-  int64_t video_end = 0;     // one frame after it
-  int64_t repair_offset = 0; // file - sender, what the repairs moved the picture by
+  int64_t last = 0;           // the last frame, since the origin
+  int64_t video_end = 0;      // one frame after it
+  int64_t repair_offset = 0;  // file - sender, what the repairs moved the picture by
 
   AudioTrack::WritePacket writer() {
     return [this](AVPacket* p) -> Result<void> {
@@ -47,28 +47,32 @@ AudioFile::~AudioFile() {
   }
 }
 
-Result<std::unique_ptr<AudioFile>> AudioFile::open(const std::string& path, const proto::AudioStart& format,
-                                                   int abort_fd) {
+Result<std::unique_ptr<AudioFile>> AudioFile::open(const std::string& path,
+                                                   const proto::AudioStart& format, int abort_fd) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->who = fmt::format("audio {}", path);
   impl->name = format.name;
   impl->rate = format.sample_rate;
   AVFormatContext* raw = nullptr;
-  if (const int rc = avformat_alloc_output_context2(&raw, nullptr, "wav", path.c_str()); rc < 0 || !raw) {
-    return Unexpected(av_error(impl->who, "avformat_alloc_output_context2(wav)", rc < 0 ? rc : AVERROR(ENOMEM)));
+  if (const int rc = avformat_alloc_output_context2(&raw, nullptr, "wav", path.c_str());
+      rc < 0 || !raw) {
+    return Unexpected(
+        av_error(impl->who, "avformat_alloc_output_context2(wav)", rc < 0 ? rc : AVERROR(ENOMEM)));
   }
   impl->output.reset(raw);
   auto track = AudioTrack::open(raw, "wav", format, impl->who);
   if (!track) return Unexpected(track.error());
   impl->track = std::move(*track);
   // A write(2) per 64 KiB (about 0.2 s of 48 kHz stereo): what a receiver killed outright loses.
-  if (auto ok = impl->muxer_out.open(path, abort_fd, raw, impl->who, 64 << 10); !ok) return Unexpected(ok.error());
+  if (auto ok = impl->muxer_out.open(path, abort_fd, raw, impl->who, 64 << 10); !ok)
+    return Unexpected(ok.error());
   AVDictionary* options = nullptr;
   av_dict_set(&options, "rf64", "auto", 0);  // RF64 past 4 GiB, where WAV's sizes end
   const int rc = avformat_write_header(raw, &options);
   av_dict_free(&options);
-  if (rc < 0) return Unexpected(impl->muxer_out.error_or(av_error(impl->who, "avformat_write_header", rc)));
+  if (rc < 0)
+    return Unexpected(impl->muxer_out.error_or(av_error(impl->who, "avformat_write_header", rc)));
   return std::unique_ptr<AudioFile>(new AudioFile(std::move(impl)));
 }
 
@@ -76,8 +80,9 @@ Result<void> AudioFile::frame(int64_t pts_ns, Rational rate) {
   auto& s = *impl_;
   if (s.finished) return {};
   // No frame lasts longer than the longest gap (as a recording refuses slower rates).
-  const auto period = std::min(static_cast<int64_t>(1e9 * rate.den / std::max<uint32_t>(rate.num, 1)),
-                               AudioTrack::kMostGapNs);
+  const auto period =
+      std::min(static_cast<int64_t>(1e9 * rate.den / std::max<uint32_t>(rate.num, 1)),
+               AudioTrack::kMostGapNs);
   if (!s.origin) {
     s.origin = pts_ns;
     s.last = 0;
@@ -98,9 +103,11 @@ Result<void> AudioFile::frame(int64_t pts_ns, Rational rate) {
 Result<void> AudioFile::write(int64_t pts_ns, uint32_t samples, std::span<const std::byte> data) {
   auto& s = *impl_;
   if (s.finished) return make_error(ErrorCode::invalid_argument, "{}: audio after finish", s.who);
-  if (!s.origin) return make_error(ErrorCode::invalid_argument, "{}: audio before the first frame", s.who);
+  if (!s.origin)
+    return make_error(ErrorCode::invalid_argument, "{}: audio before the first frame", s.who);
   int64_t since = 0;
-  if (__builtin_sub_overflow(pts_ns, *s.origin, &since) || __builtin_add_overflow(since, s.repair_offset, &since)) {
+  if (__builtin_sub_overflow(pts_ns, *s.origin, &since) ||
+      __builtin_add_overflow(since, s.repair_offset, &since)) {
     since = std::numeric_limits<int64_t>::max() / 2;  // beyond any gap: continued in place
   }
   return s.track->write(since, samples, data, s.video_end, s.writer());

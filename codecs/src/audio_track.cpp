@@ -34,15 +34,18 @@ struct SampleBuffer {
 
 }  // namespace
 
-Result<const AVCodec*> AudioTrack::encoder_for(const std::string& muxer, const proto::AudioStart& format) {
+Result<const AVCodec*> AudioTrack::encoder_for(const std::string& muxer,
+                                               const proto::AudioStart& format) {
   const char* name = "pcm_s24le";  // what editors expect beside ProRes in .mov; NUT too
   if (muxer == "matroska") name = format.channels <= 8 ? "flac" : "pcm_s24le";
   if (muxer == "mp4") name = "aac";  // FFmpeg 5.1 puts no PCM in mp4
   if (muxer == "yuv4mpegpipe") {
-    return make_error(ErrorCode::unsupported, "a .y4m file holds no audio (give --audio-output FILE.wav)");
+    return make_error(ErrorCode::unsupported,
+                      "a .y4m file holds no audio (give --audio-output FILE.wav)");
   }
   const AVCodec* codec = avcodec_find_encoder_by_name(name);
-  if (!codec) return make_error(ErrorCode::unsupported, "this FFmpeg has no {} encoder for the audio", name);
+  if (!codec)
+    return make_error(ErrorCode::unsupported, "this FFmpeg has no {} encoder for the audio", name);
   if (codec->ch_layouts) {
     AVChannelLayout layout = layout_of(format);
     bool taken = false;
@@ -57,16 +60,18 @@ Result<const AVCodec*> AudioTrack::encoder_for(const std::string& muxer, const p
       const std::string have = layout_name(layout);
       av_channel_layout_uninit(&layout);
       return make_error(ErrorCode::unsupported,
-                        "audio \"{}\" of {} channels ({}): {}'s {} encoder takes only {}", format.name,
-                        format.channels, have, muxer, name, known);
+                        "audio \"{}\" of {} channels ({}): {}'s {} encoder takes only {}",
+                        format.name, format.channels, have, muxer, name, known);
     }
     av_channel_layout_uninit(&layout);
   }
   return codec;
 }
 
-Result<std::unique_ptr<AudioTrack>> AudioTrack::open(AVFormatContext* output, const std::string& muxer,
-                                                     const proto::AudioStart& format, std::string who) {
+Result<std::unique_ptr<AudioTrack>> AudioTrack::open(AVFormatContext* output,
+                                                     const std::string& muxer,
+                                                     const proto::AudioStart& format,
+                                                     std::string who) {
   auto codec = encoder_for(muxer, format);
   if (!codec) return Unexpected(codec.error().context(who));
   std::unique_ptr<AudioTrack> t(new AudioTrack());
@@ -83,7 +88,8 @@ Result<std::unique_ptr<AudioTrack>> AudioTrack::open(AVFormatContext* output, co
   if ((*codec)->id == AV_CODEC_ID_AAC) {
     enc->sample_fmt = AV_SAMPLE_FMT_FLTP;
     enc->bit_rate = 128000 * std::max(1, format.channels / 2);
-  } else if ((*codec)->id == AV_CODEC_ID_FLAC && proto::bytes_per_sample(format.sample_format) == 2) {
+  } else if ((*codec)->id == AV_CODEC_ID_FLAC &&
+             proto::bytes_per_sample(format.sample_format) == 2) {
     enc->sample_fmt = AV_SAMPLE_FMT_S16;  // 16 bits in, 16 bits lossless
   } else {
     enc->sample_fmt = AV_SAMPLE_FMT_S32;  // 24 bits kept: pcm_s24le, or FLAC at 24 bits
@@ -91,13 +97,15 @@ Result<std::unique_ptr<AudioTrack>> AudioTrack::open(AVFormatContext* output, co
   }
   if (output->oformat->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
   if (const int rc = avcodec_open2(enc, *codec, nullptr); rc < 0) {
-    return Unexpected(av_error(t->who_, fmt::format("avcodec_open2({} {} Hz, {} channels)", (*codec)->name, rate,
-                                                    format.channels),
-                               rc));
+    return Unexpected(av_error(
+        t->who_,
+        fmt::format("avcodec_open2({} {} Hz, {} channels)", (*codec)->name, rate, format.channels),
+        rc));
   }
   t->frame_samples_ = enc->frame_size > 0 ? enc->frame_size : 1024;
   t->stream_ = avformat_new_stream(output, nullptr);
-  if (!t->stream_) return make_error(ErrorCode::resource, "{}: avformat_new_stream failed", t->who_);
+  if (!t->stream_)
+    return make_error(ErrorCode::resource, "{}: avformat_new_stream failed", t->who_);
   if (const int rc = avcodec_parameters_from_context(t->stream_->codecpar, enc); rc < 0) {
     return Unexpected(av_error(t->who_, "avcodec_parameters_from_context", rc));
   }
@@ -109,12 +117,13 @@ Result<std::unique_ptr<AudioTrack>> AudioTrack::open(AVFormatContext* output, co
     av_dict_set(&t->stream_->metadata, "handler_name", format.name.c_str(), 0);
   }
   AVChannelLayout in_layout = layout_of(format);
-  if (const int rc = swr_alloc_set_opts2(&t->swr_, &enc->ch_layout, enc->sample_fmt, rate, &in_layout,
-                                         to_av(format.sample_format), rate, 0, nullptr);
+  if (const int rc = swr_alloc_set_opts2(&t->swr_, &enc->ch_layout, enc->sample_fmt, rate,
+                                         &in_layout, to_av(format.sample_format), rate, 0, nullptr);
       rc < 0) {
     return Unexpected(av_error(t->who_, "swr_alloc_set_opts2", rc));
   }
-  if (const int rc = swr_init(t->swr_); rc < 0) return Unexpected(av_error(t->who_, "swr_init", rc));
+  if (const int rc = swr_init(t->swr_); rc < 0)
+    return Unexpected(av_error(t->who_, "swr_init", rc));
   t->fifo_ = av_audio_fifo_alloc(enc->sample_fmt, format.channels, t->frame_samples_ * 4);
   if (!t->fifo_) return make_error(ErrorCode::resource, "{}: av_audio_fifo_alloc failed", t->who_);
   auto frame = make_frame(t->who_);
@@ -151,7 +160,8 @@ Result<void> AudioTrack::place(uint32_t samples, const uint8_t* const* planes) {
   }
   const int converted = swr_convert(swr_, out.data, n, const_cast<const uint8_t**>(planes), n);
   if (converted < 0) return Unexpected(av_error(who_, "swr_convert", converted));
-  if (const int rc = av_audio_fifo_write(fifo_, reinterpret_cast<void**>(out.data), converted); rc < converted) {
+  if (const int rc = av_audio_fifo_write(fifo_, reinterpret_cast<void**>(out.data), converted);
+      rc < converted) {
     return Unexpected(av_error(who_, "av_audio_fifo_write", rc < 0 ? rc : AVERROR(ENOMEM)));
   }
   next_ += converted;
@@ -163,13 +173,14 @@ Result<void> AudioTrack::silence(int64_t samples, int64_t encodable, const Write
     const int n = static_cast<int>(std::min<int64_t>(samples, 8192));
     SampleBuffer quiet;
     int linesize = 0;
-    if (const int rc = av_samples_alloc_array_and_samples(&quiet.data, &linesize, format_.channels, n,
-                                                          encoder_->sample_fmt, 0);
+    if (const int rc = av_samples_alloc_array_and_samples(&quiet.data, &linesize, format_.channels,
+                                                          n, encoder_->sample_fmt, 0);
         rc < 0) {
       return Unexpected(av_error(who_, "av_samples_alloc", rc));
     }
     av_samples_set_silence(quiet.data, 0, n, format_.channels, encoder_->sample_fmt);
-    if (const int rc = av_audio_fifo_write(fifo_, reinterpret_cast<void**>(quiet.data), n); rc < n) {
+    if (const int rc = av_audio_fifo_write(fifo_, reinterpret_cast<void**>(quiet.data), n);
+        rc < n) {
       return Unexpected(av_error(who_, "av_audio_fifo_write", rc < 0 ? rc : AVERROR(ENOMEM)));
     }
     next_ += n;
@@ -182,14 +193,16 @@ Result<void> AudioTrack::silence(int64_t samples, int64_t encodable, const Write
 
 void AudioTrack::jumped(const char* what, int64_t samples) {
   if (stats_.jumps++ == 0) {
-    log().warn("[{}] a chunk's pts is {:.3f} s {} where the track is; the track continues in place, "
-               "not shifted (the first such discontinuity; all are counted)",
-               who_, static_cast<double>(samples) / format_.sample_rate, what);
+    log().warn(
+        "[{}] a chunk's pts is {:.3f} s {} where the track is; the track continues in place, "
+        "not shifted (the first such discontinuity; all are counted)",
+        who_, static_cast<double>(samples) / format_.sample_rate, what);
   }
 }
 
-Result<void> AudioTrack::write(int64_t since_origin_ns, uint32_t samples, std::span<const std::byte> data,
-                               int64_t video_end_ns, const WritePacket& out) {
+Result<void> AudioTrack::write(int64_t since_origin_ns, uint32_t samples,
+                               std::span<const std::byte> data, int64_t video_end_ns,
+                               const WritePacket& out) {
   stats_.samples += samples;
   int64_t position = samples_of(since_origin_ns);
   uint32_t skip = 0;
@@ -203,7 +216,8 @@ Result<void> AudioTrack::write(int64_t since_origin_ns, uint32_t samples, std::s
     if (behind > kToleranceSamples) {
       if (behind <= samples_of(kMostGapNs)) {
         // A gap: silence, nothing shifts.
-        const int64_t encodable = std::max(samples_of(video_end_ns), position - samples_of(kMostLeadNs));
+        const int64_t encodable =
+            std::max(samples_of(video_end_ns), position - samples_of(kMostLeadNs));
         if (auto ok = silence(behind, encodable, out); !ok) return ok;
       } else {
         jumped("ahead of", behind);  // continued in place, as the video is
@@ -232,7 +246,8 @@ Result<void> AudioTrack::video_moved(int64_t video_end_ns, const WritePacket& ou
   // track never holds the picture back in the muxer's interleaving.
   const int64_t silent_until = ended_ ? end : end - most_lead;
   if (next_ < silent_until) {
-    if (auto ok = silence(silent_until - next_, std::max(end, silent_until - most_lead), out); !ok) return ok;
+    if (auto ok = silence(silent_until - next_, std::max(end, silent_until - most_lead), out); !ok)
+      return ok;
   }
   return encode_until(std::max(end, next_ - most_lead), false, out);
 }
@@ -255,7 +270,8 @@ Result<void> AudioTrack::encode_until(int64_t until, bool at_end, const WritePac
     if (const int rc = av_channel_layout_copy(&f->ch_layout, &encoder_->ch_layout); rc < 0) {
       return Unexpected(av_error(who_, "av_channel_layout_copy", rc));
     }
-    if (const int rc = av_frame_get_buffer(f, 0); rc < 0) return Unexpected(av_error(who_, "av_frame_get_buffer", rc));
+    if (const int rc = av_frame_get_buffer(f, 0); rc < 0)
+      return Unexpected(av_error(who_, "av_frame_get_buffer", rc));
     if (const int rc = av_audio_fifo_read(fifo_, reinterpret_cast<void**>(f->data), n); rc < n) {
       return Unexpected(av_error(who_, "av_audio_fifo_read", rc < 0 ? rc : AVERROR(EIO)));
     }

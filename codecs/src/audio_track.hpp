@@ -31,11 +31,11 @@ extern "C" {
 namespace rdmavideo::av {
 
 struct AudioTrackStats {
-  uint64_t samples = 0;          ///< samples per channel received
-  uint64_t written = 0;          ///< samples per channel encoded into the file, silence included
-  uint64_t silence = 0;          ///< of them, silence filling gaps and padding the end
-  uint64_t trimmed = 0;          ///< samples dropped: before the origin, overlaps, past the end
-  uint64_t jumps = 0;            ///< steps backwards or jumps over kMostGapNs, continued in place
+  uint64_t samples = 0;  ///< samples per channel received
+  uint64_t written = 0;  ///< samples per channel encoded into the file, silence included
+  uint64_t silence = 0;  ///< of them, silence filling gaps and padding the end
+  uint64_t trimmed = 0;  ///< samples dropped: before the origin, overlaps, past the end
+  uint64_t jumps = 0;    ///< steps backwards or jumps over kMostGapNs, continued in place
 };
 
 class AudioTrack {
@@ -45,7 +45,8 @@ class AudioTrack {
 
   /// Which encoder `muxer` gets for `format` ("pcm_s24le", "flac", "aac"); an error names a
   /// layout the container's encoder cannot take (AAC in .mp4).
-  static Result<const AVCodec*> encoder_for(const std::string& muxer, const proto::AudioStart& format);
+  static Result<const AVCodec*> encoder_for(const std::string& muxer,
+                                            const proto::AudioStart& format);
   /// Adds the track's stream to `output` (before its header is written).
   static Result<std::unique_ptr<AudioTrack>> open(AVFormatContext* output, const std::string& muxer,
                                                   const proto::AudioStart& format, std::string who);

@@ -11,8 +11,8 @@ extern "C" {
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <cstdarg>
+#include <cstring>
 #include <mutex>
 #include <utility>
 
@@ -90,8 +90,8 @@ Error av_error(std::string_view who, std::string_view call, int averror) {
                fmt::format("{}: {} failed: {}", who, call, error_text(averror)), err);
 }
 
-Result<void> copy_cuda_frame(cuda::Stream& stream, const proto::StreamStart& format, cuda::DevicePtr at,
-                             const AVFrame& cuda_frame, bool into_layout) {
+Result<void> copy_cuda_frame(cuda::Stream& stream, const proto::StreamStart& format,
+                             cuda::DevicePtr at, const AVFrame& cuda_frame, bool into_layout) {
   for (int p = 0; p < format.layout.plane_count; ++p) {
     const auto& plane = format.layout.planes[p];
     const auto ours = cuda::Pitched::device(at + plane.offset, plane.stride);
@@ -145,15 +145,17 @@ Colour colour_of(int primaries, int transfer, int matrix, int range) {
 }
 
 void set_colour(AVCodecContext& ctx, const Colour& c) {
-  ctx.color_primaries = c.primaries ? static_cast<AVColorPrimaries>(c.primaries) : AVCOL_PRI_UNSPECIFIED;
-  ctx.color_trc = c.transfer ? static_cast<AVColorTransferCharacteristic>(c.transfer) : AVCOL_TRC_UNSPECIFIED;
+  ctx.color_primaries =
+      c.primaries ? static_cast<AVColorPrimaries>(c.primaries) : AVCOL_PRI_UNSPECIFIED;
+  ctx.color_trc =
+      c.transfer ? static_cast<AVColorTransferCharacteristic>(c.transfer) : AVCOL_TRC_UNSPECIFIED;
   ctx.colorspace = c.matrix ? static_cast<AVColorSpace>(c.matrix) : AVCOL_SPC_UNSPECIFIED;
   ctx.color_range = static_cast<AVColorRange>(c.range);
 }
 
-void scale_within(SwsContext* sws, AVPixelFormat format, int width, int height, const uint8_t* const src[4],
-                  const int src_linesize[4], uint8_t* const dst[4], const int dst_linesize[4],
-                  std::vector<uint8_t>& copy) {
+void scale_within(SwsContext* sws, AVPixelFormat format, int width, int height,
+                  const uint8_t* const src[4], const int src_linesize[4], uint8_t* const dst[4],
+                  const int dst_linesize[4], std::vector<uint8_t>& copy) {
   const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
   int row_bytes[4] = {};
   if (!desc || height <= 0 || av_image_fill_linesizes(row_bytes, format, width) < 0) return;
@@ -173,8 +175,8 @@ void scale_within(SwsContext* sws, AVPixelFormat format, int width, int height, 
   constexpr uintptr_t kPastTheEnd = 64;  // more than libswscale reads past a row
   bool near_an_end = false;
   for (int p = 0; p < planes; ++p) {
-    const auto end = reinterpret_cast<uintptr_t>(src[p] + static_cast<ptrdiff_t>(rows[p] - 1) * src_linesize[p] +
-                                                 row_bytes[p]);
+    const auto end = reinterpret_cast<uintptr_t>(
+        src[p] + static_cast<ptrdiff_t>(rows[p] - 1) * src_linesize[p] + row_bytes[p]);
     near_an_end |= (kPage - end % kPage) % kPage < kPastTheEnd;
   }
   if (!near_an_end) {
@@ -193,7 +195,8 @@ void scale_within(SwsContext* sws, AVPixelFormat format, int width, int height, 
   copy.resize(bytes);
   const uint8_t* from[4] = {};
   for (int p = 0; p < planes; ++p) {
-    av_image_copy_plane(copy.data() + offsets[p], linesize[p], src[p], src_linesize[p], row_bytes[p], rows[p]);
+    av_image_copy_plane(copy.data() + offsets[p], linesize[p], src[p], src_linesize[p],
+                        row_bytes[p], rows[p]);
     from[p] = copy.data() + offsets[p];
   }
   sws_scale(sws, from, linesize, 0, height, dst, dst_linesize);
@@ -238,7 +241,8 @@ void log_callback(void* ptr, int level, const char* format, va_list args) {
     va_end(copy);
     std::string text(line);
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-    if (const auto bracket = text.find("] "); text.starts_with('[') && bracket != std::string::npos) {
+    if (const auto bracket = text.find("] ");
+        text.starts_with('[') && bracket != std::string::npos) {
       text.erase(0, bracket + 2);  // "[h264_nvenc @ 0x55...] " tells nothing to a reader
     }
     if (!text.empty()) capture_line(text);
@@ -271,7 +275,8 @@ Error LogCapture::error(std::string_view who, std::string_view call, int averror
 bool is_device(const AVInputFormat* format) {
   if (!format || !format->priv_class) return false;
   const AVClassCategory category = format->priv_class->category;
-  return category == AV_CLASS_CATEGORY_DEVICE_VIDEO_INPUT || category == AV_CLASS_CATEGORY_DEVICE_AUDIO_INPUT ||
+  return category == AV_CLASS_CATEGORY_DEVICE_VIDEO_INPUT ||
+         category == AV_CLASS_CATEGORY_DEVICE_AUDIO_INPUT ||
          category == AV_CLASS_CATEGORY_DEVICE_INPUT;
 }
 
@@ -313,10 +318,11 @@ Result<AudioDecoder> AudioDecoder::open(const AVStream& stream, std::string_view
   if (channels < 1 || channels > static_cast<int>(proto::kMaxAudioChannels) ||
       dec->sample_rate < static_cast<int>(proto::kMinSampleRate) ||
       dec->sample_rate > static_cast<int>(proto::kMaxSampleRate)) {
-    return make_error(ErrorCode::unsupported,
-                      "{}: audio of {} channels at {} Hz; the protocol carries 1 to {} channels at {} to {} Hz", who,
-                      channels, dec->sample_rate, proto::kMaxAudioChannels, proto::kMinSampleRate,
-                      proto::kMaxSampleRate);
+    return make_error(
+        ErrorCode::unsupported,
+        "{}: audio of {} channels at {} Hz; the protocol carries 1 to {} channels at {} to {} Hz",
+        who, channels, dec->sample_rate, proto::kMaxAudioChannels, proto::kMinSampleRate,
+        proto::kMaxSampleRate);
   }
   proto::AudioStart& f = d.format;
   f.sample_rate = static_cast<uint32_t>(dec->sample_rate);
@@ -328,8 +334,9 @@ Result<AudioDecoder> AudioDecoder::open(const AVStream& stream, std::string_view
   }
   f.sample_format = proto::SampleFormat::f32p;
   SwrContext* swr = nullptr;
-  if (const int rc = swr_alloc_set_opts2(&swr, &dec->ch_layout, AV_SAMPLE_FMT_FLTP, dec->sample_rate, &dec->ch_layout,
-                                         dec->sample_fmt, dec->sample_rate, 0, nullptr);
+  if (const int rc =
+          swr_alloc_set_opts2(&swr, &dec->ch_layout, AV_SAMPLE_FMT_FLTP, dec->sample_rate,
+                              &dec->ch_layout, dec->sample_fmt, dec->sample_rate, 0, nullptr);
       rc < 0) {
     return Unexpected(av_error(who, "swr_alloc_set_opts2", rc));
   }
@@ -338,16 +345,19 @@ Result<AudioDecoder> AudioDecoder::open(const AVStream& stream, std::string_view
   return d;
 }
 
-Result<std::vector<std::byte>> AudioDecoder::samples(const AVFrame& frame, std::string_view who) const {
+Result<std::vector<std::byte>> AudioDecoder::samples(const AVFrame& frame,
+                                                     std::string_view who) const {
   const auto n = static_cast<uint32_t>(frame.nb_samples);
   const uint32_t bps = proto::bytes_per_sample(format.sample_format);
   const uint32_t channels = format.channels;
   std::vector<std::byte> out(size_t{n} * channels * bps);
   if (swr) {
     uint8_t* planes[proto::kMaxAudioChannels] = {};
-    for (uint32_t c = 0; c < channels; ++c) planes[c] = reinterpret_cast<uint8_t*>(out.data()) + size_t{c} * n * bps;
-    const int done = swr_convert(swr.get(), planes, frame.nb_samples, const_cast<const uint8_t**>(frame.extended_data),
-                                 frame.nb_samples);
+    for (uint32_t c = 0; c < channels; ++c)
+      planes[c] = reinterpret_cast<uint8_t*>(out.data()) + size_t{c} * n * bps;
+    const int done =
+        swr_convert(swr.get(), planes, frame.nb_samples,
+                    const_cast<const uint8_t**>(frame.extended_data), frame.nb_samples);
     if (done < 0) return Unexpected(av_error(who, "swr_convert", done));
   } else if (proto::planar(format.sample_format)) {
     for (uint32_t c = 0; c < channels; ++c) {
@@ -360,8 +370,9 @@ Result<std::vector<std::byte>> AudioDecoder::samples(const AVFrame& frame, std::
 }
 
 std::string AudioDecoder::describe() const {
-  return fmt::format("{} {} Hz, {} channel{}, {}{}", decoder->codec->name, decoder->sample_rate, format.channels,
-                     format.channels == 1 ? "" : "s", av_get_sample_fmt_name(decoder->sample_fmt),
+  return fmt::format("{} {} Hz, {} channel{}, {}{}", decoder->codec->name, decoder->sample_rate,
+                     format.channels, format.channels == 1 ? "" : "s",
+                     av_get_sample_fmt_name(decoder->sample_fmt),
                      swr ? " (converted to fltp)" : "");
 }
 
@@ -379,18 +390,21 @@ AVSampleFormat to_av(proto::SampleFormat format) {
 
 AVChannelLayout layout_of(const proto::AudioStart& format) {
   AVChannelLayout layout{};
-  if (format.channel_layout == 0 || av_channel_layout_from_mask(&layout, format.channel_layout) < 0) {
+  if (format.channel_layout == 0 ||
+      av_channel_layout_from_mask(&layout, format.channel_layout) < 0) {
     av_channel_layout_default(&layout, format.channels);
   }
   return layout;
 }
 
-void sample_planes(const proto::AudioStart& format, std::span<const std::byte> data, uint32_t samples,
-                   uint32_t skip, const uint8_t* planes[proto::kMaxAudioChannels]) {
+void sample_planes(const proto::AudioStart& format, std::span<const std::byte> data,
+                   uint32_t samples, uint32_t skip,
+                   const uint8_t* planes[proto::kMaxAudioChannels]) {
   const uint32_t bps = proto::bytes_per_sample(format.sample_format);
   const auto* base = reinterpret_cast<const uint8_t*>(data.data());
   if (proto::planar(format.sample_format)) {
-    for (uint32_t c = 0; c < format.channels; ++c) planes[c] = base + (size_t{c} * samples + skip) * bps;
+    for (uint32_t c = 0; c < format.channels; ++c)
+      planes[c] = base + (size_t{c} * samples + skip) * bps;
   } else {
     planes[0] = base + size_t{skip} * format.channels * bps;
   }

@@ -9,11 +9,11 @@
 #pragma once
 
 extern "C" {
-#include <libswresample/swresample.h>
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/frame.h>
 #include <libavutil/pixfmt.h>
+#include <libswresample/swresample.h>
 #include <libswscale/swscale.h>
 }
 
@@ -121,8 +121,8 @@ Result<UniqueBufferRef> cuda_device_on(cuda::Stream& stream, std::string_view wh
 /// Copies, plane by plane on the GPU, between a frame of FFmpeg's CUDA frames (device
 /// pointers with pitches: an NVDEC surface, a frame of an NVENC pool) and the frame at `at`
 /// laid out as `format` says: into `at` where `into_layout`, else out of it. Waits for it.
-Result<void> copy_cuda_frame(cuda::Stream& stream, const proto::StreamStart& format, cuda::DevicePtr at,
-                             const AVFrame& cuda_frame, bool into_layout);
+Result<void> copy_cuda_frame(cuda::Stream& stream, const proto::StreamStart& format,
+                             cuda::DevicePtr at, const AVFrame& cuda_frame, bool into_layout);
 
 /// Our format as FFmpeg's; nullopt for v210 (no AVPixelFormat).
 std::optional<AVPixelFormat> to_av(PixelFormat format);
@@ -145,9 +145,9 @@ int sws_matrix(uint8_t matrix, uint32_t height);
 /// slot, a frame of a peer's layout) that faults (rgb24 1280x720, nv12 and uyvy of odd sizes,
 /// ...). A picture whose planes end within 64 bytes of a page's end is scaled from a copy
 /// with room after each plane, in `copy`; any other is read where it is.
-void scale_within(SwsContext* sws, AVPixelFormat format, int width, int height, const uint8_t* const src[4],
-                  const int src_linesize[4], uint8_t* const dst[4], const int dst_linesize[4],
-                  std::vector<uint8_t>& copy);
+void scale_within(SwsContext* sws, AVPixelFormat format, int width, int height,
+                  const uint8_t* const src[4], const int src_linesize[4], uint8_t* const dst[4],
+                  const int dst_linesize[4], std::vector<uint8_t>& copy);
 /// FFmpeg's name of a pixel format, "none" for AV_PIX_FMT_NONE.
 std::string_view av_name(AVPixelFormat format);
 
@@ -168,8 +168,9 @@ AVSampleFormat to_av(proto::SampleFormat format);
 AVChannelLayout layout_of(const proto::AudioStart& format);
 /// The samples of a chunk as libswresample takes them: one pointer per channel for planar
 /// formats (each channel's `samples` in turn), one for interleaved; `skip` samples left out.
-void sample_planes(const proto::AudioStart& format, std::span<const std::byte> data, uint32_t samples,
-                   uint32_t skip, const uint8_t* planes[proto::kMaxAudioChannels]);
+void sample_planes(const proto::AudioStart& format, std::span<const std::byte> data,
+                   uint32_t samples, uint32_t skip,
+                   const uint8_t* planes[proto::kMaxAudioChannels]);
 
 /// One audio stream of an input decoded into a format the protocol carries: the decoder's
 /// own where it is one (s16, s32, float; planar or not), else converted by libswresample to

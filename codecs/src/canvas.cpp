@@ -17,7 +17,6 @@ extern "C" {
 namespace rdmavideo::av {
 namespace {
 
-
 // Where a pixel lands in each plane of a format: bytes from one pixel to the next in that
 // plane, and how far its coordinates are shifted (chroma planes of subsampled formats).
 struct PlaneGeometry {
@@ -38,7 +37,8 @@ std::vector<PlaneGeometry> geometry(AVPixelFormat format) {
       step = step ? std::min(step, desc->comp[c].step) : desc->comp[c].step;
       if (c == 0 || c == 3) chroma_only = false;  // luma or alpha
     }
-    planes[p] = {step, chroma_only ? desc->log2_chroma_w : 0, chroma_only ? desc->log2_chroma_h : 0};
+    planes[p] = {step, chroma_only ? desc->log2_chroma_w : 0,
+                 chroma_only ? desc->log2_chroma_h : 0};
   }
   return planes;
 }
@@ -54,7 +54,8 @@ bool full_range(PixelFormat format, const Colour& colour) {
 // picture they write into. The canvas draws with one; each Fitter, on its own thread, with
 // another.
 struct Scaling {
-  proto::StreamStart format;  // its pixel format and colour (and the canvas's height, for the matrix)
+  proto::StreamStart
+      format;  // its pixel format and colour (and the canvas's height, for the matrix)
   AVPixelFormat av_format = AV_PIX_FMT_NONE;
   std::vector<PlaneGeometry> planes;
   using Key = std::tuple<int, int, int, int, int, int, int, int>;
@@ -66,7 +67,8 @@ struct Scaling {
   std::vector<uint8_t> padded;  // a source that ends where its memory may, copied (scale_within)
 
   // The planes of a picture laid out as `layout` at `base`, from (r.x, r.y) on.
-  void destination(uint8_t* base, const FrameLayout& layout, Rect r, uint8_t* data[4], int linesize[4]) const {
+  void destination(uint8_t* base, const FrameLayout& layout, Rect r, uint8_t* data[4],
+                   int linesize[4]) const {
     for (size_t p = 0; p < planes.size(); ++p) {
       const auto& plane = layout.planes[p];
       data[p] = base + plane.offset + static_cast<size_t>(r.y >> planes[p].shift_h) * plane.stride +
@@ -79,8 +81,9 @@ struct Scaling {
   // `sws` into `to` of the picture at `base` (`layout`): into the scratch picture first, then
   // row by row, exactly the rectangle's bytes. Nothing past the source's last rows is read
   // (scale_within).
-  void blit(SwsContext* sws, AVPixelFormat src_format, int src_w, int src_h, const uint8_t* const src[4],
-            const int src_linesize[4], uint8_t* base, const FrameLayout& layout, Rect to) {
+  void blit(SwsContext* sws, AVPixelFormat src_format, int src_w, int src_h,
+            const uint8_t* const src[4], const int src_linesize[4], uint8_t* base,
+            const FrameLayout& layout, Rect to) {
     // Rows padded to 64 bytes, and 64 more after the last, for what libswscale writes past them.
     uint8_t* tmp[4] = {};
     int tmp_linesize[4] = {};
@@ -94,15 +97,15 @@ struct Scaling {
 
   // A picture in this format and `to`'s size (planes `from`, rows `from_linesize` apart) into
   // `to` of the picture at `base` (`layout`), row by row, exactly the rectangle's bytes.
-  void copy(const uint8_t* const from[4], const int from_linesize[4], uint8_t* base, const FrameLayout& layout,
-            Rect to) const {
+  void copy(const uint8_t* const from[4], const int from_linesize[4], uint8_t* base,
+            const FrameLayout& layout, Rect to) const {
     uint8_t* dst[4] = {};
     int dst_linesize[4] = {};
     destination(base, layout, to, dst, dst_linesize);
     for (size_t p = 0; p < planes.size(); ++p) {
       const int rows = (to.height + (1 << planes[p].shift_h) - 1) >> planes[p].shift_h;
-      const size_t row_bytes = static_cast<size_t>(((to.width + (1 << planes[p].shift_w) - 1) >> planes[p].shift_w) *
-                                                   planes[p].step);
+      const size_t row_bytes = static_cast<size_t>(
+          ((to.width + (1 << planes[p].shift_w) - 1) >> planes[p].shift_w) * planes[p].step);
       for (int row = 0; row < rows; ++row) {
         std::memcpy(dst[p] + static_cast<ptrdiff_t>(row) * dst_linesize[p],
                     from[p] + static_cast<ptrdiff_t>(row) * from_linesize[p], row_bytes);
@@ -110,20 +113,22 @@ struct Scaling {
     }
   }
 
-  Result<SwsContext*> scaler(AVPixelFormat from, int from_w, int from_h, bool from_full, int from_matrix, int to_w,
-                             int to_h, int flags) {
+  Result<SwsContext*> scaler(AVPixelFormat from, int from_w, int from_h, bool from_full,
+                             int from_matrix, int to_w, int to_h, int flags) {
     const Key key{from, from_w, from_h, from_full, from_matrix, to_w, to_h, flags};
     if (auto it = scalers.find(key); it != scalers.end()) return it->second.get();
     if (scalers.size() >= 64) scalers.clear();  // tiles came and went: start again
-    UniqueSws sws(sws_getContext(from_w, from_h, from, to_w, to_h, av_format, flags, nullptr, nullptr, nullptr));
+    UniqueSws sws(sws_getContext(from_w, from_h, from, to_w, to_h, av_format, flags, nullptr,
+                                 nullptr, nullptr));
     if (!sws) {
-      return make_error(ErrorCode::unsupported, "canvas: libswscale cannot scale {}x{} {} into {}x{} {}", from_w,
-                        from_h, av_name(from), to_w, to_h, av_name(av_format));
+      return make_error(ErrorCode::unsupported,
+                        "canvas: libswscale cannot scale {}x{} {} into {}x{} {}", from_w, from_h,
+                        av_name(from), to_w, to_h, av_name(av_format));
     }
     const bool to_full = full_range(format.pixel_format, format.colour);
     sws_setColorspaceDetails(sws.get(), sws_getCoefficients(from_matrix), from_full ? 1 : 0,
-                             sws_getCoefficients(sws_matrix(format.colour.matrix, format.height)), to_full ? 1 : 0,
-                             0, 1 << 16, 1 << 16);
+                             sws_getCoefficients(sws_matrix(format.colour.matrix, format.height)),
+                             to_full ? 1 : 0, 0, 1 << 16, 1 << 16);
     return scalers.emplace(key, std::move(sws)).first->second.get();
   }
 
@@ -133,10 +138,12 @@ struct Scaling {
                     const FrameLayout& layout, Rect to) {
     const auto av = to_av(from.pixel_format);
     if (!av || !sws_isSupportedInput(*av)) {
-      return make_error(ErrorCode::unsupported, "canvas: libswscale cannot read {} frames", name(from.pixel_format));
+      return make_error(ErrorCode::unsupported, "canvas: libswscale cannot read {} frames",
+                        name(from.pixel_format));
     }
     if (frame.size() < from.layout.frame_bytes) {
-      return make_error(ErrorCode::invalid_argument, "canvas: a {} frame of {} bytes where its layout has {}",
+      return make_error(ErrorCode::invalid_argument,
+                        "canvas: a {} frame of {} bytes where its layout has {}",
                         name(from.pixel_format), frame.size(), from.layout.frame_bytes);
     }
     const uint8_t* src[4] = {};
@@ -150,15 +157,17 @@ struct Scaling {
     // This format, size, matrix and range: copied as it is. (Nothing to scale; and
     // libswscale's unscaled copy of FFmpeg 5.1 writes no chroma of NV12 or P010.)
     if (from.pixel_format == format.pixel_format && static_cast<int>(from.width) == to.width &&
-        static_cast<int>(from.height) == to.height && full == full_range(format.pixel_format, format.colour) &&
+        static_cast<int>(from.height) == to.height &&
+        full == full_range(format.pixel_format, format.colour) &&
         matrix == sws_matrix(format.colour.matrix, format.height)) {
       copy(src, src_linesize, base, layout, to);
       return {};
     }
-    auto sws = scaler(*av, static_cast<int>(from.width), static_cast<int>(from.height), full, matrix, to.width,
-                      to.height, SWS_BILINEAR);
+    auto sws = scaler(*av, static_cast<int>(from.width), static_cast<int>(from.height), full,
+                      matrix, to.width, to.height, SWS_BILINEAR);
     if (!sws) return Unexpected(sws.error());
-    blit(*sws, *av, static_cast<int>(from.width), static_cast<int>(from.height), src, src_linesize, base, layout, to);
+    blit(*sws, *av, static_cast<int>(from.width), static_cast<int>(from.height), src, src_linesize,
+         base, layout, to);
     return {};
   }
 };
@@ -185,17 +194,20 @@ struct Canvas::Impl : Scaling {
 
 struct Canvas::Fitter::Impl : Scaling {};
 
-Result<std::unique_ptr<Canvas>> Canvas::create(PixelFormat format, uint32_t width, uint32_t height, Rational rate,
-                                               Colour colour) {
+Result<std::unique_ptr<Canvas>> Canvas::create(PixelFormat format, uint32_t width, uint32_t height,
+                                               Rational rate, Colour colour) {
   const auto av = to_av(format);
   if (!av || !sws_isSupportedOutput(*av)) {
-    return make_error(ErrorCode::unsupported, "--pix-fmt {}: libswscale cannot draw a canvas in it", name(format));
+    return make_error(ErrorCode::unsupported, "--pix-fmt {}: libswscale cannot draw a canvas in it",
+                      name(format));
   }
   if (width % 2 != 0 || height % 2 != 0) {
-    return make_error(ErrorCode::invalid_argument, "--canvas {}x{}: width and height must be even", width, height);
+    return make_error(ErrorCode::invalid_argument, "--canvas {}x{}: width and height must be even",
+                      width, height);
   }
   auto layout = canonical_layout(format, width, height);
-  if (!layout) return Unexpected(layout.error().context(fmt::format("--canvas {}x{}", width, height)));
+  if (!layout)
+    return Unexpected(layout.error().context(fmt::format("--canvas {}x{}", width, height)));
   auto impl = std::make_unique<Impl>();
   impl->format.pixel_format = format;
   impl->format.width = width;
@@ -220,7 +232,8 @@ Canvas::~Canvas() = default;
 const proto::StreamStart& Canvas::format() const { return impl_->format; }
 std::span<const std::byte> Canvas::frame() const { return impl_->bytes; }
 
-Result<Rect> Canvas::place(const proto::StreamStart& format, std::span<const std::byte> frame, Rect area) {
+Result<Rect> Canvas::place(const proto::StreamStart& format, std::span<const std::byte> frame,
+                           Rect area) {
   Impl& s = *impl_;
   area = s.clip(area);
   if (area.empty()) return area;
@@ -230,14 +243,16 @@ Result<Rect> Canvas::place(const proto::StreamStart& format, std::span<const std
     if (bar.empty()) continue;
     if (auto ok = fill(bar, {}); !ok) return Unexpected(ok.error());
   }
-  if (auto ok = s.draw(format, frame, s.base(), s.format.layout, picture); !ok) return Unexpected(ok.error());
+  if (auto ok = s.draw(format, frame, s.base(), s.format.layout, picture); !ok)
+    return Unexpected(ok.error());
   return picture;
 }
 
 Result<proto::StreamStart> Canvas::fitted(const proto::StreamStart& format, Rect area) const {
   const Impl& s = *impl_;
   const Rect picture = s.clip(fit(s.clip(area), format.width, format.height));
-  if (picture.empty()) return make_error(ErrorCode::invalid_argument, "canvas: an area outside the canvas");
+  if (picture.empty())
+    return make_error(ErrorCode::invalid_argument, "canvas: an area outside the canvas");
   auto layout = canonical_layout(s.format.pixel_format, static_cast<uint32_t>(picture.width),
                                  static_cast<uint32_t>(picture.height));
   if (!layout) return Unexpected(layout.error());
@@ -264,7 +279,8 @@ Canvas::Fitter::~Fitter() = default;
 Result<void> Canvas::Fitter::fit(const proto::StreamStart& format, std::span<const std::byte> frame,
                                  const proto::StreamStart& to, std::span<std::byte> into) {
   if (into.size() < to.layout.frame_bytes || to.pixel_format != impl_->format.pixel_format) {
-    return make_error(ErrorCode::invalid_argument, "canvas: a fitted {} picture of {} bytes where {} are needed",
+    return make_error(ErrorCode::invalid_argument,
+                      "canvas: a fitted {} picture of {} bytes where {} are needed",
                       name(to.pixel_format), into.size(), to.layout.frame_bytes);
   }
   return impl_->draw(format, frame, reinterpret_cast<uint8_t*>(into.data()), to.layout,
@@ -296,7 +312,8 @@ Result<Rect> Canvas::label(int x, int y, std::string_view text, int scale) {
     s.bgra[i * 4] = s.bgra[i * 4 + 1] = s.bgra[i * 4 + 2] = band.gray[i];
     s.bgra[i * 4 + 3] = 255;
   }
-  if (auto ok = s.draw_bgra(band.rect.width, band.rect.height, band.rect, SWS_POINT); !ok) return Unexpected(ok.error());
+  if (auto ok = s.draw_bgra(band.rect.width, band.rect.height, band.rect, SWS_POINT); !ok)
+    return Unexpected(ok.error());
   return band.rect;
 }
 

@@ -26,15 +26,18 @@ Rect clip(Rect r, uint32_t width, uint32_t height) {
   auto even_down = [](int v) { return v & ~1; };
   auto even_up = [](int v) { return (v + 1) & ~1; };
   const int x0 = std::clamp(even_down(r.x), 0, cw), y0 = std::clamp(even_down(r.y), 0, ch);
-  const int x1 = std::clamp(even_up(r.x + r.width), 0, cw), y1 = std::clamp(even_up(r.y + r.height), 0, ch);
+  const int x1 = std::clamp(even_up(r.x + r.width), 0, cw),
+            y1 = std::clamp(even_up(r.y + r.height), 0, ch);
   return {x0, y0, x1 - x0, y1 - y0};
 }
 
 std::array<Rect, 4> bars(Rect area, Rect picture) {
   return {Rect{area.x, area.y, area.width, picture.y - area.y},
-          Rect{area.x, picture.y + picture.height, area.width, area.y + area.height - picture.y - picture.height},
+          Rect{area.x, picture.y + picture.height, area.width,
+               area.y + area.height - picture.y - picture.height},
           Rect{area.x, picture.y, picture.x - area.x, picture.height},
-          Rect{picture.x + picture.width, picture.y, area.x + area.width - picture.x - picture.width, picture.height}};
+          Rect{picture.x + picture.width, picture.y,
+               area.x + area.width - picture.x - picture.width, picture.height}};
 }
 
 Colour canvas_colour(PixelFormat format, uint32_t height) {
@@ -57,8 +60,8 @@ Band label_band(int x, int y, std::string_view text, int scale, uint32_t width, 
     for (int col = 0; col < band.rect.width; ++col) {
       const int ix = col + dx - pad, iy = row + dy - pad;
       const bool on = ix >= 0 && iy >= 0 && ix < ink.width && iy < ink.height && ink.at(ix, iy);
-      band.gray[static_cast<size_t>(row) * static_cast<size_t>(band.rect.width) + static_cast<size_t>(col)] =
-          on ? 255 : 24;
+      band.gray[static_cast<size_t>(row) * static_cast<size_t>(band.rect.width) +
+                static_cast<size_t>(col)] = on ? 255 : 24;
     }
   }
   return band;

@@ -21,7 +21,8 @@ Result<UniqueBufferRef> cuda_device_on(cuda::Stream& stream, std::string_view wh
   const cuda::Device& device = stream.device();
   UniqueBufferRef ref(av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_CUDA));
   if (!ref) {
-    return make_error(ErrorCode::resource, "{}: FFmpeg's CUDA device on {}: av_hwdevice_ctx_alloc failed", who,
+    return make_error(ErrorCode::resource,
+                      "{}: FFmpeg's CUDA device on {}: av_hwdevice_ctx_alloc failed", who,
                       device.describe());
   }
   auto* hw = reinterpret_cast<AVHWDeviceContext*>(ref->data);
@@ -32,8 +33,9 @@ Result<UniqueBufferRef> cuda_device_on(cuda::Stream& stream, std::string_view wh
   cuda_hw->stream = static_cast<CUstream>(stream.native());
   LogCapture said;
   if (const int rc = av_hwdevice_ctx_init(ref.get()); rc < 0) {
-    return Unexpected(
-        said.error(who, fmt::format("FFmpeg's CUDA device on {} (av_hwdevice_ctx_init)", device.describe()), rc));
+    return Unexpected(said.error(
+        who, fmt::format("FFmpeg's CUDA device on {} (av_hwdevice_ctx_init)", device.describe()),
+        rc));
   }
   return ref;
 }

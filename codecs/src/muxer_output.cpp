@@ -39,8 +39,10 @@ Result<void> MuxerOutput::open(const std::string& path, int abort_fd, AVFormatCo
   file_ = std::move(*opened);
   auto* buffer = static_cast<unsigned char*>(av_malloc(static_cast<size_t>(buffer_bytes)));
   if (!buffer) return make_error(ErrorCode::resource, "{}: av_malloc failed", who);
-  auto write = +[](void* opaque, AvioBuffer buf, int size) { return write_packet(opaque, buf, size); };
-  io_.reset(avio_alloc_context(buffer, buffer_bytes, 1, this, nullptr, write, file_.seekable() ? &seek : nullptr));
+  auto write =
+      +[](void* opaque, AvioBuffer buf, int size) { return write_packet(opaque, buf, size); };
+  io_.reset(avio_alloc_context(buffer, buffer_bytes, 1, this, nullptr, write,
+                               file_.seekable() ? &seek : nullptr));
   if (!io_) {
     av_free(buffer);
     return make_error(ErrorCode::resource, "{}: avio_alloc_context failed", who);

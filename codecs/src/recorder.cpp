@@ -10,12 +10,12 @@ extern "C" {
 }
 
 #include <algorithm>
-#include <limits>
-#include <vector>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <limits>
+#include <vector>
 
 #include "audio_track.hpp"
 #include "av_util.hpp"
@@ -49,9 +49,8 @@ std::optional<std::string> time_of_day_timecode(uint64_t wall_ns, Rational rate,
                         static_cast<double>(wall_ns % 1000000000u) / 1e9;
   const AVRational fps{static_cast<int>(rate.num), static_cast<int>(rate.den)};
   const long nominal = std::lround(av_q2d(fps));
-  const int flags = rate.den == 1001 && (nominal == 30 || nominal == 60)
-                        ? AV_TIMECODE_FLAG_DROPFRAME
-                        : 0;
+  const int flags =
+      rate.den == 1001 && (nominal == 30 || nominal == 60) ? AV_TIMECODE_FLAG_DROPFRAME : 0;
   AVTimecode tc{};
   const int first = static_cast<int>(of_day * av_q2d(fps));
   if (const int rc = av_timecode_init(&tc, fps, flags, first, nullptr); rc < 0) {
@@ -76,8 +75,9 @@ struct OutOfRangeSamples {
   uint16_t value = 0;
 };
 
-// Masks every sample of a yuv422p10le or yuv444p10le frame to its low 10 bits, in place; returns what it
-// found, nullopt when every sample was a 10-bit value (the usual case: one read of the frame).
+// Masks every sample of a yuv422p10le or yuv444p10le frame to its low 10 bits, in place; returns
+// what it found, nullopt when every sample was a 10-bit value (the usual case: one read of the
+// frame).
 std::optional<OutOfRangeSamples> mask_samples_to_10_bits(AVFrame* frame) {
   std::optional<OutOfRangeSamples> found;
   const int shift = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(frame->format))->log2_chroma_w;
@@ -120,13 +120,15 @@ struct Container {
   bool fragmented;  // mov/mp4: written as fragments so a crash loses at most about a second
 };
 constexpr Container kContainers[] = {
-    {".mov", "mov", "prores_hq", true},     {".mkv", "matroska", "ffv1", false},
-    {".mp4", "mp4", "h264", true},          {".nut", "nut", "ffv1", false},
+    {".mov", "mov", "prores_hq", true},
+    {".mkv", "matroska", "ffv1", false},
+    {".mp4", "mp4", "h264", true},
+    {".nut", "nut", "ffv1", false},
     {".y4m", "yuv4mpegpipe", "rawvideo", false},
 };
 
 struct CodecChoice {
-  const char* name;     // --codec
+  const char* name;  // --codec
   AVCodecID id;
   const char* encoder;  // default FFmpeg encoder
   const char* profile;  // private "profile" option (prores_ks, dnxhd); nullptr: none
@@ -149,15 +151,16 @@ const CodecChoice kCodecs[] = {
 
 // What yuv4mpegpipe can carry.
 constexpr AVPixelFormat kY4mFormats[] = {
-    AV_PIX_FMT_YUV420P,     AV_PIX_FMT_YUV422P,     AV_PIX_FMT_YUV444P,
-    AV_PIX_FMT_YUV420P10LE, AV_PIX_FMT_YUV422P10LE, AV_PIX_FMT_YUV444P10LE, AV_PIX_FMT_NONE};
+    AV_PIX_FMT_YUV420P,     AV_PIX_FMT_YUV422P,     AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUV420P10LE,
+    AV_PIX_FMT_YUV422P10LE, AV_PIX_FMT_YUV444P10LE, AV_PIX_FMT_NONE};
 
 std::string extension_of(const std::string& path) {
   const auto dot = path.rfind('.');
   const auto slash = path.rfind('/');
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
   std::string ext = path.substr(dot);
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return ext;
 }
 
@@ -201,24 +204,27 @@ Result<Choice> choose(const RecorderOptions& o, std::optional<PixelFormat> forma
   const bool full_chroma = format && !traits(*format).rgb && traits(*format).chroma_shift_x == 0;
   const std::string codec_name =
       !o.codec.empty() ? o.codec
-      : full_chroma && std::string_view(container->default_codec).starts_with("prores") ? "prores_4444"
-                                                                                        : container->default_codec;
+      : full_chroma && std::string_view(container->default_codec).starts_with("prores")
+          ? "prores_4444"
+          : container->default_codec;
   const CodecChoice* codec = find_codec(codec_name);
   if (!codec) {
-    return make_error(ErrorCode::invalid_argument, "--codec \"{}\" unknown (known: {})",
-                      codec_name, join(recorder_codecs()));
+    return make_error(ErrorCode::invalid_argument, "--codec \"{}\" unknown (known: {})", codec_name,
+                      join(recorder_codecs()));
   }
   // yuv4mpegpipe takes raw pictures only as wrapped AVFrames (FFmpeg 5 and later).
   const bool y4m = std::string_view(container->muxer) == "yuv4mpegpipe";
   const std::string encoder_name =
-      !o.encoder.empty() ? o.encoder
-                         : (y4m && codec->id == AV_CODEC_ID_RAWVIDEO ? "wrapped_avframe" : codec->encoder);
+      !o.encoder.empty()
+          ? o.encoder
+          : (y4m && codec->id == AV_CODEC_ID_RAWVIDEO ? "wrapped_avframe" : codec->encoder);
   const AVCodec* encoder = avcodec_find_encoder_by_name(encoder_name.c_str());
   if (!encoder) {
     return make_error(ErrorCode::unsupported, "--encoder {}: this FFmpeg has no such encoder",
                       encoder_name);
   }
-  const bool wrapped = encoder->id == AV_CODEC_ID_WRAPPED_AVFRAME && codec->id == AV_CODEC_ID_RAWVIDEO;
+  const bool wrapped =
+      encoder->id == AV_CODEC_ID_WRAPPED_AVFRAME && codec->id == AV_CODEC_ID_RAWVIDEO;
   if (encoder->id != codec->id && !wrapped) {
     return make_error(ErrorCode::invalid_argument, "--encoder {} encodes {}, not {} (--codec {})",
                       encoder_name, avcodec_get_name(encoder->id), avcodec_get_name(codec->id),
@@ -230,8 +236,9 @@ Result<Choice> choose(const RecorderOptions& o, std::optional<PixelFormat> forma
                       container->muxer);
   }
   if (avformat_query_codec(muxer, encoder->id, FF_COMPLIANCE_NORMAL) != 1) {
-    return make_error(ErrorCode::unsupported, "--output {}: the {} container cannot hold {} (--codec {})",
-                      o.path, container->muxer, avcodec_get_name(codec->id), codec->name);
+    return make_error(ErrorCode::unsupported,
+                      "--output {}: the {} container cannot hold {} (--codec {})", o.path,
+                      container->muxer, avcodec_get_name(codec->id), codec->name);
   }
   return Choice{container, codec, encoder};
 }
@@ -267,7 +274,8 @@ Result<void> check_recorder_options(const RecorderOptions& options) {
   return {};
 }
 
-Result<void> check_recorder_format(const RecorderOptions& options, const proto::StreamStart& format) {
+Result<void> check_recorder_format(const RecorderOptions& options,
+                                   const proto::StreamStart& format) {
   auto choice = choose(options, format.pixel_format);
   if (!choice) return Unexpected(choice.error());
   const std::string who = fmt::format("--output {}", options.path);
@@ -290,21 +298,23 @@ Result<void> check_recorder_format(const RecorderOptions& options, const proto::
   // silence to every track.
   constexpr uint64_t kMostFrameSeconds = AudioTrack::kMostGapNs / 1'000'000'000;
   if (format.frame_rate.den > kMostFrameSeconds * format.frame_rate.num) {
-    return make_error(ErrorCode::unsupported,
-                      "{}: StreamStart.frame_rate {} cannot be recorded: a frame would last {:.0f} s, "
-                      "and a recording's frames last at most {} s",
-                      who, to_string(format.frame_rate),
-                      static_cast<double>(format.frame_rate.den) / format.frame_rate.num, kMostFrameSeconds);
+    return make_error(
+        ErrorCode::unsupported,
+        "{}: StreamStart.frame_rate {} cannot be recorded: a frame would last {:.0f} s, "
+        "and a recording's frames last at most {} s",
+        who, to_string(format.frame_rate),
+        static_cast<double>(format.frame_rate.den) / format.frame_rate.num, kMostFrameSeconds);
   }
   if (const int rc = av_image_check_size(format.width, format.height, 0, nullptr); rc < 0) {
-    return make_error(ErrorCode::unsupported, "{}: StreamStart.width x height {}x{} too large for FFmpeg",
-                      who, format.width, format.height);
+    return make_error(ErrorCode::unsupported,
+                      "{}: StreamStart.width x height {}x{} too large for FFmpeg", who,
+                      format.width, format.height);
   }
   // DNxHR's smallest picture (FFmpeg's dnxhd encoder refuses smaller ones).
   if (choice->codec->id == AV_CODEC_ID_DNXHD && (format.width < 256 || format.height < 120)) {
     return make_error(ErrorCode::unsupported,
-                      "{}: StreamStart.width x height {}x{} too small for {} (at least 256x120)", who,
-                      format.width, format.height, choice->codec->name);
+                      "{}: StreamStart.width x height {}x{} too small for {} (at least 256x120)",
+                      who, format.width, format.height, choice->codec->name);
   }
   return {};
 }
@@ -313,21 +323,24 @@ struct Recorder::Impl {
   // Creation order; destroyed backwards: frames and sws, the encoder, the muxer, then the
   // AVIOContext it wrote through and the file under that; last the CUDA stream FFmpeg's CUDA
   // device (NVENC) queues its work on.
-  std::shared_ptr<cuda::Device> gpu;         // NVENC from GPU memory: the GPU the frames are on
-  std::unique_ptr<cuda::Stream> gpu_copies;  // our copies into the pool and NVENC's reads, in one order
+  std::shared_ptr<cuda::Device> gpu;  // NVENC from GPU memory: the GPU the frames are on
+  std::unique_ptr<cuda::Stream>
+      gpu_copies;  // our copies into the pool and NVENC's reads, in one order
   MuxerOutput muxer_out;
   UniqueOutputContext output;
   UniqueCodecContext encoder;
   UniquePool pool;  // buffers for the frames handed to the encoder (it may hold several)
   UniqueSws sws;
-  std::vector<uint8_t> padded;  // a frame that ends where its memory may, copied for libswscale (scale_within)
+  std::vector<uint8_t>
+      padded;  // a frame that ends where its memory may, copied for libswscale (scale_within)
   UniqueFrame frame;
   UniquePacket packet;
-  UniqueBufferRef hw_frames;                // NVENC from GPU memory: FFmpeg's CUDA frame pool
-  std::shared_ptr<const cuda::Kernels> kernels;           // NVENC: a conversion on the GPU, if needed
+  UniqueBufferRef hw_frames;                     // NVENC from GPU memory: FFmpeg's CUDA frame pool
+  std::shared_ptr<const cuda::Kernels> kernels;  // NVENC: a conversion on the GPU, if needed
   std::optional<cuda::Kernels::Conversion> conversion;
   AVStream* stream = nullptr;  // owned by output
-  std::vector<std::unique_ptr<AudioTrack>> audio;  // beside the picture; their streams owned by output
+  std::vector<std::unique_ptr<AudioTrack>>
+      audio;  // beside the picture; their streams owned by output
   // What the pts repairs moved the picture by, so audio moves with it (ns, file - sender).
   int64_t repair_offset_ns = 0;
   RecorderOptions options;
@@ -351,7 +364,7 @@ struct Recorder::Impl {
   Clock::time_point status_last = Clock::now();
   Clock::time_point warned_last{};
   uint64_t status_frames = 0;
-  double busy_s = 0;  // seconds inside write() since status_last
+  double busy_s = 0;                  // seconds inside write() since status_last
   std::atomic<double> last_speed{0};  // update_speed()'s last result, for other threads
 
   Result<void> drain() {
@@ -385,11 +398,11 @@ struct Recorder::Impl {
     if (const auto bad = mask_samples_to_10_bits(f)) {
       if (frames_masked++ == 0) {
         static constexpr const char* kPlanes[] = {"Y", "Cb", "Cr"};
-        log().warn("[{}] frame {}: yuv422p10le {} sample at row {} column {} is {}, above the "
-                   "10-bit maximum 1023 ({} such samples in the frame); masked to its low 10 "
-                   "bits, as in every later frame, so the encoder codes the rest losslessly",
-                   who, frames, kPlanes[bad->plane], bad->row, bad->column, bad->value,
-                   bad->count);
+        log().warn(
+            "[{}] frame {}: yuv422p10le {} sample at row {} column {} is {}, above the "
+            "10-bit maximum 1023 ({} such samples in the frame); masked to its low 10 "
+            "bits, as in every later frame, so the encoder codes the rest losslessly",
+            who, frames, kPlanes[bad->plane], bad->row, bad->column, bad->value, bad->count);
       }
     }
   }
@@ -404,7 +417,8 @@ struct Recorder::Impl {
     if (!first_pts_ns) first_pts_ns = pts_ns;
     int64_t since_first = 0;
     const bool overflow = __builtin_sub_overflow(pts_ns, *first_pts_ns, &since_first);
-    const int64_t max_jump = av_rescale_q(AudioTrack::kMostGapNs, AVRational{1, 1'000'000'000}, encoder->time_base);
+    const int64_t max_jump =
+        av_rescale_q(AudioTrack::kMostGapNs, AVRational{1, 1'000'000'000}, encoder->time_base);
     int64_t pts = overflow ? 0
                            : av_rescale_q_rnd(since_first, AVRational{1, 1000000000},
                                               encoder->time_base, AV_ROUND_NEAR_INF);
@@ -416,16 +430,18 @@ struct Recorder::Impl {
     const bool jump = overflow || pts - last_pts > max_jump;
     if (backwards || jump) {
       if (jump && pts_jumps++ == 0) {
-        log().warn("[{}] frame {}: pts {} ns jumps more than {} s from the previous frame's; "
-                   "the recording continues one frame later (as for every such jump)",
-                   who, frames, pts_ns, AudioTrack::kMostGapNs / 1'000'000'000);
+        log().warn(
+            "[{}] frame {}: pts {} ns jumps more than {} s from the previous frame's; "
+            "the recording continues one frame later (as for every such jump)",
+            who, frames, pts_ns, AudioTrack::kMostGapNs / 1'000'000'000);
       }
       pts = last_pts + 1;
       // The audio keeps to the picture: it is moved as the frame was (where the move can be
       // told: a pts whose distance overflows leaves the last move in place).
       int64_t moved = 0;
-      if (!overflow && !__builtin_sub_overflow(av_rescale_q(pts, encoder->time_base, AVRational{1, 1000000000}),
-                                               since_first, &moved)) {
+      if (!overflow &&
+          !__builtin_sub_overflow(av_rescale_q(pts, encoder->time_base, AVRational{1, 1000000000}),
+                                  since_first, &moved)) {
         repair_offset_ns = moved;
       }
     }
@@ -469,7 +485,8 @@ struct Recorder::Impl {
   AudioTrack::WritePacket write_audio_packet() {
     return [this](AVPacket* p) -> Result<void> {
       if (const int rc = av_interleaved_write_frame(output.get(), p); rc < 0) {
-        return Unexpected(muxer_out.error_or(av_error(who, "av_interleaved_write_frame(audio)", rc)));
+        return Unexpected(
+            muxer_out.error_or(av_error(who, "av_interleaved_write_frame(audio)", rc)));
       }
       return {};
     };
@@ -517,9 +534,10 @@ struct Recorder::Impl {
     const double speed = busy_s > 0 && fps > 0 ? n / busy_s / fps : 0;
     last_speed.store(speed, std::memory_order_relaxed);
     if (n > 0 && speed < 1.0 && now - warned_last >= std::chrono::seconds(5)) {
-      log().warn("[{}] the encoder runs at {:.2f}x real time: the ring fills and the sender is "
-                 "held back (a live sender drops)",
-                 who, speed);
+      log().warn(
+          "[{}] the encoder runs at {:.2f}x real time: the ring fills and the sender is "
+          "held back (a live sender drops)",
+          who, speed);
       warned_last = now;
     }
     status_last = now;
@@ -530,7 +548,8 @@ struct Recorder::Impl {
 
 // NVENC from GPU memory: FFmpeg's CUDA device on the GPU's primary context, and a pool of
 // CUDA frames in the stream's format that the encoder is told to expect.
-Result<void> Recorder::Impl::open_cuda_frames(AVCodecContext* enc, const AVCodec* codec, int ordinal) {
+Result<void> Recorder::Impl::open_cuda_frames(AVCodecContext* enc, const AVCodec* codec,
+                                              int ordinal) {
   Impl& s = *this;
   auto device = cuda::Device::shared(ordinal);
   if (!device) return Unexpected(device.error().context(s.who));
@@ -561,17 +580,18 @@ Result<void> Recorder::Impl::open_cuda_frames(AVCodecContext* enc, const AVCodec
       if (c.from == s.format.pixel_format && takes(c.to)) found = &c;
     }
     if (!found) {
-      return make_error(ErrorCode::unsupported,
-                        "{}: {} does not take {} frames from GPU memory, and nothing here converts them "
-                        "on the GPU (nv12, p010, i420, rgba and bgra it takes; uyvy422, yuyv422, "
-                        "yuv422p10le and rgb24 are converted): record from --memory host",
-                        s.who, codec->name, name(s.format.pixel_format));
+      return make_error(
+          ErrorCode::unsupported,
+          "{}: {} does not take {} frames from GPU memory, and nothing here converts them "
+          "on the GPU (nv12, p010, i420, rgba and bgra it takes; uyvy422, yuyv422, "
+          "yuv422p10le and rgb24 are converted): record from --memory host",
+          s.who, codec->name, name(s.format.pixel_format));
     }
     auto loaded = cuda::Kernels::shared(s.gpu);
     if (!loaded) {
-      return Unexpected(loaded.error().context(fmt::format("{}: {} frames need converting to {} on the GPU for {}",
-                                                            s.who, name(s.format.pixel_format),
-                                                            av_name(found->to), codec->name)));
+      return Unexpected(loaded.error().context(
+          fmt::format("{}: {} frames need converting to {} on the GPU for {}", s.who,
+                      name(s.format.pixel_format), av_name(found->to), codec->name)));
     }
     s.kernels = std::move(*loaded);
     s.conversion = found->conversion;
@@ -647,24 +667,25 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
     encode_format = *input_format;
     if (list) {
       bool supported = false;
-      for (const AVPixelFormat* p = list; *p != AV_PIX_FMT_NONE; ++p) supported |= *p == *input_format;
-      if (!supported) encode_format = avcodec_find_best_pix_fmt_of_list(list, *input_format, 0, nullptr);
+      for (const AVPixelFormat* p = list; *p != AV_PIX_FMT_NONE; ++p)
+        supported |= *p == *input_format;
+      if (!supported)
+        encode_format = avcodec_find_best_pix_fmt_of_list(list, *input_format, 0, nullptr);
     }
   }
   impl->encode_format = encode_format;
   // Raw video keeps the words as they came; v210 unpacks to 10-bit values only.
-  impl->mask_to_10_bits = (*input_format == AV_PIX_FMT_YUV422P10LE ||
-                           *input_format == AV_PIX_FMT_YUV444P10LE) &&
-                          encode_format == *input_format &&
-                          format.pixel_format != PixelFormat::v210 &&
-                          codec->id != AV_CODEC_ID_RAWVIDEO &&
-                          codec->id != AV_CODEC_ID_WRAPPED_AVFRAME;
+  impl->mask_to_10_bits =
+      (*input_format == AV_PIX_FMT_YUV422P10LE || *input_format == AV_PIX_FMT_YUV444P10LE) &&
+      encode_format == *input_format && format.pixel_format != PixelFormat::v210 &&
+      codec->id != AV_CODEC_ID_RAWVIDEO && codec->id != AV_CODEC_ID_WRAPPED_AVFRAME;
 
   AVFormatContext* raw = nullptr;
   if (const int rc = avformat_alloc_output_context2(&raw, nullptr, choice->container->muxer,
                                                     options.path.c_str());
       rc < 0 || !raw) {
-    return Unexpected(av_error(who, "avformat_alloc_output_context2", rc < 0 ? rc : AVERROR(ENOMEM)));
+    return Unexpected(
+        av_error(who, "avformat_alloc_output_context2", rc < 0 ? rc : AVERROR(ENOMEM)));
   }
   impl->output.reset(raw);
   auto encoder = make_codec_context(codec, who);
@@ -674,15 +695,18 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   enc->width = static_cast<int>(format.width);
   enc->height = static_cast<int>(format.height);
   enc->pix_fmt = encode_format;
-  enc->time_base = AVRational{static_cast<int>(format.frame_rate.den), static_cast<int>(format.frame_rate.num)};
-  enc->framerate = AVRational{static_cast<int>(format.frame_rate.num), static_cast<int>(format.frame_rate.den)};
+  enc->time_base =
+      AVRational{static_cast<int>(format.frame_rate.den), static_cast<int>(format.frame_rate.num)};
+  enc->framerate =
+      AVRational{static_cast<int>(format.frame_rate.num), static_cast<int>(format.frame_rate.den)};
   enc->sample_aspect_ratio = AVRational{1, 1};
   enc->thread_count = 0;  // one per core; ProRes and FFV1 are intra-only, so threads scale
   enc->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
   if (choice->codec->av_profile != FF_PROFILE_UNKNOWN) enc->profile = choice->codec->av_profile;
   if (choice->codec->profile && av_opt_find(enc->priv_data, "profile", nullptr, 0, 0)) {
     if (const int rc = av_opt_set(enc->priv_data, "profile", choice->codec->profile, 0); rc < 0) {
-      return Unexpected(av_error(who, fmt::format("{} profile {}", codec->name, choice->codec->profile), rc));
+      return Unexpected(
+          av_error(who, fmt::format("{} profile {}", codec->name, choice->codec->profile), rc));
     }
   }
   if (choice->codec->id == AV_CODEC_ID_FFV1) {
@@ -693,20 +717,23 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   // The stream's colour goes into the encoder (ProRes frame headers, H.264/HEVC VUI) and from
   // there into the container: `colr` in .mov and .mp4, Colour elements in Matroska.
   set_colour(*enc, format.colour);
-  if (traits(format.pixel_format).rgb && !(av_pix_fmt_desc_get(encode_format)->flags & AV_PIX_FMT_FLAG_RGB)) {
+  if (traits(format.pixel_format).rgb &&
+      !(av_pix_fmt_desc_get(encode_format)->flags & AV_PIX_FMT_FLAG_RGB)) {
     // RGB converted into YUV here: the matrix and range libswscale is told (encode_frame).
     enc->colorspace = format.height >= 720 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M;
     enc->color_range = AVCOL_RANGE_MPEG;
   }
   const bool nvenc = std::string_view(codec->name).ends_with("_nvenc");
   if (nvenc && options.gpu_frames) {
-    if (auto ok = impl->open_cuda_frames(enc, codec, *options.gpu_frames); !ok) return Unexpected(ok.error());
+    if (auto ok = impl->open_cuda_frames(enc, codec, *options.gpu_frames); !ok)
+      return Unexpected(ok.error());
     encode_format = impl->encode_format;
   }
   LogCapture said;  // NVENC says why it cannot open (no encode device, ...) only in its log
   if (const int rc = avcodec_open2(enc, codec, nullptr); rc < 0) {
-    return Unexpected(said.error(who, fmt::format("avcodec_open2({} {}x{} {})", codec->name,
-                                                  enc->width, enc->height, av_name(encode_format)),
+    return Unexpected(said.error(who,
+                                 fmt::format("avcodec_open2({} {}x{} {})", codec->name, enc->width,
+                                             enc->height, av_name(encode_format)),
                                  rc));
   }
 
@@ -737,7 +764,8 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
 
   if (!(raw->oformat->flags & AVFMT_NOFILE)) {
     // A write(2) per MiB: ProRes frames are larger.
-    if (auto ok = impl->muxer_out.open(options.path, options.abort_fd, raw, who); !ok) return Unexpected(ok.error());
+    if (auto ok = impl->muxer_out.open(options.path, options.abort_fd, raw, who); !ok)
+      return Unexpected(ok.error());
   }
   if (options.start_wall_ns) {
     // When the first frame was sent, so files of several cameras can be lined up.
@@ -754,8 +782,9 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
     // fragment, so the edit lists that line the tracks up can be written; mov (intra-only
     // pictures, PCM) needs none and writes it at once.
     av_dict_set(&raw_opts, "movflags",
-                std::string_view(choice->container->muxer) == "mp4" ? "+delay_moov+default_base_moof"
-                                                                    : "+empty_moov+default_base_moof",
+                std::string_view(choice->container->muxer) == "mp4"
+                    ? "+delay_moov+default_base_moof"
+                    : "+empty_moov+default_base_moof",
                 0);
     av_dict_set(&raw_opts, "frag_duration", "1000000", 0);
   }
@@ -803,7 +832,8 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
   AVFrame* frame = s.frame.get();
   av_frame_unref(frame);
   frame->buf[0] = av_buffer_pool_get(s.pool.get());
-  if (!frame->buf[0]) return make_error(ErrorCode::resource, "{}: av_buffer_pool_get failed", s.who);
+  if (!frame->buf[0])
+    return make_error(ErrorCode::resource, "{}: av_buffer_pool_get failed", s.who);
   frame->format = s.encode_format;
   frame->width = static_cast<int>(s.format.width);
   frame->height = static_cast<int>(s.format.height);
@@ -849,14 +879,16 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
     // In the stream's matrix and range, and out in the encoder's (the same, or for RGB into
     // YUV the ones set at open), not libswscale's BT.601 limited.
     const AVCodecContext* enc = s.encoder.get();
-    const bool in_full = s.format.colour.range == colour::kFull || traits(s.format.pixel_format).rgb;
+    const bool in_full =
+        s.format.colour.range == colour::kFull || traits(s.format.pixel_format).rgb;
     const bool out_full = enc->color_range == AVCOL_RANGE_JPEG;
-    sws_setColorspaceDetails(s.sws.get(), sws_getCoefficients(sws_matrix(s.format.colour.matrix, s.format.height)),
-                             in_full ? 1 : 0,
-                             sws_getCoefficients(sws_matrix(static_cast<uint8_t>(enc->colorspace), s.format.height)),
-                             out_full ? 1 : 0, 0, 1 << 16, 1 << 16);
-    scale_within(s.sws.get(), s.input_format, frame->width, frame->height, src, src_linesize, frame->data,
-                 frame->linesize, s.padded);
+    sws_setColorspaceDetails(
+        s.sws.get(), sws_getCoefficients(sws_matrix(s.format.colour.matrix, s.format.height)),
+        in_full ? 1 : 0,
+        sws_getCoefficients(sws_matrix(static_cast<uint8_t>(enc->colorspace), s.format.height)),
+        out_full ? 1 : 0, 0, 1 << 16, 1 << 16);
+    scale_within(s.sws.get(), s.input_format, frame->width, frame->height, src, src_linesize,
+                 frame->data, frame->linesize, s.padded);
   }
   return s.encode(pts_ns, began);
 }
@@ -891,9 +923,9 @@ Result<void> Recorder::write(FrameLease lease) {
   // after this returns) and the slot's credit goes back when the encoder lets it go.
   const size_t bytes = lease.data().size();
   auto* held = new FrameLease(std::move(lease));
-  frame->buf[0] = av_buffer_create(reinterpret_cast<uint8_t*>(base), bytes,
-                                   [](void* opaque, uint8_t*) { delete static_cast<FrameLease*>(opaque); },
-                                   held, 0);
+  frame->buf[0] = av_buffer_create(
+      reinterpret_cast<uint8_t*>(base), bytes,
+      [](void* opaque, uint8_t*) { delete static_cast<FrameLease*>(opaque); }, held, 0);
   if (!frame->buf[0]) {
     delete held;
     return make_error(ErrorCode::resource, "{}: av_buffer_create failed", s.who);
@@ -910,8 +942,8 @@ Result<void> Recorder::finish() {
   }
   s.finished = true;
   if (s.frames_masked > 0) {
-    log().warn("[{}] {} of {} frames had yuv422p10le samples above 1023, masked to 10 bits",
-               s.who, s.frames_masked, s.frames);
+    log().warn("[{}] {} of {} frames had yuv422p10le samples above 1023, masked to 10 bits", s.who,
+               s.frames_masked, s.frames);
   }
   std::optional<Error> error;
   if (const int rc = avcodec_send_frame(s.encoder.get(), nullptr); rc < 0 && rc != AVERROR_EOF) {
@@ -942,19 +974,20 @@ Result<void> Recorder::write_audio(uint32_t track, int64_t pts_ns, uint32_t samp
   if (track >= s.audio.size()) {
     return make_error(ErrorCode::invalid_argument, "{}: audio track {} not opened", s.who, track);
   }
-  if (!s.first_pts_ns) return make_error(ErrorCode::invalid_argument, "{}: audio before the first frame", s.who);
+  if (!s.first_pts_ns)
+    return make_error(ErrorCode::invalid_argument, "{}: audio before the first frame", s.who);
   int64_t since_origin = 0;
   if (__builtin_sub_overflow(pts_ns, *s.first_pts_ns, &since_origin) ||
       __builtin_add_overflow(since_origin, s.repair_offset_ns, &since_origin)) {
     since_origin = std::numeric_limits<int64_t>::max() / 2;  // beyond any gap: continued in place
   }
-  return s.audio[track]->write(since_origin, samples, data, s.video_end_ns(), s.write_audio_packet());
+  return s.audio[track]->write(since_origin, samples, data, s.video_end_ns(),
+                               s.write_audio_packet());
 }
 
 void Recorder::end_audio(uint32_t track) {
   if (track < impl_->audio.size()) impl_->audio[track]->end();
 }
-
 
 std::vector<RecordedAudio> Recorder::audio() const {
   std::vector<RecordedAudio> out;
@@ -974,7 +1007,8 @@ bool recorder_holds_audio(const std::string& path) {
 Result<void> check_recorder_audio(const RecorderOptions& options, const proto::AudioStart& format) {
   auto choice = choose(options);
   if (!choice) return Unexpected(choice.error());
-  if (std::string_view(choice->container->muxer) == "yuv4mpegpipe") return {};  // holds none: dropped
+  if (std::string_view(choice->container->muxer) == "yuv4mpegpipe")
+    return {};  // holds none: dropped
   auto codec = AudioTrack::encoder_for(choice->container->muxer, format);
   if (!codec) return Unexpected(codec.error().context(fmt::format("--output {}", options.path)));
   return {};

@@ -66,7 +66,8 @@ struct PendingAudio {
 // BT.601, limited; into RGB: full).
 Colour stream_colour(const AVCodecContext& dec, PixelFormat out, uint32_t height) {
   Colour c = colour_of(dec.color_primaries, dec.color_trc, dec.colorspace, dec.color_range);
-  const AVPixFmtDescriptor* in = av_pix_fmt_desc_get(dec.sw_pix_fmt != AV_PIX_FMT_NONE ? dec.sw_pix_fmt : dec.pix_fmt);
+  const AVPixFmtDescriptor* in =
+      av_pix_fmt_desc_get(dec.sw_pix_fmt != AV_PIX_FMT_NONE ? dec.sw_pix_fmt : dec.pix_fmt);
   const bool in_rgb = in && (in->flags & AV_PIX_FMT_FLAG_RGB);
   if (traits(out).rgb) {
     c.matrix = 0;
@@ -86,17 +87,17 @@ struct Source::Impl {
   // Creation order; members are destroyed backwards (sws and frames before the codec, the
   // codec before the demuxer whose stream it decodes, and all of them before the CUDA stream
   // FFmpeg's CUDA device queues its work on).
-  std::shared_ptr<cuda::Device> gpu;        // --hwaccel cuda: the GPU, for our copies
+  std::shared_ptr<cuda::Device> gpu;         // --hwaccel cuda: the GPU, for our copies
   std::unique_ptr<cuda::Stream> gpu_copies;  // NVDEC's and our copies, in one order
   UniqueInputContext input;
   UniqueCodecContext decoder;
   UniquePacket packet;
   UniqueFrame frame;
-  UniqueFrame downloaded;       // --hwaccel into host memory: the frame brought down
+  UniqueFrame downloaded;  // --hwaccel into host memory: the frame brought down
   UniqueSws sws;
-  UniqueBufferRef hw_device;    // --hwaccel cuda: FFmpeg's CUDA device (our context and stream)
-  std::string hw_refused;       // why the decoder could not decode on the GPU
-  bool cuda_chosen = false;     // the decoder was told to give CUDA frames (its hwaccel starts)
+  UniqueBufferRef hw_device;  // --hwaccel cuda: FFmpeg's CUDA device (our context and stream)
+  std::string hw_refused;     // why the decoder could not decode on the GPU
+  bool cuda_chosen = false;   // the decoder was told to give CUDA frames (its hwaccel starts)
   const LogCapture* decoding_log = nullptr;  // what FFmpeg says while a packet is decoded
   std::vector<std::byte> staging;  // read_frame_to_gpu without NVDEC: the frame on the host
   int stream_index = -1;
@@ -104,16 +105,16 @@ struct Source::Impl {
   proto::StreamStart format;
   AVPixelFormat target = AV_PIX_FMT_NONE;
   SourceOptions options;
-  std::string who;              // "-i clip.mp4"
+  std::string who;  // "-i clip.mp4"
   bool live = false;
   bool paced_by_input = false;
-  bool draining = false;        // the demuxer is at its end; the decoder is being flushed
+  bool draining = false;  // the demuxer is at its end; the decoder is being flushed
   bool converting_logged = false;
-  int64_t period_ns = 0;        // one frame at the stream's rate
+  int64_t period_ns = 0;                   // one frame at the stream's rate
   int64_t pass_first_ts = AV_NOPTS_VALUE;  // first timestamp of this pass over the file
-  int64_t pass_offset_ns = 0;   // pts of this pass's first frame
-  int64_t last_pts_ns = -1;     // pts of the last frame returned
-  uint64_t pass_frames = 0;     // frames returned in this pass
+  int64_t pass_offset_ns = 0;              // pts of this pass's first frame
+  int64_t last_pts_ns = -1;                // pts of the last frame returned
+  uint64_t pass_frames = 0;                // frames returned in this pass
   // Audio beside the picture, and what was decoded of it not yet taken.
   std::vector<AudioInput> audio;
   std::vector<PendingAudio> pending_audio;  // this pass's, origin not applied yet
@@ -131,7 +132,8 @@ struct Source::Impl {
     if (!origin) origin = pass_origin_ns();
     if (!origin) return;
     for (auto& a : pending_audio) {
-      decoded_audio.push_back({a.track, pass_offset_ns + a.ts_ns - *origin, a.samples, std::move(a.data)});
+      decoded_audio.push_back(
+          {a.track, pass_offset_ns + a.ts_ns - *origin, a.samples, std::move(a.data)});
     }
     pending_audio.clear();
   }
@@ -144,7 +146,8 @@ struct Source::Impl {
       log().warn("[{}] skipping an audio packet the decoder rejects: {}", who, error_text(rc));
       return {};
     }
-    if (rc < 0 && rc != AVERROR_EOF) return Unexpected(av_error(who, "avcodec_send_packet(audio)", rc));
+    if (rc < 0 && rc != AVERROR_EOF)
+      return Unexpected(av_error(who, "avcodec_send_packet(audio)", rc));
     for (;;) {
       AVFrame* f = audio_frame.get();
       rc = avcodec_receive_frame(in.audio.decoder.get(), f);
@@ -156,7 +159,8 @@ struct Source::Impl {
       av_frame_unref(f);
       if (!samples) return Unexpected(samples.error());
       if (count == 0) continue;
-      const int64_t ts_ns = ts == AV_NOPTS_VALUE ? 0 : av_rescale_q(ts, in.time_base, AVRational{1, 1000000000});
+      const int64_t ts_ns =
+          ts == AV_NOPTS_VALUE ? 0 : av_rescale_q(ts, in.time_base, AVRational{1, 1000000000});
       pending_audio.push_back({in.track, ts_ns, count, std::move(*samples)});
     }
   }
@@ -200,10 +204,11 @@ struct Source::Impl {
                   (config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) != 0;
     }
     if (!has_cuda) {
-      return make_error(ErrorCode::unsupported,
-                        "{} --hwaccel cuda: FFmpeg's {} decoder cannot decode with NVDEC (h264, hevc, "
-                        "vp9, av1, mpeg2 and others can): leave out --hwaccel",
-                        who, codec->name);
+      return make_error(
+          ErrorCode::unsupported,
+          "{} --hwaccel cuda: FFmpeg's {} decoder cannot decode with NVDEC (h264, hevc, "
+          "vp9, av1, mpeg2 and others can): leave out --hwaccel",
+          who, codec->name);
     }
     // NVDEC copies each decoded picture into its frame on FFmpeg's device's stream: ours, so
     // that our copy of the frame waits for it.
@@ -238,15 +243,17 @@ struct Source::Impl {
       // Asked again without CUDA: NVDEC did not start (FFmpeg drops a format whose hwaccel
       // fails to initialise and asks again). What it logged says why.
       const std::string said = self->decoding_log ? self->decoding_log->text() : std::string();
-      self->hw_refused = fmt::format("{}: NVDEC on {} could not start{}: leave out --hwaccel to decode on the CPU",
-                                     self->who, self->gpu->describe(), said.empty() ? "" : " (" + said + ")");
+      self->hw_refused =
+          fmt::format("{}: NVDEC on {} could not start{}: leave out --hwaccel to decode on the CPU",
+                      self->who, self->gpu->describe(), said.empty() ? "" : " (" + said + ")");
       return AV_PIX_FMT_NONE;
     }
     const char* profile = avcodec_profile_name(dec->codec_id, dec->profile);
     self->hw_refused = fmt::format(
-        "{}: NVDEC on {} cannot decode this stream ({}{}{}, {} {}x{}): leave out --hwaccel to decode on the CPU",
-        self->who, self->gpu->describe(), dec->codec->name, profile ? " " : "", profile ? profile : "",
-        av_name(dec->sw_pix_fmt), dec->width, dec->height);
+        "{}: NVDEC on {} cannot decode this stream ({}{}{}, {} {}x{}): leave out --hwaccel to "
+        "decode on the CPU",
+        self->who, self->gpu->describe(), dec->codec->name, profile ? " " : "",
+        profile ? profile : "", av_name(dec->sw_pix_fmt), dec->width, dec->height);
     return AV_PIX_FMT_NONE;
   }
 
@@ -285,7 +292,8 @@ struct Source::Impl {
           if (auto ok = decode_audio(a, nullptr); !ok) return Unexpected(ok.error());
         }
         rc = avcodec_send_packet(decoder.get(), nullptr);
-        if (rc < 0 && rc != AVERROR_EOF) return Unexpected(decode_error("avcodec_send_packet(flush)", rc));
+        if (rc < 0 && rc != AVERROR_EOF)
+          return Unexpected(decode_error("avcodec_send_packet(flush)", rc));
         continue;
       }
       if (rc < 0) return Unexpected(av_error(who, "av_read_frame", rc));
@@ -314,14 +322,16 @@ struct Source::Impl {
     if (options.audio == SourceOptions::Audio::none) return {};
     std::vector<int> streams;  // the input's audio streams, in order
     for (unsigned i = 0; i < input->nb_streams; ++i) {
-      if (input->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) streams.push_back(static_cast<int>(i));
+      if (input->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO)
+        streams.push_back(static_cast<int>(i));
     }
     std::vector<int> chosen;
     switch (options.audio) {
       case SourceOptions::Audio::none: break;
       case SourceOptions::Audio::first:
         if (!streams.empty()) {
-          const int best = av_find_best_stream(input.get(), AVMEDIA_TYPE_AUDIO, -1, stream_index, nullptr, 0);
+          const int best =
+              av_find_best_stream(input.get(), AVMEDIA_TYPE_AUDIO, -1, stream_index, nullptr, 0);
           chosen.push_back(best >= 0 ? best : streams.front());
         }
         break;
@@ -329,8 +339,9 @@ struct Source::Impl {
       case SourceOptions::Audio::listed:
         for (int n : options.audio_streams) {
           if (n < 0 || static_cast<size_t>(n) >= streams.size()) {
-            return make_error(ErrorCode::invalid_argument, "{}: --audio {}: the input has {} audio stream{} (0..{})",
-                              who, n, streams.size(), streams.size() == 1 ? "" : "s",
+            return make_error(ErrorCode::invalid_argument,
+                              "{}: --audio {}: the input has {} audio stream{} (0..{})", who, n,
+                              streams.size(), streams.size() == 1 ? "" : "s",
                               static_cast<int>(streams.size()) - 1);
           }
           chosen.push_back(streams[static_cast<size_t>(n)]);
@@ -338,12 +349,14 @@ struct Source::Impl {
         break;
     }
     if (chosen.size() > proto::kMaxAudioStreams) {
-      return make_error(ErrorCode::invalid_argument, "{}: {} audio streams chosen; a stream carries at most {}", who,
+      return make_error(ErrorCode::invalid_argument,
+                        "{}: {} audio streams chosen; a stream carries at most {}", who,
                         chosen.size(), proto::kMaxAudioStreams);
     }
     for (int index : chosen) {
       AVStream* st = input->streams[index];
-      const int ordinal = static_cast<int>(std::find(streams.begin(), streams.end(), index) - streams.begin());
+      const int ordinal =
+          static_cast<int>(std::find(streams.begin(), streams.end(), index) - streams.begin());
       AudioInput in;
       in.stream_index = index;
       in.time_base = st->time_base;
@@ -354,8 +367,9 @@ struct Source::Impl {
       const AVDictionaryEntry* title = av_dict_get(st->metadata, "title", nullptr, 0);
       const AVDictionaryEntry* language = av_dict_get(st->metadata, "language", nullptr, 0);
       f.name = title ? title->value
-               : language && std::string_view(language->value) != "und" ? language->value
-                                                                        : fmt::format("audio {}", ordinal);
+               : language && std::string_view(language->value) != "und"
+                   ? language->value
+                   : fmt::format("audio {}", ordinal);
       if (f.name.size() >= proto::kNameBytes) f.name.resize(proto::kNameBytes - 1);
       in.track = static_cast<uint32_t>(audio.size());
       log().info("[{}] audio {}: {} \"{}\"", who, ordinal, in.audio.describe(), f.name);
@@ -389,7 +403,8 @@ struct Source::Impl {
     if (frame->format != AV_PIX_FMT_CUDA) return frame.get();
     av_frame_unref(downloaded.get());
     if (const int rc = av_hwframe_transfer_data(downloaded.get(), frame.get(), 0); rc < 0) {
-      return Unexpected(av_error(who, "av_hwframe_transfer_data (downloading a decoded frame)", rc));
+      return Unexpected(
+          av_error(who, "av_hwframe_transfer_data (downloading a decoded frame)", rc));
     }
     return downloaded.get();
   }
@@ -399,13 +414,15 @@ struct Source::Impl {
   // (the sender refuses --hwaccel and --memory on different GPUs).
   Result<void> copy_on_gpu(cuda::DevicePtr out) {
     const auto* frames = reinterpret_cast<const AVHWFramesContext*>(frame->hw_frames_ctx->data);
-    if (nvdec_output(frames->sw_format) != format.pixel_format || frame->width != static_cast<int>(format.width) ||
+    if (nvdec_output(frames->sw_format) != format.pixel_format ||
+        frame->width != static_cast<int>(format.width) ||
         frame->height != static_cast<int>(format.height)) {
-      return make_error(ErrorCode::unsupported,
-                        "{}: NVDEC now gives {}x{} {} where the stream is {}x{} {} (the input changed "
-                        "mid-stream; with --hwaccel into GPU memory frames are not converted)",
-                        who, frame->width, frame->height, av_name(frames->sw_format), format.width,
-                        format.height, name(format.pixel_format));
+      return make_error(
+          ErrorCode::unsupported,
+          "{}: NVDEC now gives {}x{} {} where the stream is {}x{} {} (the input changed "
+          "mid-stream; with --hwaccel into GPU memory frames are not converted)",
+          who, frame->width, frame->height, av_name(frames->sw_format), format.width, format.height,
+          name(format.pixel_format));
     }
     if (auto ok = copy_cuda_frame(*gpu_copies, format, out, *frame, true); !ok) {
       return Unexpected(ok.error().context(who));
@@ -429,27 +446,29 @@ struct Source::Impl {
     }
     if (!converting_logged) {
       log().info("[{}] converting {}x{} {} to {}x{} {} with libswscale", who, src->width,
-                 src->height, av_name(src_format), format.width, format.height,
-                 av_name(target));
+                 src->height, av_name(src_format), format.width, format.height, av_name(target));
       converting_logged = true;
     }
     sws.reset(sws_getCachedContext(sws.release(), src->width, src->height, src_format,
-                                   static_cast<int>(format.width),
-                                   static_cast<int>(format.height), target, SWS_BICUBIC,
-                                   nullptr, nullptr, nullptr));
+                                   static_cast<int>(format.width), static_cast<int>(format.height),
+                                   target, SWS_BICUBIC, nullptr, nullptr, nullptr));
     if (!sws) {
-      return make_error(ErrorCode::unsupported, "{}: sws_getCachedContext({} {}x{} -> {} {}x{}) failed",
-                        who, av_name(src_format), src->width, src->height, av_name(target),
-                        format.width, format.height);
+      return make_error(ErrorCode::unsupported,
+                        "{}: sws_getCachedContext({} {}x{} -> {} {}x{}) failed", who,
+                        av_name(src_format), src->width, src->height, av_name(target), format.width,
+                        format.height);
     }
     // The matrix and range the stream says it is in, not libswscale's defaults (BT.601,
     // limited), from the input's own.
-    const Colour in = colour_of(src->color_primaries, src->color_trc, src->colorspace, src->color_range);
-    const bool in_full = in.range == colour::kFull || av_pix_fmt_desc_get(src_format)->flags & AV_PIX_FMT_FLAG_RGB ||
+    const Colour in =
+        colour_of(src->color_primaries, src->color_trc, src->colorspace, src->color_range);
+    const bool in_full = in.range == colour::kFull ||
+                         av_pix_fmt_desc_get(src_format)->flags & AV_PIX_FMT_FLAG_RGB ||
                          src_format == AV_PIX_FMT_YUVJ420P || src_format == AV_PIX_FMT_YUVJ422P ||
                          src_format == AV_PIX_FMT_YUVJ444P;
     const bool out_full = format.colour.range == colour::kFull || traits(format.pixel_format).rgb;
-    sws_setColorspaceDetails(sws.get(), sws_getCoefficients(sws_matrix(in.matrix, src->height)), in_full ? 1 : 0,
+    sws_setColorspaceDetails(sws.get(), sws_getCoefficients(sws_matrix(in.matrix, src->height)),
+                             in_full ? 1 : 0,
                              sws_getCoefficients(sws_matrix(format.colour.matrix, format.height)),
                              out_full ? 1 : 0, 0, 1 << 16, 1 << 16);
     sws_scale(sws.get(), src->data, src->linesize, 0, src->height, dst, dst_linesize);
@@ -461,7 +480,8 @@ struct Source::Impl {
     int64_t pts = last_pts_ns < 0 ? 0 : last_pts_ns + period_ns;
     if (ts != AV_NOPTS_VALUE) {
       if (pass_first_ts == AV_NOPTS_VALUE) pass_first_ts = ts;
-      pts = pass_offset_ns + av_rescale_q(ts - pass_first_ts, stream_time_base, AVRational{1, 1000000000});
+      pts = pass_offset_ns +
+            av_rescale_q(ts - pass_first_ts, stream_time_base, AVRational{1, 1000000000});
     }
     if (pts <= last_pts_ns) pts = last_pts_ns + 1;  // never backwards (B-frame reorder glitches)
     return pts;
@@ -545,23 +565,26 @@ Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
     // Decoded into GPU memory, frames keep the format NVDEC gives: nothing converts them.
     const auto nvdec = nvdec_output(dec->pix_fmt);
     if (!nvdec) {
-      return make_error(ErrorCode::unsupported,
-                        "{}: NVDEC cannot give {} ({}) as a format rdmavideo carries (nv12 for 8-bit "
-                        "4:2:0, p010 for 10-bit): leave out --hwaccel, or use --memory host",
-                        who, av_name(dec->pix_fmt), codec->name);
+      return make_error(
+          ErrorCode::unsupported,
+          "{}: NVDEC cannot give {} ({}) as a format rdmavideo carries (nv12 for 8-bit "
+          "4:2:0, p010 for 10-bit): leave out --hwaccel, or use --memory host",
+          who, av_name(dec->pix_fmt), codec->name);
     }
     if ((options.pixel_format && *options.pixel_format != *nvdec) ||
         (options.width && (*options.width != static_cast<uint32_t>(dec->width) ||
                            *options.height != static_cast<uint32_t>(dec->height)))) {
-      return make_error(ErrorCode::invalid_argument,
-                        "{}: decoded by NVDEC into GPU memory, frames stay {}x{} {} (nothing converts "
-                        "them there): leave out -s and --pix-fmt, or use --memory host",
-                        who, dec->width, dec->height, name(*nvdec));
+      return make_error(
+          ErrorCode::invalid_argument,
+          "{}: decoded by NVDEC into GPU memory, frames stay {}x{} {} (nothing converts "
+          "them there): leave out -s and --pix-fmt, or use --memory host",
+          who, dec->width, dec->height, name(*nvdec));
     }
     nvdec_format = nvdec;
   }
   if (options.cuda_decoder) {
-    if (auto ok = impl->open_nvdec(*options.cuda_decoder, codec); !ok) return Unexpected(ok.error());
+    if (auto ok = impl->open_nvdec(*options.cuda_decoder, codec); !ok)
+      return Unexpected(ok.error());
   }
   if (const int rc = avcodec_open2(dec, codec, nullptr); rc < 0) {
     return Unexpected(av_error(who, fmt::format("avcodec_open2({})", codec->name), rc));
@@ -619,11 +642,11 @@ bool Source::paced_by_input() const { return impl_->paced_by_input; }
 
 std::string Source::describe() const {
   const AVCodecContext* dec = impl_->decoder.get();
-  return fmt::format("{} {}x{} {} from {} ({}){}{}", dec->codec->name, dec->width, dec->height,
-                     av_name(dec->sw_pix_fmt != AV_PIX_FMT_NONE ? dec->sw_pix_fmt : dec->pix_fmt),
-                     impl_->options.input, impl_->input->iformat->name,
-                     impl_->options.loop ? ", looping" : "",
-                     impl_->gpu ? fmt::format(", decoded by NVDEC on {}", impl_->gpu->describe()) : "");
+  return fmt::format(
+      "{} {}x{} {} from {} ({}){}{}", dec->codec->name, dec->width, dec->height,
+      av_name(dec->sw_pix_fmt != AV_PIX_FMT_NONE ? dec->sw_pix_fmt : dec->pix_fmt),
+      impl_->options.input, impl_->input->iformat->name, impl_->options.loop ? ", looping" : "",
+      impl_->gpu ? fmt::format(", decoded by NVDEC on {}", impl_->gpu->describe()) : "");
 }
 
 bool Source::decodes_on_gpu() const { return impl_->hw_device != nullptr; }
@@ -659,7 +682,8 @@ Result<std::optional<Source::FrameInfo>> Source::read_frame(std::span<std::byte>
   return info;
 }
 
-Result<std::optional<Source::FrameInfo>> Source::read_frame_to_gpu(cuda::Device& device, cuda::DevicePtr out) {
+Result<std::optional<Source::FrameInfo>> Source::read_frame_to_gpu(cuda::Device& device,
+                                                                   cuda::DevicePtr out) {
   Impl& s = *impl_;
   if (!s.hw_device) {
     // Decoded on the CPU: read into host memory, then upload.
@@ -674,8 +698,10 @@ Result<std::optional<Source::FrameInfo>> Source::read_frame_to_gpu(cuda::Device&
   if (!*got) return std::optional<FrameInfo>{};
   auto copied = s.frame->format == AV_PIX_FMT_CUDA
                     ? s.copy_on_gpu(out)
-                    : Result<void>(make_error(ErrorCode::unsupported, "{}: the decoder gave a frame in host "
-                                                                      "memory where NVDEC was asked for", s.who));
+                    : Result<void>(make_error(ErrorCode::unsupported,
+                                              "{}: the decoder gave a frame in host "
+                                              "memory where NVDEC was asked for",
+                                              s.who));
   const FrameInfo info = s.delivered();
   if (!copied) return Unexpected(copied.error());
   return info;

@@ -126,10 +126,12 @@ std::string AudioCapture::describe() const { return {}; }
 struct AudioConverter::Impl {};
 AudioConverter::AudioConverter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 AudioConverter::~AudioConverter() = default;
-Result<std::unique_ptr<AudioConverter>> AudioConverter::open(const proto::AudioStart&, uint32_t, uint32_t) {
+Result<std::unique_ptr<AudioConverter>> AudioConverter::open(const proto::AudioStart&, uint32_t,
+                                                             uint32_t) {
   return make_error(ErrorCode::unsupported, "playing audio: {}", kMissing);
 }
-Result<std::span<const float>> AudioConverter::convert(uint32_t, std::span<const std::byte>, uint32_t) {
+Result<std::span<const float>> AudioConverter::convert(uint32_t, std::span<const std::byte>,
+                                                       uint32_t) {
   return std::span<const float>{};
 }
 Result<void> AudioConverter::compensate(int, int) { return {}; }
@@ -140,7 +142,8 @@ struct AudioFile::Impl {
 };
 AudioFile::AudioFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 AudioFile::~AudioFile() = default;
-Result<std::unique_ptr<AudioFile>> AudioFile::open(const std::string& path, const proto::AudioStart&, int) {
+Result<std::unique_ptr<AudioFile>> AudioFile::open(const std::string& path,
+                                                   const proto::AudioStart&, int) {
   return make_error(ErrorCode::unsupported, "--audio-output {}: {}", path, kMissing);
 }
 Result<void> AudioFile::frame(int64_t, Rational) { return {}; }
@@ -175,12 +178,14 @@ Result<proto::StreamStart> Canvas::fitted(const proto::StreamStart&, Rect) const
 struct Canvas::Fitter::Impl {};
 Canvas::Fitter::Fitter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Canvas::Fitter::~Fitter() = default;
-Result<void> Canvas::Fitter::fit(const proto::StreamStart&, std::span<const std::byte>, const proto::StreamStart&,
-                                 std::span<std::byte>) {
+Result<void> Canvas::Fitter::fit(const proto::StreamStart&, std::span<const std::byte>,
+                                 const proto::StreamStart&, std::span<std::byte>) {
   return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
 }
 std::unique_ptr<Canvas::Fitter> Canvas::fitter() const { return nullptr; }
-Result<void> Canvas::fill(Rect, Rgb) { return make_error(ErrorCode::unsupported, "--composite: {}", kMissing); }
+Result<void> Canvas::fill(Rect, Rgb) {
+  return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
+}
 Result<Rect> Canvas::label(int, int, std::string_view, int) {
   return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
 }
@@ -194,7 +199,8 @@ Result<std::unique_ptr<AudioMixer>> AudioMixer::open(uint32_t, uint32_t, uint32_
 }
 AudioMixer::AudioMixer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 AudioMixer::~AudioMixer() = default;
-Result<std::span<const float>> AudioMixer::mix(const std::vector<std::span<const float>>&, uint32_t) {
+Result<std::span<const float>> AudioMixer::mix(const std::vector<std::span<const float>>&,
+                                               uint32_t) {
   return make_error(ErrorCode::unsupported, "--composite-audio mix: {}", kMissing);
 }
 

@@ -109,7 +109,8 @@ Result<std::unique_ptr<ChannelListener>> listen(TransportKind kind, const Listen
 
 namespace rdmavideo::sender {
 
-Result<std::unique_ptr<SenderChannel>> connect_channel(TransportKind kind, const ConnectOptions& options) {
+Result<std::unique_ptr<SenderChannel>> connect_channel(TransportKind kind,
+                                                       const ConnectOptions& options) {
   if (kind == TransportKind::verbs) {
 #ifdef RDMAVIDEO_HAVE_VERBS
     return verbs::connect(options);

@@ -244,7 +244,8 @@ CUresult fake_mem_alloc(CUdeviceptr* at, size_t bytes) {
   const size_t size = (bytes + offset + 65535) / 65536 * 65536;
   {
     std::lock_guard lock(s.mutex);
-    if (s.device_bytes + size > static_cast<size_t>(env("FAKE_CUDA_MEMORY", 1L << 30))) return kOutOfMemory;
+    if (s.device_bytes + size > static_cast<size_t>(env("FAKE_CUDA_MEMORY", 1L << 30)))
+      return kOutOfMemory;
   }
   int fd = memfd_create("fake-cuda", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) return kOutOfMemory;
@@ -255,12 +256,14 @@ CUresult fake_mem_alloc(CUdeviceptr* at, size_t bytes) {
   auto base = reinterpret_cast<uintptr_t>(reserve);
   const uintptr_t aligned = (base + 65535) / 65536 * 65536;
   munmap(reserve, aligned - base);
-  if (const size_t tail = base + 65536 - aligned) munmap(reinterpret_cast<void*>(aligned + size), tail);
+  if (const size_t tail = base + 65536 - aligned)
+    munmap(reinterpret_cast<void*>(aligned + size), tail);
   // The device address maps the same pages, but nothing may read or write them there.
   mmap(reinterpret_cast<void*>(aligned), size, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, 0);
   std::lock_guard lock(s.mutex);
-  s.device[aligned + offset] = {fd, static_cast<std::byte*>(view) + offset, bytes, reinterpret_cast<void*>(aligned),
-                                view, size};
+  s.device[aligned + offset] = {fd,    static_cast<std::byte*>(view) + offset,
+                                bytes, reinterpret_cast<void*>(aligned),
+                                view,  size};
   s.device_bytes += size;
   ++counters.allocations_live;
   *at = aligned + offset;
@@ -403,7 +406,8 @@ CUresult fake_pointer_set_attribute(const void*, int, CUdeviceptr at) {
 }
 // A page-aligned range inside one allocation, as the driver takes it. The descriptor is of the
 // whole allocation (nothing here imports it at an offset).
-CUresult fake_dmabuf(void* handle, CUdeviceptr at, size_t bytes, int type, unsigned long long) {  // NOLINT
+CUresult fake_dmabuf(void* handle, CUdeviceptr at, size_t bytes, int type,
+                     unsigned long long) {  // NOLINT
   if (type != 1 || !env("FAKE_CUDA_DMABUF", 1)) return kNotSupported;
   const auto page = static_cast<CUdeviceptr>(sysconf(_SC_PAGESIZE));
   if (at % page != 0 || bytes % page != 0 || bytes == 0) return kInvalidValue;
@@ -412,8 +416,10 @@ CUresult fake_dmabuf(void* handle, CUdeviceptr at, size_t bytes, int type, unsig
   auto it = s.device.upper_bound(at);
   if (it == s.device.begin()) return kInvalidValue;
   --it;
-  const uintptr_t mapped_end = reinterpret_cast<uintptr_t>(it->second.mapped) + it->second.map_bytes;
-  if (at < reinterpret_cast<uintptr_t>(it->second.mapped) || at + bytes > mapped_end) return kInvalidValue;
+  const uintptr_t mapped_end =
+      reinterpret_cast<uintptr_t>(it->second.mapped) + it->second.map_bytes;
+  if (at < reinterpret_cast<uintptr_t>(it->second.mapped) || at + bytes > mapped_end)
+    return kInvalidValue;
   *static_cast<int*>(handle) = dup(it->second.fd);
   ++counters.dmabuf_exports;
   return kSuccess;
@@ -434,16 +440,20 @@ struct Copy2D {  // CUDA_MEMCPY2D
   size_t width, height;
 };
 CUresult fake_memcpy_2d_async(const Copy2D* c, void* stream) {
-  if (c->src_x || c->src_y || c->dst_x || c->dst_y || c->src_array || c->dst_array) return kInvalidValue;
+  if (c->src_x || c->src_y || c->dst_x || c->dst_y || c->src_array || c->dst_array)
+    return kInvalidValue;
   if (c->width > c->src_pitch || c->width > c->dst_pitch) return kInvalidValue;
   const size_t src_span = c->height ? (c->height - 1) * c->src_pitch + c->width : 0;
   const size_t dst_span = c->height ? (c->height - 1) * c->dst_pitch + c->width : 0;
   const std::byte* src = c->src_type == 2 ? alias(c->src_device, src_span)
                                           : static_cast<const std::byte*>(c->src_host);
-  std::byte* dst = c->dst_type == 2 ? alias(c->dst_device, dst_span) : static_cast<std::byte*>(c->dst_host);
+  std::byte* dst =
+      c->dst_type == 2 ? alias(c->dst_device, dst_span) : static_cast<std::byte*>(c->dst_host);
   if (!src || !dst) return kInvalidValue;
-  enqueue(stream, [=, width = c->width, height = c->height, src_pitch = c->src_pitch, dst_pitch = c->dst_pitch] {
-    for (size_t row = 0; row < height; ++row) std::memcpy(dst + row * dst_pitch, src + row * src_pitch, width);
+  enqueue(stream, [=, width = c->width, height = c->height, src_pitch = c->src_pitch,
+                   dst_pitch = c->dst_pitch] {
+    for (size_t row = 0; row < height; ++row)
+      std::memcpy(dst + row * dst_pitch, src + row * src_pitch, width);
   });
   ++counters.async_copies;
   counters.bytes_copied += c->width * c->height;
@@ -457,8 +467,16 @@ CUresult fake_memcpy_2d_async(const Copy2D* c, void* stream) {
 // would on a GPU.
 int g_module = 0;
 // The library's functions, in kFunctionNames's order.
-enum FakeFunction { kFirstDifference, kPacked422ToNv12, kYuv422p10ToP010, kRgb24ToRgb0,
-                    kPlaceNv12, kFillNv12, kGrayNv12, kFakeFunctions };
+enum FakeFunction {
+  kFirstDifference,
+  kPacked422ToNv12,
+  kYuv422p10ToP010,
+  kRgb24ToRgb0,
+  kPlaceNv12,
+  kFillNv12,
+  kGrayNv12,
+  kFakeFunctions
+};
 int g_functions[kFakeFunctions] = {};
 constexpr const char* kFunctionNames[kFakeFunctions] = {
     "rdmavideo_first_difference", "rdmavideo_packed422_to_nv12", "rdmavideo_yuv422p10_to_p010",
@@ -473,7 +491,9 @@ CUresult fake_module_load(void** module, const void* image) {
   *module = &g_module;
   return kSuccess;
 }
-CUresult fake_module_unload(void* module) { return module == &g_module ? kSuccess : kInvalidHandle; }
+CUresult fake_module_unload(void* module) {
+  return module == &g_module ? kSuccess : kInvalidHandle;
+}
 CUresult fake_module_function(void** function, void* module, const char* name) {
   if (module != &g_module) return kInvalidHandle;
   for (int f = 0; f < kFakeFunctions; ++f) {
@@ -574,17 +594,21 @@ CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned,
   if (f == kFirstDifference) return first_difference(params);
   const unsigned threads_x = grid_x * block_x, threads_y = grid_y * block_y;
   namespace px = rdmavideo::cuda::pixels;
-  if (f == kPlaceNv12 || f == kFillNv12 || f == kGrayNv12) return composite(f, params, threads_x, threads_y);
+  if (f == kPlaceNv12 || f == kFillNv12 || f == kGrayNv12)
+    return composite(f, params, threads_x, threads_y);
   if (f == kPacked422ToNv12) {
     const auto width = arg<unsigned>(params, 6), height = arg<unsigned>(params, 7);
-    const auto src_pitch = arg<uint64_t>(params, 1), y_pitch = arg<uint64_t>(params, 3), uv_pitch = arg<uint64_t>(params, 5);
+    const auto src_pitch = arg<uint64_t>(params, 1), y_pitch = arg<uint64_t>(params, 3),
+               uv_pitch = arg<uint64_t>(params, 5);
     const uint8_t* src = plane(arg<CUdeviceptr>(params, 0), src_pitch, height, (width + 1) / 2 * 4);
     uint8_t* y = plane(arg<CUdeviceptr>(params, 2), y_pitch, height, width);
-    uint8_t* uv = plane(arg<CUdeviceptr>(params, 4), uv_pitch, (height + 1) / 2, (width + 1) / 2 * 2);
+    uint8_t* uv =
+        plane(arg<CUdeviceptr>(params, 4), uv_pitch, (height + 1) / 2, (width + 1) / 2 * 2);
     if (!src || !y || !uv) return kIllegalAddress;
     for (unsigned row2 = 0; row2 < std::min((height + 1) / 2, threads_y); ++row2) {
       for (unsigned pair = 0; pair < std::min((width + 1) / 2, threads_x); ++pair) {
-        px::packed422_to_nv12(src, src_pitch, y, y_pitch, uv, uv_pitch, width, height, pair, row2, arg<int>(params, 8));
+        px::packed422_to_nv12(src, src_pitch, y, y_pitch, uv, uv_pitch, width, height, pair, row2,
+                              arg<int>(params, 8));
       }
     }
     return kSuccess;
@@ -593,16 +617,18 @@ CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned,
     const auto width = arg<unsigned>(params, 10), height = arg<unsigned>(params, 11);
     uint64_t pitch[5];
     uint8_t* at[5];
-    const size_t row_bytes[5] = {width * 2u, (width + 1) / 2 * 2u, (width + 1) / 2 * 2u, width * 2u, (width + 1) / 2 * 4u};
+    const size_t row_bytes[5] = {width * 2u, (width + 1) / 2 * 2u, (width + 1) / 2 * 2u, width * 2u,
+                                 (width + 1) / 2 * 4u};
     for (int p = 0; p < 5; ++p) {
       pitch[p] = arg<uint64_t>(params, 2 * p + 1);
-      at[p] = plane(arg<CUdeviceptr>(params, 2 * p), pitch[p], p == 4 ? (height + 1) / 2 : height, row_bytes[p]);
+      at[p] = plane(arg<CUdeviceptr>(params, 2 * p), pitch[p], p == 4 ? (height + 1) / 2 : height,
+                    row_bytes[p]);
       if (!at[p]) return kIllegalAddress;
     }
     for (unsigned row2 = 0; row2 < std::min((height + 1) / 2, threads_y); ++row2) {
       for (unsigned pair = 0; pair < std::min((width + 1) / 2, threads_x); ++pair) {
-        px::yuv422p10_to_p010(at[0], pitch[0], at[1], pitch[1], at[2], pitch[2], at[3], pitch[3], at[4], pitch[4],
-                              width, height, pair, row2);
+        px::yuv422p10_to_p010(at[0], pitch[0], at[1], pitch[1], at[2], pitch[2], at[3], pitch[3],
+                              at[4], pitch[4], width, height, pair, row2);
       }
     }
     return kSuccess;
@@ -613,7 +639,8 @@ CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned,
   uint8_t* dst = plane(arg<CUdeviceptr>(params, 2), dst_pitch, height, width * 4u);
   if (!src || !dst) return kIllegalAddress;
   for (unsigned row = 0; row < std::min(height, threads_y); ++row) {
-    for (unsigned x = 0; x < std::min(width, threads_x); ++x) px::rgb24_to_rgb0(src, src_pitch, dst, dst_pitch, x, row);
+    for (unsigned x = 0; x < std::min(width, threads_x); ++x)
+      px::rgb24_to_rgb0(src, src_pitch, dst, dst_pitch, x, row);
   }
   return kSuccess;
 }
@@ -686,8 +713,8 @@ __attribute__((visibility("default"))) CUresult cuDriverGetVersion(int* version)
   return kSuccess;
 }
 
-__attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int, uint64_t,
-                                                                    int* status) {
+__attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(const char* symbol, void** pfn,
+                                                                    int, uint64_t, int* status) {
   if (std::strcmp(symbol, "cuDriverGetVersion") == 0) {
     *pfn = reinterpret_cast<void*>(&cuDriverGetVersion);
     if (status) *status = 0;
@@ -734,7 +761,9 @@ CUresult fake_primary_get_state(int, unsigned* flags, int* active) {
 CUresult fake_stream_query(void* stream) { return fake_stream_sync(stream); }
 
 /// What the fake did, for tests that load it in-process.
-__attribute__((visibility("default"))) const FakeCudaCounters* fake_cuda_counters() { return &counters; }
+__attribute__((visibility("default"))) const FakeCudaCounters* fake_cuda_counters() {
+  return &counters;
+}
 
 // The entry points FFmpeg's CUDA loader (nv-codec-headers' cuda_load_functions) looks up by
 // name, and it fails unless it finds every one. Those FFmpeg's CUDA device, its frame pools and
@@ -742,8 +771,12 @@ __attribute__((visibility("default"))) const FakeCudaCounters* fake_cuda_counter
 // called through pointers of their real types: on x86-64 a function that takes no arguments
 // and returns an int is called correctly with any.)
 #define RDMAVIDEO_FAKE_CUDA_EXPORT __attribute__((visibility("default")))
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDeviceGetCount(int* count) { return fake_device_count(count); }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDeviceGet(int* device, int ordinal) { return fake_device_get(device, ordinal); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDeviceGetCount(int* count) {
+  return fake_device_count(count);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDeviceGet(int* device, int ordinal) {
+  return fake_device_get(device, ordinal);
+}
 RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDeviceGetName(char* name, int length, int device) {
   return fake_device_name(name, length, device);
 }
@@ -753,55 +786,87 @@ RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDeviceGetAttribute(int* value, int attribu
 RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDeviceComputeCapability(int* major, int* minor, int device) {
   return fake_compute_capability(major, minor, device);
 }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuGetErrorName(CUresult rc, const char** name) { return fake_error_name(rc, name); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuGetErrorName(CUresult rc, const char** name) {
+  return fake_error_name(rc, name);
+}
 RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuGetErrorString(CUresult rc, const char** text) {
   return fake_error_string(rc, text);
 }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuCtxPushCurrent_v2(void* context) { return fake_ctx_push(context); }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuCtxPopCurrent_v2(void** context) { return fake_ctx_pop(context); }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuCtxGetDevice(int* device) { return fake_ctx_get_device(device); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuCtxPushCurrent_v2(void* context) {
+  return fake_ctx_push(context);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuCtxPopCurrent_v2(void** context) {
+  return fake_ctx_pop(context);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuCtxGetDevice(int* device) {
+  return fake_ctx_get_device(device);
+}
 RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuCtxSetLimit(int, size_t) { return kSuccess; }
 RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDevicePrimaryCtxRetain(void** context, int device) {
   return fake_ctx_retain(context, device);
 }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDevicePrimaryCtxRelease(int device) { return fake_ctx_release(device); }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDevicePrimaryCtxGetState(int device, unsigned* flags, int* active) {
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDevicePrimaryCtxRelease(int device) {
+  return fake_ctx_release(device);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDevicePrimaryCtxGetState(int device, unsigned* flags,
+                                                               int* active) {
   return fake_primary_get_state(device, flags, active);
 }
 RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuDevicePrimaryCtxSetFlags(int, unsigned) { return kSuccess; }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* at, size_t bytes) { return fake_mem_alloc(at, bytes); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* at, size_t bytes) {
+  return fake_mem_alloc(at, bytes);
+}
 RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemFree_v2(CUdeviceptr at) { return fake_mem_free(at); }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemsetD8Async(CUdeviceptr at, unsigned char value, size_t bytes, void* stream) {
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemsetD8Async(CUdeviceptr at, unsigned char value,
+                                                    size_t bytes, void* stream) {
   return fake_memset_async(at, value, bytes, stream);
 }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpy2D_v2(const Copy2D* copy) { return fake_memcpy_2d(copy); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpy2D_v2(const Copy2D* copy) {
+  return fake_memcpy_2d(copy);
+}
 RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpy2DAsync_v2(const Copy2D* copy, void* stream) {
   return fake_memcpy_2d_async(copy, stream);
 }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr to, const void* from, size_t bytes) {
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr to, const void* from,
+                                                    size_t bytes) {
   return fake_htod(to, from, bytes);
 }
 RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpyDtoH_v2(void* to, CUdeviceptr from, size_t bytes) {
   return fake_dtoh(to, from, bytes);
 }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr to, const void* from, size_t bytes,
-                                                         void* stream) {
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr to, const void* from,
+                                                         size_t bytes, void* stream) {
   return fake_htod_async(to, from, bytes, stream);
 }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpyDtoHAsync_v2(void* to, CUdeviceptr from, size_t bytes, void* stream) {
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuMemcpyDtoHAsync_v2(void* to, CUdeviceptr from, size_t bytes,
+                                                         void* stream) {
   return fake_dtoh_async(to, from, bytes, stream);
 }
 RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuStreamCreate(void** stream, unsigned flags) {
   return fake_stream_create(stream, flags);
 }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuStreamQuery(void* stream) { return fake_stream_query(stream); }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuStreamSynchronize(void* stream) { return fake_stream_sync(stream); }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuStreamDestroy_v2(void* stream) { return fake_stream_destroy(stream); }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuEventCreate(void** event, unsigned flags) { return fake_event_create(event, flags); }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuEventDestroy_v2(void* event) { return fake_event_destroy(event); }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuEventSynchronize(void* event) { return fake_event_sync(event); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuStreamQuery(void* stream) {
+  return fake_stream_query(stream);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuStreamSynchronize(void* stream) {
+  return fake_stream_sync(stream);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuStreamDestroy_v2(void* stream) {
+  return fake_stream_destroy(stream);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuEventCreate(void** event, unsigned flags) {
+  return fake_event_create(event, flags);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuEventDestroy_v2(void* event) {
+  return fake_event_destroy(event);
+}
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuEventSynchronize(void* event) {
+  return fake_event_sync(event);
+}
 RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuEventQuery(void* event) { return fake_event_query(event); }
-RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuEventRecord(void* event, void* stream) { return fake_event_record(event, stream); }
+RDMAVIDEO_FAKE_CUDA_EXPORT CUresult cuEventRecord(void* event, void* stream) {
+  return fake_event_record(event, stream);
+}
 
 #define RDMAVIDEO_FAKE_CUDA_UNSUPPORTED(name) \
   RDMAVIDEO_FAKE_CUDA_EXPORT CUresult name() { return kNotSupported; }

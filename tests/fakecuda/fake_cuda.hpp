@@ -6,9 +6,9 @@
 #include <cstdint>
 
 struct FakeCudaCounters {
-  uint64_t uploads;           // copies to device memory
-  uint64_t downloads;         // copies from device memory
-  uint64_t async_copies;      // of them, queued on a stream
+  uint64_t uploads;       // copies to device memory
+  uint64_t downloads;     // copies from device memory
+  uint64_t async_copies;  // of them, queued on a stream
   uint64_t bytes_copied;
   uint64_t allocations_live;  // device allocations not yet freed
   uint64_t pinned_live;       // pinned host allocations not yet freed

@@ -21,7 +21,8 @@ namespace fs = std::filesystem;
 
 void write(const fs::path& path, const std::vector<std::byte>& bytes) {
   std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
 }
 
 void append(std::vector<std::byte>& out, const proto::Message& m) { proto::encode(m, out); }
@@ -51,7 +52,8 @@ std::vector<std::byte> session(uint8_t mode, int frames, bool change) {
   uint64_t sequence = 0;
   const uint32_t slots = 1 + (mode & 3);
   for (uint32_t epoch = 1; epoch <= (change ? 2u : 1u); ++epoch) {
-    const auto f = format(epoch, epoch == 1 ? 64 : 128, epoch == 1 ? PixelFormat::uyvy : PixelFormat::nv12);
+    const auto f =
+        format(epoch, epoch == 1 ? 64 : 128, epoch == 1 ? PixelFormat::uyvy : PixelFormat::nv12);
     append(out, f);
     for (int i = 0; i < frames; ++i) {
       proto::FrameWritten m;
@@ -79,7 +81,8 @@ proto::AudioStart audio_track(uint32_t id, proto::SampleFormat format, uint16_t 
   return a;
 }
 
-proto::AudioChunk samples(uint32_t id, uint32_t count, uint16_t channels, uint32_t bytes_per_sample, int64_t pts) {
+proto::AudioChunk samples(uint32_t id, uint32_t count, uint16_t channels, uint32_t bytes_per_sample,
+                          int64_t pts) {
   proto::AudioChunk c;
   c.stream_id = id;
   c.samples = count;
@@ -91,7 +94,8 @@ proto::AudioChunk samples(uint32_t id, uint32_t count, uint16_t channels, uint32
 // Hello (offering `max_version`), StreamStart, two audio tracks started before the frames,
 // `frames` frames each followed by a chunk of each track, one track ended, EndOfStream. With
 // `audio_first` the tracks start before the StreamStart: an audio-only beginning.
-std::vector<std::byte> audio_session(uint8_t mode, int frames, uint16_t max_version, bool audio_first) {
+std::vector<std::byte> audio_session(uint8_t mode, int frames, uint16_t max_version,
+                                     bool audio_first) {
   std::vector<std::byte> out{std::byte{mode}};
   auto h = hello();
   h.max_version = max_version;
@@ -150,26 +154,32 @@ class Program {
   Program& track(proto::SampleFormat format, uint32_t rate, uint32_t channels) {
     return in(1, static_cast<uint32_t>(format)).in(1000, rate).in(1, channels).put<uint8_t>(0);
   }
-  Program& samples(uint32_t n) { return n <= 4 ? put<uint8_t>(1).in(1, n) : put<uint8_t>(0).in(1, n); }
+  Program& samples(uint32_t n) {
+    return n <= 4 ? put<uint8_t>(1).in(1, n) : put<uint8_t>(0).in(1, n);
+  }
   std::vector<std::byte> bytes;
 };
 
 // The sound of a 30 fps stream in chunks of `chunk` samples: into a tile (a frame, then a
 // frame's worth of chunks, each 10 ms apart on the pts clock), then into a recording (the
 // same, with `tracks` tracks, the last ended halfway); `jump_ns` once, halfway, in the sound's pts.
-std::vector<std::byte> sound_seed(proto::SampleFormat format, uint32_t rate, uint32_t channels, uint32_t chunk,
-                                  int64_t jump_ns, uint32_t tracks) {
+std::vector<std::byte> sound_seed(proto::SampleFormat format, uint32_t rate, uint32_t channels,
+                                  uint32_t chunk, int64_t jump_ns, uint32_t tracks) {
   Program p;
   p.track(format, rate, channels).in(1'000'000, 33'333'333).put<uint8_t>(64);
   for (int op = 0; op < 64; ++op) {
     if (op % 4 == 0) {
       p.put<uint8_t>(1).step(33'000'000).in(0, 33'333'333);
     } else {
-      p.put<uint8_t>(0).samples(chunk).step(op == 32 ? jump_ns : 10'000'000).put<int32_t>(50'000'000);
+      p.put<uint8_t>(0)
+          .samples(chunk)
+          .step(op == 32 ? jump_ns : 10'000'000)
+          .put<int32_t>(50'000'000);
     }
   }
   p.in(1, tracks);
-  for (uint32_t t = 0; t < tracks; ++t) p.track(format, std::min(rate, 48000u), std::min(channels, 2u));
+  for (uint32_t t = 0; t < tracks; ++t)
+    p.track(format, std::min(rate, 48000u), std::min(channels, 2u));
   p.in(1, 30).in(1, 1).put<uint8_t>(48);
   for (int op = 0; op < 48; ++op) {
     if (op % 4 == 0) {
@@ -177,7 +187,9 @@ std::vector<std::byte> sound_seed(proto::SampleFormat format, uint32_t rate, uin
     } else if (op == 24 && tracks > 1) {
       p.put<uint8_t>(static_cast<uint8_t>(4 * (tracks - 1) + 3));  // AudioEnd of the last track
     } else {
-      p.put<uint8_t>(static_cast<uint8_t>(4 * (op % tracks) + 1)).samples(chunk).step(op == 24 ? jump_ns : 10'000'000);
+      p.put<uint8_t>(static_cast<uint8_t>(4 * (op % tracks) + 1))
+          .samples(chunk)
+          .step(op == 24 ? jump_ns : 10'000'000);
     }
   }
   return p.bytes;
@@ -188,18 +200,23 @@ std::vector<std::byte> sound_seed(proto::SampleFormat format, uint32_t rate, uin
 std::vector<std::byte> tiles_seed(uint8_t canvas, uint32_t width, uint32_t height) {
   Program p;
   p.put<uint8_t>(canvas).in(1, width / 2).in(1, height / 2).put<uint8_t>(8);
-  const int16_t areas[8][4] = {{0, 0, 160, 90},  {160, 0, 160, 90}, {-40, 30, 100, 100}, {300, 150, 100, 100},
-                               {1, 1, 33, 17},   {0, 0, 0, 0},      {500, 500, 10, 10},   {10, 10, 301, 171}};
+  const int16_t areas[8][4] = {{0, 0, 160, 90},      {160, 0, 160, 90}, {-40, 30, 100, 100},
+                               {300, 150, 100, 100}, {1, 1, 33, 17},    {0, 0, 0, 0},
+                               {500, 500, 10, 10},   {10, 10, 301, 171}};
   for (uint8_t i = 0; i < 8; ++i) {
     for (int16_t v : areas[i]) p.put<int16_t>(v);
-    p.put<uint8_t>(static_cast<uint8_t>(i * 3)).in(1, 16u + i * 37).in(1, 9u + i * 29).put<uint8_t>(i % 2);
+    p.put<uint8_t>(static_cast<uint8_t>(i * 3))
+        .in(1, 16u + i * 37)
+        .in(1, 9u + i * 29)
+        .put<uint8_t>(i % 2);
   }
   return p.bytes;
 }
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: fuzz_make_corpus DIR (writes DIR/decode, receiver, sound and tiles)\n");
+    std::fprintf(stderr,
+                 "usage: fuzz_make_corpus DIR (writes DIR/decode, receiver, sound and tiles)\n");
     return 2;
   }
   const fs::path dir = argv[1];
@@ -250,16 +267,21 @@ int main(int argc, char** argv) {
   // for the audio queue (mode 8: dropped, the picture goes on); an audio-only beginning
   // (refused); and audio on a connection that agreed on version 2 (refused).
   for (uint8_t mode : {0, 2, 8}) {
-    write(dir / "receiver" / ("audio_session_mode" + std::to_string(mode)), audio_session(mode, 5, 3, false));
+    write(dir / "receiver" / ("audio_session_mode" + std::to_string(mode)),
+          audio_session(mode, 5, 3, false));
   }
   write(dir / "receiver" / "audio_only_mode0", audio_session(0, 5, 3, true));
   write(dir / "receiver" / "audio_on_v2_mode0", audio_session(0, 5, 2, false));
   // The sinks: one-sample chunks, large planar 5.1 ones, an hour's jump, two tracks.
   fs::create_directories(dir / "sound");
-  write(dir / "sound" / "one_sample_s16", sound_seed(proto::SampleFormat::s16, 48000, 2, 1, 10'000'000, 1));
-  write(dir / "sound" / "planar_51_44k", sound_seed(proto::SampleFormat::f32p, 44100, 6, 4410, 10'000'000, 1));
-  write(dir / "sound" / "hour_jump", sound_seed(proto::SampleFormat::s32, 48000, 2, 480, 3'599'000'000'000, 1));
-  write(dir / "sound" / "two_tracks_one_ends", sound_seed(proto::SampleFormat::s16p, 8000, 1, 80, -500'000'000, 2));
+  write(dir / "sound" / "one_sample_s16",
+        sound_seed(proto::SampleFormat::s16, 48000, 2, 1, 10'000'000, 1));
+  write(dir / "sound" / "planar_51_44k",
+        sound_seed(proto::SampleFormat::f32p, 44100, 6, 4410, 10'000'000, 1));
+  write(dir / "sound" / "hour_jump",
+        sound_seed(proto::SampleFormat::s32, 48000, 2, 480, 3'599'000'000'000, 1));
+  write(dir / "sound" / "two_tracks_one_ends",
+        sound_seed(proto::SampleFormat::s16p, 8000, 1, 80, -500'000'000, 2));
   fs::create_directories(dir / "tiles");
   write(dir / "tiles" / "nv12_640x360", tiles_seed(0, 640, 360));
   write(dir / "tiles" / "uyvy_320x180", tiles_seed(2, 320, 180));

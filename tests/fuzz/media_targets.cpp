@@ -14,12 +14,12 @@
 #include <filesystem>
 #include <vector>
 
+#include "guarded.hpp"
 #include "rdmavideo/av/audio_converter.hpp"
 #include "rdmavideo/av/canvas.hpp"
-#include "guarded.hpp"
 #include "rdmavideo/av/recorder.hpp"
-#include "tile_clock.hpp"
 #include "targets.hpp"
+#include "tile_clock.hpp"
 
 namespace rdmavideo::fuzz {
 namespace {
@@ -65,7 +65,8 @@ proto::AudioStart audio_format(Input& in, uint32_t most_rate, uint16_t most_chan
     for (int bit = 0; bit < 64 && std::popcount(layout) < a.channels; ++bit) {
       if (mask & (uint64_t{1} << bit)) layout |= uint64_t{1} << bit;
     }
-    for (int bit = 0; bit < 64 && std::popcount(layout) < a.channels; ++bit) layout |= uint64_t{1} << bit;
+    for (int bit = 0; bit < 64 && std::popcount(layout) < a.channels; ++bit)
+      layout |= uint64_t{1} << bit;
     a.channel_layout = layout;
   }
   a.name = "fuzz";
@@ -87,7 +88,8 @@ int64_t saturating_add(int64_t a, int64_t b) {
 }
 
 std::vector<std::byte> samples_of(const proto::AudioStart& a, uint32_t samples) {
-  std::vector<std::byte> data(size_t{samples} * a.channels * proto::bytes_per_sample(a.sample_format));
+  std::vector<std::byte> data(size_t{samples} * a.channels *
+                              proto::bytes_per_sample(a.sample_format));
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::byte>(i * 37 + 11);
   return data;
 }
@@ -141,7 +143,8 @@ SoundRun place_sound(const uint8_t* data, size_t size) {
   // ---- A recording: the picture's pts repaired, each track placed on its timeline, gaps
   // filled with silence up to the bound, the end padded or trimmed.
   av::RecorderOptions options;
-  options.path = (std::filesystem::temp_directory_path() / ("rdmavideo-fuzz-" + std::to_string(getpid()) + ".nut"))
+  options.path = (std::filesystem::temp_directory_path() /
+                  ("rdmavideo-fuzz-" + std::to_string(getpid()) + ".nut"))
                      .string();
   options.codec = "rawvideo";
   const int tracks = static_cast<int>(in.in(1, 2));
@@ -178,7 +181,8 @@ SoundRun place_sound(const uint8_t* data, size_t size) {
       const uint32_t samples = in.get<uint8_t>() & 1 ? in.in(1, 4) : in.in(1, 4800);
       audio_pts[track] = saturating_add(audio_pts[track], pts_step(in));
       // After the first frame only, as the receiver's recording sink gives them.
-      if (frames > 0 && (*recorder)->write_audio(track, audio_pts[track], samples, samples_of(format, samples))) {
+      if (frames > 0 &&
+          (*recorder)->write_audio(track, audio_pts[track], samples, samples_of(format, samples))) {
         ++steps[track];
         received[track] += samples;
       }
@@ -201,7 +205,8 @@ SoundRun place_sound(const uint8_t* data, size_t size) {
     most_bytes += audio[t].written * format.channels * 4;
   }
   most_bytes += frames * stream->layout.frame_bytes * 2;
-  if (static_cast<uint64_t>(st.st_size) > most_bytes) finding("a recording grew beyond its picture's length");
+  if (static_cast<uint64_t>(st.st_size) > most_bytes)
+    finding("a recording grew beyond its picture's length");
   run.frames = frames;
   for (const auto& track : audio) run.recorded += track.written;
   return run;
@@ -209,8 +214,9 @@ SoundRun place_sound(const uint8_t* data, size_t size) {
 
 void place_tiles(const uint8_t* data, size_t size) {
   Input in(data, size);
-  static constexpr PixelFormat kCanvasFormats[] = {PixelFormat::nv12, PixelFormat::i420, PixelFormat::uyvy,
-                                                   PixelFormat::yuv422p10, PixelFormat::p010, PixelFormat::rgba};
+  static constexpr PixelFormat kCanvasFormats[] = {PixelFormat::nv12, PixelFormat::i420,
+                                                   PixelFormat::uyvy, PixelFormat::yuv422p10,
+                                                   PixelFormat::p010, PixelFormat::rgba};
   static constexpr PixelFormat kFrameFormats[] = {
       PixelFormat::nv12,      PixelFormat::i420,    PixelFormat::p010,      PixelFormat::uyvy,
       PixelFormat::yuy2,      PixelFormat::rgba,    PixelFormat::bgra,      PixelFormat::rgb24,
@@ -237,7 +243,8 @@ void place_tiles(const uint8_t* data, size_t size) {
     const av::Rect allowed = av::clip(area, cw, ch);
     const av::Rect picture = av::fit(allowed, frame->width, frame->height);
     if (!allowed.empty()) {
-      if (picture.x < allowed.x || picture.y < allowed.y || picture.x + picture.width > allowed.x + allowed.width ||
+      if (picture.x < allowed.x || picture.y < allowed.y ||
+          picture.x + picture.width > allowed.x + allowed.width ||
           picture.y + picture.height > allowed.y + allowed.height) {
         finding("fit() put a picture outside its area");
       }
@@ -271,11 +278,13 @@ void place_tiles(const uint8_t* data, size_t size) {
     const auto after = (*canvas)->frame();
     for (uint32_t y = 0; y < ch; ++y) {
       const size_t row = plane.offset + size_t{y} * plane.stride;
-      const bool inside_rows = static_cast<int>(y) >= allowed.y && static_cast<int>(y) < allowed.y + allowed.height;
+      const bool inside_rows =
+          static_cast<int>(y) >= allowed.y && static_cast<int>(y) < allowed.y + allowed.height;
       for (size_t b = 0; b < row_bytes; ++b) {
         const int x = static_cast<int>(b / px);
         const bool inside = inside_rows && x >= allowed.x && x < allowed.x + allowed.width;
-        if (!inside && after[row + b] != before[row + b]) finding("a placed picture wrote beside its area");
+        if (!inside && after[row + b] != before[row + b])
+          finding("a placed picture wrote beside its area");
       }
     }
   }

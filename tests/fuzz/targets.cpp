@@ -114,7 +114,8 @@ class HoldingSink final : public StreamSink {
   bool audio(AudioPacket packet) override {
     if (packet.track >= tracks_.size()) finding("audio for a track that never started");
     const auto& f = tracks_[packet.track];
-    if (packet.data.size() != size_t{packet.samples} * f.channels * proto::bytes_per_sample(f.sample_format)) {
+    if (packet.data.size() !=
+        size_t{packet.samples} * f.channels * proto::bytes_per_sample(f.sample_format)) {
       finding("an audio packet's bytes differ from its samples");
     }
     // Held as frames are, so the stream's audio queue fills and drops.
@@ -208,7 +209,8 @@ void decode_one(const uint8_t* data, size_t size) {
   std::vector<std::byte> sealed;
   auth::encode_sealed(*message, sealed, &sender, version);
   auto opened = auth::decode_sealed(sealed, &receiver);
-  if (!opened || proto::encode(*opened, version) != encoded) finding("a sealed message did not open");
+  if (!opened || proto::encode(*opened, version) != encoded)
+    finding("a sealed message did not open");
 }
 
 uint64_t receive_stream(const uint8_t* data, size_t size) {
@@ -228,7 +230,8 @@ uint64_t receive_stream(const uint8_t* data, size_t size) {
   Host host(mode & 32 ? 2 : 0, mode & 128, mode & 64);
   {
     receiver::ReceiverConnection connection(
-        std::make_unique<InputChannel>(Bytes(reinterpret_cast<const std::byte*>(data + 1), size - 1)),
+        std::make_unique<InputChannel>(
+            Bytes(reinterpret_cast<const std::byte*>(data + 1), size - 1)),
         config, host);
     host.runs(&connection);
     (void)connection.run();

@@ -1430,16 +1430,16 @@ TEST_F(GstElements, PausedAuthenticatedSinkSurvivesAnAnonymousFlood) {
 #else
   const bool exhaust = true;
 #endif
-  std::vector<std::string> argv{RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0", "--serve", "--verify",
-                                "--key-file", key.string(), "--stats-json", (dir / "recv.json").string()};
+  std::vector<std::string> argv{RDMAVIDEO_RECV_BIN, "--listen",     "127.0.0.1:0",
+                                "--serve",          "--verify",     "--key-file",
+                                key.string(),       "--stats-json", (dir / "recv.json").string()};
   if (exhaust) argv.insert(argv.begin(), {"prlimit", "--nofile=16"});
   Process recv(argv, dir / "recv.stderr");
   const auto port = recv.wait_for_stderr(R"(listening on 127\.0\.0\.1:(\d+))", 30s);
   ASSERT_TRUE(port) << recv.stderr_text();
-  auto sender = parse_pipeline("videotestsrc is-live=true pattern=smpte ! " +
-                               caps_string("NV12", 320, 240) + " ! " +
-                               sink_to(static_cast<uint16_t>(std::stoi(*port)),
-                                       "checksum=true key-file=" + key.string()));
+  auto sender = parse_pipeline(
+      "videotestsrc is-live=true pattern=smpte ! " + caps_string("NV12", 320, 240) + " ! " +
+      sink_to(static_cast<uint16_t>(std::stoi(*port)), "checksum=true key-file=" + key.string()));
   // Connected and authenticated by the time PAUSED is reached (start() connects).
   ASSERT_NE(gst_element_set_state(sender.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
   {
@@ -1463,7 +1463,8 @@ TEST_F(GstElements, PausedAuthenticatedSinkSurvivesAnAnonymousFlood) {
   }
   if (exhaust) {
     EXPECT_NE(recv.stderr_text().find("Too many open files"), std::string::npos)
-        << "the flood never used up the descriptors:\n" << recv.stderr_text();
+        << "the flood never used up the descriptors:\n"
+        << recv.stderr_text();
   }
   auto error = pop_message(sender.get(), GST_MESSAGE_ERROR, 0ms);
   ASSERT_EQ(error, nullptr) << "the paused sink was cut: " << describe(error.get()) << "\n"
@@ -1627,7 +1628,8 @@ TEST_F(GstElements, CudaCapsAreInTheTemplatesWhereBuiltAndOfferedOnlyWithAGpu) {
     SCOPED_TRACE(name);
     UniqueObject<GstElement> e(gst_element_factory_make(name, nullptr));
     ASSERT_NE(e, nullptr);
-    GstPad* pad = GST_ELEMENT_PADS(e.get())->data ? GST_PAD(GST_ELEMENT_PADS(e.get())->data) : nullptr;
+    GstPad* pad =
+        GST_ELEMENT_PADS(e.get())->data ? GST_PAD(GST_ELEMENT_PADS(e.get())->data) : nullptr;
     ASSERT_NE(pad, nullptr);
     GstCaps* templ = gst_pad_get_pad_template_caps(pad);
     EXPECT_EQ(has_cuda_feature(templ), bool{RDMAVIDEO_GST_CUDA_CAPS}) << gst_caps_to_string(templ);
@@ -1638,7 +1640,8 @@ TEST_F(GstElements, CudaCapsAreInTheTemplatesWhereBuiltAndOfferedOnlyWithAGpu) {
     EXPECT_FALSE(gst_caps_is_empty(offered)) << "system memory caps are always offered";
     gst_caps_unref(offered);
     if (!RDMAVIDEO_GST_CUDA_CAPS) {
-      EXPECT_NE(status.find("this build has no memory:CUDAMemory caps"), std::string::npos) << status;
+      EXPECT_NE(status.find("this build has no memory:CUDAMemory caps"), std::string::npos)
+          << status;
     } else if (!cuda::Driver::shared()) {
       EXPECT_NE(status.find("no CUDA driver"), std::string::npos) << status;
     }
@@ -1654,12 +1657,16 @@ TEST_F(GstElements, DownstreamWantingCudaMemoryWithoutItDoesNotLinkAndTheElement
   EXPECT_NE(status.find("no memory:CUDAMemory caps"), std::string::npos) << status;
   GError* error = nullptr;
   GstElement* pipeline = gst_parse_launch(
-      "rdmasrc address=127.0.0.1 port=0 ! capsfilter caps=\"video/x-raw(memory:CUDAMemory)\" ! fakesink", &error);
+      "rdmasrc address=127.0.0.1 port=0 ! capsfilter caps=\"video/x-raw(memory:CUDAMemory)\" ! "
+      "fakesink",
+      &error);
   ASSERT_NE(error, nullptr) << "linked to a CUDA-only downstream";
-  EXPECT_NE(std::string(error->message).find("could not link"), std::string::npos) << error->message;
+  EXPECT_NE(std::string(error->message).find("could not link"), std::string::npos)
+      << error->message;
   g_error_free(error);
   if (pipeline) gst_object_unref(pipeline);
-  auto linked = parse_pipeline("rdmasrc address=127.0.0.1 port=0 ! capsfilter caps=video/x-raw ! fakesink");
+  auto linked =
+      parse_pipeline("rdmasrc address=127.0.0.1 port=0 ! capsfilter caps=video/x-raw ! fakesink");
   EXPECT_NE(linked, nullptr);
 }
 
@@ -1668,7 +1675,8 @@ TEST_F(GstElements, MemoryCudaWithoutAGpuFailsToStartNamingWhatIsMissing) {
   if (cuda::Driver::shared() && (*cuda::Driver::shared())->device_count() > 0) {
     GTEST_SKIP() << "this machine has a GPU";
   }
-  auto receiver = parse_pipeline("rdmasrc name=src address=127.0.0.1 port=0 memory=cuda ! fakesink");
+  auto receiver =
+      parse_pipeline("rdmasrc name=src address=127.0.0.1 port=0 memory=cuda ! fakesink");
   EXPECT_EQ(gst_element_set_state(receiver.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
   auto error = pop_message(receiver.get(), GST_MESSAGE_ERROR, 10s);
   ASSERT_NE(error, nullptr);
@@ -1680,13 +1688,15 @@ TEST_F(GstElements, MemoryCudaWithoutAGpuFailsToStartNamingWhatIsMissing) {
   EXPECT_EQ(gst_element_set_state(sender.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
   auto sink_error = pop_message(sender.get(), GST_MESSAGE_ERROR, 10s);
   ASSERT_NE(sink_error, nullptr);
-  EXPECT_NE(describe(sink_error.get()).find("no CUDA driver"), std::string::npos) << describe(sink_error.get());
+  EXPECT_NE(describe(sink_error.get()).find("no CUDA driver"), std::string::npos)
+      << describe(sink_error.get());
   auto bad = parse_pipeline(testsrc(caps_string("NV12", 64, 48), 5) + " ! " +
                             sink_to(host_receiver.port, "memory=gpu"));
   EXPECT_EQ(gst_element_set_state(bad.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
   auto bad_error = pop_message(bad.get(), GST_MESSAGE_ERROR, 10s);
   ASSERT_NE(bad_error, nullptr);
-  EXPECT_NE(describe(bad_error.get()).find("memory=gpu is not host, cuda or cuda:N"), std::string::npos);
+  EXPECT_NE(describe(bad_error.get()).find("memory=gpu is not host, cuda or cuda:N"),
+            std::string::npos);
 }
 
 // On a GPU with GStreamer's CUDA elements: cudaupload ! rdmasink memory=cuda -> rdmasrc
@@ -1698,13 +1708,17 @@ TEST_F(GstElements, CudaMemoryEndToEndIsByteEqualAndStaysOnTheGpu) {
   if (!status.starts_with("offered")) GTEST_SKIP() << status;
   for (const char* needed : {"cudaupload", "cudadownload"}) {
     UniqueObject<GstElementFactory> factory(gst_element_factory_find(needed));
-    if (!factory) GTEST_SKIP() << "GStreamer element " << needed << " is not there (gstreamer1.0-plugins-bad's nvcodec)";
+    if (!factory)
+      GTEST_SKIP() << "GStreamer element " << needed
+                   << " is not there (gstreamer1.0-plugins-bad's nvcodec)";
   }
   constexpr int kFrames = 20;
   const std::string source = testsrc(caps_string("NV12", 320, 240), kFrames);
   const auto reference = reference_frames(source);
-  ReceiverPipeline receiver("memory=cuda verify=true", "cudadownload ! video/x-raw ! appsink name=out sync=false");
-  auto sender = start(source + " ! cudaupload ! " + sink_to(receiver.port, "memory=cuda checksum=true"));
+  ReceiverPipeline receiver("memory=cuda verify=true",
+                            "cudadownload ! video/x-raw ! appsink name=out sync=false");
+  auto sender =
+      start(source + " ! cudaupload ! " + sink_to(receiver.port, "memory=cuda checksum=true"));
   const auto got = pull_all(receiver.appsink());
   ASSERT_EQ(got.size(), reference.size());
   for (size_t i = 0; i < got.size(); ++i) {

@@ -243,15 +243,12 @@ TEST_P(InteropFormats, RdmasinkIntoVerifyingRdmavideoRecv) {
       << recv.process().stderr_text();
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, InteropFormats,
-                         ::testing::Values(InteropCase{"nv12", "NV12", 3},
-                                           InteropCase{"uyvy422", "UYVY", 4},
-                                           InteropCase{"rgba", "RGBA", 8},
-                                           InteropCase{"yuv444p", "Y444", 6},
-                                           InteropCase{"yuv444p10le", "Y444_10LE", 12}),
-                         [](const auto& param_info) {
-                           return std::string(param_info.param.pix_fmt);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Formats, InteropFormats,
+    ::testing::Values(InteropCase{"nv12", "NV12", 3}, InteropCase{"uyvy422", "UYVY", 4},
+                      InteropCase{"rgba", "RGBA", 8}, InteropCase{"yuv444p", "Y444", 6},
+                      InteropCase{"yuv444p10le", "Y444_10LE", 12}),
+    [](const auto& param_info) { return std::string(param_info.param.pix_fmt); });
 
 // Colour both ways: caps' colorimetry goes out in StreamStart (rdmasink) and lands in the
 // recording; a sender's --colour comes out as rdmasrc's caps.
@@ -259,29 +256,34 @@ TEST_F(GstLaunch, ColorimetryTravelsBothWays) {
   TempDir dir;
   const auto out = dir / "pq.mkv";
   Receiver recv(dir, {"--quiet", "--output", out.string()});
-  Process send(launch("videotestsrc num-buffers=10 ! video/x-raw,format=Y444_10LE,width=320,height=180,"
-                      "framerate=30/1,colorimetry=bt2100-pq ! rdmasink host=127.0.0.1 transport=tcp port=" +
-                          std::to_string(recv.port()),
-                      {"-q"}),
-               dir / "send.stderr");
+  Process send(
+      launch("videotestsrc num-buffers=10 ! video/x-raw,format=Y444_10LE,width=320,height=180,"
+             "framerate=30/1,colorimetry=bt2100-pq ! rdmasink host=127.0.0.1 transport=tcp port=" +
+                 std::to_string(recv.port()),
+             {"-q"}),
+      dir / "send.stderr");
   ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
-  const std::string facts = capture("ffprobe -v error -select_streams v:0 -show_entries stream=pix_fmt,color_range,"
-                                    "color_space,color_transfer,color_primaries -of csv=p=0 '" + out.string() + "'");
+  const std::string facts = capture(
+      "ffprobe -v error -select_streams v:0 -show_entries stream=pix_fmt,color_range,"
+      "color_space,color_transfer,color_primaries -of csv=p=0 '" +
+      out.string() + "'");
   EXPECT_EQ(facts, "yuv444p10le,tv,bt2020nc,smpte2084,bt2020\n");
 
   const uint16_t port = free_port();
   const auto recv_stdout = dir / "src.stdout";
-  Process src(launch("rdmasrc address=127.0.0.1 port=" + std::to_string(port) + " ! fakesink", {"-v"}),
-              dir / "src.stderr", Redirect{"", recv_stdout.string(), false, false});
+  Process src(
+      launch("rdmasrc address=127.0.0.1 port=" + std::to_string(port) + " ! fakesink", {"-v"}),
+      dir / "src.stderr", Redirect{"", recv_stdout.string(), false, false});
   ASSERT_TRUE(wait_prerolling(recv_stdout, src)) << read_file(recv_stdout) << src.stderr_text();
-  Process sender({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(port), "--testsrc", "-s", "320x180",
-                  "--pix-fmt", "yuv444p10le", "--colour", "bt2100-hlg", "--frames", "10", "--transport", "tcp",
-                  "--quiet"},
+  Process sender({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(port), "--testsrc",
+                  "-s", "320x180", "--pix-fmt", "yuv444p10le", "--colour", "bt2100-hlg", "--frames",
+                  "10", "--transport", "tcp", "--quiet"},
                  dir / "sender.stderr");
   ASSERT_EQ(sender.wait(60s), 0) << sender.stderr_text();
   ASSERT_TRUE(src.wait(60s));
-  EXPECT_NE(read_file(recv_stdout).find("colorimetry=(string)bt2100-hlg"), std::string::npos) << read_file(recv_stdout);
+  EXPECT_NE(read_file(recv_stdout).find("colorimetry=(string)bt2100-hlg"), std::string::npos)
+      << read_file(recv_stdout);
 }
 
 // key-file on both elements, against the command-line peers with --key-file: the right key
@@ -294,8 +296,9 @@ TEST_F(GstLaunch, RdmasinkDestinationsFanOutIntoTwoVerifyingReceivers) {
   TempDir dir;
   const std::string source = "videotestsrc num-buffers=" + std::to_string(kFrames) +
                              " pattern=smpte ! " + caps_string("UYVY", 320, 240, 30);
-  Process reference(launch(source + " ! filesink location=" + (dir / "reference.raw").string(), {"-q"}),
-                    dir / "reference.stderr");
+  Process reference(
+      launch(source + " ! filesink location=" + (dir / "reference.raw").string(), {"-q"}),
+      dir / "reference.stderr");
   ASSERT_EQ(reference.wait(60s), 0) << reference.stderr_text();
   std::vector<std::unique_ptr<Receiver>> recv;
   for (const char* tag : {"a", "b"}) {
@@ -317,7 +320,8 @@ TEST_F(GstLaunch, RdmasinkDestinationsFanOutIntoTwoVerifyingReceivers) {
     const auto j = read_json(dir / (std::string(tag) + ".json"));
     EXPECT_EQ(j["frames"], kFrames) << tag;
     EXPECT_EQ(j["checksum_failures"], 0) << tag;
-    const auto diff = compare_frames(dir / (std::string(tag) + ".raw"), dir / "reference.raw", 320 * 240 * 2);
+    const auto diff =
+        compare_frames(dir / (std::string(tag) + ".raw"), dir / "reference.raw", 320 * 240 * 2);
     EXPECT_FALSE(diff) << tag << ": " << *diff;
   }
 }
@@ -326,8 +330,7 @@ TEST_F(GstLaunch, KeyFileAuthenticatesBothElements) {
   TempDir dir;
   const auto key = dir / "shared.key";
   ASSERT_TRUE(auth::create_key_file(key));
-  const std::string source =
-      "videotestsrc num-buffers=30 ! " + caps_string("UYVY", 320, 240, 30);
+  const std::string source = "videotestsrc num-buffers=30 ! " + caps_string("UYVY", 320, 240, 30);
   {
     Receiver recv(dir, {"--verify", "--quiet", "--transport", "tcp", "--key-file", key.string(),
                         "--serve", "--stats-json", (dir / "recv.json").string()});
@@ -381,22 +384,26 @@ TEST_F(GstLaunch, FourRdmasrcIntoCompositorMakeAGrid) {
   TempDir dir;
   const auto out = dir / "grid.rgb";
   std::array<uint16_t, 4> ports{};
-  std::string pipeline = "compositor name=mix sink_1::xpos=320 sink_2::ypos=180 sink_3::xpos=320 sink_3::ypos=180 ! "
-                         "videoconvert ! video/x-raw,format=RGB,width=640,height=360 ! filesink location=" +
-                         out.string();
+  std::string pipeline =
+      "compositor name=mix sink_1::xpos=320 sink_2::ypos=180 sink_3::xpos=320 sink_3::ypos=180 ! "
+      "videoconvert ! video/x-raw,format=RGB,width=640,height=360 ! filesink location=" +
+      out.string();
   for (size_t i = 0; i < 4; ++i) {
     ports[i] = free_port();
-    pipeline += " rdmasrc address=127.0.0.1 port=" + std::to_string(ports[i]) + " ! mix.sink_" + std::to_string(i);
+    pipeline += " rdmasrc address=127.0.0.1 port=" + std::to_string(ports[i]) + " ! mix.sink_" +
+                std::to_string(i);
   }
   const auto recv_stdout = dir / "recv.stdout";
-  Process recv(launch(pipeline), dir / "recv.stderr", Redirect{"", recv_stdout.string(), false, false});
+  Process recv(launch(pipeline), dir / "recv.stderr",
+               Redirect{"", recv_stdout.string(), false, false});
   ASSERT_TRUE(wait_prerolling(recv_stdout, recv)) << read_file(recv_stdout) << recv.stderr_text();
   const std::array<const char*, 4> colours{"0xFF0000", "0x00FF00", "0x0000FF", "0xFFFF00"};
   std::vector<std::unique_ptr<Process>> senders;
   for (size_t i = 0; i < 4; ++i) {
     senders.push_back(std::unique_ptr<Process>(new Process(
-        {RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(ports[i]), "--quiet", "-f", "lavfi", "-i",
-         std::string("color=c=") + colours[i] + ":s=320x180:r=30", "--frames", "60", "--transport", "tcp"},
+        {RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(ports[i]), "--quiet", "-f",
+         "lavfi", "-i", std::string("color=c=") + colours[i] + ":s=320x180:r=30", "--frames", "60",
+         "--transport", "tcp"},
         dir / ("send" + std::to_string(i) + ".stderr"))));
   }
   for (auto& s : senders) EXPECT_EQ(s->wait(60s), 0) << s->stderr_text();
@@ -407,12 +414,16 @@ TEST_F(GstLaunch, FourRdmasrcIntoCompositorMakeAGrid) {
   const std::string rgb = read_file(out);
   ASSERT_GE(rgb.size(), 30 * kFrame);
   const size_t middle = (rgb.size() / kFrame / 2) * kFrame;
-  const std::array<std::array<int, 3>, 4> want{{{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {255, 255, 0}}};
+  const std::array<std::array<int, 3>, 4> want{
+      {{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {255, 255, 0}}};
   const std::array<std::pair<int, int>, 4> centres{{{160, 90}, {480, 90}, {160, 270}, {480, 270}}};
   for (size_t i = 0; i < 4; ++i) {
-    const size_t at = middle + (static_cast<size_t>(centres[i].second) * 640 + static_cast<size_t>(centres[i].first)) * 3;
+    const size_t at =
+        middle +
+        (static_cast<size_t>(centres[i].second) * 640 + static_cast<size_t>(centres[i].first)) * 3;
     int d = 0;
-    for (int c = 0; c < 3; ++c) d += std::abs(static_cast<uint8_t>(rgb[at + static_cast<size_t>(c)]) - want[i][c]);
+    for (int c = 0; c < 3; ++c)
+      d += std::abs(static_cast<uint8_t>(rgb[at + static_cast<size_t>(c)]) - want[i][c]);
     EXPECT_LE(d, 30) << "quadrant " << i + 1 << " (" << colours[i] << ")";
   }
 }
@@ -471,12 +482,14 @@ TEST_F(GstLaunch, WhereGStreamerCannotLoadCudaTheElementsSayWhyAndStillWork) {
   WithFakeCuda fake;
   setenv("GST_REGISTRY_1_0", (dir / "registry.bin").c_str(), 1);
   const auto out = dir / "inspect.txt";
-  Process inspect({RDMAVIDEO_GST_INSPECT, "rdmasrc"}, dir / "inspect.stderr", Redirect{"", out.string(), false, false});
+  Process inspect({RDMAVIDEO_GST_INSPECT, "rdmasrc"}, dir / "inspect.stderr",
+                  Redirect{"", out.string(), false, false});
   const auto rc = inspect.wait(60s);
   setenv("GST_REGISTRY_1_0", RDMAVIDEO_GST_REGISTRY, 1);
   ASSERT_EQ(rc, 0) << inspect.stderr_text();
-  EXPECT_NE(read_file(out).find("no memory:CUDAMemory caps: GStreamer's CUDA library (libgstcuda-1.0) cannot "
-                                "load the CUDA driver it opens itself"),
+  EXPECT_NE(read_file(out).find(
+                "no memory:CUDAMemory caps: GStreamer's CUDA library (libgstcuda-1.0) cannot "
+                "load the CUDA driver it opens itself"),
             std::string::npos)
       << read_file(out);
 }
@@ -501,9 +514,9 @@ TEST_F(GstLaunch, GpuMemoryOnBothElementsStreamsAndVerifies) {
                       {"-m"}),
                dir / "recv.stderr", Redirect{"", recv_stdout.string(), false, false});
   ASSERT_TRUE(wait_prerolling(recv_stdout, recv)) << read_file(recv_stdout) << recv.stderr_text();
-  Process send({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(port), "--testsrc", "-s",
-                "320x240", "--pix-fmt", "nv12", "--frames", std::to_string(kFrames), "--checksum",
-                "--memory", "cuda", "--quiet"},
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(port), "--testsrc",
+                "-s", "320x240", "--pix-fmt", "nv12", "--frames", std::to_string(kFrames),
+                "--checksum", "--memory", "cuda", "--quiet"},
                dir / "send.stderr");
   ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
   ASSERT_EQ(recv.wait(60s).value_or(-1), 0) << read_file(recv_stdout) << recv.stderr_text();
@@ -514,14 +527,17 @@ TEST_F(GstLaunch, GpuMemoryOnBothElementsStreamsAndVerifies) {
 
   // videotestsrc ! rdmasink memory=cuda into rdmavideo-recv --memory cuda --output.
   const std::string source = "videotestsrc num-buffers=" + std::to_string(kFrames) +
-                             " pattern=smpte horizontal-speed=2 ! " + caps_string("NV12", 320, 240, 30);
-  Process reference(launch(source + " ! filesink location=" + (dir / "reference.raw").string(), {"-q"}),
-                    dir / "reference.stderr");
+                             " pattern=smpte horizontal-speed=2 ! " +
+                             caps_string("NV12", 320, 240, 30);
+  Process reference(
+      launch(source + " ! filesink location=" + (dir / "reference.raw").string(), {"-q"}),
+      dir / "reference.stderr");
   ASSERT_EQ(reference.wait(60s), 0) << reference.stderr_text();
-  Receiver receiver(dir, {"--verify", "--quiet", "--memory", "cuda", "--output", (dir / "out.raw").string(),
-                          "--stats-json", (dir / "recv.json").string()});
-  Process sink(launch(source + " ! rdmasink host=127.0.0.1 port=" + std::to_string(receiver.port()) +
-                          " memory=cuda checksum=true sync=false",
+  Receiver receiver(
+      dir, {"--verify", "--quiet", "--memory", "cuda", "--output", (dir / "out.raw").string(),
+            "--stats-json", (dir / "recv.json").string()});
+  Process sink(launch(source + " ! rdmasink host=127.0.0.1 port=" +
+                          std::to_string(receiver.port()) + " memory=cuda checksum=true sync=false",
                       {"-q"}),
                dir / "sink.stderr");
   ASSERT_EQ(sink.wait(60s), 0) << sink.stderr_text();

@@ -173,9 +173,8 @@ inline BusLog wait_for_end(GstElement* pipeline,
                            std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
   BusLog log;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  const auto types =
-      static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT |
-                                  GST_MESSAGE_WARNING);
+  const auto types = static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR |
+                                                 GST_MESSAGE_ELEMENT | GST_MESSAGE_WARNING);
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -185,15 +184,9 @@ inline BusLog wait_for_end(GstElement* pipeline,
       return log;
     }
     switch (GST_MESSAGE_TYPE(message.get())) {
-      case GST_MESSAGE_EOS:
-        log.eos = true;
-        return log;
-      case GST_MESSAGE_ERROR:
-        log.error = describe(message.get());
-        return log;
-      case GST_MESSAGE_WARNING:
-        log.warnings.push_back(describe(message.get()));
-        break;
+      case GST_MESSAGE_EOS: log.eos = true; return log;
+      case GST_MESSAGE_ERROR: log.error = describe(message.get()); return log;
+      case GST_MESSAGE_WARNING: log.warnings.push_back(describe(message.get())); break;
       default:
         if (const GstStructure* s = gst_message_get_structure(message.get())) {
           log.element_messages.emplace_back(gst_structure_copy(s));

@@ -21,8 +21,8 @@ namespace {
 using namespace std::chrono_literals;
 
 nlohmann::json av_sync(const std::filesystem::path& file, int track = 0) {
-  const std::string text = capture("python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/av_sync.py' '" + file.string() +
-                                   "' --audio " + std::to_string(track));
+  const std::string text = capture("python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/av_sync.py' '" +
+                                   file.string() + "' --audio " + std::to_string(track));
   try {
     return nlohmann::json::parse(text);
   } catch (const std::exception& e) {
@@ -41,12 +41,14 @@ void expect_in_sync(const nlohmann::json& m, int beeps, double hz, double extra_
   EXPECT_EQ(m["beeps"], m["flashes"]) << m.dump();
   EXPECT_LE(m["max_abs_offset_ms"].get<double>(), frame_ms + 0.5) << m.dump();
   EXPECT_NEAR(m["tone_hz"].get<double>(), hz, hz * 0.01) << m.dump();
-  EXPECT_LE(std::abs(m["video_s"].get<double>() - m["audio_s"].get<double>()), frame_ms / 1000 + extra_s + 1e-3)
+  EXPECT_LE(std::abs(m["video_s"].get<double>() - m["audio_s"].get<double>()),
+            frame_ms / 1000 + extra_s + 1e-3)
       << m.dump();
 }
 
 std::string stream_codecs(const std::filesystem::path& file) {
-  return capture("ffprobe -v error -show_entries stream=codec_type,codec_name -of csv=p=0 '" + file.string() + "'");
+  return capture("ffprobe -v error -show_entries stream=codec_type,codec_name -of csv=p=0 '" +
+                 file.string() + "'");
 }
 
 std::vector<std::string> sender(const Receiver& recv, std::vector<std::string> extra) {
@@ -73,15 +75,16 @@ TEST_P(ToneInto, EveryBeepOnItsFlashAtTheRightPitch) {
   const auto out = dir / (std::string("tone") + c.extension);
   const auto stats = dir / "stats.json";
   Receiver recv(dir, {"--output", out.string(), "--verify", "--stats-json", stats.string()});
-  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "-r", "30000/1001", "--pix-fmt",
-                             "yuv420p", "--tone", "1000", "--frames", "1800"}),
+  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "-r", "30000/1001",
+                             "--pix-fmt", "yuv420p", "--tone", "1000", "--frames", "1800"}),
                dir / "send.stderr");
   ASSERT_EQ(send.wait(120s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
-  EXPECT_EQ(stream_codecs(out), std::string(c.video) + ",video\n" + c.audio + ",audio\n" +
-                                    (std::string(c.extension) == ".mov" || std::string(c.extension) == ".mp4"
-                                         ? "unknown,data\n"  // the timecode track
-                                         : ""));
+  EXPECT_EQ(stream_codecs(out),
+            std::string(c.video) + ",video\n" + c.audio + ",audio\n" +
+                (std::string(c.extension) == ".mov" || std::string(c.extension) == ".mp4"
+                     ? "unknown,data\n"  // the timecode track
+                     : ""));
   expect_in_sync(av_sync(out), 60, 1000, c.extra_s);
   const auto summary = read_json(stats);
   const auto& stream = summary["streams"][0];
@@ -110,8 +113,10 @@ std::filesystem::path flash_clip(const TempDir& dir) {
       "ffmpeg -nostdin -v error -y -f lavfi -i \"color=c=black:s=320x180:r=30,format=yuv420p,"
       "geq=lum='if(lt(mod(N\\,30)\\,1)\\,235\\,16)':cb=128:cr=128\" -f lavfi -i "
       "\"aevalsrc='if(lt(mod(t\\,1)\\,0.1)\\,0.5\\,0.01)*sin(2*PI*1000*t)|"
-      "if(lt(mod(t\\,1)\\,0.1)\\,0.5\\,0.01)*sin(2*PI*1000*t)':s=48000\" -t 20 -c:v libx264 -preset "
-      "ultrafast -c:a aac -b:a 192k '" + clip.string() + "'";
+      "if(lt(mod(t\\,1)\\,0.1)\\,0.5\\,0.01)*sin(2*PI*1000*t)':s=48000\" -t 20 -c:v libx264 "
+      "-preset "
+      "ultrafast -c:a aac -b:a 192k '" +
+      clip.string() + "'";
   EXPECT_EQ(shell(make), 0) << make;
   return clip;
 }
@@ -133,7 +138,8 @@ TEST(AudioRecord, AClipSentWithItsSoundIsRecordedInSyncAsTheSourceIs) {
     // As the source: each beep where it was against its flash, within a sample or two.
     ASSERT_EQ(got["offsets_ms"].size(), source["offsets_ms"].size());
     for (size_t i = 0; i < got["offsets_ms"].size(); ++i) {
-      EXPECT_NEAR(got["offsets_ms"][i].get<double>(), source["offsets_ms"][i].get<double>(), 0.1) << i;
+      EXPECT_NEAR(got["offsets_ms"][i].get<double>(), source["offsets_ms"][i].get<double>(), 0.1)
+          << i;
     }
   }
 }
@@ -144,27 +150,35 @@ TEST(AudioRecord, EveryAudioStreamOfAFileBecomesANamedTrack) {
   TempDir dir;
   const auto clip = dir / "three.mkv";
   const std::string make =
-      "ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=160x90:rate=25 -f lavfi -i sine=frequency=440 "
-      "-f lavfi -i sine=frequency=880 -f lavfi -i sine=frequency=1760 -map 0 -map 1 -map 2 -map 3 -t 4 "
-      "-c:v libx264 -preset ultrafast -c:a flac -metadata:s:a:0 title=Program -metadata:s:a:1 title=Commentary "
-      "-metadata:s:a:2 title=Music '" + clip.string() + "'";
+      "ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=160x90:rate=25 -f lavfi -i "
+      "sine=frequency=440 "
+      "-f lavfi -i sine=frequency=880 -f lavfi -i sine=frequency=1760 -map 0 -map 1 -map 2 -map 3 "
+      "-t 4 "
+      "-c:v libx264 -preset ultrafast -c:a flac -metadata:s:a:0 title=Program -metadata:s:a:1 "
+      "title=Commentary "
+      "-metadata:s:a:2 title=Music '" +
+      clip.string() + "'";
   ASSERT_EQ(shell(make), 0) << make;
   auto record = [&](const std::string& choice, const std::string& name) {
     const auto out = dir / name;
     Receiver recv(dir, {"--output", out.string()});
-    Process send(sender(recv, {"--transport", "tcp", "-i", clip.string(), "--audio", choice}), dir / "send.stderr");
+    Process send(sender(recv, {"--transport", "tcp", "-i", clip.string(), "--audio", choice}),
+                 dir / "send.stderr");
     EXPECT_EQ(send.wait(60s), 0) << send.stderr_text();
     EXPECT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
-    return capture("ffprobe -v error -select_streams a -show_entries stream_tags=title -of csv=p=0 '" +
-                   out.string() + "'");
+    return capture(
+        "ffprobe -v error -select_streams a -show_entries stream_tags=title -of csv=p=0 '" +
+        out.string() + "'");
   };
   EXPECT_EQ(record("all", "all.mkv"), "Program\nCommentary\nMusic\n");
   EXPECT_EQ(record("2", "third.mkv"), "Music\n");
   // A stream that is not there is named with how many there are.
   Receiver recv(dir, {"--output", (dir / "none.mkv").string()});
-  Process send(sender(recv, {"--transport", "tcp", "-i", clip.string(), "--audio", "3"}), dir / "bad.stderr");
+  Process send(sender(recv, {"--transport", "tcp", "-i", clip.string(), "--audio", "3"}),
+               dir / "bad.stderr");
   EXPECT_EQ(send.wait(60s), 1);
-  EXPECT_NE(send.stderr_text().find("--audio 3: the input has 3 audio streams (0..2)"), std::string::npos)
+  EXPECT_NE(send.stderr_text().find("--audio 3: the input has 3 audio streams (0..2)"),
+            std::string::npos)
       << send.stderr_text();
   recv.process().signal(SIGINT);
   recv.process().wait(30s);
@@ -175,10 +189,11 @@ TEST(AudioRecord, ASenderKilledMidRecordingLeavesEveryTrackToTheEndInSync) {
   TempDir dir;
   const auto out = dir / "killed.mov";
   Receiver recv(dir, {"--output", out.string(), "--verify"});
-  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "-r", "30", "--tone", "440",
-                             "--realtime"}),
+  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "-r", "30",
+                             "--tone", "440", "--realtime"}),
                dir / "send.stderr");
-  ASSERT_TRUE(recv.process().wait_for_stderr(R"(audio track 0)", 30s)) << recv.process().stderr_text();
+  ASSERT_TRUE(recv.process().wait_for_stderr(R"(audio track 0)", 30s))
+      << recv.process().stderr_text();
   std::this_thread::sleep_for(4500ms);
   send.signal(SIGKILL);
   send.wait(10s);
@@ -193,10 +208,11 @@ TEST(AudioRecord, SigintToTheReceiverFinalisesEveryTrack) {
   TempDir dir;
   const auto out = dir / "stopped.mkv";
   Receiver recv(dir, {"--output", out.string()});
-  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "-r", "30", "--pix-fmt", "yuv420p",
-                             "--tone", "800", "--realtime"}),
+  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "-r", "30",
+                             "--pix-fmt", "yuv420p", "--tone", "800", "--realtime"}),
                dir / "send.stderr");
-  ASSERT_TRUE(recv.process().wait_for_stderr(R"(audio track 0)", 30s)) << recv.process().stderr_text();
+  ASSERT_TRUE(recv.process().wait_for_stderr(R"(audio track 0)", 30s))
+      << recv.process().stderr_text();
   std::this_thread::sleep_for(3500ms);
   recv.process().signal(SIGINT);
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
@@ -210,14 +226,15 @@ TEST(AudioRecord, SigintToTheReceiverFinalisesEveryTrack) {
 TEST(AudioRecord, FourSendersWithSoundMakeFourFilesEachInSync) {
   TempDir dir;
   const auto stats = dir / "stats.json";
-  Receiver recv(dir, {"--max-streams", "4", "--output", (dir / "cam{n}.mkv").string(), "--stats-json",
-                      stats.string()});
+  Receiver recv(dir, {"--max-streams", "4", "--output", (dir / "cam{n}.mkv").string(),
+                      "--stats-json", stats.string()});
   std::vector<std::unique_ptr<Process>> senders;
   const int pitches[] = {500, 1000, 1500, 2000};
   for (int i = 0; i < 4; ++i) {
     senders.push_back(std::make_unique<Process>(
-        sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "-r", "30", "--pix-fmt", "yuv420p", "--tone",
-                      std::to_string(pitches[i]), "--frames", "300", "--name", "cam" + std::to_string(i)}),
+        sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "-r", "30", "--pix-fmt",
+                      "yuv420p", "--tone", std::to_string(pitches[i]), "--frames", "300", "--name",
+                      "cam" + std::to_string(i)}),
         dir / ("send" + std::to_string(i) + ".stderr")));
   }
   for (auto& s : senders) ASSERT_EQ(s->wait(120s), 0) << s->stderr_text();
@@ -244,16 +261,18 @@ TEST(AudioRecord, AnAudioInputOfItsOwnIsPlacedOnThePicturesClock) {
   TempDir dir;
   const auto out = dir / "input.mov";
   Receiver recv(dir, {"--output", out.string()});
-  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "-r", "30", "--realtime",
-                             "--duration", "5", "--tone", "1000", "--audio-f", "lavfi", "--audio-i",
-                             "aevalsrc=if(lt(mod(t\\,1)\\,0.1)\\,0.5\\,0.01)*sin(2*PI*700*t):s=44100"}),
-               dir / "send.stderr");
+  Process send(
+      sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "-r", "30", "--realtime",
+                    "--duration", "5", "--tone", "1000", "--audio-f", "lavfi", "--audio-i",
+                    "aevalsrc=if(lt(mod(t\\,1)\\,0.1)\\,0.5\\,0.01)*sin(2*PI*700*t):s=44100"}),
+      dir / "send.stderr");
   ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
   expect_in_sync(av_sync(out, 0), 4, 1000);
   const auto input = av_sync(out, 1);
   expect_in_sync(input, 4, 700);
-  EXPECT_EQ(capture("ffprobe -v error -select_streams a:1 -show_entries stream=sample_rate,channels -of csv=p=0 '" +
+  EXPECT_EQ(capture("ffprobe -v error -select_streams a:1 -show_entries "
+                    "stream=sample_rate,channels -of csv=p=0 '" +
                     out.string() + "'"),
             "44100,1\n");
 }
@@ -263,14 +282,16 @@ TEST(AudioRecord, RawOutputDropsTheAudioSayingSoOnce) {
   TempDir dir;
   const auto stats = dir / "stats.json";
   Receiver recv(dir, {"--output", (dir / "frames.yuv").string(), "--stats-json", stats.string()});
-  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "64x36", "--tone", "1000", "--frames", "60"}),
+  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "64x36", "--tone", "1000",
+                             "--frames", "60"}),
                dir / "send.stderr");
   ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
   const std::string text = recv.process().stderr_text();
   const auto first = text.find("audio dropped");
   ASSERT_NE(first, std::string::npos) << text;
-  EXPECT_EQ(text.find("audio dropped", first + 1), std::string::npos) << "said more than once:\n" << text;
+  EXPECT_EQ(text.find("audio dropped", first + 1), std::string::npos) << "said more than once:\n"
+                                                                      << text;
   const auto summary = read_json(stats);
   const auto& track = summary["streams"][0]["audio"][0];
   EXPECT_EQ(track["dropped_samples"], track["samples"]);
@@ -283,18 +304,21 @@ TEST(AudioRecord, RawOutputDropsTheAudioSayingSoOnce) {
 // beep is on its flash. A template names the files per stream.
 TEST(AudioRecord, AudioOutputBesideY4mIsAWavInSync) {
   TempDir dir;
-  Receiver recv(dir, {"--output", (dir / "cam-{n}.y4m").string(), "--audio-output", (dir / "cam-{n}.wav").string()});
-  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "--pix-fmt", "yuv420p", "-r",
-                             "30000/1001", "--tone", "1000", "--realtime", "--duration", "8"}),
-               dir / "send.stderr");
+  Receiver recv(dir, {"--output", (dir / "cam-{n}.y4m").string(), "--audio-output",
+                      (dir / "cam-{n}.wav").string()});
+  Process send(
+      sender(recv, {"--transport", "tcp", "--testsrc", "-s", "320x180", "--pix-fmt", "yuv420p",
+                    "-r", "30000/1001", "--tone", "1000", "--realtime", "--duration", "8"}),
+      dir / "send.stderr");
   ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
   const auto wav = dir / "cam-1.wav";
   ASSERT_TRUE(std::filesystem::exists(wav)) << recv.process().stderr_text();
   EXPECT_EQ(stream_codecs(wav), "pcm_s24le,audio\n");
   const auto joined = dir / "joined.mkv";
-  const std::string join = "ffmpeg -nostdin -v error -y -i '" + (dir / "cam-1.y4m").string() + "' -i '" + wav.string() +
-                           "' -map 0:v -map 1:a -c:v ffv1 -c:a copy '" + joined.string() + "'";
+  const std::string join = "ffmpeg -nostdin -v error -y -i '" + (dir / "cam-1.y4m").string() +
+                           "' -i '" + wav.string() + "' -map 0:v -map 1:a -c:v ffv1 -c:a copy '" +
+                           joined.string() + "'";
   ASSERT_EQ(shell(join), 0) << join;
   expect_in_sync(av_sync(joined), 7, 1000);
 }
@@ -304,14 +328,17 @@ TEST(AudioRecord, AudioOutputBesideRawFramesWritesEveryTrack) {
   TempDir dir;
   const auto clip = dir / "two.mkv";
   const std::string make =
-      "ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=160x90:rate=25 -f lavfi -i sine=frequency=440 "
-      "-f lavfi -i sine=frequency=880 -map 0 -map 1 -map 2 -t 3 -c:v libx264 -preset ultrafast -c:a flac '" +
+      "ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=160x90:rate=25 -f lavfi -i "
+      "sine=frequency=440 "
+      "-f lavfi -i sine=frequency=880 -map 0 -map 1 -map 2 -t 3 -c:v libx264 -preset ultrafast "
+      "-c:a flac '" +
       clip.string() + "'";
   ASSERT_EQ(shell(make), 0) << make;
   const auto stats = dir / "stats.json";
-  Receiver recv(dir, {"--output", (dir / "frames.yuv").string(), "--audio-output", (dir / "sound.wav").string(),
-                      "--stats-json", stats.string()});
-  Process send(sender(recv, {"--transport", "tcp", "-i", clip.string(), "--audio", "all"}), dir / "send.stderr");
+  Receiver recv(dir, {"--output", (dir / "frames.yuv").string(), "--audio-output",
+                      (dir / "sound.wav").string(), "--stats-json", stats.string()});
+  Process send(sender(recv, {"--transport", "tcp", "-i", clip.string(), "--audio", "all"}),
+               dir / "send.stderr");
   ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
   const auto frames = read_json(stats)["frames"].get<uint64_t>();
@@ -335,16 +362,18 @@ TEST(AudioRecord, AudioOutputOfAKilledReceiverStillDecodes) {
   TempDir dir;
   const auto wav = dir / "kill.wav";
   Receiver recv(dir, {"--audio-output", wav.string()});
-  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "160x90", "-r", "30", "--tone", "1000",
-                             "--realtime", "--duration", "30"}),
+  Process send(sender(recv, {"--transport", "tcp", "--testsrc", "-s", "160x90", "-r", "30",
+                             "--tone", "1000", "--realtime", "--duration", "30"}),
                dir / "send.stderr");
-  ASSERT_TRUE(recv.process().wait_for_stderr(R"(audio track 0 to )", 20s)) << recv.process().stderr_text();
+  ASSERT_TRUE(recv.process().wait_for_stderr(R"(audio track 0 to )", 20s))
+      << recv.process().stderr_text();
   std::this_thread::sleep_for(4s);
   recv.process().signal(SIGKILL);
   recv.process().wait(10s);
   send.signal(SIGINT);
   send.wait(30s);
-  const auto duration = capture("ffprobe -v error -show_entries format=duration -of csv=p=0 '" + wav.string() + "'");
+  const auto duration =
+      capture("ffprobe -v error -show_entries format=duration -of csv=p=0 '" + wav.string() + "'");
   ASSERT_FALSE(duration.empty());
   EXPECT_GT(std::stod(duration), 3.5) << duration;
   EXPECT_EQ(shell("ffmpeg -nostdin -v quiet -i '" + wav.string() + "' -f null -"), 0);
@@ -359,11 +388,14 @@ TEST(AudioRecord, AudioOutputUsageErrors) {
     EXPECT_EQ(recv.wait(10s), 2);
     return recv.stderr_text();
   };
-  EXPECT_NE(refused({"--audio-output", "x.mp3"}).find("--audio-output \"x.mp3\" must name a .wav file"),
+  EXPECT_NE(
+      refused({"--audio-output", "x.mp3"}).find("--audio-output \"x.mp3\" must name a .wav file"),
+      std::string::npos);
+  EXPECT_NE(refused({"--output", "x.mov", "--audio-output", "x.wav"})
+                .find("records every audio track itself"),
             std::string::npos);
-  EXPECT_NE(refused({"--output", "x.mov", "--audio-output", "x.wav"}).find("records every audio track itself"),
-            std::string::npos);
-  EXPECT_NE(refused({"--max-streams", "2", "--output", "a-{n}.yuv", "--audio-output", "x.wav"}).find("--audio-output"),
+  EXPECT_NE(refused({"--max-streams", "2", "--output", "a-{n}.yuv", "--audio-output", "x.wav"})
+                .find("--audio-output"),
             std::string::npos);
 }
 
@@ -376,14 +408,17 @@ TEST(AudioRecord, OverVerbsWithAKeyTheToneStaysInSync) {
   TempDir dir;
   const auto key = dir / "key";
   ASSERT_EQ(shell(std::string(RDMAVIDEO_RECV_BIN) + " --help >/dev/null"), 0);
-  ASSERT_EQ(shell("head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n' > '" + key.string() + "' && chmod 600 '" +
-                  key.string() + "'"),
+  ASSERT_EQ(shell("head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n' > '" + key.string() +
+                  "' && chmod 600 '" + key.string() + "'"),
             0);
   const auto out = dir / "verbs.mov";
-  Receiver recv(dir, {"--transport", "verbs", "--key-file", key.string(), "--output", out.string(), "--verify"},
-                {}, "recv", "10.99.0.1");
-  Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--transport", "verbs", "--key-file",
-                key.string(), "--testsrc", "-s", "320x180", "-r", "30", "--tone", "1000", "--frames", "1800"},
+  Receiver recv(
+      dir,
+      {"--transport", "verbs", "--key-file", key.string(), "--output", out.string(), "--verify"},
+      {}, "recv", "10.99.0.1");
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--transport", "verbs",
+                "--key-file", key.string(), "--testsrc", "-s", "320x180", "-r", "30", "--tone",
+                "1000", "--frames", "1800"},
                dir / "send.stderr");
   ASSERT_EQ(send.wait(120s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();

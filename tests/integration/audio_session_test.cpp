@@ -28,7 +28,8 @@ using namespace std::chrono_literals;
 struct Heard {
   std::mutex mu;
   std::vector<AudioTrack> tracks;
-  std::vector<std::vector<std::byte>> samples;  // per track, as arrived (planar chunks joined per channel below)
+  std::vector<std::vector<std::byte>>
+      samples;  // per track, as arrived (planar chunks joined per channel below)
   std::vector<std::vector<AudioPacket>> packets;  // per track, when kept
   std::vector<int64_t> next_pts;                  // per track: the pts the next packet must have
   std::vector<uint32_t> largest_packet;           // per track, samples
@@ -64,8 +65,8 @@ class ListeningSink final : public StreamSink {
     if (heard_->next_pts[t] != INT64_MIN && std::llabs(packet.pts_ns - heard_->next_pts[t]) > 1) {
       ++heard_->out_of_order;
     }
-    heard_->next_pts[t] = packet.pts_ns + static_cast<int64_t>(uint64_t{packet.samples} * 1'000'000'000 /
-                                                               format.sample_rate);
+    heard_->next_pts[t] = packet.pts_ns + static_cast<int64_t>(uint64_t{packet.samples} *
+                                                               1'000'000'000 / format.sample_rate);
     heard_->largest_packet[t] = std::max(heard_->largest_packet[t], packet.samples);
     // Planar chunks are kept per channel: put each channel's share after what it had.
     auto& all = heard_->samples[t];
@@ -73,7 +74,8 @@ class ListeningSink final : public StreamSink {
       planar_[t].resize(format.channels);
       const size_t per_channel = packet.data.size() / format.channels;
       for (uint32_t c = 0; c < format.channels; ++c) {
-        planar_[t][c].insert(planar_[t][c].end(), packet.data.begin() + static_cast<ptrdiff_t>(c * per_channel),
+        planar_[t][c].insert(planar_[t][c].end(),
+                             packet.data.begin() + static_cast<ptrdiff_t>(c * per_channel),
                              packet.data.begin() + static_cast<ptrdiff_t>((c + 1) * per_channel));
       }
       all.clear();
@@ -119,15 +121,16 @@ struct Rig {
 };
 
 // A receiver (of `receiver_version`) and a session connected to it, both with the key.
-void rig_up(Rig& rig, const Transport& t, uint16_t receiver_version = proto::kVersion, bool keep = false,
-            bool live = false) {
+void rig_up(Rig& rig, const Transport& t, uint16_t receiver_version = proto::kVersion,
+            bool keep = false, bool live = false) {
   ReceiverServiceOptions service_options;
   service_options.transport = t.kind;
   service_options.listen.endpoint = Endpoint{t.host, 0};
   service_options.listen.ring_size = 4;
   service_options.listen.key = test_key();
   service_options.listen.max_version = receiver_version;
-  service_options.sink_factory = [heard = rig.heard, keep](const StreamInfo&) -> Result<std::unique_ptr<StreamSink>> {
+  service_options.sink_factory = [heard = rig.heard,
+                                  keep](const StreamInfo&) -> Result<std::unique_ptr<StreamSink>> {
     return std::unique_ptr<StreamSink>(std::make_unique<ListeningSink>(heard, keep));
   };
   auto service = ReceiverService::start(std::move(service_options));
@@ -143,7 +146,7 @@ void rig_up(Rig& rig, const Transport& t, uint16_t receiver_version = proto::kVe
   rig.session = std::move(*session);
 }
 
-#define SKIP_WITHOUT_LAB(t)                                                                   \
+#define SKIP_WITHOUT_LAB(t)                                                                       \
   if ((t).kind == TransportKind::verbs && !std::filesystem::exists("/sys/class/infiniband/rxe0")) \
   GTEST_SKIP() << "no Soft-RoCE lab here (rxe0 missing): ctest -L rxe runs this in it"
 
@@ -219,9 +222,11 @@ TEST_P(AudioOver, EveryTrackArrivesWithItsNameEverySampleInOrderOnTheVideosClock
     auto sent = session.submit(*buffer, FrameMeta{static_cast<uint64_t>(i), pts});
     ASSERT_TRUE(sent) << sent.error().message();
     const auto a = sines(sent48, 800);
-    ASSERT_TRUE(session.submit_audio(*program, static_cast<int64_t>(sent48 * 1'000'000'000 / 48000), 800, a));
+    ASSERT_TRUE(session.submit_audio(*program, static_cast<int64_t>(sent48 * 1'000'000'000 / 48000),
+                                     800, a));
     const auto b = ramp(sent44, 735);
-    ASSERT_TRUE(session.submit_audio(*commentary, static_cast<int64_t>(sent44 * 1'000'000'000 / 44100), 735, b));
+    ASSERT_TRUE(session.submit_audio(*commentary,
+                                     static_cast<int64_t>(sent44 * 1'000'000'000 / 44100), 735, b));
     sent48 += 800;
     sent44 += 735;
     all48.insert(all48.end(), a.begin(), a.end());  // per submission: planar per call
@@ -238,7 +243,8 @@ TEST_P(AudioOver, EveryTrackArrivesWithItsNameEverySampleInOrderOnTheVideosClock
   const Heard& h = *rig.heard;
   EXPECT_EQ(h.frames, uint64_t{kFrames});
   ASSERT_EQ(h.tracks.size(), 2u);
-  EXPECT_TRUE(h.audio_before_first_frame) << "a track started after the picture: a recording would miss it";
+  EXPECT_TRUE(h.audio_before_first_frame)
+      << "a track started after the picture: a recording would miss it";
   EXPECT_EQ(h.tracks[0].format.name, "Program");
   EXPECT_EQ(h.tracks[0].format.sample_format, proto::SampleFormat::f32p);
   EXPECT_EQ(h.tracks[0].format.channel_layout, 0x3u);
@@ -386,7 +392,9 @@ TEST_P(AudioOver, AnAudioOnlyConnectionIsRefusedNamingWhy) {
 INSTANTIATE_TEST_SUITE_P(Transports, AudioOver,
                          ::testing::Values(Transport{TransportKind::tcp, "127.0.0.1"},
                                            Transport{TransportKind::verbs, "10.99.0.1"}),
-                         [](const auto& param_info) { return std::string(to_string(param_info.param.kind)); });
+                         [](const auto& param_info) {
+                           return std::string(to_string(param_info.param.kind));
+                         });
 
 }  // namespace
 }  // namespace rdmavideo

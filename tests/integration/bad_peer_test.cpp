@@ -33,9 +33,10 @@ class BadPeer : public ::testing::Test {
 
   // The receiver logged `needle` (the field and value) for this peer.
   void expect_logged(const std::string& needle) {
-    EXPECT_TRUE(recv_->process().wait_for_stderr(std::regex_replace(
-        needle, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)"), 10s))
-        << "receiver log lacks \"" << needle << "\":\n" << recv_->process().stderr_text();
+    EXPECT_TRUE(recv_->process().wait_for_stderr(
+        std::regex_replace(needle, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)"), 10s))
+        << "receiver log lacks \"" << needle << "\":\n"
+        << recv_->process().stderr_text();
   }
 
   // After any bad peer, a good sender is served, its frames all verified; on SIGTERM the
@@ -46,7 +47,8 @@ class BadPeer : public ::testing::Test {
                   "--frames", "10", "--checksum", "--quiet", "--name", "good"},
                  dir_ / "good.stderr");
     ASSERT_EQ(send.wait(30s), 0) << send.stderr_text();
-    ASSERT_TRUE(recv_->process().wait_for_stderr("\"good\"\\] stream [0-9]+ the sender ended it", 10s))
+    ASSERT_TRUE(
+        recv_->process().wait_for_stderr("\"good\"\\] stream [0-9]+ the sender ended it", 10s))
         << recv_->process().stderr_text();
     recv_->process().signal(SIGTERM);
     ASSERT_EQ(recv_->process().wait(30s), expected_failures_ > 0 ? 1 : 0)
@@ -89,7 +91,8 @@ TEST_F(BadPeer, GarbageBytes) {
 TEST_F(BadPeer, TruncatedMessage) {
   {
     RawPeer peer(recv_->port());
-    auto hello = proto::encode(proto::Hello{proto::kMinVersion, proto::kVersion, 0, 1 << 20, 0, "x"});
+    auto hello =
+        proto::encode(proto::Hello{proto::kMinVersion, proto::kVersion, 0, 1 << 20, 0, "x"});
     peer.send_bytes(std::span(hello).first(proto::kHeaderBytes + 10));
   }  // closed mid-body
   expect_logged("in the middle of Hello (10 of 56 bytes)");
@@ -99,7 +102,8 @@ TEST_F(BadPeer, TruncatedMessage) {
 TEST_F(BadPeer, OversizedMessage) {
   {
     RawPeer peer(recv_->port());
-    auto bytes = proto::encode(proto::Hello{proto::kMinVersion, proto::kVersion, 0, 1 << 20, 0, "x"});
+    auto bytes =
+        proto::encode(proto::Hello{proto::kMinVersion, proto::kVersion, 0, 1 << 20, 0, "x"});
     const uint32_t huge = 1 << 20;
     std::memcpy(bytes.data() + 8, &huge, 4);
     peer.send_bytes(bytes);
@@ -127,7 +131,8 @@ TEST_F(BadPeer, WrongVersionInHello) {
 TEST_F(BadPeer, WrongHeaderVersion) {
   {
     RawPeer peer(recv_->port());
-    auto bytes = proto::encode(proto::Hello{proto::kMinVersion, proto::kVersion, 0, 1 << 20, 0, "x"});
+    auto bytes =
+        proto::encode(proto::Hello{proto::kMinVersion, proto::kVersion, 0, 1 << 20, 0, "x"});
     bytes[4] = std::byte{proto::kVersion + 1};
     peer.send_bytes(bytes);
     EXPECT_TRUE(peer.error_before_close());
@@ -143,7 +148,8 @@ TEST_F(BadPeer, SlotOutOfRange) {
     auto [ring, credits] = peer.start(small_format());
     EXPECT_EQ(ring.slot_count, 8u);
     EXPECT_EQ(credits.slots.size(), 8u);
-    proto::FrameWritten frame{ring.ring_epoch, 12, 0, 0, 0, small_format().layout.frame_bytes, 0, 0};
+    proto::FrameWritten frame{
+        ring.ring_epoch, 12, 0, 0, 0, small_format().layout.frame_bytes, 0, 0};
     peer.send(frame);
     auto error = peer.error_before_close();
     ASSERT_TRUE(error);
@@ -209,9 +215,9 @@ TEST_F(BadPeer, CorruptedPayloadFailsVerify) {
     TestPattern pattern(format);
     auto frame = pattern.frame(0);
     std::vector<std::byte> payload(frame.begin(), frame.end());
-    proto::FrameWritten info{ring.ring_epoch, credits.slots[0], 0, 0, 0,
-                             format.layout.frame_bytes, proto::kFrameHasChecksum,
-                             frame_checksum(payload)};
+    proto::FrameWritten info{
+        ring.ring_epoch,          credits.slots[0],       0, 0, 0, format.layout.frame_bytes,
+        proto::kFrameHasChecksum, frame_checksum(payload)};
     payload[1000] ^= std::byte{0x40};  // corrupted after the checksum was taken
     peer.send(info);
     peer.send_bytes(payload);
@@ -267,8 +273,8 @@ TEST(BadPeerRecording, ExtremePtsAreRepairedNotFatal) {
   TempDir dir;
   Receiver recv(dir, {"--quiet", "--output", (dir / "rec.mkv").string(), "--stats-json",
                       (dir / "recv.json").string()});
-  const std::vector<int64_t> pts = {0,           int64_t{1} << 62, INT64_MIN, INT64_MAX,
-                                    -(int64_t{1} << 62), 33333333, 66666666};
+  const std::vector<int64_t> pts = {
+      0, int64_t{1} << 62, INT64_MIN, INT64_MAX, -(int64_t{1} << 62), 33333333, 66666666};
   {
     RawPeer peer(recv.port());
     peer.handshake();
@@ -289,7 +295,8 @@ TEST(BadPeerRecording, ExtremePtsAreRepairedNotFatal) {
       << recv.process().stderr_text();
   const auto facts = key_values(capture(
       "ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames "
-      "-of default=noprint_wrappers=1 '" + (dir / "rec.mkv").string() + "'"));
+      "-of default=noprint_wrappers=1 '" +
+      (dir / "rec.mkv").string() + "'"));
   EXPECT_EQ(facts.count("nb_read_frames") ? facts.at("nb_read_frames") : "", "7");
 }
 
@@ -298,7 +305,9 @@ TEST(BadPeerRecording, ExtremePtsAreRepairedNotFatal) {
 TEST(BadPeerName, ControlAndBidiCharactersAreEscapedInTheLog) {
   TempDir dir;
   Receiver recv(dir, {"--stats-json", (dir / "recv.json").string()});
-  const std::string hostile = "cam\xc2\x9b[2J\xe2\x80\xae" "4pm\x9b";
+  const std::string hostile =
+      "cam\xc2\x9b[2J\xe2\x80\xae"
+      "4pm\x9b";
   {
     RawPeer peer(recv.port());
     peer.handshake();
@@ -315,7 +324,9 @@ TEST(BadPeerName, ControlAndBidiCharactersAreEscapedInTheLog) {
   EXPECT_EQ(log.find("\xe2\x80\xae"), std::string::npos);
   EXPECT_EQ(log.find('\x9b'), std::string::npos);
   const auto r = read_json(dir / "recv.json");
-  EXPECT_EQ(r["streams"][0]["name"], "cam\xc2\x9b[2J\xe2\x80\xae" "4pm\xef\xbf\xbd");
+  EXPECT_EQ(r["streams"][0]["name"],
+            "cam\xc2\x9b[2J\xe2\x80\xae"
+            "4pm\xef\xbf\xbd");
 }
 
 // Time limits that restarted with every byte let one byte every few seconds hold a
@@ -324,8 +335,8 @@ TEST_F(BadPeer, TricklingHelloIsDroppedAtTheHandshakeDeadline) {
   const auto start = std::chrono::steady_clock::now();
   {
     RawPeer peer(recv_->port());
-    const auto hello = proto::encode(proto::Hello{proto::kMinVersion, proto::kVersion, 0, 1 << 20,
-                                                  0, "slow"});
+    const auto hello =
+        proto::encode(proto::Hello{proto::kMinVersion, proto::kVersion, 0, 1 << 20, 0, "slow"});
     for (size_t i = 0; i < hello.size(); ++i) {  // 72 bytes, one a second: 72 s if allowed
       if (recv_->process().stderr_text().find("not complete in time") != std::string::npos) break;
       ::send(peer_fd(peer), &hello[i], 1, MSG_NOSIGNAL);

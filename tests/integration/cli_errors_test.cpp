@@ -46,51 +46,88 @@ std::string closed_port() {
 
 std::vector<Case> cases() {
   std::vector<Case> c{
-        Case{"ConnectRefused", {"--connect", closed_port(), "--testsrc"}, true, 1, "Connection refused"},
-        Case{"UnknownFlag", {"--connect", "127.0.0.1:1", "--testsrc", "--bogus"}, true, 2, "--bogus"},
-        Case{"UnknownPixFmt", {"--connect", "127.0.0.1:1", "--testsrc", "--pix-fmt", "yuv9000"}, true, 2,
-             "--pix-fmt \"yuv9000\" unknown"},
-        Case{"ZeroSize", {"--connect", "127.0.0.1:1", "--testsrc", "-s", "0x1080"}, true, 2,
-             "out of range"},
-        Case{"HugeSize", {"--connect", "127.0.0.1:1", "--testsrc", "-s", "20000x20000"}, true, 2,
-             "out of range"},
-        Case{"BadRate", {"--connect", "127.0.0.1:1", "--testsrc", "-r", "0"}, true, 2, "-r \"0\""},
-        Case{"NoSource", {"--connect", "127.0.0.1:1"}, true, 2, "no source"},
-        Case{"RealtimeAndNoDrop", {"--connect", "127.0.0.1:1", "--testsrc", "--realtime", "--no-drop"},
-             true, 2, "excludes"},
-        Case{"BadConnectAddress", {"--connect", "127.0.0.1", "--testsrc"}, true, 2, "HOST:PORT"},
-        Case{"BadTransport", {"--connect", "127.0.0.1:1", "--testsrc", "--transport", "udp"}, true, 2,
-             "--transport \"udp\" unknown"},
-        Case{"RecvBadRing", {"--listen", "127.0.0.1:0", "--ring", "0"}, false, 2, "--ring"},
-        Case{"RecvMissingListen", {"--verify"}, false, 2, "--listen"},
+      Case{"ConnectRefused",
+           {"--connect", closed_port(), "--testsrc"},
+           true,
+           1,
+           "Connection refused"},
+      Case{"UnknownFlag", {"--connect", "127.0.0.1:1", "--testsrc", "--bogus"}, true, 2, "--bogus"},
+      Case{"UnknownPixFmt",
+           {"--connect", "127.0.0.1:1", "--testsrc", "--pix-fmt", "yuv9000"},
+           true,
+           2,
+           "--pix-fmt \"yuv9000\" unknown"},
+      Case{"ZeroSize",
+           {"--connect", "127.0.0.1:1", "--testsrc", "-s", "0x1080"},
+           true,
+           2,
+           "out of range"},
+      Case{"HugeSize",
+           {"--connect", "127.0.0.1:1", "--testsrc", "-s", "20000x20000"},
+           true,
+           2,
+           "out of range"},
+      Case{"BadRate", {"--connect", "127.0.0.1:1", "--testsrc", "-r", "0"}, true, 2, "-r \"0\""},
+      Case{"NoSource", {"--connect", "127.0.0.1:1"}, true, 2, "no source"},
+      Case{"RealtimeAndNoDrop",
+           {"--connect", "127.0.0.1:1", "--testsrc", "--realtime", "--no-drop"},
+           true,
+           2,
+           "excludes"},
+      Case{"BadConnectAddress", {"--connect", "127.0.0.1", "--testsrc"}, true, 2, "HOST:PORT"},
+      Case{"BadTransport",
+           {"--connect", "127.0.0.1:1", "--testsrc", "--transport", "udp"},
+           true,
+           2,
+           "--transport \"udp\" unknown"},
+      Case{"RecvBadRing", {"--listen", "127.0.0.1:0", "--ring", "0"}, false, 2, "--ring"},
+      Case{"RecvMissingListen", {"--verify"}, false, 2, "--listen"},
   };
 #ifdef RDMAVIDEO_HAVE_FFMPEG
-  c.insert(c.end(), {
-        Case{"RecvUnknownContainer", {"--listen", "127.0.0.1:0", "--output", "x.avi"}, false, 2,
-             "unknown container extension \".avi\""},
-        Case{"RecvUnknownCodec", {"--listen", "127.0.0.1:0", "--output", "x.mov", "--codec", "vp9"},
-             false, 2, "--codec \"vp9\" unknown"},
-        Case{"RecvEncoderForOtherCodec",
-             {"--listen", "127.0.0.1:0", "--output", "x.mkv", "--encoder", "prores_ks"}, false, 2,
-             "--encoder prores_ks encodes prores, not ffv1"},
-        Case{"SendMissingFile", {"--connect", "127.0.0.1:1", "-i", "/nonexistent.mp4"}, true, 1,
-             "/nonexistent.mp4"},
-  });
+  c.insert(c.end(),
+           {
+               Case{"RecvUnknownContainer",
+                    {"--listen", "127.0.0.1:0", "--output", "x.avi"},
+                    false,
+                    2,
+                    "unknown container extension \".avi\""},
+               Case{"RecvUnknownCodec",
+                    {"--listen", "127.0.0.1:0", "--output", "x.mov", "--codec", "vp9"},
+                    false,
+                    2,
+                    "--codec \"vp9\" unknown"},
+               Case{"RecvEncoderForOtherCodec",
+                    {"--listen", "127.0.0.1:0", "--output", "x.mkv", "--encoder", "prores_ks"},
+                    false,
+                    2,
+                    "--encoder prores_ks encodes prores, not ffv1"},
+               Case{"SendMissingFile",
+                    {"--connect", "127.0.0.1:1", "-i", "/nonexistent.mp4"},
+                    true,
+                    1,
+                    "/nonexistent.mp4"},
+           });
 #else
   c.insert(c.end(), {
-        Case{"RecvEncodedOutput", {"--listen", "127.0.0.1:0", "--output", "x.mov"}, false, 2,
-             "raw frames only"},
-        Case{"SendFileInput", {"--connect", "127.0.0.1:1", "-i", "/nonexistent.mp4"}, true, 1,
-             "-i /nonexistent.mp4: this build has no FFmpeg"},
-  });
+                        Case{"RecvEncodedOutput",
+                             {"--listen", "127.0.0.1:0", "--output", "x.mov"},
+                             false,
+                             2,
+                             "raw frames only"},
+                        Case{"SendFileInput",
+                             {"--connect", "127.0.0.1:1", "-i", "/nonexistent.mp4"},
+                             true,
+                             1,
+                             "-i /nonexistent.mp4: this build has no FFmpeg"},
+                    });
 #endif
-  c.push_back(Case{"RecvUnresolvableAddress", {"--listen", "256.1.1.1:5000"}, false, 1, "256.1.1.1"});
+  c.push_back(
+      Case{"RecvUnresolvableAddress", {"--listen", "256.1.1.1:5000"}, false, 1, "256.1.1.1"});
   return c;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cases, CliErrors, ::testing::ValuesIn(cases()),
-    [](const auto& param_info) { return std::string(param_info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Cases, CliErrors, ::testing::ValuesIn(cases()),
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace
 }  // namespace rdmavideo::testing
@@ -111,8 +148,9 @@ TEST(CliErrorsVerbs, NoRdmaDeviceSaysSoPlainly) {
   Process recv({RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0", "--transport", "verbs"},
                dir / "recv.stderr");
   ASSERT_EQ(recv.wait(20s), 1);
-  Process send({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:5000", "--transport", "verbs", "--testsrc"},
-               dir / "send.stderr");
+  Process send(
+      {RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:5000", "--transport", "verbs", "--testsrc"},
+      dir / "send.stderr");
   ASSERT_EQ(send.wait(20s), 1);
   for (const auto& err : {recv.stderr_text(), send.stderr_text()}) {
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;

@@ -26,7 +26,8 @@ std::map<std::string, std::string> probe(const std::filesystem::path& file) {
   return key_values(capture(
       "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
       "stream=codec_name,profile,pix_fmt,width,height,r_frame_rate,avg_frame_rate,nb_read_frames "
-      "-of default=noprint_wrappers=1 '" + file.string() + "'"));
+      "-of default=noprint_wrappers=1 '" +
+      file.string() + "'"));
 }
 
 // The md5 of every decoded frame, in order (framemd5 without the timestamps), after an
@@ -34,8 +35,8 @@ std::map<std::string, std::string> probe(const std::filesystem::path& file) {
 std::vector<std::string> frame_md5s(const std::filesystem::path& file, const std::string& vf = "",
                                     const std::string& input = "") {
   const std::string text = capture("ffmpeg -nostdin -v error " + input + " -i '" + file.string() +
-                                   "' -map 0:v:0 -fps_mode passthrough " + (vf.empty() ? "" : "-vf " + vf + " ") +
-                                   "-f framemd5 -");
+                                   "' -map 0:v:0 -fps_mode passthrough " +
+                                   (vf.empty() ? "" : "-vf " + vf + " ") + "-f framemd5 -");
   std::vector<std::string> md5s;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
@@ -46,9 +47,9 @@ std::vector<std::string> frame_md5s(const std::filesystem::path& file, const std
 }
 
 double psnr(const std::filesystem::path& got, const std::filesystem::path& reference) {
-  const std::string text = capture("ffmpeg -nostdin -i '" + got.string() + "' -i '" +
-                                   reference.string() +
-                                   "' -lavfi '[0:v][1:v]scale2ref[a][b];[a][b]psnr' -f null - 2>&1");
+  const std::string text =
+      capture("ffmpeg -nostdin -i '" + got.string() + "' -i '" + reference.string() +
+              "' -lavfi '[0:v][1:v]scale2ref[a][b];[a][b]psnr' -f null - 2>&1");
   std::smatch m;
   if (!std::regex_search(text, m, std::regex(R"(PSNR .* average:([0-9.]+|inf))"))) return -1;
   return m[1].str() == "inf" ? 1000 : std::stod(m[1].str());
@@ -58,11 +59,10 @@ double psnr(const std::filesystem::path& got, const std::filesystem::path& refer
 std::filesystem::path make_clip(const TempDir& dir, const std::string& size, int frames,
                                 int rate = 30) {
   const auto clip = dir / ("clip_" + size + ".mp4");
-  const std::string make = "ffmpeg -nostdin -loglevel error -f lavfi -i testsrc2=size=" + size +
-                           ":rate=" + std::to_string(rate) + " -frames:v " +
-                           std::to_string(frames) +
-                           " -c:v libx264 -preset ultrafast -qp 10 -pix_fmt yuv420p -y '" +
-                           clip.string() + "'";
+  const std::string make =
+      "ffmpeg -nostdin -loglevel error -f lavfi -i testsrc2=size=" + size +
+      ":rate=" + std::to_string(rate) + " -frames:v " + std::to_string(frames) +
+      " -c:v libx264 -preset ultrafast -qp 10 -pix_fmt yuv420p -y '" + clip.string() + "'";
   EXPECT_EQ(shell(make), 0) << make;
   return clip;
 }
@@ -76,7 +76,8 @@ std::vector<std::string> sender_args(const Receiver& recv, std::vector<std::stri
 // "recorded N frames" from the receiver's summary.
 std::optional<int> recorded_frames(const std::string& stderr_text) {
   std::smatch m;
-  if (!std::regex_search(stderr_text, m, std::regex(R"(recorded (\d+) frames)"))) return std::nullopt;
+  if (!std::regex_search(stderr_text, m, std::regex(R"(recorded (\d+) frames)")))
+    return std::nullopt;
   return std::stoi(m[1].str());
 }
 
@@ -135,16 +136,19 @@ std::map<std::string, std::string> colour_facts(const std::filesystem::path& fil
   return key_values(capture(
       "ffprobe -v error -select_streams v:0 -show_entries "
       "stream=codec_name,profile,pix_fmt,color_range,color_space,color_transfer,color_primaries "
-      "-of default=noprint_wrappers=1 '" + file.string() + "'"));
+      "-of default=noprint_wrappers=1 '" +
+      file.string() + "'"));
 }
 
 TEST(Codecs, HdrColourOfA444InputLandsInProres4444AndFfv1) {
   TempDir dir;
   const auto clip = dir / "pq444.mkv";
   const std::string make =
-      "ffmpeg -nostdin -loglevel error -f lavfi -i testsrc2=size=640x360:rate=30000/1001 -frames:v 12 "
+      "ffmpeg -nostdin -loglevel error -f lavfi -i testsrc2=size=640x360:rate=30000/1001 -frames:v "
+      "12 "
       "-pix_fmt yuv444p10le -color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc "
-      "-color_range tv -c:v ffv1 -y '" + clip.string() + "'";
+      "-color_range tv -c:v ffv1 -y '" +
+      clip.string() + "'";
   ASSERT_EQ(shell(make), 0) << make;
   for (const std::string ext : {".mov", ".mkv"}) {
     SCOPED_TRACE(ext);
@@ -195,7 +199,8 @@ TEST(Codecs, Ffv1Yuv422p10InMkvIsBitExact) {
   const std::string make =
       "ffmpeg -nostdin -loglevel error -f lavfi -i \"nullsrc=s=1280x720:r=30,format=yuv422p10le,"
       "geq=lum='random(1)*1024':cb='mod(X*3+N*7,1024)':cr='mod(Y*5+X+N*3,1024)'\" -frames:v 24 "
-      "-c:v rawvideo -y '" + clip.string() + "'";
+      "-c:v rawvideo -y '" +
+      clip.string() + "'";
   ASSERT_EQ(shell(make), 0) << make;
   const auto out = dir / "out.mkv";
   Receiver recv(dir, {"--output", out.string(), "--quiet"});
@@ -247,8 +252,7 @@ TEST(Codecs, Ffv1MasksSamplesAbove10BitsAndKeepsTheRestExact) {
   }
   EXPECT_NE(log.find("frame 0: yuv422p10le Y sample at row 0 column 0 is"), std::string::npos)
       << log;
-  EXPECT_NE(log.find("8 of 8 frames had yuv422p10le samples above 1023"), std::string::npos)
-      << log;
+  EXPECT_NE(log.find("8 of 8 frames had yuv422p10le samples above 1023"), std::string::npos) << log;
 
   std::string frames = read_file(raw);
   ASSERT_EQ(frames.size(), 8u * 640 * 360 * 2 * 2);
@@ -279,16 +283,16 @@ TEST(Codecs, LoopRepeatsTheFileWithGrowingTimestamps) {
   const auto md5s = frame_md5s(out);
   ASSERT_EQ(md5s.size(), 75u);
   EXPECT_EQ(md5s[0], md5s[30]);  // the loop starts again at the first frame
-  const std::string duration = capture("ffprobe -v error -show_entries format=duration -of csv=p=0 '" +
-                                       out.string() + "'");
+  const std::string duration =
+      capture("ffprobe -v error -show_entries format=duration -of csv=p=0 '" + out.string() + "'");
   EXPECT_NEAR(std::stod(duration), 2.5, 0.05);
 }
 
 TEST(Codecs, LavfiInputIsLiveAndScaledOnRequest) {
   TempDir dir;
   const auto out = dir / "out.mkv";
-  Receiver recv(dir, {"--output", out.string(), "--quiet", "--stats-json",
-                      (dir / "recv.json").string()});
+  Receiver recv(
+      dir, {"--output", out.string(), "--quiet", "--stats-json", (dir / "recv.json").string()});
   Process send(sender_args(recv, {"-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-s",
                                   "320x180", "--pix-fmt", "uyvy422", "--frames", "30",
                                   "--stats-json", (dir / "send.json").string()}),
@@ -390,8 +394,9 @@ TEST(Codecs, V210RecordsTheSameSamplesAsYuv422p10) {
   for (const char* pix_fmt : {"v210", "yuv422p10le"}) {
     const auto out = dir / (std::string(pix_fmt) + ".mov");
     Receiver recv(dir, {"--output", out.string(), "--quiet"}, {}, std::string("recv-") + pix_fmt);
-    Process send(sender_args(recv, {"--testsrc", "-s", "384x216", "--pix-fmt", pix_fmt, "--frames", "6"}),
-                 dir / (std::string("send-") + pix_fmt + ".stderr"));
+    Process send(
+        sender_args(recv, {"--testsrc", "-s", "384x216", "--pix-fmt", pix_fmt, "--frames", "6"}),
+        dir / (std::string("send-") + pix_fmt + ".stderr"));
     ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
     ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
     auto facts = probe(out);
@@ -421,8 +426,9 @@ TEST_P(RecordEveryCodec, MakesAPlayableFile) {
   std::vector<std::string> recv_args{"--output", out.string(), "--quiet"};
   if (*c.codec) recv_args.insert(recv_args.end(), {"--codec", c.codec});
   Receiver recv(dir, recv_args);
-  Process send(sender_args(recv, {"--testsrc", "-s", "640x360", "--pix-fmt", "uyvy422", "--frames", "10"}),
-               dir / "send.stderr");
+  Process send(
+      sender_args(recv, {"--testsrc", "-s", "640x360", "--pix-fmt", "uyvy422", "--frames", "10"}),
+      dir / "send.stderr");
   ASSERT_EQ(send.wait(120s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(120s), 0) << recv.process().stderr_text();
   auto facts = probe(out);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // rdmavideo-recv --composite --memory cuda: the canvas in GPU memory, drawn by the library's
 // kernels. Senders of solid colours, each in another pixel format (so the kernels read each
-// layout), into a grid written raw and read back: each colour in its quadrant, each tile labelled, what the receiver says of where the canvas is, and no frame
-// downloaded on its way in. A --pix-fmt the GPU canvas does not draw puts it in host memory,
-// saying why.
+// layout), into a grid written raw and read back: each colour in its quadrant, each tile labelled,
+// what the receiver says of where the canvas is, and no frame downloaded on its way in. A --pix-fmt
+// the GPU canvas does not draw puts it in host memory, saying why.
 //
 // Built twice, as gpu_memory_test is: composite_gpu_test runs against the stand-in CUDA
 // driver (tests/fakecuda), which runs the kernels' own arithmetic on the CPU, everywhere;
@@ -29,7 +29,8 @@ using namespace std::chrono_literals;
 #define COMPOSITE_GPU_SUITE CompositeOnGpu
 #define REQUIRE_GPU()                                                                \
   if (auto driver = cuda::Driver::load(); !driver || (*driver)->device_count() == 0) \
-  GTEST_SKIP() << "no GPU here: " << (driver ? "the CUDA driver sees no device" : driver.error().message())
+  GTEST_SKIP() << "no GPU here: "                                                    \
+               << (driver ? "the CUDA driver sees no device" : driver.error().message())
 #else
 #define COMPOSITE_GPU_SUITE CompositeGpu
 #define REQUIRE_GPU() \
@@ -42,12 +43,13 @@ struct Rgb {
 };
 
 // A live sender of a solid colour in `pix_fmt`, named after the colour.
-Process colour_sender(const TempDir& dir, const std::string& address, const std::string& name, Rgb c,
-                      const std::string& pix_fmt, double seconds) {
-  return Process({RDMAVIDEO_SEND_BIN, "--connect", address, "--quiet", "--name", name, "-f", "lavfi", "-i",
-                  fmt::format("color=c=0x{:02X}{:02X}{:02X}:s=320x180:r=30", c.r, c.g, c.b), "--pix-fmt", pix_fmt,
-                  "--realtime", "--duration", std::to_string(seconds)},
-                 dir / (name + ".stderr"));
+Process colour_sender(const TempDir& dir, const std::string& address, const std::string& name,
+                      Rgb c, const std::string& pix_fmt, double seconds) {
+  return Process(
+      {RDMAVIDEO_SEND_BIN, "--connect", address, "--quiet", "--name", name, "-f", "lavfi", "-i",
+       fmt::format("color=c=0x{:02X}{:02X}{:02X}:s=320x180:r=30", c.r, c.g, c.b), "--pix-fmt",
+       pix_fmt, "--realtime", "--duration", std::to_string(seconds)},
+      dir / (name + ".stderr"));
 }
 
 // A canvas written raw (--output FILE.yuv: no FFmpeg needed to read it back, so the test
@@ -58,7 +60,9 @@ struct Frame {
   int width = 0, height = 0;
   bool nv12 = true;
   std::array<int, 3> yuv(int x, int y) const {
-    const auto at = [&](size_t i) { return i < bytes.size() ? static_cast<int>(static_cast<uint8_t>(bytes[i])) : -1; };
+    const auto at = [&](size_t i) {
+      return i < bytes.size() ? static_cast<int>(static_cast<uint8_t>(bytes[i])) : -1;
+    };
     const size_t w = static_cast<size_t>(width), h = static_cast<size_t>(height);
     const size_t ux = static_cast<size_t>(x), uy = static_cast<size_t>(y);
     if (nv12) {
@@ -71,7 +75,8 @@ struct Frame {
 };
 Frame frame_of(const std::filesystem::path& file, int n, int width, int height, bool nv12) {
   Frame f{{}, width, height, nv12};
-  const size_t bytes = static_cast<size_t>(width) * static_cast<size_t>(height) * (nv12 ? 3 : 4) / 2;
+  const size_t bytes =
+      static_cast<size_t>(width) * static_cast<size_t>(height) * (nv12 ? 3 : 4) / 2;
   std::ifstream in(file, std::ios::binary);
   in.seekg(static_cast<std::streamoff>(bytes) * n);
   f.bytes.resize(bytes);
@@ -84,17 +89,19 @@ Frame frame_of(const std::filesystem::path& file, int n, int width, int height, 
 std::array<int, 3> bt601(Rgb c) {
   const double r = c.r / 255.0, g = c.g / 255.0, b = c.b / 255.0;
   const double y = 0.299 * r + 0.587 * g + 0.114 * b;
-  return {static_cast<int>(std::lround(16 + 219 * y)), static_cast<int>(std::lround(128 + 224 * (b - y) / 1.772)),
+  return {static_cast<int>(std::lround(16 + 219 * y)),
+          static_cast<int>(std::lround(128 + 224 * (b - y) / 1.772)),
           static_cast<int>(std::lround(128 + 224 * (r - y) / 1.402))};
 }
 
-::testing::AssertionResult near(const Frame& f, int x, int y, std::array<int, 3> want, const std::string& what) {
+::testing::AssertionResult near(const Frame& f, int x, int y, std::array<int, 3> want,
+                                const std::string& what) {
   const auto got = f.yuv(x, y);
   for (int i = 0; i < 3; ++i) {
     if (std::abs(got[i] - want[i]) > 10) {
-      return ::testing::AssertionFailure() << what << " at (" << x << ", " << y << "): got YUV " << got[0] << ","
-                                           << got[1] << "," << got[2] << " want " << want[0] << "," << want[1] << ","
-                                           << want[2];
+      return ::testing::AssertionFailure()
+             << what << " at (" << x << ", " << y << "): got YUV " << got[0] << "," << got[1] << ","
+             << got[2] << " want " << want[0] << "," << want[1] << "," << want[2];
     }
   }
   return ::testing::AssertionSuccess();
@@ -113,20 +120,25 @@ struct Composited {
   std::filesystem::path wall;
   std::string log;
 };
-Composited composite(const TempDir& dir, const std::vector<Sender>& senders, std::vector<std::string> canvas_args) {
+Composited composite(const TempDir& dir, const std::vector<Sender>& senders,
+                     std::vector<std::string> canvas_args) {
   Composited run;
   run.wall = dir / "wall.yuv";
-  std::vector<std::string> args{"--memory", "cuda", "--composite", "grid", "--canvas", "640x360@30", "--max-streams",
-                                std::to_string(senders.size()), "--output", run.wall.string(), "--stats-json",
-                                (dir / "recv.json").string()};
+  std::vector<std::string> args{"--memory",      "cuda",
+                                "--composite",   "grid",
+                                "--canvas",      "640x360@30",
+                                "--max-streams", std::to_string(senders.size()),
+                                "--output",      run.wall.string(),
+                                "--stats-json",  (dir / "recv.json").string()};
   args.insert(args.end(), canvas_args.begin(), canvas_args.end());
   Receiver recv(dir, args);
   std::vector<std::unique_ptr<Process>> running;
   for (const Sender& s : senders) {
-    running.push_back(
-        std::unique_ptr<Process>(new Process(colour_sender(dir, recv.address(), s.name, s.colour, s.pix_fmt, 3))));
+    running.push_back(std::unique_ptr<Process>(
+        new Process(colour_sender(dir, recv.address(), s.name, s.colour, s.pix_fmt, 3))));
     // One at a time, so each takes the next tile in arrival order.
-    EXPECT_TRUE(recv.process().wait_for_stderr("stream \\d+ \\(\"" + s.name + "\"\\) in tile", 20s)) << s.name;
+    EXPECT_TRUE(recv.process().wait_for_stderr("stream \\d+ \\(\"" + s.name + "\"\\) in tile", 20s))
+        << s.name;
   }
   for (auto& p : running) EXPECT_EQ(p->wait(30s), 0) << p->stderr_text();
   EXPECT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
@@ -149,7 +161,8 @@ TEST(COMPOSITE_GPU_SUITE, FourFormatsComposedInGpuMemoryEachInItsQuadrant) {
     EXPECT_EQ(run.canvas.at("memory"), "cuda:0");
   } else {
     // A build without nvcc has no kernels: the canvas is drawn on the CPU, saying so.
-    EXPECT_NE(run.log.find("the canvas is in host memory: this build has no CUDA kernels"), std::string::npos)
+    EXPECT_NE(run.log.find("the canvas is in host memory: this build has no CUDA kernels"),
+              std::string::npos)
         << run.log;
     EXPECT_EQ(run.canvas.at("memory"), "host");
   }
@@ -161,14 +174,16 @@ TEST(COMPOSITE_GPU_SUITE, FourFormatsComposedInGpuMemoryEachInItsQuadrant) {
   for (size_t i = 0; i < 4; ++i) {
     const auto& tile = run.canvas.at("tiles")[i];
     ASSERT_EQ(tile.at("name"), senders[i].name);
-    EXPECT_TRUE(near(frame, centres[i].first, centres[i].second, bt601(senders[i].colour), senders[i].pix_fmt));
+    EXPECT_TRUE(near(frame, centres[i].first, centres[i].second, bt601(senders[i].colour),
+                     senders[i].pix_fmt));
     EXPECT_GT(tile.at("composited").get<int>(), 30) << tile;
     if (RDMAVIDEO_CUDA_KERNELS) {
       EXPECT_EQ(tile.at("downloads"), 0) << "a GPU ring's frames stay in the GPU";
     }
     // The label's dark band, inside its padding.
     const int x0 = centres[i].first - 160, y0 = centres[i].second - 90;
-    EXPECT_TRUE(near(frame, x0 + 3, y0 + 3, bt601({24, 24, 24}), "the label band of " + senders[i].name));
+    EXPECT_TRUE(
+        near(frame, x0 + 3, y0 + 3, bt601({24, 24, 24}), "the label band of " + senders[i].name));
   }
 }
 
@@ -179,7 +194,8 @@ TEST(COMPOSITE_GPU_SUITE, ACanvasFormatTheKernelsDoNotDrawIsInHostMemorySayingWh
   TempDir dir;
   const std::vector<Sender> senders{{"red", {255, 0, 0}, "nv12"}, {"blue", {0, 0, 255}, "rgba"}};
   const Composited run = composite(dir, senders, {"--pix-fmt", "uyvy422"});
-  EXPECT_NE(run.log.find("the canvas is in host memory: a canvas in GPU memory is nv12, and --pix-fmt asks for uyvy"),
+  EXPECT_NE(run.log.find("the canvas is in host memory: a canvas in GPU memory is nv12, and "
+                         "--pix-fmt asks for uyvy"),
             std::string::npos)
       << run.log;
   EXPECT_EQ(run.canvas.at("memory"), "host");
@@ -188,7 +204,8 @@ TEST(COMPOSITE_GPU_SUITE, ACanvasFormatTheKernelsDoNotDrawIsInHostMemorySayingWh
     const auto& tile = run.canvas.at("tiles")[i];
     EXPECT_EQ(tile.at("downloads"), tile.at("received")) << tile;
     // Two tiles side by side, 320x360 each, the pictures letterboxed in them.
-    EXPECT_TRUE(near(frame, 160 + 320 * static_cast<int>(i), 180, bt601(senders[i].colour), senders[i].name));
+    EXPECT_TRUE(near(frame, 160 + 320 * static_cast<int>(i), 180, bt601(senders[i].colour),
+                     senders[i].name));
   }
 }
 

@@ -29,12 +29,14 @@ const std::map<std::string, Colour> kColours = {
 constexpr Colour kNoSignal{40, 40, 48};
 
 // A live sender of one solid colour (kColours'), named after it.
-Process colour_sender(const TempDir& dir, const std::string& address, const std::string& colour, double seconds,
-                      const std::string& size = "320x180") {
+Process colour_sender(const TempDir& dir, const std::string& address, const std::string& colour,
+                      double seconds, const std::string& size = "320x180") {
   const Colour c = kColours.at(colour);
-  const std::string hex = fmt::format("0x{:02X}{:02X}{:02X}", c.r, c.g, c.b);  // FFmpeg's "green" is 0x008000
-  return Process({RDMAVIDEO_SEND_BIN, "--connect", address, "--quiet", "--name", colour, "-f", "lavfi", "-i",
-                  "color=c=" + hex + ":s=" + size + ":r=30", "--realtime", "--duration", std::to_string(seconds)},
+  const std::string hex =
+      fmt::format("0x{:02X}{:02X}{:02X}", c.r, c.g, c.b);  // FFmpeg's "green" is 0x008000
+  return Process({RDMAVIDEO_SEND_BIN, "--connect", address, "--quiet", "--name", colour, "-f",
+                  "lavfi", "-i", "color=c=" + hex + ":s=" + size + ":r=30", "--realtime",
+                  "--duration", std::to_string(seconds)},
                  dir / (colour + ".stderr"));
 }
 
@@ -43,8 +45,10 @@ struct Picture {
   int width = 0, height = 0;
   std::string rgb;
   Colour at(int x, int y) const {
-    const size_t i = (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 3;
-    return {static_cast<uint8_t>(rgb[i]), static_cast<uint8_t>(rgb[i + 1]), static_cast<uint8_t>(rgb[i + 2])};
+    const size_t i =
+        (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 3;
+    return {static_cast<uint8_t>(rgb[i]), static_cast<uint8_t>(rgb[i + 1]),
+            static_cast<uint8_t>(rgb[i + 2])};
   }
 };
 Picture picture_at(const std::filesystem::path& file, double seconds, int width, int height) {
@@ -59,14 +63,16 @@ Picture picture_at(const std::filesystem::path& file, double seconds, int width,
 ::testing::AssertionResult near(Colour got, Colour want, const std::string& where) {
   const int d = std::abs(got.r - want.r) + std::abs(got.g - want.g) + std::abs(got.b - want.b);
   if (d <= 30) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << where << ": got " << got.r << "," << got.g << "," << got.b << " want "
-                                       << want.r << "," << want.g << "," << want.b;
+  return ::testing::AssertionFailure() << where << ": got " << got.r << "," << got.g << "," << got.b
+                                       << " want " << want.r << "," << want.g << "," << want.b;
 }
 
 // Frames ffprobe counts in the file, decoding it to the end.
 int decoded_frames(const std::filesystem::path& file) {
-  const std::string out = capture("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
-                                  "stream=nb_read_frames -of csv=p=0 " + file.string());
+  const std::string out = capture(
+      "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+      "stream=nb_read_frames -of csv=p=0 " +
+      file.string());
   return out.empty() ? -1 : std::stoi(out);
 }
 
@@ -75,38 +81,51 @@ int decoded_frames(const std::filesystem::path& file) {
 TEST(Composite, FourColoursInAGridAndAKilledOneLeavesNoSignal) {
   TempDir dir;
   const auto wall = dir / "wall.mkv";
-  Receiver recv(dir, {"--composite", "grid", "--canvas", "640x360@30", "--max-streams", "4", "--output",
-                      wall.string(), "--stats-json", (dir / "recv.json").string(), "--metrics", "127.0.0.1:0"});
-  const auto metrics_at = recv.process().wait_for_stderr(R"(metrics at (http://127\.0\.0\.1:\d+/metrics))", 10s);
+  Receiver recv(dir, {"--composite", "grid", "--canvas", "640x360@30", "--max-streams", "4",
+                      "--output", wall.string(), "--stats-json", (dir / "recv.json").string(),
+                      "--metrics", "127.0.0.1:0"});
+  const auto metrics_at =
+      recv.process().wait_for_stderr(R"(metrics at (http://127\.0\.0\.1:\d+/metrics))", 10s);
   ASSERT_TRUE(metrics_at) << recv.process().stderr_text();
   std::vector<std::unique_ptr<Process>> senders;
   const std::array<std::string, 4> colours{"red", "green", "blue", "yellow"};
   for (const auto& c : colours) {
     // (new, not make_unique: a Process does not move; the prvalue initialises it in place)
-    senders.push_back(std::unique_ptr<Process>(new Process(colour_sender(dir, recv.address(), c, 60))));
+    senders.push_back(
+        std::unique_ptr<Process>(new Process(colour_sender(dir, recv.address(), c, 60))));
     // One at a time, so each takes the next tile in arrival order.
-    ASSERT_TRUE(recv.process().wait_for_stderr("stream \\d+ \\(\"" + c + "\"\\) in tile", 20s)) << c;
+    ASSERT_TRUE(recv.process().wait_for_stderr("stream \\d+ \\(\"" + c + "\"\\) in tile", 20s))
+        << c;
   }
   std::this_thread::sleep_for(2s);
   // The canvas in the metrics while all four run.
-  const std::string metrics = capture("python3 -c 'import sys,urllib.request; "
-                                      "sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' " +
-                                      *metrics_at);
-  EXPECT_NE(metrics.find("rdmavideo_canvas_tile_up{tile=\"4\",name=\"yellow\"} 1"), std::string::npos) << metrics;
+  const std::string metrics = capture(
+      "python3 -c 'import sys,urllib.request; "
+      "sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' " +
+      *metrics_at);
+  EXPECT_NE(metrics.find("rdmavideo_canvas_tile_up{tile=\"4\",name=\"yellow\"} 1"),
+            std::string::npos)
+      << metrics;
   EXPECT_NE(metrics.find("rdmavideo_canvas_frames_total "), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("rdmavideo_canvas_info{width=\"640\",height=\"360\",pix_fmt=\"nv12\",memory=\"host\"} 1"),
-            std::string::npos)
+  EXPECT_NE(
+      metrics.find(
+          "rdmavideo_canvas_info{width=\"640\",height=\"360\",pix_fmt=\"nv12\",memory=\"host\"} 1"),
+      std::string::npos)
       << metrics;
-  EXPECT_NE(metrics.find("rdmavideo_canvas_tile_frames_total{tile=\"2\",name=\"green\",what=\"downloaded\"} 0"),
-            std::string::npos)
+  EXPECT_NE(
+      metrics.find(
+          "rdmavideo_canvas_tile_frames_total{tile=\"2\",name=\"green\",what=\"downloaded\"} 0"),
+      std::string::npos)
       << metrics;
-  EXPECT_NE(metrics.find("rdmavideo_canvas_tile_frames_total{tile=\"1\",name=\"red\",what=\"composited\"}"),
+  EXPECT_NE(metrics.find(
+                "rdmavideo_canvas_tile_frames_total{tile=\"1\",name=\"red\",what=\"composited\"}"),
             std::string::npos);
   senders[3]->signal(SIGKILL);  // yellow dies mid-stream
   senders[3]->wait(5s);
   std::this_thread::sleep_for(2s);
   for (size_t i = 0; i < 3; ++i) senders[i]->signal(SIGINT);  // the others end together
-  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(senders[i]->wait(30s), 0) << colours[i] << senders[i]->stderr_text();
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(senders[i]->wait(30s), 0) << colours[i] << senders[i]->stderr_text();
   ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
 
   const auto summary = read_json(dir / "recv.json");
@@ -124,7 +143,8 @@ TEST(Composite, FourColoursInAGridAndAKilledOneLeavesNoSignal) {
   for (size_t i = 0; i < 4; ++i) {
     const std::string name = canvas.at("tiles")[i].at("name");
     ASSERT_EQ(name, colours[i]);
-    EXPECT_TRUE(near(all.at(centres[i].first, centres[i].second), kColours.at(name), "tile " + name));
+    EXPECT_TRUE(
+        near(all.at(centres[i].first, centres[i].second), kColours.at(name), "tile " + name));
     EXPECT_GT(canvas.at("tiles")[i].at("composited").get<int>(), 30) << canvas;
   }
   // Half a second before the end: yellow's quadrant is the no-signal tile, the others still
@@ -132,10 +152,12 @@ TEST(Composite, FourColoursInAGridAndAKilledOneLeavesNoSignal) {
   const Picture late = picture_at(wall, (frames - 15) / 30.0, 640, 360);
   EXPECT_TRUE(near(late.at(480, 320), kNoSignal, "yellow's tile after its sender died"));
   for (size_t i = 0; i < 3; ++i) {
-    EXPECT_TRUE(near(late.at(centres[i].first, centres[i].second), kColours.at(colours[i]), colours[i] + " late"));
+    EXPECT_TRUE(near(late.at(centres[i].first, centres[i].second), kColours.at(colours[i]),
+                     colours[i] + " late"));
   }
   EXPECT_FALSE(canvas.at("tiles")[3].at("live").get<bool>());
-  EXPECT_NE(recv.process().stderr_text().find("tile 4 (\"yellow\") has no signal"), std::string::npos);
+  EXPECT_NE(recv.process().stderr_text().find("tile 4 (\"yellow\") has no signal"),
+            std::string::npos);
 }
 
 // A layout file puts named streams where it says, whatever order they arrive in; pip puts the
@@ -149,8 +171,8 @@ TEST(Composite, ALayoutFilePutsNamedStreamsWhereItSaysAndPipPutsTheSecondInTheCo
   }
   const auto file = dir / "layout.mkv";
   {
-    Receiver recv(dir, {"--layout", (dir / "layout.toml").string(), "--canvas", "640x360@30", "--max-streams", "2",
-                        "--output", file.string()});
+    Receiver recv(dir, {"--layout", (dir / "layout.toml").string(), "--canvas", "640x360@30",
+                        "--max-streams", "2", "--output", file.string()});
     Process red = colour_sender(dir, recv.address(), "red", 3, "200x360");
     ASSERT_TRUE(recv.process().wait_for_stderr("\\(\"red\"\\) in tile 2", 20s));
     Process blue = colour_sender(dir, recv.address(), "blue", 3, "200x360");
@@ -164,8 +186,9 @@ TEST(Composite, ALayoutFilePutsNamedStreamsWhereItSaysAndPipPutsTheSecondInTheCo
   EXPECT_TRUE(near(p.at(300, 200), {0, 0, 0}, "between the tiles"));
 
   const auto pip_file = dir / "pip.mkv";
-  Receiver recv(dir, {"--composite", "pip", "--canvas", "640x360@30", "--max-streams", "2", "--output",
-                      pip_file.string()},
+  Receiver recv(dir,
+                {"--composite", "pip", "--canvas", "640x360@30", "--max-streams", "2", "--output",
+                 pip_file.string()},
                 {}, "pip");
   Process green = colour_sender(dir, recv.address(), "green", 3, "640x360");
   ASSERT_TRUE(recv.process().wait_for_stderr("\\(\"green\"\\) in tile 1", 20s));
@@ -180,8 +203,8 @@ TEST(Composite, ALayoutFilePutsNamedStreamsWhereItSaysAndPipPutsTheSecondInTheCo
 
 // av_sync.py's measure of `file`'s track 0 against the flashes in `crop` (W:H:X:Y).
 nlohmann::json av_sync(const std::filesystem::path& file, const std::string& crop) {
-  const std::string text = capture("python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/av_sync.py' '" + file.string() +
-                                   "' --crop " + crop);
+  const std::string text = capture("python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/av_sync.py' '" +
+                                   file.string() + "' --crop " + crop);
   try {
     return nlohmann::json::parse(text);
   } catch (const std::exception&) {
@@ -192,7 +215,8 @@ nlohmann::json av_sync(const std::filesystem::path& file, const std::string& cro
 
 // The power of `hz` in `file`'s first audio track (mono, 8 kHz; Goertzel).
 double tone_power(const std::filesystem::path& file, double hz) {
-  const std::string raw = capture("ffmpeg -v error -i " + file.string() + " -map 0:a:0 -ac 1 -ar 8000 -f f32le -");
+  const std::string raw =
+      capture("ffmpeg -v error -i " + file.string() + " -map 0:a:0 -ac 1 -ar 8000 -f f32le -");
   std::vector<float> x(raw.size() / sizeof(float));
   std::memcpy(x.data(), raw.data(), x.size() * sizeof(float));
   const double w = 2 * M_PI * hz / 8000, c = 2 * std::cos(w);
@@ -212,14 +236,18 @@ TEST(Composite, TheCanvasCarriesTheChosenTilesSoundInSyncWithItsPicture) {
   TempDir dir;
   auto record = [&](const std::string& name, std::vector<std::string> extra) {
     const auto file = dir / (name + ".mov");
-    std::vector<std::string> args{"--composite", "row", "--canvas", "640x180@30", "--max-streams", "2",
-                                  "--output", file.string(), "--stats-json", (dir / (name + ".json")).string()};
+    std::vector<std::string> args{"--composite",   "row",
+                                  "--canvas",      "640x180@30",
+                                  "--max-streams", "2",
+                                  "--output",      file.string(),
+                                  "--stats-json",  (dir / (name + ".json")).string()};
     args.insert(args.end(), extra.begin(), extra.end());
     Receiver recv(dir, args, {}, name);
     auto tone = [&](const std::string& who, const std::string& hz) {
-      return Process({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--name", who, "--testsrc", "-s",
-                      "320x180", "-r", "30", "--tone", hz, "--realtime", "--duration", "7"},
-                     dir / (name + "-" + who + ".stderr"));
+      return Process(
+          {RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--name", who, "--testsrc",
+           "-s", "320x180", "-r", "30", "--tone", hz, "--realtime", "--duration", "7"},
+          dir / (name + "-" + who + ".stderr"));
     };
     Process one = tone("one", "1000");
     EXPECT_TRUE(recv.process().wait_for_stderr("\\(\"one\"\\) in tile 1", 20s));
@@ -233,14 +261,16 @@ TEST(Composite, TheCanvasCarriesTheChosenTilesSoundInSyncWithItsPicture) {
   const auto m = av_sync(first, "320:180:0:0");
   EXPECT_GE(m.value("beeps", 0), 6) << m;
   EXPECT_NEAR(m.value("tone_hz", 0.0), 1000, 30) << m;
-  EXPECT_LE(m.value("max_abs_offset_ms", 1e9), m.value("frame_ms", 0.0)) << "tile 1's beeps on tile 1's flashes: " << m;
+  EXPECT_LE(m.value("max_abs_offset_ms", 1e9), m.value("frame_ms", 0.0))
+      << "tile 1's beeps on tile 1's flashes: " << m;
   const auto summary = read_json(dir / "first.json");
   EXPECT_EQ(summary.at("canvas").at("audio_tile"), 1);
   EXPECT_GT(summary.at("canvas").at("tiles")[0].at("audio_samples").get<int>(), 48000 * 5);
   EXPECT_EQ(summary.at("canvas").at("tiles")[1].at("audio_samples"), 0);
   // Every frame of a stream at the canvas's rate shown once: none sampled, none repeated
   // beyond the odd one.
-  EXPECT_LE(summary.at("canvas").at("tiles")[0].at("sampled").get<int>(), 3) << summary.at("canvas");
+  EXPECT_LE(summary.at("canvas").at("tiles")[0].at("sampled").get<int>(), 3)
+      << summary.at("canvas");
 
   const auto second = record("second", {"--composite-audio", "2"});
   const auto n = av_sync(second, "320:180:320:0");
@@ -249,7 +279,8 @@ TEST(Composite, TheCanvasCarriesTheChosenTilesSoundInSyncWithItsPicture) {
 
   // mix: both tones, and nothing between them.
   const auto mixed = record("mixed", {"--composite-audio", "mix"});
-  const double p500 = tone_power(mixed, 500), p1000 = tone_power(mixed, 1000), p750 = tone_power(mixed, 750);
+  const double p500 = tone_power(mixed, 500), p1000 = tone_power(mixed, 1000),
+               p750 = tone_power(mixed, 750);
   EXPECT_GT(p500, 100 * p750) << p500 << " at 500 Hz, " << p750 << " at 750";
   EXPECT_GT(p1000, 100 * p750) << p1000 << " at 1000 Hz, " << p750 << " at 750";
   const auto mixed_summary = read_json(dir / "mixed.json").at("canvas");
@@ -257,7 +288,9 @@ TEST(Composite, TheCanvasCarriesTheChosenTilesSoundInSyncWithItsPicture) {
   EXPECT_GT(mixed_summary.at("tiles")[1].at("audio_samples").get<int>(), 48000 * 4);
 
   const auto silent = record("silent", {"--composite-audio", "none"});
-  EXPECT_EQ(capture("ffprobe -v error -select_streams a -show_entries stream=index -of csv=p=0 " + silent.string()), "");
+  EXPECT_EQ(capture("ffprobe -v error -select_streams a -show_entries stream=index -of csv=p=0 " +
+                    silent.string()),
+            "");
 }
 
 // A sender that keeps its connection (keepalives) but sends no frames: its tile's last
@@ -265,8 +298,8 @@ TEST(Composite, TheCanvasCarriesTheChosenTilesSoundInSyncWithItsPicture) {
 TEST(Composite, ATileWhoseSenderStallsIsMarked) {
   TempDir dir;
   const auto wall = dir / "wall.mkv";
-  Receiver recv(dir, {"--composite", "grid", "--canvas", "320x180@30", "--output", wall.string(), "--quiet",
-                      "--stats-json", (dir / "recv.json").string()});
+  Receiver recv(dir, {"--composite", "grid", "--canvas", "320x180@30", "--output", wall.string(),
+                      "--quiet", "--stats-json", (dir / "recv.json").string()});
   {
     MediaPeer peer(recv.port());
     peer.play(0, 1.0, 0);  // a gray picture (UYVY 0x80) for a second
@@ -278,7 +311,8 @@ TEST(Composite, ATileWhoseSenderStallsIsMarked) {
     EXPECT_FALSE(peer.raw().error_before_close());
   }
   ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
-  EXPECT_NE(recv.process().stderr_text().find("no frame for"), std::string::npos) << recv.process().stderr_text();
+  EXPECT_NE(recv.process().stderr_text().find("no frame for"), std::string::npos)
+      << recv.process().stderr_text();
   // The mark's band, in the picture's bottom-left corner: plain gray while frames come,
   // lettered once they stopped.
   auto lettered = [](const Picture& p) {
@@ -302,8 +336,8 @@ TEST(Composite, ATileWhoseSenderStallsIsMarked) {
 // every frame of each is shown.
 TEST(Composite, ATileChangingFormatIsChargedWhatItShows) {
   TempDir dir;
-  Receiver recv(dir, {"--composite", "grid", "--canvas", "320x180@30", "--ring", "2", "--max-memory", "16M",
-                      "--stats-json", (dir / "recv.json").string()});
+  Receiver recv(dir, {"--composite", "grid", "--canvas", "320x180@30", "--ring", "2",
+                      "--max-memory", "16M", "--stats-json", (dir / "recv.json").string()});
   auto big = *proto::make_stream_start(PixelFormat::uyvy, 1920, 1080, {30, 1});
   big.stream_id = small_format().stream_id;
   auto tall = *proto::make_stream_start(PixelFormat::rgba, 36, 64, {30, 1});
@@ -323,7 +357,8 @@ TEST(Composite, ATileChangingFormatIsChargedWhatItShows) {
   EXPECT_EQ(log.find("tile of the composite"), std::string::npos) << log;
   const auto tile = read_json(dir / "recv.json")["canvas"]["tiles"][0];
   EXPECT_EQ(tile["received"], 45) << tile.dump();
-  EXPECT_GE(tile["composited"].get<int>(), 40) << "every format's frames were shown: " << tile.dump();
+  EXPECT_GE(tile["composited"].get<int>(), 40)
+      << "every format's frames were shown: " << tile.dump();
 }
 
 // One huge stream beside small ones: an 8192x8192 RGBA stream's frames (256 MiB each) were
@@ -334,13 +369,16 @@ TEST(Composite, ATileChangingFormatIsChargedWhatItShows) {
 TEST(Composite, AHugeTileCostsItsOwnStreamNotTheCanvas) {
   TempDir dir;
   const auto wall = dir / "wall.mkv";
-  Receiver recv(dir, {"--composite", "grid", "--canvas", "640x360@30", "--max-streams", "4", "--ring", "2",
-                      "--output", wall.string(), "--stats-json", (dir / "recv.json").string()});
+  Receiver recv(
+      dir, {"--composite", "grid", "--canvas", "640x360@30", "--max-streams", "4", "--ring", "2",
+            "--output", wall.string(), "--stats-json", (dir / "recv.json").string()});
   std::vector<std::unique_ptr<Process>> senders;
   const std::array<std::string, 3> colours{"red", "green", "blue"};
   for (const auto& c : colours) {
-    senders.push_back(std::unique_ptr<Process>(new Process(colour_sender(dir, recv.address(), c, 14, "320x240"))));
-    ASSERT_TRUE(recv.process().wait_for_stderr("stream \\d+ \\(\"" + c + "\"\\) in tile", 20s)) << c;
+    senders.push_back(std::unique_ptr<Process>(
+        new Process(colour_sender(dir, recv.address(), c, 14, "320x240"))));
+    ASSERT_TRUE(recv.process().wait_for_stderr("stream \\d+ \\(\"" + c + "\"\\) in tile", 20s))
+        << c;
   }
   int huge_frames = 0;
   {
@@ -351,7 +389,9 @@ TEST(Composite, AHugeTileCostsItsOwnStreamNotTheCanvas) {
     MediaPeer huge(recv.port(), format);
     // As fast as the receiver takes them, for 8 s.
     const auto until = std::chrono::steady_clock::now() + 8s;
-    for (int64_t pts = 0; std::chrono::steady_clock::now() < until; pts += 33'333'333, ++huge_frames) huge.frame(pts);
+    for (int64_t pts = 0; std::chrono::steady_clock::now() < until;
+         pts += 33'333'333, ++huge_frames)
+      huge.frame(pts);
     huge.end();
     EXPECT_FALSE(huge.raw().error_before_close());
   }
@@ -371,12 +411,13 @@ TEST(Composite, AHugeTileCostsItsOwnStreamNotTheCanvas) {
   const auto& big = canvas.at("tiles")[3];
   EXPECT_EQ(big.at("name"), "huge");
   EXPECT_GE(big.at("composited").get<int>(), 1) << big.dump();
-  std::cerr << "huge frames sent " << huge_frames << ", canvas " << frames << " frames, " << late << " late; huge tile "
-            << big.dump() << "\n";
+  std::cerr << "huge frames sent " << huge_frames << ", canvas " << frames << " frames, " << late
+            << " late; huge tile " << big.dump() << "\n";
   // Its gray picture (RGBA 0x80 each) in the bottom-right quadrant while it ran.
   const int written = decoded_frames(wall);
   EXPECT_GE(written, frames);
-  EXPECT_TRUE(near(picture_at(wall, 6.0, 640, 360).at(480, 270), {128, 128, 128}, "huge tile, 6 s in"));
+  EXPECT_TRUE(
+      near(picture_at(wall, 6.0, 640, 360).at(480, 270), {128, 128, 128}, "huge tile, 6 s in"));
 }
 
 // What a composite cannot take is refused, naming why: a sender that waits for the receiver
@@ -385,7 +426,8 @@ TEST(Composite, RefusesWhatItCannotTakeNamingWhy) {
   TempDir dir;
   {
     Receiver recv(dir, {"--composite", "grid", "--canvas", "320x180@30", "--max-streams", "2"});
-    Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc", "-s", "160x90", "--frames", "10"},
+    Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc", "-s", "160x90",
+                  "--frames", "10"},
                  dir / "nolive.stderr");
     EXPECT_EQ(send.wait(30s), 1);
     EXPECT_NE(send.stderr_text().find("is not live: a composite shows each stream at its own pace"),
@@ -407,9 +449,12 @@ TEST(Composite, RefusesWhatItCannotTakeNamingWhy) {
   usage({"--composite", "grid", "--canvas", "641x360@30"}, "width and height must be even");
   usage({"--canvas", "640x360@30"}, "--canvas and --pix-fmt describe a composite");
   usage({"--composite", "grid", "--verify"}, "a composite's canvas has none");
-  usage({"--composite", "grid", "--pix-fmt", "v210"}, "--pix-fmt v210: a canvas cannot be drawn in it");
-  usage({"--composite", "grid", "--composite-audio", "0"}, "is not a tile number (1..64), mix or none");
-  usage({"--composite-audio", "2"}, "--composite-audio chooses a composite's sound: add --composite");
+  usage({"--composite", "grid", "--pix-fmt", "v210"},
+        "--pix-fmt v210: a canvas cannot be drawn in it");
+  usage({"--composite", "grid", "--composite-audio", "0"},
+        "is not a tile number (1..64), mix or none");
+  usage({"--composite-audio", "2"},
+        "--composite-audio chooses a composite's sound: add --composite");
   {
     std::ofstream bad(dir / "bad.toml");
     bad << "[[tile]]\nname = \"a\"\nx = 0\ny = 0\nwidth = 4000\nheight = 100\n";

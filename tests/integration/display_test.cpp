@@ -320,20 +320,23 @@ TEST_F(DisplayTest, ACompositeShowsEveryTileWithItsLabel) {
   if (!RDMAVIDEO_TEST_HAVE_FFMPEG) GTEST_SKIP() << "the senders are FFmpeg's lavfi colour sources";
   TempDir dir;
   VirtualScreen screen(dir);
-  Receiver recv(dir, {"--display", "--composite", "grid", "--canvas", "640x360@30", "--max-streams", "4", "--quiet"});
+  Receiver recv(dir, {"--display", "--composite", "grid", "--canvas", "640x360@30", "--max-streams",
+                      "4", "--quiet"});
   const std::array<std::pair<const char*, const char*>, 4> colours{
       {{"red", "0xFF0000"}, {"green", "0x00FF00"}, {"blue", "0x0000FF"}, {"yellow", "0xFFFF00"}}};
   std::vector<std::unique_ptr<Process>> senders;
   for (const auto& [name, hex] : colours) {
-    senders.push_back(std::unique_ptr<Process>(
-        new Process({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--name", name, "-f", "lavfi", "-i",
-                     std::string("color=c=") + hex + ":s=320x180:r=30", "--realtime", "--duration", "30"},
-                    dir / (std::string(name) + ".stderr"))));
-    ASSERT_TRUE(recv.process().wait_for_stderr(std::string("\\(\"") + name + "\"\\) in tile", 20s)) << name;
+    senders.push_back(std::unique_ptr<Process>(new Process(
+        {RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--name", name, "-f", "lavfi",
+         "-i", std::string("color=c=") + hex + ":s=320x180:r=30", "--realtime", "--duration", "30"},
+        dir / (std::string(name) + ".stderr"))));
+    ASSERT_TRUE(recv.process().wait_for_stderr(std::string("\\(\"") + name + "\"\\) in tile", 20s))
+        << name;
   }
   auto id = recv.process().wait_for_stderr(R"(x11 window (0x[0-9a-f]+))", 10s);
   ASSERT_TRUE(id) << recv.process().stderr_text();
-  const std::array<std::pair<int, int>, 4> centres{{{160, 100}, {480, 100}, {160, 280}, {480, 280}}};
+  const std::array<std::pair<int, int>, 4> centres{
+      {{160, 100}, {480, 100}, {160, 280}, {480, 280}}};
   const std::array<Rgb, 4> want{{{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {255, 255, 0}}};
   std::string problems = "no screenshot";
   std::optional<Image> shot;
@@ -345,9 +348,10 @@ TEST_F(DisplayTest, ACompositeShowsEveryTileWithItsLabel) {
     problems.clear();
     for (size_t i = 0; i < 4; ++i) {
       const Rgb got = shot->mean(centres[i].first, centres[i].second);
-      if (std::abs(got.r - want[i].r) + std::abs(got.g - want[i].g) + std::abs(got.b - want[i].b) > 40) {
-        problems += fmt::format("{} at ({}, {}) is {},{},{}; ", colours[i].first, centres[i].first, centres[i].second,
-                                got.r, got.g, got.b);
+      if (std::abs(got.r - want[i].r) + std::abs(got.g - want[i].g) + std::abs(got.b - want[i].b) >
+          40) {
+        problems += fmt::format("{} at ({}, {}) is {},{},{}; ", colours[i].first, centres[i].first,
+                                centres[i].second, got.r, got.g, got.b);
       }
     }
     // The bottom tiles' labels: glyphs from (4, 184) and (324, 184), 6 pixels apart.
@@ -359,7 +363,8 @@ TEST_F(DisplayTest, ACompositeShowsEveryTileWithItsLabel) {
         for (int row = 0; row < glyphs::kHeight; ++row) {
           for (int col = 0; col < glyphs::kWidth; ++col) {
             if (shot->white(x0 + col, y0 + row) != ((g[row] & (0x10 >> col)) != 0)) {
-              problems += fmt::format("label \"{}\" character {} row {} column {}; ", label, c, row, col);
+              problems +=
+                  fmt::format("label \"{}\" character {} row {} column {}; ", label, c, row, col);
             }
           }
         }
@@ -507,8 +512,8 @@ TEST_P(DisplayEveryFormat, ShowsTheBars) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, DisplayEveryFormat,
                          ::testing::Values("nv12", "yuv420p", "p010le", "uyvy422", "yuyv422",
-                                           "rgba", "bgra", "rgb24", "yuv422p10le", "v210", "yuv444p",
-                                           "yuv444p10le", "yuv444p12le"));
+                                           "rgba", "bgra", "rgb24", "yuv422p10le", "v210",
+                                           "yuv444p", "yuv444p10le", "yuv444p12le"));
 
 // ---- Sound: --display plays the stream's first track through SDL, and the picture follows it.
 // SDL's disk audio driver stands in for a sound card: it takes the device's buffers at the
@@ -527,7 +532,8 @@ Heard listen(const std::filesystem::path& path) {
   const std::string bytes = read_file(path);
   const size_t frames = bytes.size() / (2 * sizeof(float));
   std::vector<float> left(frames);
-  for (size_t i = 0; i < frames; ++i) std::memcpy(&left[i], bytes.data() + i * 2 * sizeof(float), sizeof(float));
+  for (size_t i = 0; i < frames; ++i)
+    std::memcpy(&left[i], bytes.data() + i * 2 * sizeof(float), sizeof(float));
   Heard heard{frames, {}, 0};
   constexpr size_t kQuiet = 24000;
   size_t since_loud = 0;  // a file that begins loud begins mid-beep: not an onset
@@ -567,14 +573,16 @@ class DisplaySound : public DisplayTest {
   // Sends the test pattern with its tone at 60 fps for `seconds` (the sender's clock
   // `readrate` times real time) into a receiver with a window; returns its summary's
   // "display" object.
-  nlohmann::json run(double seconds, const std::string& readrate, std::vector<std::string> recv_extra = {}) {
+  nlohmann::json run(double seconds, const std::string& readrate,
+                     std::vector<std::string> recv_extra = {}) {
     VirtualScreen screen(dir_);
-    std::vector<std::string> args{"--display", "--quiet", "--stats-json", (dir_ / "recv.json").string()};
+    std::vector<std::string> args{"--display", "--quiet", "--stats-json",
+                                  (dir_ / "recv.json").string()};
     args.insert(args.end(), recv_extra.begin(), recv_extra.end());
     Receiver recv(dir_, args);
-    Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--testsrc", "--tone", "1000", "-s",
-                  "640x360", "--pix-fmt", "uyvy422", "--realtime", "--readrate", readrate, "-r", "60",
-                  "--duration", fmt::format("{}", seconds)},
+    Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--testsrc", "--tone",
+                  "1000", "-s", "640x360", "--pix-fmt", "uyvy422", "--realtime", "--readrate",
+                  readrate, "-r", "60", "--duration", fmt::format("{}", seconds)},
                  dir_ / "send.stderr");
     const auto limit = std::chrono::seconds(static_cast<int>(seconds) + 30);
     EXPECT_EQ(send.wait(limit), 0) << send.stderr_text();
@@ -677,7 +685,8 @@ TEST_P(DisplayTinyChunks, OneSampleChunksArePlayed) {
     last = v;
   }
   const size_t sounding = frames - silent;
-  ASSERT_GT(sounding, 48000u) << "the device played " << frames << " samples, " << sounding << " of them sound";
+  ASSERT_GT(sounding, 48000u) << "the device played " << frames << " samples, " << sounding
+                              << " of them sound";
   EXPECT_NEAR(crossings / 2.0 / (static_cast<double>(sounding) / 48000), 1000, 25);
   EXPECT_GT(peak, 0.3f);
 }

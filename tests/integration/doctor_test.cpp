@@ -268,7 +268,8 @@ TEST(DoctorGpu, ReportsTheGpuAndWhichPathEachRdmaDeviceWouldTake) {
   EXPECT_EQ(gpu.at("cuda_devices")[0].at("rdma_writes_ordering"), 100);
   EXPECT_EQ(gpu.at("cuda_devices")[0].at("rdma_flush_needed"), false);
   EXPECT_EQ(gpu.at("cuda_devices")[0].at("rdma_flush_supported"), true);
-  EXPECT_TRUE(contains(cuda->at("info")[0], "RDMA writes ordered (no flush) (ordering 100, flush supported)"))
+  EXPECT_TRUE(contains(cuda->at("info")[0],
+                       "RDMA writes ordered (no flush) (ordering 100, flush supported)"))
       << *cuda;
   if (!host_has_rdma_devices()) return;
   // In the Soft-RoCE lab: rxe imports no dma-buf, so the ladder says so and stages.
@@ -276,7 +277,8 @@ TEST(DoctorGpu, ReportsTheGpuAndWhichPathEachRdmaDeviceWouldTake) {
   for (const auto& [device, imports] : gpu.at("dmabuf_import").items()) {
     EXPECT_FALSE(imports.get<bool>()) << device;
     const std::string path = gpu.at("gpu_path").at(device);
-    EXPECT_TRUE(contains(path, "staged (dmabuf: " + device + " cannot import dma-bufs (ibv_reg_dmabuf_mr(fd -1): "))
+    EXPECT_TRUE(contains(
+        path, "staged (dmabuf: " + device + " cannot import dma-bufs (ibv_reg_dmabuf_mr(fd -1): "))
         << path;
     EXPECT_TRUE(contains(path, "peermem: nvidia-peermem is not loaded")) << path;
   }
@@ -301,7 +303,8 @@ TEST(DoctorGpu, AGpuThatNeedsAFlushItCannotMakeIsAWarning) {
   const json* cuda = find_check(report, "cuda");
   ASSERT_TRUE(cuda);
   EXPECT_EQ(cuda->at("status"), "warn");
-  EXPECT_TRUE(contains(cuda->at("info")[0], "need a flush it cannot make: rings it receives into are staged"))
+  EXPECT_TRUE(contains(cuda->at("info")[0],
+                       "need a flush it cannot make: rings it receives into are staged"))
       << *cuda;
   EXPECT_TRUE(contains(cuda->at("fix"), "cuFlushGPUDirectRDMAWrites")) << *cuda;
 }
@@ -314,7 +317,8 @@ TEST(DoctorGpu, WithoutADriverTheGpuChecksSkipAndSayWhy) {
   if (cuda->at("status") == "ok") GTEST_SKIP() << "this machine has a CUDA driver and GPU";
   EXPECT_EQ(cuda->at("status"), "skip");
   EXPECT_TRUE(contains(cuda->at("detail"), "frames use host memory")) << *cuda;
-  EXPECT_EQ(find_check(report, "gpu_path")->at("detail"), "no GPU: --memory cuda is not available here");
+  EXPECT_EQ(find_check(report, "gpu_path")->at("detail"),
+            "no GPU: --memory cuda is not available here");
 }
 
 TEST(DoctorWithRdma, PeerReachesAVerbsReceiverAndFailsWithAFixWhereNothingListens) {

@@ -23,9 +23,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::vector<std::string> sender(const std::vector<std::string>& addresses, std::vector<std::string> extra) {
-  std::vector<std::string> argv{RDMAVIDEO_SEND_BIN, "--testsrc", "--checksum", "--quiet", "--name", "fan"};
-  if (std::find(extra.begin(), extra.end(), "-s") == extra.end()) argv.insert(argv.end(), {"-s", "320x240"});
+std::vector<std::string> sender(const std::vector<std::string>& addresses,
+                                std::vector<std::string> extra) {
+  std::vector<std::string> argv{RDMAVIDEO_SEND_BIN, "--testsrc", "--checksum",
+                                "--quiet",          "--name",    "fan"};
+  if (std::find(extra.begin(), extra.end(), "-s") == extra.end())
+    argv.insert(argv.end(), {"-s", "320x240"});
   for (const auto& a : addresses) {
     argv.push_back("--connect");
     argv.push_back(a);
@@ -51,9 +54,11 @@ struct ThreeReceivers {
   explicit ThreeReceivers(const TempDir& dir) {
     for (int i = 0; i < 3; ++i) {
       const std::string tag = "recv" + std::to_string(i);
-      recv.push_back(std::make_unique<Receiver>(
-          dir, std::vector<std::string>{"--verify", "--quiet", "--stats-json", (dir / (tag + ".json")).string()},
-          Redirect{}, tag));
+      recv.push_back(
+          std::make_unique<Receiver>(dir,
+                                     std::vector<std::string>{"--verify", "--quiet", "--stats-json",
+                                                              (dir / (tag + ".json")).string()},
+                                     Redirect{}, tag));
       addresses.push_back(recv.back()->address());
     }
   }
@@ -64,8 +69,9 @@ struct ThreeReceivers {
 TEST(FanOut, ThreeReceiversEachVerifyEveryFrame) {
   TempDir dir;
   ThreeReceivers r(dir);
-  Process send(sender(r.addresses, {"--frames", "90", "--stats-json", (dir / "send.json").string()}),
-               dir / "send.stderr");
+  Process send(
+      sender(r.addresses, {"--frames", "90", "--stats-json", (dir / "send.json").string()}),
+      dir / "send.stderr");
   ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
   for (int i = 0; i < 3; ++i) {
     ASSERT_EQ(r.recv[i]->process().wait(30s), 0) << r.recv[i]->process().stderr_text();
@@ -94,8 +100,8 @@ TEST_P(OneKilled, TheOthersCompleteUnlessEveryOneIsRequired) {
   const bool require_all = GetParam();
   TempDir dir;
   ThreeReceivers r(dir);
-  std::vector<std::string> extra{"--realtime", "-r", "60", "--frames", "150", "--stats-json",
-                                 (dir / "send.json").string()};
+  std::vector<std::string> extra{
+      "--realtime", "-r", "60", "--frames", "150", "--stats-json", (dir / "send.json").string()};
   if (require_all) extra.push_back("--require-all");
   Process send(sender(r.addresses, extra), dir / "send.stderr");
   ASSERT_TRUE(r.recv[1]->process().wait_for_stderr("stream 1 ring 1", 10s));
@@ -125,14 +131,16 @@ TEST_P(OneKilled, TheOthersCompleteUnlessEveryOneIsRequired) {
   EXPECT_EQ(s["destinations"][0]["state"], "ended");
 }
 
-INSTANTIATE_TEST_SUITE_P(RequireAll, OneKilled, ::testing::Bool(),
-                         [](const auto& param_info) { return param_info.param ? "Required" : "NotRequired"; });
+INSTANTIATE_TEST_SUITE_P(RequireAll, OneKilled, ::testing::Bool(), [](const auto& param_info) {
+  return param_info.param ? "Required" : "NotRequired";
+});
 
 // The second receiver is not up when the sender starts; --reconnect joins it on its own while
 // the first streams, and it gets the rest of the stream.
 TEST(FanOut, AReceiverThatStartsLateIsJoinedWithReconnect) {
   TempDir dir;
-  Receiver first(dir, {"--verify", "--quiet", "--stats-json", (dir / "first.json").string()}, {}, "first");
+  Receiver first(dir, {"--verify", "--quiet", "--stats-json", (dir / "first.json").string()}, {},
+                 "first");
   const int late_port = free_port();
   const std::string late_address = "127.0.0.1:" + std::to_string(late_port);
   Process send(sender({first.address(), late_address},
@@ -171,22 +179,25 @@ class SlowReceiver : public ::testing::TestWithParam<bool> {};
 TEST_P(SlowReceiver, CostsOnlyItsOwnFramesInALiveFanOut) {
   const bool slow_first = GetParam();
   TempDir dir;
-  Receiver fast(dir, {"--verify", "--quiet", "--stats-json", (dir / "fast.json").string()}, {}, "fast");
-  Receiver slow(dir, {"--verify", "--quiet", "--stats-json", (dir / "slow.json").string()}, {}, "slow");
+  Receiver fast(dir, {"--verify", "--quiet", "--stats-json", (dir / "fast.json").string()}, {},
+                "fast");
+  Receiver slow(dir, {"--verify", "--quiet", "--stats-json", (dir / "slow.json").string()}, {},
+                "slow");
   TrickleProxy trickle(slow.port(), 1'500'000);
   const std::vector<std::string> to = slow_first ? std::vector{trickle.address(), fast.address()}
                                                  : std::vector{fast.address(), trickle.address()};
   // Frames of 1 MB at 1.5 MB/s: a write to the slow one sits for most of a second, making
   // progress (the receiver's payload deadline allows 1 MB/s).
-  Process send(sender(to, {"-s", "960x540", "--realtime", "-r", "60", "--frames", "600", "--stats-json",
-                           (dir / "send.json").string()}),
+  Process send(sender(to, {"-s", "960x540", "--realtime", "-r", "60", "--frames", "600",
+                           "--stats-json", (dir / "send.json").string()}),
                dir / "send.stderr");
   ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
   ASSERT_EQ(fast.process().wait(30s), 0) << fast.process().stderr_text();
   ASSERT_EQ(slow.process().wait(30s), 0) << slow.process().stderr_text();
   const auto f = read_json(dir / "fast.json");
   const auto w = read_json(dir / "slow.json");
-  std::cout << "the fast receiver got " << f["frames"] << " of 600 frames, the slow one " << w["frames"] << "\n";
+  std::cout << "the fast receiver got " << f["frames"] << " of 600 frames, the slow one "
+            << w["frames"] << "\n";
   EXPECT_GE(f["frames"].get<int>(), 585) << read_json(dir / "send.json").dump();
   EXPECT_EQ(f["checksum_failures"], 0);
   EXPECT_GE(w["frames"].get<int>(), 1) << w.dump();
@@ -199,17 +210,20 @@ TEST_P(SlowReceiver, CostsOnlyItsOwnFramesInALiveFanOut) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Order, SlowReceiver, ::testing::Bool(),
-                         [](const auto& order) { return order.param ? "SlowFirst" : "SlowSecond"; });
+INSTANTIATE_TEST_SUITE_P(Order, SlowReceiver, ::testing::Bool(), [](const auto& order) {
+  return order.param ? "SlowFirst" : "SlowSecond";
+});
 
 // A receiver lost mid-stream and back with --reconnect: the frames sent while it was away
 // are counted as dropped for it (they were not counted at all: 19 counted of 920 missed).
 TEST(FanOut, FramesMissedWhileAReceiverIsAwayAreCounted) {
   TempDir dir;
-  Receiver first(dir, {"--verify", "--quiet", "--stats-json", (dir / "first.json").string()}, {}, "first");
+  Receiver first(dir, {"--verify", "--quiet", "--stats-json", (dir / "first.json").string()}, {},
+                 "first");
   const std::string address = "127.0.0.1:" + std::to_string(free_port());
   auto second = std::make_unique<Process>(
-      std::vector<std::string>{RDMAVIDEO_RECV_BIN, "--listen", address, "--quiet", "--serve"}, dir / "second1.stderr");
+      std::vector<std::string>{RDMAVIDEO_RECV_BIN, "--listen", address, "--quiet", "--serve"},
+      dir / "second1.stderr");
   ASSERT_TRUE(second->wait_for_stderr("listening on", 10s));
   Process send(sender({first.address(), address},
                       {"--realtime", "-r", "60", "--frames", "360", "--reconnect", "--stats-json",
@@ -228,8 +242,8 @@ TEST(FanOut, FramesMissedWhileAReceiverIsAwayAreCounted) {
   ASSERT_EQ(second->wait(30s), 0) << second->stderr_text();
   const auto s = read_json(dir / "send.json");
   const auto& back = s["destinations"][1];
-  std::cout << "the receiver lost and back: " << back["frames"] << " frames sent, " << back["dropped"]
-            << " dropped\n";
+  std::cout << "the receiver lost and back: " << back["frames"] << " frames sent, "
+            << back["dropped"] << " dropped\n";
   EXPECT_EQ(back["connections"], 2) << back.dump();
   // About 2.5 s away: some 150 frames, every one of 360 either sent or counted.
   EXPECT_GE(back["dropped"].get<int>(), 100) << back.dump();

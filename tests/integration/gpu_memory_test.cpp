@@ -32,16 +32,17 @@ constexpr bool kRealGpu = true;
 struct Driver {
   Driver() {}  // user-provided: a Driver in a test is not an unused variable
 };
-#define REQUIRE_GPU()                                                          \
+#define REQUIRE_GPU()                                                                \
   if (auto driver = cuda::Driver::load(); !driver || (*driver)->device_count() == 0) \
-  GTEST_SKIP() << "no GPU here: " << (driver ? "the CUDA driver sees no device" : driver.error().message())
+  GTEST_SKIP() << "no GPU here: "                                                    \
+               << (driver ? "the CUDA driver sees no device" : driver.error().message())
 #define STAND_IN_ONLY() GTEST_SKIP() << "asks the stand-in driver's own facts"
 #else
 #define GPU_MEMORY_SUITE GpuMemory
 constexpr bool kRealGpu = false;
 using Driver = WithFakeCuda;
-#define REQUIRE_GPU()  \
-  Driver fake;         \
+#define REQUIRE_GPU() \
+  Driver fake;        \
   static_cast<void>(fake)
 #define STAND_IN_ONLY() static_cast<void>(0)
 #endif
@@ -72,11 +73,19 @@ struct Ends {
 Ends verified_stream(const std::string& send_memory, const std::string& recv_memory, int frames,
                      bool checksum = true) {
   TempDir dir;
-  Receiver recv(dir, {"--verify", "--frames", std::to_string(frames), "--memory", recv_memory, "--stats-json",
-                      (dir / "recv.json").string()});
-  std::vector<std::string> args{"--testsrc", "-s", "640x360", "--pix-fmt", "nv12", "--frames",
-                                std::to_string(frames), "--memory", send_memory,
-                                "--stats-json", (dir / "send.json").string()};
+  Receiver recv(dir, {"--verify", "--frames", std::to_string(frames), "--memory", recv_memory,
+                      "--stats-json", (dir / "recv.json").string()});
+  std::vector<std::string> args{"--testsrc",
+                                "-s",
+                                "640x360",
+                                "--pix-fmt",
+                                "nv12",
+                                "--frames",
+                                std::to_string(frames),
+                                "--memory",
+                                send_memory,
+                                "--stats-json",
+                                (dir / "send.json").string()};
   if (checksum) args.push_back("--checksum");
   Process send(sender(recv.address(), args), dir / "send.stderr");
   EXPECT_EQ(send.wait(60s), 0) << send.stderr_text();
@@ -99,7 +108,8 @@ TEST(GPU_MEMORY_SUITE, GpuTestPatternIntoAGpuRingIsVerifiedFrameByFrame) {
   if (kRealGpu) {
     EXPECT_EQ(writes.at("flush_needed"), writes.at("ordering").get<int>() < 100) << writes;
   } else {
-    EXPECT_EQ(writes, nlohmann::json({{"ordering", 100}, {"flush_needed", false}, {"flush_supported", true}}));
+    EXPECT_EQ(writes, nlohmann::json(
+                          {{"ordering", 100}, {"flush_needed", false}, {"flush_supported", true}}));
   }
   EXPECT_FALSE(e.sent.contains("gpu_rdma_writes")) << "the NIC only reads a sender's memory";
 }
@@ -110,14 +120,19 @@ TEST(GPU_MEMORY_SUITE, FanOutFromGpuMemoryCopiesEachFrameOutOnceForEveryReceiver
   REQUIRE_GPU();
   TempDir dir;
   constexpr int kFrames = 30;
-  Receiver a(dir, {"--verify", "--frames", std::to_string(kFrames), "--stats-json", (dir / "a.json").string()},
-             Redirect{}, "a");
-  Receiver b(dir, {"--verify", "--frames", std::to_string(kFrames), "--stats-json", (dir / "b.json").string()},
-             Redirect{}, "b");
-  Process send({RDMAVIDEO_SEND_BIN, "--connect", a.address(), "--connect", b.address(), "--quiet",
-                "--testsrc", "-s", "640x360", "--pix-fmt", "nv12", "--frames", std::to_string(kFrames),
-                "--checksum", "--memory", "cuda", "--stats-json", (dir / "send.json").string()},
-               dir / "send.stderr");
+  Receiver a(
+      dir,
+      {"--verify", "--frames", std::to_string(kFrames), "--stats-json", (dir / "a.json").string()},
+      Redirect{}, "a");
+  Receiver b(
+      dir,
+      {"--verify", "--frames", std::to_string(kFrames), "--stats-json", (dir / "b.json").string()},
+      Redirect{}, "b");
+  Process send(
+      {RDMAVIDEO_SEND_BIN, "--connect", a.address(), "--connect", b.address(), "--quiet",
+       "--testsrc", "-s", "640x360", "--pix-fmt", "nv12", "--frames", std::to_string(kFrames),
+       "--checksum", "--memory", "cuda", "--stats-json", (dir / "send.json").string()},
+      dir / "send.stderr");
   ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
   for (auto* r : {&a, &b}) ASSERT_EQ(r->process().wait(60s), 0) << r->process().stderr_text();
   for (const char* name : {"a.json", "b.json"}) {
@@ -186,12 +201,15 @@ TEST(GPU_MEMORY_SUITE, RawFramesThroughGpuMemoryOnBothEndsArriveByteForByte) {
   std::vector<char> input(64 * 36 * 4 * 24);
   std::mt19937 random(7);
   for (auto& c : input) c = static_cast<char>(random());
-  std::ofstream(dir / "in.rgba", std::ios::binary).write(input.data(), static_cast<std::streamsize>(input.size()));
-  Receiver recv(dir, {"--frames", "24", "--memory", "cuda", "--output", (dir / "out.raw").string()});
+  std::ofstream(dir / "in.rgba", std::ios::binary)
+      .write(input.data(), static_cast<std::streamsize>(input.size()));
+  Receiver recv(dir,
+                {"--frames", "24", "--memory", "cuda", "--output", (dir / "out.raw").string()});
   Redirect redirect;
   redirect.stdin_path = (dir / "in.rgba").string();
-  Process send(sender(recv.address(), {"-i", "-", "-s", "64x36", "--pix-fmt", "rgba", "--memory", "cuda"}),
-               dir / "send.stderr", redirect);
+  Process send(
+      sender(recv.address(), {"-i", "-", "-s", "64x36", "--pix-fmt", "rgba", "--memory", "cuda"}),
+      dir / "send.stderr", redirect);
   ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
   EXPECT_TRUE(read_file(dir / "out.raw") == std::string(input.begin(), input.end()));
@@ -201,23 +219,28 @@ TEST(GPU_MEMORY_SUITE, NoDriverIsOneLineAndExit1OnEitherEndAndNoStreamIsStarted)
   if (kRealGpu) GTEST_SKIP() << "a machine with NVIDIA's driver has one";
   TempDir dir;
   Receiver recv(dir, {"--serve"});
-  Process send(sender(recv.address(), {"--testsrc", "--frames", "10", "--memory", "cuda"}), dir / "send.stderr");
+  Process send(sender(recv.address(), {"--testsrc", "--frames", "10", "--memory", "cuda"}),
+               dir / "send.stderr");
   ASSERT_EQ(send.wait(30s), 1) << send.stderr_text();
   const auto lines = error_lines(send.stderr_text());
   ASSERT_EQ(lines.size(), 1u) << send.stderr_text();
-  EXPECT_NE(lines[0].find("--memory cuda:0: no CUDA driver (libcuda.so.1"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("--memory cuda:0: no CUDA driver (libcuda.so.1"), std::string::npos)
+      << lines[0];
   // The sender gave up before connecting: the receiver saw no one.
   std::this_thread::sleep_for(200ms);
-  EXPECT_EQ(recv.process().stderr_text().find("stream 1"), std::string::npos) << recv.process().stderr_text();
+  EXPECT_EQ(recv.process().stderr_text().find("stream 1"), std::string::npos)
+      << recv.process().stderr_text();
   recv.process().signal(SIGTERM);
   recv.process().wait(30s);
 
-  Process r(std::vector<std::string>{RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0", "--memory", "cuda:1"},
-            dir / "recv2.stderr");
+  Process r(
+      std::vector<std::string>{RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0", "--memory", "cuda:1"},
+      dir / "recv2.stderr");
   ASSERT_EQ(r.wait(30s), 1) << r.stderr_text();
   const auto recv_lines = error_lines(r.stderr_text());
   ASSERT_EQ(recv_lines.size(), 1u) << r.stderr_text();
-  EXPECT_NE(recv_lines[0].find("--memory cuda:1: no CUDA driver"), std::string::npos) << recv_lines[0];
+  EXPECT_NE(recv_lines[0].find("--memory cuda:1: no CUDA driver"), std::string::npos)
+      << recv_lines[0];
 }
 
 TEST(GPU_MEMORY_SUITE, ADeviceThatIsNotThereIsNamedWithTheOnesThatAre) {
@@ -226,8 +249,9 @@ TEST(GPU_MEMORY_SUITE, ADeviceThatIsNotThereIsNamedWithTheOnesThatAre) {
   Driver fake;
   Process send(sender("127.0.0.1:9", {"--testsrc", "--memory", "cuda:3"}), dir / "send.stderr");
   ASSERT_EQ(send.wait(30s), 1) << send.stderr_text();
-  EXPECT_NE(send.stderr_text().find("--memory cuda:3: no CUDA device 3: the driver sees 1 (cuda:0)"),
-            std::string::npos)
+  EXPECT_NE(
+      send.stderr_text().find("--memory cuda:3: no CUDA device 3: the driver sees 1 (cuda:0)"),
+      std::string::npos)
       << send.stderr_text();
 }
 
@@ -235,15 +259,18 @@ TEST(GPU_MEMORY_SUITE, AForcedPathThatCannotWorkIsRefusedNotFallenBackFrom) {
   REQUIRE_GPU();
   TempDir dir;
   Receiver recv(dir, {"--serve"});
-  Process send(sender(recv.address(), {"--testsrc", "--frames", "10", "--memory", "cuda", "--gpu-path", "dmabuf"}),
+  Process send(sender(recv.address(),
+                      {"--testsrc", "--frames", "10", "--memory", "cuda", "--gpu-path", "dmabuf"}),
                dir / "send.stderr");
   ASSERT_EQ(send.wait(30s), 1) << send.stderr_text();
-  EXPECT_NE(send.stderr_text().find("--gpu-path dmabuf: TCP copies through host memory"), std::string::npos)
+  EXPECT_NE(send.stderr_text().find("--gpu-path dmabuf: TCP copies through host memory"),
+            std::string::npos)
       << send.stderr_text();
   // staged, forced, works and says it was forced.
-  Process staged(sender(recv.address(), {"--testsrc", "-s", "320x240", "--frames", "10", "--memory", "cuda",
-                                         "--gpu-path", "staged", "--stats-json", (dir / "s.json").string()}),
-                 dir / "staged.stderr");
+  Process staged(
+      sender(recv.address(), {"--testsrc", "-s", "320x240", "--frames", "10", "--memory", "cuda",
+                              "--gpu-path", "staged", "--stats-json", (dir / "s.json").string()}),
+      dir / "staged.stderr");
   ASSERT_EQ(staged.wait(30s), 0) << staged.stderr_text();
   EXPECT_EQ(read_json(dir / "s.json").at("gpu_path"), "staged (forced by --gpu-path staged)");
   recv.process().signal(SIGTERM);
@@ -259,7 +286,8 @@ TEST(GPU_MEMORY_SUITE, BadValuesAreUsageErrors) {
   };
   usage({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:9", "--testsrc", "--memory", "gpu"},
         "--memory \"gpu\" unknown (host, or cuda[:N] for GPU N)");
-  usage({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:9", "--testsrc", "--memory", "cuda:x"}, "--memory \"cuda:x\" unknown");
+  usage({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:9", "--testsrc", "--memory", "cuda:x"},
+        "--memory \"cuda:x\" unknown");
   usage({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:9", "--testsrc", "--gpu-path", "staged"},
         "--gpu-path applies to GPU memory: give --memory cuda too");
   usage({RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0", "--memory", "cuda", "--gpu-path", "nvlink"},
@@ -271,7 +299,8 @@ TEST(GPU_MEMORY_SUITE, AGpuRingCountsAgainstTheBudgetWithItsStagingRing) {
   TempDir dir;
   // 1280x720 uyvy: 8 slots of 1.8 MiB (64 KiB aligned), twice over, beyond 16 MiB.
   Receiver recv(dir, {"--serve", "--memory", "cuda", "--max-memory", "16M"});
-  Process send(sender(recv.address(), {"--testsrc", "-s", "1280x720", "--frames", "10"}), dir / "send.stderr");
+  Process send(sender(recv.address(), {"--testsrc", "-s", "1280x720", "--frames", "10"}),
+               dir / "send.stderr");
   ASSERT_EQ(send.wait(30s), 1) << send.stderr_text();
   EXPECT_NE(send.stderr_text().find("in cuda:0 and its host staging ring needs 29 MiB, beyond the "
                                     "receiver's memory budget of 16 MiB"),
@@ -291,10 +320,12 @@ namespace {
 
 // A clip made with our own tools (they record through FFmpeg's encoders, which the GPU
 // machine has only as the libraries carried there): `frames` frames of the test pattern.
-std::filesystem::path record_clip(const TempDir& dir, const std::string& name, const std::string& codec,
-                                  const std::string& pix_fmt, int frames, const std::string& size = "320x240") {
+std::filesystem::path record_clip(const TempDir& dir, const std::string& name,
+                                  const std::string& codec, const std::string& pix_fmt, int frames,
+                                  const std::string& size = "320x240") {
   const auto path = dir / name;
-  Receiver recv(dir, {"--frames", std::to_string(frames), "--output", path.string(), "--codec", codec});
+  Receiver recv(dir,
+                {"--frames", std::to_string(frames), "--output", path.string(), "--codec", codec});
   Process send(sender(recv.address(), {"--testsrc", "-s", size, "--pix-fmt", pix_fmt, "--frames",
                                        std::to_string(frames)}),
                dir / (name + ".send.stderr"));
@@ -315,10 +346,10 @@ struct Recorded {
 Recorded record_from_gpu(const TempDir& dir, const std::string& codec, const std::string& encoder,
                          const std::string& pix_fmt, int frames) {
   const auto file = dir / (encoder + ".mkv");
-  Receiver recv(dir, {"--memory", "cuda", "--frames", std::to_string(frames), "--output", file.string(),
-                      "--codec", codec, "--encoder", encoder});
-  Process send(sender(recv.address(), {"--testsrc", "-s", "320x240", "--pix-fmt", pix_fmt, "--frames",
-                                       std::to_string(frames)}),
+  Receiver recv(dir, {"--memory", "cuda", "--frames", std::to_string(frames), "--output",
+                      file.string(), "--codec", codec, "--encoder", encoder});
+  Process send(sender(recv.address(), {"--testsrc", "-s", "320x240", "--pix-fmt", pix_fmt,
+                                       "--frames", std::to_string(frames)}),
                dir / (encoder + ".send.stderr"));
   send.wait(60s);
   const int rc = recv.process().wait(60s).value_or(-1);
@@ -326,8 +357,9 @@ Recorded record_from_gpu(const TempDir& dir, const std::string& codec, const std
 }
 
 #ifdef RDMAVIDEO_REAL_GPU
-std::string received_raw(const TempDir& dir, const std::string& name, const std::filesystem::path& input,
-                         std::vector<std::string> extra, const std::string& recv_memory);
+std::string received_raw(const TempDir& dir, const std::string& name,
+                         const std::filesystem::path& input, std::vector<std::string> extra,
+                         const std::string& recv_memory);
 
 // NVENC reads the frames on the GPU (one copy there into FFmpeg's CUDA frame pool) and the
 // file holds every frame, decoded back by our own source. H100 and H200 have no NVENC: the
@@ -337,7 +369,8 @@ TEST(GPU_MEMORY_SUITE, NvencRecordsAGpuRingWithoutDownloadingIt) {
   if (!RDMAVIDEO_HAVE_FFMPEG) GTEST_SKIP() << "built without FFmpeg";
   TempDir dir;
   const Recorded r = record_from_gpu(dir, "h264", "h264_nvenc", "nv12", 30);
-  for (const char* none : {"no encode device", "NV_ENC_ERR_NO_ENCODE_DEVICE", "OpenEncodeSessionEx failed"}) {
+  for (const char* none :
+       {"no encode device", "NV_ENC_ERR_NO_ENCODE_DEVICE", "OpenEncodeSessionEx failed"}) {
     if (r.recv_exit != 0 && r.recv_stderr.find(none) != std::string::npos) {
       GTEST_SKIP() << "this GPU has no NVENC: " << error_lines(r.recv_stderr).front();
     }
@@ -350,7 +383,8 @@ TEST(GPU_MEMORY_SUITE, NvencRecordsAGpuRingWithoutDownloadingIt) {
 
 // The raw frames a receiver writes for `input` sent with `extra`, in a file.
 std::filesystem::path received_raw_file(const TempDir& dir, const std::string& name,
-                                        const std::filesystem::path& input, std::vector<std::string> extra,
+                                        const std::filesystem::path& input,
+                                        std::vector<std::string> extra,
                                         const std::string& recv_memory) {
   const auto out = dir / (name + ".raw");
   Receiver recv(dir, {"--memory", recv_memory, "--output", out.string()});  // one stream, then exit
@@ -364,15 +398,16 @@ std::filesystem::path received_raw_file(const TempDir& dir, const std::string& n
   return out;
 }
 
-std::string received_raw(const TempDir& dir, const std::string& name, const std::filesystem::path& input,
-                         std::vector<std::string> extra, const std::string& recv_memory) {
+std::string received_raw(const TempDir& dir, const std::string& name,
+                         const std::filesystem::path& input, std::vector<std::string> extra,
+                         const std::string& recv_memory) {
   return read_file(received_raw_file(dir, name, input, std::move(extra), recv_memory));
 }
 
 // Compares two files of raw frames frame by frame: "" where they hold the same `frames`
 // frames, else the first frame that differs (and where in it), or the count that is wrong.
-std::string first_difference(const std::filesystem::path& a, const std::filesystem::path& b, size_t frame_bytes,
-                             int frames) {
+std::string first_difference(const std::filesystem::path& a, const std::filesystem::path& b,
+                             size_t frame_bytes, int frames) {
   std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
   std::vector<char> x(frame_bytes), y(frame_bytes);
   for (int f = 0;; ++f) {
@@ -383,8 +418,8 @@ std::string first_difference(const std::filesystem::path& a, const std::filesyst
       return f == frames ? "" : fmt::format("{} frames where {} were sent", f, frames);
     }
     if (got_a != frame_bytes || got_b != frame_bytes) {
-      return fmt::format("frame {}: {} holds {} bytes of it, {} holds {}", f, a.filename().string(), got_a,
-                         b.filename().string(), got_b);
+      return fmt::format("frame {}: {} holds {} bytes of it, {} holds {}", f, a.filename().string(),
+                         got_a, b.filename().string(), got_b);
     }
     if (x != y) {
       const auto at = std::mismatch(x.begin(), x.end(), y.begin()).first - x.begin();
@@ -405,11 +440,15 @@ void expect_nvdec_matches_the_cpu(const std::string& codec, const std::string& p
   const auto clip = record_clip(dir, codec + ".mkv", codec, pix_fmt, kFrames, "1280x720");
   const size_t frame_bytes = size_t{1280} * 720 * 3 / 2 * (pix_fmt == "p010" ? 2 : 1);
   const auto cpu = received_raw_file(dir, "cpu", clip, {"--pix-fmt", pix_fmt}, "host");
-  const auto gpu = received_raw_file(dir, "gpu", clip, {"--hwaccel", "cuda", "--memory", "cuda"}, "cuda");
-  const auto down = received_raw_file(dir, "down", clip, {"--hwaccel", "cuda", "--pix-fmt", pix_fmt}, "host");
+  const auto gpu =
+      received_raw_file(dir, "gpu", clip, {"--hwaccel", "cuda", "--memory", "cuda"}, "cuda");
+  const auto down =
+      received_raw_file(dir, "down", clip, {"--hwaccel", "cuda", "--pix-fmt", pix_fmt}, "host");
   EXPECT_EQ(std::filesystem::file_size(cpu), frame_bytes * kFrames);
-  EXPECT_EQ(first_difference(gpu, cpu, frame_bytes, kFrames), "") << "NVDEC into GPU memory against the CPU's decode";
-  EXPECT_EQ(first_difference(down, cpu, frame_bytes, kFrames), "") << "NVDEC downloaded against the CPU's decode";
+  EXPECT_EQ(first_difference(gpu, cpu, frame_bytes, kFrames), "")
+      << "NVDEC into GPU memory against the CPU's decode";
+  EXPECT_EQ(first_difference(down, cpu, frame_bytes, kFrames), "")
+      << "NVDEC downloaded against the CPU's decode";
 }
 
 TEST(GPU_MEMORY_SUITE, NvdecH264IntoGpuMemoryMatchesTheCpuDecoder) {
@@ -439,54 +478,65 @@ TEST(GPU_MEMORY_SUITE, NvdecAndNvencWithoutAGpuNameWhatIsMissing) {
     EXPECT_EQ(lines.size(), 1u) << send.stderr_text();
     return lines.empty() ? std::string() : lines[0];
   };
-  EXPECT_NE(run({"--hwaccel", "cuda"}, 1).find("--hwaccel cuda: no CUDA driver (libcuda.so.1"), std::string::npos);
-  EXPECT_NE(run({"--hwaccel", "vaapi"}, 2).find("--hwaccel \"vaapi\" unknown (cuda or cuda:N"), std::string::npos);
-  EXPECT_NE(run({"--hwaccel", "cuda:1", "--memory", "cuda:0"}, 2)
-                .find("--hwaccel cuda:1 decodes on another GPU than --memory cuda:0 holds the frames in"),
+  EXPECT_NE(run({"--hwaccel", "cuda"}, 1).find("--hwaccel cuda: no CUDA driver (libcuda.so.1"),
             std::string::npos);
+  EXPECT_NE(run({"--hwaccel", "vaapi"}, 2).find("--hwaccel \"vaapi\" unknown (cuda or cuda:N"),
+            std::string::npos);
+  EXPECT_NE(
+      run({"--hwaccel", "cuda:1", "--memory", "cuda:0"}, 2)
+          .find("--hwaccel cuda:1 decodes on another GPU than --memory cuda:0 holds the frames in"),
+      std::string::npos);
   Driver fake;
   {
     // FFmpeg's CUDA device opens on the stand-in (our context and stream); NVDEC itself does
     // not start, as on a machine without the driver's video library, and FFmpeg's words say so.
     Receiver recv(dir, {"--output", (dir / "nvdec.raw").string()});
-    Process send(sender(recv.address(), {"-i", clip.string(), "--hwaccel", "cuda"}), dir / "nvdec.stderr");
+    Process send(sender(recv.address(), {"-i", clip.string(), "--hwaccel", "cuda"}),
+                 dir / "nvdec.stderr");
     EXPECT_EQ(send.wait(30s), 1) << send.stderr_text();
     const auto lines = error_lines(send.stderr_text());
     ASSERT_EQ(lines.size(), 1u) << send.stderr_text();
-    EXPECT_NE(lines[0].find("NVDEC on cuda:0 (Fake GPU 0) could not start (Cannot load libnvcuvid.so.1"),
-              std::string::npos)
+    EXPECT_NE(
+        lines[0].find("NVDEC on cuda:0 (Fake GPU 0) could not start (Cannot load libnvcuvid.so.1"),
+        std::string::npos)
         << lines[0];
-    EXPECT_NE(lines[0].find("): leave out --hwaccel to decode on the CPU"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("): leave out --hwaccel to decode on the CPU"), std::string::npos)
+        << lines[0];
   }
-  EXPECT_NE(run({"--hwaccel", "cuda", "--memory", "cuda", "--pix-fmt", "rgba"}, 1)
-                .find("decoded by NVDEC into GPU memory, frames stay 320x240 nv12 (nothing converts them "
-                      "there): leave out -s and --pix-fmt, or use --memory host"),
-            std::string::npos);
+  EXPECT_NE(
+      run({"--hwaccel", "cuda", "--memory", "cuda", "--pix-fmt", "rgba"}, 1)
+          .find("decoded by NVDEC into GPU memory, frames stay 320x240 nv12 (nothing converts them "
+                "there): leave out -s and --pix-fmt, or use --memory host"),
+      std::string::npos);
   // NVENC from GPU memory: a format it does not take is named before any CUDA is opened;
   // NVENC failing to open is named with what FFmpeg said (here: no libnvidia-encode).
   const Recorded v210 = record_from_gpu(dir, "h264", "h264_nvenc", "v210", 3);
   EXPECT_EQ(v210.recv_exit, 1);
-  EXPECT_NE(v210.recv_stderr.find("h264_nvenc does not take v210 frames from GPU memory, and nothing here "
-                                  "converts them on the GPU"),
+  EXPECT_NE(v210.recv_stderr.find(
+                "h264_nvenc does not take v210 frames from GPU memory, and nothing here "
+                "converts them on the GPU"),
             std::string::npos)
       << v210.recv_stderr;
   // uyvy is converted to nv12 on the GPU, by a kernel this build may lack.
   const Recorded uyvy = record_from_gpu(dir, "h264", "h264_nvenc", "uyvy", 3);
   EXPECT_EQ(uyvy.recv_exit, 1);
-  EXPECT_NE(uyvy.recv_stderr.find(RDMAVIDEO_CUDA_KERNELS
-                                      ? "(Cannot load libnvidia-encode.so.1"
-                                      : "uyvy422 frames need converting to nv12 on the GPU for h264_nvenc: this "
-                                        "build has no CUDA kernels"),
+  EXPECT_NE(uyvy.recv_stderr.find(
+                RDMAVIDEO_CUDA_KERNELS
+                    ? "(Cannot load libnvidia-encode.so.1"
+                    : "uyvy422 frames need converting to nv12 on the GPU for h264_nvenc: this "
+                      "build has no CUDA kernels"),
             std::string::npos)
       << uyvy.recv_stderr;
   const Recorded nv12 = record_from_gpu(dir, "h264", "h264_nvenc", "nv12", 3);
   EXPECT_EQ(nv12.recv_exit, 1);
-  EXPECT_NE(nv12.recv_stderr.find("avcodec_open2(h264_nvenc 320x240 nv12) failed: "), std::string::npos)
+  EXPECT_NE(nv12.recv_stderr.find("avcodec_open2(h264_nvenc 320x240 nv12) failed: "),
+            std::string::npos)
       << nv12.recv_stderr;
   EXPECT_NE(nv12.recv_stderr.find("(Cannot load libnvidia-encode.so.1"), std::string::npos)
       << "FFmpeg's words are kept";
-  Process testsrc({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:9", "--testsrc", "--hwaccel", "cuda"},
-                  dir / "testsrc.stderr");
+  Process testsrc(
+      {RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:9", "--testsrc", "--hwaccel", "cuda"},
+      dir / "testsrc.stderr");
   EXPECT_EQ(testsrc.wait(30s), 2);
   EXPECT_NE(testsrc.stderr_text().find("--hwaccel apply to FFmpeg inputs"), std::string::npos);
 }

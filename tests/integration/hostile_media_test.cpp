@@ -61,8 +61,9 @@ Heard listen(const std::filesystem::path& file) {
 }
 
 double duration_of(const std::filesystem::path& file, const std::string& stream) {
-  const std::string out = capture("ffprobe -v error -select_streams " + stream +
-                                  " -show_entries stream=duration -of csv=p=0 '" + file.string() + "'");
+  const std::string out =
+      capture("ffprobe -v error -select_streams " + stream +
+              " -show_entries stream=duration -of csv=p=0 '" + file.string() + "'");
   return out.empty() || out.starts_with("N/A") ? -1 : std::stod(out);
 }
 
@@ -82,8 +83,8 @@ class OneSampleChunks : public ::testing::TestWithParam<std::string> {};
 TEST_P(OneSampleChunks, IntoACompositeLeaveItRunningAndTheToneInTheRecording) {
   TempDir dir;
   const auto canvas = dir / "canvas.mov";
-  Receiver recv(dir, {"--composite", "grid", "--canvas", "320x180@30", "--composite-audio", GetParam(),
-                      "--output", canvas.string(), "--quiet"});
+  Receiver recv(dir, {"--composite", "grid", "--canvas", "320x180@30", "--composite-audio",
+                      GetParam(), "--output", canvas.string(), "--quiet"});
   {
     MediaPeer peer(recv.port());
     peer.start_audio(MediaPeer::stereo_s16(2));
@@ -181,7 +182,8 @@ TEST(HostilePts, AFrameRateOfOneAnHourIsRefusedByName) {
     peer.send(slow);
     const auto error = peer.error_before_close();
     ASSERT_TRUE(error);
-    EXPECT_NE(error->text.find("StreamStart.frame_rate 1/3599 cannot be recorded"), std::string::npos)
+    EXPECT_NE(error->text.find("StreamStart.frame_rate 1/3599 cannot be recorded"),
+              std::string::npos)
         << error->text;
   }
   {
@@ -199,10 +201,12 @@ TEST(HostilePts, AFrameRateOfOneAnHourIsRefusedByName) {
 TEST(HostilePts, AWavBesideRawFramesIsBoundedToo) {
   TempDir dir;
   const auto wav = dir / "sound.wav";
-  record(dir / "frames.yuv", [](MediaPeer& peer) {
-    peer.play(2, 1.0, 1600);
-    peer.frame(int64_t{3599} * 1'000'000'000);
-  }, {"--audio-output", wav.string()});
+  record(dir / "frames.yuv",
+         [](MediaPeer& peer) {
+           peer.play(2, 1.0, 1600);
+           peer.frame(int64_t{3599} * 1'000'000'000);
+         },
+         {"--audio-output", wav.string()});
   EXPECT_LT(std::filesystem::file_size(wav), kTenSecondsOfSound);
   EXPECT_NEAR(duration_of(wav, "a:0"), 31.0 / 30, 0.05);
 
@@ -237,7 +241,8 @@ TEST(HostileAudio, TinyChunksBeforeTheFirstFrameAreCountedByWhatTheyCost) {
     MediaPeer peer(recv.port());
     peer.start_audio(MediaPeer::stereo_s16(2));
     rss_before = status_field(pid, "VmRSS");
-    for (uint32_t i = 0; i < kChunks; ++i) peer.tone(2, i, 1, static_cast<int64_t>(i) * 1'000'000'000 / 48000);
+    for (uint32_t i = 0; i < kChunks; ++i)
+      peer.tone(2, i, 1, static_cast<int64_t>(i) * 1'000'000'000 / 48000);
     // What the receiver holds while they wait for a first frame (it reads them in a second).
     std::this_thread::sleep_for(1500ms);
     rss_queued = status_field(pid, "VmRSS");
@@ -255,7 +260,8 @@ TEST(HostileAudio, TinyChunksBeforeTheFirstFrameAreCountedByWhatTheyCost) {
   // AddressSanitizer keeps freed memory in quarantine: what is resident says nothing here.
   (void)rss_queued;
 #else
-  EXPECT_LT(rss_queued - rss_before, 16 * 1024) << "KiB grown while " << kChunks << " chunks were queued";
+  EXPECT_LT(rss_queued - rss_before, 16 * 1024)
+      << "KiB grown while " << kChunks << " chunks were queued";
 #endif
 }
 

@@ -7,9 +7,9 @@
 // memory, and 200 idle connections beside which a scrape is still answered.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <httplib.h>
 
 #include <map>
 #include <regex>
@@ -53,8 +53,8 @@ Scrape parse(const std::string& text) {
       const auto name = line.substr(0, line.find_first_of("{ "));
       const std::regex family("(.*)_(bucket|sum|count)$");
       std::smatch m;
-      const bool known = s.types.count(name) ||
-                         (std::regex_match(name, m, family) && s.types.count(m[1].str()));
+      const bool known =
+          s.types.count(name) || (std::regex_match(name, m, family) && s.types.count(m[1].str()));
       EXPECT_TRUE(known) << "sample of an undeclared family: " << line;
     }
   }
@@ -74,7 +74,8 @@ TEST(Metrics, ScrapedDuringAFourStreamRunAndParsed) {
   ASSERT_TRUE(auth::create_key_file(key));
   Receiver recv(dir, {"--max-streams", "4", "--serve", "--verify", "--quiet", "--key-file",
                       key.string(), "--metrics", "127.0.0.1:0"});
-  auto port = recv.process().wait_for_stderr(R"(metrics at http://127\.0\.0\.1:(\d+)/metrics)", 10s);
+  auto port =
+      recv.process().wait_for_stderr(R"(metrics at http://127\.0\.0\.1:(\d+)/metrics)", 10s);
   ASSERT_TRUE(port) << recv.process().stderr_text();
   httplib::Client http("127.0.0.1", std::stoi(*port));
 
@@ -85,11 +86,11 @@ TEST(Metrics, ScrapedDuringAFourStreamRunAndParsed) {
   std::vector<std::unique_ptr<Process>> senders;
   for (int i = 1; i <= 4; ++i) {
     senders.push_back(std::make_unique<Process>(
-        std::vector<std::string>{RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc",
-                                 "-s", "320x240", "--frames", "180", "--realtime", "--checksum",
-                                 "--quiet", "--key-file", key.string(), "--name",
-                                 "cam" + std::to_string(i), "--tone", std::to_string(400 + 100 * i), "--stats-json",
-                                 (dir / ("cam" + std::to_string(i) + ".json")).string()},
+        std::vector<std::string>{
+            RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc", "-s", "320x240",
+            "--frames", "180", "--realtime", "--checksum", "--quiet", "--key-file", key.string(),
+            "--name", "cam" + std::to_string(i), "--tone", std::to_string(400 + 100 * i),
+            "--stats-json", (dir / ("cam" + std::to_string(i) + ".json")).string()},
         dir / ("cam" + std::to_string(i) + ".stderr")));
   }
   // While all four run: scrape until the receiver reports them.
@@ -162,7 +163,8 @@ TEST(Metrics, ScrapedDuringAFourStreamRunAndParsed) {
     const std::string track =
         labels + ",track=\"0\",track_name=\"tone " + std::to_string(400 + 100 * i) + " Hz\"";
     EXPECT_EQ(after.at("rdmavideo_stream_audio_samples_total{" + track + "}"), 180 * 48000 / 60);
-    EXPECT_EQ(after.at("rdmavideo_stream_audio_dropped_samples_total{" + track + "}"), 180 * 48000 / 60);
+    EXPECT_EQ(after.at("rdmavideo_stream_audio_dropped_samples_total{" + track + "}"),
+              180 * 48000 / 60);
   }
   EXPECT_EQ(after.types.at("rdmavideo_stream_audio_offset_seconds"), "gauge");
   recv.process().signal(SIGTERM);
@@ -173,7 +175,8 @@ TEST(Metrics, ScrapedDuringAFourStreamRunAndParsed) {
 struct WithMetrics {
   explicit WithMetrics(const TempDir& dir)
       : recv(dir, {"--serve", "--quiet", "--metrics", "127.0.0.1:0"}) {
-    auto found = recv.process().wait_for_stderr(R"(metrics at http://127\.0\.0\.1:(\d+)/metrics)", 10s);
+    auto found =
+        recv.process().wait_for_stderr(R"(metrics at http://127\.0\.0\.1:(\d+)/metrics)", 10s);
     if (!found) throw std::runtime_error("no metrics port: " + recv.process().stderr_text());
     port = std::stoi(*found);
   }
@@ -238,7 +241,8 @@ TEST(MetricsEndpoint, OversizedBodyAndHeaderAreNotReadIntoMemory) {
     const std::string chunk(1 << 20, 'a');
     size_t sent = 0;
     while (sent < bytes) {
-      const ssize_t n = ::send(fd, chunk.data(), std::min(chunk.size(), bytes - sent), MSG_NOSIGNAL);
+      const ssize_t n =
+          ::send(fd, chunk.data(), std::min(chunk.size(), bytes - sent), MSG_NOSIGNAL);
       if (n <= 0) break;  // refused and closed, or it stopped reading
       sent += static_cast<size_t>(n);
     }
@@ -246,12 +250,13 @@ TEST(MetricsEndpoint, OversizedBodyAndHeaderAreNotReadIntoMemory) {
     char answer[64] = {};
     const ssize_t got = recv(fd, answer, sizeof answer - 1, 0);
     close(fd);
-    return std::pair<std::string, size_t>(got > 0 ? std::string(answer, static_cast<size_t>(got)) : "", sent);
+    return std::pair<std::string, size_t>(
+        got > 0 ? std::string(answer, static_cast<size_t>(got)) : "", sent);
   };
   const size_t body = 128u << 20;
-  auto [posted, body_sent] = send_big("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                                          std::to_string(body) + "\r\n\r\n",
-                                      body, "");
+  auto [posted, body_sent] = send_big(
+      "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body) + "\r\n\r\n",
+      body, "");
   EXPECT_EQ(posted.rfind("HTTP/1.1 413", 0), 0u) << posted;
   EXPECT_LT(body_sent, body) << "the whole body was taken";
   auto [headed, header_sent] = send_big("GET /metrics HTTP/1.1\r\nX-Big: ", 32u << 20, "\r\n\r\n");

@@ -24,8 +24,8 @@ constexpr uint64_t k1080Uyvy = 1920u * 1080u * 2u;
 
 std::vector<std::string> send_args(const Receiver& recv, const std::string& name,
                                    std::vector<std::string> extra) {
-  std::vector<std::string> a{RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc",
-                             "--quiet", "--name", name};
+  std::vector<std::string> a{
+      RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc", "--quiet", "--name", name};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
@@ -62,26 +62,26 @@ TEST(MultiStream, FourSendersVerifiedIntoTheirOwnFilesAndAFifthRefused) {
   for (int i = 1; i <= 4; ++i) {
     const std::string name = "cam" + std::to_string(i);
     senders.push_back(std::make_unique<Process>(
-        send_args(recv, name, {"-s", "1920x1080", "--pix-fmt", "uyvy422", "--checksum",
-                               "--frames", "300"}),
+        send_args(recv, name,
+                  {"-s", "1920x1080", "--pix-fmt", "uyvy422", "--checksum", "--frames", "300"}),
         dir / (name + ".stderr")));
   }
   // All four streaming: each has its ring.
   for (int i = 1; i <= 4; ++i) {
-    ASSERT_TRUE(recv.process().wait_for_stderr("\"cam" + std::to_string(i) + "\"\\] stream 1 ring 1",
-                                               30s))
+    ASSERT_TRUE(
+        recv.process().wait_for_stderr("\"cam" + std::to_string(i) + "\"\\] stream 1 ring 1", 30s))
         << recv.process().stderr_text();
   }
-  Process fifth(send_args(recv, "cam5", {"-s", "1920x1080", "--pix-fmt", "uyvy422", "--realtime",
-                                         "--frames", "300"}),
-                dir / "cam5.stderr");
+  Process fifth(
+      send_args(recv, "cam5",
+                {"-s", "1920x1080", "--pix-fmt", "uyvy422", "--realtime", "--frames", "300"}),
+      dir / "cam5.stderr");
   const auto refused = fifth.wait(5s);
   ASSERT_TRUE(refused) << "the fifth sender hung: " << fifth.stderr_text();
   EXPECT_EQ(*refused, 1);
   const std::string fifth_err = fifth.stderr_text();
   EXPECT_NE(fifth_err.find("error: send 127.0.0.1:"), std::string::npos) << fifth_err;
-  EXPECT_NE(fifth_err.find("receiver busy: it serves at most 4 streams at once"),
-            std::string::npos)
+  EXPECT_NE(fifth_err.find("receiver busy: it serves at most 4 streams at once"), std::string::npos)
       << fifth_err;
   // One error line: why.
   std::istringstream lines(fifth_err);
@@ -145,8 +145,9 @@ TEST(MultiStream, RecordingsSurviveAGarbagePeerAndAKilledSender) {
         dir / (name + ".stderr")));
   }
   // A paced sender, to be killed mid-stream.
-  Process victim(send_args(recv, "victim", {"-s", "640x360", "--pix-fmt", "yuv422p10le",
-                                            "--realtime", "-r", "30", "--frames", "100000"}),
+  Process victim(send_args(recv, "victim",
+                           {"-s", "640x360", "--pix-fmt", "yuv422p10le", "--realtime", "-r", "30",
+                            "--frames", "100000"}),
                  dir / "victim.stderr");
   // A garbage peer: refused before it is a stream, costing nobody anything.
   {
@@ -192,12 +193,14 @@ TEST(MultiStream, RecordingsSurviveAGarbagePeerAndAKilledSender) {
   for (const std::string name : {"cam1", "cam2", "cam3", "victim"}) {
     SCOPED_TRACE(name);
     const auto format = probe(dir / (name + ".mov"), "format_tags=creation_time", "");
-    ASSERT_TRUE(format.count("TAG:creation_time")) << capture("ffprobe -v error -show_format '" +
-                                                              (dir / (name + ".mov")).string() + "'");
+    ASSERT_TRUE(format.count("TAG:creation_time"))
+        << capture("ffprobe -v error -show_format '" + (dir / (name + ".mov")).string() + "'");
     EXPECT_EQ(format.at("TAG:creation_time").size(), 27u) << format.at("TAG:creation_time");
     EXPECT_EQ(format.at("TAG:creation_time").back(), 'Z');
-    const std::string tracks = capture("ffprobe -v error -show_entries stream=codec_tag_string "
-                                       "-of csv=p=0 '" + (dir / (name + ".mov")).string() + "'");
+    const std::string tracks = capture(
+        "ffprobe -v error -show_entries stream=codec_tag_string "
+        "-of csv=p=0 '" +
+        (dir / (name + ".mov")).string() + "'");
     EXPECT_NE(tracks.find("tmcd"), std::string::npos) << tracks;
   }
 }
@@ -221,15 +224,15 @@ TEST(MultiStream, AFullDiskEndsOnlyItsOwnStream) {
     std::string path;
     ~Unmount() { shell("umount '" + path + "'"); }
   } unmount{small};
-  Receiver recv(dir, {"--max-streams", "2", "--quiet", "--output",
-                      (dir / "{name}" / "take.mov").string(), "--stats-json",
-                      (dir / "recv.json").string()});
-  Process full(send_args(recv, "small", {"-s", "640x360", "--pix-fmt", "yuv422p10le", "--frames",
-                                         "2000"}),
-               dir / "small.stderr");
-  Process fine(send_args(recv, "roomy", {"-s", "640x360", "--pix-fmt", "yuv422p10le", "--frames",
-                                         "240"}),
-               dir / "roomy.stderr");
+  Receiver recv(
+      dir, {"--max-streams", "2", "--quiet", "--output", (dir / "{name}" / "take.mov").string(),
+            "--stats-json", (dir / "recv.json").string()});
+  Process full(
+      send_args(recv, "small", {"-s", "640x360", "--pix-fmt", "yuv422p10le", "--frames", "2000"}),
+      dir / "small.stderr");
+  Process fine(
+      send_args(recv, "roomy", {"-s", "640x360", "--pix-fmt", "yuv422p10le", "--frames", "240"}),
+      dir / "roomy.stderr");
   ASSERT_EQ(fine.wait(180s), 0) << fine.stderr_text();
   ASSERT_EQ(full.wait(180s), 1) << full.stderr_text();
   EXPECT_NE(full.stderr_text().find("No space left on device"), std::string::npos)
@@ -253,8 +256,8 @@ TEST(MultiStream, ServeTakesStreamsOneAfterAnotherUntilStopped) {
     Process send(send_args(recv, "take", {"-s", "320x240", "--frames", std::to_string(10 * i)}),
                  dir / "send.stderr");
     ASSERT_EQ(send.wait(30s), 0) << send.stderr_text();
-    ASSERT_TRUE(recv.process().wait_for_stderr("stream " + std::to_string(i) + " the sender ended it",
-                                               10s))
+    ASSERT_TRUE(
+        recv.process().wait_for_stderr("stream " + std::to_string(i) + " the sender ended it", 10s))
         << recv.process().stderr_text();
   }
   EXPECT_FALSE(recv.process().wait(500ms)) << "a serving receiver exited on its own";
@@ -287,8 +290,9 @@ TEST(MultiStream, StatusLineShowsTotalsAndEveryStream) {
   Receiver recv(dir, {"--max-streams", "2"});
   Process a(send_args(recv, "left", {"-s", "320x240", "--realtime", "-r", "30", "--duration", "3"}),
             dir / "a.stderr");
-  Process b(send_args(recv, "right", {"-s", "320x240", "--realtime", "-r", "30", "--duration", "3"}),
-            dir / "b.stderr");
+  Process b(
+      send_args(recv, "right", {"-s", "320x240", "--realtime", "-r", "30", "--duration", "3"}),
+      dir / "b.stderr");
   // stderr is a file, so the status line is printed as a line each second. A loaded machine
   // may drop a live sender's first frames: a stream's part then says how many.
   EXPECT_TRUE(recv.process().wait_for_stderr(
@@ -304,14 +308,15 @@ TEST(MultiStream, TemplateNeverOverwritesAndNamesAreMadeSafe) {
   TempDir dir;
   fs::create_directory(dir / "out");
   { std::ofstream(dir / "out" / "cam1.yuv") << "precious"; }
-  Receiver recv(dir, {"--max-streams", "3", "--quiet", "--output",
-                      (dir / "out" / "{name}.yuv").string(), "--stats-json",
-                      (dir / "recv.json").string()});
+  Receiver recv(dir,
+                {"--max-streams", "3", "--quiet", "--output", (dir / "out" / "{name}.yuv").string(),
+                 "--stats-json", (dir / "recv.json").string()});
   Process a(send_args(recv, "cam1", {"-s", "64x36", "--frames", "5"}), dir / "a.stderr");
-  Process b(send_args(recv, "../../evil/.name", {"-s", "64x36", "--frames", "5"}), dir / "b.stderr");
+  Process b(send_args(recv, "../../evil/.name", {"-s", "64x36", "--frames", "5"}),
+            dir / "b.stderr");
   // A name that a shell command would take for an option ("rm {name}.yuv").
-  Process c({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc", "--quiet", "--name=-rf", "-s", "64x36",
-             "--frames", "5"},
+  Process c({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc", "--quiet", "--name=-rf",
+             "-s", "64x36", "--frames", "5"},
             dir / "c.stderr");
   ASSERT_EQ(a.wait(30s), 0) << a.stderr_text();
   ASSERT_EQ(b.wait(30s), 0) << b.stderr_text();
@@ -319,9 +324,9 @@ TEST(MultiStream, TemplateNeverOverwritesAndNamesAreMadeSafe) {
   ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
   EXPECT_EQ(read_file(dir / "out" / "cam1.yuv"), "precious");
   EXPECT_EQ(fs::file_size(dir / "out" / "cam1-1.yuv"), 5u * 64 * 36 * 2);
-  EXPECT_NE(recv.process().stderr_text().find("exists: writing " +
-                                              (dir / "out" / "cam1-1.yuv").string()),
-            std::string::npos);
+  EXPECT_NE(
+      recv.process().stderr_text().find("exists: writing " + (dir / "out" / "cam1-1.yuv").string()),
+      std::string::npos);
   // The odd name stays inside out/, in one plain file name.
   int files = 0;
   for (const auto& entry : fs::directory_iterator(dir / "out")) {
@@ -351,8 +356,8 @@ TEST(MultiStream, UsageErrorsForTemplatesThatCannotWork) {
       {{"--serve", "--output", (dir / "one.mov").string()}, "every stream would replace the file"},
       {{"--max-streams", "0"}, "--max-streams"},
       // Said at start, not when the first frame arrives; a template makes its folders.
-      {{"--output", (dir / "no-such" / "one.mov").string()}, "the folder " + (dir / "no-such").string() +
-                                                                 " does not exist"},
+      {{"--output", (dir / "no-such" / "one.mov").string()},
+       "the folder " + (dir / "no-such").string() + " does not exist"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> argv{RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0"};

@@ -58,12 +58,14 @@ class NamespacePair {
 };
 
 // Waits until `needle` appears `count` times in the process's stderr.
-bool wait_for_count(Process& p, const std::string& needle, int count, std::chrono::seconds timeout) {
+bool wait_for_count(Process& p, const std::string& needle, int count,
+                    std::chrono::seconds timeout) {
   const auto deadline = Clock::now() + timeout;
   while (Clock::now() < deadline) {
     const std::string text = p.stderr_text();
     int n = 0;
-    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+      ++n;
     if (n >= count) return true;
     std::this_thread::sleep_for(20ms);
   }
@@ -71,9 +73,10 @@ bool wait_for_count(Process& p, const std::string& needle, int count, std::chron
 }
 
 int decoded_frames(const fs::path& file) {
-  const auto out = capture("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
-                           "stream=nb_read_frames -of default=noprint_wrappers=1:nokey=1 '" +
-                           file.string() + "'");
+  const auto out = capture(
+      "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+      "stream=nb_read_frames -of default=noprint_wrappers=1:nokey=1 '" +
+      file.string() + "'");
   return out.empty() ? -1 : std::stoi(out);
 }
 
@@ -83,9 +86,10 @@ TEST(NetworkFaults, LinkDownForEightSecondsThenTheSenderReconnects) {
   TempDir dir;
   const bool record = have_ffprobe();
   const std::string ext = record ? ".mkv" : ".yuv";  // FFV1 where FFmpeg is there
-  Process recv(net.in(net.receiver(), {RDMAVIDEO_RECV_BIN, "--listen", "10.98.0.1:0", "--serve",
-                                       "--quiet", "--output", (dir / ("{name}-{n}" + ext)).string()}),
-               dir / "recv.stderr");
+  Process recv(
+      net.in(net.receiver(), {RDMAVIDEO_RECV_BIN, "--listen", "10.98.0.1:0", "--serve", "--quiet",
+                              "--output", (dir / ("{name}-{n}" + ext)).string()}),
+      dir / "recv.stderr");
   const auto port = recv.wait_for_stderr(R"(listening on 10\.98\.0\.1:(\d+))", 30s);
   ASSERT_TRUE(port) << recv.stderr_text();
   Process send(net.in(net.sender(), {RDMAVIDEO_SEND_BIN, "--connect", "10.98.0.1:" + *port,
@@ -123,7 +127,8 @@ TEST(NetworkFaults, LinkDownForEightSecondsThenTheSenderReconnects) {
   recv.signal(SIGTERM);
   // A service stopped by a signal exits 0; the first stream's failure stays in the log.
   EXPECT_EQ(recv.wait(30s), 0) << recv.stderr_text();
-  EXPECT_NE(recv.stderr_text().find("\"cam\"] stream 1 failed"), std::string::npos) << recv.stderr_text();
+  EXPECT_NE(recv.stderr_text().find("\"cam\"] stream 1 failed"), std::string::npos)
+      << recv.stderr_text();
 
   const int first_frames = std::stoi(*first);
   EXPECT_GT(first_frames, 30);
@@ -144,7 +149,6 @@ TEST(NetworkFaults, LinkDownForEightSecondsThenTheSenderReconnects) {
   }
 }
 
-
 // SIGSTOP of either end for longer than the peer timeout (5 s), over TCP on 127.0.0.1: the
 // other end notices within the timeout and says so, the receiver's recording of what arrived
 // is finalised, and a receiver that was stopped and continued serves the next sender.
@@ -155,9 +159,9 @@ class Stopped : public ::testing::Test {
                                                  (dir_ / "{name}-{n}.yuv").string()});
   }
   std::unique_ptr<Process> sender(const std::string& name, std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv{RDMAVIDEO_SEND_BIN, "--connect", recv_->address(), "--testsrc",
-                                  "-s", "320x240", "-r", "30", "--realtime", "--quiet",
-                                  "--name", name};
+    std::vector<std::string> argv{
+        RDMAVIDEO_SEND_BIN, "--connect", recv_->address(), "--testsrc", "-s", "320x240", "-r", "30",
+        "--realtime",       "--quiet",   "--name",         name};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return std::make_unique<Process>(argv, dir_ / (name + ".stderr"));
   }
@@ -180,7 +184,8 @@ TEST_F(Stopped, ReceiverStoppedBeyondThePeerTimeout) {
   std::this_thread::sleep_until(stopped + 7s);
   recv_->process().signal(SIGCONT);
   // Continued, the receiver finds its sender gone, finalises the file, and serves the next.
-  const auto frames = recv_->process().wait_for_stderr(R"("cam"\] stream 1 failed: (\d+) frames)", 10s);
+  const auto frames =
+      recv_->process().wait_for_stderr(R"("cam"\] stream 1 failed: (\d+) frames)", 10s);
   ASSERT_TRUE(frames) << recv_->process().stderr_text();
   EXPECT_EQ(std::filesystem::file_size(dir_ / "cam-1.yuv"), std::stoull(*frames) * 320 * 240 * 2);
   auto next = sender("next", {"--frames", "30"});
@@ -201,7 +206,8 @@ TEST_F(Stopped, SenderStoppedBeyondThePeerTimeout) {
   ASSERT_TRUE(recv_->process().wait_for_stderr("\"cam\": peer silent for 5000 ms", 9s))
       << recv_->process().stderr_text();
   EXPECT_LT(Clock::now() - stopped, 8s);
-  const auto frames = recv_->process().wait_for_stderr(R"("cam"\] stream 1 failed: (\d+) frames)", 10s);
+  const auto frames =
+      recv_->process().wait_for_stderr(R"("cam"\] stream 1 failed: (\d+) frames)", 10s);
   ASSERT_TRUE(frames) << recv_->process().stderr_text();
   EXPECT_EQ(std::filesystem::file_size(dir_ / "cam-1.yuv"), std::stoull(*frames) * 320 * 240 * 2);
   std::this_thread::sleep_until(stopped + 7s);

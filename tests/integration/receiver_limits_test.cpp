@@ -8,8 +8,8 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <sys/stat.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 
@@ -28,8 +28,8 @@ long lines_in(const std::string& text) { return std::count(text.begin(), text.en
 
 std::vector<std::string> good_sender(const std::string& address, const std::string& name,
                                      int frames = 30) {
-  return {RDMAVIDEO_SEND_BIN, "--connect", address, "--testsrc", "-s", "320x240", "--frames",
-          std::to_string(frames), "--checksum", "--quiet", "--name", name};
+  return {RDMAVIDEO_SEND_BIN,     "--connect",  address,   "--testsrc", "-s", "320x240", "--frames",
+          std::to_string(frames), "--checksum", "--quiet", "--name",    name};
 }
 
 class ReceiverLimits : public ::testing::Test {
@@ -64,7 +64,8 @@ TEST_F(ReceiverLimits, DescriptorExhaustionBacksOffAndRecovers) {
     const long lines = lines_in(recv.stderr_text()) - lines_before;
     const std::string log = recv.stderr_text();
     EXPECT_NE(log.find("Too many open files"), std::string::npos)
-        << "the flood never used up the descriptors:\n" << log;
+        << "the flood never used up the descriptors:\n"
+        << log;
     EXPECT_LT(cpu, 0.75) << "the receiver spun during a 3 s flood:\n" << log.substr(0, 4000);
     EXPECT_LT(lines, 15) << "the receiver flooded its log:\n" << log.substr(0, 4000);
   }  // the flood eases
@@ -108,8 +109,10 @@ TEST_F(ReceiverLimits, IdleConnectionsAfterHelloAreBounded) {
   // 64 waiting for StreamStart, the stream's threads and the process's own; never 300.
   EXPECT_LT(most_threads, 100) << recv.process().stderr_text().substr(0, 4000);
   EXPECT_LT(most_descriptors, 110);
-  EXPECT_TRUE(recv.process().wait_for_stderr("wait for their first StreamStart \\(the limit\\): "
-                                             "shedding the oldest", 1s))
+  EXPECT_TRUE(
+      recv.process().wait_for_stderr("wait for their first StreamStart \\(the limit\\): "
+                                     "shedding the oldest",
+                                     1s))
       << recv.process().stderr_text().substr(0, 4000);
   recv.process().signal(SIGTERM);
   EXPECT_EQ(recv.process().wait(10s), 0) << recv.process().stderr_text().substr(0, 4000);
@@ -198,7 +201,8 @@ TEST_F(ReceiverLimits, FrameRateNoEncoderTakesIsRefusedAtStreamStart) {
   ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
   const std::string log = recv.process().stderr_text();
   size_t mentions = 0;
-  for (size_t at = 0; (at = log.find("StreamStart.frame_rate", at)) != std::string::npos; ++at) ++mentions;
+  for (size_t at = 0; (at = log.find("StreamStart.frame_rate", at)) != std::string::npos; ++at)
+    ++mentions;
   EXPECT_EQ(mentions, 1u) << log;
   // No stream was admitted for it: the good sender's is stream 1, and its file the only one.
   EXPECT_TRUE(std::filesystem::exists(dir_ / "1.mov"));
@@ -222,7 +226,8 @@ TEST_F(ReceiverLimits, ServeExitsZeroAfterAFailedStream) {
     peer.handshake();
     peer.start(small_format());
   }  // closed mid-stream
-  ASSERT_TRUE(recv.process().wait_for_stderr("stream 1 failed", 10s)) << recv.process().stderr_text();
+  ASSERT_TRUE(recv.process().wait_for_stderr("stream 1 failed", 10s))
+      << recv.process().stderr_text();
   recv.process().signal(SIGTERM);
   ASSERT_EQ(recv.process().wait(10s), 0) << recv.process().stderr_text();
   const auto r = read_json(dir_ / "recv.json");
@@ -239,8 +244,8 @@ TEST_F(ReceiverLimits, ThousandsOfShortStreamsKeepMemoryFlat) {
 #ifdef __SANITIZE_ADDRESS__
   GTEST_SKIP() << "AddressSanitizer keeps freed memory in quarantine: RSS says nothing here";
 #endif
-  Receiver recv(dir_, {"--serve", "--quiet", "--verify", "--max-streams", "4", "--metrics",
-                       "127.0.0.1:0"});
+  Receiver recv(
+      dir_, {"--serve", "--quiet", "--verify", "--max-streams", "4", "--metrics", "127.0.0.1:0"});
   auto one_stream = [&](int i) {
     auto format = small_format();
     format.name = "short " + std::to_string(i);

@@ -84,7 +84,8 @@ TEST_P(SenderCoreOver, FramesFromRegisteredMemoryAcrossTwoFormatsEachVerified) {
   service_options.transport = t.kind;
   service_options.listen.endpoint = Endpoint{t.host, 0};
   service_options.listen.ring_size = 4;
-  service_options.sink_factory = [received](const StreamInfo&) -> Result<std::unique_ptr<StreamSink>> {
+  service_options.sink_factory =
+      [received](const StreamInfo&) -> Result<std::unique_ptr<StreamSink>> {
     return std::unique_ptr<StreamSink>(std::make_unique<VerifyingSink>(received));
   };
   auto service = ReceiverService::start(std::move(service_options));
@@ -119,7 +120,8 @@ TEST_P(SenderCoreOver, FramesFromRegisteredMemoryAcrossTwoFormatsEachVerified) {
       // The buffer is written again only once no transfer reads it: its hold has gone.
       while (!holds[b].expired()) ASSERT_TRUE(core.retire_oldest());
       std::span<std::byte> frame(pool->data() + b * stride, format->layout.frame_bytes);
-      for (size_t j = 0; j < frame.size(); ++j) frame[j] = static_cast<std::byte>((sequence * 31 + j) & 0xff);
+      for (size_t j = 0; j < frame.size(); ++j)
+        frame[j] = static_cast<std::byte>((sequence * 31 + j) & 0xff);
       std::optional<Credit> credit;
       const auto deadline = std::chrono::steady_clock::now() + 10s;
       while (!credit && std::chrono::steady_clock::now() < deadline) {
@@ -144,7 +146,8 @@ TEST_P(SenderCoreOver, FramesFromRegisteredMemoryAcrossTwoFormatsEachVerified) {
   for (const auto& h : holds) EXPECT_TRUE(h.expired()) << "a hold outlived its frame's send";
 
   const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!received->finished && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  while (!received->finished && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
   ASSERT_TRUE(received->finished) << "the receiver did not see the stream end";
   EXPECT_EQ(received->frames, 2 * kFramesEach);
   EXPECT_EQ(received->bytes, sent_bytes);
@@ -162,7 +165,9 @@ TEST_P(SenderCoreOver, FramesFromRegisteredMemoryAcrossTwoFormatsEachVerified) {
 INSTANTIATE_TEST_SUITE_P(Transports, SenderCoreOver,
                          ::testing::Values(Transport{TransportKind::tcp, "127.0.0.1"},
                                            Transport{TransportKind::verbs, "10.99.0.1"}),
-                         [](const auto& param_info) { return std::string(to_string(param_info.param.kind)); });
+                         [](const auto& param_info) {
+                           return std::string(to_string(param_info.param.kind));
+                         });
 
 }  // namespace
 }  // namespace rdmavideo::sender

@@ -34,7 +34,8 @@ void send_stream(const Endpoint& at, uint64_t frames) {
   for (uint64_t i = 0; i < frames; ++i) {
     auto buffer = (*session)->acquire_buffer();
     ASSERT_TRUE(buffer) << buffer.error().message();
-    auto sent = (*session)->submit(*buffer, {i, static_cast<int64_t>(i), std::chrono::steady_clock::now()});
+    auto sent =
+        (*session)->submit(*buffer, {i, static_cast<int64_t>(i), std::chrono::steady_clock::now()});
     ASSERT_TRUE(sent) << sent.error().message();
   }
   ASSERT_TRUE((*session)->end_stream());
@@ -113,7 +114,9 @@ TEST(ReceiverServiceLimits, ConnectionsWaitingForStreamStartAreCappedOldestFirst
     waiting.push_back(std::make_unique<testing::RawPeer>(port));
     waiting.back()->handshake();
     // Each passes its handshake before the next: order of arrival is order of age.
-    for (int t = 0; t < 200 && (*service)->connections_pending() < static_cast<uint32_t>(std::min(i + 1, 3)); ++t) {
+    for (int t = 0;
+         t < 200 && (*service)->connections_pending() < static_cast<uint32_t>(std::min(i + 1, 3));
+         ++t) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }
@@ -128,7 +131,8 @@ TEST(ReceiverServiceLimits, ConnectionsWaitingForStreamStartAreCappedOldestFirst
     setsockopt(waiting[i]->fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     const ssize_t n = ::recv(waiting[i]->fd(), &b, 1, 0);
     const bool closed = n == 0 || (n < 0 && errno == ECONNRESET);
-    EXPECT_EQ(closed, i < 5) << "peer " << i << (i < 5 ? " (among the oldest) was kept" : " was shed");
+    EXPECT_EQ(closed, i < 5) << "peer " << i
+                             << (i < 5 ? " (among the oldest) was kept" : " was shed");
   }
   // One of those still waiting starts a stream.
   waiting[7]->start(testing::small_format());

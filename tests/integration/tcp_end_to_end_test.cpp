@@ -22,10 +22,10 @@ TEST(TcpEndToEnd, TestPatternUyvy1080pIsVerifiedFrameByFrame) {
   TempDir dir;
   Receiver recv(dir, {"--verify", "--quiet", "--transport", "tcp", "--stats-json",
                       (dir / "recv.json").string()});
-  Process send(sender_args(recv, {"--testsrc", "-s", "1920x1080", "--pix-fmt", "uyvy422",
-                                  "--frames", "600", "--checksum", "--stats-json",
-                                  (dir / "send.json").string()}),
-               dir / "send.stderr");
+  Process send(
+      sender_args(recv, {"--testsrc", "-s", "1920x1080", "--pix-fmt", "uyvy422", "--frames", "600",
+                         "--checksum", "--stats-json", (dir / "send.json").string()}),
+      dir / "send.stderr");
   ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
 
@@ -80,12 +80,14 @@ TEST_P(RawThroughStdin, ByteForByte) {
   const RawCase c = GetParam();
   TempDir dir;
   const auto reference = dir / "reference.raw";
-  const std::string codec = std::string(c.pix_fmt) == "v210" ? "-c:v v210" : std::string("-pix_fmt ") + c.pix_fmt;
+  const std::string codec =
+      std::string(c.pix_fmt) == "v210" ? "-c:v v210" : std::string("-pix_fmt ") + c.pix_fmt;
   std::string scale = c.size;
   std::replace(scale.begin(), scale.end(), 'x', ':');  // testsrc2 rounds odd sizes down
-  const std::string make = "ffmpeg -nostdin -loglevel error -f lavfi -i testsrc2=size=" +
-                           std::string(c.size) + ":rate=30 -vf scale=" + scale + " -frames:v 24 " + codec +
-                           " -f rawvideo -y " + reference.string();
+  const std::string make =
+      "ffmpeg -nostdin -loglevel error -f lavfi -i testsrc2=size=" + std::string(c.size) +
+      ":rate=30 -vf scale=" + scale + " -frames:v 24 " + codec + " -f rawvideo -y " +
+      reference.string();
   ASSERT_EQ(shell(make), 0) << make;
   ASSERT_GT(std::filesystem::file_size(reference), 0u);
 
@@ -151,9 +153,10 @@ void drain_slowly(int fd, size_t frame_bytes, std::chrono::milliseconds per_fram
 
 TEST(TcpEndToEnd, LiveModeDropsAtTheSenderWhenTheReceiverIsSlow) {
   TempDir dir;
-  Receiver recv(dir, {"--output", "-", "--ring", "2", "--quiet", "--stats-json",
-                      (dir / "recv.json").string()},
-                Redirect{"", "", true, false});
+  Receiver recv(
+      dir,
+      {"--output", "-", "--ring", "2", "--quiet", "--stats-json", (dir / "recv.json").string()},
+      Redirect{"", "", true, false});
   std::thread reader(drain_slowly, recv.process().stdout_fd(), size_t{640} * 360 * 2, 60ms, false);
   Process send(sender_args(recv, {"--testsrc", "-s", "640x360", "-r", "60", "--frames", "120",
                                   "--realtime", "--stats-json", (dir / "send.json").string()}),
@@ -171,9 +174,10 @@ TEST(TcpEndToEnd, LiveModeDropsAtTheSenderWhenTheReceiverIsSlow) {
 
 TEST(TcpEndToEnd, NoDropModeWaitsForTheSlowReceiver) {
   TempDir dir;
-  Receiver recv(dir, {"--output", "-", "--ring", "2", "--quiet", "--stats-json",
-                      (dir / "recv.json").string()},
-                Redirect{"", "", true, false});
+  Receiver recv(
+      dir,
+      {"--output", "-", "--ring", "2", "--quiet", "--stats-json", (dir / "recv.json").string()},
+      Redirect{"", "", true, false});
   std::thread reader(drain_slowly, recv.process().stdout_fd(), size_t{640} * 360 * 2, 30ms, false);
   Process send(sender_args(recv, {"--testsrc", "-s", "640x360", "--frames", "40", "--no-drop",
                                   "--checksum", "--stats-json", (dir / "send.json").string()}),
@@ -210,9 +214,10 @@ TEST(TcpEndToEnd, KeepalivesCarryASenderWhoseInputIsQuiet) {
 
 TEST(TcpEndToEnd, KeepalivesCarryASenderWaitingOnAStalledConsumer) {
   TempDir dir;
-  Receiver recv(dir, {"--output", "-", "--ring", "1", "--quiet", "--stats-json",
-                      (dir / "recv.json").string()},
-                Redirect{"", "", true, false});
+  Receiver recv(
+      dir,
+      {"--output", "-", "--ring", "1", "--quiet", "--stats-json", (dir / "recv.json").string()},
+      Redirect{"", "", true, false});
   // The consumer takes one frame, then stalls: the only slot stays full, no credit flows.
   std::thread reader(drain_slowly, recv.process().stdout_fd(), size_t{64} * 36 * 2,
                      std::chrono::duration_cast<std::chrono::milliseconds>(kLongerThanPeerTimeout),
@@ -242,8 +247,8 @@ TEST(TcpEndToEnd, ReceiverFramesLimitStopsTheSenderCleanly) {
 TEST(TcpEndToEnd, SigintFinishesTheReceiverWithItsSummary) {
   TempDir dir;
   const auto out = dir / "out.yuv";
-  Receiver recv(dir, {"--output", out.string(), "--quiet", "--stats-json",
-                      (dir / "recv.json").string()});
+  Receiver recv(
+      dir, {"--output", out.string(), "--quiet", "--stats-json", (dir / "recv.json").string()});
   Process send(sender_args(recv, {"--testsrc", "-s", "320x240", "--realtime", "-r", "100"}),
                dir / "send.stderr");
   std::this_thread::sleep_for(700ms);
@@ -264,8 +269,8 @@ TEST(TcpEndToEnd, StopAndContinueDoNotEndTheStream) {
   constexpr int kFrames = 150;
   Receiver recv(dir, {"--verify", "--quiet", "--stats-json", (dir / "recv.json").string()});
   Process send(sender_args(recv, {"--testsrc", "-s", "320x240", "--realtime", "-r", "100",
-                                  "--frames", std::to_string(kFrames), "--checksum",
-                                  "--stats-json", (dir / "send.json").string()}),
+                                  "--frames", std::to_string(kFrames), "--checksum", "--stats-json",
+                                  (dir / "send.json").string()}),
                dir / "send.stderr");
   for (int i = 0; i < 3; ++i) {
     std::this_thread::sleep_for(200ms);

@@ -21,13 +21,14 @@ constexpr char kReceiverHost[] = "10.99.0.1";
 
 bool in_lab() { return std::filesystem::exists("/sys/class/infiniband/rxe0"); }
 
-#define REQUIRE_LAB()                                                                 \
-  if (!in_lab()) GTEST_SKIP() << "no Soft-RoCE lab here (rxe0 missing): run through " \
-                                 "tests/rxe/run_in_vm.sh, as ctest -L rxe does"
+#define REQUIRE_LAB()                                                  \
+  if (!in_lab())                                                       \
+  GTEST_SKIP() << "no Soft-RoCE lab here (rxe0 missing): run through " \
+                  "tests/rxe/run_in_vm.sh, as ctest -L rxe does"
 
 std::vector<std::string> sender(const Receiver& recv, std::vector<std::string> extra) {
-  std::vector<std::string> a{RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--transport",
-                             "verbs", "--quiet"};
+  std::vector<std::string> a{RDMAVIDEO_SEND_BIN, "--connect", recv.address(),
+                             "--transport",      "verbs",     "--quiet"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
@@ -47,9 +48,10 @@ void expect_good_sender_served(TempDir& dir, Receiver& recv, int frames_before) 
 TEST(Verbs, TestPattern640x360UyvyVerifiedFrameByFrame) {
   REQUIRE_LAB();
   TempDir dir;
-  Receiver recv(dir, {"--transport", "verbs", "--verify", "--quiet", "--stats-json",
-                      (dir / "recv.json").string()},
-                {}, "recv", kReceiverHost);
+  Receiver recv(
+      dir,
+      {"--transport", "verbs", "--verify", "--quiet", "--stats-json", (dir / "recv.json").string()},
+      {}, "recv", kReceiverHost);
   Process send(sender(recv, {"--testsrc", "-s", "640x360", "--pix-fmt", "uyvy422", "--frames",
                              "300", "--checksum", "--stats-json", (dir / "send.json").string()}),
                dir / "send.stderr");
@@ -75,11 +77,12 @@ TEST(Verbs, GpuMemoryIsStagedOnSoftRoceAndSaysWhy) {
   REQUIRE_LAB();
   TempDir dir;
   WithFakeCuda fake;
-  Receiver recv(dir, {"--transport", "verbs", "--verify", "--quiet", "--memory", "cuda", "--stats-json",
-                      (dir / "recv.json").string()},
+  Receiver recv(dir,
+                {"--transport", "verbs", "--verify", "--quiet", "--memory", "cuda", "--stats-json",
+                 (dir / "recv.json").string()},
                 {}, "recv", kReceiverHost);
-  Process send(sender(recv, {"--testsrc", "-s", "640x360", "--frames", "120", "--checksum", "--memory", "cuda",
-                             "--stats-json", (dir / "send.json").string()}),
+  Process send(sender(recv, {"--testsrc", "-s", "640x360", "--frames", "120", "--checksum",
+                             "--memory", "cuda", "--stats-json", (dir / "send.json").string()}),
                dir / "send.stderr");
   ASSERT_EQ(send.wait(180s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
@@ -90,7 +93,9 @@ TEST(Verbs, GpuMemoryIsStagedOnSoftRoceAndSaysWhy) {
   EXPECT_EQ(s["transport"], "verbs");
   EXPECT_EQ(s["gpu_copies"], 120);
   const std::string path = s["gpu_path"];
-  EXPECT_TRUE(path.starts_with("staged (dmabuf: rxe1 cannot import dma-bufs (ibv_reg_dmabuf_mr(fd -1): ")) << path;
+  EXPECT_TRUE(
+      path.starts_with("staged (dmabuf: rxe1 cannot import dma-bufs (ibv_reg_dmabuf_mr(fd -1): "))
+      << path;
   EXPECT_NE(path.find("; peermem: nvidia-peermem is not loaded"), std::string::npos) << path;
   // The receiver's ladder over rxe0, the same way down.
   const std::string recv_path = r["gpu_path"];
@@ -98,20 +103,25 @@ TEST(Verbs, GpuMemoryIsStagedOnSoftRoceAndSaysWhy) {
   EXPECT_EQ(r["gpu_copies"], 120);
   // A forced GPUDirect rung that rxe cannot give is an error, not a silent fall back.
   Receiver again(dir, {"--transport", "verbs", "--quiet", "--serve"}, {}, "recv2", kReceiverHost);
-  Process forced(sender(again, {"--testsrc", "-s", "320x180", "--frames", "10", "--memory", "cuda", "--gpu-path",
-                                "dmabuf"}),
+  Process forced(sender(again, {"--testsrc", "-s", "320x180", "--frames", "10", "--memory", "cuda",
+                                "--gpu-path", "dmabuf"}),
                  dir / "forced.stderr");
   ASSERT_EQ(forced.wait(120s), 1) << forced.stderr_text();
-  EXPECT_NE(forced.stderr_text().find("--gpu-path dmabuf: rxe1 cannot import dma-bufs"), std::string::npos)
+  EXPECT_NE(forced.stderr_text().find("--gpu-path dmabuf: rxe1 cannot import dma-bufs"),
+            std::string::npos)
       << forced.stderr_text();
   again.process().signal(SIGTERM);
   again.process().wait(30s);
   // The same on the receiver: its StreamStart is refused, saying why.
-  Receiver direct(dir, {"--transport", "verbs", "--quiet", "--serve", "--memory", "cuda", "--gpu-path", "dmabuf"},
-                  {}, "recv3", kReceiverHost);
-  Process refused(sender(direct, {"--testsrc", "-s", "320x180", "--frames", "10"}), dir / "refused.stderr");
+  Receiver direct(
+      dir,
+      {"--transport", "verbs", "--quiet", "--serve", "--memory", "cuda", "--gpu-path", "dmabuf"},
+      {}, "recv3", kReceiverHost);
+  Process refused(sender(direct, {"--testsrc", "-s", "320x180", "--frames", "10"}),
+                  dir / "refused.stderr");
   ASSERT_EQ(refused.wait(120s), 1) << refused.stderr_text();
-  EXPECT_NE(refused.stderr_text().find("--gpu-path dmabuf: rxe0 cannot import dma-bufs"), std::string::npos)
+  EXPECT_NE(refused.stderr_text().find("--gpu-path dmabuf: rxe0 cannot import dma-bufs"),
+            std::string::npos)
       << refused.stderr_text();
   direct.process().signal(SIGTERM);
   direct.process().wait(30s);
@@ -126,31 +136,39 @@ TEST(Verbs, AGpuDirectRungThatFailsToRegisterIsPassedOverWithItsError) {
   TempDir dir;
   WithFakeCuda fake;
   auto with_peermem = [](std::vector<std::string> argv) {
-    std::vector<std::string> a{"unshare", "--mount", "sh", "-c",
-                               "d=$(mktemp -d) && mkdir -p $d/memory_peers/nv_mem && echo 1.3 >"
-                               "$d/memory_peers/nv_mem/version && mount --bind $d /sys/kernel/mm && exec \"$@\"",
-                               "sh"};
+    std::vector<std::string> a{
+        "unshare",
+        "--mount",
+        "sh",
+        "-c",
+        "d=$(mktemp -d) && mkdir -p $d/memory_peers/nv_mem && echo 1.3 >"
+        "$d/memory_peers/nv_mem/version && mount --bind $d /sys/kernel/mm && exec \"$@\"",
+        "sh"};
     a.insert(a.end(), argv.begin(), argv.end());
     return a;
   };
-  Receiver recv(dir, {"--transport", "verbs", "--verify", "--quiet", "--frames", "60", "--stats-json",
-                      (dir / "recv.json").string()},
+  Receiver recv(dir,
+                {"--transport", "verbs", "--verify", "--quiet", "--frames", "60", "--stats-json",
+                 (dir / "recv.json").string()},
                 {}, "recv", kReceiverHost);
-  Process send(with_peermem(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "60", "--checksum", "--memory",
-                                          "cuda", "--stats-json", (dir / "send.json").string()})),
+  Process send(with_peermem(sender(
+                   recv, {"--testsrc", "-s", "320x180", "--frames", "60", "--checksum", "--memory",
+                          "cuda", "--stats-json", (dir / "send.json").string()})),
                dir / "send.stderr");
   ASSERT_EQ(send.wait(120s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
   EXPECT_EQ(read_json(dir / "recv.json")["checksum_failures"], 0);
   const std::string path = read_json(dir / "send.json")["gpu_path"];
   EXPECT_TRUE(path.starts_with("staged (dmabuf: rxe1 cannot import dma-bufs")) << path;
-  EXPECT_NE(path.find("; peermem: verbs rxe1: ibv_reg_mr (nvidia-peermem) of "), std::string::npos) << path;
+  EXPECT_NE(path.find("; peermem: verbs rxe1: ibv_reg_mr (nvidia-peermem) of "), std::string::npos)
+      << path;
   Receiver again(dir, {"--transport", "verbs", "--quiet", "--serve"}, {}, "recv2", kReceiverHost);
-  Process forced(with_peermem(sender(again, {"--testsrc", "-s", "320x180", "--frames", "10", "--memory", "cuda",
-                                             "--gpu-path", "peermem"})),
+  Process forced(with_peermem(sender(again, {"--testsrc", "-s", "320x180", "--frames", "10",
+                                             "--memory", "cuda", "--gpu-path", "peermem"})),
                  dir / "forced.stderr");
   ASSERT_EQ(forced.wait(120s), 1) << forced.stderr_text();
-  EXPECT_NE(forced.stderr_text().find("ibv_reg_mr (nvidia-peermem) of "), std::string::npos) << forced.stderr_text();
+  EXPECT_NE(forced.stderr_text().find("ibv_reg_mr (nvidia-peermem) of "), std::string::npos)
+      << forced.stderr_text();
   again.process().signal(SIGTERM);
   again.process().wait(30s);
 }
@@ -158,12 +176,14 @@ TEST(Verbs, AGpuDirectRungThatFailsToRegisterIsPassedOverWithItsError) {
 TEST(Verbs, SenderKilledMidStreamCostsOnlyItsConnection) {
   REQUIRE_LAB();
   TempDir dir;
-  Receiver recv(dir, {"--transport", "verbs", "--verify", "--quiet", "--serve", "--stats-json",
-                      (dir / "recv.json").string()},
+  Receiver recv(dir,
+                {"--transport", "verbs", "--verify", "--quiet", "--serve", "--stats-json",
+                 (dir / "recv.json").string()},
                 {}, "recv", kReceiverHost);
   {
-    Process doomed(sender(recv, {"--testsrc", "-s", "320x180", "--realtime", "-r", "30", "--checksum"}),
-                   dir / "doomed.stderr");
+    Process doomed(
+        sender(recv, {"--testsrc", "-s", "320x180", "--realtime", "-r", "30", "--checksum"}),
+        dir / "doomed.stderr");
     ASSERT_TRUE(recv.process().wait_for_stderr("stream 1 ring 1: 320x180", 30s));
     std::this_thread::sleep_for(1500ms);
     doomed.signal(SIGKILL);
@@ -209,16 +229,16 @@ nlohmann::json two_streams_verified(Process& a, Process& b, Receiver& recv, cons
 TEST(Verbs, TwoStreamsAtOnceEachVerified) {
   REQUIRE_LAB();
   TempDir dir;
-  Receiver recv(dir, {"--transport", "verbs", "--max-streams", "2", "--verify", "--quiet",
-                      "--output", (dir / "{name}.yuv").string(), "--stats-json",
-                      (dir / "recv.json").string()},
+  Receiver recv(dir,
+                {"--transport", "verbs", "--max-streams", "2", "--verify", "--quiet", "--output",
+                 (dir / "{name}.yuv").string(), "--stats-json", (dir / "recv.json").string()},
                 {}, "recv", kReceiverHost);
-  Process a(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "120", "--checksum", "--name",
-                          "a"}),
-            dir / "a.stderr");
-  Process b(sender(recv, {"--testsrc", "-s", "640x360", "--frames", "60", "--checksum", "--name",
-                          "b"}),
-            dir / "b.stderr");
+  Process a(
+      sender(recv, {"--testsrc", "-s", "320x180", "--frames", "120", "--checksum", "--name", "a"}),
+      dir / "a.stderr");
+  Process b(
+      sender(recv, {"--testsrc", "-s", "640x360", "--frames", "60", "--checksum", "--name", "b"}),
+      dir / "b.stderr");
   const auto r = two_streams_verified(a, b, recv, dir, 180);
   for (const auto& s : r["streams"]) {
     EXPECT_EQ(s["transport"], "verbs");
@@ -237,8 +257,9 @@ TEST(Verbs, AuthenticatedStreamVerifiedAndAWrongKeyRefused) {
   TempDir dir;
   ASSERT_TRUE(auth::create_key_file(dir / "shared.key"));
   ASSERT_TRUE(auth::create_key_file(dir / "wrong.key"));
-  Receiver recv(dir, {"--transport", "verbs", "--verify", "--quiet", "--key-file",
-                      (dir / "shared.key").string(), "--stats-json", (dir / "recv.json").string()},
+  Receiver recv(dir,
+                {"--transport", "verbs", "--verify", "--quiet", "--key-file",
+                 (dir / "shared.key").string(), "--stats-json", (dir / "recv.json").string()},
                 {}, "recv", kReceiverHost);
   Process impostor(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "30", "--key-file",
                                  (dir / "wrong.key").string()}),
@@ -269,12 +290,13 @@ class VerbsStopped : public ::testing::Test {
   // A recording receiver and a live sender "cam", streaming for 2 s.
   void SetUp() override {
     REQUIRE_LAB();
-    recv_.emplace(dir_, std::vector<std::string>{"--transport", "verbs", "--serve", "--quiet",
-                                                 "--output", (dir_ / "{name}-{n}.yuv").string()},
+    recv_.emplace(dir_,
+                  std::vector<std::string>{"--transport", "verbs", "--serve", "--quiet", "--output",
+                                           (dir_ / "{name}-{n}.yuv").string()},
                   Redirect{}, "recv", kReceiverHost);
-    send_.emplace(sender(*recv_, {"--testsrc", "-s", "320x180", "--realtime", "-r", "30", "--name",
-                                  "cam"}),
-                  dir_ / "send.stderr");
+    send_.emplace(
+        sender(*recv_, {"--testsrc", "-s", "320x180", "--realtime", "-r", "30", "--name", "cam"}),
+        dir_ / "send.stderr");
     ASSERT_TRUE(recv_->process().wait_for_stderr("\"cam\"\\] stream 1 ring 1", 60s))
         << recv_->process().stderr_text();
     std::this_thread::sleep_for(2s);
@@ -295,7 +317,8 @@ TEST_F(VerbsStopped, ReceiverStoppedBeyondThePeerTimeoutIsNoticed) {
   EXPECT_NE(send.stderr_text().find("receiver silent for 5000 ms"), std::string::npos)
       << send.stderr_text();
   recv.process().signal(SIGCONT);
-  const auto frames = recv.process().wait_for_stderr(R"("cam"\] stream 1 failed: (\d+) frames)", 30s);
+  const auto frames =
+      recv.process().wait_for_stderr(R"("cam"\] stream 1 failed: (\d+) frames)", 30s);
   ASSERT_TRUE(frames) << recv.process().stderr_text();
   EXPECT_EQ(std::filesystem::file_size(dir / "cam-1.yuv"), std::stoull(*frames) * 320 * 180 * 2);
   Process next(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "30", "--name", "next"}),
@@ -315,7 +338,8 @@ TEST_F(VerbsStopped, SenderStoppedBeyondThePeerTimeoutIsNoticed) {
   send.signal(SIGSTOP);
   ASSERT_TRUE(recv.process().wait_for_stderr("\"cam\": peer silent for 5000 ms", 20s))
       << recv.process().stderr_text();
-  const auto frames = recv.process().wait_for_stderr(R"("cam"\] stream 1 failed: (\d+) frames)", 30s);
+  const auto frames =
+      recv.process().wait_for_stderr(R"("cam"\] stream 1 failed: (\d+) frames)", 30s);
   ASSERT_TRUE(frames) << recv.process().stderr_text();
   EXPECT_EQ(std::filesystem::file_size(dir / "cam-1.yuv"), std::stoull(*frames) * 320 * 180 * 2);
   send.signal(SIGCONT);
@@ -360,16 +384,17 @@ TEST(Verbs, EveryConnectWorksWithAColdNeighbourTable) {
 TEST(Verbs, VerbsAndTcpSendersIntoOneAutoReceiver) {
   REQUIRE_LAB();
   TempDir dir;
-  Receiver recv(dir, {"--max-streams", "2", "--verify", "--quiet", "--stats-json",
-                      (dir / "recv.json").string()},
-                {}, "recv", kReceiverHost);  // --transport auto is the default
+  Receiver recv(
+      dir,
+      {"--max-streams", "2", "--verify", "--quiet", "--stats-json", (dir / "recv.json").string()},
+      {}, "recv", kReceiverHost);  // --transport auto is the default
   Process over_verbs(sender(recv, {"--testsrc", "-s", "320x180", "--frames", "90", "--checksum",
                                    "--name", "rdma"}),
                      dir / "verbs.stderr");
-  Process over_tcp({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--transport", "tcp",
-                    "--quiet", "--testsrc", "-s", "320x180", "--frames", "90", "--checksum",
-                    "--name", "plain"},
-                   dir / "tcp.stderr");
+  Process over_tcp(
+      {RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--transport", "tcp", "--quiet",
+       "--testsrc", "-s", "320x180", "--frames", "90", "--checksum", "--name", "plain"},
+      dir / "tcp.stderr");
   const auto r = two_streams_verified(over_verbs, over_tcp, recv, dir, 180);
   for (const auto& s : r["streams"]) {
     EXPECT_EQ(s["transport"], s["name"] == "rdma" ? "verbs" : "tcp") << s.dump();
@@ -383,13 +408,17 @@ TEST(Verbs, VerbsAndTcpSendersIntoOneAutoReceiver) {
 TEST(Verbs, TwoDestinationsOnOneDeviceRegisterThePoolOnce) {
   REQUIRE_LAB();
   TempDir dir;
-  Receiver a(dir, {"--transport", "verbs", "--verify", "--quiet", "--stats-json", (dir / "a.json").string()},
-             {}, "a", kReceiverHost);
-  Receiver b(dir, {"--transport", "verbs", "--verify", "--quiet", "--stats-json", (dir / "b.json").string()},
-             {}, "b", kReceiverHost);
-  Process send({RDMAVIDEO_SEND_BIN, "--connect", a.address(), "--connect", b.address(), "--transport",
-                "verbs", "--quiet", "--testsrc", "-s", "320x180", "--frames", "120", "--checksum",
-                "--stats-json", (dir / "send.json").string()},
+  Receiver a(
+      dir,
+      {"--transport", "verbs", "--verify", "--quiet", "--stats-json", (dir / "a.json").string()},
+      {}, "a", kReceiverHost);
+  Receiver b(
+      dir,
+      {"--transport", "verbs", "--verify", "--quiet", "--stats-json", (dir / "b.json").string()},
+      {}, "b", kReceiverHost);
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", a.address(), "--connect", b.address(),
+                "--transport", "verbs", "--quiet", "--testsrc", "-s", "320x180", "--frames", "120",
+                "--checksum", "--stats-json", (dir / "send.json").string()},
                dir / "send.stderr");
   ASSERT_EQ(send.wait(180s), 0) << send.stderr_text();
   for (auto* r : {&a, &b}) ASSERT_EQ(r->process().wait(60s), 0) << r->process().stderr_text();
@@ -420,18 +449,21 @@ TEST(Verbs, TwoDestinationsOnOneDeviceRegisterThePoolOnce) {
 TEST(Verbs, OneVerbsAndOneTcpDestinationAtOnce) {
   REQUIRE_LAB();
   TempDir dir;
-  Receiver rdma(dir, {"--transport", "verbs", "--verify", "--quiet", "--stats-json",
-                      (dir / "rdma.json").string()},
-                {}, "rdma", kReceiverHost);
-  Receiver plain(dir, {"--transport", "tcp", "--verify", "--quiet", "--stats-json",
-                       (dir / "plain.json").string()},
-                 {}, "plain", kReceiverHost);
+  Receiver rdma(
+      dir,
+      {"--transport", "verbs", "--verify", "--quiet", "--stats-json", (dir / "rdma.json").string()},
+      {}, "rdma", kReceiverHost);
+  Receiver plain(
+      dir,
+      {"--transport", "tcp", "--verify", "--quiet", "--stats-json", (dir / "plain.json").string()},
+      {}, "plain", kReceiverHost);
   Process send({RDMAVIDEO_SEND_BIN, "--connect", rdma.address(), "--connect", plain.address(),
                 "--quiet", "--testsrc", "-s", "320x180", "--frames", "120", "--checksum",
                 "--stats-json", (dir / "send.json").string()},
                dir / "send.stderr");
   ASSERT_EQ(send.wait(180s), 0) << send.stderr_text();
-  for (auto* r : {&rdma, &plain}) ASSERT_EQ(r->process().wait(60s), 0) << r->process().stderr_text();
+  for (auto* r : {&rdma, &plain})
+    ASSERT_EQ(r->process().wait(60s), 0) << r->process().stderr_text();
   EXPECT_EQ(read_json(dir / "rdma.json")["transport"], "verbs");
   EXPECT_EQ(read_json(dir / "plain.json")["transport"], "tcp");
   for (const char* name : {"rdma.json", "plain.json"}) {
@@ -473,22 +505,25 @@ TEST(Verbs, AutoPicksVerbsWhenBothEndsCan) {
                 "recv", kReceiverHost);  // --transport auto is the default
   EXPECT_TRUE(recv.process().wait_for_stderr(R"(listening on 10\.99\.0\.1:\d+ \(tcp\+verbs\))", 5s))
       << recv.process().stderr_text();
-  Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc", "-s", "320x180",
-                "--frames", "30", "--checksum", "--quiet", "--stats-json", (dir / "send.json").string()},
-               dir / "send.stderr");
+  Process send(
+      {RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc", "-s", "320x180", "--frames",
+       "30", "--checksum", "--quiet", "--stats-json", (dir / "send.json").string()},
+      dir / "send.stderr");
   ASSERT_EQ(send.wait(120s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
   EXPECT_EQ(read_json(dir / "send.json")["transport"], "verbs");
   EXPECT_EQ(read_json(dir / "recv.json")["transport"], "verbs");
   EXPECT_EQ(read_json(dir / "recv.json")["checksum_failures"], 0);
-  EXPECT_NE(send.stderr_text().find("connected over verbs (auto)"), std::string::npos) << send.stderr_text();
+  EXPECT_NE(send.stderr_text().find("connected over verbs (auto)"), std::string::npos)
+      << send.stderr_text();
 }
 
 TEST(Verbs, AutoFallsBackToTcpWhenTheReceiverTakesOnlyTcp) {
   REQUIRE_LAB();
   TempDir dir;
-  Receiver recv(dir, {"--transport", "tcp", "--quiet", "--stats-json", (dir / "recv.json").string()},
-                {}, "recv", kReceiverHost);
+  Receiver recv(dir,
+                {"--transport", "tcp", "--quiet", "--stats-json", (dir / "recv.json").string()}, {},
+                "recv", kReceiverHost);
   Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--testsrc", "-s", "320x180",
                 "--frames", "30", "--quiet", "--stats-json", (dir / "send.json").string()},
                dir / "send.stderr");
@@ -496,7 +531,8 @@ TEST(Verbs, AutoFallsBackToTcpWhenTheReceiverTakesOnlyTcp) {
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
   EXPECT_EQ(read_json(dir / "send.json")["transport"], "tcp");
   EXPECT_EQ(read_json(dir / "recv.json")["frames"], 30);
-  EXPECT_NE(send.stderr_text().find("falling back to tcp"), std::string::npos) << send.stderr_text();
+  EXPECT_NE(send.stderr_text().find("falling back to tcp"), std::string::npos)
+      << send.stderr_text();
 }
 
 // A client that speaks rdma_cm but not our protocol: it connects with the given private
@@ -517,8 +553,9 @@ std::string raw_cm_connect(const std::string& address, std::vector<std::byte> pr
     const bool ok = event->event == want;
     if (event->event == RDMA_CM_EVENT_REJECTED) {
       const char* reason = static_cast<const char*>(event->param.conn.private_data);
-      outcome = std::string("rejected: ") +
-                (reason ? std::string(reason, strnlen(reason, event->param.conn.private_data_len)) : "");
+      outcome =
+          std::string("rejected: ") +
+          (reason ? std::string(reason, strnlen(reason, event->param.conn.private_data_len)) : "");
     } else if (event->event == RDMA_CM_EVENT_ESTABLISHED) {
       outcome = "accepted";
     }
@@ -565,7 +602,8 @@ std::vector<std::byte> connect_request(uint32_t magic, uint16_t min_version, uin
 TEST(Verbs, GarbagePeersOnTheCmPortAreRejectedWithAReason) {
   REQUIRE_LAB();
   TempDir dir;
-  Receiver recv(dir, {"--transport", "verbs", "--quiet", "--stats-json", (dir / "recv.json").string()},
+  Receiver recv(dir,
+                {"--transport", "verbs", "--quiet", "--stats-json", (dir / "recv.json").string()},
                 {}, "recv", kReceiverHost);
   struct Case {
     std::vector<std::byte> private_data;

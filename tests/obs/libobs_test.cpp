@@ -6,11 +6,11 @@
 // FFmpeg output records the same canvas beside it, as the reference for sync.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <iostream>
@@ -36,8 +36,8 @@ bool have_tools() {
 // (tests/support/media_rig.py, as the real-OBS test and the bench make it).
 std::filesystem::path flash_clip(const TempDir& dir, int hz) {
   const auto clip = dir / ("flash" + std::to_string(hz) + ".mp4");
-  const std::string make = "python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/media_rig.py' clip '" + clip.string() +
-                           "' " + std::to_string(hz);
+  const std::string make = "python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/media_rig.py' clip '" +
+                           clip.string() + "' " + std::to_string(hz);
   EXPECT_EQ(shell(make), 0) << make;
   return clip;
 }
@@ -46,12 +46,13 @@ std::filesystem::path flash_clip(const TempDir& dir, int hz) {
 nlohmann::json run_host(const TempDir& dir, const std::vector<std::string>& args) {
   std::string command = "('" RDMAVIDEO_OBS_HOST "' --plugin '" RDMAVIDEO_OBS_PLUGIN "'";
   for (const auto& a : args) command += " '" + a + "'";
-  command += " 2>'" + (dir / "obs_host.stderr").string() + "'; echo \"obs_host exited with $?\") | tee '" +
-             (dir / "obs_host.log").string() + "'";
+  command += " 2>'" + (dir / "obs_host.stderr").string() +
+             "'; echo \"obs_host exited with $?\") | tee '" + (dir / "obs_host.log").string() + "'";
   const std::string out = capture(command);
   std::smatch m;
   if (!std::regex_search(out, m, std::regex(R"((\{"frames".*\}))"))) {
-    ADD_FAILURE() << "obs_host printed no result:\n" << out.substr(out.size() > 4000 ? out.size() - 4000 : 0)
+    ADD_FAILURE() << "obs_host printed no result:\n"
+                  << out.substr(out.size() > 4000 ? out.size() - 4000 : 0)
                   << read_file(dir / "obs_host.stderr");
     return {};
   }
@@ -59,8 +60,9 @@ nlohmann::json run_host(const TempDir& dir, const std::vector<std::string>& args
 }
 
 nlohmann::json av_sync(const std::filesystem::path& file, int track, const std::string& crop) {
-  const std::string text = capture("python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/av_sync.py' '" + file.string() +
-                                   "' --audio " + std::to_string(track) + " --crop " + crop);
+  const std::string text =
+      capture("python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/av_sync.py' '" + file.string() +
+              "' --audio " + std::to_string(track) + " --crop " + crop);
   try {
     return nlohmann::json::parse(text);
   } catch (const std::exception&) {
@@ -70,9 +72,10 @@ nlohmann::json av_sync(const std::filesystem::path& file, int track, const std::
 }
 
 std::vector<int> rgb_at(const std::filesystem::path& file, double second, int x, int y) {
-  const std::string out = capture("ffmpeg -nostdin -v error -ss " + std::to_string(second) + " -i '" + file.string() +
-                                  "' -frames:v 1 -vf crop=2:2:" + std::to_string(x) + ":" + std::to_string(y) +
-                                  ",scale=1:1,format=rgb24 -f rawvideo - | od -An -tu1");
+  const std::string out =
+      capture("ffmpeg -nostdin -v error -ss " + std::to_string(second) + " -i '" + file.string() +
+              "' -frames:v 1 -vf crop=2:2:" + std::to_string(x) + ":" + std::to_string(y) +
+              ",scale=1:1,format=rgb24 -f rawvideo - | od -An -tu1");
   std::istringstream in(out);
   std::vector<int> rgb;
   for (int v; in >> v;) rgb.push_back(v);
@@ -88,9 +91,9 @@ TEST(Libobs, ColourAndTwoTracksEachWithItsToneInSyncIntoProres) {
   const auto out = dir / "obs.mov";
   const auto reference = dir / "obs-own.mkv";
   Receiver recv(dir, {"--output", out.string()});
-  const auto r = run_host(dir, {"--destinations", recv.address(), "--seconds", "8", "--clip-a", clip_a.string(),
-                                "--clip-b", clip_b.string(), "--tracks", "3", "--color", "0xFFCC6633",
-                                "--record", reference.string()});
+  const auto r = run_host(dir, {"--destinations", recv.address(), "--seconds", "8", "--clip-a",
+                                clip_a.string(), "--clip-b", clip_b.string(), "--tracks", "3",
+                                "--color", "0xFFCC6633", "--record", reference.string()});
   ASSERT_FALSE(r.is_null());
   ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
   EXPECT_EQ(r["error"], "");
@@ -103,13 +106,18 @@ TEST(Libobs, ColourAndTwoTracksEachWithItsToneInSyncIntoProres) {
   // receiver share the same two cores, so a few drop when the machine is busy; a stream that
   // blocked or leaked buffers would drop most of them. The rate is measured in bench/.
   EXPECT_LE(dropped, handed / 20) << "more than 5% dropped";
-  const std::string recorded = capture("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
-                                       "stream=nb_read_frames -of csv=p=0 '" + out.string() + "'");
-  EXPECT_EQ(std::stoi(recorded), handed - dropped) << "every frame OBS's counters say went, and no other";
+  const std::string recorded = capture(
+      "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+      "stream=nb_read_frames -of csv=p=0 '" +
+      out.string() + "'");
+  EXPECT_EQ(std::stoi(recorded), handed - dropped)
+      << "every frame OBS's counters say went, and no other";
 
   // The tracks, named after OBS's tracks, as OBS mixed them (float planar, stereo, 48 kHz).
-  const std::string titles = capture("ffprobe -v error -select_streams a -show_entries stream=channels,sample_rate:"
-                                     "stream_tags=handler_name -of csv=p=0 '" + out.string() + "'");
+  const std::string titles = capture(
+      "ffprobe -v error -select_streams a -show_entries stream=channels,sample_rate:"
+      "stream_tags=handler_name -of csv=p=0 '" +
+      out.string() + "'");
   EXPECT_EQ(titles, "48000,2,Track 1\n48000,2,Track 2\n");
   // The colour source's colour (R 0x33 G 0x66 B 0xCC) below the clips, through OBS's NV12
   // BT.709 limited canvas, the wire, ProRes and back.
@@ -129,7 +137,8 @@ TEST(Libobs, ColourAndTwoTracksEachWithItsToneInSyncIntoProres) {
     const auto own = av_sync(reference, t, crop);
     ASSERT_FALSE(ours.is_null());
     ASSERT_FALSE(own.is_null());
-    std::cout << "track " << t + 1 << ": ours " << ours.dump() << "\n  OBS's own recording " << own.dump() << "\n";
+    std::cout << "track " << t + 1 << ": ours " << ours.dump() << "\n  OBS's own recording "
+              << own.dump() << "\n";
     EXPECT_GE(ours["beeps"].get<int>(), 6);
     EXPECT_NEAR(ours["tone_hz"].get<double>(), t == 0 ? 1000 : 700, t == 0 ? 60 : 40);
     const auto offsets = ours["offsets_ms"].get<std::vector<double>>();
@@ -161,15 +170,18 @@ TEST(Libobs, TenBitPqCanvasLandsAs10BitHdrProres) {
   VirtualScreen screen(dir);
   const auto out = dir / "hdr.mov";
   Receiver recv(dir, {"--output", out.string()});
-  const auto r = run_host(dir, {"--destinations", recv.address(), "--seconds", "3", "--format", "P010",
-                                "--colorspace", "2100pq", "--tracks", "1"});
+  const auto r = run_host(dir, {"--destinations", recv.address(), "--seconds", "3", "--format",
+                                "P010", "--colorspace", "2100pq", "--tracks", "1"});
   ASSERT_FALSE(r.is_null());
   ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
   EXPECT_GT(r["frames"].get<int>(), 40);
-  EXPECT_NE(recv.process().stderr_text().find("p010le"), std::string::npos) << "not sent as 10-bit P010";
-  const auto facts = key_values(capture("ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,profile,"
-                                        "pix_fmt,color_range,color_space,color_transfer,color_primaries -of "
-                                        "default=noprint_wrappers=1 '" + out.string() + "'"));
+  EXPECT_NE(recv.process().stderr_text().find("p010le"), std::string::npos)
+      << "not sent as 10-bit P010";
+  const auto facts = key_values(
+      capture("ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,profile,"
+              "pix_fmt,color_range,color_space,color_transfer,color_primaries -of "
+              "default=noprint_wrappers=1 '" +
+              out.string() + "'"));
   EXPECT_EQ(facts.at("codec_name"), "prores");
   EXPECT_EQ(facts.at("pix_fmt"), "yuv422p10le");
   EXPECT_EQ(facts.at("color_primaries"), "bt2020");
@@ -186,13 +198,15 @@ TEST(Libobs, I444CanvasLandsAsProres4444AndI010IsConvertedToP010) {
     SCOPED_TRACE(format);
     const auto out = dir / (format + ".mov");
     Receiver recv(dir, {"--output", out.string()}, {}, "recv" + format);
-    const auto r = run_host(dir, {"--destinations", recv.address(), "--seconds", "2", "--format", format,
-                                  "--tracks", "0"});
+    const auto r = run_host(dir, {"--destinations", recv.address(), "--seconds", "2", "--format",
+                                  format, "--tracks", "0"});
     ASSERT_FALSE(r.is_null());
     ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
     const std::string text = recv.process().stderr_text();
-    const auto facts = key_values(capture("ffprobe -v error -select_streams v:0 -show_entries stream=profile,pix_fmt"
-                                          " -of default=noprint_wrappers=1 '" + out.string() + "'"));
+    const auto facts = key_values(
+        capture("ffprobe -v error -select_streams v:0 -show_entries stream=profile,pix_fmt"
+                " -of default=noprint_wrappers=1 '" +
+                out.string() + "'"));
     if (format == "I444") {
       EXPECT_NE(text.find("yuv444p "), std::string::npos) << text;
       EXPECT_EQ(facts.at("profile"), "4444");
@@ -265,7 +279,8 @@ TEST_P(SilentReceiverStop, StopAndReleaseReturnAtOnceAndNothingRunsOnAfter) {
   TempDir dir;
   VirtualScreen screen(dir);
   SilentReceiver silent;
-  std::vector<std::string> args{"--destinations", silent.address(), "--seconds", "2", "--after-release", "3"};
+  std::vector<std::string> args{
+      "--destinations", silent.address(), "--seconds", "2", "--after-release", "3"};
   if (GetParam()) args.push_back("--reconnect");
   const auto r = run_host(dir, args);
   expect_obs_not_held(r, dir);
@@ -308,10 +323,12 @@ TEST(Libobs, ATricklingReceiverKeepsObsMemoryFlat) {
   VirtualScreen screen(dir);
   Receiver recv(dir, {"--quiet"});
   TrickleProxy trickle(recv.port(), 200'000);
-  const auto r = run_host(dir, {"--destinations", trickle.address(), "--seconds", "12", "--clip-a",
-                                flash_clip(dir, 1000).string(), "--clip-b", flash_clip(dir, 500).string()});
+  const auto r =
+      run_host(dir, {"--destinations", trickle.address(), "--seconds", "12", "--clip-a",
+                     flash_clip(dir, 1000).string(), "--clip-b", flash_clip(dir, 500).string()});
   expect_obs_not_held(r, dir);
-  std::cout << "resident: " << r["rss_early_kb"] << " KiB at 4 s, " << r["rss_late_kb"] << " KiB at 12 s\n";
+  std::cout << "resident: " << r["rss_early_kb"] << " KiB at 4 s, " << r["rss_late_kb"]
+            << " KiB at 12 s\n";
 #if defined(__SANITIZE_ADDRESS__)
   // AddressSanitizer keeps freed memory in quarantine: what is resident says nothing here.
 #else

@@ -15,9 +15,9 @@
 // tracks losslessly: what the tests compare sync against and the bench compares cost with.
 // --no-rdmavideo leaves ours out (the bench's other case). --null-output adds a raw output
 // of this program's own whose callbacks do nothing: what OBS itself spends making raw frames
-// for any output (reading the canvas back, converting it), apart from what an output does. --abandon-recording ends the
-// process without stopping OBS's FFmpeg output: under heavy render lag OBS 29's
-// ffmpeg_output frees its encoder while its video callback still encodes (a crash of OBS's
+// for any output (reading the canvas back, converting it), apart from what an output does.
+// --abandon-recording ends the process without stopping OBS's FFmpeg output: under heavy render lag
+// OBS 29's ffmpeg_output frees its encoder while its video callback still encodes (a crash of OBS's
 // own output), and the bench needs only its cost, not its file.
 // The scene: a colour source filling the canvas; --clip-a in the top-left quarter with its
 // audio on track 1, --clip-b in the top-right quarter with its audio on track 2 (media
@@ -39,8 +39,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <ctime>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -91,43 +91,70 @@ Args parse(int argc, char** argv) {
     }
     if (i + 1 >= argc) die("missing value after " + k);
     const std::string v = argv[++i];
-    if (k == "--plugin") a.plugin = v;
-    else if (k == "--destinations") a.destinations = v;
-    else if (k == "--transport") a.transport = v;
-    else if (k == "--record") a.record = v;
-    else if (k == "--record-encoder") a.record_encoder = v;
-    else if (k == "--seconds") a.seconds = std::stod(v);
-    else if (k == "--after-release") a.after_release = std::stod(v);
-    else if (k == "--clip-a") a.clip_a = v;
-    else if (k == "--clip-b") a.clip_b = v;
-    else if (k == "--tracks") a.tracks = std::stoi(v);
-    else if (k == "--color") a.color = static_cast<uint32_t>(std::stoul(v, nullptr, 0));
-    else if (k == "--size") std::sscanf(v.c_str(), "%ux%u", &a.width, &a.height);
-    else if (k == "--fps") std::sscanf(v.c_str(), "%u/%u", &a.fps_num, &a.fps_den);
+    if (k == "--plugin")
+      a.plugin = v;
+    else if (k == "--destinations")
+      a.destinations = v;
+    else if (k == "--transport")
+      a.transport = v;
+    else if (k == "--record")
+      a.record = v;
+    else if (k == "--record-encoder")
+      a.record_encoder = v;
+    else if (k == "--seconds")
+      a.seconds = std::stod(v);
+    else if (k == "--after-release")
+      a.after_release = std::stod(v);
+    else if (k == "--clip-a")
+      a.clip_a = v;
+    else if (k == "--clip-b")
+      a.clip_b = v;
+    else if (k == "--tracks")
+      a.tracks = std::stoi(v);
+    else if (k == "--color")
+      a.color = static_cast<uint32_t>(std::stoul(v, nullptr, 0));
+    else if (k == "--size")
+      std::sscanf(v.c_str(), "%ux%u", &a.width, &a.height);
+    else if (k == "--fps")
+      std::sscanf(v.c_str(), "%u/%u", &a.fps_num, &a.fps_den);
     else if (k == "--format") {
-      if (v == "NV12") a.format = VIDEO_FORMAT_NV12;
-      else if (v == "P010") a.format = VIDEO_FORMAT_P010;
-      else if (v == "I010") a.format = VIDEO_FORMAT_I010;
-      else if (v == "I444") a.format = VIDEO_FORMAT_I444;
-      else if (v == "BGRA") a.format = VIDEO_FORMAT_BGRA;
-      else die("--format " + v);
+      if (v == "NV12")
+        a.format = VIDEO_FORMAT_NV12;
+      else if (v == "P010")
+        a.format = VIDEO_FORMAT_P010;
+      else if (v == "I010")
+        a.format = VIDEO_FORMAT_I010;
+      else if (v == "I444")
+        a.format = VIDEO_FORMAT_I444;
+      else if (v == "BGRA")
+        a.format = VIDEO_FORMAT_BGRA;
+      else
+        die("--format " + v);
     } else if (k == "--colorspace") {
-      if (v == "709") a.colorspace = VIDEO_CS_709;
-      else if (v == "601") a.colorspace = VIDEO_CS_601;
-      else if (v == "2100pq") a.colorspace = VIDEO_CS_2100_PQ;
-      else if (v == "2100hlg") a.colorspace = VIDEO_CS_2100_HLG;
-      else die("--colorspace " + v);
+      if (v == "709")
+        a.colorspace = VIDEO_CS_709;
+      else if (v == "601")
+        a.colorspace = VIDEO_CS_601;
+      else if (v == "2100pq")
+        a.colorspace = VIDEO_CS_2100_PQ;
+      else if (v == "2100hlg")
+        a.colorspace = VIDEO_CS_2100_HLG;
+      else
+        die("--colorspace " + v);
     } else if (k == "--range") {
       a.range = v == "full" ? VIDEO_RANGE_FULL : VIDEO_RANGE_PARTIAL;
-    } else die("unknown option " + k);
+    } else
+      die("unknown option " + k);
   }
-  if (a.plugin.empty() || (a.rdmavideo && a.destinations.empty())) die("--plugin and --destinations are needed");
+  if (a.plugin.empty() || (a.rdmavideo && a.destinations.empty()))
+    die("--plugin and --destinations are needed");
   return a;
 }
 
 void load_module(const std::string& path, const char* data_path) {
   obs_module_t* module = nullptr;
-  if (obs_open_module(&module, path.c_str(), data_path) != MODULE_SUCCESS) die("cannot open module " + path);
+  if (obs_open_module(&module, path.c_str(), data_path) != MODULE_SUCCESS)
+    die("cannot open module " + path);
   if (!obs_init_module(module)) die("module " + path + " did not load");
 }
 
@@ -192,7 +219,9 @@ void register_null_output() {
     obs_output_set_mixers(output, 1);
     return obs_output_begin_data_capture(output, 0);
   };
-  info.stop = [](void* data, uint64_t) { obs_output_end_data_capture(static_cast<obs_output_t*>(data)); };
+  info.stop = [](void* data, uint64_t) {
+    obs_output_end_data_capture(static_cast<obs_output_t*>(data));
+  };
   info.raw_video = [](void*, video_data*) {};
   info.raw_audio2 = [](void*, size_t, audio_data*) {};
   obs_register_output(&info);
@@ -238,7 +267,8 @@ int main(int argc, char** argv) {
   ovi.range = a.range;
   ovi.gpu_conversion = true;
   ovi.scale_type = OBS_SCALE_BICUBIC;
-  if (const int rc = obs_reset_video(&ovi); rc != OBS_VIDEO_SUCCESS) die("obs_reset_video: " + std::to_string(rc));
+  if (const int rc = obs_reset_video(&ovi); rc != OBS_VIDEO_SUCCESS)
+    die("obs_reset_video: " + std::to_string(rc));
   obs_audio_info oai{};
   oai.samples_per_sec = 48000;
   oai.speakers = SPEAKERS_STEREO;
@@ -286,7 +316,8 @@ int main(int argc, char** argv) {
     obs_data_set_string(rs, "url", a.record.c_str());
     obs_data_set_string(rs, "format_name", "matroska");
     obs_data_set_string(rs, "video_encoder", a.record_encoder.c_str());
-    obs_data_set_int(rs, "video_encoder_id", a.record_encoder == "ffv1" ? 33 /* AV_CODEC_ID_FFV1 */ : 0);
+    obs_data_set_int(rs, "video_encoder_id",
+                     a.record_encoder == "ffv1" ? 33 /* AV_CODEC_ID_FFV1 */ : 0);
     obs_data_set_string(rs, "audio_encoder", "pcm_s16le");
     obs_data_set_int(rs, "audio_encoder_id", 0x10000 /* AV_CODEC_ID_PCM_S16LE */);
     obs_data_set_int(rs, "gop_size", 1);
@@ -294,7 +325,8 @@ int main(int argc, char** argv) {
     obs_data_release(rs);
     if (!recording) die("cannot create ffmpeg_output");
     obs_output_set_mixers(recording, static_cast<size_t>(a.tracks));
-    signal_handler_connect(obs_output_get_signal_handler(recording), "stop", on_recording_stop, nullptr);
+    signal_handler_connect(obs_output_get_signal_handler(recording), "stop", on_recording_stop,
+                           nullptr);
     obs_output_set_media(recording, obs_get_video(), obs_get_audio());
   }
   if (output && !obs_output_start(output)) {
@@ -318,7 +350,8 @@ int main(int argc, char** argv) {
   long rss_early_kb = -1;
   {
     std::unique_lock lock(g_mu);
-    g_cv.wait_until(lock, began + std::chrono::duration<double>(a.seconds / 3), [] { return g_stopped; });
+    g_cv.wait_until(lock, began + std::chrono::duration<double>(a.seconds / 3),
+                    [] { return g_stopped; });
     rss_early_kb = resident_kb();
     g_cv.wait_until(lock, until, [] { return g_stopped; });
   }
@@ -353,7 +386,8 @@ int main(int argc, char** argv) {
   const std::string error = last_error ? last_error : "";
   const int frames = output ? obs_output_get_total_frames(output) : 0;
   const int dropped = output ? obs_output_get_frames_dropped(output) : 0;
-  const auto bytes = static_cast<unsigned long long>(output ? obs_output_get_total_bytes(output) : 0);
+  const auto bytes =
+      static_cast<unsigned long long>(output ? obs_output_get_total_bytes(output) : 0);
   double release_ms = -1;
   if (output && !recording) {
     const auto releasing = std::chrono::steady_clock::now();
@@ -369,10 +403,11 @@ int main(int argc, char** argv) {
       "\"stop_ms\": %.1f, \"stats_ms\": %.1f, \"release_ms\": %.1f, \"rss_early_kb\": %ld, "
       "\"rss_late_kb\": %ld}\n",
       frames, dropped, bytes, calldata_int(&cd, "frames"), calldata_int(&cd, "callback_ns"),
-      calldata_int(&cd, "callback_cpu_ns"), g_stop_code, stopped_early ? "true" : "false", error.c_str(), rendered,
-      lagged, cpu_s, recording ? obs_output_get_total_frames(recording) : 0,
-      null_output ? obs_output_get_total_frames(null_output) : 0, stop_ms, stats_ms, release_ms, rss_early_kb,
-      rss_late_kb);
+      calldata_int(&cd, "callback_cpu_ns"), g_stop_code, stopped_early ? "true" : "false",
+      error.c_str(), rendered, lagged, cpu_s,
+      recording ? obs_output_get_total_frames(recording) : 0,
+      null_output ? obs_output_get_total_frames(null_output) : 0, stop_ms, stats_ms, release_ms,
+      rss_early_kb, rss_late_kb);
   calldata_free(&cd);
   std::fflush(stdout);
   if (recording && a.abandon_recording) std::_Exit(0);

@@ -30,12 +30,14 @@ TEST(ObsFormat, OwnFormatsPassThroughAsTheProtocolCarriesThem) {
     video_format obs;
     PixelFormat ours;
   };
-  for (const Case& c : {Case{VIDEO_FORMAT_NV12, PixelFormat::nv12}, Case{VIDEO_FORMAT_I420, PixelFormat::i420},
-                        Case{VIDEO_FORMAT_P010, PixelFormat::p010}, Case{VIDEO_FORMAT_UYVY, PixelFormat::uyvy},
-                        Case{VIDEO_FORMAT_YUY2, PixelFormat::yuy2}, Case{VIDEO_FORMAT_RGBA, PixelFormat::rgba},
-                        Case{VIDEO_FORMAT_BGRA, PixelFormat::bgra}, Case{VIDEO_FORMAT_BGRX, PixelFormat::bgra},
-                        Case{VIDEO_FORMAT_I210, PixelFormat::yuv422p10}, Case{VIDEO_FORMAT_I444, PixelFormat::yuv444p},
-                        Case{VIDEO_FORMAT_I412, PixelFormat::yuv444p12}}) {
+  for (const Case& c :
+       {Case{VIDEO_FORMAT_NV12, PixelFormat::nv12}, Case{VIDEO_FORMAT_I420, PixelFormat::i420},
+        Case{VIDEO_FORMAT_P010, PixelFormat::p010}, Case{VIDEO_FORMAT_UYVY, PixelFormat::uyvy},
+        Case{VIDEO_FORMAT_YUY2, PixelFormat::yuy2}, Case{VIDEO_FORMAT_RGBA, PixelFormat::rgba},
+        Case{VIDEO_FORMAT_BGRA, PixelFormat::bgra}, Case{VIDEO_FORMAT_BGRX, PixelFormat::bgra},
+        Case{VIDEO_FORMAT_I210, PixelFormat::yuv422p10},
+        Case{VIDEO_FORMAT_I444, PixelFormat::yuv444p},
+        Case{VIDEO_FORMAT_I412, PixelFormat::yuv444p12}}) {
     SCOPED_TRACE(format_name(c.obs));
     EXPECT_EQ(carried(c.obs), c.ours);
     video_output_info canvas{};
@@ -94,13 +96,19 @@ TEST(ObsFormat, EveryColourSpaceAndRangeAsH273) {
     Colour want;
   };
   for (const Case& c : {
-           Case{VIDEO_CS_601, VIDEO_RANGE_PARTIAL, {kBt601_525, kTransferBt601, kBt601_525, kLimited}},
+           Case{VIDEO_CS_601,
+                VIDEO_RANGE_PARTIAL,
+                {kBt601_525, kTransferBt601, kBt601_525, kLimited}},
            Case{VIDEO_CS_601, VIDEO_RANGE_FULL, {kBt601_525, kTransferBt601, kBt601_525, kFull}},
            Case{VIDEO_CS_709, VIDEO_RANGE_PARTIAL, {kBt709, kBt709, kBt709, kLimited}},
            Case{VIDEO_CS_DEFAULT, VIDEO_RANGE_DEFAULT, {kBt709, kBt709, kBt709, kLimited}},
            Case{VIDEO_CS_SRGB, VIDEO_RANGE_FULL, {kBt709, kTransferSrgb, kBt709, kFull}},
-           Case{VIDEO_CS_2100_PQ, VIDEO_RANGE_PARTIAL, {kBt2020, kTransferPq, kMatrixBt2020Ncl, kLimited}},
-           Case{VIDEO_CS_2100_HLG, VIDEO_RANGE_PARTIAL, {kBt2020, kTransferHlg, kMatrixBt2020Ncl, kLimited}},
+           Case{VIDEO_CS_2100_PQ,
+                VIDEO_RANGE_PARTIAL,
+                {kBt2020, kTransferPq, kMatrixBt2020Ncl, kLimited}},
+           Case{VIDEO_CS_2100_HLG,
+                VIDEO_RANGE_PARTIAL,
+                {kBt2020, kTransferHlg, kMatrixBt2020Ncl, kLimited}},
        }) {
     SCOPED_TRACE(describe(c.want));
     EXPECT_EQ(colour_of(c.space, c.range, VIDEO_FORMAT_NV12), c.want);
@@ -224,13 +232,15 @@ void rig_up(Rig& rig, uint32_t ring_size = 8) {
   options.transport = TransportKind::tcp;
   options.listen.endpoint = Endpoint{"127.0.0.1", 0};
   options.listen.ring_size = ring_size;
-  options.sink_factory = [r = rig.received](const StreamInfo&) -> Result<std::unique_ptr<StreamSink>> {
+  options.sink_factory =
+      [r = rig.received](const StreamInfo&) -> Result<std::unique_ptr<StreamSink>> {
     return std::unique_ptr<StreamSink>(std::make_unique<Sink>(r));
   };
   auto service = ReceiverService::start(std::move(options));
   ASSERT_TRUE(service) << service.error().message();
   rig.service = std::move(*service);
-  auto settings = OutputSettings::parse(rig.service->local_endpoint().to_string(), "tcp", "", "OBS program", 5, false);
+  auto settings = OutputSettings::parse(rig.service->local_endpoint().to_string(), "tcp", "",
+                                        "OBS program", 5, false);
   ASSERT_TRUE(settings) << settings.error().message();
   rig.settings = *settings;
 }
@@ -242,12 +252,15 @@ using testing::wait_until;
 struct ObsFrame {
   std::vector<uint8_t> y, uv;
   video_data data{};
-  ObsFrame(uint32_t w, uint32_t h, uint32_t linesize, uint32_t n) : y(size_t{linesize} * h, 0xEE), uv(size_t{linesize} * h / 2, 0xEE) {
+  ObsFrame(uint32_t w, uint32_t h, uint32_t linesize, uint32_t n)
+      : y(size_t{linesize} * h, 0xEE), uv(size_t{linesize} * h / 2, 0xEE) {
     for (uint32_t r = 0; r < h; ++r) {
-      for (uint32_t x = 0; x < w; ++x) y[size_t{r} * linesize + x] = static_cast<uint8_t>(x + 3 * r + 7 * n);
+      for (uint32_t x = 0; x < w; ++x)
+        y[size_t{r} * linesize + x] = static_cast<uint8_t>(x + 3 * r + 7 * n);
     }
     for (uint32_t r = 0; r < h / 2; ++r) {
-      for (uint32_t x = 0; x < w; ++x) uv[size_t{r} * linesize + x] = static_cast<uint8_t>(128 + x - r + n);
+      for (uint32_t x = 0; x < w; ++x)
+        uv[size_t{r} * linesize + x] = static_cast<uint8_t>(128 + x - r + n);
     }
     data.data[0] = y.data();
     data.data[1] = uv.data();
@@ -291,8 +304,9 @@ TEST(ObsOutputPath, FramesAndTwoTracksArriveAsObsGaveThemOnOneClock) {
   ASSERT_NO_FATAL_FAILURE(rig_up(rig));
   const uint32_t w = 64, h = 36, linesize = 96;  // OBS pads rows; the wire does not
   const auto canvas = nv12_canvas(w, h);
-  const std::vector<ObsSender::Track> tracks{{0, audio_track(48000, SPEAKERS_STEREO, "Track 1")},
-                                             {2, audio_track(48000, SPEAKERS_STEREO, "Commentary")}};
+  const std::vector<ObsSender::Track> tracks{
+      {0, audio_track(48000, SPEAKERS_STEREO, "Track 1")},
+      {2, audio_track(48000, SPEAKERS_STEREO, "Commentary")}};
   auto sender = ObsSender::start(rig.settings, canvas, plan_video(canvas), tracks);
   ASSERT_TRUE(sender) << sender.error().message();
   ObsSender& s = **sender;
@@ -304,7 +318,9 @@ TEST(ObsOutputPath, FramesAndTwoTracksArriveAsObsGaveThemOnOneClock) {
   const uint64_t t0 = 5'000'000'000ull;
   const uint64_t period = 1'000'000'000ull * 1001 / 30000;
   const uint64_t audio_start = t0 - 30'000'000;
-  const auto tick_time = [&](uint64_t tick) { return audio_start + tick * 1024 * 1'000'000'000ull / 48000; };
+  const auto tick_time = [&](uint64_t tick) {
+    return audio_start + tick * 1024 * 1'000'000'000ull / 48000;
+  };
   uint64_t tick = 0, obs_counter = 0;
   auto deliver_audio_until = [&](uint64_t now) {
     while (tick_time(tick) + 50'000'000 <= now) {
@@ -365,10 +381,14 @@ TEST(ObsOutputPath, FramesAndTwoTracksArriveAsObsGaveThemOnOneClock) {
     const auto& got = r.frames[i];
     ASSERT_EQ(got.size(), size_t{w} * h * 3 / 2);
     for (uint32_t row = 0; row < h; ++row) {
-      ASSERT_EQ(std::memcmp(got.data() + size_t{row} * w, f.y.data() + size_t{row} * linesize, w), 0) << "Y row " << row;
+      ASSERT_EQ(std::memcmp(got.data() + size_t{row} * w, f.y.data() + size_t{row} * linesize, w),
+                0)
+          << "Y row " << row;
     }
     for (uint32_t row = 0; row < h / 2; ++row) {
-      ASSERT_EQ(std::memcmp(got.data() + size_t{w} * h + size_t{row} * w, f.uv.data() + size_t{row} * linesize, w), 0)
+      ASSERT_EQ(std::memcmp(got.data() + size_t{w} * h + size_t{row} * w,
+                            f.uv.data() + size_t{row} * linesize, w),
+                0)
           << "UV row " << row;
     }
   }
@@ -389,7 +409,8 @@ TEST(ObsOutputPath, FramesAndTwoTracksArriveAsObsGaveThemOnOneClock) {
     EXPECT_EQ(r.audio[t].front().pts_ns, 0);
     uint64_t sample = cut;
     for (const auto& p : r.audio[t]) {
-      EXPECT_NEAR(static_cast<double>(p.pts_ns), static_cast<double>((sample - cut) * 1'000'000'000ull / 48000), 1.0);
+      EXPECT_NEAR(static_cast<double>(p.pts_ns),
+                  static_cast<double>((sample - cut) * 1'000'000'000ull / 48000), 1.0);
       const auto* floats = reinterpret_cast<const float*>(p.data.data());
       for (uint32_t c = 0; c < 2; ++c) {
         for (uint32_t i = 0; i < p.samples; i += 97) {

@@ -20,7 +20,8 @@ inline Result<Message> decode_message(std::span<const std::byte> bytes) {
 }
 
 /// Decodes `bytes`, expecting an error of `code`, and returns its message.
-inline std::string rejection(const std::vector<std::byte>& bytes, ErrorCode code = ErrorCode::protocol) {
+inline std::string rejection(const std::vector<std::byte>& bytes,
+                             ErrorCode code = ErrorCode::protocol) {
   auto decoded = decode_message(bytes);
   if (decoded) {
     ADD_FAILURE() << "decoded a message that should have been rejected";

@@ -24,19 +24,19 @@ class FakeChannel final : public SenderChannel {
   struct Shared {
     std::vector<proto::Message> sent;
     std::deque<proto::Message> inbound;
-    std::set<uint64_t> done;        // tickets whose frames are read
-    bool complete_at_once = true;   // every ticket done when written (TCP)
-    bool answer = true;             // answer Hello and StreamStart
+    std::set<uint64_t> done;       // tickets whose frames are read
+    bool complete_at_once = true;  // every ticket done when written (TCP)
+    bool answer = true;            // answer Hello and StreamStart
     uint32_t slots = 4;
     std::optional<Error> fail_sends;  // every send and frame fails so
-    bool receiver_closed = false;   // receive() says peer_closed once the inbound is empty
+    bool receiver_closed = false;     // receive() says peer_closed once the inbound is empty
     std::atomic<bool> chatty{false};  // a receiver alive and well: a Keepalive at every wait
-    bool returns_credits = false;   // each slot's credit comes back once its frame is written
+    bool returns_credits = false;     // each slot's credit comes back once its frame is written
     std::optional<proto::Message> closed_with;
     std::chrono::milliseconds linger{-1};  // close()'s
     uint64_t frames = 0;
-    uint16_t version = 0;             // negotiated()'s
-    size_t max_control_bytes = 4096;  // as one verbs control buffer
+    uint16_t version = 0;                    // negotiated()'s
+    size_t max_control_bytes = 4096;         // as one verbs control buffer
     uint16_t ack_version = proto::kVersion;  // the HelloAck's version
   };
   explicit FakeChannel(std::shared_ptr<Shared> s) : s_(std::move(s)) {}
@@ -48,7 +48,8 @@ class FakeChannel final : public SenderChannel {
     s_->sent.push_back(m);
     if (!s_->answer) return {};
     if (std::holds_alternative<proto::Hello>(m)) {
-      s_->inbound.push_back(proto::HelloAck{s_->ack_version, proto::kCapChecksum, 1 << 20, s_->slots, "fake"});
+      s_->inbound.push_back(
+          proto::HelloAck{s_->ack_version, proto::kCapChecksum, 1 << 20, s_->slots, "fake"});
     }
     if (const auto* start = std::get_if<proto::StreamStart>(&m)) {
       s_->inbound.push_back(proto::RingInfo{start->stream_id, start->ring_epoch, s_->slots,
@@ -59,7 +60,8 @@ class FakeChannel final : public SenderChannel {
     }
     return {};
   }
-  Result<uint64_t> send_frame(std::span<const std::byte>, const proto::FrameWritten& m, RemoteSlot) override {
+  Result<uint64_t> send_frame(std::span<const std::byte>, const proto::FrameWritten& m,
+                              RemoteSlot) override {
     if (s_->fail_sends) return Unexpected(*s_->fail_sends);
     s_->sent.push_back(m);
     if (s_->returns_credits) s_->inbound.push_back(proto::CreditReturn{m.ring_epoch, {m.slot}});
@@ -70,7 +72,8 @@ class FakeChannel final : public SenderChannel {
   bool done(uint64_t ticket) override { return s_->done.count(ticket) > 0; }
   Result<std::optional<proto::Message>> receive(std::chrono::milliseconds wait) override {
     if (s_->inbound.empty()) {
-      if (s_->receiver_closed) return make_error(ErrorCode::peer_closed, "receiver closed the connection");
+      if (s_->receiver_closed)
+        return make_error(ErrorCode::peer_closed, "receiver closed the connection");
       std::this_thread::sleep_for(std::min(wait, 5ms));
       if (s_->chatty && wait.count() > 0) return std::optional<proto::Message>(proto::Keepalive{1});
       return std::optional<proto::Message>{};
@@ -83,7 +86,9 @@ class FakeChannel final : public SenderChannel {
   void negotiated(uint16_t version) override { s_->version = version; }
   size_t max_control_bytes() const override { return s_->max_control_bytes; }
   void wake() override {}
-  Result<void> register_memory(std::span<const std::byte>, std::shared_ptr<const void>) override { return {}; }
+  Result<void> register_memory(std::span<const std::byte>, std::shared_ptr<const void>) override {
+    return {};
+  }
   bool registered(std::span<const std::byte>) const override { return true; }
   void forget_memory(std::span<const std::byte>) override {}
   void close(const proto::Message* last, std::chrono::milliseconds linger) override {

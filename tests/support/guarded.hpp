@@ -16,7 +16,8 @@ namespace rdmavideo::testing {
 
 class Guarded {
  public:
-  explicit Guarded(size_t bytes) : bytes_(bytes), page_(static_cast<size_t>(sysconf(_SC_PAGESIZE))) {
+  explicit Guarded(size_t bytes)
+      : bytes_(bytes), page_(static_cast<size_t>(sysconf(_SC_PAGESIZE))) {
     mapped_ = (bytes + page_ - 1) / page_ * page_ + page_;
     void* at = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (at == MAP_FAILED) throw std::bad_alloc();

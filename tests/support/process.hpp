@@ -12,14 +12,14 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,8 +54,8 @@ class TempDir {
 };
 
 struct Redirect {
-  std::string stdin_path;   ///< empty: /dev/null
-  std::string stdout_path;  ///< empty: /dev/null (unless stdout_pipe)
+  std::string stdin_path;    ///< empty: /dev/null
+  std::string stdout_path;   ///< empty: /dev/null (unless stdout_pipe)
   bool stdout_pipe = false;  ///< give the parent a pipe to read the child's stdout
   bool stdin_pipe = false;   ///< give the parent a pipe to write the child's stdin
 };
@@ -81,7 +81,8 @@ class Process {
       posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
     } else {
       const std::string out = redirect.stdout_path.empty() ? "/dev/null" : redirect.stdout_path;
-      posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                       0644);
     }
     posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                      0644);
@@ -149,8 +150,8 @@ class Process {
   std::string stderr_text() const { return read_file(stderr_path_); }
 
   /// Waits until stderr matches `pattern`; returns the first capture group.
-  std::optional<std::string> wait_for_stderr(const std::string& pattern,
-                                             std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  std::optional<std::string> wait_for_stderr(
+      const std::string& pattern, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
     const std::regex re(pattern);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -178,10 +179,11 @@ class Receiver {
       : host_(host), process_(args(extra, host), dir / (tag + ".stderr"), redirect) {
     // A generous start-up limit: under the lab VM's software emulation on a busy machine,
     // loading the receiver's libraries alone can take several seconds.
-    auto port = process_.wait_for_stderr("listening on " + std::regex_replace(host, std::regex(R"(\.)"), R"(\.)") +
-                                             R"(:(\d+))",
-                                         std::chrono::seconds(30));
-    if (!port) throw std::runtime_error("receiver did not report its port: " + process_.stderr_text());
+    auto port = process_.wait_for_stderr(
+        "listening on " + std::regex_replace(host, std::regex(R"(\.)"), R"(\.)") + R"(:(\d+))",
+        std::chrono::seconds(30));
+    if (!port)
+      throw std::runtime_error("receiver did not report its port: " + process_.stderr_text());
     port_ = std::stoi(*port);
   }
   Process& process() { return process_; }
@@ -304,8 +306,8 @@ class VirtualScreen {
  private:
   static std::vector<std::string> arguments(const std::string& size,
                                             std::vector<std::string> options) {
-    std::vector<std::string> argv{"Xvfb", "-displayfd", "1", "-screen", "0", size + "x24",
-                                  "-nolisten", "tcp"};
+    std::vector<std::string> argv{"Xvfb", "-displayfd", "1",         "-screen",
+                                  "0",    size + "x24", "-nolisten", "tcp"};
     argv.insert(argv.end(), options.begin(), options.end());
     return argv;
   }

@@ -80,7 +80,8 @@ class RawPeer {
     hello.software = "raw test peer";
     send(hello);
     auto ack = receive();
-    if (!ack || !std::holds_alternative<proto::HelloAck>(*ack)) throw std::runtime_error("no HelloAck");
+    if (!ack || !std::holds_alternative<proto::HelloAck>(*ack))
+      throw std::runtime_error("no HelloAck");
     return std::get<proto::HelloAck>(*ack);
   }
 
@@ -155,8 +156,8 @@ inline proto::StreamStart RawPeer::begin_frame() {
   handshake();
   const auto format = small_format();
   auto [ring, credits] = start(format);
-  send(proto::FrameWritten{ring.ring_epoch, credits.slots[0], 0, 0, 0,
-                           format.layout.frame_bytes, 0, 0});
+  send(proto::FrameWritten{ring.ring_epoch, credits.slots[0], 0, 0, 0, format.layout.frame_bytes, 0,
+                           0});
   return format;
 }
 
@@ -186,7 +187,8 @@ class MediaPeer {
     for (bool have_ring = false;;) {
       auto m = peer_.receive();
       if (!m) throw std::runtime_error("the receiver closed the connection");
-      if (auto* e = std::get_if<proto::ErrorMessage>(&*m)) throw std::runtime_error("receiver: " + e->text);
+      if (auto* e = std::get_if<proto::ErrorMessage>(&*m))
+        throw std::runtime_error("receiver: " + e->text);
       if (auto* r = std::get_if<proto::RingInfo>(&*m)) {
         epoch_ = r->ring_epoch;
         have_ring = true;
@@ -216,13 +218,15 @@ class MediaPeer {
     while (free_.empty()) {
       auto m = peer_.receive();
       if (!m) throw std::runtime_error("the receiver closed the connection");
-      if (auto* e = std::get_if<proto::ErrorMessage>(&*m)) throw std::runtime_error("receiver: " + e->text);
+      if (auto* e = std::get_if<proto::ErrorMessage>(&*m))
+        throw std::runtime_error("receiver: " + e->text);
       auto* c = std::get_if<proto::CreditReturn>(&*m);
       if (c && c->ring_epoch == epoch_) free_.insert(free_.end(), c->slots.begin(), c->slots.end());
     }
     const uint32_t slot = free_.front();
     free_.erase(free_.begin());
-    peer_.send(proto::FrameWritten{epoch_, slot, sequence_++, pts_ns, 0, format_.layout.frame_bytes, 0, 0});
+    peer_.send(proto::FrameWritten{epoch_, slot, sequence_++, pts_ns, 0, format_.layout.frame_bytes,
+                                   0, 0});
     peer_.send_bytes(payload_);
   }
 
@@ -259,7 +263,8 @@ class MediaPeer {
         tone(stream_id, samples_, n, static_cast<int64_t>(samples_ * 1'000'000'000 / 48000));
         samples_ += n;
       }
-      std::this_thread::sleep_until(began + std::chrono::nanoseconds((i + 1) * 1'000'000'000 * rate.den / rate.num));
+      std::this_thread::sleep_until(
+          began + std::chrono::nanoseconds((i + 1) * 1'000'000'000 * rate.den / rate.num));
     }
   }
   // Paced in real time, as a capture is: the stream says it is live.

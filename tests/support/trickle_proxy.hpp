@@ -29,7 +29,8 @@ class TrickleProxy {
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(listen_fd_, 1) != 0) {
+    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        listen(listen_fd_, 1) != 0) {
       throw std::runtime_error("proxy: bind/listen failed");
     }
     socklen_t len = sizeof addr;
@@ -66,7 +67,8 @@ class TrickleProxy {
     auto last = std::chrono::steady_clock::now();
     while (!stop_) {
       const auto now = std::chrono::steady_clock::now();
-      allowance = std::min<double>(allowance + std::chrono::duration<double>(now - last).count() * rate_, 65536);
+      allowance = std::min<double>(
+          allowance + std::chrono::duration<double>(now - last).count() * rate_, 65536);
       last = now;
       pollfd p[2] = {{from, static_cast<short>(allowance >= 1 ? POLLIN : 0), 0}, {to, POLLIN, 0}};
       if (poll(p, 2, 10) < 0) break;
@@ -75,7 +77,8 @@ class TrickleProxy {
         if (n <= 0 || ::send(from, buf.data(), static_cast<size_t>(n), MSG_NOSIGNAL) != n) break;
       }
       if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {  // the sender's, at the rate
-        const ssize_t n = ::recv(from, buf.data(), std::min<size_t>(buf.size(), static_cast<size_t>(allowance)), 0);
+        const ssize_t n = ::recv(from, buf.data(),
+                                 std::min<size_t>(buf.size(), static_cast<size_t>(allowance)), 0);
         if (n <= 0 || ::send(to, buf.data(), static_cast<size_t>(n), MSG_NOSIGNAL) != n) break;
         allowance -= static_cast<double>(n);
       }

@@ -25,16 +25,19 @@ proto::AudioStart format(proto::SampleFormat sample_format, uint32_t rate, uint3
 }
 
 // `n` samples of a sine of `hz` at `level`, s16 interleaved, the same on every channel.
-std::vector<std::byte> sine_s16(uint32_t rate, uint32_t channels, size_t first, size_t n, double hz, double level) {
+std::vector<std::byte> sine_s16(uint32_t rate, uint32_t channels, size_t first, size_t n, double hz,
+                                double level) {
   std::vector<std::byte> out(n * channels * 2);
   for (size_t i = 0; i < n; ++i) {
-    const auto v = static_cast<int16_t>(std::lround(32767 * level * std::sin(2 * std::numbers::pi * hz * double(first + i) / rate)));
+    const auto v = static_cast<int16_t>(std::lround(
+        32767 * level * std::sin(2 * std::numbers::pi * hz * double(first + i) / rate)));
     for (uint32_t c = 0; c < channels; ++c) std::memcpy(&out[(i * channels + c) * 2], &v, 2);
   }
   return out;
 }
 
-// Feeds one second in 20 ms chunks (after `setup` on the converter) and returns every output sample.
+// Feeds one second in 20 ms chunks (after `setup` on the converter) and returns every output
+// sample.
 std::vector<float> one_second(AudioConverter& conv, uint32_t rate, uint32_t channels,
                               const std::function<void(AudioConverter&)>& setup = {}) {
   std::vector<float> out;
@@ -58,18 +61,21 @@ TEST(AudioConverter, S16StereoBecomesFloatAtTheSameLevelAndCount) {
   float peak = 0;
   for (float v : out) peak = std::max(peak, std::abs(v));
   EXPECT_NEAR(peak, 0.5, 0.01);
-  EXPECT_NE((*conv)->describe().find("s16 48000 Hz 2 ch -> f32 48000 Hz"), std::string::npos) << (*conv)->describe();
+  EXPECT_NE((*conv)->describe().find("s16 48000 Hz 2 ch -> f32 48000 Hz"), std::string::npos)
+      << (*conv)->describe();
 }
 
 TEST(AudioConverter, CompensationPlaysOnePercentMore) {
   auto conv = AudioConverter::open(format(proto::SampleFormat::s16, 48000, 2), 48000, 2);
   ASSERT_TRUE(conv);
   // 1% more over every 20 ms chunk: 9.6 samples a chunk, 480 over the second.
-  const auto out = one_second(**conv, 48000, 2, [](AudioConverter& c) { ASSERT_TRUE(c.compensate(10, 960)); });
+  const auto out =
+      one_second(**conv, 48000, 2, [](AudioConverter& c) { ASSERT_TRUE(c.compensate(10, 960)); });
   EXPECT_NEAR(double(out.size()) / 2, 48500, 80);
   auto fewer = AudioConverter::open(format(proto::SampleFormat::s16, 48000, 2), 48000, 2);
   ASSERT_TRUE(fewer);
-  const auto less = one_second(**fewer, 48000, 2, [](AudioConverter& c) { ASSERT_TRUE(c.compensate(-10, 960)); });
+  const auto less =
+      one_second(**fewer, 48000, 2, [](AudioConverter& c) { ASSERT_TRUE(c.compensate(-10, 960)); });
   EXPECT_NEAR(double(less.size()) / 2, 47500, 80);
 }
 
@@ -89,7 +95,8 @@ TEST(AudioConverter, OneSamplePacketsWithCompensationConvertEverySample) {
   }
   EXPECT_NEAR(double(out), 4800, 64);
   // What was carried is applied once packets are long enough: 1% over 20 ms chunks.
-  const auto longer = one_second(**conv, 48000, 2, [](AudioConverter& c) { ASSERT_TRUE(c.compensate(10, 960)); });
+  const auto longer =
+      one_second(**conv, 48000, 2, [](AudioConverter& c) { ASSERT_TRUE(c.compensate(10, 960)); });
   EXPECT_NEAR(double(longer.size()) / 2, 48500, 80);
   EXPECT_FALSE((*conv)->compensate(1, 0));
 }
@@ -110,7 +117,8 @@ TEST(AudioConverter, SixPlanarChannelsMixDownToStereo) {
   // A tone on the centre channel only is heard on both sides.
   const uint32_t n = 4800;
   std::vector<float> planes(size_t{n} * 6, 0.0f);
-  for (uint32_t i = 0; i < n; ++i) planes[2 * n + i] = 0.5f * float(std::sin(2 * std::numbers::pi * 1000 * i / 48000.0));
+  for (uint32_t i = 0; i < n; ++i)
+    planes[2 * n + i] = 0.5f * float(std::sin(2 * std::numbers::pi * 1000 * i / 48000.0));
   auto got = (*conv)->convert(n, std::as_bytes(std::span(planes)));
   ASSERT_TRUE(got);
   ASSERT_GT(got->size(), 2u * 4000);
@@ -147,7 +155,8 @@ TEST(AudioMixer, MixesEachInputAtHalfSampleForSample) {
     auto mixed = (*mixer)->mix({a, b}, 960);
     ASSERT_TRUE(mixed) << mixed.error().message();
     for (size_t i = 0; i < mixed->size(); i += 97) {
-      EXPECT_NEAR((*mixed)[i], call == 3 ? 0.25f : 0.125f, 0.01f) << "call " << call << " sample " << i;
+      EXPECT_NEAR((*mixed)[i], call == 3 ? 0.25f : 0.125f, 0.01f)
+          << "call " << call << " sample " << i;
     }
     out += mixed->size() / 2;
   }

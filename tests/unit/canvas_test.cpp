@@ -36,14 +36,15 @@ TEST(Glyphs, TheMaskHasInkWhereTheGlyphSays) {
 
 TEST(CanvasFit, KeepsTheAspectRatioCentredOnEvenPixels) {
   EXPECT_EQ(av::fit({0, 0, 640, 360}, 1920, 1080), (Rect{0, 0, 640, 360}));
-  EXPECT_EQ(av::fit({0, 0, 640, 360}, 720, 720), (Rect{140, 0, 360, 360}));   // pillarboxed
+  EXPECT_EQ(av::fit({0, 0, 640, 360}, 720, 720), (Rect{140, 0, 360, 360}));        // pillarboxed
   EXPECT_EQ(av::fit({100, 50, 400, 400}, 1600, 900), (Rect{100, 138, 400, 224}));  // letterboxed
   EXPECT_EQ(av::fit({0, 0, 320, 180}, 0, 0), (Rect{0, 0, 320, 180}));
 }
 
 #if RDMAVIDEO_TEST_WITH_FFMPEG
 // A solid frame of `format` and `rgb` made by a canvas of the frame's own size.
-std::vector<std::byte> solid(PixelFormat format, uint32_t w, uint32_t h, av::Rgb rgb, proto::StreamStart& out) {
+std::vector<std::byte> solid(PixelFormat format, uint32_t w, uint32_t h, av::Rgb rgb,
+                             proto::StreamStart& out) {
   auto c = av::Canvas::create(format, w, h, {30, 1});
   EXPECT_TRUE(c) << c.error().message();
   EXPECT_TRUE((*c)->fill({0, 0, static_cast<int>(w), static_cast<int>(h)}, rgb));
@@ -53,7 +54,8 @@ std::vector<std::byte> solid(PixelFormat format, uint32_t w, uint32_t h, av::Rgb
 
 // RGBA at (x, y) of an rgba canvas.
 std::array<int, 3> rgba_at(const av::Canvas& c, int x, int y) {
-  const auto* p = reinterpret_cast<const uint8_t*>(c.frame().data()) + (y * c.format().width + x) * 4;
+  const auto* p =
+      reinterpret_cast<const uint8_t*>(c.frame().data()) + (y * c.format().width + x) * 4;
   return {p[0], p[1], p[2]};
 }
 
@@ -77,9 +79,9 @@ TEST(Canvas, AFramePlacedKeepsItsAspectAndTheBarsAreBlack) {
 }
 
 TEST(Canvas, EveryCarriedFormatButV210IsACanvas) {
-  for (PixelFormat p : {PixelFormat::nv12, PixelFormat::i420, PixelFormat::p010, PixelFormat::uyvy, PixelFormat::yuy2,
-                        PixelFormat::rgba, PixelFormat::bgra, PixelFormat::rgb24, PixelFormat::yuv422p10,
-                        PixelFormat::yuv444p}) {
+  for (PixelFormat p : {PixelFormat::nv12, PixelFormat::i420, PixelFormat::p010, PixelFormat::uyvy,
+                        PixelFormat::yuy2, PixelFormat::rgba, PixelFormat::bgra, PixelFormat::rgb24,
+                        PixelFormat::yuv422p10, PixelFormat::yuv444p}) {
     auto c = av::Canvas::create(p, 64, 36, {30, 1});
     ASSERT_TRUE(c) << name(p) << ": " << c.error().message();
     // A green square into the middle, read back through an rgba canvas.
@@ -118,8 +120,8 @@ TEST(Canvas, ALabelIsWhiteInkOnADarkBandClippedToTheCanvas) {
 }
 // A frame in the canvas's own format at the size of its rectangle is copied, chroma and all
 // (libswscale's unscaled NV12 to NV12 and P010 to P010 of FFmpeg 5.1 write no chroma at all:
-// an orange tile came out green), into the rectangle only. (Pure green is no test of it: Y alone, chroma 0,
-// clips to pure green.)
+// an orange tile came out green), into the rectangle only. (Pure green is no test of it: Y alone,
+// chroma 0, clips to pure green.)
 TEST(Canvas, AFrameOfTheCanvasFormatAndSizeKeepsItsColour) {
   for (PixelFormat p : {PixelFormat::nv12, PixelFormat::i420, PixelFormat::uyvy, PixelFormat::p010,
                         PixelFormat::yuv422p10, PixelFormat::rgba}) {
@@ -142,7 +144,8 @@ TEST(Canvas, AFrameOfTheCanvasFormatAndSizeKeepsItsColour) {
 // libswscale writes whole vectors past the end of each row it scales: not one byte of that
 // may land beside the rectangle (a tile's row ends where the next tile's begins).
 TEST(Canvas, NothingIsWrittenBesideTheRectangle) {
-  for (PixelFormat p : {PixelFormat::nv12, PixelFormat::uyvy, PixelFormat::yuv422p10, PixelFormat::rgba}) {
+  for (PixelFormat p :
+       {PixelFormat::nv12, PixelFormat::uyvy, PixelFormat::yuv422p10, PixelFormat::rgba}) {
     auto c = av::Canvas::create(p, 320, 180, {30, 1});
     ASSERT_TRUE(c);
     ASSERT_TRUE((*c)->fill({0, 0, 320, 180}, {255, 0, 0}));
@@ -156,10 +159,12 @@ TEST(Canvas, NothingIsWrittenBesideTheRectangle) {
     ASSERT_TRUE((*back)->place((*c)->format(), (*c)->frame(), {0, 0, 320, 180}));
     EXPECT_TRUE(near(rgba_at(**back, 20, 14), {0, 0, 255})) << name(p);
     for (int x : {34, 40, 60}) {
-      EXPECT_TRUE(near(rgba_at(**back, x, 14), {255, 0, 0})) << name(p) << " beside the fill, x " << x;
+      EXPECT_TRUE(near(rgba_at(**back, x, 14), {255, 0, 0}))
+          << name(p) << " beside the fill, x " << x;
       EXPECT_TRUE(near(rgba_at(**back, band->x + band->width + x - 32, 44), {255, 0, 0}))
           << name(p) << " beside the label";
-      EXPECT_TRUE(near(rgba_at(**back, x + 8, 94), {255, 0, 0})) << name(p) << " beside the picture, x " << x + 8;
+      EXPECT_TRUE(near(rgba_at(**back, x + 8, 94), {255, 0, 0}))
+          << name(p) << " beside the picture, x " << x + 8;
     }
   }
 }
@@ -173,11 +178,13 @@ TEST(Canvas, NothingIsReadPastAFramesEnd) {
   auto canvas = av::Canvas::create(PixelFormat::nv12, 640, 360, {30, 1});
   ASSERT_TRUE(canvas);
   auto fitter = (*canvas)->fitter();
-  const std::pair<uint32_t, uint32_t> sizes[] = {{1280, 720}, {30, 17}, {16, 9}, {233, 285}, {640, 480}};
+  const std::pair<uint32_t, uint32_t> sizes[] = {
+      {1280, 720}, {30, 17}, {16, 9}, {233, 285}, {640, 480}};
   const Rect areas[] = {{0, 0, 320, 180}, {100, 0, 2, 34}, {200, 10, 4, 300}};
-  for (PixelFormat p : {PixelFormat::nv12, PixelFormat::i420, PixelFormat::p010, PixelFormat::uyvy, PixelFormat::yuy2,
-                        PixelFormat::rgba, PixelFormat::bgra, PixelFormat::rgb24, PixelFormat::yuv422p10,
-                        PixelFormat::yuv444p, PixelFormat::yuv444p10, PixelFormat::yuv444p12}) {
+  for (PixelFormat p : {PixelFormat::nv12, PixelFormat::i420, PixelFormat::p010, PixelFormat::uyvy,
+                        PixelFormat::yuy2, PixelFormat::rgba, PixelFormat::bgra, PixelFormat::rgb24,
+                        PixelFormat::yuv422p10, PixelFormat::yuv444p, PixelFormat::yuv444p10,
+                        PixelFormat::yuv444p12}) {
     for (auto [w, h] : sizes) {
       auto format = proto::make_stream_start(p, w, h, {30, 1});
       if (!format) continue;  // 4:2:0 of odd width
@@ -198,14 +205,17 @@ TEST(Canvas, NothingIsReadPastAFramesEnd) {
 // placed is the same picture, byte for byte, as the frame placed as it came: the canvas's
 // thread only copies it. A gradient, so that any other scaling or chroma siting shows.
 TEST(Canvas, AFrameFittedElsewhereThenPlacedIsTheSameAsPlacedAsItCame) {
-  for (PixelFormat canvas_format : {PixelFormat::nv12, PixelFormat::uyvy, PixelFormat::yuv422p10, PixelFormat::rgba}) {
-    for (PixelFormat frame_format : {PixelFormat::rgba, PixelFormat::nv12, PixelFormat::yuv444p10}) {
+  for (PixelFormat canvas_format :
+       {PixelFormat::nv12, PixelFormat::uyvy, PixelFormat::yuv422p10, PixelFormat::rgba}) {
+    for (PixelFormat frame_format :
+         {PixelFormat::rgba, PixelFormat::nv12, PixelFormat::yuv444p10}) {
       proto::StreamStart f;
       auto source = av::Canvas::create(frame_format, 800, 600, {30, 1});
       ASSERT_TRUE(source);
       for (int band = 0; band < 20; ++band) {
         const auto v = static_cast<uint8_t>(band * 12);
-        ASSERT_TRUE((*source)->fill({band * 40, 0, 40, 600}, {v, static_cast<uint8_t>(255 - v), 90}));
+        ASSERT_TRUE(
+            (*source)->fill({band * 40, 0, 40, 600}, {v, static_cast<uint8_t>(255 - v), 90}));
       }
       f = (*source)->format();
       const auto frame = (*source)->frame();
@@ -222,11 +232,13 @@ TEST(Canvas, AFrameFittedElsewhereThenPlacedIsTheSameAsPlacedAsItCame) {
       EXPECT_EQ(static_cast<int>(fitted->height), placed->height);
       std::vector<std::byte> held(fitted->layout.frame_bytes);
       auto fitter = (*via)->fitter();
-      ASSERT_TRUE(fitter->fit(f, frame, *fitted, held)) << name(canvas_format) << " from " << name(frame_format);
+      ASSERT_TRUE(fitter->fit(f, frame, *fitted, held))
+          << name(canvas_format) << " from " << name(frame_format);
       auto again = (*via)->place(*fitted, held, area);
       ASSERT_TRUE(again);
       EXPECT_EQ(*again, *placed);
-      EXPECT_TRUE(std::equal((*via)->frame().begin(), (*via)->frame().end(), (*direct)->frame().begin()))
+      EXPECT_TRUE(
+          std::equal((*via)->frame().begin(), (*via)->frame().end(), (*direct)->frame().begin()))
           << name(canvas_format) << " from " << name(frame_format);
     }
   }
@@ -269,12 +281,15 @@ TEST(CompositeLayout, GridRowAndPip) {
 
 TEST(CompositeLayout, AStreamTakesItsNamedTileThenItsNumberThenAnyFreeOne) {
   CompositeLayout l;
-  l.tiles = {{{0, 0, 2, 2}, "", std::nullopt}, {{2, 0, 2, 2}, "cam2", std::nullopt}, {{4, 0, 2, 2}, "", 3}};
+  l.tiles = {{{0, 0, 2, 2}, "", std::nullopt},
+             {{2, 0, 2, 2}, "cam2", std::nullopt},
+             {{4, 0, 2, 2}, "", 3}};
   const std::vector<bool> none(3, false);
   EXPECT_EQ(l.place("cam2", 1, none), 1u);
   EXPECT_EQ(l.place("other", 3, none), 2u);
   EXPECT_EQ(l.place("other", 1, none), 0u);
-  EXPECT_EQ(l.place("other", 1, {true, false, false}), std::nullopt) << "tile 2 is cam2's, tile 3 stream 3's";
+  EXPECT_EQ(l.place("other", 1, {true, false, false}), std::nullopt)
+      << "tile 2 is cam2's, tile 3 stream 3's";
   EXPECT_EQ(l.place("cam2", 1, {false, true, false}), 0u) << "its tile taken: any free one";
 }
 
@@ -284,8 +299,9 @@ TEST(CompositeLayout, AFileIsReadAndItsErrorsNameTheTileAndField) {
     std::ofstream(dir / "l.toml") << text;
     return CompositeLayout::load(dir / "l.toml", 1280, 720);
   };
-  auto ok = write("[[tile]]\nname = \"a\"\nx = 0\ny = 0\nwidth = 640\nheight = 720\n"
-                  "[[tile]]\nstream = 2\nx = 640\ny = 0\nwidth = 640\nheight = 360\n");
+  auto ok = write(
+      "[[tile]]\nname = \"a\"\nx = 0\ny = 0\nwidth = 640\nheight = 720\n"
+      "[[tile]]\nstream = 2\nx = 640\ny = 0\nwidth = 640\nheight = 360\n");
   ASSERT_TRUE(ok) << ok.error().message();
   ASSERT_EQ(ok->tiles.size(), 2u);
   EXPECT_EQ(ok->tiles[0].name, "a");
@@ -296,12 +312,16 @@ TEST(CompositeLayout, AFileIsReadAndItsErrorsNameTheTileAndField) {
     return r ? std::string("loaded") : r.error().message();
   };
   EXPECT_NE(message("").find("no [[tile]] tables"), std::string::npos);
-  EXPECT_NE(message("[[tile]]\nx = 0\ny = 0\nwidth = 10\n").find("tile 1: height is missing"), std::string::npos);
-  EXPECT_NE(message("[[tile]]\nx = 700\ny = 0\nwidth = 640\nheight = 10\n").find("tile 1: width 640 is outside 2..580"),
+  EXPECT_NE(message("[[tile]]\nx = 0\ny = 0\nwidth = 10\n").find("tile 1: height is missing"),
             std::string::npos);
-  EXPECT_NE(message("[[tile]]\nx = 0\ny = 0\nwidth = 10\nheight = 10\ncolour = 1\n").find("unknown field \"colour\""),
+  EXPECT_NE(message("[[tile]]\nx = 700\ny = 0\nwidth = 640\nheight = 10\n")
+                .find("tile 1: width 640 is outside 2..580"),
             std::string::npos);
-  EXPECT_NE(message("[[tile]]\nx = \"left\"\n").find("tile 1: x must be an integer"), std::string::npos);
+  EXPECT_NE(message("[[tile]]\nx = 0\ny = 0\nwidth = 10\nheight = 10\ncolour = 1\n")
+                .find("unknown field \"colour\""),
+            std::string::npos);
+  EXPECT_NE(message("[[tile]]\nx = \"left\"\n").find("tile 1: x must be an integer"),
+            std::string::npos);
   EXPECT_NE(message("[[tile\n").find("line 1"), std::string::npos);
 }
 
@@ -380,7 +400,8 @@ TEST(TileClock, SoundFollowsOnAndIsResampledTowardWhereItBelongs) {
   int64_t next_frame = 0, made = 0, first = 0;
   for (int k = 0; k < 60 * kRate / kPacket; ++k) {
     const int64_t pts = k * packet_ns;
-    for (; next_frame * kPeriod <= pts; ++next_frame) tile.frame(next_frame * kPeriod, sender.arrival(next_frame * kPeriod));
+    for (; next_frame * kPeriod <= pts; ++next_frame)
+      tile.frame(next_frame * kPeriod, sender.arrival(next_frame * kPeriod));
     const auto place = tile.audio(pts, kPeriod, kPacket);
     // Placed where it belongs while the offset settles in the first second, then never again.
     ASSERT_TRUE(k == 0 || !place.jumped || made < kRate) << k;

@@ -32,7 +32,8 @@ TEST(ConnectRequest, RejectsTruncated) {
   bytes.resize(10);
   auto decoded = decode_connect_request(bytes);
   ASSERT_FALSE(decoded);
-  EXPECT_NE(decoded.error().message().find("ConnectRequest truncated: 10 bytes"), std::string::npos);
+  EXPECT_NE(decoded.error().message().find("ConnectRequest truncated: 10 bytes"),
+            std::string::npos);
 }
 
 TEST(ConnectRequest, NamesAMissingRequest) {
@@ -61,8 +62,9 @@ TEST(ConnectRequest, RejectsVersionsThatDoNotOverlap) {
     auto decoded = decode_connect_request(encode(request));
     ASSERT_FALSE(decoded) << min << ".." << max;
     EXPECT_EQ(decoded.error().code(), ErrorCode::unsupported);
-    EXPECT_NE(decoded.error().message().find(fmt::format("ConnectRequest versions {}..{}", min, max)),
-              std::string::npos);
+    EXPECT_NE(
+        decoded.error().message().find(fmt::format("ConnectRequest versions {}..{}", min, max)),
+        std::string::npos);
   }
 }
 

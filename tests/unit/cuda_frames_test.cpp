@@ -85,7 +85,8 @@ TEST(CudaFrames, ACopyOfADecodedPictureWaitsForTheDecoder) {
   ASSERT_EQ(av_frame_get_buffer(p, 0), 0);
   for (int plane = 0; plane < 2; ++plane) {
     for (int row = 0; row < (plane ? kHeight / 2 : kHeight); ++row) {
-      for (int x = 0; x < kWidth; ++x) p->data[plane][row * p->linesize[plane] + x] = uint8_t(row * 7 + x + plane * 100);
+      for (int x = 0; x < kWidth; ++x)
+        p->data[plane][row * p->linesize[plane] + x] = uint8_t(row * 7 + x + plane * 100);
     }
   }
   ASSERT_EQ(av_hwframe_transfer_data(surface->get(), p, 0), 0);

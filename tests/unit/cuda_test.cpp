@@ -24,7 +24,6 @@
 namespace rdmavideo::cuda {
 namespace {
 
-
 // Checks shared by the stand-in's tests and the real GPU's: the same calls, either driver.
 
 // Pitched copies: three rows of 64 bytes from host rows 100 apart into device rows 128
@@ -36,8 +35,10 @@ void expect_pitched_copies_keep_rows(Device& device) {
   auto stream = device.create_stream();
   ASSERT_TRUE(memory && stream);
   ASSERT_TRUE(device.fill(**memory, std::byte{0}, 3 * 128));
-  ASSERT_TRUE((*stream)->copy_2d_async(Pitched::device(**memory, 128), Pitched::host(src.data(), 100), 64, 3));
-  ASSERT_TRUE((*stream)->copy_2d_async(Pitched::host(out.data(), 64), Pitched::device(**memory, 128), 64, 3));
+  ASSERT_TRUE((*stream)->copy_2d_async(Pitched::device(**memory, 128),
+                                       Pitched::host(src.data(), 100), 64, 3));
+  ASSERT_TRUE((*stream)->copy_2d_async(Pitched::host(out.data(), 64),
+                                       Pitched::device(**memory, 128), 64, 3));
   ASSERT_TRUE((*stream)->synchronize());
   for (size_t row = 0; row < 3; ++row) {
     EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(row * 64),
@@ -52,7 +53,8 @@ void expect_pitched_copies_keep_rows(Device& device) {
 
 // The first-difference kernel over `bytes` (not a multiple of 16, so the tail is looked at
 // too), with differences planted at `at`.
-void expect_first_difference(const std::shared_ptr<Device>& device, size_t bytes, std::vector<uint64_t> at) {
+void expect_first_difference(const std::shared_ptr<Device>& device, size_t bytes,
+                             std::vector<uint64_t> at) {
   auto kernels = Kernels::shared(device);
   if (!RDMAVIDEO_CUDA_KERNELS) {
     ASSERT_FALSE(kernels);
@@ -115,7 +117,8 @@ void expect_gpu_verifier_agrees_with_the_host(const std::shared_ptr<Device>& dev
     EXPECT_TRUE(device->upload(**memory, data));
     auto on_gpu = (*verifier)->verify(info, **memory);
     EXPECT_TRUE(on_gpu) << on_gpu.error().message();
-    return std::pair{on_gpu ? *on_gpu : std::optional<std::string>{"failed"}, host.verify(info, data)};
+    return std::pair{on_gpu ? *on_gpu : std::optional<std::string>{"failed"},
+                     host.verify(info, data)};
   };
   auto good = check(frame);
   EXPECT_FALSE(good.first) << *good.first;
@@ -148,9 +151,9 @@ struct Converted {
   std::vector<std::vector<uint8_t>> gpu, cpu;
 };
 Converted run_conversion(const std::shared_ptr<Device>& device, Kernels::Conversion conversion,
-                         const std::vector<std::vector<uint8_t>>& in_planes, const std::vector<size_t>& in_pitch,
-                         const std::vector<size_t>& out_rows, const std::vector<size_t>& out_pitch,
-                         unsigned width, unsigned height) {
+                         const std::vector<std::vector<uint8_t>>& in_planes,
+                         const std::vector<size_t>& in_pitch, const std::vector<size_t>& out_rows,
+                         const std::vector<size_t>& out_pitch, unsigned width, unsigned height) {
   Converted result;
   auto kernels = Kernels::shared(device);
   EXPECT_TRUE(kernels) << kernels.error().message();
@@ -187,10 +190,12 @@ Converted run_conversion(const std::shared_ptr<Device>& device, Kernels::Convers
   namespace px = pixels;
   for (unsigned row2 = 0; row2 < (height + 1) / 2; ++row2) {
     for (unsigned pair = 0; pair < (width + 1) / 2; ++pair) {
-      if (conversion == Kernels::Conversion::uyvy_to_nv12 || conversion == Kernels::Conversion::yuy2_to_nv12) {
-        px::packed422_to_nv12(in_planes[0].data(), in_pitch[0], result.cpu[0].data(), out_pitch[0],
-                              result.cpu[1].data(), out_pitch[1], width, height, pair, row2,
-                              conversion == Kernels::Conversion::uyvy_to_nv12 ? px::kUyvy : px::kYuy2);
+      if (conversion == Kernels::Conversion::uyvy_to_nv12 ||
+          conversion == Kernels::Conversion::yuy2_to_nv12) {
+        px::packed422_to_nv12(
+            in_planes[0].data(), in_pitch[0], result.cpu[0].data(), out_pitch[0],
+            result.cpu[1].data(), out_pitch[1], width, height, pair, row2,
+            conversion == Kernels::Conversion::uyvy_to_nv12 ? px::kUyvy : px::kYuy2);
       } else if (conversion == Kernels::Conversion::yuv422p10_to_p010) {
         px::yuv422p10_to_p010(in_planes[0].data(), in_pitch[0], in_planes[1].data(), in_pitch[1],
                               in_planes[2].data(), in_pitch[2], result.cpu[0].data(), out_pitch[0],
@@ -200,7 +205,9 @@ Converted run_conversion(const std::shared_ptr<Device>& device, Kernels::Convers
   }
   if (conversion == Kernels::Conversion::rgb24_to_rgb0) {
     for (unsigned row = 0; row < height; ++row) {
-      for (unsigned x = 0; x < width; ++x) px::rgb24_to_rgb0(in_planes[0].data(), in_pitch[0], result.cpu[0].data(), out_pitch[0], x, row);
+      for (unsigned x = 0; x < width; ++x)
+        px::rgb24_to_rgb0(in_planes[0].data(), in_pitch[0], result.cpu[0].data(), out_pitch[0], x,
+                          row);
     }
   }
   return result;
@@ -214,7 +221,8 @@ std::vector<uint8_t> noise(size_t bytes, uint32_t seed) {
 
 // Every conversion on a frame of noise (odd height, pitches wider than the rows) gives
 // what convert_pixels.hpp says, byte for byte, padding untouched.
-void expect_conversions_match_the_cpu(const std::shared_ptr<Device>& device, unsigned width, unsigned height) {
+void expect_conversions_match_the_cpu(const std::shared_ptr<Device>& device, unsigned width,
+                                      unsigned height) {
   if (!RDMAVIDEO_CUDA_KERNELS) {
     EXPECT_FALSE(Kernels::shared(device));
     return;
@@ -222,21 +230,23 @@ void expect_conversions_match_the_cpu(const std::shared_ptr<Device>& device, uns
   const size_t rows2 = (height + 1) / 2, pairs = (width + 1) / 2;
   for (auto conversion : {Kernels::Conversion::uyvy_to_nv12, Kernels::Conversion::yuy2_to_nv12}) {
     const size_t pitch = pairs * 4 + 64;
-    auto r = run_conversion(device, conversion, {noise(pitch * height, 1)}, {pitch}, {height, rows2},
-                            {width + 64, pairs * 2 + 64}, width, height);
+    auto r = run_conversion(device, conversion, {noise(pitch * height, 1)}, {pitch},
+                            {height, rows2}, {width + 64, pairs * 2 + 64}, width, height);
     ASSERT_EQ(r.gpu.size(), 2u);
     EXPECT_TRUE(r.gpu == r.cpu) << "packed 4:2:2 to nv12";
   }
   const size_t y_pitch = width * 2 + 64, c_pitch = pairs * 2 + 64;
-  auto p10 = run_conversion(device, Kernels::Conversion::yuv422p10_to_p010,
-                            {noise(y_pitch * height, 2), noise(c_pitch * height, 3), noise(c_pitch * height, 4)},
-                            {y_pitch, c_pitch, c_pitch}, {height, rows2}, {width * 2 + 64, pairs * 4 + 64}, width,
-                            height);
+  auto p10 = run_conversion(
+      device, Kernels::Conversion::yuv422p10_to_p010,
+      {noise(y_pitch * height, 2), noise(c_pitch * height, 3), noise(c_pitch * height, 4)},
+      {y_pitch, c_pitch, c_pitch}, {height, rows2}, {width * 2 + 64, pairs * 4 + 64}, width,
+      height);
   ASSERT_EQ(p10.gpu.size(), 2u);
   EXPECT_TRUE(p10.gpu == p10.cpu) << "yuv422p10 to p010";
   const size_t rgb_pitch = width * 3 + 64;
-  auto rgb = run_conversion(device, Kernels::Conversion::rgb24_to_rgb0, {noise(rgb_pitch * height, 5)}, {rgb_pitch},
-                            {height}, {width * 4 + 64}, width, height);
+  auto rgb =
+      run_conversion(device, Kernels::Conversion::rgb24_to_rgb0, {noise(rgb_pitch * height, 5)},
+                     {rgb_pitch}, {height}, {width * 4 + 64}, width, height);
   ASSERT_EQ(rgb.gpu.size(), 1u);
   EXPECT_TRUE(rgb.gpu == rgb.cpu) << "rgb24 to rgb0";
 }
@@ -273,7 +283,8 @@ void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) 
   px::Target target{cpu.data(), cpu.data() + kYPitch * kH, kYPitch, kUvPitch, kW, kH, 0};
   auto run_cpu = [&](const px::Area& area, auto&& block) {
     for (int row2 = 0; row2 < area.height / 2; ++row2) {
-      for (int pair = 0; pair < area.width / 2; ++pair) block(static_cast<unsigned>(pair), static_cast<unsigned>(row2));
+      for (int pair = 0; pair < area.width / 2; ++pair)
+        block(static_cast<unsigned>(pair), static_cast<unsigned>(row2));
     }
   };
   constexpr unsigned kSrcW = 53, kSrcH = 31;
@@ -310,7 +321,9 @@ void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) 
       auto ok = (*kernels)->place(**stream, picture, nv12, a);
       ASSERT_TRUE(ok) << ok.error().message();
       const px::Area area{a.x, a.y, a.width, a.height};
-      run_cpu(area, [&](unsigned pair, unsigned row2) { px::place_nv12(source, target, area, pair, row2); });
+      run_cpu(area, [&](unsigned pair, unsigned row2) {
+        px::place_nv12(source, target, area, pair, row2);
+      });
     }
     ASSERT_TRUE((*stream)->synchronize());
     std::vector<uint8_t> gpu(canvas_bytes);
@@ -321,14 +334,18 @@ void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) 
   const Kernels::Area fill_area{10, 6, 20, 8};
   ASSERT_TRUE((*kernels)->fill(**stream, nv12, fill_area, 200, 100, 50));
   const px::Area fa{10, 6, 20, 8};
-  run_cpu(fa, [&](unsigned pair, unsigned row2) { px::fill_nv12(target, fa, px::rgb_to_yuv(200, 100, 50, 0), pair, row2); });
+  run_cpu(fa, [&](unsigned pair, unsigned row2) {
+    px::fill_nv12(target, fa, px::rgb_to_yuv(200, 100, 50, 0), pair, row2);
+  });
   const std::vector<uint8_t> band = noise(14 * 6, 99);
   auto luma = device->allocate(band.size());
   ASSERT_TRUE(luma);
   ASSERT_TRUE(device->upload(**luma, std::as_bytes(std::span(band))));
   ASSERT_TRUE((*kernels)->gray(**stream, **luma, 14, nv12, {50, 30, 14, 6}));
   const px::Area ga{50, 30, 14, 6};
-  run_cpu(ga, [&](unsigned pair, unsigned row2) { px::gray_nv12(band.data(), 14, target, ga, pair, row2); });
+  run_cpu(ga, [&](unsigned pair, unsigned row2) {
+    px::gray_nv12(band.data(), 14, target, ga, pair, row2);
+  });
   ASSERT_TRUE((*stream)->synchronize());
   std::vector<uint8_t> gpu(canvas_bytes);
   ASSERT_TRUE(device->download(std::as_writable_bytes(std::span(gpu)), **canvas));
@@ -338,8 +355,9 @@ void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) 
   // An area that is odd or leaves the canvas is refused, naming it.
   auto odd = (*kernels)->fill(**stream, nv12, {1, 0, 4, 4}, 0, 0, 0);
   ASSERT_FALSE(odd);
-  EXPECT_NE(odd.error().message().find("4x4 at (1, 0) is not an even rectangle inside the 70x42 canvas"),
-            std::string::npos)
+  EXPECT_NE(
+      odd.error().message().find("4x4 at (1, 0) is not an even rectangle inside the 70x42 canvas"),
+      std::string::npos)
       << odd.error().message();
   EXPECT_FALSE((*kernels)->fill(**stream, nv12, {64, 0, 8, 4}, 0, 0, 0));
 }
@@ -352,12 +370,12 @@ std::string expected_capabilities(std::string_view list) {
     size_t comma = list.find(',', at);
     if (comma == std::string_view::npos) comma = list.size();
     const std::string_view arch = list.substr(at, comma - at);
-    out += fmt::format("{}{}.{}", out.empty() ? "" : ", ", arch.substr(0, arch.size() - 1), arch.back());
+    out += fmt::format("{}{}.{}", out.empty() ? "" : ", ", arch.substr(0, arch.size() - 1),
+                       arch.back());
     at = comma + 1;
   }
   return out;
 }
-
 
 const FakeCudaCounters& counters() {
   void* lib = dlopen(RDMAVIDEO_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
@@ -427,8 +445,9 @@ std::string load_error(const char* name, const char* value) {
 }
 
 TEST(CudaDriver, NoDeviceIsNamedWithTheDriverVersion) {
-  EXPECT_EQ(load_error("FAKE_CUDA_INIT", "100"),
-            "CUDA driver 13.0: cuInit failed: CUDA_ERROR_NO_DEVICE (100); no CUDA device is visible");
+  EXPECT_EQ(
+      load_error("FAKE_CUDA_INIT", "100"),
+      "CUDA driver 13.0: cuInit failed: CUDA_ERROR_NO_DEVICE (100); no CUDA device is visible");
 }
 
 TEST(CudaDriver, AnOrdinalBeyondTheDevicesNamesHowManyThereAre) {
@@ -460,8 +479,9 @@ TEST(CudaDriver, OptionalEntryPointsMissingDisableOnlyTheirFeature) {
   ASSERT_TRUE(memory);
   auto fd = (*device)->export_dmabuf(**memory, 1 << 20);
   ASSERT_FALSE(fd);
-  EXPECT_EQ(fd.error().message(),
-            "CUDA driver 11.4 has no cuMemGetHandleForAddressRange (11.7 or newer exports dma-bufs)");
+  EXPECT_EQ(
+      fd.error().message(),
+      "CUDA driver 11.4 has no cuMemGetHandleForAddressRange (11.7 or newer exports dma-bufs)");
   auto flushed = (*device)->flush_rdma_writes();
   ASSERT_FALSE(flushed);
   EXPECT_NE(flushed.error().message().find("needs RDMA writes flushed"), std::string::npos);
@@ -477,8 +497,8 @@ TEST(CudaDevice, MemoryRoundTripsAndIs64KiBAligned) {
     EXPECT_EQ(**memory % 65536, 0u);
     EXPECT_EQ(counters().allocations_live, live + 1);
     std::vector<std::byte> in(3 * 65536 + 7);
-    std::iota(reinterpret_cast<uint8_t*>(in.data()), reinterpret_cast<uint8_t*>(in.data()) + in.size(),
-              uint8_t{1});
+    std::iota(reinterpret_cast<uint8_t*>(in.data()),
+              reinterpret_cast<uint8_t*>(in.data()) + in.size(), uint8_t{1});
     ASSERT_TRUE(device->upload(**memory, in));
     std::vector<std::byte> out(in.size());
     ASSERT_TRUE(device->download(out, **memory));
@@ -529,13 +549,16 @@ TEST(CudaDevice, ADmabufExportOfAnUnalignedRangeIsRefusedNamingIt) {
   auto at = device->export_dmabuf(**memory + 256, 65536);
   ASSERT_FALSE(at);
   EXPECT_EQ(at.error().code(), ErrorCode::invalid_argument);
-  EXPECT_EQ(at.error().message(),
-            fmt::format("cuda:0 (Fake GPU 0): cannot export 0x{:x} + 65536 bytes as a dma-buf: start and length "
-                        "must be multiples of the page size ({} bytes)",
-                        **memory + 256, sysconf(_SC_PAGESIZE)));
+  EXPECT_EQ(
+      at.error().message(),
+      fmt::format(
+          "cuda:0 (Fake GPU 0): cannot export 0x{:x} + 65536 bytes as a dma-buf: start and length "
+          "must be multiples of the page size ({} bytes)",
+          **memory + 256, sysconf(_SC_PAGESIZE)));
   auto length = device->export_dmabuf(**memory, 1000);
   ASSERT_FALSE(length);
-  EXPECT_NE(length.error().message().find("+ 1000 bytes"), std::string::npos) << length.error().message();
+  EXPECT_NE(length.error().message().find("+ 1000 bytes"), std::string::npos)
+      << length.error().message();
   EXPECT_EQ(counters().dmabuf_exports, exports);
 }
 
@@ -557,7 +580,8 @@ TEST(CudaStream, OurStreamsDoNotWaitForTheNullStream) {
   dlclose(lib);
   ASSERT_TRUE(upload_async && synchronize);
   const std::vector<std::byte> written(4096, std::byte{0x77});
-  ASSERT_EQ(upload_async(**memory, written.data(), written.size(), nullptr), 0);  // on the NULL stream
+  ASSERT_EQ(upload_async(**memory, written.data(), written.size(), nullptr),
+            0);  // on the NULL stream
   std::vector<std::byte> seen(4096, std::byte{0xff});
   ASSERT_TRUE((*stream)->download_async(seen, **memory));
   ASSERT_TRUE((*stream)->synchronize());
@@ -591,7 +615,8 @@ TEST(CudaDevice, OutOfDeviceMemoryIsAResourceError) {
   auto big = device->allocate(2 << 20);
   ASSERT_FALSE(big);
   EXPECT_EQ(big.error().code(), ErrorCode::resource);
-  EXPECT_EQ(big.error().message(), "cuda:0: cuMemAlloc of 2 MiB failed: CUDA_ERROR_OUT_OF_MEMORY (2)");
+  EXPECT_EQ(big.error().message(),
+            "cuda:0: cuMemAlloc of 2 MiB failed: CUDA_ERROR_OUT_OF_MEMORY (2)");
 }
 
 TEST(CudaDevice, DmabufExportGivesADescriptorOrSaysWhyNot) {
@@ -615,7 +640,8 @@ TEST(CudaDevice, DmabufExportGivesADescriptorOrSaysWhyNot) {
   auto fd = (*device)->export_dmabuf(**memory, 1 << 20);
   ASSERT_FALSE(fd);
   EXPECT_EQ(fd.error().code(), ErrorCode::unsupported);
-  EXPECT_NE(fd.error().message().find("CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0"), std::string::npos);
+  EXPECT_NE(fd.error().message().find("CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0"),
+            std::string::npos);
 }
 
 TEST(CudaDevice, FlushOnlyWhereTheDeviceDoesNotOrderRdmaWrites) {
@@ -653,8 +679,10 @@ TEST(CudaDevice, AFlushNeededButNotSupportedIsRefusedNamingTheAttribute) {
   ASSERT_FALSE(flushed);
   EXPECT_EQ(flushed.error().code(), ErrorCode::unsupported);
   EXPECT_EQ(flushed.error().message(),
-            "cuda:0 needs RDMA writes flushed before it reads them (GPUDirect RDMA writes ordering 0) and "
-            "cannot flush them (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS is 2: no host flush)");
+            "cuda:0 needs RDMA writes flushed before it reads them (GPUDirect RDMA writes ordering "
+            "0) and "
+            "cannot flush them (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS is 2: no "
+            "host flush)");
   EXPECT_EQ(why_rdma_writes_not_visible((*device)->facts(), *driver), flushed.error().message());
   EXPECT_EQ(counters().flushes, before);
 }
@@ -707,15 +735,18 @@ TEST(CudaKernels, AGpuTheBuildHasNoCodeForIsNamed) {
   auto kernels = Kernels::shared(device);
   ASSERT_FALSE(kernels);
   EXPECT_EQ(kernels.error().code(), ErrorCode::unsupported);
-  EXPECT_EQ(kernels.error().message(),
-            RDMAVIDEO_CUDA_KERNELS
-                ? fmt::format("cuda:0 (Fake GPU 0): the kernels cannot be loaded: CUDA_ERROR_NO_BINARY_FOR_GPU (209) "
-                              "(the kernels were built by nvcc {} with code for compute capability {} and PTX "
-                              "for {}; none of it runs on compute capability 9.0 with CUDA driver 13.0)",
-                              detail::kKernelToolkit, expected_capabilities(detail::kKernelSass),
-                              expected_capabilities(detail::kKernelPtx))
-                : "this build has no CUDA kernels (the CUDA toolkit was not found when it was "
-                  "configured: install nvcc and configure again)");
+  EXPECT_EQ(
+      kernels.error().message(),
+      RDMAVIDEO_CUDA_KERNELS
+          ? fmt::format(
+                "cuda:0 (Fake GPU 0): the kernels cannot be loaded: CUDA_ERROR_NO_BINARY_FOR_GPU "
+                "(209) "
+                "(the kernels were built by nvcc {} with code for compute capability {} and PTX "
+                "for {}; none of it runs on compute capability 9.0 with CUDA driver 13.0)",
+                detail::kKernelToolkit, expected_capabilities(detail::kKernelSass),
+                expected_capabilities(detail::kKernelPtx))
+          : "this build has no CUDA kernels (the CUDA toolkit was not found when it was "
+            "configured: install nvcc and configure again)");
   EXPECT_EQ(kernels_built(), bool{RDMAVIDEO_CUDA_KERNELS});
 }
 
@@ -729,15 +760,16 @@ TEST(CudaKernels, ADriverOlderThanTheToolkitIsNamedAsWhatToUpdate) {
   ASSERT_TRUE(device);
   auto kernels = Kernels::shared(device);
   ASSERT_FALSE(kernels);
-  EXPECT_NE(kernels.error().message().find(
-                fmt::format("CUDA driver 12.2 is older than that toolkit and runs none of it on compute "
-                            "capability 9.0: update the NVIDIA driver to {} or newer)",
-                            detail::kKernelToolkit)),
+  EXPECT_NE(kernels.error().message().find(fmt::format(
+                "CUDA driver 12.2 is older than that toolkit and runs none of it on compute "
+                "capability 9.0: update the NVIDIA driver to {} or newer)",
+                detail::kKernelToolkit)),
             std::string::npos)
       << kernels.error().message();
   // The PTX is there for the lowest architecture built too, so a GPU between the SASS built
   // has a JIT path; and the toolkit is named as nvcc's major.minor.
-  EXPECT_NE(std::string_view(detail::kKernelPtx).find("75"), std::string_view::npos) << detail::kKernelPtx;
+  EXPECT_NE(std::string_view(detail::kKernelPtx).find("75"), std::string_view::npos)
+      << detail::kKernelPtx;
   EXPECT_NE(std::string_view(detail::kKernelToolkit).find('.'), std::string_view::npos);
 }
 
@@ -761,7 +793,8 @@ TEST(ConvertPixels, SamplesAreWhatTheFormatsSay) {
   // uyvy 4x2: U Y V Y | U Y V Y on two rows.
   const uint8_t uyvy[16] = {10, 20, 30, 40, 50, 60, 70, 80, 12, 22, 33, 44, 55, 66, 77, 88};
   uint8_t y[8] = {}, uv[4] = {};
-  for (unsigned pair = 0; pair < 2; ++pair) px::packed422_to_nv12(uyvy, 8, y, 4, uv, 4, 4, 2, pair, 0, px::kUyvy);
+  for (unsigned pair = 0; pair < 2; ++pair)
+    px::packed422_to_nv12(uyvy, 8, y, 4, uv, 4, 4, 2, pair, 0, px::kUyvy);
   EXPECT_EQ(std::vector<uint8_t>(y, y + 8), (std::vector<uint8_t>{20, 40, 60, 80, 22, 44, 66, 88}));
   EXPECT_EQ(std::vector<uint8_t>(uv, uv + 4), (std::vector<uint8_t>{11, 32, 53, 74}));
   // yuy2 2x1 (one row: chroma is that row's).
@@ -775,7 +808,8 @@ TEST(ConvertPixels, SamplesAreWhatTheFormatsSay) {
   // yuv422p10 2x1: Y 1023 and 0x7fff (masked to 1023), Cb 512, Cr 3.
   const uint16_t yp[2] = {1023, 0x7fff}, cb[1] = {512}, cr[1] = {3};
   uint16_t py[2] = {}, puv[2] = {};
-  px::yuv422p10_to_p010(reinterpret_cast<const uint8_t*>(yp), 4, reinterpret_cast<const uint8_t*>(cb), 2,
+  px::yuv422p10_to_p010(reinterpret_cast<const uint8_t*>(yp), 4,
+                        reinterpret_cast<const uint8_t*>(cb), 2,
                         reinterpret_cast<const uint8_t*>(cr), 2, reinterpret_cast<uint8_t*>(py), 4,
                         reinterpret_cast<uint8_t*>(puv), 4, 2, 1, 0, 0);
   EXPECT_EQ(py[0], 1023 << 6);
@@ -804,14 +838,15 @@ TEST(CompositePixels, SamplesAreWhatTheCanvasSays) {
   auto yuv = [](px::Yuv c) { return std::vector<int>{c.y, c.cb, c.cr}; };
   EXPECT_EQ(yuv(px::rgb_to_yuv(255, 255, 255, 1)), (std::vector<int>{235, 128, 128}));
   EXPECT_EQ(yuv(px::rgb_to_yuv(0, 0, 0, 0)), (std::vector<int>{16, 128, 128}));
-  EXPECT_EQ(yuv(px::rgb_to_yuv(255, 0, 0, 1)), (std::vector<int>{63, 102, 240}));   // BT.709 red
-  EXPECT_EQ(yuv(px::rgb_to_yuv(255, 0, 0, 0)), (std::vector<int>{81, 90, 240}));    // BT.601 red
-  EXPECT_EQ(yuv(px::rgb_to_yuv(0, 0, 255, 1)), (std::vector<int>{32, 240, 118}));   // BT.709 blue
+  EXPECT_EQ(yuv(px::rgb_to_yuv(255, 0, 0, 1)), (std::vector<int>{63, 102, 240}));  // BT.709 red
+  EXPECT_EQ(yuv(px::rgb_to_yuv(255, 0, 0, 0)), (std::vector<int>{81, 90, 240}));   // BT.601 red
+  EXPECT_EQ(yuv(px::rgb_to_yuv(0, 0, 255, 1)), (std::vector<int>{32, 240, 118}));  // BT.709 blue
   EXPECT_EQ(px::gray_to_luma(255), 235);
   EXPECT_EQ(px::gray_to_luma(24), 37);
   // A 4x2 I420 picture, luma 0 40 80 120 / 160 200 240 250, into a 2x2 area: each canvas
   // pixel the average of the two it covers across, chroma the average of the two samples.
-  const uint8_t luma[8] = {0, 40, 80, 120, 160, 200, 240, 250}, cb[2] = {100, 200}, cr[2] = {50, 60};
+  const uint8_t luma[8] = {0, 40, 80, 120, 160, 200, 240, 250}, cb[2] = {100, 200},
+                cr[2] = {50, 60};
   px::Source s{{luma, cb, cr}, {4, 2, 2}, 4, 2, px::layout::kI420, 8};
   uint8_t y[4] = {}, uv[2] = {};
   px::Target t{y, uv, 2, 2, 2, 2, 1};
@@ -882,11 +917,12 @@ std::shared_ptr<Device> real_device() {
   return device ? *device : nullptr;
 }
 
-#define REQUIRE_GPU()                                                                         \
-  auto gpu = real_device();                                                                   \
-  if (!gpu)                                                                                   \
-  GTEST_SKIP() << "no GPU here: "                                                             \
-               << (Driver::shared() ? "the CUDA driver sees no device" : Driver::shared().error().message())
+#define REQUIRE_GPU()                                                  \
+  auto gpu = real_device();                                            \
+  if (!gpu)                                                            \
+  GTEST_SKIP() << "no GPU here: "                                      \
+               << (Driver::shared() ? "the CUDA driver sees no device" \
+                                    : Driver::shared().error().message())
 
 TEST(RealGpu, MemoryRoundTripsThroughTheDriverAndIs64KiBAligned) {
   REQUIRE_GPU();

@@ -30,10 +30,13 @@ namespace {
 }
 
 constexpr std::pair<uint32_t, uint32_t> kSizes[] = {
-    {1, 1}, {2, 2}, {3, 1}, {1, 3}, {33, 17}, {1918, 1078}, {1920, 1080}, {1921, 1081}, {3840, 2160},
+    {1, 1},       {2, 2},       {3, 1},       {1, 3},       {33, 17},
+    {1918, 1078}, {1920, 1080}, {1921, 1081}, {3840, 2160},
 };
 
-std::string size_name(uint32_t w, uint32_t h) { return std::to_string(w) + "x" + std::to_string(h); }
+std::string size_name(uint32_t w, uint32_t h) {
+  return std::to_string(w) + "x" + std::to_string(h);
+}
 
 #if defined(RDMAVIDEO_TEST_WITH_FFMPEG)
 AVPixelFormat to_av(PixelFormat format) {
@@ -181,7 +184,8 @@ TEST(FormatCanonicalLayout, LargestFrameFits) {
     if (format == PixelFormat::yuv444p10 || format == PixelFormat::yuv444p12) {
       // Six bytes a pixel: 1.5 GiB, more than the protocol carries; 8K is far below it.
       ASSERT_FALSE(layout);
-      EXPECT_TRUE(contains(layout.error().message(), "more than the protocol carries")) << layout.error().message();
+      EXPECT_TRUE(contains(layout.error().message(), "more than the protocol carries"))
+          << layout.error().message();
       layout = canonical_layout(format, 7680, 4320);
     }
     ASSERT_TRUE(layout) << layout.error().message();
@@ -409,7 +413,8 @@ TEST(FormatColour, PresetsAndRanges) {
   EXPECT_EQ(parse_colour("bt601"), (Colour{kBt601_525, kTransferBt601, kBt601_525, kLimited}));
   EXPECT_EQ(parse_colour("srgb"), (Colour{kBt709, kTransferSrgb, kBt709, kFull}));
   EXPECT_EQ(parse_colour("bt2100-pq"), (Colour{kBt2020, kTransferPq, kMatrixBt2020Ncl, kLimited}));
-  EXPECT_EQ(parse_colour("bt2100-hlg full"), (Colour{kBt2020, kTransferHlg, kMatrixBt2020Ncl, kFull}));
+  EXPECT_EQ(parse_colour("bt2100-hlg full"),
+            (Colour{kBt2020, kTransferHlg, kMatrixBt2020Ncl, kFull}));
   EXPECT_EQ(parse_colour("bt2020/smpte2084/bt2020nc"), (Colour{9, 16, 9, 0}));
   EXPECT_EQ(parse_colour("unknown/unknown/bt709"), (Colour{0, 0, 1, 0}));
   for (std::string_view bad : {"", "bt2100", "bt709 wide", "bt709/bt709", "bt709/bt709/nope",
@@ -432,7 +437,8 @@ TEST(FormatNames, ParsesAliases) {
 }
 
 TEST(FormatNames, RejectsUnknownNames) {
-  for (std::string_view text : {"", "foo", "yuv420", "nv21", "yuv422p", "rgba ", " nv12", "v210x"}) {
+  for (std::string_view text :
+       {"", "foo", "yuv420", "nv21", "yuv422p", "rgba ", " nv12", "v210x"}) {
     SCOPED_TRACE(text);
     EXPECT_EQ(parse_pixel_format(text), std::nullopt);
   }
@@ -461,9 +467,8 @@ TEST(FormatFrameRate, ParsesIntegersDecimalsAndFractions) {
 }
 
 TEST(FormatFrameRate, RejectsBadText) {
-  for (std::string_view text :
-       {"0", "abc", "60/0", "-1", "", "/", "0/1", "60/", "/1", "1.", ".5", "1.2.3", "60fps",
-        "1001", "1.0000001"}) {
+  for (std::string_view text : {"0", "abc", "60/0", "-1", "", "/", "0/1", "60/", "/1", "1.", ".5",
+                                "1.2.3", "60fps", "1001", "1.0000001"}) {
     SCOPED_TRACE(text);
     EXPECT_EQ(parse_frame_rate(text).has_value(), false);
   }
@@ -472,8 +477,8 @@ TEST(FormatFrameRate, RejectsBadText) {
 // Regression: the decimal branch computed whole * 10^digits unchecked, so a whole part near
 // 2^64 / 10^digits wrapped round and "1844674407370955162.0" parsed as 2/5.
 TEST(FormatFrameRate, RejectsDecimalWhoseValueOverflows) {
-  for (std::string_view text : {"1844674407370955162.0", "1844674407370955162.5",
-                                "18446744073709551615.999999"}) {
+  for (std::string_view text :
+       {"1844674407370955162.0", "1844674407370955162.5", "18446744073709551615.999999"}) {
     SCOPED_TRACE(text);
     const auto rate = parse_frame_rate(text);
     EXPECT_FALSE(rate.has_value()) << "parsed as " << rate->num << "/" << rate->den;

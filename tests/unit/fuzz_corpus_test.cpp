@@ -25,7 +25,8 @@ std::vector<fs::path> files_in(const fs::path& dir) {
   std::vector<fs::path> out;
   if (!fs::exists(dir)) return out;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.is_regular_file() && entry.path().filename() != "README.md") out.push_back(entry.path());
+    if (entry.is_regular_file() && entry.path().filename() != "README.md")
+      out.push_back(entry.path());
   }
   std::sort(out.begin(), out.end());
   return out;

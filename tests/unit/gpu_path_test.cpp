@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <fstream>
 
-#include "rdmavideo/gpu_path.hpp"
 #include "process.hpp"
+#include "rdmavideo/gpu_path.hpp"
 
 namespace rdmavideo::gpu {
 namespace {
@@ -47,9 +47,10 @@ TEST(GpuPath, PeermemWhereTheRdmaDeviceCannotImportADmabuf) {
   auto d = choose_path(PathChoice::automatic, f);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->path, Path::peermem);
-  EXPECT_EQ(d->summary(),
-            "peermem (dmabuf: mlx5_0 cannot import dma-bufs (ibv_reg_dmabuf_mr(fd -1): Operation not "
-            "supported))");
+  EXPECT_EQ(
+      d->summary(),
+      "peermem (dmabuf: mlx5_0 cannot import dma-bufs (ibv_reg_dmabuf_mr(fd -1): Operation not "
+      "supported))");
 }
 
 TEST(GpuPath, StagedWhenNeitherDirectRungWorksAndBothReasonsAreKept) {
@@ -70,7 +71,8 @@ TEST(GpuPath, EachMissingPieceOfDmabufIsNamed) {
   auto f = everything();
   f.gpu_exports_dmabuf = false;
   f.gpu_dmabuf_why = "cuda:0 does not export dma-bufs";
-  EXPECT_EQ(choose_path(PathChoice::automatic, f)->passed_over.at(0), "dmabuf: cuda:0 does not export dma-bufs");
+  EXPECT_EQ(choose_path(PathChoice::automatic, f)->passed_over.at(0),
+            "dmabuf: cuda:0 does not export dma-bufs");
   f = everything();
   f.verbs_has_dmabuf = false;
   EXPECT_EQ(choose_path(PathChoice::automatic, f)->passed_over.at(0),
@@ -88,7 +90,8 @@ TEST(GpuPath, EachMissingPieceOfDmabufIsNamed) {
 TEST(GpuPath, AGpuThatCannotSeeRdmaWritesIsNotWrittenDirectly) {
   auto f = everything();
   f.rdma_writes_not_visible =
-      "cuda:0 needs RDMA writes flushed before it reads them (GPUDirect RDMA writes ordering 0) and cannot flush "
+      "cuda:0 needs RDMA writes flushed before it reads them (GPUDirect RDMA writes ordering 0) "
+      "and cannot flush "
       "them (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS is 0: no host flush)";
   auto sending = choose_path(PathChoice::automatic, f);
   ASSERT_TRUE(sending);
@@ -97,8 +100,8 @@ TEST(GpuPath, AGpuThatCannotSeeRdmaWritesIsNotWrittenDirectly) {
   auto receiving = choose_path(PathChoice::automatic, f);
   ASSERT_TRUE(receiving);
   EXPECT_EQ(receiving->path, Path::staged);
-  EXPECT_EQ(receiving->summary(), "staged (dmabuf: " + f.rdma_writes_not_visible + "; peermem: " +
-                                      f.rdma_writes_not_visible + ")");
+  EXPECT_EQ(receiving->summary(), "staged (dmabuf: " + f.rdma_writes_not_visible +
+                                      "; peermem: " + f.rdma_writes_not_visible + ")");
   auto forced = choose_path(PathChoice::peermem, f);
   ASSERT_FALSE(forced);
   EXPECT_EQ(forced.error().message(), "--gpu-path peermem: " + f.rdma_writes_not_visible);
@@ -116,7 +119,8 @@ TEST(GpuPath, WhetherWritesAreVisibleIsAskedOfTheDevice) {
   f.rdma_flush_options = 1;  // needed, and supported
   EXPECT_EQ(cuda::why_rdma_writes_not_visible(f, **driver), "");
   f.rdma_flush_options = 0;
-  EXPECT_NE(cuda::why_rdma_writes_not_visible(f, **driver).find("cannot flush them"), std::string::npos);
+  EXPECT_NE(cuda::why_rdma_writes_not_visible(f, **driver).find("cannot flush them"),
+            std::string::npos);
   PathFacts facts = everything();
   add_gpu_facts(facts, f, **driver);
   EXPECT_EQ(facts.rdma_writes_not_visible, cuda::why_rdma_writes_not_visible(f, **driver));
@@ -153,12 +157,14 @@ TEST(GpuPath, AForcedRungThatCannotWorkIsAnErrorNotAFallBack) {
 }
 
 TEST(GpuPath, ARungThatFailsToRegisterIsPassedOverOnlyUnderAuto) {
-  const Error refused(ErrorCode::system, "verbs mlx5_0: ibv_reg_dmabuf_mr of 8 bytes of cuda:0: Bad address");
+  const Error refused(ErrorCode::system,
+                      "verbs mlx5_0: ibv_reg_dmabuf_mr of 8 bytes of cuda:0: Bad address");
   auto d = choose_path(PathChoice::automatic, everything());
   ASSERT_TRUE(d);
   ASSERT_TRUE(d->fall_back(PathChoice::automatic, refused));
   EXPECT_EQ(d->path, Path::staged);
-  EXPECT_EQ(d->summary(), "staged (dmabuf: verbs mlx5_0: ibv_reg_dmabuf_mr of 8 bytes of cuda:0: Bad address)");
+  EXPECT_EQ(d->summary(),
+            "staged (dmabuf: verbs mlx5_0: ibv_reg_dmabuf_mr of 8 bytes of cuda:0: Bad address)");
   auto forced = choose_path(PathChoice::dmabuf, everything());
   ASSERT_TRUE(forced);
   auto kept = forced->fall_back(PathChoice::dmabuf, refused);
@@ -177,7 +183,8 @@ TEST(GpuPath, ProbeErrnoIsJudgedAsNcclDoes) {
   EXPECT_FALSE(judge_dmabuf_probe(true, EOPNOTSUPP).imports);
   EXPECT_FALSE(judge_dmabuf_probe(true, EPROTONOSUPPORT).imports);
   EXPECT_TRUE(judge_dmabuf_probe(true, EBADF).imports);
-  EXPECT_EQ(judge_dmabuf_probe(true, EBADF).detail, "ibv_reg_dmabuf_mr(fd -1): Bad file descriptor");
+  EXPECT_EQ(judge_dmabuf_probe(true, EBADF).detail,
+            "ibv_reg_dmabuf_mr(fd -1): Bad file descriptor");
   EXPECT_FALSE(judge_dmabuf_probe(false, 0).imports);
 }
 

@@ -13,8 +13,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "rdmavideo/format.hpp"
 #include "decoding.hpp"
+#include "rdmavideo/format.hpp"
 #include "rdmavideo/protocol.hpp"
 
 namespace rdmavideo::proto {
@@ -47,8 +47,8 @@ void poke(Bytes& bytes, size_t offset, T value) {
 Bytes raw_message(MessageType type, const Bytes& body) {
   Bytes out(kHeaderBytes);
   poke(out, kMagicAt, kMagic);
-  const bool handshake = type == MessageType::Hello || type == MessageType::HelloAck ||
-                         type == MessageType::Error;
+  const bool handshake =
+      type == MessageType::Hello || type == MessageType::HelloAck || type == MessageType::Error;
   poke(out, kVersionAt, handshake ? kHandshakeHeaderVersion : kVersion);
   poke(out, kTypeAt, static_cast<uint16_t>(type));
   poke(out, kLengthAt, static_cast<uint32_t>(body.size()));
@@ -284,9 +284,9 @@ TEST(ProtocolRoundTrip, EndOfStream) {
 }
 
 TEST(ProtocolRoundTrip, ErrorEveryCode) {
-  for (ErrorCode code : {ErrorCode::protocol, ErrorCode::peer_closed, ErrorCode::timeout,
-                         ErrorCode::resource, ErrorCode::unsupported, ErrorCode::invalid_argument,
-                         ErrorCode::system}) {
+  for (ErrorCode code :
+       {ErrorCode::protocol, ErrorCode::peer_closed, ErrorCode::timeout, ErrorCode::resource,
+        ErrorCode::unsupported, ErrorCode::invalid_argument, ErrorCode::system}) {
     SCOPED_TRACE(to_string(code));
     ErrorMessage want = sample_error();
     want.code = code;
@@ -390,8 +390,8 @@ TEST(ProtocolHeader, RejectsVersionOneOutsideTheHandshake) {
 }
 
 TEST(ProtocolHeader, HandshakeMessagesGoWithVersionOneHeaders) {
-  for (const Message& m : {Message{sample_hello()}, Message{sample_hello_ack()},
-                           Message{sample_error()}}) {
+  for (const Message& m :
+       {Message{sample_hello()}, Message{sample_hello_ack()}, Message{sample_error()}}) {
     SCOPED_TRACE(to_string(type_of(m)));
     const Bytes bytes = encode(m);
     auto header = decode_header(bytes);
@@ -460,9 +460,8 @@ TEST(ProtocolHeader, RejectsTruncatedBody) {
 // A fixed-size body announced with the wrong length, one size short and one long.
 TEST(ProtocolHeader, RejectsWrongFixedLengthPerType) {
   const std::vector<Message> messages = {
-      Message{sample_hello()},         Message{sample_hello_ack()},
-      Message{sample_stream_start()},  Message{sample_ring_info()},
-      Message{sample_frame_written()}, Message{Keepalive{5}},
+      Message{sample_hello()},     Message{sample_hello_ack()},     Message{sample_stream_start()},
+      Message{sample_ring_info()}, Message{sample_frame_written()}, Message{Keepalive{5}},
       Message{EndOfStream{3, 1}},
   };
   for (const Message& message : messages) {
@@ -563,7 +562,8 @@ TEST(ProtocolHelloAck, RejectsMaxFrameBytesOutOfRange) {
   poke(bytes, kBody + 8, uint64_t{0});
   EXPECT_TRUE(contains(rejection(bytes), "HelloAck.max_frame_bytes 0"));
   poke(bytes, kBody + 8, kMaxFrame + 1);
-  EXPECT_TRUE(contains(rejection(bytes), fmt::format("HelloAck.max_frame_bytes {}", kMaxFrame + 1)));
+  EXPECT_TRUE(
+      contains(rejection(bytes), fmt::format("HelloAck.max_frame_bytes {}", kMaxFrame + 1)));
 }
 
 TEST(ProtocolHelloAck, RejectsCreditsOutOfRange) {
@@ -888,8 +888,7 @@ TEST(ProtocolCreditReturn, RejectsLengthMismatchWithCount) {
 TEST(ProtocolCreditReturn, RejectsSlotOutOfRange) {
   const Bytes bytes =
       raw_message(MessageType::CreditReturn, credit_return_body(3, {1, kMaxRingSlots, 2}));
-  EXPECT_TRUE(
-      contains(rejection(bytes), fmt::format("CreditReturn.slots[1] {}", kMaxRingSlots)));
+  EXPECT_TRUE(contains(rejection(bytes), fmt::format("CreditReturn.slots[1] {}", kMaxRingSlots)));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "proto/checks.hpp"
 #include "decoding.hpp"
+#include "proto/checks.hpp"
 #include "rdmavideo/protocol.hpp"
 
 namespace rdmavideo::proto {
@@ -93,7 +93,8 @@ TEST(ProtocolVersions, AudioMessagesNeedVersionThreeHeaders) {
   Bytes bytes = encode(AudioEnd{2}, 3);
   bytes[4] = std::byte{2};
   const std::string error = rejection(bytes, ErrorCode::unsupported);
-  EXPECT_NE(error.find("Header.version 2 not spoken here (3..3 for AudioEnd)"), std::string::npos) << error;
+  EXPECT_NE(error.find("Header.version 2 not spoken here (3..3 for AudioEnd)"), std::string::npos)
+      << error;
   EXPECT_EQ(lowest_version(MessageType::AudioStart), 3);
   EXPECT_EQ(lowest_version(MessageType::StreamStart), 2);
   EXPECT_EQ(lowest_version(MessageType::Hello), 1);
@@ -143,17 +144,23 @@ TEST(ProtocolAudio, AudioStartRoundTripsAndIsLaidOutAsDocumented) {
   const Bytes bytes = encode(m);
   // docs/protocol.md §11: header (version 3, type 11, 96 bytes), then the body.
   ASSERT_EQ(bytes.size(), kHeaderBytes + 96);
-  const Bytes head = from_hex("524456460300" "0b00" "60000000" "00000000");
+  const Bytes head = from_hex(
+      "524456460300"
+      "0b00"
+      "60000000"
+      "00000000");
   EXPECT_EQ(Bytes(bytes.begin(), bytes.begin() + 16), head);
   const Bytes fixed = from_hex(
-      "02000000"          // stream_id 2
-      "06000000"          // sample_format 6 (f32p)
-      "80bb0000"          // sample_rate 48000
-      "0200" "0000"       // channels 2, reserved
-      "0300000000000000"  // channel_layout 0x3
-      "0000000000000000"  // reserved
+      "02000000"  // stream_id 2
+      "06000000"  // sample_format 6 (f32p)
+      "80bb0000"  // sample_rate 48000
+      "0200"
+      "0000"                // channels 2, reserved
+      "0300000000000000"    // channel_layout 0x3
+      "0000000000000000"    // reserved
       "547261636b203100");  // "Track 1", NUL
-  EXPECT_EQ(Bytes(bytes.begin() + 16, bytes.begin() + 16 + static_cast<ptrdiff_t>(fixed.size())), fixed);
+  EXPECT_EQ(Bytes(bytes.begin() + 16, bytes.begin() + 16 + static_cast<ptrdiff_t>(fixed.size())),
+            fixed);
   auto back = decode_message(bytes);
   ASSERT_TRUE(back) << back.error().message();
   const auto& got = std::get<AudioStart>(*back);
@@ -200,10 +207,11 @@ TEST(ProtocolAudio, DecodeNamesEveryBadField) {
     uint32_t value;
     const char* says;
   };
-  for (const Case& c : {Case{16, 0, "AudioStart.stream_id is 0"}, Case{20, 7, "AudioStart.sample_format 7 unknown"},
-                        Case{24, 999, "AudioStart.sample_rate 999 out of range"},
-                        Case{28, 17, "AudioStart.channels 17 out of range (1..16)"},
-                        Case{28, 3, "AudioStart.channel_layout 0x3 has 2 channels, not 3"}}) {
+  for (const Case& c :
+       {Case{16, 0, "AudioStart.stream_id is 0"}, Case{20, 7, "AudioStart.sample_format 7 unknown"},
+        Case{24, 999, "AudioStart.sample_rate 999 out of range"},
+        Case{28, 17, "AudioStart.channels 17 out of range (1..16)"},
+        Case{28, 3, "AudioStart.channel_layout 0x3 has 2 channels, not 3"}}) {
     SCOPED_TRACE(c.says);
     Bytes bad = start;
     poke32(bad, c.at, c.value);
@@ -257,8 +265,9 @@ TEST(ProtocolAudio, TheReceiverChecksAudioAgainstTheConnection) {
   chunk.data.resize(20);
   auto short_chunk = check_audio_chunk(chunk, &a);
   ASSERT_FALSE(short_chunk);
-  EXPECT_EQ(short_chunk.error().message(),
-            "AudioChunk of 20 bytes of samples does not match 3 samples x 2 channels of f32p (24 bytes)");
+  EXPECT_EQ(
+      short_chunk.error().message(),
+      "AudioChunk of 20 bytes of samples does not match 3 samples x 2 channels of f32p (24 bytes)");
   EXPECT_FALSE(check_audio_chunk(chunk, nullptr));
 }
 

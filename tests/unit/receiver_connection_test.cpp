@@ -34,9 +34,9 @@ class FakeChannel final : public ReceiverChannel {
     bool any_thread = true;
     std::vector<Clock::time_point> message_deadlines;  // complete_by of every receive()
     std::vector<Clock::time_point> payload_deadlines;  // of every receive_payload()
-    std::shared_ptr<auth::ControlMac> mac;  // protect()'s
-    size_t sent_before_protect = 0;         // messages sent when protect() was called
-    uint16_t version = 0;                   // negotiated()'s
+    std::shared_ptr<auth::ControlMac> mac;             // protect()'s
+    size_t sent_before_protect = 0;                    // messages sent when protect() was called
+    uint16_t version = 0;                              // negotiated()'s
   };
 
   explicit FakeChannel(std::shared_ptr<Shared> shared) : s_(std::move(shared)) {}
@@ -62,8 +62,9 @@ class FakeChannel final : public ReceiverChannel {
     std::lock_guard lock(s_->mu);
     s_->payload_deadlines.push_back(complete_by);
     if (s_->payloads.empty()) {
-      return make_error(ErrorCode::peer_closed, "peer closed the connection in the middle of "
-                                                "FrameWritten payload");
+      return make_error(ErrorCode::peer_closed,
+                        "peer closed the connection in the middle of "
+                        "FrameWritten payload");
     }
     auto payload = std::move(s_->payloads.front());
     s_->payloads.pop_front();
@@ -390,10 +391,11 @@ TEST_F(ReceiverCore, FrameInASlotOutOfRangeFailsTheStream) {
   ASSERT_TRUE(host_.end);
   EXPECT_EQ(host_.end->how, StreamEnd::How::failed);
   ASSERT_TRUE(host_.end->error);
-  EXPECT_NE(host_.end->error->message().find(
-                "recv 10.0.0.7:5000 \"cam1\": FrameWritten.slot 12 out of range (ring has 8 slots); "
-                "closing"),
-            std::string::npos)
+  EXPECT_NE(
+      host_.end->error->message().find(
+          "recv 10.0.0.7:5000 \"cam1\": FrameWritten.slot 12 out of range (ring has 8 slots); "
+          "closing"),
+      std::string::npos)
       << host_.end->error->message();
   auto told = error_told();
   ASSERT_TRUE(told);
@@ -523,7 +525,8 @@ TEST_F(ReceiverCore, FrameLimitTellsTheSenderToStop) {
 }
 
 TEST_F(ReceiverCore, SinkFailureEndsTheStreamAndTellsTheSender) {
-  host_.sink.fail_with = Error(ErrorCode::system, "--output cam1.yuv: write: No space left on device");
+  host_.sink.fail_with =
+      Error(ErrorCode::system, "--output cam1.yuv: write: No space left on device");
   say(hello());
   say(format());
   say_frame(0, 0);
@@ -632,7 +635,6 @@ TEST_F(ReceiverCore, SenderErrorIsReportedNotAnswered) {
   EXPECT_FALSE(error_told());
 }
 
-
 // Authentication (docs/protocol.md §4.1): the sender proves the key before anything about a
 // ring leaves the receiver, and the receiver proves it back.
 class AuthenticatedCore : public ReceiverCore {
@@ -679,7 +681,8 @@ TEST_F(AuthenticatedCore, ASenderThatProvesTheKeyIsAnsweredWithTheReceiversProof
   EXPECT_EQ(challenge.proof, proto::Proof{});  // a challenge carries no proof
   EXPECT_TRUE(ack_.flags & proto::kCapAuth);
   const proto::Nonce mine = *auth::make_nonce();
-  say(proto::Auth{mine, auth::prove(*key_, auth::Role::sender, mine, challenge.nonce, hello_, ack_)});
+  say(proto::Auth{mine,
+                  auth::prove(*key_, auth::Role::sender, mine, challenge.nonce, hello_, ack_)});
   const auto answers = await<proto::Auth>(2);
   ASSERT_EQ(answers.size(), 2u);
   EXPECT_EQ(answers[1].nonce, challenge.nonce);
@@ -731,7 +734,8 @@ TEST_F(AuthenticatedCore, AWrongProofIsRefusedWithoutSayingWhyAndNoRingIsExposed
   const auto challenge = start_keyed();
   const auth::SharedKey wrong(std::vector<std::byte>(40, std::byte{'w'}));
   const proto::Nonce mine = *auth::make_nonce();
-  say(proto::Auth{mine, auth::prove(wrong, auth::Role::sender, mine, challenge.nonce, hello_, ack_)});
+  say(proto::Auth{mine,
+                  auth::prove(wrong, auth::Role::sender, mine, challenge.nonce, hello_, ack_)});
   say(format());  // what an impostor would send next
   join();
   ASSERT_FALSE(result_);
@@ -769,7 +773,6 @@ TEST_F(AuthenticatedCore, ASilentProverIsDroppedAtTheHandshakeDeadline) {
   EXPECT_EQ(host_.admissions, 0);
 }
 
-
 // Where a connection is in its life, for the service's caps: in its handshake until Hello,
 // then waiting (the host told once, as it passes), then a stream once admitted.
 TEST_F(ReceiverCore, StagesGoFromHandshakeToWaitingToStream) {
@@ -778,7 +781,8 @@ TEST_F(ReceiverCore, StagesGoFromHandshakeToWaitingToStream) {
   Result<void> result;
   std::thread run([&] { result = connection->run(); });
   say(hello());
-  ASSERT_TRUE(eventually([&] { return connection->stage() == ReceiverConnection::Stage::pending; }));
+  ASSERT_TRUE(
+      eventually([&] { return connection->stage() == ReceiverConnection::Stage::pending; }));
   EXPECT_EQ(host_.handshakes_passed, 1);
   EXPECT_EQ(host_.stage_when_passed, ReceiverConnection::Stage::pending);
   say(format());
@@ -821,7 +825,8 @@ TEST_F(ReceiverCore, AFormatTheSinksCannotTakeIsRefusedBeforeTheRing) {
   config_.format_check = [&](const proto::StreamStart& f) -> Result<void> {
     ++checked;
     if (f.frame_rate.num > 1000) {
-      return make_error(ErrorCode::unsupported, "StreamStart.frame_rate {} too high", to_string(f.frame_rate));
+      return make_error(ErrorCode::unsupported, "StreamStart.frame_rate {} too high",
+                        to_string(f.frame_rate));
     }
     return {};
   };
@@ -834,7 +839,8 @@ TEST_F(ReceiverCore, AFormatTheSinksCannotTakeIsRefusedBeforeTheRing) {
   EXPECT_EQ(refused.error().code(), ErrorCode::unsupported);
   const auto told = error_told();
   ASSERT_TRUE(told);
-  EXPECT_NE(told->text.find("StreamStart.frame_rate 2147483648 too high"), std::string::npos) << told->text;
+  EXPECT_NE(told->text.find("StreamStart.frame_rate 2147483648 too high"), std::string::npos)
+      << told->text;
   EXPECT_EQ(checked, 1);
   EXPECT_EQ(host_.admissions, 0);
   EXPECT_TRUE(shared_->exposed_bytes.empty());

@@ -115,8 +115,8 @@ TEST(RingCredits, ReleaseBatchesCredits) {
 
   ASSERT_TRUE(ring.frame_arrived(2));
   ASSERT_TRUE(ring.frame_arrived(3));
-  EXPECT_FALSE(ring.release(3));  // 1 pending, sender holds 6
-  EXPECT_TRUE(ring.release(2));   // 2 pending
+  EXPECT_FALSE(ring.release(3));                   // 1 pending, sender holds 6
+  EXPECT_TRUE(ring.release(2));                    // 2 pending
   EXPECT_EQ(ring.grant_pending(), (Slots{3, 2}));  // in release order
   expect_counts(ring, 8, 0, 0);
 }
@@ -168,7 +168,7 @@ TEST(RingCredits, SmallRingsSendEveryCredit) {
 }
 
 TEST(RingCredits, FlushDueWhenABatchGathersOrTheSenderRunsLow) {
-  RingCredits ring(8);  // batch 2, low water 2
+  RingCredits ring(8);            // batch 2, low water 2
   EXPECT_TRUE(ring.flush_due());  // 8 pending: the initial grant
   ring.grant_pending();
   EXPECT_FALSE(ring.flush_due());  // nothing pending
@@ -351,8 +351,8 @@ void run_cycle(uint32_t slot_count, uint64_t seed) {
   for (uint64_t step = 0; frames < kFrames; ++step) {
     ASSERT_LT(step, kFrames * 20) << "no progress: the ring stalled";
     ASSERT_FALSE(pool.available() == 0 && leased.empty())
-        << "stalled: the sender holds no credit and no consumer holds a frame, "
-        << ring.pending() << " credits pending";
+        << "stalled: the sender holds no credit and no consumer holds a frame, " << ring.pending()
+        << " credits pending";
     if (rng.below(2) == 0) {
       if (auto slot = pool.take()) {
         auto ok = ring.frame_arrived(*slot);
@@ -390,7 +390,6 @@ void run_cycle(uint32_t slot_count, uint64_t seed) {
   if (slot_count >= 8) {
     EXPECT_LT(credit_messages, kFrames * 3 / 4);
   }
-
 }
 
 TEST(RingCycle, InvariantHoldsOverManyFrames) {

@@ -23,9 +23,8 @@ proto::StreamStart format() {
 
 template <typename T>
 size_t count_sent(const FakeChannel::Shared& s) {
-  return std::count_if(s.sent.begin(), s.sent.end(), [](const proto::Message& m) {
-    return std::holds_alternative<T>(m);
-  });
+  return std::count_if(s.sent.begin(), s.sent.end(),
+                       [](const proto::Message& m) { return std::holds_alternative<T>(m); });
 }
 
 class SenderCoreTest : public ::testing::Test {
@@ -143,7 +142,8 @@ TEST_F(SenderCoreTest, OldCreditsAreIgnoredAndABreachIsTold) {
   shared_->inbound.push_back(proto::RingInfo{1, 7, 4, 4608, 8192, 0, 0});
   auto breach = core->acquire(0ms);
   ASSERT_FALSE(breach);
-  EXPECT_NE(breach.error().message().find("RingInfo.ring_epoch 7 does not answer StreamStart.ring_epoch 2"),
+  EXPECT_NE(breach.error().message().find(
+                "RingInfo.ring_epoch 7 does not answer StreamStart.ring_epoch 2"),
             std::string::npos);
   ASSERT_TRUE(shared_->closed_with);
   EXPECT_TRUE(std::holds_alternative<proto::ErrorMessage>(*shared_->closed_with));
@@ -173,7 +173,8 @@ TEST_F(SenderCoreTest, ARefusalAtHelloIsReportedInTheReceiversWords) {
   auto refused = core.handshake();
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), ErrorCode::resource);
-  EXPECT_NE(refused.error().message().find("receiver refused: receiver busy: 1 stream"), std::string::npos);
+  EXPECT_NE(refused.error().message().find("receiver refused: receiver busy: 1 stream"),
+            std::string::npos);
 
   auto keyed = std::make_shared<FakeChannel::Shared>();
   keyed->answer = false;

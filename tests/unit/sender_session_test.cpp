@@ -24,16 +24,17 @@ using Clock = std::chrono::steady_clock;
 class Receivers {
  public:
   Receivers() {
-    sender::replace_channel_factory([this](TransportKind, const ConnectOptions& options)
-                                        -> Result<std::unique_ptr<sender::SenderChannel>> {
-      auto shared = std::make_shared<FakeChannel::Shared>();
-      shared->chatty = true;  // alive: only its credits stall
-      if (options.endpoint.port == 1) shared->slots = 1;
-      if (options.endpoint.port == 2) shared->returns_credits = true;
-      std::lock_guard lock(mu);
-      by_port[options.endpoint.port] = shared;
-      return std::unique_ptr<sender::SenderChannel>(std::make_unique<FakeChannel>(shared));
-    });
+    sender::replace_channel_factory(
+        [this](TransportKind,
+               const ConnectOptions& options) -> Result<std::unique_ptr<sender::SenderChannel>> {
+          auto shared = std::make_shared<FakeChannel::Shared>();
+          shared->chatty = true;  // alive: only its credits stall
+          if (options.endpoint.port == 1) shared->slots = 1;
+          if (options.endpoint.port == 2) shared->returns_credits = true;
+          std::lock_guard lock(mu);
+          by_port[options.endpoint.port] = shared;
+          return std::unique_ptr<sender::SenderChannel>(std::make_unique<FakeChannel>(shared));
+        });
   }
   ~Receivers() { sender::replace_channel_factory({}); }
   std::mutex mu;
@@ -64,7 +65,8 @@ Clock::duration offer(SenderSession& session, int frames, int& no_buffer) {
     auto buffer = session.acquire_buffer();
     EXPECT_TRUE(buffer) << buffer.error().message();
     if (buffer && *buffer) {
-      auto outcome = session.submit(*buffer, {static_cast<uint64_t>(i), std::nullopt, Clock::now()});
+      auto outcome =
+          session.submit(*buffer, {static_cast<uint64_t>(i), std::nullopt, Clock::now()});
       EXPECT_TRUE(outcome) << outcome.error().message();
     } else {
       ++no_buffer;

@@ -18,7 +18,8 @@ constexpr uint64_t kMs = 1000 * kUs;
 
 /// Within `tolerance` (a fraction) of `want`.
 ::testing::AssertionResult near(uint64_t got, uint64_t want, double tolerance) {
-  const double error = (static_cast<double>(got) - static_cast<double>(want)) / static_cast<double>(want);
+  const double error =
+      (static_cast<double>(got) - static_cast<double>(want)) / static_cast<double>(want);
   if (error <= tolerance && error >= -tolerance) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << got << " is " << error * 100 << "% off " << want;
 }
@@ -147,9 +148,9 @@ StreamFacts sample_facts() {
 TEST(SummaryJson, HasEveryKey) {
   const nlohmann::json j = summary_json(sample_stats(), sample_facts());
   ASSERT_TRUE(j.is_object());
-  for (const char* key : {"frames", "bytes", "seconds", "fps", "gbytes_per_s", "dropped",
-                          "checksum_failures", "latency_ms", "cpu_seconds", "transport", "width",
-                          "height", "pix_fmt"}) {
+  for (const char* key :
+       {"frames", "bytes", "seconds", "fps", "gbytes_per_s", "dropped", "checksum_failures",
+        "latency_ms", "cpu_seconds", "transport", "width", "height", "pix_fmt"}) {
     SCOPED_TRACE(key);
     EXPECT_TRUE(j.contains(key));
   }

@@ -172,8 +172,8 @@ TEST(TestPattern, DamagedByteInLastPlaneIsLocated) {
       EXPECT_EQ(mismatch->offset, within);
       EXPECT_EQ(mismatch->got, static_cast<uint8_t>(original ^ 0xff));
       EXPECT_EQ(mismatch->expected, original);
-      EXPECT_TRUE(contains(mismatch->describe(3), "plane " + std::to_string(last) + " byte " +
-                                                      std::to_string(within)));
+      EXPECT_TRUE(contains(mismatch->describe(3),
+                           "plane " + std::to_string(last) + " byte " + std::to_string(within)));
     }
   }
 }

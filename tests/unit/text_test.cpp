@@ -22,8 +22,12 @@ TEST(Printable, EscapesC0AndDelete) {
 }
 
 TEST(Printable, EscapesC1EvenWhenWellFormed) {
-  EXPECT_EQ(printable("a\xc2\x9b" "31mb"), "a\\u009b31mb");  // U+009B, the 8-bit CSI
-  EXPECT_EQ(printable("a\x9b" "31mb"), "a\\x9b31mb");        // a lone 0x9b is no UTF-8
+  EXPECT_EQ(printable("a\xc2\x9b"
+                      "31mb"),
+            "a\\u009b31mb");  // U+009B, the 8-bit CSI
+  EXPECT_EQ(printable("a\x9b"
+                      "31mb"),
+            "a\\x9b31mb");  // a lone 0x9b is no UTF-8
 }
 
 TEST(Printable, EscapesBidirectionalControls) {
@@ -34,9 +38,9 @@ TEST(Printable, EscapesBidirectionalControls) {
 }
 
 TEST(Printable, EscapesMalformedUtf8ByteByByte) {
-  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");          // overlong '/'
-  EXPECT_EQ(printable("\xe2\x80"), "\\xe2\\x80");          // truncated
-  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
+  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");                    // overlong '/'
+  EXPECT_EQ(printable("\xe2\x80"), "\\xe2\\x80");                    // truncated
+  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // a surrogate
   EXPECT_EQ(printable("\xf5\x80\x80\x80"), "\\xf5\\x80\\x80\\x80");  // past U+10FFFF
   EXPECT_EQ(printable("ok\xff"), "ok\\xff");
 }

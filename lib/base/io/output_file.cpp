@@ -98,7 +98,8 @@ Result<OutputFile> OutputFile::open(const std::string& path, int abort_fd) {
     out.fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644);
     if (out.fd_ >= 0) break;
     if (errno == EINTR) continue;
-    if (errno != ENXIO) return Unexpected(system_error(fmt::format("--output {}: open", path), errno));
+    if (errno != ENXIO)
+      return Unexpected(system_error(fmt::format("--output {}: open", path), errno));
     if (!said_waiting) {
       log().info("[output {}] a FIFO with no reader: waiting for one to open it", path);
       said_waiting = true;
@@ -106,8 +107,10 @@ Result<OutputFile> OutputFile::open(const std::string& path, int abort_fd) {
     auto stop = wait_for(-1, abort_fd, static_cast<int>(kReaderPoll.count()), path);
     if (!stop) return Unexpected(stop.error());
     if (*stop) {
-      return make_error(ErrorCode::resource, "--output {}: stopped while waiting for a reader to "
-                        "open the FIFO", path);
+      return make_error(ErrorCode::resource,
+                        "--output {}: stopped while waiting for a reader to "
+                        "open the FIFO",
+                        path);
     }
   }
   out.owned_ = true;
@@ -179,7 +182,8 @@ Result<void> OutputFile::close() {
     ::close(fd);
     return Unexpected(system_error(fmt::format("--output {}: fsync", path_), err));
   }
-  if (::close(fd) != 0) return Unexpected(system_error(fmt::format("--output {}: close", path_), errno));
+  if (::close(fd) != 0)
+    return Unexpected(system_error(fmt::format("--output {}: close", path_), errno));
   const auto took = Clock::now() - began;
   if (took >= kSlowClose) {
     log().warn("[output {}] flushing to disk took {:.1f} s", path_,

@@ -53,7 +53,8 @@ void LatencyHistogram::merge(const LatencyHistogram& other) {
 
 uint64_t LatencyHistogram::percentile_ns(double fraction) const {
   if (count_ == 0) return 0;
-  const auto rank = static_cast<uint64_t>(std::max(1.0, fraction * static_cast<double>(count_) + 0.5));
+  const auto rank =
+      static_cast<uint64_t>(std::max(1.0, fraction * static_cast<double>(count_) + 0.5));
   uint64_t seen = 0;
   for (size_t i = 0; i < buckets_.size(); ++i) {
     seen += buckets_[i];
@@ -102,7 +103,8 @@ double TransferStats::cpu_seconds() const {
 }
 
 double TransferStats::seconds() const {
-  const auto stop = end == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now() : end;
+  const auto stop =
+      end == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now() : end;
   return std::chrono::duration<double>(stop - start).count();
 }
 
@@ -137,7 +139,8 @@ nlohmann::json summary_json(const TransferStats& s, const StreamFacts& facts,
   if (!facts.gpu_path.empty()) {
     j["gpu_path"] = facts.gpu_path;
     j["gpu_copies"] = s.gpu_copies;
-    j["gpu_copies_per_frame"] = s.frames ? static_cast<double>(s.gpu_copies) / static_cast<double>(s.frames) : 0.0;
+    j["gpu_copies_per_frame"] =
+        s.frames ? static_cast<double>(s.gpu_copies) / static_cast<double>(s.frames) : 0.0;
   }
   if (facts.gpu_rdma_writes) {
     j["gpu_rdma_writes"] = {{"ordering", facts.gpu_rdma_writes->ordering},

@@ -8,10 +8,10 @@ namespace {
 
 bool dangerous(char32_t c) {
   return c < 0x20 || c == 0x7f || (c >= 0x80 && c <= 0x9f) ||  // C0, DEL, C1
-         c == 0x061c || c == 0x200e || c == 0x200f ||           // bidi marks
-         (c >= 0x202a && c <= 0x202e) ||                        // embeddings, overrides
-         (c >= 0x2066 && c <= 0x2069) ||                        // isolates
-         c == 0x2028 || c == 0x2029;                            // line, paragraph separators
+         c == 0x061c || c == 0x200e || c == 0x200f ||          // bidi marks
+         (c >= 0x202a && c <= 0x202e) ||                       // embeddings, overrides
+         (c >= 0x2066 && c <= 0x2069) ||                       // isolates
+         c == 0x2028 || c == 0x2029;                           // line, paragraph separators
 }
 
 // The length of the well-formed UTF-8 sequence at `s` (and its code point), or 0.

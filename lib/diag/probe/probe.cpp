@@ -91,13 +91,15 @@ bool have_rdma_devices() { return false; }
 
 VerbsReach reach_verbs_receiver(const Endpoint&, uint32_t, milliseconds) {
   VerbsReach r;
-  r.error = "this build has no RDMA verbs transport (rdma-core was not found when it was configured)";
+  r.error =
+      "this build has no RDMA verbs transport (rdma-core was not found when it was configured)";
   return r;
 }
 
 Result<std::vector<DmabufImport>> probe_dmabuf_import(const std::string&) {
-  return make_error(ErrorCode::unsupported,
-                    "this build has no RDMA verbs transport (rdma-core was not found when it was configured)");
+  return make_error(
+      ErrorCode::unsupported,
+      "this build has no RDMA verbs transport (rdma-core was not found when it was configured)");
 }
 
 #else
@@ -113,7 +115,8 @@ class Reach {
       : peer_(peer), credits_(credits), timeout_(timeout) {}
 
   VerbsReach run() {
-    if (!verbs::have_devices()) return fail(VerbsReach::Step::no_device, "no RDMA device on this machine");
+    if (!verbs::have_devices())
+      return fail(VerbsReach::Step::no_device, "no RDMA device on this machine");
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* ai = nullptr;
@@ -182,11 +185,11 @@ class Reach {
     attr.cap.max_recv_sge = 1;
     if (rdma_create_qp(id.get(), nullptr, &attr) != 0) {
       const int err = errno;
-      return fail(VerbsReach::Step::create_qp,
-                  system_error(fmt::format("{} port {}: rdma_create_qp", r_.device, r_.port_num),
-                               err)
-                      .message(),
-                  err);
+      return fail(
+          VerbsReach::Step::create_qp,
+          system_error(fmt::format("{} port {}: rdma_create_qp", r_.device, r_.port_num), err)
+              .message(),
+          err);
     }
 
     verbs::ConnectRequest request;
@@ -201,16 +204,17 @@ class Reach {
     auto event = verbs::next_cm_event(channel.get(), wait());
     if (!event) {
       r_.event = "timeout";
-      return fail(VerbsReach::Step::connect,
-                  fmt::format("connecting (qp 0x{:x}): {}", id->qp->qp_num, event.error().message()));
+      return fail(VerbsReach::Step::connect, fmt::format("connecting (qp 0x{:x}): {}",
+                                                         id->qp->qp_num, event.error().message()));
     }
     r_.event = rdma_event_str(event->type);
     r_.status = event->status;
     if (event->type == RDMA_CM_EVENT_REJECTED) {
       r_.reject_reason = reject_text(event->private_data);
-      return fail(VerbsReach::Step::connect,
-                  fmt::format("rejected: {} (status {}){}", reject_reason_name(event->status),
-                              event->status, r_.reject_reason.empty() ? "" : ": " + r_.reject_reason));
+      return fail(
+          VerbsReach::Step::connect,
+          fmt::format("rejected: {} (status {}){}", reject_reason_name(event->status),
+                      event->status, r_.reject_reason.empty() ? "" : ": " + r_.reject_reason));
     }
     if (event->type != RDMA_CM_EVENT_ESTABLISHED) {
       return fail(VerbsReach::Step::connect,

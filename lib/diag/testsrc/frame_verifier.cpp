@@ -12,8 +12,9 @@ std::optional<std::string> FrameVerifier::verify(const proto::FrameWritten& info
   if (info.flags & proto::kFrameHasChecksum) {
     const uint64_t actual = frame_checksum(data);
     if (actual != info.checksum) {
-      return fmt::format("frame {}: checksum 0x{:016x} does not match FrameWritten.checksum 0x{:016x}",
-                         info.sequence, actual, info.checksum);
+      return fmt::format(
+          "frame {}: checksum 0x{:016x} does not match FrameWritten.checksum 0x{:016x}",
+          info.sequence, actual, info.checksum);
     }
   }
   if (pattern_) {

@@ -10,8 +10,8 @@ uint64_t GpuFrameVerifier::device_bytes(const proto::StreamStart& format) {
   return uint64_t{TestPattern::buffer_count(format)} * format.layout.frame_bytes;
 }
 
-Result<std::unique_ptr<GpuFrameVerifier>> GpuFrameVerifier::create(const proto::StreamStart& format,
-                                                                   std::shared_ptr<cuda::Device> device) {
+Result<std::unique_ptr<GpuFrameVerifier>> GpuFrameVerifier::create(
+    const proto::StreamStart& format, std::shared_ptr<cuda::Device> device) {
   auto kernels = cuda::Kernels::shared(device);
   if (!kernels) return Unexpected(kernels.error());
   std::unique_ptr<GpuFrameVerifier> v(new GpuFrameVerifier());
@@ -57,9 +57,10 @@ Result<std::optional<std::string>> GpuFrameVerifier::verify(const proto::FrameWr
   download_.resize(expected.size());
   if (auto ok = device_->download(download_, frame); !ok) return Unexpected(ok.error());
   auto mismatch = [&](size_t at, std::byte got, std::byte want) {
-    return std::optional<std::string>{
-        TestPattern::Mismatch::at(format_, at, static_cast<uint8_t>(got), static_cast<uint8_t>(want))
-            .describe(info.sequence)};
+    return std::optional<std::string>{TestPattern::Mismatch::at(format_, at,
+                                                                static_cast<uint8_t>(got),
+                                                                static_cast<uint8_t>(want))
+                                          .describe(info.sequence)};
   };
   const auto head = std::mismatch(download_.begin(), download_.end(), expected.begin());
   if (head.first != download_.end()) {
@@ -71,7 +72,8 @@ Result<std::optional<std::string>> GpuFrameVerifier::verify(const proto::FrameWr
   if (!*first) return std::optional<std::string>{};
   std::byte got{}, want{};
   if (auto ok = device_->download({&got, 1}, frame + **first); !ok) return Unexpected(ok.error());
-  if (auto ok = device_->download({&want, 1}, *phases_[phase] + **first); !ok) return Unexpected(ok.error());
+  if (auto ok = device_->download({&want, 1}, *phases_[phase] + **first); !ok)
+    return Unexpected(ok.error());
   return mismatch(**first, got, want);
 }
 

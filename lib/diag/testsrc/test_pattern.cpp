@@ -30,9 +30,8 @@ Rgb pattern_rgb(uint32_t x, uint32_t y, uint32_t width, uint32_t height, uint32_
     return {255, 255, 255};
   }
   if (y < height * 2 / 3) {
-    static constexpr Rgb kBars[8] = {{191, 191, 191}, {191, 191, 0}, {0, 191, 191},
-                                     {0, 191, 0},     {191, 0, 191}, {191, 0, 0},
-                                     {0, 0, 191},     {0, 0, 0}};
+    static constexpr Rgb kBars[8] = {{191, 191, 191}, {191, 191, 0}, {0, 191, 191}, {0, 191, 0},
+                                     {191, 0, 191},   {191, 0, 0},   {0, 0, 191},   {0, 0, 0}};
     return kBars[std::min<uint64_t>(7, uint64_t{x} * 8 / width)];
   }
   const double level = width > 1 ? 255.0 * x / (width - 1) : 0;
@@ -77,7 +76,9 @@ void render(const proto::StreamStart& f, uint32_t phase, uint32_t phases, std::s
   // so a row that is in the same band as the one above is a copy of it: rendering is then
   // a handful of rows plus memcpy, even for 4K.
   const uint32_t box_h = std::max<uint32_t>(1, h / 6), box_y = h / 3;
-  auto band = [&](uint32_t y) { return (y < h * 2 / 3 ? 2 : 0) + (y >= box_y && y < box_y + box_h); };
+  auto band = [&](uint32_t y) {
+    return (y < h * 2 / 3 ? 2 : 0) + (y >= box_y && y < box_y + box_h);
+  };
   auto repeat_row = [&](uint32_t y, uint32_t luma_y, uint32_t prev_luma_y,
                         std::initializer_list<int> planes) {
     if (y == 0 || band(luma_y) != band(prev_luma_y)) return false;
@@ -149,7 +150,7 @@ void render(const proto::StreamStart& f, uint32_t phase, uint32_t phases, std::s
     case PixelFormat::yuv444p:
     case PixelFormat::yuv444p10:
     case PixelFormat::yuv444p12: {
-      const bool wide = t.bits > 8;                         // 16-bit samples
+      const bool wide = t.bits > 8;                          // 16-bit samples
       const bool msb = f.pixel_format == PixelFormat::p010;  // p010 keeps bits at the top
       auto put = [&](std::byte* p, double value) {
         const uint16_t q = quantize(value, t.bits);
@@ -169,8 +170,9 @@ void render(const proto::StreamStart& f, uint32_t phase, uint32_t phases, std::s
       const uint32_t ch = plane_rows(f.pixel_format, h, 1);
       const bool interleaved = t.planes == 2;
       for (uint32_t cy = 0; cy < ch; ++cy) {
-        if (interleaved ? repeat_row(cy, cy << t.chroma_shift_y, (cy - 1) << t.chroma_shift_y, {1})
-                        : repeat_row(cy, cy << t.chroma_shift_y, (cy - 1) << t.chroma_shift_y, {1, 2})) {
+        if (interleaved
+                ? repeat_row(cy, cy << t.chroma_shift_y, (cy - 1) << t.chroma_shift_y, {1})
+                : repeat_row(cy, cy << t.chroma_shift_y, (cy - 1) << t.chroma_shift_y, {1, 2})) {
           continue;
         }
         std::byte* pu = row(1, cy);
@@ -211,7 +213,8 @@ uint32_t TestPattern::buffer_index(const proto::StreamStart& format, uint64_t se
   return flashes(format, sequence) ? phases : static_cast<uint32_t>(sequence % phases);
 }
 
-void TestPattern::render_buffer(const proto::StreamStart& format, uint32_t index, std::span<std::byte> out) {
+void TestPattern::render_buffer(const proto::StreamStart& format, uint32_t index,
+                                std::span<std::byte> out) {
   const uint32_t phases = phase_count(format.layout.frame_bytes);
   render(format, index, phases, out.first(std::min<size_t>(out.size(), format.layout.frame_bytes)),
          /*white=*/index >= phases);
@@ -244,7 +247,7 @@ size_t TestPattern::stamp_bytes(PixelFormat format) {
     case PixelFormat::p010:
     case PixelFormat::yuv422p10:
     case PixelFormat::yuv444p10:
-    case PixelFormat::yuv444p12: return kStampPayloadBytes * 2;  // a 16-bit word per byte
+    case PixelFormat::yuv444p12: return kStampPayloadBytes * 2;       // a 16-bit word per byte
     case PixelFormat::v210: return (kStampPayloadBytes + 2) / 3 * 4;  // 3 samples per word
     default: return kStampPayloadBytes;
   }
@@ -284,8 +287,8 @@ void TestPattern::stamp_into(const proto::StreamStart& format_, std::span<std::b
     default: std::memcpy(stamp.data(), payload, kStampPayloadBytes); break;
   }
   const size_t offset = format_.layout.planes[0].offset;
-  const size_t n = std::min(stamp_bytes(format_.pixel_format),
-                            frame.size() - std::min(frame.size(), offset));
+  const size_t n =
+      std::min(stamp_bytes(format_.pixel_format), frame.size() - std::min(frame.size(), offset));
   std::memcpy(frame.data() + offset, stamp.data(), n);
 }
 
@@ -298,8 +301,10 @@ std::span<std::byte> TestPattern::frame(uint64_t sequence) {
 std::optional<TestPattern::Mismatch> TestPattern::verify(uint64_t sequence,
                                                          std::span<const std::byte> data) const {
   const auto& phase = phases_[buffer_index(format_, sequence)];
-  const size_t stamp_end = std::min(phase.size(), size_t{format_.layout.planes[0].offset} + stamp_bytes());
-  std::vector<std::byte> expected_stamp(phase.begin(), phase.begin() + static_cast<ptrdiff_t>(stamp_end));
+  const size_t stamp_end =
+      std::min(phase.size(), size_t{format_.layout.planes[0].offset} + stamp_bytes());
+  std::vector<std::byte> expected_stamp(phase.begin(),
+                                        phase.begin() + static_cast<ptrdiff_t>(stamp_end));
   stamp(expected_stamp, sequence);
   auto locate = [&](size_t at) {
     const size_t got = at < data.size() ? static_cast<size_t>(data[at]) : 0;
@@ -313,8 +318,7 @@ std::optional<TestPattern::Mismatch> TestPattern::verify(uint64_t sequence,
   if (std::memcmp(data.data(), expected_stamp.data(), head) != 0 ||
       std::memcmp(data.data() + head, phase.data() + head, phase.size() - head) != 0) {
     size_t at = 0;
-    while (at < data.size() &&
-           data[at] == (at < head ? expected_stamp[at] : phase[at])) {
+    while (at < data.size() && data[at] == (at < head ? expected_stamp[at] : phase[at])) {
       ++at;
     }
     return locate(at);
@@ -323,7 +327,7 @@ std::optional<TestPattern::Mismatch> TestPattern::verify(uint64_t sequence,
 }
 
 TestPattern::Mismatch TestPattern::Mismatch::at(const proto::StreamStart& format, size_t at,
-                                               uint8_t got, uint8_t expected) {
+                                                uint8_t got, uint8_t expected) {
   int plane = 0;
   for (int p = 1; p < format.layout.plane_count; ++p) {
     if (at >= format.layout.planes[p].offset) plane = p;

@@ -106,7 +106,8 @@ Mask mask(std::string_view text, int scale) {
         if (!(g[row] & (0x10 >> col))) continue;
         for (int dy = 0; dy < scale; ++dy) {
           const size_t line = static_cast<size_t>(row * scale + dy) * static_cast<size_t>(m.width);
-          for (int dx = 0; dx < scale; ++dx) m.ink[line + static_cast<size_t>(left + col * scale + dx)] = 1;
+          for (int dx = 0; dx < scale; ++dx)
+            m.ink[line + static_cast<size_t>(left + col * scale + dx)] = 1;
         }
       }
     }

@@ -92,7 +92,8 @@ struct Api {
                                 CUstream stream) = nullptr;
   CUresult (*cuMemcpyDtoHAsync)(void* to, CUdeviceptr from, size_t bytes,
                                 CUstream stream) = nullptr;
-  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream stream) = nullptr;
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr to, CUdeviceptr from, size_t bytes,
+                                CUstream stream) = nullptr;
   CUresult (*cuMemsetD8)(CUdeviceptr at, unsigned char value, size_t bytes) = nullptr;
   CUresult (*cuStreamCreate)(CUstream* stream, unsigned flags) = nullptr;
   CUresult (*cuStreamDestroy)(CUstream stream) = nullptr;
@@ -107,14 +108,15 @@ struct Api {
   CUresult (*cuMemcpy2DAsync)(const Memcpy2D* copy, CUstream stream) = nullptr;
   CUresult (*cuModuleLoadData)(CUmodule* module, const void* image) = nullptr;
   CUresult (*cuModuleUnload)(CUmodule module) = nullptr;
-  CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module, const char* name) = nullptr;
+  CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module,
+                                  const char* name) = nullptr;
   CUresult (*cuLaunchKernel)(CUfunction function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
                              unsigned block_x, unsigned block_y, unsigned block_z,
                              unsigned shared_bytes, CUstream stream, void** params,
                              void** extra) = nullptr;
   // Optional: older drivers lack them, and the features that need them say so.
-  CUresult (*cuMemGetHandleForAddressRange)(void* handle, CUdeviceptr at, size_t bytes,
-                                            int type, unsigned long long flags) = nullptr;  // NOLINT
+  CUresult (*cuMemGetHandleForAddressRange)(void* handle, CUdeviceptr at, size_t bytes, int type,
+                                            unsigned long long flags) = nullptr;  // NOLINT
   CUresult (*cuFlushGPUDirectRDMAWrites)(int target, int scope) = nullptr;
 };
 

@@ -29,17 +29,17 @@ namespace rdmavideo::cuda::pixels {
 /// The layouts place() reads (cuda::Kernels::Layout has the same values).
 namespace layout {
 enum : int {
-  kNv12 = 0,       // Y; CbCr interleaved, 4:2:0
-  kI420 = 1,       // Y, Cb, Cr planes, 4:2:0
-  kP010 = 2,       // as nv12 with 16-bit samples, the value in the high 10 bits
-  kUyvy = 3,       // packed 4:2:2, U Y V Y
-  kYuy2 = 4,       // packed 4:2:2, Y U Y V
-  kRgba = 5,       // R G B A
-  kBgra = 6,       // B G R A
-  kRgb24 = 7,      // R G B
-  kYuv422p16 = 8,  // Y, Cb, Cr planes, 4:2:2, 16-bit samples, the value in the low `bits`
-  kYuv444p = 9,    // Y, Cb, Cr planes, 4:4:4
-  kYuv444p16 = 10, // Y, Cb, Cr planes, 4:4:4, 16-bit samples, the value in the low `bits`
+  kNv12 = 0,        // Y; CbCr interleaved, 4:2:0
+  kI420 = 1,        // Y, Cb, Cr planes, 4:2:0
+  kP010 = 2,        // as nv12 with 16-bit samples, the value in the high 10 bits
+  kUyvy = 3,        // packed 4:2:2, U Y V Y
+  kYuy2 = 4,        // packed 4:2:2, Y U Y V
+  kRgba = 5,        // R G B A
+  kBgra = 6,        // B G R A
+  kRgb24 = 7,       // R G B
+  kYuv422p16 = 8,   // Y, Cb, Cr planes, 4:2:2, 16-bit samples, the value in the low `bits`
+  kYuv444p = 9,     // Y, Cb, Cr planes, 4:4:4
+  kYuv444p16 = 10,  // Y, Cb, Cr planes, 4:4:4, 16-bit samples, the value in the low `bits`
   kLayouts = 11,
 };
 }  // namespace layout
@@ -73,15 +73,21 @@ struct Yuv {
 
 RDMAVIDEO_HOST_DEVICE inline int plane_count(int kind) {
   switch (kind) {
-    case layout::kNv12: case layout::kP010: return 2;
-    case layout::kUyvy: case layout::kYuy2: case layout::kRgba: case layout::kBgra: case layout::kRgb24: return 1;
+    case layout::kNv12:
+    case layout::kP010: return 2;
+    case layout::kUyvy:
+    case layout::kYuy2:
+    case layout::kRgba:
+    case layout::kBgra:
+    case layout::kRgb24: return 1;
     default: return 3;
   }
 }
 
 /// Rows of plane `p` of a picture in layout `kind` `height` rows high.
 RDMAVIDEO_HOST_DEVICE inline unsigned plane_rows(int kind, int p, unsigned height) {
-  const bool half = (kind == layout::kNv12 || kind == layout::kI420 || kind == layout::kP010) && p > 0;
+  const bool half =
+      (kind == layout::kNv12 || kind == layout::kI420 || kind == layout::kP010) && p > 0;
   return half ? (height + 1) / 2 : height;
 }
 
@@ -92,8 +98,10 @@ RDMAVIDEO_HOST_DEVICE inline uint64_t plane_row_bytes(int kind, int p, unsigned 
     case layout::kNv12: return p == 0 ? w : half * 2;
     case layout::kI420: return p == 0 ? w : half;
     case layout::kP010: return p == 0 ? w * 2 : half * 4;
-    case layout::kUyvy: case layout::kYuy2: return half * 4;
-    case layout::kRgba: case layout::kBgra: return w * 4;
+    case layout::kUyvy:
+    case layout::kYuy2: return half * 4;
+    case layout::kRgba:
+    case layout::kBgra: return w * 4;
     case layout::kRgb24: return w * 3;
     case layout::kYuv422p16: return p == 0 ? w * 2 : half * 2;
     case layout::kYuv444p: return w;
@@ -173,7 +181,8 @@ struct Tap {
 RDMAVIDEO_HOST_DEVICE inline Tap tap(unsigned at2, unsigned size, int extent) {
   // (at2 / 2) * size / extent pixels from the picture's edge, less half a pixel (centres).
   long long s = static_cast<long long>(static_cast<unsigned long long>(at2) * size * 128 /
-                                       static_cast<unsigned long long>(extent)) - 128;
+                                       static_cast<unsigned long long>(extent)) -
+                128;
   const long long last = static_cast<long long>(size - 1) * 256;
   if (s < 0) s = 0;
   if (s > last) s = last;
@@ -261,10 +270,11 @@ RDMAVIDEO_HOST_DEVICE inline void place_nv12(const Source& s, const Target& t, c
 }
 
 /// The block (pair, row2) of `area` in one colour.
-RDMAVIDEO_HOST_DEVICE inline void fill_nv12(const Target& t, const Area& area, Yuv colour, unsigned pair,
-                                            unsigned row2) {
+RDMAVIDEO_HOST_DEVICE inline void fill_nv12(const Target& t, const Area& area, Yuv colour,
+                                            unsigned pair, unsigned row2) {
   for (unsigned dy = 0; dy < 2; ++dy) {
-    uint8_t* row = t.y + static_cast<uint64_t>(area.y + 2 * row2 + dy) * t.y_pitch + area.x + 2 * pair;
+    uint8_t* row =
+        t.y + static_cast<uint64_t>(area.y + 2 * row2 + dy) * t.y_pitch + area.x + 2 * pair;
     row[0] = row[1] = static_cast<uint8_t>(colour.y);
   }
   uint8_t* uv = t.uv + static_cast<uint64_t>(area.y / 2 + row2) * t.uv_pitch + area.x + 2 * pair;
@@ -277,11 +287,12 @@ RDMAVIDEO_HOST_DEVICE inline int gray_to_luma(int v) { return 16 + ((v * 56284 +
 
 /// The block (pair, row2) of `area` from the gray levels `luma` (the area's size, rows
 /// `pitch` bytes apart), chroma neutral.
-RDMAVIDEO_HOST_DEVICE inline void gray_nv12(const uint8_t* luma, uint64_t pitch, const Target& t, const Area& area,
-                                            unsigned pair, unsigned row2) {
+RDMAVIDEO_HOST_DEVICE inline void gray_nv12(const uint8_t* luma, uint64_t pitch, const Target& t,
+                                            const Area& area, unsigned pair, unsigned row2) {
   for (unsigned dy = 0; dy < 2; ++dy) {
     const uint8_t* from = luma + (2 * row2 + dy) * pitch + 2 * pair;
-    uint8_t* row = t.y + static_cast<uint64_t>(area.y + 2 * row2 + dy) * t.y_pitch + area.x + 2 * pair;
+    uint8_t* row =
+        t.y + static_cast<uint64_t>(area.y + 2 * row2 + dy) * t.y_pitch + area.x + 2 * pair;
     row[0] = static_cast<uint8_t>(gray_to_luma(from[0]));
     row[1] = static_cast<uint8_t>(gray_to_luma(from[1]));
   }

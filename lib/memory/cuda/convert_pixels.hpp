@@ -23,10 +23,11 @@ namespace rdmavideo::cuda::pixels {
 /// Where the samples of a packed 4:2:2 pixel pair are (uyvy: U Y0 V Y1; yuy2: Y0 U Y1 V).
 enum PackedOrder : int { kUyvy = 0, kYuy2 = 1 };
 
-RDMAVIDEO_HOST_DEVICE inline void packed422_to_nv12(const uint8_t* src, size_t src_pitch, uint8_t* y,
-                                                    size_t y_pitch, uint8_t* uv, size_t uv_pitch,
-                                                    unsigned width, unsigned height, unsigned pair,
-                                                    unsigned row2, int order) {
+RDMAVIDEO_HOST_DEVICE inline void packed422_to_nv12(const uint8_t* src, size_t src_pitch,
+                                                    uint8_t* y, size_t y_pitch, uint8_t* uv,
+                                                    size_t uv_pitch, unsigned width,
+                                                    unsigned height, unsigned pair, unsigned row2,
+                                                    int order) {
   const unsigned x = pair * 2;
   const unsigned r0 = row2 * 2;
   const unsigned r1 = r0 + 1 < height ? r0 + 1 : r0;

@@ -91,21 +91,25 @@ std::string version_string(int version) {
 bool needs_rdma_flush(const DeviceFacts& facts) { return facts.rdma_writes_ordering < 100; }
 
 bool can_flush_rdma_writes(const DeviceFacts& facts, const Driver& driver) {
-  return (facts.rdma_flush_options & kFlushOptionHost) != 0 && driver.api().cuFlushGPUDirectRDMAWrites != nullptr;
+  return (facts.rdma_flush_options & kFlushOptionHost) != 0 &&
+         driver.api().cuFlushGPUDirectRDMAWrites != nullptr;
 }
 
 std::string why_rdma_writes_not_visible(const DeviceFacts& facts, const Driver& driver) {
   if (!needs_rdma_flush(facts)) return {};
   const std::string needs = fmt::format(
-      "cuda:{} needs RDMA writes flushed before it reads them (GPUDirect RDMA writes ordering {})", facts.ordinal,
-      facts.rdma_writes_ordering);
+      "cuda:{} needs RDMA writes flushed before it reads them (GPUDirect RDMA writes ordering {})",
+      facts.ordinal, facts.rdma_writes_ordering);
   if (!(facts.rdma_flush_options & kFlushOptionHost)) {
-    return needs + fmt::format(" and cannot flush them (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS "
-                               "is {}: no host flush)",
-                               facts.rdma_flush_options);
+    return needs +
+           fmt::format(
+               " and cannot flush them (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS "
+               "is {}: no host flush)",
+               facts.rdma_flush_options);
   }
   if (!driver.api().cuFlushGPUDirectRDMAWrites) {
-    return needs + fmt::format(", and CUDA driver {} has no cuFlushGPUDirectRDMAWrites", driver.version_text());
+    return needs + fmt::format(", and CUDA driver {} has no cuFlushGPUDirectRDMAWrites",
+                               driver.version_text());
   }
   return {};
 }
@@ -137,22 +141,27 @@ Result<std::shared_ptr<Driver>> Driver::load(const std::string& library) {
     Dl_info info{};
     if (dladdr(init, &info) != 0 && info.dli_fname) driver->library_ = info.dli_fname;
   }
-  auto get12 = reinterpret_cast<GetProcAddress12>(dlsym(driver->library_handle_, "cuGetProcAddress_v2"));
-  auto get11 = reinterpret_cast<GetProcAddress11>(dlsym(driver->library_handle_, "cuGetProcAddress"));
+  auto get12 =
+      reinterpret_cast<GetProcAddress12>(dlsym(driver->library_handle_, "cuGetProcAddress_v2"));
+  auto get11 =
+      reinterpret_cast<GetProcAddress11>(dlsym(driver->library_handle_, "cuGetProcAddress"));
   using VersionFn = CUresult (*)(int*);
-  auto get_version = reinterpret_cast<VersionFn>(dlsym(driver->library_handle_, "cuDriverGetVersion"));
+  auto get_version =
+      reinterpret_cast<VersionFn>(dlsym(driver->library_handle_, "cuDriverGetVersion"));
   if (!get_version) {
-    return make_error(ErrorCode::unsupported, "{} is not an NVIDIA CUDA driver (no cuDriverGetVersion)",
-                      driver->library_);
+    return make_error(ErrorCode::unsupported,
+                      "{} is not an NVIDIA CUDA driver (no cuDriverGetVersion)", driver->library_);
   }
   if (CUresult rc = get_version(&driver->version_); rc != kSuccess) {
-    return make_error(ErrorCode::unsupported, "CUDA driver: cuDriverGetVersion failed (CUresult {})", rc);
+    return make_error(ErrorCode::unsupported,
+                      "CUDA driver: cuDriverGetVersion failed (CUresult {})", rc);
   }
   const std::string version = version_string(driver->version_);
   if (!get12 && !get11) {
-    return make_error(ErrorCode::unsupported,
-                      "CUDA driver {} is too old: it has no cuGetProcAddress (CUDA {} or newer is needed)",
-                      version, version_string(kOldestDriver));
+    return make_error(
+        ErrorCode::unsupported,
+        "CUDA driver {} is too old: it has no cuGetProcAddress (CUDA {} or newer is needed)",
+        version, version_string(kOldestDriver));
   }
   driver->api_ = std::make_unique<Api>();
   for (const Entry& e : entries(*driver->api_)) {
@@ -165,8 +174,9 @@ Result<std::shared_ptr<Driver>> Driver::load(const std::string& library) {
     }
     if (rc != kSuccess || status != 0) *e.slot = nullptr;
     if (!*e.slot && e.required) {
-      return make_error(ErrorCode::unsupported, "CUDA driver {} lacks {} (ABI {}): update the NVIDIA driver",
-                        version, e.name, version_string(e.version));
+      return make_error(ErrorCode::unsupported,
+                        "CUDA driver {} lacks {} (ABI {}): update the NVIDIA driver", version,
+                        e.name, version_string(e.version));
     }
   }
   if (CUresult rc = driver->api_->cuInit(0); rc != kSuccess) {
@@ -175,8 +185,8 @@ Result<std::shared_ptr<Driver>> Driver::load(const std::string& library) {
                       rc == kErrorNoDevice ? "; no CUDA device is visible" : "");
   }
   if (CUresult rc = driver->api_->cuDeviceGetCount(&driver->devices_); rc != kSuccess) {
-    return make_error(ErrorCode::unsupported, "CUDA driver {}: cuDeviceGetCount failed: {}", version,
-                      driver->error_text(rc));
+    return make_error(ErrorCode::unsupported, "CUDA driver {}: cuDeviceGetCount failed: {}",
+                      version, driver->error_text(rc));
   }
   return driver;
 }
@@ -198,8 +208,9 @@ bool Driver::has(std::string_view function) const {
 
 Result<DeviceFacts> Driver::facts(int ordinal) const {
   if (ordinal < 0 || ordinal >= devices_) {
-    return make_error(ErrorCode::invalid_argument, "no CUDA device {}: the driver sees {} (cuda:0{})",
-                      ordinal, devices_, devices_ > 1 ? fmt::format("..cuda:{}", devices_ - 1) : "");
+    return make_error(ErrorCode::invalid_argument,
+                      "no CUDA device {}: the driver sees {} (cuda:0{})", ordinal, devices_,
+                      devices_ > 1 ? fmt::format("..cuda:{}", devices_ - 1) : "");
   }
   const Api& a = *api_;
   CUdevice device = 0;
@@ -272,11 +283,14 @@ Result<void> Device::check(int result, std::string_view what) const {
 Result<std::shared_ptr<DevicePtr>> Device::allocate(size_t bytes) {
   const Api& a = driver_->api();
   ContextScope scope(a, context_);
-  if (!scope.ok()) return make_error(ErrorCode::system, "cuda:{}: cannot make its context current", facts_.ordinal);
+  if (!scope.ok())
+    return make_error(ErrorCode::system, "cuda:{}: cannot make its context current",
+                      facts_.ordinal);
   const size_t wanted = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
   auto alloc = [&](size_t size) -> Result<CUdeviceptr> {
     CUdeviceptr at = 0;
-    if (auto ok = check(a.cuMemAlloc(&at, size), fmt::format("cuMemAlloc of {} MiB", (size + (1 << 20) - 1) >> 20));
+    if (auto ok = check(a.cuMemAlloc(&at, size),
+                        fmt::format("cuMemAlloc of {} MiB", (size + (1 << 20) - 1) >> 20));
         !ok) {
       return Unexpected(ok.error());
     }
@@ -294,7 +308,8 @@ Result<std::shared_ptr<DevicePtr>> Device::allocate(size_t bytes) {
   }
   const CUdeviceptr at = (*base + kAlignment - 1) / kAlignment * kAlignment;
   const unsigned one = 1;
-  if (auto ok = check(a.cuPointerSetAttribute(&one, kPointerSyncMemops, at), "setting SYNC_MEMOPS"); !ok) {
+  if (auto ok = check(a.cuPointerSetAttribute(&one, kPointerSyncMemops, at), "setting SYNC_MEMOPS");
+      !ok) {
     a.cuMemFree(*base);
     return Unexpected(ok.error());
   }
@@ -303,7 +318,8 @@ Result<std::shared_ptr<DevicePtr>> Device::allocate(size_t bytes) {
   return std::shared_ptr<DevicePtr>(new DevicePtr(at), [self, allocated](DevicePtr* p) {
     ContextScope current(self->driver().api(), self->context_);
     if (CUresult rc = self->driver().api().cuMemFree(allocated); rc != kSuccess) {
-      log().warn("cuda:{}: cuMemFree failed: {}", self->facts_.ordinal, self->driver().error_text(rc));
+      log().warn("cuda:{}: cuMemFree failed: {}", self->facts_.ordinal,
+                 self->driver().error_text(rc));
     }
     delete p;
   });
@@ -354,35 +370,41 @@ Result<void> Device::download(std::span<std::byte> to, DevicePtr from) const {
 
 Result<void> Device::fill(DevicePtr at, std::byte value, size_t bytes) const {
   ContextScope scope(driver_->api(), context_);
-  return check(driver_->api().cuMemsetD8(at, static_cast<unsigned char>(value), bytes), "cuMemsetD8");
+  return check(driver_->api().cuMemsetD8(at, static_cast<unsigned char>(value), bytes),
+               "cuMemsetD8");
 }
 
 Result<int> Device::export_dmabuf(DevicePtr at, size_t bytes) const {
   const Api& a = driver_->api();
   if (!a.cuMemGetHandleForAddressRange) {
-    return make_error(ErrorCode::unsupported,
-                      "CUDA driver {} has no cuMemGetHandleForAddressRange (11.7 or newer exports dma-bufs)",
-                      driver_->version_text());
+    return make_error(
+        ErrorCode::unsupported,
+        "CUDA driver {} has no cuMemGetHandleForAddressRange (11.7 or newer exports dma-bufs)",
+        driver_->version_text());
   }
   if (!facts_.dmabuf_supported) {
-    return make_error(ErrorCode::unsupported,
-                      "{} does not export dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0: the "
-                      "open kernel module and Linux 5.12 or newer are needed)",
-                      describe());
+    return make_error(
+        ErrorCode::unsupported,
+        "{} does not export dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0: the "
+        "open kernel module and Linux 5.12 or newer are needed)",
+        describe());
   }
   // The driver takes only ranges aligned to the host's page size, start and length.
   const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   if (at % page != 0 || bytes % page != 0 || bytes == 0) {
-    return make_error(ErrorCode::invalid_argument,
-                      "{}: cannot export 0x{:x} + {} bytes as a dma-buf: start and length must be multiples "
-                      "of the page size ({} bytes)",
-                      describe(), at, bytes, page);
+    return make_error(
+        ErrorCode::invalid_argument,
+        "{}: cannot export 0x{:x} + {} bytes as a dma-buf: start and length must be multiples "
+        "of the page size ({} bytes)",
+        describe(), at, bytes, page);
   }
   ContextScope scope(a, context_);
   int fd = -1;
-  if (CUresult rc = a.cuMemGetHandleForAddressRange(&fd, at, bytes, kHandleDmaBufFd, 0); rc != kSuccess) {
-    return make_error(ErrorCode::unsupported, "{}: cuMemGetHandleForAddressRange (dma-buf) failed: {}",
-                      describe(), driver_->error_text(rc));
+  if (CUresult rc = a.cuMemGetHandleForAddressRange(&fd, at, bytes, kHandleDmaBufFd, 0);
+      rc != kSuccess) {
+    return make_error(ErrorCode::unsupported,
+                      "{}: cuMemGetHandleForAddressRange (dma-buf) failed: {}", describe(),
+                      driver_->error_text(rc));
   }
   return fd;
 }
@@ -424,13 +446,15 @@ Stream::~Stream() {
 Result<void> Stream::upload_async(DevicePtr to, std::span<const std::byte> host) {
   const Api& a = device_->driver().api();
   ContextScope scope(a, device_->context_);
-  return device_->check(a.cuMemcpyHtoDAsync(to, host.data(), host.size(), stream_), "cuMemcpyHtoDAsync");
+  return device_->check(a.cuMemcpyHtoDAsync(to, host.data(), host.size(), stream_),
+                        "cuMemcpyHtoDAsync");
 }
 
 Result<void> Stream::download_async(std::span<std::byte> host, DevicePtr from) {
   const Api& a = device_->driver().api();
   ContextScope scope(a, device_->context_);
-  return device_->check(a.cuMemcpyDtoHAsync(host.data(), from, host.size(), stream_), "cuMemcpyDtoHAsync");
+  return device_->check(a.cuMemcpyDtoHAsync(host.data(), from, host.size(), stream_),
+                        "cuMemcpyDtoHAsync");
 }
 
 Result<void> Stream::copy_async(DevicePtr to, DevicePtr from, size_t bytes) {
@@ -469,7 +493,9 @@ Result<uint64_t> Stream::mark() {
   if (!spare_.empty()) {
     event = spare_.back();
     spare_.pop_back();
-  } else if (auto ok = device_->check(a.cuEventCreate(&event, kEventDisableTiming), "cuEventCreate"); !ok) {
+  } else if (auto ok =
+                 device_->check(a.cuEventCreate(&event, kEventDisableTiming), "cuEventCreate");
+             !ok) {
     return Unexpected(ok.error());
   }
   if (auto ok = device_->check(a.cuEventRecord(event, stream_), "cuEventRecord"); !ok) {
@@ -482,14 +508,16 @@ Result<uint64_t> Stream::mark() {
 
 // Events before and at `ticket` have passed: they go back to the spares.
 Result<void> Stream::retire(uint64_t ticket) {
-  auto end = std::find_if(marks_.begin(), marks_.end(), [&](const Mark& m) { return m.ticket > ticket; });
+  auto end =
+      std::find_if(marks_.begin(), marks_.end(), [&](const Mark& m) { return m.ticket > ticket; });
   for (auto it = marks_.begin(); it != end; ++it) spare_.push_back(it->event);
   marks_.erase(marks_.begin(), end);
   return {};
 }
 
 Result<bool> Stream::done(uint64_t ticket) {
-  auto it = std::find_if(marks_.begin(), marks_.end(), [&](const Mark& m) { return m.ticket == ticket; });
+  auto it =
+      std::find_if(marks_.begin(), marks_.end(), [&](const Mark& m) { return m.ticket == ticket; });
   if (it == marks_.end()) return ticket < next_ticket_;  // retired earlier
   const Api& a = device_->driver().api();
   ContextScope scope(a, device_->context_);
@@ -501,16 +529,19 @@ Result<bool> Stream::done(uint64_t ticket) {
 }
 
 Result<void> Stream::wait(uint64_t ticket) {
-  auto it = std::find_if(marks_.begin(), marks_.end(), [&](const Mark& m) { return m.ticket == ticket; });
+  auto it =
+      std::find_if(marks_.begin(), marks_.end(), [&](const Mark& m) { return m.ticket == ticket; });
   if (it == marks_.end()) return {};
   const Api& a = device_->driver().api();
   ContextScope scope(a, device_->context_);
-  if (auto ok = device_->check(a.cuEventSynchronize(it->event), "cuEventSynchronize"); !ok) return ok;
+  if (auto ok = device_->check(a.cuEventSynchronize(it->event), "cuEventSynchronize"); !ok)
+    return ok;
   return retire(ticket);
 }
 
 Result<void> Stream::after(const Stream& other, uint64_t ticket) {
-  auto it = std::find_if(other.marks_.begin(), other.marks_.end(), [&](const Mark& m) { return m.ticket == ticket; });
+  auto it = std::find_if(other.marks_.begin(), other.marks_.end(),
+                         [&](const Mark& m) { return m.ticket == ticket; });
   if (it == other.marks_.end()) return {};  // already passed
   const Api& a = device_->driver().api();
   ContextScope scope(a, device_->context_);
@@ -520,7 +551,8 @@ Result<void> Stream::after(const Stream& other, uint64_t ticket) {
 Result<void> Stream::synchronize() {
   const Api& a = device_->driver().api();
   ContextScope scope(a, device_->context_);
-  if (auto ok = device_->check(a.cuStreamSynchronize(stream_), "cuStreamSynchronize"); !ok) return ok;
+  if (auto ok = device_->check(a.cuStreamSynchronize(stream_), "cuStreamSynchronize"); !ok)
+    return ok;
   if (!marks_.empty()) return retire(marks_.back().ticket);
   return {};
 }

@@ -22,7 +22,9 @@ namespace {
 
 // Launches in blocks of 32 x 8 threads: as many blocks as cover `threads` along an axis.
 constexpr unsigned kBlockX = 32, kBlockY = 8;
-unsigned blocks(unsigned threads, unsigned per_block) { return (threads + per_block - 1) / per_block; }
+unsigned blocks(unsigned threads, unsigned per_block) {
+  return (threads + per_block - 1) / per_block;
+}
 
 // "7.5" for "75", "12.0" for "120".
 std::string capability(std::string_view arch) {
@@ -43,31 +45,37 @@ std::string capabilities(std::string_view list) {
 }  // namespace
 
 std::string why_no_code(int result, const DeviceFacts& gpu, const Driver& driver) {
-  if (result != kErrorNoBinaryForGpu && result != kErrorUnsupportedPtxVersion && result != kErrorInvalidPtx) {
+  if (result != kErrorNoBinaryForGpu && result != kErrorUnsupportedPtxVersion &&
+      result != kErrorInvalidPtx) {
     return {};
   }
-  const std::string built = fmt::format("built by nvcc {} with code for compute capability {} and PTX for {}",
-                                        kKernelToolkit, capabilities(kKernelSass), capabilities(kKernelPtx));
+  const std::string built =
+      fmt::format("built by nvcc {} with code for compute capability {} and PTX for {}",
+                  kKernelToolkit, capabilities(kKernelSass), capabilities(kKernelPtx));
   const std::string own = fmt::format("{}.{}", gpu.compute_major, gpu.compute_minor);
   // A driver older than the toolkit cannot JIT its PTX (its PTX ISA is newer than the driver
   // knows), and may refuse its SASS: the driver is what to update, not the GPU.
   const int toolkit = [] {
     int major = 0, minor = 0;
-    return std::sscanf(kKernelToolkit, "%d.%d", &major, &minor) == 2 ? major * 1000 + minor * 10 : 0;
+    return std::sscanf(kKernelToolkit, "%d.%d", &major, &minor) == 2 ? major * 1000 + minor * 10
+                                                                     : 0;
   }();
   if (toolkit > 0 && driver.version() < toolkit) {
-    return fmt::format(" (the kernels were {}; CUDA driver {} is older than that toolkit and runs none of it on "
-                       "compute capability {}: update the NVIDIA driver to {} or newer)",
-                       built, driver.version_text(), own, kKernelToolkit);
+    return fmt::format(
+        " (the kernels were {}; CUDA driver {} is older than that toolkit and runs none of it on "
+        "compute capability {}: update the NVIDIA driver to {} or newer)",
+        built, driver.version_text(), own, kKernelToolkit);
   }
-  return fmt::format(" (the kernels were {}; none of it runs on compute capability {} with CUDA driver {})", built,
-                     own, driver.version_text());
+  return fmt::format(
+      " (the kernels were {}; none of it runs on compute capability {} with CUDA driver {})", built,
+      own, driver.version_text());
 }
 
 Result<std::shared_ptr<const Kernels>> Kernels::shared(const std::shared_ptr<Device>& device) {
   static std::mutex mu;
   // By device, which the entry keeps open so its address names it for good.
-  static std::map<const Device*, std::pair<std::shared_ptr<Device>, Result<std::shared_ptr<const Kernels>>>>
+  static std::map<const Device*,
+                  std::pair<std::shared_ptr<Device>, Result<std::shared_ptr<const Kernels>>>>
       loaded;
   std::lock_guard lock(mu);
   if (auto it = loaded.find(device.get()); it != loaded.end()) return it->second.second;
@@ -81,8 +89,9 @@ Result<std::shared_ptr<const Kernels>> Kernels::shared(const std::shared_ptr<Dev
     ContextScope scope(a, device->context_);
     CUmodule module = nullptr;
     if (CUresult rc = a.cuModuleLoadData(&module, kKernelImage); rc != kSuccess) {
-      return make_error(ErrorCode::unsupported, "{}: the kernels cannot be loaded: {}{}", device->describe(),
-                        device->driver().error_text(rc), why_no_code(rc, device->facts(), device->driver()));
+      return make_error(ErrorCode::unsupported, "{}: the kernels cannot be loaded: {}{}",
+                        device->describe(), device->driver().error_text(rc),
+                        why_no_code(rc, device->facts(), device->driver()));
     }
     std::shared_ptr<Kernels> kernels(new Kernels(device, module));
     static constexpr const char* kNames[kFunctions] = {
@@ -92,8 +101,8 @@ Result<std::shared_ptr<const Kernels>> Kernels::shared(const std::shared_ptr<Dev
     for (int f = 0; f < kFunctions; ++f) {
       CUfunction function = nullptr;
       if (CUresult rc = a.cuModuleGetFunction(&function, module, kNames[f]); rc != kSuccess) {
-        return make_error(ErrorCode::unsupported, "{}: cuModuleGetFunction({}) failed: {}", device->describe(),
-                          kNames[f], device->driver().error_text(rc));
+        return make_error(ErrorCode::unsupported, "{}: cuModuleGetFunction({}) failed: {}",
+                          device->describe(), kNames[f], device->driver().error_text(rc));
       }
       kernels->functions_[f] = function;
     }
@@ -108,11 +117,12 @@ Kernels::~Kernels() {
   a.cuModuleUnload(module_);
 }
 
-Result<std::optional<uint64_t>> Kernels::first_difference(Stream& stream, DevicePtr a_at, DevicePtr b_at,
-                                                           uint64_t from, uint64_t bytes) const {
+Result<std::optional<uint64_t>> Kernels::first_difference(Stream& stream, DevicePtr a_at,
+                                                          DevicePtr b_at, uint64_t from,
+                                                          uint64_t bytes) const {
   if ((a_at | b_at) % 16 != 0) {
-    return make_error(ErrorCode::invalid_argument, "first_difference: 0x{:x} and 0x{:x} must be 16-byte aligned",
-                      a_at, b_at);
+    return make_error(ErrorCode::invalid_argument,
+                      "first_difference: 0x{:x} and 0x{:x} must be 16-byte aligned", a_at, b_at);
   }
   const Api& a = device_->driver().api();
   ContextScope scope(a, device_->context_);
@@ -123,24 +133,29 @@ Result<std::optional<uint64_t>> Kernels::first_difference(Stream& stream, Device
   }
   const DevicePtr answer_at = *stream.scratch_;
   uint64_t answer = UINT64_MAX;
-  if (auto ok = device_->check(a.cuMemcpyHtoDAsync(answer_at, &answer, sizeof answer, stream.stream_),
-                               "cuMemcpyHtoDAsync");
+  if (auto ok =
+          device_->check(a.cuMemcpyHtoDAsync(answer_at, &answer, sizeof answer, stream.stream_),
+                         "cuMemcpyHtoDAsync");
       !ok) {
     return Unexpected(ok.error());
   }
   // A grid of up to 1024 blocks of 256 threads strides over the 16-byte words.
   constexpr unsigned kThreads = 256;
   const uint64_t words = bytes / 16;
-  const auto blocks = static_cast<unsigned>(std::clamp<uint64_t>((words + kThreads - 1) / kThreads, 1, 1024));
+  const auto blocks =
+      static_cast<unsigned>(std::clamp<uint64_t>((words + kThreads - 1) / kThreads, 1, 1024));
   CUdeviceptr pa = a_at, pb = b_at, pfirst = answer_at;
-  unsigned long long from_arg = from, bytes_arg = bytes;  // NOLINT(google-runtime-int): the kernel's
+  unsigned long long from_arg = from,
+                     bytes_arg = bytes;  // NOLINT(google-runtime-int): the kernel's
   void* params[] = {&pa, &pb, &from_arg, &bytes_arg, &pfirst};
-  if (auto ok = launch(stream, kFirstDifference, blocks, 1, kThreads, 1, params, "rdmavideo_first_difference");
+  if (auto ok = launch(stream, kFirstDifference, blocks, 1, kThreads, 1, params,
+                       "rdmavideo_first_difference");
       !ok) {
     return Unexpected(ok.error());
   }
-  if (auto ok = device_->check(a.cuMemcpyDtoHAsync(&answer, answer_at, sizeof answer, stream.stream_),
-                               "cuMemcpyDtoHAsync");
+  if (auto ok =
+          device_->check(a.cuMemcpyDtoHAsync(&answer, answer_at, sizeof answer, stream.stream_),
+                         "cuMemcpyDtoHAsync");
       !ok) {
     return Unexpected(ok.error());
   }
@@ -152,38 +167,44 @@ Result<std::optional<uint64_t>> Kernels::first_difference(Stream& stream, Device
 }
 
 Result<void> Kernels::launch(Stream& stream, Function function, unsigned grid_x, unsigned grid_y,
-                             unsigned block_x, unsigned block_y, void** params, const char* name) const {
+                             unsigned block_x, unsigned block_y, void** params,
+                             const char* name) const {
   const Api& a = device_->driver().api();
   ContextScope scope(a, device_->context_);
-  return device_->check(a.cuLaunchKernel(functions_[function], grid_x, grid_y, 1, block_x, block_y, 1, 0,
-                                         stream.stream_, params, nullptr),
+  return device_->check(a.cuLaunchKernel(functions_[function], grid_x, grid_y, 1, block_x, block_y,
+                                         1, 0, stream.stream_, params, nullptr),
                         fmt::format("cuLaunchKernel({})", name));
 }
 
-Result<void> Kernels::convert(Stream& stream, Conversion conversion, const Planes& from, const Planes& to,
-                              unsigned width, unsigned height) const {
+Result<void> Kernels::convert(Stream& stream, Conversion conversion, const Planes& from,
+                              const Planes& to, unsigned width, unsigned height) const {
   // A thread a block: a pixel pair in a row pair (4:2:2 to 4:2:0), or a pixel (rgb24).
   const bool per_pixel = conversion == Conversion::rgb24_to_rgb0;
   const unsigned grid_x = blocks(per_pixel ? width : (width + 1) / 2, kBlockX);
   const unsigned grid_y = blocks(per_pixel ? height : (height + 1) / 2, kBlockY);
-  unsigned long long at[3], pitch[3], out[2], out_pitch[2];  // NOLINT(google-runtime-int): the kernels'
+  unsigned long long at[3], pitch[3], out[2],
+      out_pitch[2];  // NOLINT(google-runtime-int): the kernels'
   for (int p = 0; p < 3; ++p) at[p] = from.at[p], pitch[p] = from.pitch[p];
   for (int p = 0; p < 2; ++p) out[p] = to.at[p], out_pitch[p] = to.pitch[p];
   switch (conversion) {
     case Conversion::uyvy_to_nv12:
     case Conversion::yuy2_to_nv12: {
       int order = conversion == Conversion::uyvy_to_nv12 ? 0 : 1;
-      void* params[] = {&at[0], &pitch[0], &out[0], &out_pitch[0], &out[1], &out_pitch[1], &width, &height, &order};
-      return launch(stream, kPacked422ToNv12, grid_x, grid_y, kBlockX, kBlockY, params, "rdmavideo_packed422_to_nv12");
+      void* params[] = {&at[0],        &pitch[0], &out[0], &out_pitch[0], &out[1],
+                        &out_pitch[1], &width,    &height, &order};
+      return launch(stream, kPacked422ToNv12, grid_x, grid_y, kBlockX, kBlockY, params,
+                    "rdmavideo_packed422_to_nv12");
     }
     case Conversion::yuv422p10_to_p010: {
-      void* params[] = {&at[0],  &pitch[0],     &at[1],  &pitch[1], &at[2],  &pitch[2],
+      void* params[] = {&at[0],  &pitch[0],     &at[1],  &pitch[1],     &at[2], &pitch[2],
                         &out[0], &out_pitch[0], &out[1], &out_pitch[1], &width, &height};
-      return launch(stream, kYuv422p10ToP010, grid_x, grid_y, kBlockX, kBlockY, params, "rdmavideo_yuv422p10_to_p010");
+      return launch(stream, kYuv422p10ToP010, grid_x, grid_y, kBlockX, kBlockY, params,
+                    "rdmavideo_yuv422p10_to_p010");
     }
     case Conversion::rgb24_to_rgb0: {
       void* params[] = {&at[0], &pitch[0], &out[0], &out_pitch[0], &width, &height};
-      return launch(stream, kRgb24ToRgb0, grid_x, grid_y, kBlockX, kBlockY, params, "rdmavideo_rgb24_to_rgb0");
+      return launch(stream, kRgb24ToRgb0, grid_x, grid_y, kBlockX, kBlockY, params,
+                    "rdmavideo_rgb24_to_rgb0");
     }
   }
   return make_error(ErrorCode::invalid_argument, "unknown conversion");
@@ -206,26 +227,29 @@ pixels::Target target(const Kernels::Nv12& canvas) {
 
 }  // namespace
 
-Result<void> Kernels::launch_over(Stream& stream, Function function, const Nv12& canvas, Area area, void** params,
-                                  const char* name) const {
-  if (area.x < 0 || area.y < 0 || area.width <= 0 || area.height <= 0 || (area.x | area.y | area.width | area.height) % 2 != 0 ||
+Result<void> Kernels::launch_over(Stream& stream, Function function, const Nv12& canvas, Area area,
+                                  void** params, const char* name) const {
+  if (area.x < 0 || area.y < 0 || area.width <= 0 || area.height <= 0 ||
+      (area.x | area.y | area.width | area.height) % 2 != 0 ||
       static_cast<unsigned>(area.x + area.width) > canvas.width ||
       static_cast<unsigned>(area.y + area.height) > canvas.height) {
     return make_error(ErrorCode::invalid_argument,
-                      "{}: {}x{} at ({}, {}) is not an even rectangle inside the {}x{} canvas", name, area.width,
-                      area.height, area.x, area.y, canvas.width, canvas.height);
+                      "{}: {}x{} at ({}, {}) is not an even rectangle inside the {}x{} canvas",
+                      name, area.width, area.height, area.x, area.y, canvas.width, canvas.height);
   }
   // A thread a block of two pixels in two rows of the area.
   return launch(stream, function, blocks(static_cast<unsigned>(area.width) / 2, kBlockX),
-                blocks(static_cast<unsigned>(area.height) / 2, kBlockY), kBlockX, kBlockY, params, name);
+                blocks(static_cast<unsigned>(area.height) / 2, kBlockY), kBlockX, kBlockY, params,
+                name);
 }
 
-Result<void> Kernels::place(Stream& stream, const Picture& picture, const Nv12& canvas, Area area) const {
+Result<void> Kernels::place(Stream& stream, const Picture& picture, const Nv12& canvas,
+                            Area area) const {
   if (picture.width == 0 || picture.height == 0 ||
       ((picture.layout == Layout::yuv422p16 || picture.layout == Layout::yuv444p16) &&
        (picture.bits < 8 || picture.bits > 16))) {
-    return make_error(ErrorCode::invalid_argument, "place: a {}x{} picture of {} bits", picture.width,
-                      picture.height, picture.bits);
+    return make_error(ErrorCode::invalid_argument, "place: a {}x{} picture of {} bits",
+                      picture.width, picture.height, picture.bits);
   }
   pixels::Source source{};
   for (int p = 0; p < 3; ++p) {
@@ -242,7 +266,8 @@ Result<void> Kernels::place(Stream& stream, const Picture& picture, const Nv12& 
   return launch_over(stream, kPlaceNv12, canvas, area, params, "rdmavideo_place_nv12");
 }
 
-Result<void> Kernels::fill(Stream& stream, const Nv12& canvas, Area area, uint8_t r, uint8_t g, uint8_t b) const {
+Result<void> Kernels::fill(Stream& stream, const Nv12& canvas, Area area, uint8_t r, uint8_t g,
+                           uint8_t b) const {
   pixels::Target to = target(canvas);
   pixels::Area at{area.x, area.y, area.width, area.height};
   pixels::Yuv colour = pixels::rgb_to_yuv(r, g, b, canvas.bt709 ? 1 : 0);
@@ -250,7 +275,8 @@ Result<void> Kernels::fill(Stream& stream, const Nv12& canvas, Area area, uint8_
   return launch_over(stream, kFillNv12, canvas, area, params, "rdmavideo_fill_nv12");
 }
 
-Result<void> Kernels::gray(Stream& stream, DevicePtr luma, size_t pitch, const Nv12& canvas, Area area) const {
+Result<void> Kernels::gray(Stream& stream, DevicePtr luma, size_t pitch, const Nv12& canvas,
+                           Area area) const {
   CUdeviceptr from = luma;
   unsigned long long from_pitch = pitch;  // NOLINT(google-runtime-int): the kernel's
   pixels::Target to = target(canvas);

@@ -21,7 +21,8 @@ extern "C" __global__ void rdmavideo_first_difference(const unsigned char* a,
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   const uint4* wa = reinterpret_cast<const uint4*>(a);
   const uint4* wb = reinterpret_cast<const uint4*>(b);
-  for (unsigned long long w = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x;
+  for (unsigned long long w =
+           blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x;
        w < words; w += stride) {
     if ((w + 1) * 16 <= from) continue;
     const uint4 x = wa[w];
@@ -49,32 +50,35 @@ extern "C" __global__ void rdmavideo_first_difference(const unsigned char* a,
 
 namespace pixels = rdmavideo::cuda::pixels;
 
-extern "C" __global__ void rdmavideo_packed422_to_nv12(const unsigned char* src, unsigned long long src_pitch,
+extern "C" __global__ void rdmavideo_packed422_to_nv12(const unsigned char* src,
+                                                       unsigned long long src_pitch,
                                                        unsigned char* y, unsigned long long y_pitch,
-                                                       unsigned char* uv, unsigned long long uv_pitch,
-                                                       unsigned width, unsigned height, int order) {
+                                                       unsigned char* uv,
+                                                       unsigned long long uv_pitch, unsigned width,
+                                                       unsigned height, int order) {
   const unsigned pair = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned row2 = blockIdx.y * blockDim.y + threadIdx.y;
   if (pair * 2 >= width || row2 * 2 >= height) return;
-  pixels::packed422_to_nv12(src, src_pitch, y, y_pitch, uv, uv_pitch, width, height, pair, row2, order);
+  pixels::packed422_to_nv12(src, src_pitch, y, y_pitch, uv, uv_pitch, width, height, pair, row2,
+                            order);
 }
 
-extern "C" __global__ void rdmavideo_yuv422p10_to_p010(const unsigned char* y_in, unsigned long long y_in_pitch,
-                                                       const unsigned char* cb, unsigned long long cb_pitch,
-                                                       const unsigned char* cr, unsigned long long cr_pitch,
-                                                       unsigned char* y, unsigned long long y_pitch,
-                                                       unsigned char* uv, unsigned long long uv_pitch,
-                                                       unsigned width, unsigned height) {
+extern "C" __global__ void rdmavideo_yuv422p10_to_p010(
+    const unsigned char* y_in, unsigned long long y_in_pitch, const unsigned char* cb,
+    unsigned long long cb_pitch, const unsigned char* cr, unsigned long long cr_pitch,
+    unsigned char* y, unsigned long long y_pitch, unsigned char* uv, unsigned long long uv_pitch,
+    unsigned width, unsigned height) {
   const unsigned pair = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned row2 = blockIdx.y * blockDim.y + threadIdx.y;
   if (pair * 2 >= width || row2 * 2 >= height) return;
-  pixels::yuv422p10_to_p010(y_in, y_in_pitch, cb, cb_pitch, cr, cr_pitch, y, y_pitch, uv, uv_pitch, width,
-                            height, pair, row2);
+  pixels::yuv422p10_to_p010(y_in, y_in_pitch, cb, cb_pitch, cr, cr_pitch, y, y_pitch, uv, uv_pitch,
+                            width, height, pair, row2);
 }
 
-extern "C" __global__ void rdmavideo_rgb24_to_rgb0(const unsigned char* src, unsigned long long src_pitch,
-                                                   unsigned char* dst, unsigned long long dst_pitch,
-                                                   unsigned width, unsigned height) {
+extern "C" __global__ void rdmavideo_rgb24_to_rgb0(const unsigned char* src,
+                                                   unsigned long long src_pitch, unsigned char* dst,
+                                                   unsigned long long dst_pitch, unsigned width,
+                                                   unsigned height) {
   const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned row = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= width || row >= height) return;
@@ -84,17 +88,23 @@ extern "C" __global__ void rdmavideo_rgb24_to_rgb0(const unsigned char* src, uns
 // ---- The receiver's canvas in GPU memory (composite_pixels.hpp): a thread a block of two
 // canvas pixels in two rows of the area; a 2D grid over the area's pixel pairs and row pairs.
 
-extern "C" __global__ void rdmavideo_place_nv12(pixels::Source src, pixels::Target dst, pixels::Area area) {
+extern "C" __global__ void rdmavideo_place_nv12(pixels::Source src, pixels::Target dst,
+                                                pixels::Area area) {
   const unsigned pair = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned row2 = blockIdx.y * blockDim.y + threadIdx.y;
-  if (pair * 2 >= static_cast<unsigned>(area.width) || row2 * 2 >= static_cast<unsigned>(area.height)) return;
+  if (pair * 2 >= static_cast<unsigned>(area.width) ||
+      row2 * 2 >= static_cast<unsigned>(area.height))
+    return;
   pixels::place_nv12(src, dst, area, pair, row2);
 }
 
-extern "C" __global__ void rdmavideo_fill_nv12(pixels::Target dst, pixels::Area area, pixels::Yuv colour) {
+extern "C" __global__ void rdmavideo_fill_nv12(pixels::Target dst, pixels::Area area,
+                                               pixels::Yuv colour) {
   const unsigned pair = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned row2 = blockIdx.y * blockDim.y + threadIdx.y;
-  if (pair * 2 >= static_cast<unsigned>(area.width) || row2 * 2 >= static_cast<unsigned>(area.height)) return;
+  if (pair * 2 >= static_cast<unsigned>(area.width) ||
+      row2 * 2 >= static_cast<unsigned>(area.height))
+    return;
   pixels::fill_nv12(dst, area, colour, pair, row2);
 }
 
@@ -102,6 +112,8 @@ extern "C" __global__ void rdmavideo_gray_nv12(const unsigned char* luma, unsign
                                                pixels::Target dst, pixels::Area area) {
   const unsigned pair = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned row2 = blockIdx.y * blockDim.y + threadIdx.y;
-  if (pair * 2 >= static_cast<unsigned>(area.width) || row2 * 2 >= static_cast<unsigned>(area.height)) return;
+  if (pair * 2 >= static_cast<unsigned>(area.width) ||
+      row2 * 2 >= static_cast<unsigned>(area.height))
+    return;
   pixels::gray_nv12(luma, pitch, dst, area, pair, row2);
 }

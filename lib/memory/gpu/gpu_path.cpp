@@ -27,7 +27,8 @@ std::string_view to_string(PathChoice choice) {
 }
 
 std::optional<PathChoice> parse_path_choice(std::string_view text) {
-  for (auto c : {PathChoice::automatic, PathChoice::dmabuf, PathChoice::peermem, PathChoice::staged}) {
+  for (auto c :
+       {PathChoice::automatic, PathChoice::dmabuf, PathChoice::peermem, PathChoice::staged}) {
     if (text == to_string(c)) return c;
   }
   return std::nullopt;
@@ -54,11 +55,14 @@ namespace {
 std::string why_not_dmabuf(const PathFacts& f) {
   if (!f.rdma) return "dmabuf: TCP copies through host memory";
   if (!f.gpu_direct_rdma) return "dmabuf: the GPU does not support GPUDirect RDMA";
-  if (f.gpu_reads_rdma_writes && !f.rdma_writes_not_visible.empty()) return "dmabuf: " + f.rdma_writes_not_visible;
+  if (f.gpu_reads_rdma_writes && !f.rdma_writes_not_visible.empty())
+    return "dmabuf: " + f.rdma_writes_not_visible;
   if (!f.gpu_exports_dmabuf) return "dmabuf: " + f.gpu_dmabuf_why;
-  if (!f.verbs_has_dmabuf) return "dmabuf: libibverbs has no ibv_reg_dmabuf_mr (rdma-core 34 or newer has)";
+  if (!f.verbs_has_dmabuf)
+    return "dmabuf: libibverbs has no ibv_reg_dmabuf_mr (rdma-core 34 or newer has)";
   if (f.device_imports_dmabuf && !*f.device_imports_dmabuf) {
-    return fmt::format("dmabuf: {} cannot import dma-bufs ({})", f.rdma_device.empty() ? "the RDMA device" : f.rdma_device,
+    return fmt::format("dmabuf: {} cannot import dma-bufs ({})",
+                       f.rdma_device.empty() ? "the RDMA device" : f.rdma_device,
                        f.dmabuf_probe_detail);
   }
   return {};
@@ -67,7 +71,8 @@ std::string why_not_dmabuf(const PathFacts& f) {
 std::string why_not_peermem(const PathFacts& f) {
   if (!f.rdma) return "peermem: TCP copies through host memory";
   if (!f.gpu_direct_rdma) return "peermem: the GPU does not support GPUDirect RDMA";
-  if (f.gpu_reads_rdma_writes && !f.rdma_writes_not_visible.empty()) return "peermem: " + f.rdma_writes_not_visible;
+  if (f.gpu_reads_rdma_writes && !f.rdma_writes_not_visible.empty())
+    return "peermem: " + f.rdma_writes_not_visible;
   if (!f.peermem_loaded) return "peermem: nvidia-peermem is not loaded (modprobe nvidia-peermem)";
   return {};
 }
@@ -80,7 +85,8 @@ void add_gpu_facts(PathFacts& facts, const cuda::DeviceFacts& device, const cuda
   if (!device.dmabuf_supported) {
     facts.gpu_dmabuf_why = fmt::format("cuda:{} does not export dma-bufs", device.ordinal);
   } else if (!facts.gpu_exports_dmabuf) {
-    facts.gpu_dmabuf_why = fmt::format("CUDA driver {} has no cuMemGetHandleForAddressRange", driver.version_text());
+    facts.gpu_dmabuf_why =
+        fmt::format("CUDA driver {} has no cuMemGetHandleForAddressRange", driver.version_text());
   }
   facts.rdma_writes_not_visible = cuda::why_rdma_writes_not_visible(device, driver);
 }
@@ -123,7 +129,8 @@ Result<PathDecision> choose_path(PathChoice choice, const PathFacts& facts) {
   return d;
 }
 
-Result<PathDecision> choose_path(PathChoice choice, PathFacts transport, const cuda::Device& device) {
+Result<PathDecision> choose_path(PathChoice choice, PathFacts transport,
+                                 const cuda::Device& device) {
   add_gpu_facts(transport, device.facts(), device.driver());
   return choose_path(choice, transport);
 }
@@ -136,7 +143,8 @@ bool peermem_loaded(const std::filesystem::path& sysfs) {
 
 DmabufProbe judge_dmabuf_probe(bool have_call, int probe_errno) {
   if (!have_call) return {false, "libibverbs has no ibv_reg_dmabuf_mr"};
-  const std::string detail = fmt::format("ibv_reg_dmabuf_mr(fd -1): {}", std::strerror(probe_errno));
+  const std::string detail =
+      fmt::format("ibv_reg_dmabuf_mr(fd -1): {}", std::strerror(probe_errno));
   // EOPNOTSUPP: the provider has no dma-buf import; EPROTONOSUPPORT comes from kernels
   // whose uverbs lacks the method.
   if (probe_errno == EOPNOTSUPP || probe_errno == EPROTONOSUPPORT || probe_errno == ENOSYS) {

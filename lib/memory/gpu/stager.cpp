@@ -5,18 +5,19 @@
 
 namespace rdmavideo::gpu {
 
-Result<std::unique_ptr<Stager>> Stager::create(std::shared_ptr<cuda::Device> device, size_t slot_bytes,
-                                               uint32_t slots) {
+Result<std::unique_ptr<Stager>> Stager::create(std::shared_ptr<cuda::Device> device,
+                                               size_t slot_bytes, uint32_t slots) {
   const size_t stride = memory::round_up(std::max<size_t>(slot_bytes, 1), memory::kGpuPageBytes);
   auto memory = device->allocate_pinned(stride * slots);
   if (!memory) return Unexpected(memory.error());
   auto stream = device->create_stream();
   if (!stream) return Unexpected(stream.error());
-  return std::unique_ptr<Stager>(
-      new Stager(std::move(device), std::move(*stream), std::move(*memory), slot_bytes, stride, slots));
+  return std::unique_ptr<Stager>(new Stager(std::move(device), std::move(*stream),
+                                            std::move(*memory), slot_bytes, stride, slots));
 }
 
-Result<std::span<const std::byte>> Stager::download(uint32_t index, cuda::DevicePtr from, size_t bytes) {
+Result<std::span<const std::byte>> Stager::download(uint32_t index, cuda::DevicePtr from,
+                                                    size_t bytes) {
   const auto to = slot(index).first(bytes);
   if (auto ok = stream_->download_async(to, from); !ok) return Unexpected(ok.error());
   auto ticket = stream_->mark();

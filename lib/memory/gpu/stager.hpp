@@ -22,12 +22,14 @@ namespace rdmavideo::gpu {
 
 class Stager {
  public:
-  static Result<std::unique_ptr<Stager>> create(std::shared_ptr<cuda::Device> device, size_t slot_bytes,
-                                                uint32_t slots = 2);
+  static Result<std::unique_ptr<Stager>> create(std::shared_ptr<cuda::Device> device,
+                                                size_t slot_bytes, uint32_t slots = 2);
 
   uint32_t slots() const { return slots_; }
   size_t slot_bytes() const { return slot_bytes_; }
-  std::span<std::byte> slot(uint32_t index) const { return {memory_.get() + index * stride_, slot_bytes_}; }
+  std::span<std::byte> slot(uint32_t index) const {
+    return {memory_.get() + index * stride_, slot_bytes_};
+  }
   /// Every slot, for registering them at once; `keep()` owns the memory.
   std::span<std::byte> all() const { return {memory_.get(), stride_ * slots_}; }
   std::shared_ptr<const void> keep() const { return memory_; }
@@ -40,8 +42,12 @@ class Stager {
  private:
   Stager(std::shared_ptr<cuda::Device> device, std::unique_ptr<cuda::Stream> stream,
          std::shared_ptr<std::byte> memory, size_t slot_bytes, size_t stride, uint32_t slots)
-      : device_(std::move(device)), stream_(std::move(stream)), memory_(std::move(memory)),
-        slot_bytes_(slot_bytes), stride_(stride), slots_(slots) {}
+      : device_(std::move(device)),
+        stream_(std::move(stream)),
+        memory_(std::move(memory)),
+        slot_bytes_(slot_bytes),
+        stride_(stride),
+        slots_(slots) {}
   std::shared_ptr<cuda::Device> device_;
   std::unique_ptr<cuda::Stream> stream_;
   std::shared_ptr<std::byte> memory_;

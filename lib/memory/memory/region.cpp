@@ -41,7 +41,8 @@ std::optional<MemorySpec> parse_memory(std::string_view text) {
     const std::string_view n = text.substr(5);
     int device = 0;
     auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), device);
-    if (n.empty() || ec != std::errc() || end != n.data() + n.size() || device < 0 || device > 255) {
+    if (n.empty() || ec != std::errc() || end != n.data() + n.size() || device < 0 ||
+        device > 255) {
       return std::nullopt;
     }
     return MemorySpec(MemoryKind::cuda, device);
@@ -52,8 +53,9 @@ std::optional<MemorySpec> parse_memory(std::string_view text) {
 
 Result<void> write(const Region& region, size_t offset, std::span<const std::byte> from) {
   if (offset > region.size() || from.size() > region.size() - offset) {
-    return make_error(ErrorCode::invalid_argument, "memory: write of {} bytes at {} beyond a region of {}",
-                      from.size(), offset, region.size());
+    return make_error(ErrorCode::invalid_argument,
+                      "memory: write of {} bytes at {} beyond a region of {}", from.size(), offset,
+                      region.size());
   }
   if (region.kind() == MemoryKind::cuda) {
     return region.cuda_device()->upload(cuda::address(region.bytes().data() + offset), from);
@@ -64,8 +66,9 @@ Result<void> write(const Region& region, size_t offset, std::span<const std::byt
 
 Result<void> read(const Region& region, size_t offset, std::span<std::byte> to) {
   if (offset > region.size() || to.size() > region.size() - offset) {
-    return make_error(ErrorCode::invalid_argument, "memory: read of {} bytes at {} beyond a region of {}",
-                      to.size(), offset, region.size());
+    return make_error(ErrorCode::invalid_argument,
+                      "memory: read of {} bytes at {} beyond a region of {}", to.size(), offset,
+                      region.size());
   }
   if (region.kind() == MemoryKind::cuda) {
     return region.cuda_device()->download(to, cuda::address(region.bytes().data() + offset));
@@ -86,7 +89,8 @@ Result<std::shared_ptr<Region>> Region::allocate(MemorySpec spec, size_t bytes) 
     if (!device) return Unexpected(device.error().context("memory"));
     auto memory = (*device)->allocate(bytes);
     if (!memory) return Unexpected(memory.error().context("memory"));
-    if (auto ok = (*device)->fill(**memory, std::byte{0}, bytes); !ok) return Unexpected(ok.error());
+    if (auto ok = (*device)->fill(**memory, std::byte{0}, bytes); !ok)
+      return Unexpected(ok.error());
     auto* at = reinterpret_cast<std::byte*>(static_cast<uintptr_t>(**memory));
     std::shared_ptr<Region> region(new Region(spec, at, bytes));
     region->device_ = *device;
@@ -97,10 +101,9 @@ Result<std::shared_ptr<Region>> Region::allocate(MemorySpec spec, size_t bytes) 
   const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
   if (p == MAP_FAILED) {
-    return Unexpected(
-        system_error(fmt::format("memory: mmap of {} MiB of {} memory for frames", bytes >> 20,
-                                 to_string(kind)),
-                     errno));
+    return Unexpected(system_error(
+        fmt::format("memory: mmap of {} MiB of {} memory for frames", bytes >> 20, to_string(kind)),
+        errno));
   }
   if (kind == MemoryKind::pinned && mlock(p, bytes) != 0) {
     const int err = errno;
@@ -110,10 +113,10 @@ Result<std::shared_ptr<Region>> Region::allocate(MemorySpec spec, size_t bytes) 
     const std::string cap = limit.rlim_cur == RLIM_INFINITY
                                 ? std::string("unlimited")
                                 : fmt::format("{} KiB", limit.rlim_cur >> 10);
-    return Unexpected(system_error(
-        fmt::format("memory: mlock of {} MiB of pinned memory (ulimit -l allows {})",
-                    bytes >> 20, cap),
-        err));
+    return Unexpected(
+        system_error(fmt::format("memory: mlock of {} MiB of pinned memory (ulimit -l allows {})",
+                                 bytes >> 20, cap),
+                     err));
   }
   return std::shared_ptr<Region>(new Region(spec, static_cast<std::byte*>(p), bytes));
 }
@@ -138,9 +141,8 @@ Result<std::shared_ptr<const void>> Budget::reserve(uint64_t bytes, std::string_
     }
   } while (!used_.compare_exchange_weak(used, used + bytes));
   // The owner gives the bytes back when the last holder lets go of it.
-  return std::shared_ptr<const void>(nullptr, [self = shared_from_this(), bytes](const void*) {
-    self->used_ -= bytes;
-  });
+  return std::shared_ptr<const void>(
+      nullptr, [self = shared_from_this(), bytes](const void*) { self->used_ -= bytes; });
 }
 
 std::string format_bytes(uint64_t bytes) {
@@ -162,14 +164,21 @@ std::optional<uint64_t> parse_bytes(std::string_view text) {
   if (ec != std::errc() || value < 0 || end == text.data()) return std::nullopt;
   std::string suffix(end, text.data() + text.size());
   for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (suffix.size() >= 2 && suffix.substr(suffix.size() - 2) == "IB") suffix.resize(suffix.size() - 2);
-  else if (!suffix.empty() && suffix.back() == 'B') suffix.pop_back();
+  if (suffix.size() >= 2 && suffix.substr(suffix.size() - 2) == "IB")
+    suffix.resize(suffix.size() - 2);
+  else if (!suffix.empty() && suffix.back() == 'B')
+    suffix.pop_back();
   double scale = 1;
-  if (suffix == "K") scale = 1024.0;
-  else if (suffix == "M") scale = 1024.0 * 1024;
-  else if (suffix == "G") scale = 1024.0 * 1024 * 1024;
-  else if (suffix == "T") scale = 1024.0 * 1024 * 1024 * 1024;
-  else if (!suffix.empty()) return std::nullopt;
+  if (suffix == "K")
+    scale = 1024.0;
+  else if (suffix == "M")
+    scale = 1024.0 * 1024;
+  else if (suffix == "G")
+    scale = 1024.0 * 1024 * 1024;
+  else if (suffix == "T")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (!suffix.empty())
+    return std::nullopt;
   const double bytes = value * scale;
   if (bytes >= 18e18) return std::nullopt;
   return static_cast<uint64_t>(bytes);

@@ -25,7 +25,7 @@ Clock::time_point payload_deadline(uint32_t bytes, milliseconds peer_timeout) {
 
 // A ring's memory and how the peer reaches it. The registration goes before the memory.
 struct ReceiverConnection::Ring {
-  std::shared_ptr<const void> reservation;  // of the budget, given back after the memory
+  std::shared_ptr<const void> reservation;          // of the budget, given back after the memory
   std::shared_ptr<const void> staging_reservation;  // a direct rung that fell back to staged
   std::shared_ptr<memory::Region> memory;
   // --memory cuda, staged: the GPU ring each frame is uploaded into, slot for slot, and the
@@ -100,9 +100,9 @@ class ReceiverConnection::Credits final : public detail::SlotOwner {
 
  private:
   std::mutex mu_;
-  ReceiverConnection* connection_;            // null once closed
-  uint32_t epoch_ = 0;                        // the current ring's epoch
-  std::optional<ring::RingCredits> credits_;  // the current ring's credits
+  ReceiverConnection* connection_;                // null once closed
+  uint32_t epoch_ = 0;                            // the current ring's epoch
+  std::optional<ring::RingCredits> credits_;      // the current ring's credits
   std::shared_ptr<std::atomic<uint32_t>> gauge_;  // slots filled, for reports
 
   void publish() {
@@ -225,8 +225,7 @@ Result<void> ReceiverConnection::handshake(Clock::time_point deadline) {
   if (!ack) return Unexpected(ack.error());
   version_ = ack->version;
   channel_->negotiated(version_);
-  log().debug("[{}] Hello from \"{}\", version {}", who_, printable(hello->software),
-              ack->version);
+  log().debug("[{}] Hello from \"{}\", version {}", who_, printable(hello->software), ack->version);
   if (!config_.key) return send(*ack);  // a sender that requires a key refuses us
   // The peer proves the shared key before this end says anything more. Nothing about a
   // ring (no RingInfo, no address or rkey) has left the receiver yet, and nothing was
@@ -241,8 +240,7 @@ Result<void> ReceiverConnection::handshake(Clock::time_point deadline) {
   return authenticate(*hello, *ack, deadline);
 }
 
-Result<void> ReceiverConnection::authenticate(const proto::Hello& hello,
-                                              const proto::HelloAck& ack,
+Result<void> ReceiverConnection::authenticate(const proto::Hello& hello, const proto::HelloAck& ack,
                                               Clock::time_point deadline) {
   const auth::SharedKey& key = *config_.key;
   auto nonce = auth::make_nonce();
@@ -252,8 +250,8 @@ Result<void> ReceiverConnection::authenticate(const proto::Hello& hello,
   if (!message) return Unexpected(message.error());
   if (const auto* error = std::get_if<proto::ErrorMessage>(&*message)) {
     // The sender refused us; it is gone, nothing to tell it.
-    return Unexpected(Error(ErrorCode::peer_closed,
-                            fmt::format("sender reported: {}", printable(error->text))));
+    return Unexpected(
+        Error(ErrorCode::peer_closed, fmt::format("sender reported: {}", printable(error->text))));
   }
   const auto* proof = std::get_if<proto::Auth>(&*message);
   if (!proof) {
@@ -265,10 +263,11 @@ Result<void> ReceiverConnection::authenticate(const proto::Hello& hello,
       !auth::verify(key, auth::Role::sender, proof->nonce, *nonce, hello, ack, proof->proof)) {
     return make_error(ErrorCode::auth_failed, "authentication failed");
   }
-  const proto::Auth answer{*nonce,
-                           auth::prove(key, auth::Role::receiver, proof->nonce, *nonce, hello, ack)};
+  const proto::Auth answer{
+      *nonce, auth::prove(key, auth::Role::receiver, proof->nonce, *nonce, hello, ack)};
   if (auto ok = send(answer); !ok) return ok;
-  channel_->protect(std::make_shared<auth::ControlMac>(key, auth::Role::receiver, proof->nonce, *nonce));
+  channel_->protect(
+      std::make_shared<auth::ControlMac>(key, auth::Role::receiver, proof->nonce, *nonce));
   log().debug("[{}] authenticated", who_);
   return {};
 }
@@ -314,9 +313,10 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
         staged ? 2 * ring_bytes : ring_bytes,
         fmt::format("StreamStart {}x{} {}: a ring of {} slots of {}{}", m.width, m.height,
                     name(m.pixel_format), config_.ring_size, memory::format_bytes(stride),
-                    staged ? fmt::format(" in {} and its host staging ring", to_string(config_.memory))
-                    : gpu  ? fmt::format(" in {}", to_string(config_.memory))
-                           : ""));
+                    staged
+                        ? fmt::format(" in {} and its host staging ring", to_string(config_.memory))
+                    : gpu ? fmt::format(" in {}", to_string(config_.memory))
+                          : ""));
     if (!reservation) return Unexpected(reservation.error());
     ring->reservation = std::move(*reservation);
   }
@@ -348,7 +348,8 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
       ring->memory = gpu_ring;
       ring->access = std::move(*access);
     } else {
-      if (auto fell_back = decision->fall_back(config_.gpu_path, access.error()); !fell_back) return fell_back;
+      if (auto fell_back = decision->fall_back(config_.gpu_path, access.error()); !fell_back)
+        return fell_back;
       staged = true;
       if (config_.budget) {
         auto more = config_.budget->reserve(ring_bytes, "the host staging ring of a GPU ring");
@@ -385,9 +386,9 @@ Result<void> ReceiverConnection::start_stream(const proto::StreamStart& m) {
     if (decision) {
       record_->report.gpu_path = decision->summary();
       const cuda::DeviceFacts& f = device->facts();
-      record_->report.gpu_rdma_writes = stats::GpuRdmaWrites{
-          f.rdma_writes_ordering, cuda::needs_rdma_flush(f),
-          cuda::can_flush_rdma_writes(f, device->driver())};
+      record_->report.gpu_rdma_writes =
+          stats::GpuRdmaWrites{f.rdma_writes_ordering, cuda::needs_rdma_flush(f),
+                               cuda::can_flush_rdma_writes(f, device->driver())};
     }
   }
   log().info("[{}] stream {} ring {}: {}x{} {} at {} fps, {} bytes a frame, {} slots{}{}", who_,
@@ -450,15 +451,18 @@ Result<void> ReceiverConnection::frame_written(const proto::FrameWritten& m) {
   last_video_pts_ = m.pts_ns;
   last_video_arrival_ = last_frame_;
   next_sequence_ = m.sequence + 1;
-  sink_->frame(FrameLease(credits_, ring_, ring_->format, gpu_ring ? gpu_ring->kind() : ring_->memory->kind(),
-                          slot, m, latency, gpu_ring));
+  sink_->frame(FrameLease(credits_, ring_, ring_->format,
+                          gpu_ring ? gpu_ring->kind() : ring_->memory->kind(), slot, m, latency,
+                          gpu_ring));
   return {};
 }
 
 Result<void> ReceiverConnection::start_audio(const proto::AudioStart& m) {
   const std::optional<proto::StreamStart> video =
       ring_ ? std::optional<proto::StreamStart>(*ring_->format) : std::nullopt;
-  if (auto ok = proto::check_audio_start(m, video, audio_.size(), audio_.contains(m.stream_id), version_); !ok) {
+  if (auto ok =
+          proto::check_audio_start(m, video, audio_.size(), audio_.contains(m.stream_id), version_);
+      !ok) {
     return ok;
   }
   // Tracks are numbered in the order they started, ended ones included.
@@ -482,8 +486,8 @@ Result<void> ReceiverConnection::start_audio(const proto::AudioStart& m) {
     std::lock_guard lock(record_->mu);
     record_->report.audio.push_back(AudioReport{track});
   }
-  log().info("[{}] audio track {} (stream {}): \"{}\" {} Hz, {} channel{}, {}", who_, track.index, m.stream_id,
-             printable(m.name), m.sample_rate, m.channels, m.channels == 1 ? "" : "s",
+  log().info("[{}] audio track {} (stream {}): \"{}\" {} Hz, {} channel{}, {}", who_, track.index,
+             m.stream_id, printable(m.name), m.sample_rate, m.channels, m.channels == 1 ? "" : "s",
              proto::to_string(m.sample_format));
   sink_->audio_started(track);
   return {};
@@ -492,20 +496,23 @@ Result<void> ReceiverConnection::start_audio(const proto::AudioStart& m) {
 Result<void> ReceiverConnection::audio_chunk(proto::AudioChunk& m) {
   auto it = audio_.find(m.stream_id);
   const bool running = it != audio_.end() && !it->second.ended;
-  if (auto ok = proto::check_audio_chunk(m, running ? &it->second.track.format : nullptr); !ok) return ok;
+  if (auto ok = proto::check_audio_chunk(m, running ? &it->second.track.format : nullptr); !ok)
+    return ok;
   const uint32_t index = it->second.track.index;
   // How far the audio travels from the picture: its pts against the video's, both moved on
   // to now (the video's by the time since its last frame arrived).
   double offset_ms = 0;
   if (frames_ > 0) {
-    const auto since = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - last_video_arrival_);
+    const auto since =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - last_video_arrival_);
     offset_ms = static_cast<double>(m.pts_ns - (last_video_pts_ + since.count())) / 1e6;
   }
   const uint32_t samples = m.samples;
   auto queued = AudioQueue::claim(audio_queue_, m.data.size() + kAudioPacketOverheadBytes);
   bool taken = false;
   if (queued) {
-    taken = sink_->audio(AudioPacket{index, m.pts_ns, samples, std::move(m.data), std::move(queued)});
+    taken =
+        sink_->audio(AudioPacket{index, m.pts_ns, samples, std::move(m.data), std::move(queued)});
   }
   std::lock_guard lock(record_->mu);
   AudioReport& r = record_->report.audio[index];
@@ -525,7 +532,8 @@ Result<void> ReceiverConnection::audio_chunk(proto::AudioChunk& m) {
 Result<void> ReceiverConnection::end_audio(const proto::AudioEnd& m) {
   auto it = audio_.find(m.stream_id);
   if (it == audio_.end() || it->second.ended) {
-    return make_error(ErrorCode::protocol, "AudioEnd.stream_id {} names no running audio stream", m.stream_id);
+    return make_error(ErrorCode::protocol, "AudioEnd.stream_id {} names no running audio stream",
+                      m.stream_id);
   }
   it->second.ended = true;
   {
@@ -637,7 +645,8 @@ Result<void> ReceiverConnection::run() {
         if (auto ok = start_audio(std::get<proto::AudioStart>(m)); !ok) return failed(ok.error());
         break;
       case proto::MessageType::AudioChunk:
-        if (auto ok = audio_chunk(std::get<proto::AudioChunk>(**message)); !ok) return failed(ok.error());
+        if (auto ok = audio_chunk(std::get<proto::AudioChunk>(**message)); !ok)
+          return failed(ok.error());
         break;
       case proto::MessageType::AudioEnd:
         if (auto ok = end_audio(std::get<proto::AudioEnd>(m)); !ok) return failed(ok.error());

@@ -16,9 +16,9 @@
 #include <mutex>
 #include <optional>
 
+#include "channel/receiver_channel.hpp"
 #include "rdmavideo/receiver_service.hpp"
 #include "rdmavideo/ring.hpp"
-#include "channel/receiver_channel.hpp"
 
 namespace rdmavideo::receiver {
 
@@ -133,25 +133,25 @@ class ReceiverConnection {
   std::unique_ptr<ReceiverChannel> channel_;
   ConnectionConfig config_;
   ConnectionHost& host_;
-  std::string peer_;  // the channel's peer, with the RDMA device once established
-  std::string who_;  // "recv host:port "name"" for messages
+  std::string peer_;                  // the channel's peer, with the RDMA device once established
+  std::string who_;                   // "recv host:port "name"" for messages
   std::shared_ptr<Credits> credits_;  // shared with leases
 
   std::atomic<bool> stopping_{false};
   std::atomic<Stage> stage_{Stage::handshake};
-  std::mutex send_mu_;                        // one message at a time on the channel
-  Clock::time_point last_sent_;               // under send_mu_
-  Clock::time_point last_heard_;              // connection thread only
-  std::shared_ptr<Ring> ring_;                // the current ring; leases keep older ones
-  uint32_t last_epoch_ = 0;                   // the last StreamStart.ring_epoch accepted
-  StreamSink* sink_ = nullptr;                // the admitted stream's sink
-  std::shared_ptr<StreamRecord> record_;      // the admitted stream's record
-  uint64_t frames_ = 0;                       // frames of this stream handed to the sink
-  Clock::time_point last_frame_;              // the last frame's arrival, or the admission
-  uint64_t next_sequence_ = 0;                // the sequence after the last frame's
-  double cpu_start_ = 0;                      // this thread's CPU time at the stream's start
+  std::mutex send_mu_;                    // one message at a time on the channel
+  Clock::time_point last_sent_;           // under send_mu_
+  Clock::time_point last_heard_;          // connection thread only
+  std::shared_ptr<Ring> ring_;            // the current ring; leases keep older ones
+  uint32_t last_epoch_ = 0;               // the last StreamStart.ring_epoch accepted
+  StreamSink* sink_ = nullptr;            // the admitted stream's sink
+  std::shared_ptr<StreamRecord> record_;  // the admitted stream's record
+  uint64_t frames_ = 0;                   // frames of this stream handed to the sink
+  Clock::time_point last_frame_;          // the last frame's arrival, or the admission
+  uint64_t next_sequence_ = 0;            // the sequence after the last frame's
+  double cpu_start_ = 0;                  // this thread's CPU time at the stream's start
   bool closed_ = false;
-  uint16_t version_ = proto::kMinVersion;     // negotiated in the handshake
+  uint16_t version_ = proto::kMinVersion;  // negotiated in the handshake
 
   // The connection's audio streams (tracks of its video stream), by stream_id: running, or
   // ended (kept so an id is never started twice).
@@ -161,8 +161,8 @@ class ReceiverConnection {
   };
   std::map<uint32_t, Audio> audio_;
   struct AudioQueue;
-  std::shared_ptr<AudioQueue> audio_queue_;    // samples at the sink, bounded; shared with packets
-  int64_t last_video_pts_ = 0;                 // the last frame's pts, for the A/V offset
+  std::shared_ptr<AudioQueue> audio_queue_;  // samples at the sink, bounded; shared with packets
+  int64_t last_video_pts_ = 0;               // the last frame's pts, for the A/V offset
   Clock::time_point last_video_arrival_{};
 };
 

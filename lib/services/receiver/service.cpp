@@ -2,8 +2,8 @@
 #include "rdmavideo/receiver_service.hpp"
 
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -127,18 +127,21 @@ struct ReceiverService::Impl final : ConnectionHost {
 
   mutable std::mutex mu;
   std::vector<std::shared_ptr<StreamRecord>> records;  // every admitted stream, in order
-  uint32_t active = 0;     // admitted streams not yet released
-  uint64_t admitted = 0;   // streams admitted so far
-  uint64_t ended = 0;      // streams over so far (their sinks finished)
-  std::map<std::string, uint64_t> refused;  // under mu: connections that were no stream
+  uint32_t active = 0;                                 // admitted streams not yet released
+  uint64_t admitted = 0;                               // streams admitted so far
+  uint64_t ended = 0;                                  // streams over so far (their sinks finished)
+  std::map<std::string, uint64_t> refused;             // under mu: connections that were no stream
   std::deque<std::shared_ptr<StreamRecord>> ended_order;  // under mu: ended, oldest first
   FoldedStreams folded;                                   // under mu: ended long ago
   bool stopping = false;
 
   receiver::ConnectionConfig connection_config() const {
-    return {options.listen.ring_size, options.listen.max_frame_bytes, options.listen.timeouts,
-            options.memory, options.frames_per_stream, options.idle_timeout,
-            options.listen.key, budget, options.listen.max_version, options.gpu_path, options.format_check};
+    return {options.listen.ring_size,   options.listen.max_frame_bytes,
+            options.listen.timeouts,    options.memory,
+            options.frames_per_stream,  options.idle_timeout,
+            options.listen.key,         budget,
+            options.listen.max_version, options.gpu_path,
+            options.format_check};
   }
 
   void accept_loop() {
@@ -154,14 +157,16 @@ struct ReceiverService::Impl final : ConnectionHost {
       // kernel holds a connection for it, and watching it would spin.
       pollfd fds[2] = {{stop_fd.get(), POLLIN, 0}, {listener->readiness_fd(), POLLIN, 0}};
       // Else wake now and then to join the threads of connections that have ended.
-      const int rc = poll(fds, backoff.count() ? 1 : 2, backoff.count() ? static_cast<int>(backoff.count()) : 1000);
+      const int rc = poll(fds, backoff.count() ? 1 : 2,
+                          backoff.count() ? static_cast<int>(backoff.count()) : 1000);
       if (fds[0].revents & POLLIN) return;
       reap();
       const auto now = std::chrono::steady_clock::now();
       if (episode_failures && now - last_failure >= kLogInterval) {
-        log().info("[recv] accepting again: {} accept{} failed for want of descriptors over {:.1f} s",
-                   episode_failures, episode_failures == 1 ? "" : "s",
-                   std::chrono::duration<double>(last_failure - episode_start).count());
+        log().info(
+            "[recv] accepting again: {} accept{} failed for want of descriptors over {:.1f} s",
+            episode_failures, episode_failures == 1 ? "" : "s",
+            std::chrono::duration<double>(last_failure - episode_start).count());
         episode_failures = 0;
       }
       if (!backoff.count() && (rc <= 0 || !(fds[1].revents & POLLIN))) continue;
@@ -172,16 +177,17 @@ struct ReceiverService::Impl final : ConnectionHost {
         last_failure = std::chrono::steady_clock::now();
         backoff = std::min(kMostBackoff, backoff.count() ? backoff * 2 : kFirstBackoff);
         const std::string shed = shed_for_descriptors();
-        exhausted_log.say("[recv] {}: backing off{} (descriptor limit {}, of it {} kept for "
-                               "streams and the process)",
-                               channel.error().message(), shed, limits.descriptor_limit,
-                               limits.reserved);
+        exhausted_log.say(
+            "[recv] {}: backing off{} (descriptor limit {}, of it {} kept for "
+            "streams and the process)",
+            channel.error().message(), shed, limits.descriptor_limit, limits.reserved);
         continue;
       }
       backoff = milliseconds(0);
       if (!channel) {
         // That peer only (a refused rdma_cm request); a peer that left first is nothing.
-        if (channel.error().code() != ErrorCode::timeout) log().error("{}", channel.error().message());
+        if (channel.error().code() != ErrorCode::timeout)
+          log().error("{}", channel.error().message());
         continue;
       }
       shed_oldest_if_full(Stage::handshake, limits.max_handshakes, nullptr, "handshake_dropped");
@@ -197,7 +203,7 @@ struct ReceiverService::Impl final : ConnectionHost {
         backoff = kMostBackoff;
         const std::string shed = shed_for_descriptors();
         exhausted_log.say("[recv] cannot start a thread for {}: {}; closing it, backing off{}",
-                               entry->connection->peer(), e.what(), shed);
+                          entry->connection->peer(), e.what(), shed);
         {
           std::lock_guard lock(mu);
           ++refused["no_thread"];
@@ -232,10 +238,10 @@ struct ReceiverService::Impl final : ConnectionHost {
                            const char* reason) {
     auto [oldest, count] = oldest_at(stage, except);
     if (count < cap || !oldest) return;
-    shed_log.say("[recv] {} connections {} (the limit): shedding the oldest, from {}", count,
-                      stage == Stage::handshake ? "are in their handshake"
-                                                : "wait for their first StreamStart",
-                      oldest->connection->peer());
+    shed_log.say(
+        "[recv] {} connections {} (the limit): shedding the oldest, from {}", count,
+        stage == Stage::handshake ? "are in their handshake" : "wait for their first StreamStart",
+        oldest->connection->peer());
     oldest->shed = reason;
     oldest->connection->shed();
   }
@@ -290,12 +296,15 @@ struct ReceiverService::Impl final : ConnectionHost {
       if (!victim) std::tie(victim, n) = oldest_at(Stage::pending, nullptr);
       if (!victim) return false;
       victim->shed = "shed_for_descriptors";
-      log().warn("[recv] out of descriptors for a stream: shedding the oldest connection that is "
-                 "no stream, from {}", victim->connection->peer());
+      log().warn(
+          "[recv] out of descriptors for a stream: shedding the oldest connection that is "
+          "no stream, from {}",
+          victim->connection->peer());
       victim->connection->shed();
       closed = victim->closed;
     }
-    for (int i = 0; i < 100 && !*closed; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (int i = 0; i < 100 && !*closed; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     return *closed;
   }
 
@@ -317,9 +326,10 @@ struct ReceiverService::Impl final : ConnectionHost {
       std::lock_guard lock(mu);
       if (stopping) return make_error(ErrorCode::resource, "receiver is stopping");
       if (active >= options.max_streams) {
-        return make_error(ErrorCode::resource,
-                          "receiver busy: it serves at most {} stream{} at once, and all are in use",
-                          options.max_streams, options.max_streams == 1 ? "" : "s");
+        return make_error(
+            ErrorCode::resource,
+            "receiver busy: it serves at most {} stream{} at once, and all are in use",
+            options.max_streams, options.max_streams == 1 ? "" : "s");
       }
       if (options.stream_limit && admitted >= options.stream_limit) {
         return make_error(ErrorCode::resource,
@@ -355,13 +365,12 @@ struct ReceiverService::Impl final : ConnectionHost {
         end.error = ok.error();
       }
       std::lock_guard lock(record->mu);  // abort() may be looking at it
-      record->sink.reset();  // its thread ends here
+      record->sink.reset();              // its thread ends here
     }
     StreamReport report;
     {
       std::lock_guard lock(record->mu);
-      record->report.state =
-          end.ok() ? StreamReport::State::ended : StreamReport::State::failed;
+      record->report.state = end.ok() ? StreamReport::State::ended : StreamReport::State::failed;
       record->report.end = std::move(end);
       if (record->report.stats.end == std::chrono::steady_clock::time_point{}) {
         record->report.stats.finish();
@@ -446,20 +455,24 @@ ReceiverService::Limits fit_to_descriptors(const ReceiverServiceOptions& options
   out.reserved = kProcessDescriptors + uint64_t{options.max_streams} * kStreamDescriptors +
                  options.front_end_descriptors;
   const uint64_t per = verbs ? kVerbsConnectionDescriptors : kTcpConnectionDescriptors;
-  const uint64_t room = out.descriptor_limit > out.reserved ? (out.descriptor_limit - out.reserved) / per : 0;
+  const uint64_t room =
+      out.descriptor_limit > out.reserved ? (out.descriptor_limit - out.reserved) / per : 0;
   const uint64_t wanted = uint64_t{out.max_handshakes} + out.max_pending;
   if (room >= wanted) return out;
   // Shared between the two caps as they were asked for.
-  out.max_handshakes = std::max<uint32_t>(kMinConnectionCap,
-                                          static_cast<uint32_t>(room * out.max_handshakes / wanted));
-  out.max_pending = std::max<uint32_t>(kMinConnectionCap, static_cast<uint32_t>(room > out.max_handshakes ? room - out.max_handshakes : 0));
-  log().warn("[recv] the descriptor limit of {} (ulimit -n) leaves room for {} connection{} that "
-             "{} no stream beside the {} kept for {} stream{} and the process: at most {} in their "
-             "handshake and {} waiting for their first StreamStart (raise the limit, e.g. "
-             "LimitNOFILE in the unit)",
-             out.descriptor_limit, room, room == 1 ? "" : "s", room == 1 ? "is" : "are", out.reserved,
-             options.max_streams, options.max_streams == 1 ? "" : "s", out.max_handshakes,
-             out.max_pending);
+  out.max_handshakes = std::max<uint32_t>(
+      kMinConnectionCap, static_cast<uint32_t>(room * out.max_handshakes / wanted));
+  out.max_pending = std::max<uint32_t>(
+      kMinConnectionCap,
+      static_cast<uint32_t>(room > out.max_handshakes ? room - out.max_handshakes : 0));
+  log().warn(
+      "[recv] the descriptor limit of {} (ulimit -n) leaves room for {} connection{} that "
+      "{} no stream beside the {} kept for {} stream{} and the process: at most {} in their "
+      "handshake and {} waiting for their first StreamStart (raise the limit, e.g. "
+      "LimitNOFILE in the unit)",
+      out.descriptor_limit, room, room == 1 ? "" : "s", room == 1 ? "is" : "are", out.reserved,
+      options.max_streams, options.max_streams == 1 ? "" : "s", out.max_handshakes,
+      out.max_pending);
   return out;
 }
 
@@ -474,14 +487,18 @@ Result<std::unique_ptr<ReceiverService>> ReceiverService::start(ReceiverServiceO
     return make_error(ErrorCode::invalid_argument, "max_streams is 0: no stream could be served");
   }
   if (options.max_handshakes == 0 || options.max_pending == 0) {
-    return make_error(ErrorCode::invalid_argument, "max_handshakes and max_pending must be at "
+    return make_error(ErrorCode::invalid_argument,
+                      "max_handshakes and max_pending must be at "
                       "least 1: else no sender could connect");
   }
   if (options.memory.kind == memory::MemoryKind::cuda) {
     // Before listening: a machine without the GPU takes no sender's stream only to fail it.
     auto device = cuda::Device::shared(options.memory.device);
-    if (!device) return Unexpected(device.error().context(fmt::format("--memory {}", to_string(options.memory))));
-    log().info("frames go into {} ({} MiB)", (*device)->describe(), (*device)->facts().total_memory >> 20);
+    if (!device)
+      return Unexpected(
+          device.error().context(fmt::format("--memory {}", to_string(options.memory))));
+    log().info("frames go into {} ({} MiB)", (*device)->describe(),
+               (*device)->facts().total_memory >> 20);
   }
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
@@ -490,9 +507,8 @@ Result<std::unique_ptr<ReceiverService>> ReceiverService::start(ReceiverServiceO
   impl->listener = std::move(*listener);
   std::string why = "--max-memory";
   const bool registers = impl->listener->describe().find("verbs") != std::string::npos;
-  const uint64_t limit = impl->options.max_memory
-                             ? *impl->options.max_memory
-                             : memory::default_budget(registers, &why);
+  const uint64_t limit = impl->options.max_memory ? *impl->options.max_memory
+                                                  : memory::default_budget(registers, &why);
   impl->budget = std::make_shared<memory::Budget>(limit);
   impl->limits = fit_to_descriptors(impl->options, registers);
   log().debug("memory budget {} ({})", memory::format_bytes(limit), why);

@@ -29,7 +29,8 @@ proto::Hello make_hello(uint64_t max_frame_bytes, uint32_t credits_requested, bo
 // The receiver's answer to our Hello: a HelloAck that takes our frames, or why not.
 Result<void> check_hello_reply(const proto::Message& reply, uint64_t max_frame_bytes) {
   if (const auto* error = std::get_if<proto::ErrorMessage>(&reply)) {
-    return Unexpected(Error(error->code, fmt::format("receiver refused: {}", printable(error->text))));
+    return Unexpected(
+        Error(error->code, fmt::format("receiver refused: {}", printable(error->text))));
   }
   const auto* ack = std::get_if<proto::HelloAck>(&reply);
   if (!ack) {
@@ -60,7 +61,8 @@ ChannelFactory& channel_factory() {
 
 void replace_channel_factory(ChannelFactory factory) { channel_factory() = std::move(factory); }
 
-Result<std::unique_ptr<SenderCore>> SenderCore::connect(TransportKind kind, const ConnectOptions& options) {
+Result<std::unique_ptr<SenderCore>> SenderCore::connect(TransportKind kind,
+                                                        const ConnectOptions& options) {
   auto attempt = [&](TransportKind k) -> Result<std::unique_ptr<SenderCore>> {
     auto channel = channel_factory() ? channel_factory()(k, options) : connect_channel(k, options);
     if (!channel) return Unexpected(channel.error());
@@ -109,10 +111,10 @@ Result<void> SenderCore::handshake() {
   while (step_ != Step::done) {
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
-      return fail(Error(ErrorCode::timeout,
-                        fmt::format("no {} within {} ms",
-                                    step_ == Step::hello_sent ? "HelloAck" : "Auth",
-                                    timeouts_.connect.count())));
+      return fail(
+          Error(ErrorCode::timeout,
+                fmt::format("no {} within {} ms", step_ == Step::hello_sent ? "HelloAck" : "Auth",
+                            timeouts_.connect.count())));
     }
     // A receiver that refuses says why and closes: its answer counts, not the close.
     auto ok = pump(std::min(left, milliseconds(100)));
@@ -140,9 +142,10 @@ Result<void> SenderCore::handshake_step(const proto::Message& message) {
       if (auto ok = check_hello_reply(message, max_frame_bytes_); !ok) return failed(ok.error());
       ack_ = std::get<proto::HelloAck>(message);
       if (ack_.version < hello_.min_version || ack_.version > hello_.max_version) {
-        return failed(Error(ErrorCode::protocol,
-                            fmt::format("HelloAck.version {} is not one this sender offered ({}..{})",
-                                        ack_.version, hello_.min_version, hello_.max_version)));
+        return failed(
+            Error(ErrorCode::protocol,
+                  fmt::format("HelloAck.version {} is not one this sender offered ({}..{})",
+                              ack_.version, hello_.min_version, hello_.max_version)));
       }
       // Every message after HelloAck (Auth included) goes with the version chosen.
       channel_->negotiated(ack_.version);
@@ -167,8 +170,8 @@ Result<void> SenderCore::handshake_step(const proto::Message& message) {
       if (!nonce) return failed(nonce.error());
       nonce_ = *nonce;
       receiver_nonce_ = challenge->nonce;
-      const proto::Auth proof{nonce_, auth::prove(*key_, auth::Role::sender, nonce_,
-                                                  receiver_nonce_, hello_, ack_)};
+      const proto::Auth proof{
+          nonce_, auth::prove(*key_, auth::Role::sender, nonce_, receiver_nonce_, hello_, ack_)};
       if (auto ok = send(proof); !ok) return failed(ok.error());
       step_ = Step::proof_awaited;
       return {};
@@ -205,8 +208,9 @@ Result<void> SenderCore::handle(const proto::Message& message) {
                           m.ring_epoch, ring_epoch_);
       }
       if (m.stream_id != kStreamId) {
-        return make_error(ErrorCode::protocol, "RingInfo.stream_id {} is not this sender's stream {}",
-                          m.stream_id, kStreamId);
+        return make_error(ErrorCode::protocol,
+                          "RingInfo.stream_id {} is not this sender's stream {}", m.stream_id,
+                          kStreamId);
       }
       ring_ = m;
       pool_.emplace(m.slot_count);
@@ -238,7 +242,8 @@ Result<void> SenderCore::pump(milliseconds wait) {
   // Whatever has arrived, then (if nothing had) whatever arrives within `wait`.
   bool got_any = false;
   for (;;) {
-    auto message = channel_->receive(got_any ? milliseconds(0) : std::min(wait, timeouts_.keepalive));
+    auto message =
+        channel_->receive(got_any ? milliseconds(0) : std::min(wait, timeouts_.keepalive));
     if (!message) {
       // The receiver closed: after EndOfStream it may; otherwise it is the connection's end.
       if (message.error().code() == ErrorCode::peer_closed && receiver_ended_) break;
@@ -281,28 +286,33 @@ Unexpected SenderCore::fail(const Error& error) {
 Result<void> SenderCore::start_audio(const proto::AudioStart& format) {
   if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
   if (!carries_audio()) {
-    return make_error(ErrorCode::unsupported, "{}: the receiver speaks protocol version {}, without audio",
-                      who_, version());
+    return make_error(ErrorCode::unsupported,
+                      "{}: the receiver speaks protocol version {}, without audio", who_,
+                      version());
   }
   if (format.stream_id == kStreamId) {
-    return make_error(ErrorCode::invalid_argument, "audio stream id {} is the video's", format.stream_id);
+    return make_error(ErrorCode::invalid_argument, "audio stream id {} is the video's",
+                      format.stream_id);
   }
   if (auto ok = send(format); !ok) return fail(ok.error());
   return {};
 }
 
-Result<void> SenderCore::send_audio(const proto::AudioStart& format, int64_t pts_ns, uint32_t samples,
-                                    std::span<const std::byte> data) {
+Result<void> SenderCore::send_audio(const proto::AudioStart& format, int64_t pts_ns,
+                                    uint32_t samples, std::span<const std::byte> data) {
   if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
   const uint32_t sample_bytes = proto::bytes_per_sample(format.sample_format);
-  const uint64_t frame_bytes = uint64_t{sample_bytes} * format.channels;  // one sample of every channel
+  const uint64_t frame_bytes =
+      uint64_t{sample_bytes} * format.channels;  // one sample of every channel
   if (samples == 0 || data.size() != frame_bytes * samples) {
-    return make_error(ErrorCode::invalid_argument, "{} samples of {} channels of {} are {} bytes, not {}", samples,
-                      format.channels, proto::to_string(format.sample_format), frame_bytes * samples, data.size());
+    return make_error(ErrorCode::invalid_argument,
+                      "{} samples of {} channels of {} are {} bytes, not {}", samples,
+                      format.channels, proto::to_string(format.sample_format),
+                      frame_bytes * samples, data.size());
   }
   // Each chunk fits one control message with its tag (sealed or not, the room is kept).
-  const size_t room = channel_->max_control_bytes() - proto::kHeaderBytes - proto::kAudioChunkFixedBytes -
-                      auth::ControlMac::kTagBytes;
+  const size_t room = channel_->max_control_bytes() - proto::kHeaderBytes -
+                      proto::kAudioChunkFixedBytes - auth::ControlMac::kTagBytes;
   const auto per_chunk = static_cast<uint32_t>(std::max<uint64_t>(1, room / frame_bytes));
   const bool is_planar = proto::planar(format.sample_format);
   for (uint32_t first = 0; first < samples; first += per_chunk) {
@@ -311,13 +321,15 @@ Result<void> SenderCore::send_audio(const proto::AudioStart& format, int64_t pts
     chunk.stream_id = format.stream_id;
     chunk.samples = n;
     // The chunk's first sample, on the same clock: rounded to the ns.
-    chunk.pts_ns = pts_ns + static_cast<int64_t>((uint64_t{first} * 1'000'000'000 + format.sample_rate / 2) /
-                                                 format.sample_rate);
+    chunk.pts_ns =
+        pts_ns + static_cast<int64_t>((uint64_t{first} * 1'000'000'000 + format.sample_rate / 2) /
+                                      format.sample_rate);
     if (is_planar) {
       chunk.data.reserve(size_t{n} * frame_bytes);
       for (uint32_t c = 0; c < format.channels; ++c) {
-        const auto plane = data.subspan(size_t{c} * samples * sample_bytes + size_t{first} * sample_bytes,
-                                        size_t{n} * sample_bytes);
+        const auto plane =
+            data.subspan(size_t{c} * samples * sample_bytes + size_t{first} * sample_bytes,
+                         size_t{n} * sample_bytes);
         chunk.data.insert(chunk.data.end(), plane.begin(), plane.end());
       }
     } else {
@@ -351,7 +363,8 @@ Result<proto::RingInfo> SenderCore::start_stream(const proto::StreamStart& forma
   // wire are dropped by handle().
   const auto deadline = Clock::now() + timeouts_.connect;
   while (!ring_ || pool_->available() == 0) {
-    if (receiver_ended_) return make_error(ErrorCode::peer_closed, "{}: receiver ended the stream", who_);
+    if (receiver_ended_)
+      return make_error(ErrorCode::peer_closed, "{}: receiver ended the stream", who_);
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       return fail(Error(ErrorCode::timeout, fmt::format("no {} within {} ms of StreamStart",
@@ -366,8 +379,8 @@ Result<proto::RingInfo> SenderCore::start_stream(const proto::StreamStart& forma
                                   ring_->slot_bytes, m.layout.frame_bytes)));
   }
   if (channel_->needs_ring_address() && ring_->rkey == 0 && ring_->base_addr == 0) {
-    return fail(Error(ErrorCode::protocol, fmt::format("RingInfo has no base_addr and rkey for {}",
-                                                       to_string(kind()))));
+    return fail(Error(ErrorCode::protocol,
+                      fmt::format("RingInfo has no base_addr and rkey for {}", to_string(kind()))));
   }
   frame_bytes_ = m.layout.frame_bytes;
   return *ring_;
@@ -376,7 +389,8 @@ Result<proto::RingInfo> SenderCore::start_stream(const proto::StreamStart& forma
 Result<std::optional<Credit>> SenderCore::acquire(milliseconds wait) {
   const auto deadline = Clock::now() + wait;
   for (;;) {
-    if (!pool_) return make_error(ErrorCode::invalid_argument, "{}: acquire before start_stream", who_);
+    if (!pool_)
+      return make_error(ErrorCode::invalid_argument, "{}: acquire before start_stream", who_);
     if (auto slot = pool_->take()) return Credit{ring_->ring_epoch, *slot};
     if (receiver_ended_) return std::optional<Credit>{};
     if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
@@ -392,7 +406,8 @@ Result<std::optional<Credit>> SenderCore::acquire(milliseconds wait) {
 }
 
 Result<void> SenderCore::send_frame(Credit credit, std::span<const std::byte> frame,
-                                    const proto::FrameWritten& info, std::shared_ptr<const void> hold) {
+                                    const proto::FrameWritten& info,
+                                    std::shared_ptr<const void> hold) {
   if (closed_) return make_error(ErrorCode::peer_closed, "{}: connection closed", who_);
   if (!ring_ || credit.ring_epoch != ring_->ring_epoch) {
     return make_error(ErrorCode::invalid_argument, "{}: credit for ring {} is not the current ring",
@@ -403,8 +418,9 @@ Result<void> SenderCore::send_frame(Credit credit, std::span<const std::byte> fr
                       frame.size(), frame_bytes_);
   }
   if (!channel_->registered(frame)) {
-    return make_error(ErrorCode::invalid_argument, "{}: frame at {} is in memory not registered for {}",
-                      who_, static_cast<const void*>(frame.data()), to_string(kind()));
+    return make_error(ErrorCode::invalid_argument,
+                      "{}: frame at {} is in memory not registered for {}", who_,
+                      static_cast<const void*>(frame.data()), to_string(kind()));
   }
   proto::FrameWritten m = info;
   m.ring_epoch = credit.ring_epoch;
@@ -452,8 +468,9 @@ Result<void> SenderCore::progress(milliseconds wait) {
 }
 
 Unexpected SenderCore::fail_oldest_frame() {
-  return fail(Error(ErrorCode::timeout, fmt::format("frame {} not complete after {} ms",
-                                                    in_flight_.front().sequence, timeouts_.peer.count())));
+  return fail(
+      Error(ErrorCode::timeout, fmt::format("frame {} not complete after {} ms",
+                                            in_flight_.front().sequence, timeouts_.peer.count())));
 }
 
 Result<void> SenderCore::retire_all() {

@@ -39,8 +39,8 @@ struct Credit {
 };
 
 /// Makes a connected channel; the transports' own (connect_channel()) unless tests replace it.
-using ChannelFactory =
-    std::function<Result<std::unique_ptr<SenderChannel>>(TransportKind kind, const ConnectOptions& options)>;
+using ChannelFactory = std::function<Result<std::unique_ptr<SenderChannel>>(
+    TransportKind kind, const ConnectOptions& options)>;
 /// Tests: every SenderCore::connect() makes its channel with `factory` from now on (an
 /// in-memory receiver); an empty one restores the transports.
 void replace_channel_factory(ChannelFactory factory);
@@ -49,7 +49,8 @@ class SenderCore {
  public:
   /// Connects with `kind` and runs the handshake. `automatic` tries verbs where an RDMA
   /// device is there (its connect and handshake), and TCP when that fails.
-  static Result<std::unique_ptr<SenderCore>> connect(TransportKind kind, const ConnectOptions& options);
+  static Result<std::unique_ptr<SenderCore>> connect(TransportKind kind,
+                                                     const ConnectOptions& options);
   /// A core over a connected channel; handshake() next. (connect() does both; tests drive a
   /// channel of their own.)
   SenderCore(std::unique_ptr<SenderChannel> channel, const ConnectOptions& options);
@@ -144,7 +145,7 @@ class SenderCore {
 
   std::unique_ptr<SenderChannel> channel_;
   Timeouts timeouts_;
-  std::string who_;                       // "send host:port "name"" for messages
+  std::string who_;                             // "send host:port "name"" for messages
   std::shared_ptr<const auth::SharedKey> key_;  // ConnectOptions::key
   uint64_t max_frame_bytes_ = 0;                // ConnectOptions::max_frame_bytes
   uint32_t credits_requested_ = 0;              // ConnectOptions::credits_requested
@@ -157,17 +158,17 @@ class SenderCore {
   proto::Nonce receiver_nonce_{};         // the challenge's
   std::optional<Error> handshake_error_;  // why the handshake failed
 
-  uint32_t ring_epoch_ = 0;               // epoch of the last StreamStart sent
-  uint32_t frame_bytes_ = 0;              // the current stream's frame size
-  std::optional<proto::RingInfo> ring_;   // the ring answering ring_epoch_
-  std::optional<ring::CreditPool> pool_;  // credits held for ring_
-  std::deque<InFlight> in_flight_;        // frames written, not yet done, oldest first
+  uint32_t ring_epoch_ = 0;                      // epoch of the last StreamStart sent
+  uint32_t frame_bytes_ = 0;                     // the current stream's frame size
+  std::optional<proto::RingInfo> ring_;          // the ring answering ring_epoch_
+  std::optional<ring::CreditPool> pool_;         // credits held for ring_
+  std::deque<InFlight> in_flight_;               // frames written, not yet done, oldest first
   Clock::time_point last_sent_ = Clock::now();   // this side's last message or frame
   Clock::time_point last_heard_ = Clock::now();  // the receiver's last message
-  bool handshaken_ = false;               // Hello answered (and, with a key, both proved)
-  bool receiver_ended_ = false;           // the receiver sent EndOfStream
-  bool closed_ = false;                   // no more sends
-  bool reading_last_words_ = false;       // closed_by_receiver() is reading them
+  bool handshaken_ = false;                      // Hello answered (and, with a key, both proved)
+  bool receiver_ended_ = false;                  // the receiver sent EndOfStream
+  bool closed_ = false;                          // no more sends
+  bool reading_last_words_ = false;              // closed_by_receiver() is reading them
 };
 
 }  // namespace rdmavideo::sender

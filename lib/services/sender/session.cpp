@@ -32,7 +32,10 @@ namespace detail {
 class Returns {
  public:
   void notify() {
-    { std::lock_guard lock(mu_); ++count_; }
+    {
+      std::lock_guard lock(mu_);
+      ++count_;
+    }
     cv_.notify_all();
   }
   // Waits until something returns after `seen` (or `wait` passes); the new count.
@@ -61,8 +64,11 @@ class BufferPool {
 
   BufferPool(std::shared_ptr<memory::Region> region, uint32_t count, size_t frame_bytes,
              size_t stride, std::shared_ptr<Returns> returns)
-      : region_(std::move(region)), frame_bytes_(frame_bytes), stride_(stride),
-        returns_(std::move(returns)), states_(count, State::free) {}
+      : region_(std::move(region)),
+        frame_bytes_(frame_bytes),
+        stride_(stride),
+        returns_(std::move(returns)),
+        states_(count, State::free) {}
 
   uint32_t count() const { return static_cast<uint32_t>(states_.size()); }
   const std::shared_ptr<memory::Region>& region() const { return region_; }
@@ -128,8 +134,8 @@ FrameBuffer::~FrameBuffer() { reset(); }
 Result<void> FrameBuffer::write(std::span<const std::byte> from, size_t offset) const {
   if (!pool_) return make_error(ErrorCode::invalid_argument, "write into an empty FrameBuffer");
   if (offset > bytes_.size() || from.size() > bytes_.size() - offset) {
-    return make_error(ErrorCode::invalid_argument, "write of {} bytes at {} into a frame of {}", from.size(),
-                      offset, bytes_.size());
+    return make_error(ErrorCode::invalid_argument, "write of {} bytes at {} into a frame of {}",
+                      from.size(), offset, bytes_.size());
   }
   return memory::write(*pool_->region(), pool_->offset(index_) + offset, from);
 }
@@ -137,8 +143,8 @@ Result<void> FrameBuffer::write(std::span<const std::byte> from, size_t offset) 
 Result<void> FrameBuffer::read(std::span<std::byte> to, size_t offset) const {
   if (!pool_) return make_error(ErrorCode::invalid_argument, "read from an empty FrameBuffer");
   if (offset > bytes_.size() || to.size() > bytes_.size() - offset) {
-    return make_error(ErrorCode::invalid_argument, "read of {} bytes at {} from a frame of {}", to.size(),
-                      offset, bytes_.size());
+    return make_error(ErrorCode::invalid_argument, "read of {} bytes at {} from a frame of {}",
+                      to.size(), offset, bytes_.size());
   }
   return memory::read(*pool_->region(), pool_->offset(index_) + offset, to);
 }
@@ -196,11 +202,11 @@ bool worth_retrying(const Error& error) {
 struct Dispatch {
   std::mutex mu;
   std::condition_variable cv;
-  uint32_t remaining = 0;      // destinations yet to send or drop it
-  uint64_t sent = 0;           // destinations that sent it (mask)
-  uint64_t interrupted = 0;    // destinations whose wait the interrupt ended (mask)
-  uint64_t ended = 0;          // destinations whose receiver wants no more (mask)
-  uint64_t sent_before = 0;    // destinations that had it from an earlier, interrupted submit
+  uint32_t remaining = 0;    // destinations yet to send or drop it
+  uint64_t sent = 0;         // destinations that sent it (mask)
+  uint64_t interrupted = 0;  // destinations whose wait the interrupt ended (mask)
+  uint64_t ended = 0;        // destinations whose receiver wants no more (mask)
+  uint64_t sent_before = 0;  // destinations that had it from an earlier, interrupted submit
   size_t bytes = 0;
   Clock::time_point ready;
   std::function<void(Dispatch&)> on_complete;  // once every destination is done with it
@@ -227,9 +233,9 @@ struct AudioJob {
 
 // A frame (or audio) for one destination's queue.
 struct Job {
-  std::shared_ptr<const AudioJob> audio;    // set: this job is audio, nothing below is used
-  std::span<const std::byte> frame;   // the frame as it lies (pool buffer, external, GPU)
-  std::span<const std::byte> staged;  // its pinned copy, for a destination that stages
+  std::shared_ptr<const AudioJob> audio;   // set: this job is audio, nothing below is used
+  std::span<const std::byte> frame;        // the frame as it lies (pool buffer, external, GPU)
+  std::span<const std::byte> staged;       // its pinned copy, for a destination that stages
   std::shared_ptr<FrameHold> hold;         // the frame's claim
   std::shared_ptr<FrameHold> staged_hold;  // the staging slot's claim
   proto::FrameWritten info;                // sequence, pts, checksum
@@ -246,15 +252,15 @@ struct SenderSession::Impl {
     Impl& session;
     uint32_t index;  // its bit in a Dispatch's masks
     Endpoint endpoint;
-    std::string who;  // "send host:port" for messages
+    std::string who;   // "send host:port" for messages
     std::string peer;  // under mu: "host:port", with the RDMA device once connected over verbs
 
     std::mutex mu;
     std::condition_variable cv;
-    std::deque<Job> queue;    // under mu
-    bool busy = false;        // under mu: a job taken and not finished
-    bool stop = false;        // under mu: the session is ending
-    bool end = false;         // under mu: send EndOfStream and close
+    std::deque<Job> queue;  // under mu
+    bool busy = false;      // under mu: a job taken and not finished
+    bool stop = false;      // under mu: the session is ending
+    bool end = false;       // under mu: send EndOfStream and close
     // Written by the thread under mu, read by others under it: the core (so a caller can wake
     // its channel) and whether frames reach it.
     std::unique_ptr<sender::SenderCore> core;
@@ -262,10 +268,10 @@ struct SenderSession::Impl {
     // sends to the first destination itself (a hand-off to a thread and back costs a frame
     // two wake-ups, a quarter of a 4 MB frame's time on a virtual machine).
     std::mutex core_mu;
-    bool direct = false;      // blocking mode's first destination: the caller sends to it
-    bool up = false;          // connected and streaming the current generation
-    bool staged = false;      // GPU frames go to it from the pinned copy
-    uint64_t joined = 0;      // the generation its ring is for
+    bool direct = false;  // blocking mode's first destination: the caller sends to it
+    bool up = false;      // connected and streaming the current generation
+    bool staged = false;  // GPU frames go to it from the pinned copy
+    uint64_t joined = 0;  // the generation its ring is for
     std::optional<proto::RingInfo> ring;
     std::thread thread;
 
@@ -273,7 +279,7 @@ struct SenderSession::Impl {
     std::shared_ptr<detail::BufferPool> registered_pool;  // pool memory its channel has
     std::shared_ptr<gpu::Stager> registered_stager;
     milliseconds backoff = kFirstRetry;
-    bool retry = true;        // reconnecting is still worth it
+    bool retry = true;  // reconnecting is still worth it
     // Under core_mu: audio tracks whose AudioStart went on the current connection (tracks
     // start in order, so a count), and whether one line said its receiver takes no audio.
     size_t audio_started = 0;
@@ -283,7 +289,10 @@ struct SenderSession::Impl {
     DestinationReport report;  // under report_mu
 
     Destination(Impl& s, uint32_t i, Endpoint e)
-        : session(s), index(i), endpoint(std::move(e)), who(fmt::format("send {}", endpoint.to_string())),
+        : session(s),
+          index(i),
+          endpoint(std::move(e)),
+          who(fmt::format("send {}", endpoint.to_string())),
           peer(endpoint.to_string()) {
       report.endpoint = endpoint;
     }
@@ -363,7 +372,8 @@ struct SenderSession::Impl {
   // The caller's.
   std::vector<std::weak_ptr<FrameHold>> slot_holds;  // per staging slot: alive while read
   std::vector<std::byte> checksum_scratch;           // a GPU frame, downloaded to hash it
-  std::shared_ptr<std::atomic<uint32_t>> external_in_flight = std::make_shared<std::atomic<uint32_t>>(0);
+  std::shared_ptr<std::atomic<uint32_t>> external_in_flight =
+      std::make_shared<std::atomic<uint32_t>>(0);
   std::optional<Clock::time_point> pace_start;
   bool ended = false;     // end_stream() ran
   bool counting = false;  // the first frame was offered: counters run
@@ -385,7 +395,7 @@ struct SenderSession::Impl {
   std::vector<Gathered> gathered;  // by track
 
   std::atomic<bool> connected{false};  // connect() has returned the session
-  mutable std::mutex state_mu;  // what other threads read
+  mutable std::mutex state_mu;         // what other threads read
   stats::TransferStats counters;
   std::optional<Error> failure;
   std::optional<std::string> first_gpu_path;
@@ -409,7 +419,8 @@ struct SenderSession::Impl {
   void destination_lost(const Error& error) {
     if (options.require_all) {
       if (destinations.size() > 1) {
-        return fail_session(Error(error.code(), error.message() + " (--require-all: every destination or none)",
+        return fail_session(Error(error.code(),
+                                  error.message() + " (--require-all: every destination or none)",
                                   error.sys_errno()));
       }
       return fail_session(error);
@@ -419,12 +430,14 @@ struct SenderSession::Impl {
       std::lock_guard lock(d->report_mu);
       const auto state = d->report.state;
       // Connecting for the first time, or again under --reconnect.
-      const bool coming = state == DestinationState::connecting && (!d->report.error || options.reconnect);
-      if (state == DestinationState::streaming || state == DestinationState::ended || coming) ++others;
+      const bool coming =
+          state == DestinationState::connecting && (!d->report.error || options.reconnect);
+      if (state == DestinationState::streaming || state == DestinationState::ended || coming)
+        ++others;
     }
     if (others == 0) return fail_session(error);
-    log().error("{}; {} other destination{} go{} on", error.message(), others, others == 1 ? "" : "s",
-                others == 1 ? "es" : "");
+    log().error("{}; {} other destination{} go{} on", error.message(), others,
+                others == 1 ? "" : "s", others == 1 ? "es" : "");
   }
 
   // Every destination done with a frame: the source's counters.
@@ -478,8 +491,10 @@ struct SenderSession::Impl {
     bool any = false;
     for (const auto& d : destinations) {
       const auto state = d->state();
-      if (state == DestinationState::ended) any = true;
-      else if (state != DestinationState::failed) return false;
+      if (state == DestinationState::ended)
+        any = true;
+      else if (state != DestinationState::failed)
+        return false;
     }
     return any;
   }
@@ -513,7 +528,8 @@ struct SenderSession::Impl {
   }
 
   // Copies a GPU frame into the next pinned slot, once no transfer reads that slot.
-  Result<std::pair<std::span<const std::byte>, std::shared_ptr<FrameHold>>> stage(std::span<const std::byte> frame) {
+  Result<std::pair<std::span<const std::byte>, std::shared_ptr<FrameHold>>> stage(
+      std::span<const std::byte> frame) {
     const uint32_t slot = stager->next();
     if (slot_holds.size() < slot + 1) slot_holds.resize(slot + 1);
     uint64_t seen = returns->count();
@@ -694,7 +710,8 @@ bool SenderSession::Impl::Destination::connect() {
     std::lock_guard lock(report_mu);
     report.transport = std::string(to_string(core->kind()));
     ++report.connections;
-    if (report.connections > 1) log().info("[{}] connected again (connection {})", who, report.connections);
+    if (report.connections > 1)
+      log().info("[{}] connected again (connection {})", who, report.connections);
   }
   set_state(DestinationState::streaming);
   std::lock_guard lock(session.stream_mu);
@@ -702,7 +719,8 @@ bool SenderSession::Impl::Destination::connect() {
   return true;
 }
 
-Result<void> SenderSession::Impl::Destination::register_pool(const std::shared_ptr<detail::BufferPool>& new_pool) {
+Result<void> SenderSession::Impl::Destination::register_pool(
+    const std::shared_ptr<detail::BufferPool>& new_pool) {
   if (registered_pool == new_pool) return {};
   auto& channel = core->channel();
   if (registered_pool && !staged) channel.forget_memory(registered_pool->region()->bytes());
@@ -718,7 +736,9 @@ Result<void> SenderSession::Impl::Destination::register_pool(const std::shared_p
   auto decision = gpu::choose_path(session.options.gpu_path, channel.gpu_facts(), *session.gpu);
   if (!decision) return Unexpected(decision.error());
   if (decision->path != gpu::Path::staged) {
-    if (auto ok = channel.register_gpu_memory(region->bytes(), region, decision->path, *session.gpu); !ok) {
+    if (auto ok =
+            channel.register_gpu_memory(region->bytes(), region, decision->path, *session.gpu);
+        !ok) {
       if (auto fell = decision->fall_back(session.options.gpu_path, ok.error()); !fell) return fell;
     }
   }
@@ -735,7 +755,8 @@ Result<void> SenderSession::Impl::Destination::register_pool(const std::shared_p
       slots_for_all = session.stager;
     }
     if (registered_stager != slots_for_all) {
-      if (auto ok = channel.register_memory(slots_for_all->all(), slots_for_all->keep()); !ok) return ok;
+      if (auto ok = channel.register_memory(slots_for_all->all(), slots_for_all->keep()); !ok)
+        return ok;
       registered_stager = slots_for_all;
     }
   }
@@ -752,8 +773,9 @@ Result<void> SenderSession::Impl::Destination::register_pool(const std::shared_p
   return {};
 }
 
-Result<void> SenderSession::Impl::Destination::join(uint64_t stream_generation, const proto::StreamStart& stream_format,
-                                                    const std::shared_ptr<detail::BufferPool>& stream_pool) {
+Result<void> SenderSession::Impl::Destination::join(
+    uint64_t stream_generation, const proto::StreamStart& stream_format,
+    const std::shared_ptr<detail::BufferPool>& stream_pool) {
   // Frames of the old format are out before the ring changes.
   if (auto ok = core->retire_all(); !ok) return ok;
   if (stream_pool) {
@@ -807,7 +829,8 @@ void SenderSession::Impl::Destination::drop_queued() {
   for (auto& job : dropped) {
     if (job.audio) {
       std::lock_guard lock(report_mu);
-      if (job.audio->what == AudioJob::What::samples) report.audio_dropped_samples += job.audio->samples;
+      if (job.audio->what == AudioJob::What::samples)
+        report.audio_dropped_samples += job.audio->samples;
       continue;
     }
     settle(job, Took::dropped);
@@ -894,7 +917,8 @@ void SenderSession::Impl::Destination::start_audio_tracks() {
   {
     std::lock_guard lock(session.stream_mu);
     if (audio_started >= session.audio_tracks.size()) return;
-    tracks.assign(session.audio_tracks.begin() + static_cast<ptrdiff_t>(audio_started), session.audio_tracks.end());
+    tracks.assign(session.audio_tracks.begin() + static_cast<ptrdiff_t>(audio_started),
+                  session.audio_tracks.end());
   }
   for (const auto& track : tracks) {
     if (auto ok = core->start_audio(track); !ok) return lost(ok.error());
@@ -916,8 +940,10 @@ void SenderSession::Impl::Destination::send_audio(const AudioJob& job) {
   if (!core->carries_audio()) {
     if (!audio_refusal_said) {
       audio_refusal_said = true;
-      log().warn("[{}] the receiver speaks protocol version {}, which carries no audio: sending it the video only",
-                 who, core->version());
+      log().warn(
+          "[{}] the receiver speaks protocol version {}, which carries no audio: sending it the "
+          "video only",
+          who, core->version());
       std::lock_guard lock(report_mu);
       report.audio_refused = true;
     }
@@ -930,8 +956,9 @@ void SenderSession::Impl::Destination::send_audio(const AudioJob& job) {
     std::lock_guard lock(session.stream_mu);
     track = session.audio_tracks.at(job.track);
   }
-  auto ok = job.what == AudioJob::What::end ? core->end_audio(track.stream_id)
-                                            : core->send_audio(track, job.pts_ns, job.samples, job.data);
+  auto ok = job.what == AudioJob::What::end
+                ? core->end_audio(track.stream_id)
+                : core->send_audio(track, job.pts_ns, job.samples, job.data);
   if (!ok) {
     lost(ok.error());
     return dropped();
@@ -1061,7 +1088,8 @@ Result<SenderSession::Outcome> SenderSession::Impl::dispatch(std::span<const std
     } else if (in_gpu) {
       // The hash is the CPU's: a frame the NIC reads from the GPU is downloaded for it.
       checksum_scratch.resize(frame.size());
-      if (auto ok = gpu->download(checksum_scratch, cuda::address(frame.data())); !ok) return Unexpected(ok.error());
+      if (auto ok = gpu->download(checksum_scratch, cuda::address(frame.data())); !ok)
+        return Unexpected(ok.error());
       job.info.checksum = frame_checksum(checksum_scratch);
       std::lock_guard lock(state_mu);
       ++counters.gpu_copies;
@@ -1090,8 +1118,8 @@ Result<SenderSession::Outcome> SenderSession::Impl::dispatch(std::span<const std
         // kLiveBacklog frames queued for it, the oldest is dropped for it, so it holds no
         // more of the pool than the frame it is sending and those few (a moment's hiccup
         // is caught up, a receiver that reads slowly is not waited for).
-        auto frames = static_cast<size_t>(std::count_if(t->queue.begin(), t->queue.end(),
-                                                        [](const Job& q) { return !q.audio; }));
+        auto frames = static_cast<size_t>(
+            std::count_if(t->queue.begin(), t->queue.end(), [](const Job& q) { return !q.audio; }));
         for (auto it = t->queue.begin(); it != t->queue.end() && frames >= kLiveBacklog;) {
           if (it->audio) {
             ++it;
@@ -1137,7 +1165,8 @@ Result<SenderSession::Outcome> SenderSession::Impl::dispatch(std::span<const std
   if (d->sent) return Outcome::sent;
   if (d->interrupted) return Outcome::interrupted;
   // This frame's destinations want no more; the others may still.
-  if (d->ended && !(d->sent | d->interrupted) && all_receivers_ended()) return Outcome::receiver_ended;
+  if (d->ended && !(d->sent | d->interrupted) && all_receivers_ended())
+    return Outcome::receiver_ended;
   if (auto f = failure_now()) return Unexpected(*f);
   return Outcome::dropped;
 }
@@ -1160,7 +1189,8 @@ Result<std::unique_ptr<SenderSession>> SenderSession::connect(SenderSessionOptio
   if (o.memory.kind == memory::MemoryKind::cuda) {
     // Before connecting: a machine without the GPU should not cost a receiver a stream.
     auto device = cuda::Device::shared(o.memory.device);
-    if (!device) return Unexpected(device.error().context(fmt::format("--memory {}", to_string(o.memory))));
+    if (!device)
+      return Unexpected(device.error().context(fmt::format("--memory {}", to_string(o.memory))));
     impl->gpu = *device;
   }
   for (uint32_t i = 0; i < o.destinations.size(); ++i) {
@@ -1245,7 +1275,8 @@ Result<proto::RingInfo> SenderSession::start_stream(const proto::StreamStart& fo
     if (!s.pool || s.pool->count() != pool_buffers || !s.format ||
         s.format->layout.frame_bytes != format.layout.frame_bytes) {
       const bool gpu = s.options.memory.kind == memory::MemoryKind::cuda;
-      const size_t stride = memory::round_up(frame_bytes, gpu ? memory::kGpuPageBytes : memory::kPageBytes);
+      const size_t stride =
+          memory::round_up(frame_bytes, gpu ? memory::kGpuPageBytes : memory::kPageBytes);
       auto region = memory::Region::allocate(s.options.memory, stride * pool_buffers);
       if (!region) return Unexpected(region.error().context(fmt::format("send {}", peer())));
       // Buffers of the old pool still lent keep their memory; they can no longer be sent.
@@ -1317,7 +1348,8 @@ Result<FrameBuffer> SenderSession::acquire_buffer(std::optional<uint32_t> index)
       return FrameBuffer(pool, *got, pool->buffer(*got), pool->region()->kind());
     }
     if (index && pool->state(*index) == detail::BufferPool::State::lent) {
-      return make_error(ErrorCode::invalid_argument, "send {}: buffer {} is already lent", peer(), *index);
+      return make_error(ErrorCode::invalid_argument, "send {}: buffer {} is already lent", peer(),
+                        *index);
     }
     if (pool->all_lent()) {
       return make_error(ErrorCode::invalid_argument, "send {}: all {} buffers are lent out", peer(),
@@ -1344,12 +1376,14 @@ Result<FrameBuffer> SenderSession::try_acquire_buffer(uint32_t index) {
   }
   if (!pool) return make_error(ErrorCode::invalid_argument, "send {}: no stream started", peer());
   if (index >= pool->count()) {
-    return make_error(ErrorCode::invalid_argument, "send {}: buffer {} out of range (pool of {})", peer(), index,
-                      pool->count());
+    return make_error(ErrorCode::invalid_argument, "send {}: buffer {} out of range (pool of {})",
+                      peer(), index, pool->count());
   }
-  if (auto got = pool->lend(index)) return FrameBuffer(pool, *got, pool->buffer(*got), pool->region()->kind());
+  if (auto got = pool->lend(index))
+    return FrameBuffer(pool, *got, pool->buffer(*got), pool->region()->kind());
   if (pool->state(index) == detail::BufferPool::State::lent) {
-    return make_error(ErrorCode::invalid_argument, "send {}: buffer {} is already lent", peer(), index);
+    return make_error(ErrorCode::invalid_argument, "send {}: buffer {} is already lent", peer(),
+                      index);
   }
   return FrameBuffer();
 }
@@ -1363,7 +1397,8 @@ Result<SenderSession::Outcome> SenderSession::submit(FrameBuffer& buffer, const 
   }
   if (!buffer || buffer.pool_ != pool) {
     return make_error(ErrorCode::invalid_argument,
-                      "send {}: submit of a buffer that is not from the current stream's pool", peer());
+                      "send {}: submit of a buffer that is not from the current stream's pool",
+                      peer());
   }
   const uint32_t index = buffer.index_;
   // Sent: the buffer is the pool's again once every destination that has it has let it go.
@@ -1393,7 +1428,8 @@ Result<SenderSession::Outcome> SenderSession::submit(FrameBuffer& buffer, const 
 
 Result<SenderSession::Outcome> SenderSession::submit_external(
     std::span<const std::byte> frame, const FrameMeta& meta,
-    std::shared_ptr<const void> keep_while_sent, std::shared_ptr<const void> keep_while_registered) {
+    std::shared_ptr<const void> keep_while_sent,
+    std::shared_ptr<const void> keep_while_registered) {
   auto& s = *impl_;
   // Registered with every destination's connection that needs it (verbs), for its life.
   for (auto& d : s.destinations) {
@@ -1411,9 +1447,12 @@ Result<SenderSession::Outcome> SenderSession::submit_external(
     d->note_registrations();
   }
   const uint64_t sent_before =
-      s.interrupted_frame == frame.data() && s.interrupted_sequence == meta.sequence ? s.interrupted_sent : 0;
+      s.interrupted_frame == frame.data() && s.interrupted_sequence == meta.sequence
+          ? s.interrupted_sent
+          : 0;
   auto count = s.external_in_flight;
-  auto hold = std::make_shared<FrameHold>(s.returns, [count] { --*count; }, std::move(keep_while_sent));
+  auto hold = std::make_shared<FrameHold>(
+      s.returns, [count] { --*count; }, std::move(keep_while_sent));
   uint64_t sent = 0;
   ++*count;
   hold->arm();
@@ -1449,11 +1488,13 @@ Result<SenderSession::Pacing> SenderSession::pace(uint64_t sequence) {
   double rate;
   {
     std::lock_guard lock(s.stream_mu);
-    if (!s.format) return make_error(ErrorCode::invalid_argument, "send {}: no stream started", peer());
+    if (!s.format)
+      return make_error(ErrorCode::invalid_argument, "send {}: no stream started", peer());
     rate = s.format->frame_rate.value() * s.options.policy.readrate;
   }
   const auto at = [&](uint64_t n) {
-    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(static_cast<double>(n) / rate));
+    return std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(static_cast<double>(n) / rate));
   };
   if (!s.pace_start) s.pace_start = Clock::now() - at(sequence);
   const auto due = *s.pace_start + at(sequence);
@@ -1491,7 +1532,8 @@ Result<uint32_t> SenderSession::start_audio(const proto::AudioStart& format) {
   }
   std::lock_guard lock(s.stream_mu);
   if (s.audio_tracks.size() >= proto::kMaxAudioStreams) {
-    return make_error(ErrorCode::invalid_argument, "more than {} audio tracks", proto::kMaxAudioStreams);
+    return make_error(ErrorCode::invalid_argument, "more than {} audio tracks",
+                      proto::kMaxAudioStreams);
   }
   const auto track = static_cast<uint32_t>(s.audio_tracks.size());
   proto::AudioStart m = format;
@@ -1530,7 +1572,8 @@ Result<void> SenderSession::Impl::queue_audio(std::shared_ptr<const AudioJob> au
     const auto of_track = [track](const Job& q) {
       return q.audio && q.audio->track == track && q.audio->what == AudioJob::What::samples;
     };
-    if (static_cast<size_t>(std::count_if(d->queue.begin(), d->queue.end(), of_track)) >= kMostQueuedAudio) {
+    if (static_cast<size_t>(std::count_if(d->queue.begin(), d->queue.end(), of_track)) >=
+        kMostQueuedAudio) {
       const auto oldest = std::find_if(d->queue.begin(), d->queue.end(), of_track);
       if (oldest != d->queue.end()) {
         std::lock_guard report_lock(d->report_mu);
@@ -1590,10 +1633,13 @@ Result<void> SenderSession::submit_audio(uint32_t track, int64_t pts_ns, uint32_
   const uint32_t bps = proto::bytes_per_sample(format.sample_format);
   const uint64_t want = uint64_t{samples} * format.channels * bps;
   if (samples == 0 || data.size() != want) {
-    return make_error(ErrorCode::invalid_argument, "{} samples of audio track {} are {} bytes, not {}", samples,
-                      track, want, data.size());
+    return make_error(ErrorCode::invalid_argument,
+                      "{} samples of audio track {} are {} bytes, not {}", samples, track, want,
+                      data.size());
   }
-  const auto ns_of = [&](uint64_t n) { return static_cast<int64_t>(n * 1'000'000'000 / format.sample_rate); };
+  const auto ns_of = [&](uint64_t n) {
+    return static_cast<int64_t>(n * 1'000'000'000 / format.sample_rate);
+  };
   std::shared_ptr<AudioJob> before, full;
   {
     std::lock_guard lock(s.audio_mu);

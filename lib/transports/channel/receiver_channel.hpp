@@ -81,10 +81,11 @@ class ReceiverChannel {
   virtual gpu::PathFacts gpu_facts() { return {}; }
   /// Lets the peer write a ring in GPU memory straight (verbs: registered by the ladder's
   /// `path`, dmabuf or peermem). TCP cannot.
-  virtual Result<RingAccess> expose_gpu_ring(const std::shared_ptr<memory::Region>& memory, gpu::Path path) {
+  virtual Result<RingAccess> expose_gpu_ring(const std::shared_ptr<memory::Region>& memory,
+                                             gpu::Path path) {
     (void)memory;
-    return make_error(ErrorCode::unsupported, "{} cannot write into GPU memory by {}", to_string(kind()),
-                      gpu::to_string(path));
+    return make_error(ErrorCode::unsupported, "{} cannot write into GPU memory by {}",
+                      to_string(kind()), gpu::to_string(path));
   }
   /// Sends `last` (best effort) and closes in the transport's orderly way. Idempotent.
   virtual void close(const proto::Message* last) = 0;

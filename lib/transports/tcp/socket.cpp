@@ -92,8 +92,9 @@ Result<void> Socket::read_exact(std::span<std::byte> buf, const IoPolicy& policy
   auto last_progress = Clock::now();
   while (done < buf.size()) {
     if (Clock::now() >= policy.deadline) {
-      return make_error(ErrorCode::timeout, "peer too slow: {} not complete in time ({} of {} bytes)",
-                        what, done, buf.size());
+      return make_error(ErrorCode::timeout,
+                        "peer too slow: {} not complete in time ({} of {} bytes)", what, done,
+                        buf.size());
     }
     // MSG_WAITALL: one call for a whole frame; SO_RCVTIMEO wakes it every tick.
     const ssize_t n = recv(fd(), buf.data() + done, buf.size() - done, MSG_WAITALL);
@@ -104,10 +105,11 @@ Result<void> Socket::read_exact(std::span<std::byte> buf, const IoPolicy& policy
     }
     if (n == 0) {
       return Unexpected(Error(ErrorCode::peer_closed,
-                              done == 0 ? fmt::format("peer closed the connection (reading {})", what)
-                                        : fmt::format("peer closed the connection in the middle of "
-                                                      "{} ({} of {} bytes)",
-                                                      what, done, buf.size())));
+                              done == 0
+                                  ? fmt::format("peer closed the connection (reading {})", what)
+                                  : fmt::format("peer closed the connection in the middle of "
+                                                "{} ({} of {} bytes)",
+                                                what, done, buf.size())));
     }
     const int err = errno;
     if (err == EAGAIN || err == EWOULDBLOCK) {
@@ -126,7 +128,8 @@ Result<void> Socket::read_exact(std::span<std::byte> buf, const IoPolicy& policy
       // the caller gave a stop flag, the flag decides; where not, an interruption is a stop
       // (the command-line tools' SIGINT).
       if (!policy.stop || policy.stop->load()) {
-        return Unexpected(Error(ErrorCode::system, fmt::format("interrupted reading {}", what), EINTR));
+        return Unexpected(
+            Error(ErrorCode::system, fmt::format("interrupted reading {}", what), EINTR));
       }
       continue;
     }
@@ -185,7 +188,8 @@ Result<void> Socket::write_all(std::span<iovec> iov, const IoPolicy& policy,
                             policy.peer_timeout.count(), what);
         }
         if (policy.stop && policy.stop->load()) {
-          return Unexpected(Error(ErrorCode::system, fmt::format("stopped writing {}", what), EINTR));
+          return Unexpected(
+              Error(ErrorCode::system, fmt::format("stopped writing {}", what), EINTR));
         }
         if (policy.on_tick) policy.on_tick();
         continue;
@@ -221,7 +225,8 @@ Result<Socket> connect(const Endpoint& endpoint, std::chrono::milliseconds timeo
   if (!addresses) return Unexpected(addresses.error());
   std::string failures;
   for (addrinfo* ai = addresses->get(); ai; ai = ai->ai_next) {
-    UniqueFd fd(socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
+    UniqueFd fd(
+        socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
     if (!fd) return Unexpected(system_error("socket", errno));
     int err = 0;
     if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
@@ -260,8 +265,8 @@ Result<ListeningSocket> ListeningSocket::listen(const Endpoint& endpoint) {
   for (addrinfo* ai = addresses->get(); ai; ai = ai->ai_next) {
     // Non-blocking: accept() is called when the fd is readable, and a peer that gave up in
     // between must not block the caller.
-    UniqueFd fd(socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                       ai->ai_protocol));
+    UniqueFd fd(
+        socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
     if (!fd) return Unexpected(system_error("socket", errno));
     int one = 1;
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);

@@ -46,7 +46,8 @@ class Socket {
   Result<size_t> read_available(std::span<std::byte> buf);
   /// Waits until readable or `wait` passes; true when readable.
   /// An interruption by a signal is an error unless `stop` is given and still false.
-  Result<bool> wait_readable(std::chrono::milliseconds wait, const std::atomic<bool>* stop = nullptr);
+  Result<bool> wait_readable(std::chrono::milliseconds wait,
+                             const std::atomic<bool>* stop = nullptr);
   /// Writes every byte of the iovecs (modified in place).
   Result<void> write_all(std::span<iovec> iov, const IoPolicy& policy, std::string_view what);
   Result<void> write_all(std::span<const std::byte> bytes, const IoPolicy& policy,

@@ -8,8 +8,8 @@
 #include <atomic>
 #include <mutex>
 
-#include "rdmavideo/log.hpp"
 #include "channel/receiver_channel.hpp"
+#include "rdmavideo/log.hpp"
 #include "tcp/tcp_transport.hpp"
 
 namespace rdmavideo::tcp {

@@ -48,7 +48,8 @@ class TcpSenderChannel final : public sender::SenderChannel {
                     {const_cast<std::byte*>(frame.data()), frame.size()}};
     // No keepalive may be written in the middle of a frame, so no on_tick here.
     IoPolicy policy{timeouts_.keepalive, timeouts_.peer, nullptr, stop_};
-    if (auto ok = socket_.write_all(iov, policy, "frame"); !ok) return Unexpected(as_receiver(ok.error()));
+    if (auto ok = socket_.write_all(iov, policy, "frame"); !ok)
+      return Unexpected(as_receiver(ok.error()));
     return ++tickets_;
   }
 
@@ -156,11 +157,11 @@ class TcpSenderChannel final : public sender::SenderChannel {
   const std::atomic<bool>* stop_;  // ConnectOptions::stop: abandon a blocked frame write
   std::vector<std::byte> inbox_;   // received bytes; those before used_ are taken
   size_t used_ = 0;
-  std::vector<std::byte> header_;  // FrameWritten encoding buffer, reused
+  std::vector<std::byte> header_;          // FrameWritten encoding buffer, reused
   std::shared_ptr<auth::ControlMac> mac_;  // once authenticated
   uint16_t version_ = proto::kVersion;     // as negotiated
-  uint64_t tickets_ = 0;           // frames written
-  bool peer_eof_ = false;          // the receiver closed its side
+  uint64_t tickets_ = 0;                   // frames written
+  bool peer_eof_ = false;                  // the receiver closed its side
   bool closed_ = false;
 };
 
@@ -172,7 +173,8 @@ Result<std::unique_ptr<sender::SenderChannel>> connect(const ConnectOptions& opt
   if (auto ok = socket->configure(options.timeouts.keepalive); !ok) {
     return Unexpected(ok.error().context("send"));
   }
-  return std::unique_ptr<sender::SenderChannel>(std::make_unique<TcpSenderChannel>(std::move(*socket), options));
+  return std::unique_ptr<sender::SenderChannel>(
+      std::make_unique<TcpSenderChannel>(std::move(*socket), options));
 }
 
 }  // namespace rdmavideo::tcp

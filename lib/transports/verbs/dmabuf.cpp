@@ -46,17 +46,19 @@ Result<UniqueMr> register_gpu(const Link& link, std::span<const std::byte> memor
     const int err = errno;
     close(*fd);  // the MR holds the dma-buf
     if (!mr) {
-      return Unexpected(system_error(
-          fmt::format("verbs {}: ibv_reg_dmabuf_mr of {} bytes of {}", link.device_name(), memory.size(),
-                      device.describe()),
-          err));
+      return Unexpected(
+          system_error(fmt::format("verbs {}: ibv_reg_dmabuf_mr of {} bytes of {}",
+                                   link.device_name(), memory.size(), device.describe()),
+                       err));
     }
   } else {
-    mr.reset(ibv_reg_mr(link.pd().get(), const_cast<std::byte*>(memory.data()), memory.size(), access));
+    mr.reset(
+        ibv_reg_mr(link.pd().get(), const_cast<std::byte*>(memory.data()), memory.size(), access));
     if (!mr) {
-      return Unexpected(system_error(fmt::format("verbs {}: ibv_reg_mr (nvidia-peermem) of {} bytes of {}",
-                                                 link.device_name(), memory.size(), device.describe()),
-                                     errno));
+      return Unexpected(
+          system_error(fmt::format("verbs {}: ibv_reg_mr (nvidia-peermem) of {} bytes of {}",
+                                   link.device_name(), memory.size(), device.describe()),
+                       errno));
     }
   }
   return mr;

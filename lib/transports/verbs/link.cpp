@@ -83,11 +83,13 @@ std::vector<std::byte> encode(const ConnectRequest& request) {
 
 Result<ConnectRequest> decode_connect_request(std::span<const std::byte> private_data) {
   if (private_data.size() < kConnectRequestBytes) {
-    return make_error(ErrorCode::protocol, "ConnectRequest truncated: {} bytes of private data (needs {})",
+    return make_error(ErrorCode::protocol,
+                      "ConnectRequest truncated: {} bytes of private data (needs {})",
                       private_data.size(), kConnectRequestBytes);
   }
   // IB and RoCE pad private data with zeros, so a peer that sent none shows up as zeros.
-  if (std::all_of(private_data.begin(), private_data.end(), [](std::byte b) { return b == std::byte{0}; })) {
+  if (std::all_of(private_data.begin(), private_data.end(),
+                  [](std::byte b) { return b == std::byte{0}; })) {
     return make_error(ErrorCode::protocol,
                       "ConnectRequest missing: the connect request's private data is empty (not an "
                       "rdmavideo sender?)");
@@ -104,18 +106,16 @@ Result<ConnectRequest> decode_connect_request(std::span<const std::byte> private
   }
   if (r.min_version > r.max_version || r.max_version < proto::kMinVersion ||
       r.min_version > proto::kVersion) {
-    return Unexpected(Error(ErrorCode::unsupported,
-                            fmt::format("ConnectRequest versions {}..{} do not overlap this "
-                                        "receiver's {}..{}",
-                                        r.min_version, r.max_version, proto::kMinVersion,
-                                        proto::kVersion)));
+    return Unexpected(
+        Error(ErrorCode::unsupported,
+              fmt::format("ConnectRequest versions {}..{} do not overlap this "
+                          "receiver's {}..{}",
+                          r.min_version, r.max_version, proto::kMinVersion, proto::kVersion)));
   }
   return r;
 }
 
-std::string peer_of(rdma_cm_id* id) {
-  return tcp::format_address(rdma_get_peer_addr(id));
-}
+std::string peer_of(rdma_cm_id* id) { return tcp::format_address(rdma_get_peer_addr(id)); }
 
 Result<CmEvent> next_cm_event(rdma_event_channel* channel, milliseconds timeout) {
   pollfd pfd{channel->fd, POLLIN, 0};
@@ -212,8 +212,10 @@ Result<void> Link::build_qp(PdScope scope) {
   }
   send_memory_.resize(size_t{kSendBuffers} * kControlBytes);
   recv_memory_.resize(size_t{recv_depth} * kControlBytes);
-  send_mr_.reset(ibv_reg_mr(pd_.get(), send_memory_.data(), send_memory_.size(), IBV_ACCESS_LOCAL_WRITE));
-  recv_mr_.reset(ibv_reg_mr(pd_.get(), recv_memory_.data(), recv_memory_.size(), IBV_ACCESS_LOCAL_WRITE));
+  send_mr_.reset(
+      ibv_reg_mr(pd_.get(), send_memory_.data(), send_memory_.size(), IBV_ACCESS_LOCAL_WRITE));
+  recv_mr_.reset(
+      ibv_reg_mr(pd_.get(), recv_memory_.data(), recv_memory_.size(), IBV_ACCESS_LOCAL_WRITE));
   if (!send_mr_ || !recv_mr_) {
     return Unexpected(system_error(fmt::format("{}: ibv_reg_mr of control buffers", who), errno));
   }
@@ -225,8 +227,7 @@ Result<void> Link::build_qp(PdScope scope) {
   set_nonblocking(channel_->fd);
   set_nonblocking(ctx->async_fd);  // QP, port and device events: handle_async_event()
   log().debug("[{}] qp 0x{:x}: {} send / {} recv, CQ {}, max message {} bytes, MTU {}", who,
-              qp_num(), send_depth, recv_depth, cqe, max_message_bytes_,
-              128 << port.active_mtu);
+              qp_num(), send_depth, recv_depth, cqe, max_message_bytes_, 128 << port.active_mtu);
   return {};
 }
 
@@ -264,7 +265,8 @@ Result<std::unique_ptr<Link>> Link::connect(const Endpoint& endpoint, const std:
   addrinfo* ai = nullptr;
   const std::string port = std::to_string(endpoint.port);
   if (int rc = getaddrinfo(endpoint.host.c_str(), port.c_str(), &hints, &ai); rc != 0) {
-    return make_error(ErrorCode::invalid_argument, "{}: cannot resolve: {}", where, gai_strerror(rc));
+    return make_error(ErrorCode::invalid_argument, "{}: cannot resolve: {}", where,
+                      gai_strerror(rc));
   }
   std::unique_ptr<addrinfo, void (*)(addrinfo*)> addresses(ai, freeaddrinfo);
   const auto resolve_ms = static_cast<int>(timeouts.connect.count());
@@ -276,11 +278,11 @@ Result<std::unique_ptr<Link>> Link::connect(const Endpoint& endpoint, const std:
     if (event->type == RDMA_CM_EVENT_REJECTED) {
       const std::string reason = reject_reason(*event);
       return make_error(ErrorCode::peer_closed, "{}: rejected by the receiver{}{}", where,
-                        reason.empty() ? " (no rdmavideo receiver on that port?)" : ": ",
-                        reason);
+                        reason.empty() ? " (no rdmavideo receiver on that port?)" : ": ", reason);
     }
     return make_error(ErrorCode::peer_closed, "{}: {}: {} (status {}: {})", where, step,
-                      rdma_event_str(event->type), event->status, std::strerror(std::abs(event->status)));
+                      rdma_event_str(event->type), event->status,
+                      std::strerror(std::abs(event->status)));
   };
   // Address resolution in tries of kResolveTry: with a cold neighbour table the kernel
   // sends an ARP (or neighbour solicitation) and waits for the neighbour to become valid, but
@@ -291,18 +293,22 @@ Result<std::unique_ptr<Link>> Link::connect(const Endpoint& endpoint, const std:
   for (int attempt = 1;; ++attempt) {
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
     const auto try_ms = std::clamp(left, milliseconds(1), kResolveTry);
-    if (rdma_resolve_addr(link->id_.get(), nullptr, ai->ai_addr, static_cast<int>(try_ms.count())) != 0) {
+    if (rdma_resolve_addr(link->id_.get(), nullptr, ai->ai_addr,
+                          static_cast<int>(try_ms.count())) != 0) {
       return Unexpected(cm_error(where + ": rdma_resolve_addr", errno));
     }
     // The kernel reports the try's end itself; the margin covers a slow machine.
     auto event = next_cm_event(link->channel_.get(), try_ms + kResolveMargin);
     if (event && event->type == RDMA_CM_EVENT_ADDR_RESOLVED) break;
-    const bool retry = (!event || event->type == RDMA_CM_EVENT_ADDR_ERROR) && Clock::now() < deadline;
+    const bool retry =
+        (!event || event->type == RDMA_CM_EVENT_ADDR_ERROR) && Clock::now() < deadline;
     if (!retry) {
       if (!event) {
-        return make_error(ErrorCode::timeout, "{}: resolving the address: not resolved within "
+        return make_error(ErrorCode::timeout,
+                          "{}: resolving the address: not resolved within "
                           "{} ms ({} tries): is {} reachable, and its neighbour entry (ARP) "
-                          "answered?", where, resolve_ms, attempt, endpoint.host);
+                          "answered?",
+                          where, resolve_ms, attempt, endpoint.host);
       }
       return make_error(ErrorCode::peer_closed, "{}: resolving the address: {} (status {}: {})",
                         where, rdma_event_str(event->type), event->status,
@@ -362,8 +368,8 @@ Result<void> Link::accept(Clock::time_point deadline) {
   if (rdma_accept(id_.get(), &param) != 0) {
     return Unexpected(cm_error(where + ": rdma_accept", errno));
   }
-  const auto left = std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(
-                                                  deadline - Clock::now()));
+  const auto left =
+      std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
   auto event = next_cm_event(channel_.get(), left);
   if (!event) return Unexpected(event.error().context(where));
   if (event->type != RDMA_CM_EVENT_ESTABLISHED) {
@@ -415,7 +421,8 @@ Result<uint64_t> Link::write_and_send(std::span<const std::byte> local, uint32_t
   for (size_t i = 0; i < chunks; ++i) {
     const uint64_t offset = i * chunk;
     const uint64_t length = std::min<uint64_t>(chunk, local.size() - offset);
-    sges[i] = {reinterpret_cast<uint64_t>(local.data() + offset), static_cast<uint32_t>(length), lkey};
+    sges[i] = {reinterpret_cast<uint64_t>(local.data() + offset), static_cast<uint32_t>(length),
+               lkey};
     ibv_send_wr& wr = wrs[i];
     wr.wr_id = make_wr_id(WrKind::write, static_cast<uint32_t>(i));
     wr.sg_list = &sges[i];
@@ -426,7 +433,8 @@ Result<uint64_t> Link::write_and_send(std::span<const std::byte> local, uint32_t
     wr.wr.rdma.rkey = rkey;
     wr.next = &wrs[i + 1];
   }
-  sges[chunks] = {reinterpret_cast<uint64_t>(buffer), static_cast<uint32_t>(bytes.size()), send_mr_->lkey};
+  sges[chunks] = {reinterpret_cast<uint64_t>(buffer), static_cast<uint32_t>(bytes.size()),
+                  send_mr_->lkey};
   ibv_send_wr& send = wrs[chunks];
   send.wr_id = make_wr_id(WrKind::send, *index);
   send.sg_list = &sges[chunks];
@@ -440,10 +448,9 @@ Result<uint64_t> Link::write_and_send(std::span<const std::byte> local, uint32_t
   if (int rc = ibv_post_send(id_->qp, wrs.data(), &bad); rc != 0) {
     send_buffers_[*index].busy = false;
     free_send_.push_back(*index);
-    return Unexpected(system_error(
-        fmt::format("ibv_post_send ({}) on qp 0x{:x}", proto::to_string(proto::type_of(message)),
-                    qp_num()),
-        rc));
+    return Unexpected(system_error(fmt::format("ibv_post_send ({}) on qp 0x{:x}",
+                                               proto::to_string(proto::type_of(message)), qp_num()),
+                                   rc));
   }
   last_sent_ = Clock::now();
   return ticket;
@@ -479,7 +486,8 @@ Result<void> Link::handle_completion(const ibv_wc& wc) {
   if (kind != WrKind::recv) return {};
   const uint32_t index = index_of(wc.wr_id);
   last_heard_ = Clock::now();
-  std::span<const std::byte> bytes(recv_memory_.data() + size_t{index} * kControlBytes, wc.byte_len);
+  std::span<const std::byte> bytes(recv_memory_.data() + size_t{index} * kControlBytes,
+                                   wc.byte_len);
   // Decoded when taken: authentication may be turned on between two messages of one batch.
   inbox_.emplace_back(bytes.begin(), bytes.end());
   return post_recv(index);  // the buffer is free again
@@ -490,7 +498,8 @@ Result<size_t> Link::drain_cq() {
   size_t total = 0;
   for (;;) {
     const int n = ibv_poll_cq(cq_.get(), 16, wcs);
-    if (n < 0) return make_error(ErrorCode::system, "ibv_poll_cq on qp 0x{:x} failed ({})", qp_num(), n);
+    if (n < 0)
+      return make_error(ErrorCode::system, "ibv_poll_cq on qp 0x{:x} failed ({})", qp_num(), n);
     for (int i = 0; i < n; ++i) {
       if (auto ok = handle_completion(wcs[i]); !ok) return Unexpected(ok.error());
     }
@@ -506,9 +515,7 @@ Result<void> Link::handle_cm_event() {
     return Unexpected(event.error());
   }
   switch (event->type) {
-    case RDMA_CM_EVENT_DISCONNECTED:
-      disconnected_ = true;
-      return {};
+    case RDMA_CM_EVENT_DISCONNECTED: disconnected_ = true; return {};
     case RDMA_CM_EVENT_DEVICE_REMOVAL:
       disconnected_ = true;
       return make_error(ErrorCode::resource, "RDMA device {} removed", device_name());
@@ -530,10 +537,12 @@ Result<void> Link::handle_async_event() {
                      type == IBV_EVENT_SQ_DRAINED || type == IBV_EVENT_PATH_MIG ||
                      type == IBV_EVENT_PATH_MIG_ERR || type == IBV_EVENT_QP_LAST_WQE_REACHED)
                         ? event.element.qp == id_->qp
-                        : type == IBV_EVENT_CQ_ERR ? event.element.cq == cq_.get() : true;
+                    : type == IBV_EVENT_CQ_ERR ? event.element.cq == cq_.get()
+                                               : true;
   ibv_ack_async_event(&event);
   if (!ours) {  // another connection's QP in this process
-    log().debug("[verbs {}] async event {} for another queue pair", peer_, ibv_event_type_str(type));
+    log().debug("[verbs {}] async event {} for another queue pair", peer_,
+                ibv_event_type_str(type));
     return {};
   }
   switch (type) {
@@ -544,11 +553,9 @@ Result<void> Link::handle_async_event() {
     case IBV_EVENT_DEVICE_FATAL:
     case IBV_EVENT_PORT_ERR:
       disconnected_ = true;
-      return make_error(ErrorCode::peer_closed, "verbs {}: async event {} on qp 0x{:x}", device_name(),
-                        ibv_event_type_str(type), qp_num());
-    default:
-      log().debug("[verbs {}] async event {}", peer_, ibv_event_type_str(type));
-      return {};
+      return make_error(ErrorCode::peer_closed, "verbs {}: async event {} on qp 0x{:x}",
+                        device_name(), ibv_event_type_str(type), qp_num());
+    default: log().debug("[verbs {}] async event {}", peer_, ibv_event_type_str(type)); return {};
   }
 }
 

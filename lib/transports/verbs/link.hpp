@@ -30,9 +30,9 @@
 
 namespace rdmavideo::verbs {
 
-inline constexpr size_t kControlBytes = 4096;   // one control message buffer
-inline constexpr uint32_t kRecvDepth = 256;      // receives posted per connection
-inline constexpr uint32_t kSendBuffers = 64;     // control messages in flight per connection
+inline constexpr size_t kControlBytes = 4096;  // one control message buffer
+inline constexpr uint32_t kRecvDepth = 256;    // receives posted per connection
+inline constexpr uint32_t kSendBuffers = 64;   // control messages in flight per connection
 // Every CreditReturn fits one control buffer, and the credits in flight fit the receives.
 static_assert(proto::kHeaderBytes + 8 + 4 * proto::kMaxRingSlots + auth::ControlMac::kTagBytes <=
               kControlBytes);
@@ -92,7 +92,8 @@ class Link {
   /// at most max_message_bytes(), and `message` as a SEND after them, as one chain. Returns
   /// a ticket; send_done(ticket) tells when the chain is complete (`local` is free again).
   Result<uint64_t> write_and_send(std::span<const std::byte> local, uint32_t lkey,
-                                  uint64_t remote_addr, uint32_t rkey, const proto::Message& message);
+                                  uint64_t remote_addr, uint32_t rkey,
+                                  const proto::Message& message);
   bool send_done(uint64_t ticket) const { return completed_ticket_ >= ticket; }
 
   /// Acts on completions and cm events; waits up to `wait` when there is nothing to do.
@@ -148,28 +149,28 @@ class Link {
 
   // Declared in creation order so members are destroyed in reverse; the destructor destroys
   // the QP first, as rdma_cm requires, before the CQ it uses.
-  UniqueEventChannel channel_;        // this connection's cm events
-  UniqueCmId id_;                     // owns the QP (rdma_create_qp)
-  SharedPd pd_;                       // the device's (connect) or its own (accept)
-  UniqueCompChannel comp_channel_;    // CQ notifications
-  UniqueCq cq_;                       // sends and receives
+  UniqueEventChannel channel_;          // this connection's cm events
+  UniqueCmId id_;                       // owns the QP (rdma_create_qp)
+  SharedPd pd_;                         // the device's (connect) or its own (accept)
+  UniqueCompChannel comp_channel_;      // CQ notifications
+  UniqueCq cq_;                         // sends and receives
   std::vector<std::byte> send_memory_;  // kSendBuffers * kControlBytes
   std::vector<std::byte> recv_memory_;  // kRecvDepth * kControlBytes
   UniqueMr send_mr_;
   UniqueMr recv_mr_;
-  UniqueFd wake_fd_;                  // eventfd for wake()
+  UniqueFd wake_fd_;  // eventfd for wake()
 
   Timeouts timeouts_;
-  std::string peer_;                   // "host:port" for messages
-  const char* peer_role_ = "peer";     // "receiver" for the side that connected, else "sender"
-  uint64_t max_message_bytes_ = 0;     // port's max_msg_sz
+  std::string peer_;                // "host:port" for messages
+  const char* peer_role_ = "peer";  // "receiver" for the side that connected, else "sender"
+  uint64_t max_message_bytes_ = 0;  // port's max_msg_sz
   std::vector<SendBuffer> send_buffers_;
-  std::vector<uint32_t> free_send_;    // indices of idle send buffers
-  uint64_t next_ticket_ = 1;           // ticket of the next SEND posted
-  uint64_t completed_ticket_ = 0;      // every SEND up to this ticket has completed
+  std::vector<uint32_t> free_send_;           // indices of idle send buffers
+  uint64_t next_ticket_ = 1;                  // ticket of the next SEND posted
+  uint64_t completed_ticket_ = 0;             // every SEND up to this ticket has completed
   std::deque<std::vector<std::byte>> inbox_;  // received, not yet taken
-  std::shared_ptr<auth::ControlMac> mac_;      // once authenticated
-  uint16_t version_ = proto::kVersion;         // as negotiated
+  std::shared_ptr<auth::ControlMac> mac_;     // once authenticated
+  uint16_t version_ = proto::kVersion;        // as negotiated
   bool disconnected_ = false;
   bool disconnect_sent_ = false;
   const std::atomic<bool>* stop_ = nullptr;  // the owner's stop flag, or none

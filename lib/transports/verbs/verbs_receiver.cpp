@@ -76,10 +76,9 @@ class VerbsChannel final : public receiver::ReceiverChannel {
     UniqueMr mr(ibv_reg_mr(link_->pd().get(), memory->bytes().data(), memory->size(),
                            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
     if (!mr) {
-      return Unexpected(system_error(
-          fmt::format("verbs {}: ibv_reg_mr of a {} MiB ring", link_->device_name(),
-                      memory->size() >> 20),
-          errno));
+      return Unexpected(system_error(fmt::format("verbs {}: ibv_reg_mr of a {} MiB ring",
+                                                 link_->device_name(), memory->size() >> 20),
+                                     errno));
     }
     return expose(memory, std::move(mr));
   }
@@ -136,7 +135,9 @@ class VerbsChannel final : public receiver::ReceiverChannel {
 class VerbsListener final : public receiver::ChannelListener {
  public:
   VerbsListener(UniqueEventChannel channel, UniqueCmId id, Endpoint local, ListenOptions options)
-      : channel_(std::move(channel)), id_(std::move(id)), local_(std::move(local)),
+      : channel_(std::move(channel)),
+        id_(std::move(id)),
+        local_(std::move(local)),
         options_(std::move(options)) {}
 
   TransportKind kind() const override { return TransportKind::verbs; }
@@ -158,16 +159,17 @@ class VerbsListener final : public receiver::ChannelListener {
       auto request = decode_connect_request(event->private_data);
       if (request && !options_.rdma_device.empty() && id->verbs &&
           options_.rdma_device != ibv_get_device_name(id->verbs->device)) {
-        request = make_error(ErrorCode::invalid_argument,
-                             "connection arrived on {}; this receiver takes only {} (--rdma-device)",
-                             ibv_get_device_name(id->verbs->device), options_.rdma_device);
+        request =
+            make_error(ErrorCode::invalid_argument,
+                       "connection arrived on {}; this receiver takes only {} (--rdma-device)",
+                       ibv_get_device_name(id->verbs->device), options_.rdma_device);
       }
       if (!request) {
         // Tell the peer why in the reject's private data (it has room for a short text).
         std::string reason = request.error().message().substr(0, 140);
         rdma_reject(id.get(), reason.c_str(), static_cast<uint8_t>(reason.size() + 1));
-        return Unexpected(Error(request.error().code(), fmt::format("{}: {}; rejected", who,
-                                                                    request.error().message())));
+        return Unexpected(Error(request.error().code(),
+                                fmt::format("{}: {}; rejected", who, request.error().message())));
       }
       auto link = Link::adopt(std::move(id), options_.timeouts);
       if (!link) return Unexpected(link.error());
@@ -194,9 +196,10 @@ bool have_devices() {
 Result<std::unique_ptr<receiver::ChannelListener>> listen(const ListenOptions& options) {
   const std::string where = fmt::format("verbs listen on {}", options.endpoint.to_string());
   if (!have_devices()) {
-    return make_error(ErrorCode::unsupported,
-                      "{}: no RDMA device on this machine (rdmavideo-doctor tells more); use --transport tcp",
-                      where);
+    return make_error(
+        ErrorCode::unsupported,
+        "{}: no RDMA device on this machine (rdmavideo-doctor tells more); use --transport tcp",
+        where);
   }
   UniqueEventChannel channel(rdma_create_event_channel());
   if (!channel) return Unexpected(system_error(where + ": rdma_create_event_channel", errno));
@@ -211,7 +214,8 @@ Result<std::unique_ptr<receiver::ChannelListener>> listen(const ListenOptions& o
   addrinfo* ai = nullptr;
   const std::string port = std::to_string(options.endpoint.port);
   if (int rc = getaddrinfo(options.endpoint.host.c_str(), port.c_str(), &hints, &ai); rc != 0) {
-    return make_error(ErrorCode::invalid_argument, "{}: cannot resolve: {}", where, gai_strerror(rc));
+    return make_error(ErrorCode::invalid_argument, "{}: cannot resolve: {}", where,
+                      gai_strerror(rc));
   }
   std::unique_ptr<addrinfo, void (*)(addrinfo*)> addresses(ai, freeaddrinfo);
   if (rdma_bind_addr(id.get(), ai->ai_addr) != 0) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Verbs sender channel: frames go by RDMA WRITE straight from registered memory (a session's
-// pool, registered once per device, or a buffer registered on first use) into the granted slot, then a
-// FrameWritten SEND on the same QP announces them; the chain's ticket is the Link's, done
+// pool, registered once per device, or a buffer registered on first use) into the granted slot,
+// then a FrameWritten SEND on the same QP announces them; the chain's ticket is the Link's, done
 // when its SEND completes (RC: the WRITEs before it are done too).
 #include <unistd.h>
 
@@ -81,7 +81,8 @@ class VerbsSenderChannel final : public sender::SenderChannel {
   bool needs_ring_address() const override { return true; }
   uint32_t registrations() const override { return static_cast<uint32_t>(registrations_.size()); }
   uint32_t registrations_made() const override {
-    return static_cast<uint32_t>(std::ranges::count_if(registrations_, [](const Held& h) { return h.made_here; }));
+    return static_cast<uint32_t>(
+        std::ranges::count_if(registrations_, [](const Held& h) { return h.made_here; }));
   }
 
   Result<void> send(const proto::Message& message) override { return link_->send(message); }
@@ -90,7 +91,8 @@ class VerbsSenderChannel final : public sender::SenderChannel {
                               sender::RemoteSlot slot) override {
     const Registration* registration = find_registration(frame);
     if (!registration) {
-      return make_error(ErrorCode::invalid_argument, "frame at {} is in memory not registered with {}",
+      return make_error(ErrorCode::invalid_argument,
+                        "frame at {} is in memory not registered with {}",
                         static_cast<const void*>(frame.data()), link_->device_name());
     }
     return link_->write_and_send(frame, registration->mr->lkey, slot.addr, slot.rkey, written);
@@ -122,12 +124,13 @@ class VerbsSenderChannel final : public sender::SenderChannel {
                                std::shared_ptr<const void> owner) override {
     if (registered(memory)) return {};
     return hold(memory, std::move(owner), [&]() -> Result<UniqueMr> {
-      UniqueMr mr(ibv_reg_mr(link_->pd().get(), const_cast<std::byte*>(memory.data()), memory.size(),
-                             IBV_ACCESS_LOCAL_WRITE));
+      UniqueMr mr(ibv_reg_mr(link_->pd().get(), const_cast<std::byte*>(memory.data()),
+                             memory.size(), IBV_ACCESS_LOCAL_WRITE));
       if (!mr) {
-        return Unexpected(system_error(fmt::format("verbs {}: ibv_reg_mr of {} bytes of frame memory",
-                                                   link_->device_name(), memory.size()),
-                                       errno));
+        return Unexpected(
+            system_error(fmt::format("verbs {}: ibv_reg_mr of {} bytes of frame memory",
+                                     link_->device_name(), memory.size()),
+                         errno));
       }
       log().debug("[{}] registered frame memory {} ({} bytes)", who_,
                   static_cast<const void*>(memory.data()), memory.size());
@@ -143,8 +146,9 @@ class VerbsSenderChannel final : public sender::SenderChannel {
 
   // GPU memory the NIC reads straight from: a dma-buf the GPU exports, or the device
   // address resolved by nvidia-peermem.
-  Result<void> register_gpu_memory(std::span<const std::byte> memory, std::shared_ptr<const void> owner,
-                                   gpu::Path path, const cuda::Device& device) override {
+  Result<void> register_gpu_memory(std::span<const std::byte> memory,
+                                   std::shared_ptr<const void> owner, gpu::Path path,
+                                   const cuda::Device& device) override {
     if (registered(memory)) return {};
     return hold(memory, std::move(owner), [&]() -> Result<UniqueMr> {
       auto mr = register_gpu(*link_, memory, path, device, IBV_ACCESS_LOCAL_WRITE);
@@ -158,7 +162,8 @@ class VerbsSenderChannel final : public sender::SenderChannel {
 
   void forget_memory(std::span<const std::byte> memory) override {
     std::erase_if(registrations_, [&](const Held& h) {
-      return h.registration->mr->addr == memory.data() && h.registration->mr->length == memory.size();
+      return h.registration->mr->addr == memory.data() &&
+             h.registration->mr->length == memory.size();
     });
   }
 
@@ -199,7 +204,8 @@ class VerbsSenderChannel final : public sender::SenderChannel {
   const Registration* find_registration(std::span<const std::byte> frame) const {
     for (const auto& h : registrations_) {
       const auto* base = static_cast<const std::byte*>(h.registration->mr->addr);
-      if (frame.data() >= base && frame.data() + frame.size() <= base + h.registration->mr->length) {
+      if (frame.data() >= base &&
+          frame.data() + frame.size() <= base + h.registration->mr->length) {
         return h.registration.get();
       }
     }
@@ -207,7 +213,7 @@ class VerbsSenderChannel final : public sender::SenderChannel {
   }
 
   std::unique_ptr<Link> link_;
-  std::string who_;  // "send host:port" for messages
+  std::string who_;                  // "send host:port" for messages
   std::vector<Held> registrations_;  // the frame memory this channel sends from
   bool closed_ = false;
 };
@@ -225,7 +231,8 @@ Result<std::unique_ptr<sender::SenderChannel>> connect(const ConnectOptions& opt
   request.credits_requested = options.credits_requested;
   auto link = Link::connect(options.endpoint, options.rdma_device, request, options.timeouts);
   if (!link) return Unexpected(link.error().context("send"));
-  return std::unique_ptr<sender::SenderChannel>(std::make_unique<VerbsSenderChannel>(std::move(*link), options));
+  return std::unique_ptr<sender::SenderChannel>(
+      std::make_unique<VerbsSenderChannel>(std::move(*link), options));
 }
 
 }  // namespace rdmavideo::verbs

@@ -8,10 +8,10 @@
 #include <memory>
 #include <string>
 
-#include "rdmavideo/gpu_path.hpp"
-#include "verbs/handles.hpp"
 #include "channel/receiver_channel.hpp"
 #include "channel/sender_channel.hpp"
+#include "rdmavideo/gpu_path.hpp"
+#include "verbs/handles.hpp"
 
 namespace rdmavideo::verbs {
 

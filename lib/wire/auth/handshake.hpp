@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The cryptography of authentication (docs/protocol.md §4.1), for the two handshakes
-// (services/receiver/connection.cpp, transports/channel/sender_base.cpp) and the transports that seal and open control
-// messages. OpenSSL does the work: HMAC-SHA256, HKDF-SHA256, RAND_bytes, CRYPTO_memcmp.
+// (services/receiver/connection.cpp, transports/channel/sender_base.cpp) and the transports that
+// seal and open control messages. OpenSSL does the work: HMAC-SHA256, HKDF-SHA256, RAND_bytes,
+// CRYPTO_memcmp.
 //
 // The exchange, after Hello and HelloAck (both with kCapAuth):
 //   receiver -> sender  Auth{nonce_r, proof 0}           the challenge

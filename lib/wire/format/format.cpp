@@ -46,15 +46,28 @@ const FormatEntry& entry(PixelFormat format) {
 
 // FFmpeg's names of H.273's code points; empty where H.273 reserves the value.
 constexpr std::string_view kPrimaries[] = {
-    "", "bt709", "", "", "bt470m", "bt470bg", "smpte170m", "smpte240m", "film", "bt2020",
-    "smpte428", "smpte431", "smpte432", "", "", "", "", "", "", "", "", "", "ebu3213"};
+    "",     "bt709",  "",         "",         "bt470m",   "bt470bg", "smpte170m", "smpte240m",
+    "film", "bt2020", "smpte428", "smpte431", "smpte432", "",        "",          "",
+    "",     "",       "",         "",         "",         "",        "ebu3213"};
 constexpr std::string_view kTransfers[] = {
-    "", "bt709", "", "", "bt470m", "bt470bg", "smpte170m", "smpte240m", "linear", "log100",
-    "log316", "iec61966-2-4", "bt1361e", "iec61966-2-1", "bt2020-10", "bt2020-12", "smpte2084",
-    "smpte428", "arib-std-b67"};
-constexpr std::string_view kMatrices[] = {
-    "", "bt709", "", "", "fcc", "bt470bg", "smpte170m", "smpte240m", "ycgco", "bt2020nc",
-    "bt2020c", "smpte2085", "chroma-derived-nc", "chroma-derived-c", "ictcp"};
+    "",          "bt709",     "",          "",         "bt470m",       "bt470bg", "smpte170m",
+    "smpte240m", "linear",    "log100",    "log316",   "iec61966-2-4", "bt1361e", "iec61966-2-1",
+    "bt2020-10", "bt2020-12", "smpte2084", "smpte428", "arib-std-b67"};
+constexpr std::string_view kMatrices[] = {"",
+                                          "bt709",
+                                          "",
+                                          "",
+                                          "fcc",
+                                          "bt470bg",
+                                          "smpte170m",
+                                          "smpte240m",
+                                          "ycgco",
+                                          "bt2020nc",
+                                          "bt2020c",
+                                          "smpte2085",
+                                          "chroma-derived-nc",
+                                          "chroma-derived-c",
+                                          "ictcp"};
 constexpr std::string_view kRanges[] = {"", "limited", "full"};
 static_assert(std::size(kPrimaries) == colour::kMaxPrimaries + 1);
 static_assert(std::size(kTransfers) == colour::kMaxTransfer + 1);
@@ -232,8 +245,8 @@ Result<void> validate_layout(PixelFormat format, uint32_t width, uint32_t height
     }
     const uint32_t rows = plane_rows(format, height, p);
     if (plane.rows != rows) {
-      return make_error(ErrorCode::protocol, "planes[{}].rows {} wrong for {} {}x{} (needs {})",
-                        p, plane.rows, name(format), width, height, rows);
+      return make_error(ErrorCode::protocol, "planes[{}].rows {} wrong for {} {}x{} (needs {})", p,
+                        plane.rows, name(format), width, height, rows);
     }
     const uint32_t row_bytes = min_row_bytes(format, width, p);
     if (plane.stride < row_bytes) {
@@ -242,8 +255,9 @@ Result<void> validate_layout(PixelFormat format, uint32_t width, uint32_t height
                         plane.stride, name(format), width, height, row_bytes);
     }
     if (plane.offset < end) {
-      return make_error(ErrorCode::protocol, "planes[{}].offset {} overlaps the plane before (ends at {})",
-                        p, plane.offset, end);
+      return make_error(ErrorCode::protocol,
+                        "planes[{}].offset {} overlaps the plane before (ends at {})", p,
+                        plane.offset, end);
     }
     end = uint64_t{plane.offset} + uint64_t{plane.stride} * plane.rows;
   }

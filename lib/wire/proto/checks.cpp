@@ -8,9 +8,10 @@ namespace rdmavideo::proto {
 Result<HelloAck> answer_hello(const Hello& hello, uint64_t max_frame_bytes, uint32_t credits,
                               uint16_t max_version) {
   if (hello.max_version < kMinVersion || hello.min_version > max_version) {
-    return Unexpected(Error(ErrorCode::unsupported,
-                            fmt::format("Hello versions {}..{} do not overlap this receiver's {}..{}",
-                                        hello.min_version, hello.max_version, kMinVersion, max_version)));
+    return Unexpected(
+        Error(ErrorCode::unsupported,
+              fmt::format("Hello versions {}..{} do not overlap this receiver's {}..{}",
+                          hello.min_version, hello.max_version, kMinVersion, max_version)));
   }
   HelloAck ack;
   ack.version = std::min(hello.max_version, max_version);
@@ -51,8 +52,9 @@ Result<void> check_frame_written(const FrameWritten& m, const std::optional<Stre
                                  uint32_t slot_count) {
   if (!current) return make_error(ErrorCode::protocol, "FrameWritten before StreamStart");
   if (m.ring_epoch != current->ring_epoch) {
-    return make_error(ErrorCode::protocol, "FrameWritten.ring_epoch {} is not the current ring ({})",
-                      m.ring_epoch, current->ring_epoch);
+    return make_error(ErrorCode::protocol,
+                      "FrameWritten.ring_epoch {} is not the current ring ({})", m.ring_epoch,
+                      current->ring_epoch);
   }
   if (m.slot >= slot_count) {
     return make_error(ErrorCode::protocol, "FrameWritten.slot {} out of range (ring has {} slots)",
@@ -70,11 +72,12 @@ Result<void> check_frame_written(const FrameWritten& m, const std::optional<Stre
   return {};
 }
 
-Result<void> check_audio_start(const AudioStart& m, const std::optional<StreamStart>& video, size_t started,
-                               bool id_started, uint16_t version) {
+Result<void> check_audio_start(const AudioStart& m, const std::optional<StreamStart>& video,
+                               size_t started, bool id_started, uint16_t version) {
   if (version < kAudioVersion) {
-    return make_error(ErrorCode::protocol, "AudioStart on a version {} connection (audio is version {})",
-                      version, kAudioVersion);
+    return make_error(ErrorCode::protocol,
+                      "AudioStart on a version {} connection (audio is version {})", version,
+                      kAudioVersion);
   }
   if (!video) {
     return make_error(ErrorCode::unsupported,
@@ -82,32 +85,40 @@ Result<void> check_audio_start(const AudioStart& m, const std::optional<StreamSt
                       "of a video stream (an audio-only connection is refused)");
   }
   if (m.stream_id == video->stream_id) {
-    return make_error(ErrorCode::protocol, "AudioStart.stream_id {} is the video stream's", m.stream_id);
-  }
-  if (id_started) {
-    return make_error(ErrorCode::protocol, "AudioStart.stream_id {} already started on this connection",
+    return make_error(ErrorCode::protocol, "AudioStart.stream_id {} is the video stream's",
                       m.stream_id);
   }
+  if (id_started) {
+    return make_error(ErrorCode::protocol,
+                      "AudioStart.stream_id {} already started on this connection", m.stream_id);
+  }
   if (started >= kMaxAudioStreams) {
-    return make_error(ErrorCode::unsupported, "AudioStart.stream_id {}: a connection carries at most {} audio streams",
+    return make_error(ErrorCode::unsupported,
+                      "AudioStart.stream_id {}: a connection carries at most {} audio streams",
                       m.stream_id, kMaxAudioStreams);
   }
   return {};
 }
 
 Result<void> check_audio_chunk(const AudioChunk& m, const AudioStart* stream) {
-  if (!stream) return make_error(ErrorCode::protocol, "AudioChunk.stream_id {} names no running audio stream", m.stream_id);
-  const uint64_t want = uint64_t{m.samples} * stream->channels * bytes_per_sample(stream->sample_format);
+  if (!stream)
+    return make_error(ErrorCode::protocol, "AudioChunk.stream_id {} names no running audio stream",
+                      m.stream_id);
+  const uint64_t want =
+      uint64_t{m.samples} * stream->channels * bytes_per_sample(stream->sample_format);
   if (m.data.size() != want) {
     return make_error(ErrorCode::protocol,
-                      "AudioChunk of {} bytes of samples does not match {} samples x {} channels of {} ({} bytes)",
-                      m.data.size(), m.samples, stream->channels, to_string(stream->sample_format), want);
+                      "AudioChunk of {} bytes of samples does not match {} samples x {} channels "
+                      "of {} ({} bytes)",
+                      m.data.size(), m.samples, stream->channels, to_string(stream->sample_format),
+                      want);
   }
   return {};
 }
 
 std::optional<Message> closing_message(const Error& error, bool tell_peer) {
-  const bool peer_gone = error.code() == ErrorCode::peer_closed || error.code() == ErrorCode::timeout;
+  const bool peer_gone =
+      error.code() == ErrorCode::peer_closed || error.code() == ErrorCode::timeout;
   if (!tell_peer || peer_gone) return std::nullopt;
   return ErrorMessage{error.code(), error.message()};
 }

@@ -17,8 +17,8 @@ Result<HelloAck> answer_hello(const Hello& hello, uint64_t max_frame_bytes, uint
 /// An AudioStart against the connection's video stream (none yet: an audio-only connection,
 /// refused), how many audio streams it has started (running or ended), whether this one's
 /// id is among them, and the negotiated version.
-Result<void> check_audio_start(const AudioStart& m, const std::optional<StreamStart>& video, size_t started,
-                               bool id_started, uint16_t version);
+Result<void> check_audio_start(const AudioStart& m, const std::optional<StreamStart>& video,
+                               size_t started, bool id_started, uint16_t version);
 /// An AudioChunk against its stream's AudioStart (none: an unknown stream): the samples fill
 /// the body exactly.
 Result<void> check_audio_chunk(const AudioChunk& m, const AudioStart* stream);

@@ -238,16 +238,17 @@ Result<Message> decode_error(const Header& header, WireReader& in) {
     return bad("Error.length {} out of range (0..{})", text_bytes, kMaxErrorText);
   }
   if (header.length != 8 + text_bytes) {
-    return bad("Error length {} wrong for text of {} bytes (must be {})", header.length,
-               text_bytes, 8 + text_bytes);
+    return bad("Error length {} wrong for text of {} bytes (must be {})", header.length, text_bytes,
+               8 + text_bytes);
   }
   auto text = in.get_bytes(text_bytes);
   ErrorMessage m;
   m.code = static_cast<ErrorCode>(code);
   m.text.assign(reinterpret_cast<const char*>(text.data()), text.size());
   // Printable only: the text ends up in our logs.
-  std::replace_if(m.text.begin(), m.text.end(),
-                  [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }, '?');
+  std::replace_if(
+      m.text.begin(), m.text.end(),
+      [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }, '?');
   return m;
 }
 
@@ -444,7 +445,8 @@ uint32_t bytes_per_sample(SampleFormat format) {
 }
 
 bool planar(SampleFormat format) {
-  return format == SampleFormat::s16p || format == SampleFormat::s32p || format == SampleFormat::f32p;
+  return format == SampleFormat::s16p || format == SampleFormat::s32p ||
+         format == SampleFormat::f32p;
 }
 
 std::string_view to_string(MediaKind kind) {
@@ -521,19 +523,16 @@ Result<Message> decode(const Header& header, std::span<const std::byte> body) {
   };
   switch (header.type) {
     case MessageType::Hello: return fixed(kHelloBytes, [&] { return decode_hello(in); });
-    case MessageType::HelloAck:
-      return fixed(kHelloAckBytes, [&] { return decode_hello_ack(in); });
+    case MessageType::HelloAck: return fixed(kHelloAckBytes, [&] { return decode_hello_ack(in); });
     case MessageType::StreamStart:
       return fixed(kStreamStartBytes, [&] { return decode_stream_start(header, in); });
-    case MessageType::RingInfo:
-      return fixed(kRingInfoBytes, [&] { return decode_ring_info(in); });
+    case MessageType::RingInfo: return fixed(kRingInfoBytes, [&] { return decode_ring_info(in); });
     case MessageType::FrameWritten:
       return fixed(kFrameWrittenBytes, [&] { return decode_frame_written(in); });
     case MessageType::CreditReturn: return decode_credit_return(header, in);
     case MessageType::Keepalive:
-      return fixed(kKeepaliveBytes, [&]() -> Result<Message> {
-        return Keepalive{in.get<uint64_t>()};
-      });
+      return fixed(kKeepaliveBytes,
+                   [&]() -> Result<Message> { return Keepalive{in.get<uint64_t>()}; });
     case MessageType::EndOfStream:
       return fixed(kEndOfStreamBytes, [&]() -> Result<Message> {
         EndOfStream m;

@@ -25,13 +25,14 @@ namespace rdmavideo::av {
 class AudioCapture {
  public:
   struct Chunk {
-    uint64_t first_sample = 0;  ///< samples the input gave before this chunk
-    uint32_t samples = 0;       ///< per channel
-    std::vector<std::byte> data;  ///< in format() (planar: each channel in turn)
+    uint64_t first_sample = 0;                      ///< samples the input gave before this chunk
+    uint32_t samples = 0;                           ///< per channel
+    std::vector<std::byte> data;                    ///< in format() (planar: each channel in turn)
     std::chrono::steady_clock::time_point read_at;  ///< when read() had it
   };
 
-  static Result<std::unique_ptr<AudioCapture>> open(const std::string& url, const std::string& format);
+  static Result<std::unique_ptr<AudioCapture>> open(const std::string& url,
+                                                    const std::string& format);
   ~AudioCapture();
   AudioCapture(const AudioCapture&) = delete;
   AudioCapture& operator=(const AudioCapture&) = delete;

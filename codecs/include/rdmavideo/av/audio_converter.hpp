@@ -36,7 +36,8 @@ class AudioConverter {
   /// `samples` samples per channel of the track's format, the first `skip` left out.
   /// Returns the output's interleaved floats, valid until the next call; the resampler may
   /// keep a few samples back for the next call.
-  Result<std::span<const float>> convert(uint32_t samples, std::span<const std::byte> data, uint32_t skip = 0);
+  Result<std::span<const float>> convert(uint32_t samples, std::span<const std::byte> data,
+                                         uint32_t skip = 0);
   /// Over the next `distance` output samples, play `delta` samples more (positive: slower,
   /// the queue grows) or fewer (negative). A new call replaces the last. At most a 50th of
   /// the distance is applied at once (any distance, from one sample, is valid); the rest is

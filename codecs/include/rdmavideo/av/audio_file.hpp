@@ -12,8 +12,8 @@
 // Lifecycle as the recorder's: open(), frame() for every frame written beside it, write()
 // for the samples once the first frame is there, finish() writes the WAV's sizes and
 // fsyncs. A receiver killed outright leaves a WAV whose header says no size, which FFmpeg
-// and most players read to its end anyway, less at most the last 64 KiB not yet written. One thread calls an AudioFile. A build without FFmpeg
-// has the same API; open() fails with `unsupported`.
+// and most players read to its end anyway, less at most the last 64 KiB not yet written. One thread
+// calls an AudioFile. A build without FFmpeg has the same API; open() fails with `unsupported`.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +30,8 @@ namespace rdmavideo::av {
 class AudioFile {
  public:
   /// Creates `path` for a track of `format`. `abort_fd` as RecorderOptions::abort_fd.
-  static Result<std::unique_ptr<AudioFile>> open(const std::string& path, const proto::AudioStart& format,
+  static Result<std::unique_ptr<AudioFile>> open(const std::string& path,
+                                                 const proto::AudioStart& format,
                                                  int abort_fd = -1);
   ~AudioFile();
   AudioFile(const AudioFile&) = delete;

@@ -23,14 +23,16 @@ namespace rdmavideo::av {
 class AudioMixer {
  public:
   /// `inputs` tracks (1..64) of `channels` channels (1 or 2) at `rate` Hz.
-  static Result<std::unique_ptr<AudioMixer>> open(uint32_t inputs, uint32_t rate, uint32_t channels);
+  static Result<std::unique_ptr<AudioMixer>> open(uint32_t inputs, uint32_t rate,
+                                                  uint32_t channels);
   ~AudioMixer();
   AudioMixer(const AudioMixer&) = delete;
   AudioMixer& operator=(const AudioMixer&) = delete;
 
   /// `samples` samples per channel of each input (`inputs` spans of samples x channels
   /// floats), mixed; valid until the next call.
-  Result<std::span<const float>> mix(const std::vector<std::span<const float>>& inputs, uint32_t samples);
+  Result<std::span<const float>> mix(const std::vector<std::span<const float>>& inputs,
+                                     uint32_t samples);
 
  private:
   struct Impl;

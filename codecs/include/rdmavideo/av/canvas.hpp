@@ -109,8 +109,8 @@ class Canvas {
     Fitter& operator=(const Fitter&) = delete;
     /// `frame` (host memory, laid out as `format` says) scaled into `into`, laid out as `to`
     /// (fitted()) says. `unsupported` naming the format where libswscale cannot read it.
-    Result<void> fit(const proto::StreamStart& format, std::span<const std::byte> frame, const proto::StreamStart& to,
-                     std::span<std::byte> into);
+    Result<void> fit(const proto::StreamStart& format, std::span<const std::byte> frame,
+                     const proto::StreamStart& to, std::span<std::byte> into);
     struct Impl;
 
    private:

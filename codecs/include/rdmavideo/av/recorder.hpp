@@ -68,10 +68,10 @@ struct RecorderOptions {
 /// One audio track of a recording as it went (rdmavideo/av/recorder.hpp).
 struct RecordedAudio {
   std::string name;
-  uint64_t samples = 0;   ///< received
-  uint64_t written = 0;   ///< in the file, silence included
-  uint64_t silence = 0;   ///< gaps filled and the end padded
-  uint64_t trimmed = 0;   ///< before the first frame, overlaps, past the last
+  uint64_t samples = 0;  ///< received
+  uint64_t written = 0;  ///< in the file, silence included
+  uint64_t silence = 0;  ///< gaps filled and the end padded
+  uint64_t trimmed = 0;  ///< before the first frame, overlaps, past the last
   uint32_t sample_rate = 0;
 };
 
@@ -90,7 +90,8 @@ Result<void> check_recorder_audio(const RecorderOptions& options, const proto::A
 /// Checks that a recording with these options takes a stream of `format` (its frame rate
 /// fits FFmpeg's time base, its size the encoder's), naming the StreamStart field that does
 /// not: asked when a StreamStart arrives, before a ring is reserved or a file opened.
-Result<void> check_recorder_format(const RecorderOptions& options, const proto::StreamStart& format);
+Result<void> check_recorder_format(const RecorderOptions& options,
+                                   const proto::StreamStart& format);
 
 class Recorder {
  public:
@@ -115,7 +116,8 @@ class Recorder {
   /// sender's `pts_ns`: placed on the picture's timeline (the first frame is the origin; the
   /// frame's pts repairs apply), trimmed before it, gaps filled with silence. After the first
   /// frame only.
-  Result<void> write_audio(uint32_t track, int64_t pts_ns, uint32_t samples, std::span<const std::byte> data);
+  Result<void> write_audio(uint32_t track, int64_t pts_ns, uint32_t samples,
+                           std::span<const std::byte> data);
   /// The sender ended audio track `track`: silence from here as long as the picture goes on.
   void end_audio(uint32_t track);
   /// Each audio track as it went so far.

@@ -41,7 +41,7 @@ struct SourceOptions {
   /// --colour: what the frames are said to be in. A conversion into YUV uses its matrix and
   /// range. Not given: the input's colour, with the matrix and range a conversion chose.
   std::optional<Colour> colour;
-  bool loop = false;                        ///< --loop: start the file again at its end
+  bool loop = false;  ///< --loop: start the file again at its end
   /// --hwaccel cuda[:N]: decode with NVDEC on GPU N through FFmpeg's CUDA hwaccel. Frames
   /// stay in GPU memory for read_frame_to_gpu(), and are downloaded for read_frame().
   std::optional<int> cuda_decoder;
@@ -57,9 +57,9 @@ struct SourceOptions {
 
 /// Samples of one audio track, decoded while frames were read, on the frames' clock.
 struct DecodedAudio {
-  uint32_t track = 0;    ///< index into Source::audio_tracks()
-  int64_t pts_ns = 0;    ///< of the first sample, on the same clock as FrameInfo::pts_ns
-  uint32_t samples = 0;  ///< per channel
+  uint32_t track = 0;           ///< index into Source::audio_tracks()
+  int64_t pts_ns = 0;           ///< of the first sample, on the same clock as FrameInfo::pts_ns
+  uint32_t samples = 0;         ///< per channel
   std::vector<std::byte> data;  ///< in the track's format (planar: each channel in turn)
 };
 

@@ -79,8 +79,8 @@ struct TransferStats {
 
 /// How RDMA writes into a receiving GPU's memory become visible to its reads.
 struct GpuRdmaWrites {
-  int ordering = 0;              ///< CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: 0, 100, 200
-  bool flush_needed = false;     ///< ordering below 100: cuFlushGPUDirectRDMAWrites before a read
+  int ordering = 0;           ///< CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: 0, 100, 200
+  bool flush_needed = false;  ///< ordering below 100: cuFlushGPUDirectRDMAWrites before a read
   bool flush_supported = false;  ///< the flush options' host bit and the driver's entry point
 };
 

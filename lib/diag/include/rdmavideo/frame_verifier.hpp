@@ -57,9 +57,9 @@ class GpuFrameVerifier {
   std::shared_ptr<cuda::Device> device_;
   std::shared_ptr<const cuda::Kernels> kernels_;
   std::unique_ptr<cuda::Stream> stream_;
-  std::vector<std::shared_ptr<cuda::DevicePtr>> phases_;   // the pattern's frames on the GPU
-  std::vector<std::vector<std::byte>> heads_;               // each phase's first bytes, on the host
-  std::optional<FrameVerifier> checksums_;                  // frames with a checksum: downloaded
+  std::vector<std::shared_ptr<cuda::DevicePtr>> phases_;  // the pattern's frames on the GPU
+  std::vector<std::vector<std::byte>> heads_;             // each phase's first bytes, on the host
+  std::optional<FrameVerifier> checksums_;                // frames with a checksum: downloaded
   std::vector<std::byte> download_;
 };
 

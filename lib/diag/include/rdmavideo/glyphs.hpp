@@ -24,10 +24,12 @@ Glyph glyph(char c);
 
 /// A line of text as pixels: `scale` x `scale` pixels a font pixel, 1 where there is ink.
 struct Mask {
-  int width = 0;   ///< text.size() * kAdvance * scale
-  int height = 0;  ///< kHeight * scale
+  int width = 0;             ///< text.size() * kAdvance * scale
+  int height = 0;            ///< kHeight * scale
   std::vector<uint8_t> ink;  ///< width * height, row by row
-  bool at(int x, int y) const { return ink[static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)] != 0; }
+  bool at(int x, int y) const {
+    return ink[static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)] != 0;
+  }
 };
 Mask mask(std::string_view text, int scale);
 

@@ -47,7 +47,8 @@ class TestPattern {
   /// Which of them frame `sequence` is sent from.
   static uint32_t buffer_index(const proto::StreamStart& format, uint64_t sequence);
   /// Renders buffer `index` (a phase, or the white flash) into `out`.
-  static void render_buffer(const proto::StreamStart& format, uint32_t index, std::span<std::byte> out);
+  static void render_buffer(const proto::StreamStart& format, uint32_t index,
+                            std::span<std::byte> out);
   /// Stamps frame `sequence` into a rendered frame.
   static void stamp(const proto::StreamStart& format, std::span<std::byte> frame,
                     uint64_t sequence);

@@ -50,7 +50,7 @@ struct DeviceFacts {
   int compute_major = 0;
   int compute_minor = 0;
   uint64_t total_memory = 0;
-  bool dmabuf_supported = false;         ///< CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
+  bool dmabuf_supported = false;          ///< CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
   bool gpudirect_rdma_supported = false;  ///< CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
   /// CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: 0 none (remote writes must be
   /// flushed before a kernel reads them), 100 owner, 200 all devices.
@@ -145,8 +145,9 @@ class Device : public std::enable_shared_from_this<Device> {
   /// Device memory, freed when the returned owner is let go. The address is 64 KiB aligned
   /// (kAlignment) and `bytes` rounded up to 64 KiB from it are allocated, so any page-aligned
   /// range of them can be exported as a dma-buf (cuMemAlloc itself promises only alignment
-  /// for any variable: where it gives less, more is allocated and the address aligned). CU_POINTER_ATTRIBUTE_SYNC_MEMOPS is set on it, so synchronous copies and
-  /// RDMA into it are ordered as the NIC needs.
+  /// for any variable: where it gives less, more is allocated and the address aligned).
+  /// CU_POINTER_ATTRIBUTE_SYNC_MEMOPS is set on it, so synchronous copies and RDMA into it are
+  /// ordered as the NIC needs.
   Result<std::shared_ptr<DevicePtr>> allocate(size_t bytes);
   static constexpr size_t kAlignment = 64 * 1024;
   /// Page-locked host memory the GPU copies to and from at full rate (cuMemHostAlloc).
@@ -188,7 +189,7 @@ class Device : public std::enable_shared_from_this<Device> {
   Result<void> check(int result, std::string_view what) const;
   std::shared_ptr<Driver> driver_;
   DeviceFacts facts_;
-  int handle_ = 0;          // CUdevice
+  int handle_ = 0;           // CUdevice
   void* context_ = nullptr;  // CUcontext (primary)
 };
 
@@ -228,7 +229,8 @@ class Stream {
  private:
   friend class Device;
   friend class Kernels;
-  Stream(std::shared_ptr<const Device> device, void* stream) : device_(std::move(device)), stream_(stream) {}
+  Stream(std::shared_ptr<const Device> device, void* stream)
+      : device_(std::move(device)), stream_(stream) {}
   struct Mark {
     uint64_t ticket;
     void* event;
@@ -236,8 +238,8 @@ class Stream {
   Result<void> retire(uint64_t ticket);
   std::shared_ptr<const Device> device_;
   void* stream_ = nullptr;
-  std::vector<Mark> marks_;   // events recorded, oldest first
-  std::vector<void*> spare_;  // events to reuse
+  std::vector<Mark> marks_;             // events recorded, oldest first
+  std::vector<void*> spare_;            // events to reuse
   std::shared_ptr<DevicePtr> scratch_;  // a kernel's answer (Kernels), allocated on first use
   uint64_t next_ticket_ = 1;
 };
@@ -288,7 +290,19 @@ class Kernels {
   /// How a picture the canvas reads is laid out: 8-bit 4:2:0 (nv12, i420), p010, packed
   /// 4:2:2 (uyvy, yuy2), RGB, and planar 4:2:2 and 4:4:4 (16-bit samples with the value in
   /// their low `bits`).
-  enum class Layout { nv12, i420, p010, uyvy, yuy2, rgba, bgra, rgb24, yuv422p16, yuv444p, yuv444p16 };
+  enum class Layout {
+    nv12,
+    i420,
+    p010,
+    uyvy,
+    yuy2,
+    rgba,
+    bgra,
+    rgb24,
+    yuv422p16,
+    yuv444p,
+    yuv444p16
+  };
   struct Picture {
     Layout layout = Layout::nv12;
     Planes planes;
@@ -309,10 +323,12 @@ class Kernels {
   /// `picture` scaled into `area` of `canvas` (bilinear, filling the area).
   Result<void> place(Stream& stream, const Picture& picture, const Nv12& canvas, Area area) const;
   /// `area` of `canvas` in one sRGB colour.
-  Result<void> fill(Stream& stream, const Nv12& canvas, Area area, uint8_t r, uint8_t g, uint8_t b) const;
+  Result<void> fill(Stream& stream, const Nv12& canvas, Area area, uint8_t r, uint8_t g,
+                    uint8_t b) const;
   /// `area` of `canvas` from a picture of gray levels (0 black, 255 white) of its size in
   /// device memory, rows `pitch` apart.
-  Result<void> gray(Stream& stream, DevicePtr luma, size_t pitch, const Nv12& canvas, Area area) const;
+  Result<void> gray(Stream& stream, DevicePtr luma, size_t pitch, const Nv12& canvas,
+                    Area area) const;
 
  private:
   enum Function {
@@ -327,13 +343,14 @@ class Kernels {
   };
   // `function` over the blocks of `area` of `canvas`, once the area is seen to be an even
   // rectangle inside it.
-  Result<void> launch_over(Stream& stream, Function function, const Nv12& canvas, Area area, void** params,
-                           const char* name) const;
-  Kernels(std::shared_ptr<Device> device, void* module) : device_(std::move(device)), module_(module) {}
-  Result<void> launch(Stream& stream, Function function, unsigned grid_x, unsigned grid_y, unsigned block_x,
-                      unsigned block_y, void** params, const char* name) const;
+  Result<void> launch_over(Stream& stream, Function function, const Nv12& canvas, Area area,
+                           void** params, const char* name) const;
+  Kernels(std::shared_ptr<Device> device, void* module)
+      : device_(std::move(device)), module_(module) {}
+  Result<void> launch(Stream& stream, Function function, unsigned grid_x, unsigned grid_y,
+                      unsigned block_x, unsigned block_y, void** params, const char* name) const;
   std::shared_ptr<Device> device_;
-  void* module_ = nullptr;           // CUmodule
+  void* module_ = nullptr;            // CUmodule
   void* functions_[kFunctions] = {};  // CUfunction, by Function
 };
 

@@ -42,7 +42,7 @@ std::optional<PathChoice> parse_path_choice(std::string_view text);
 
 /// What the ladder decides from.
 struct PathFacts {
-  bool rdma = false;  ///< a verbs connection; false: TCP, which stages
+  bool rdma = false;        ///< a verbs connection; false: TCP, which stages
   std::string rdma_device;  ///< "mlx5_0", for the reasons
   /// The GPU can export dma-bufs: CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED and a driver with
   /// cuMemGetHandleForAddressRange. `gpu_dmabuf_why` says why not.
@@ -83,7 +83,8 @@ void add_gpu_facts(PathFacts& facts, const cuda::DeviceFacts& device, const cuda
 Result<PathDecision> choose_path(PathChoice choice, const PathFacts& facts);
 /// The same for `device`, with what a transport told (`transport`) and the device's own
 /// facts added.
-Result<PathDecision> choose_path(PathChoice choice, PathFacts transport, const cuda::Device& device);
+Result<PathDecision> choose_path(PathChoice choice, PathFacts transport,
+                                 const cuda::Device& device);
 
 /// Whether nvidia-peermem is loaded, looked up under `sysfs` ("/sys" on a real system).
 bool peermem_loaded(const std::filesystem::path& sysfs = "/sys");

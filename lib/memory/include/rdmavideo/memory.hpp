@@ -86,7 +86,7 @@ class Region {
   MemorySpec spec_;
   std::byte* data_;
   size_t size_;
-  std::shared_ptr<cuda::Device> device_;  // cuda: the GPU
+  std::shared_ptr<cuda::Device> device_;       // cuda: the GPU
   std::shared_ptr<const void> device_memory_;  // cuda: frees the device memory
 };
 

@@ -64,10 +64,10 @@ struct StreamInfo {
 /// How a stream ended.
 struct StreamEnd {
   enum class How {
-    sender_ended,   ///< the sender sent EndOfStream
-    frames_reached, ///< the receiver's frame limit; the sender was told to stop
-    stopped,        ///< the service was stopped; the sender was told to stop
-    failed,         ///< the peer broke the protocol, died, or the sink failed
+    sender_ended,    ///< the sender sent EndOfStream
+    frames_reached,  ///< the receiver's frame limit; the sender was told to stop
+    stopped,         ///< the service was stopped; the sender was told to stop
+    failed,          ///< the peer broke the protocol, died, or the sink failed
   };
   How how = How::sender_ended;
   std::optional<Error> error;  ///< why, when failed
@@ -86,9 +86,9 @@ struct AudioTrack {
 /// Samples of one track as they arrived, in the track's format. `queued` holds their place in
 /// the stream's audio queue (counted in the memory budget) until the packet is dropped.
 struct AudioPacket {
-  uint32_t track = 0;   ///< AudioTrack::index
-  int64_t pts_ns = 0;   ///< of the first sample, on the video's pts clock
-  uint32_t samples = 0; ///< per channel
+  uint32_t track = 0;    ///< AudioTrack::index
+  int64_t pts_ns = 0;    ///< of the first sample, on the video's pts clock
+  uint32_t samples = 0;  ///< per channel
   std::vector<std::byte> data;
   std::shared_ptr<const void> queued;
 };
@@ -136,9 +136,9 @@ class StreamSink {
 /// One audio track of a stream, for status lines and summaries.
 struct AudioReport {
   AudioTrack track;
-  uint64_t chunks = 0;       ///< AudioChunks received
-  uint64_t samples = 0;      ///< samples per channel received
-  uint64_t dropped = 0;      ///< chunks dropped: the queue full, or the sink took no audio
+  uint64_t chunks = 0;   ///< AudioChunks received
+  uint64_t samples = 0;  ///< samples per channel received
+  uint64_t dropped = 0;  ///< chunks dropped: the queue full, or the sink took no audio
   uint64_t dropped_samples = 0;
   /// The track's pts minus the video's at the arrival of each chunk (the last frame's pts
   /// and its arrival), in ms: how far the audio travels ahead of (>0) or behind the picture.
@@ -155,16 +155,17 @@ using SinkFactory = std::function<Result<std::unique_ptr<StreamSink>>(const Stre
 struct StreamReport {
   enum class State { running, ended, failed };
   StreamInfo info;
-  proto::StreamStart format;    ///< the current (or last) format
-  stats::TransferStats stats;   ///< frames, bytes, dropped, latency, seconds; cpu: see below
-  double cpu_seconds = 0;       ///< the stream's connection thread's CPU time
+  proto::StreamStart format;   ///< the current (or last) format
+  stats::TransferStats stats;  ///< frames, bytes, dropped, latency, seconds; cpu: see below
+  double cpu_seconds = 0;      ///< the stream's connection thread's CPU time
   State state = State::running;
   std::optional<StreamEnd> end;  ///< once ended or failed
   uint32_t ring_slots = 0;       ///< slots of the current ring
   uint32_t slots_filled = 0;     ///< of them, holding frames the sink has not let go
   std::string memory = "host";   ///< where frames are handed to the sink: "host", "cuda:0"
   std::string gpu_path;          ///< GPU memory: how frames get there, with the reasons
-  std::optional<stats::GpuRdmaWrites> gpu_rdma_writes;  ///< GPU memory: the NIC's writes and its reads
+  std::optional<stats::GpuRdmaWrites>
+      gpu_rdma_writes;             ///< GPU memory: the NIC's writes and its reads
   std::vector<AudioReport> audio;  ///< the stream's audio tracks, in order
   uint16_t version = 0;            ///< the protocol version negotiated
 };
@@ -173,9 +174,9 @@ struct StreamReport {
 /// running stream and of the last `kept_ended_streams` that ended, and folds older ones into
 /// this, so a receiver that serves for months holds bounded memory.
 struct FoldedStreams {
-  uint64_t count = 0;             ///< streams folded in
-  uint64_t failed = 0;            ///< of them, how many failed
-  stats::TransferStats stats;     ///< their counters added up (start: the earliest)
+  uint64_t count = 0;          ///< streams folded in
+  uint64_t failed = 0;         ///< of them, how many failed
+  stats::TransferStats stats;  ///< their counters added up (start: the earliest)
 };
 
 struct ReceiverServiceOptions {

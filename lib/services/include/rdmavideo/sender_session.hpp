@@ -50,8 +50,8 @@
 //
 // Threads: one thread calls connect, start_stream, acquire_buffer, submit, submit_external,
 // pace, skip and end_stream (the caller's); start_audio, submit_audio and end_audio may come
-// from one other thread (OBS's audio thread) as well. Each destination's thread keeps its connection
-// alive while that thread is away (a paused pipeline, a slow input): no front end sends
+// from one other thread (OBS's audio thread) as well. Each destination's thread keeps its
+// connection alive while that thread is away (a paused pipeline, a slow input): no front end sends
 // keepalives. stats(), destinations(), receiver_ended() and failure() may be called from any
 // thread.
 #pragma once
@@ -168,20 +168,20 @@ struct FrameMeta {
 struct DestinationReport {
   enum class State { connecting, streaming, ended, failed };
   Endpoint endpoint;
-  std::string transport;        ///< "tcp" or "verbs" once connected
+  std::string transport;  ///< "tcp" or "verbs" once connected
   State state = State::connecting;
-  std::optional<Error> error;   ///< why it failed (or why the last try to connect failed)
-  stats::TransferStats stats;   ///< its frames, bytes, drops (no credit, or not up), latency
-  uint32_t connections = 0;     ///< connections made (more than 1 after a reconnect)
-  uint32_t registrations = 0;   ///< memory registrations its transport sends from (verbs; TCP 0)
+  std::optional<Error> error;  ///< why it failed (or why the last try to connect failed)
+  stats::TransferStats stats;  ///< its frames, bytes, drops (no credit, or not up), latency
+  uint32_t connections = 0;    ///< connections made (more than 1 after a reconnect)
+  uint32_t registrations = 0;  ///< memory registrations its transport sends from (verbs; TCP 0)
   /// Of those, the ones made for it; the others it shares with a destination on the same
   /// RDMA device (registered once per device).
   uint32_t registrations_made = 0;
-  std::string gpu_path;         ///< GPU memory: how frames leave it for this destination
-  uint64_t audio_chunks = 0;    ///< audio batches sent (each one or more AudioChunks)
-  uint64_t audio_samples = 0;   ///< samples per channel sent
+  std::string gpu_path;                ///< GPU memory: how frames leave it for this destination
+  uint64_t audio_chunks = 0;           ///< audio batches sent (each one or more AudioChunks)
+  uint64_t audio_samples = 0;          ///< samples per channel sent
   uint64_t audio_dropped_samples = 0;  ///< samples per channel not sent (not up, or no audio there)
-  bool audio_refused = false;   ///< its receiver speaks a version without audio
+  bool audio_refused = false;          ///< its receiver speaks a version without audio
 };
 std::string_view to_string(DestinationReport::State state);
 

@@ -25,11 +25,11 @@ namespace rdmavideo {
 /// Wire values: never renumber.
 enum class PixelFormat : uint32_t {
   nv12 = 1,
-  i420 = 2,       // FFmpeg yuv420p
-  p010 = 3,       // FFmpeg p010le
-  uyvy = 4,       // FFmpeg uyvy422
-  yuy2 = 5,       // FFmpeg yuyv422
-  v210 = 6,       // 10-bit 4:2:2 packed, 128 bytes per 48 pixels
+  i420 = 2,  // FFmpeg yuv420p
+  p010 = 3,  // FFmpeg p010le
+  uyvy = 4,  // FFmpeg uyvy422
+  yuy2 = 5,  // FFmpeg yuyv422
+  v210 = 6,  // 10-bit 4:2:2 packed, 128 bytes per 48 pixels
   rgba = 7,
   bgra = 8,
   rgb24 = 9,

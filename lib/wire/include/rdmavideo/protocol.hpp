@@ -61,7 +61,7 @@ enum class MessageType : uint16_t {
   Keepalive = 7,
   EndOfStream = 8,
   Error = 9,
-  Auth = 10,  ///< version 2: the shared-key proof (§4.1)
+  Auth = 10,        ///< version 2: the shared-key proof (§4.1)
   AudioStart = 11,  ///< version 3: an audio stream begins (§3.15)
   AudioChunk = 12,  ///< version 3: samples of an audio stream
   AudioEnd = 13,    ///< version 3: one audio stream ends, its video goes on
@@ -86,8 +86,8 @@ inline constexpr uint32_t kCapChecksum = 1u << 0;  // Hello/HelloAck: can verify
 /// Hello/HelloAck: this end holds a shared key and will prove it (Auth messages follow).
 inline constexpr uint32_t kCapAuth = 1u << 1;
 
-inline constexpr uint32_t kStreamLive = 1u << 0;       // source is real-time; drops allowed
-inline constexpr uint32_t kStreamChecksums = 1u << 1;  // every FrameWritten has a checksum
+inline constexpr uint32_t kStreamLive = 1u << 0;         // source is real-time; drops allowed
+inline constexpr uint32_t kStreamChecksums = 1u << 1;    // every FrameWritten has a checksum
 inline constexpr uint32_t kStreamTestPattern = 1u << 2;  // payload is the built-in pattern
 /// Version 3: the test pattern flashes white for one frame at every whole second of pts, and
 /// the test tone beeps at the same instants, so audio/video sync can be measured.
@@ -222,9 +222,10 @@ struct AudioStart {
   uint32_t stream_id = 0;  ///< not the video's stream_id; 1 of at most kMaxAudioStreams
   SampleFormat sample_format = SampleFormat::f32;
   uint32_t sample_rate = 48000;
-  uint16_t channels = 2;        ///< 1..kMaxAudioChannels
-  uint64_t channel_layout = 0;  ///< WAVE/FFmpeg channel mask (bit 0 front left, ...); 0: unspecified
-  std::string name;             ///< the track's name; at most kNameBytes - 1 bytes
+  uint16_t channels = 2;  ///< 1..kMaxAudioChannels
+  uint64_t channel_layout =
+      0;             ///< WAVE/FFmpeg channel mask (bit 0 front left, ...); 0: unspecified
+  std::string name;  ///< the track's name; at most kNameBytes - 1 bytes
 };
 
 /// Sender -> receiver, version 3: consecutive samples of one audio stream. The samples are
@@ -243,9 +244,9 @@ struct AudioEnd {
   uint32_t stream_id = 0;
 };
 
-using Message = std::variant<Hello, HelloAck, StreamStart, RingInfo, FrameWritten,
-                             CreditReturn, Keepalive, EndOfStream, ErrorMessage, Auth,
-                             AudioStart, AudioChunk, AudioEnd>;
+using Message =
+    std::variant<Hello, HelloAck, StreamStart, RingInfo, FrameWritten, CreditReturn, Keepalive,
+                 EndOfStream, ErrorMessage, Auth, AudioStart, AudioChunk, AudioEnd>;
 
 MessageType type_of(const Message& message);
 /// The lowest Header.version a message of `type` travels with: 1 for Hello, HelloAck and

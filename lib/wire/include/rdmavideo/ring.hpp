@@ -79,7 +79,7 @@ class CreditPool {
 
  private:
   uint32_t slot_count_;
-  std::vector<bool> held_;     // held_[slot]: the sender holds a credit for slot
+  std::vector<bool> held_;      // held_[slot]: the sender holds a credit for slot
   std::deque<uint32_t> queue_;  // held slots, oldest first
 };
 

@@ -10,13 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
 build_dir=build-fuzz
-CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DRDMAVIDEO_BUILD_FUZZ=ON -DRDMAVIDEO_WERROR=ON \
+CC=clang CXX=clang++ BUILD_DIR=$build_dir BUILD_TARGETS="fuzz_decode fuzz_receiver fuzz_sound fuzz_tiles" \
+  ./scripts/build.sh -DRDMAVIDEO_BUILD_FUZZ=ON -DRDMAVIDEO_WERROR=ON \
   -DRDMAVIDEO_SANITIZE=address,undefined,fuzzer-no-link \
   -DRDMAVIDEO_BUILD_TESTS=OFF -DRDMAVIDEO_BUILD_BENCH=OFF -DRDMAVIDEO_WITH_VERBS=OFF \
   -DRDMAVIDEO_WITH_FFMPEG=ON -DRDMAVIDEO_WITH_GSTREAMER=OFF -DRDMAVIDEO_WITH_SDL2=OFF \
-  -DRDMAVIDEO_WITH_CUDA=OFF >/dev/null
-cmake --build "$build_dir" -j"$(nproc)" --target fuzz_decode fuzz_receiver fuzz_sound fuzz_tiles
+  -DRDMAVIDEO_WITH_CUDA=OFF
 mkdir -p "$build_dir/findings"
 status=0
 for target in decode receiver sound tiles; do

@@ -32,10 +32,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import run_tcp_bench as tb  # noqa: E402  (Proc, ports, idle waits: one implementation)
+from benchlib import (  # noqa: E402  (the process helpers are shared)
+    REPO_ROOT, CaseError, Proc, percentile, proc_cpu_seconds, wait_for_port_line, wait_idle)
 
-REPO = tb.REPO_ROOT
-sys.path.insert(0, str(REPO / "tests/support"))
+sys.path.insert(0, str(REPO_ROOT / "tests/support"))
 import av_sync  # noqa: E402
 
 # Silence costs its source nothing, so the table shows what carrying 8 channels costs: in
@@ -55,15 +55,6 @@ CASES = {
 }
 
 
-def percentile(values: list[float], p: float) -> float:
-    if not values:
-        return 0.0
-    s = sorted(values)
-    k = (len(s) - 1) * p / 100
-    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
-
-
 WARMUP_S = 2.0  # CPU counts from here: opening inputs and loading libraries is no stream's cost
 
 
@@ -73,25 +64,19 @@ def pinned(cpu: int) -> list[str]:
     return ["taskset", "-c", str(cpu)] if (os.cpu_count() or 1) >= 2 and shutil.which("taskset") else []
 
 
-def proc_cpu(pid: int) -> float:
-    """CPU seconds (user and system, every thread) of a running process, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def live_run(build: Path, work: Path, tag: str, seconds: float, audio: list[str]) -> dict:
     """CPU seconds of both ends after the warm-up of one live run, and what the receiver got."""
     stats = work / f"{tag}.json"
-    recv = tb.Proc(f"{tag}-recv", pinned(1) + [str(build / "receiver/rdmavideo-recv"), "--listen", "127.0.0.1:0",
-                                   "--transport", "tcp", "--quiet", "--stats-json", str(stats)], work)
-    port = tb.wait_for_port_line(recv)
+    recv = Proc(f"{tag}-recv", pinned(1) + [str(build / "receiver/rdmavideo-recv"), "--listen", "127.0.0.1:0",
+                                "--transport", "tcp", "--quiet", "--stats-json", str(stats)], work)
+    port = wait_for_port_line(recv)
     argv = pinned(0) + [str(build / "sender/rdmavideo-send"), "--connect", f"127.0.0.1:{port}", "--transport", "tcp",
             "--testsrc", "-s", "1920x1080", "-r", "60", "--pix-fmt", "uyvy422", "--realtime", "--duration",
             str(seconds), "--quiet"]
     argv += audio
-    send = tb.Proc(f"{tag}-send", argv, work)
+    send = Proc(f"{tag}-send", argv, work)
     time.sleep(WARMUP_S)
-    warm = proc_cpu(send.pid) + proc_cpu(recv.pid)
+    warm = proc_cpu_seconds(send.pid) + proc_cpu_seconds(recv.pid)
     deadline = time.monotonic() + seconds + 60
     send.wait(deadline)
     recv.wait(deadline)
@@ -107,13 +92,13 @@ def live_run(build: Path, work: Path, tag: str, seconds: float, audio: list[str]
 def sync_run(build: Path, work: Path, minutes: float) -> dict:
     out = work / "sync.mkv"
     stats = work / "sync.json"
-    recv = tb.Proc("sync-recv", [str(build / "receiver/rdmavideo-recv"), "--listen", "127.0.0.1:0", "--transport",
-                                 "tcp", "--quiet", "--output", str(out), "--verify", "--stats-json", str(stats)], work)
-    port = tb.wait_for_port_line(recv)
-    send = tb.Proc("sync-send", [str(build / "sender/rdmavideo-send"), "--connect", f"127.0.0.1:{port}",
-                                 "--transport", "tcp", "--testsrc", "-s", "320x180", "-r", "30", "--pix-fmt",
-                                 "yuv420p", "--tone", "1000", "--realtime", "--duration", str(minutes * 60),
-                                 "--quiet"], work)
+    recv = Proc("sync-recv", [str(build / "receiver/rdmavideo-recv"), "--listen", "127.0.0.1:0", "--transport",
+                              "tcp", "--quiet", "--output", str(out), "--verify", "--stats-json", str(stats)], work)
+    port = wait_for_port_line(recv)
+    send = Proc("sync-send", [str(build / "sender/rdmavideo-send"), "--connect", f"127.0.0.1:{port}",
+                              "--transport", "tcp", "--testsrc", "-s", "320x180", "-r", "30", "--pix-fmt",
+                              "yuv420p", "--tone", "1000", "--realtime", "--duration", str(minutes * 60),
+                              "--quiet"], work)
     deadline = time.monotonic() + minutes * 60 + 120
     send.wait(deadline)
     recv.wait(deadline)
@@ -130,7 +115,7 @@ def sync_run(build: Path, work: Path, minutes: float) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build-dir", default=str(REPO / "build"))
+    ap.add_argument("--build-dir", default=str(REPO_ROOT / "build"))
     ap.add_argument("--seconds", type=float, default=20, help="length of each cost run")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--sync-minutes", type=float, default=10, help="length of the sync run (0: skip it)")
@@ -146,12 +131,12 @@ def main() -> int:
         try:
             for i in range(max(1, args.repeat)):
                 for key, (audio, _) in CASES.items():
-                    tb.wait_idle(10)
+                    wait_idle(10)
                     results["cost"][key].append(live_run(build, work, f"{key}-{i}", args.seconds, audio))
             if args.sync_minutes > 0:
-                tb.wait_idle(10)
+                wait_idle(10)
                 results["sync"] = sync_run(build, work, args.sync_minutes)
-        except tb.CaseError as e:
+        except CaseError as e:
             print(f"a case failed to run: {e}", file=sys.stderr)
             return 1
     plain = statistics.median(r["cpu"] for r in results["cost"]["video"])
@@ -161,7 +146,7 @@ def main() -> int:
           f"median of {max(1, args.repeat)}")
     print(f"| case | CPU-s (both ends, after {WARMUP_S:g} s), median | runs' range | frames | dropped | "
           "audio samples |")
-    print(f"|---|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|")
     for key, (_, label) in CASES.items():
         runs = results["cost"][key]
         mid = sorted(runs, key=lambda r: r["cpu"])[len(runs) // 2]

@@ -26,9 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_tcp_bench import CaseError, Proc, free_port, wait_for_port_line, wait_idle, wait_listening  # noqa: E402
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from benchlib import CaseError, Proc, free_port, wait_for_port_line, wait_idle, wait_listening  # noqa: E402
 
 
 def senders(build: Path, ports: list[int], size: str, rate: int, seconds: float, pix_fmt: str,

@@ -24,23 +24,23 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import run_tcp_bench as tb  # noqa: E402  (Proc, ports, idle waits: one implementation)
+from benchlib import REPO_ROOT, CaseError, Proc, wait_for_port_line, wait_idle  # noqa: E402
 
 WIDTH, HEIGHT = 1920, 1080
 FRAME_BYTES = WIDTH * HEIGHT * 2
 
 
-def receivers(build: Path, work: Path, tag: str, count: int) -> tuple[list[tb.Proc], list[str]]:
+def receivers(build: Path, work: Path, tag: str, count: int) -> tuple[list[Proc], list[str]]:
     procs, addresses = [], []
     for i in range(count):
-        p = tb.Proc(f"{tag}-recv{i}", [str(build / "receiver/rdmavideo-recv"), "--listen", "127.0.0.1:0",
-                                       "--transport", "tcp", "--quiet"], work)
+        p = Proc(f"{tag}-recv{i}", [str(build / "receiver/rdmavideo-recv"), "--listen", "127.0.0.1:0",
+                                    "--transport", "tcp", "--quiet"], work)
         procs.append(p)
-        addresses.append(f"127.0.0.1:{tb.wait_for_port_line(p)}")
+        addresses.append(f"127.0.0.1:{wait_for_port_line(p)}")
     return procs, addresses
 
 
-def measure(writer: tb.Proc, readers: list[tb.Proc], gbytes: float) -> tuple[float, float]:
+def measure(writer: Proc, readers: list[Proc], gbytes: float) -> tuple[float, float]:
     """Waits for a run's writer and its readers: (GB/s over the writer's time, CPU-s/GB of
     every process). A process that failed raises CaseError."""
     deadline = time.monotonic() + 300
@@ -60,21 +60,21 @@ def rdmavideo_run(build: Path, work: Path, tag: str, count: int, frames: int) ->
             "--pix-fmt", "uyvy422", "--frames", str(frames), "--transport", "tcp", "--quiet"]
     for a in addresses:
         argv += ["--connect", a]
-    return measure(tb.Proc(f"{tag}-send", argv, work), recv, count * frames * FRAME_BYTES / 1e9)
+    return measure(Proc(f"{tag}-send", argv, work), recv, count * frames * FRAME_BYTES / 1e9)
 
 
 def pipe_run(build: Path, work: Path, tag: str, count: int, frames: int) -> tuple[float, float]:
     tool = str(build / "bench/rdmavideo-tcp-pipe")
-    listeners = [tb.Proc(f"{tag}-listen{i}", [tool, "--listen", "0"], work) for i in range(count)]
+    listeners = [Proc(f"{tag}-listen{i}", [tool, "--listen", "0"], work) for i in range(count)]
     argv = [tool, "--bytes", str(frames * FRAME_BYTES)]
     for p in listeners:
-        argv += ["--connect", f"127.0.0.1:{tb.wait_for_port_line(p)}"]
-    return measure(tb.Proc(f"{tag}-write", argv, work), listeners, count * frames * FRAME_BYTES / 1e9)
+        argv += ["--connect", f"127.0.0.1:{wait_for_port_line(p)}"]
+    return measure(Proc(f"{tag}-write", argv, work), listeners, count * frames * FRAME_BYTES / 1e9)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build-dir", default=str(tb.REPO_ROOT / "build"))
+    ap.add_argument("--build-dir", default=str(REPO_ROOT / "build"))
     ap.add_argument("--baseline-build", help="a build dir of the commit before the sender core")
     ap.add_argument("--frames", type=int, default=2000, help="frames a run (1920x1080 UYVY)")
     ap.add_argument("--repeat", type=int, default=5)
@@ -91,9 +91,9 @@ def main() -> int:
     try:
         for round_ in range(args.repeat):
             for name, run in cases:  # alternating, so drift in the machine hits every case
-                tb.wait_idle(10)
+                wait_idle(10)
                 results[name].append(run(f"r{round_}-{len(results[name])}-{name.split()[0]}"))
-    except tb.CaseError as e:
+    except CaseError as e:
         print(f"a case failed to run: {e}", file=sys.stderr)
         return 1
     med = {n: (statistics.median(v[0] for v in r), statistics.median(v[1] for v in r))

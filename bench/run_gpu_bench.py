@@ -18,52 +18,40 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import CaseError, Proc, free_port, stop_all, wait_listening  # noqa: E402
 
 WIDTH, HEIGHT = 3840, 2160
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def stream(build: Path, memory: str, frames: int, tmp: Path) -> dict:
     """One stream of `frames` test-pattern frames, both ends in `memory`; both summaries."""
-    port = free_port()
     recv_json, send_json = tmp / f"recv-{memory}.json", tmp / f"send-{memory}.json"
-    recv = subprocess.Popen(
-        [str(build / "receiver/rdmavideo-recv"), "--listen", f"127.0.0.1:{port}", "--transport", "tcp",
-         "--frames", str(frames), "--memory", memory, "--quiet", "--stats-json", str(recv_json)],
-        stderr=subprocess.PIPE, text=True)
-    send = None
+    procs: list[Proc] = []
     try:
-        for _ in range(100):  # until it listens
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                if recv.poll() is not None:
-                    raise RuntimeError(f"rdmavideo-recv --memory {memory}: {recv.stderr.read().strip()}")
-                subprocess.run(["sleep", "0.05"], check=True)
-        send = subprocess.run(
-            [str(build / "sender/rdmavideo-send"), "--connect", f"127.0.0.1:{port}", "--transport", "tcp",
-             "--testsrc", "-s", f"{WIDTH}x{HEIGHT}", "--pix-fmt", "rgba", "--frames", str(frames),
-             "--memory", memory, "--quiet", "--stats-json", str(send_json)],
-            stderr=subprocess.PIPE, text=True, timeout=600)
-        if send.returncode != 0:
-            raise RuntimeError(f"rdmavideo-send --memory {memory}: {send.stderr.strip()}")
-        recv.wait(timeout=120)
-        if recv.returncode != 0:
-            raise RuntimeError(f"rdmavideo-recv --memory {memory}: {recv.stderr.read().strip()}")
+        port = free_port()
+        recv = Proc(f"rdmavideo-recv-{memory}", [
+            str(build / "receiver/rdmavideo-recv"), "--listen", f"127.0.0.1:{port}", "--transport", "tcp",
+            "--frames", str(frames), "--memory", memory, "--quiet", "--stats-json", str(recv_json)], tmp)
+        procs.append(recv)
+        wait_listening(port, recv, 30)  # setting up GPU memory may come first
+        send = Proc(f"rdmavideo-send-{memory}", [
+            str(build / "sender/rdmavideo-send"), "--connect", f"127.0.0.1:{port}", "--transport", "tcp",
+            "--testsrc", "-s", f"{WIDTH}x{HEIGHT}", "--pix-fmt", "rgba", "--frames", str(frames),
+            "--memory", memory, "--quiet", "--stats-json", str(send_json)], tmp)
+        procs.append(send)
+        send.wait(time.monotonic() + 600)
+        send.check()
+        recv.wait(time.monotonic() + 120)
+        recv.check()
     finally:
-        if recv.poll() is None:
-            recv.kill()
+        stop_all(procs)
     return {"send": json.loads(send_json.read_text()), "recv": json.loads(recv_json.read_text())}
 
 
@@ -79,7 +67,7 @@ def main() -> int:
         try:
             host = stream(build, "host", args.frames, tmp)
             gpu = stream(build, "cuda", args.frames, tmp)
-        except RuntimeError as e:
+        except CaseError as e:
             print(f"run_gpu_bench: {e}", file=sys.stderr)
             return 1
         staging_json = tmp / "staging.json"

@@ -17,15 +17,16 @@ import json
 import os
 import re
 import shutil
-import signal
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_tcp_bench import (  # noqa: E402  (the process and result helpers are shared)
-    CaseError, Proc, Result, free_port, run_case, wait_idle, wait_listening)
+from benchlib import (  # noqa: E402  (the process and result helpers are shared)
+    REPO_ROOT, CaseDirs, CaseError, Proc, Result, combine, fakesink_frames, free_port,
+    interrupt_on_sigterm, print_verdicts, run_case, text_table, wait_idle, wait_listening,
+    warn_if_busy)
 
 WIDTH, HEIGHT = 3840, 2160
 RATE = 60
@@ -37,7 +38,6 @@ QUEUE_FRAMES = 8
 # tcpserversink never holds its source back, so its source is paced: at this rate (4 GB/s)
 # it offers more than any TCP row carries, and what reaches the client is that row's rate.
 OFFER_FPS = 240
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 TARGET_RATIO = 1.5  # rdmavideo GB/s against the better GStreamer TCP row
 
@@ -67,28 +67,14 @@ def gst_fields(text: str, name: str) -> dict | None:
     return out
 
 
-def count_frames(proc: Proc) -> tuple[int, bool]:
-    """Frames fakesink rendered (one -v last-message line each) and whether EOS came."""
-    text = proc.stdout()
-    return (len(re.findall(r"fakesink0: last-message = chain", text)),
-            "Got EOS from element" in text)
-
-
 class Bench:
     def __init__(self, args, workdir: Path):
         self.frames = args.frames
         self.verify = args.verify
-        self.work = workdir
-        self.counter = 0
+        self.dirs = CaseDirs(workdir)
         self.gst = shutil.which("gst-launch-1.0")
         if not self.gst:
             raise CaseError("gst-launch-1.0 not found (install gstreamer1.0-tools)")
-
-    def _dir(self, tag: str) -> Path:
-        self.counter += 1
-        d = self.work / f"{self.counter:02d}-{tag}"
-        d.mkdir()
-        return d
 
     def _limit(self) -> float:
         # Generous: 20 s to start plus 0.3 GB/s; a whole run stays bounded.
@@ -116,7 +102,7 @@ class Bench:
     def ceiling(self) -> Result:
         r = Result(CEILING, FORMAT, "source", frames_sent=self.frames)
         procs: list[Proc] = []
-        d = self._dir("ceiling")
+        d = self.dirs.new("ceiling")
 
         def body():
             p = Proc("source", [self.gst, "-v", "videotestsrc", f"num-buffers={self.frames}",
@@ -125,7 +111,7 @@ class Bench:
             procs.append(p)
             p.wait(time.monotonic() + self._limit())
             p.check()
-            frames, eos = count_frames(p)
+            frames, eos = fakesink_frames(p)
             if not eos or frames != self.frames:
                 raise CaseError(f"fakesink got {frames} of {self.frames} frames (EOS {eos})")
             self._finish(r, p, p, frames)
@@ -136,7 +122,7 @@ class Bench:
     def rdmavideo(self) -> Result:
         r = Result(RDMAVIDEO, FORMAT, "throughput", frames_sent=self.frames)
         procs: list[Proc] = []
-        d = self._dir("rdmavideo")
+        d = self.dirs.new("rdmavideo")
 
         def body():
             port = free_port()
@@ -159,7 +145,7 @@ class Bench:
             src = gst_fields(recv.stdout(), "rdmasrc-stats")
             if sink is None or src is None:
                 raise CaseError("no rdmasink-stats or rdmasrc-stats message at EOS")
-            frames, eos = count_frames(recv)
+            frames, eos = fakesink_frames(recv)
             if not eos:
                 raise CaseError("rdmasrc's pipeline did not reach EOS")
             self._finish(r, send, recv, frames)
@@ -188,7 +174,7 @@ class Bench:
     def tcp_client_sink(self) -> Result:
         r = Result(TCP_CLIENT_SINK, FORMAT, "throughput", frames_sent=self.frames)
         procs: list[Proc] = []
-        d = self._dir("tcpclientsink")
+        d = self.dirs.new("tcpclientsink")
 
         def body():
             port = free_port()
@@ -204,7 +190,7 @@ class Bench:
             recv.wait(deadline)
             send.check()
             recv.check()
-            frames, eos = count_frames(recv)
+            frames, eos = fakesink_frames(recv)
             if not eos:
                 raise CaseError("tcpserversrc's pipeline did not reach EOS")
             self._finish(r, send, recv, frames)
@@ -217,7 +203,7 @@ class Bench:
     def tcp_server_sink(self) -> Result:
         r = Result(TCP_SERVER_SINK, FORMAT, "throughput", frames_sent=self.frames)
         procs: list[Proc] = []
-        d = self._dir("tcpserversink")
+        d = self.dirs.new("tcpserversink")
 
         def body():
             port = free_port()
@@ -239,7 +225,7 @@ class Bench:
             recv.wait(deadline)
             send.check()
             recv.check()
-            frames, eos = count_frames(recv)
+            frames, eos = fakesink_frames(recv)
             if not eos:
                 raise CaseError("tcpclientsrc's pipeline did not reach EOS")
             self._finish(r, recv, recv, frames)
@@ -255,7 +241,7 @@ class Bench:
     def shm(self) -> Result:
         r = Result(SHM, FORMAT, "throughput", frames_sent=self.frames)
         procs: list[Proc] = []
-        d = self._dir("shm")
+        d = self.dirs.new("shm")
 
         def body():
             sock = d / "shm.sock"
@@ -287,7 +273,7 @@ class Bench:
                                 (recv, "Control socket has closed")):
                 if proc.exit_code != 0 and known not in proc.stdout() + proc.stderr():
                     proc.check()
-            frames, _ = count_frames(recv)
+            frames, _ = fakesink_frames(recv)
             self._finish(r, send, recv, frames)
             r.dropped = self.frames - frames
             r.notes.append("1 copy a frame into shm (sender)")
@@ -299,27 +285,6 @@ class Bench:
 
 # ---------------------------------------------------------------------------------------------
 # Report
-
-
-def combine(runs: list[Result]) -> list[Result]:
-    """One row per case, in first-run order: the run with the median GB/s (every run kept in
-    extra["runs"]); a failed run makes the row failed."""
-    groups: dict[str, list[Result]] = {}
-    for r in runs:
-        groups.setdefault(r.case, []).append(r)
-    rows = []
-    for group in groups.values():
-        failed = [r for r in group if not r.ok]
-        if failed or len(group) == 1:
-            rows.append(failed[0] if failed else group[0])
-            continue
-        ordered = sorted(group, key=lambda r: r.gbps)
-        row = ordered[(len(ordered) - 1) // 2]
-        row.notes.insert(0, f"median of {len(group)} ({ordered[0].gbps:.2f}-"
-                            f"{ordered[-1].gbps:.2f} GB/s)")
-        row.extra["runs"] = [r.to_json() for r in group]
-        rows.append(row)
-    return rows
 
 
 def copies_per_frame(r: Result) -> tuple[float, float] | None:
@@ -342,17 +307,7 @@ def render_table(rows: list[Result]) -> str:
                       f"{r.cpu_per_gb:.3f}",
                       f"{copies[0]:g} sink, {copies[1]:g} src" if copies else "-",
                       "; ".join(r.notes)])
-    widths = [max(len(head[i]), *(len(c[i]) for c in cells)) for i in range(len(head) - 1)]
-    right = {1, 2, 3, 4, 5}
-
-    def line(row):
-        out = [c.rjust(widths[i]) if i in right else c.ljust(widths[i])
-               for i, c in enumerate(row[:-1])]
-        return "  ".join(out + [row[-1]]).rstrip()
-
-    lines = [line(head), "  ".join("-" * w for w in widths) + "  -----"]
-    lines += [line(c) for c in cells]
-    return "\n".join(lines)
+    return text_table(head, cells, {1, 2, 3, 4, 5})
 
 
 def evaluate(rows: list[Result]) -> list[dict]:
@@ -431,10 +386,7 @@ def main() -> int:
         parser.error(f"{plugin_dir}/libgstrdmavideo.so not found: build the gstrdmavideo target "
                      "or pass --build-dir")
 
-    def on_term(signum, frame):
-        raise KeyboardInterrupt  # unwinds through the cleanup: children killed, temp removed
-
-    signal.signal(signal.SIGTERM, on_term)
+    interrupt_on_sigterm()
     workdir = Path(tempfile.mkdtemp(prefix="rdmavideo-gst-bench-"))
     # A private registry, scanned once here and not inside a timed case.
     os.environ["GST_PLUGIN_PATH"] = str(plugin_dir)
@@ -473,7 +425,7 @@ def main() -> int:
         print(f"run_gst_bench: {setup_error}", file=sys.stderr)
         return 1
 
-    rows = combine(runs)
+    rows = combine(runs, note="median of {n} ({low:.2f}-{high:.2f} GB/s)")
     print()
     print(f"GStreamer, two gst-launch-1.0 processes on one machine, {WIDTH}x{HEIGHT} {FORMAT} "
           f"({FRAME_BYTES} B a frame), {args.frames} frames, sync=false, videotestsrc "
@@ -483,14 +435,8 @@ def main() -> int:
           "user+sys of both processes (os.wait4, whole process) per GB received.")
     verdicts = evaluate(rows)
     print()
-    print("Verdicts:")
-    for v in verdicts:
-        verdict = {True: "PASS", False: "FAIL", None: "N/A "}[v["pass"]]
-        print(f"  {verdict}  {v['target']}: {v['detail']}")
-    busy = [r for r in runs if r.foreign_cores >= 0.3]
-    if busy:
-        print(f"\nWarning: other processes were using the CPU during {len(busy)} run(s); "
-              "those numbers are low. Rerun on an idle machine.")
+    print_verdicts("Verdicts", verdicts)
+    warn_if_busy(runs)
     print(f"\nTotal time {time.monotonic() - started:.0f} s.")
 
     if args.json:

@@ -34,81 +34,14 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import (  # noqa: E402  (the process helpers are shared)
+    REPO_ROOT, CaseError, Proc, stop_all, wait_all, wait_for_port_line)
+
 WIDTH, HEIGHT, RATE = 1920, 1080, 60
 UYVY_FRAME = WIDTH * HEIGHT * 2
 P10_FRAME = WIDTH * HEIGHT * 2 * 2  # yuv422p10le: 2 bytes a sample, 2 samples a pixel
 RING = 8
-
-
-class CaseError(Exception):
-    pass
-
-
-class Proc:
-    """A child process whose CPU time and peak RSS are read when it is reaped."""
-
-    def __init__(self, argv, stderr_path, stdin=None, stdout=None):
-        self.argv = argv
-        self.stderr_path = Path(stderr_path)
-        self.start = time.monotonic()
-        self.popen = subprocess.Popen(argv, stdin=stdin or subprocess.DEVNULL,
-                                      stdout=stdout or subprocess.DEVNULL,
-                                      stderr=open(self.stderr_path, "wb"))
-        self.code = None
-        self.cpu = 0.0
-        self.maxrss_kb = 0
-        self.end = None
-
-    def wait(self, deadline):
-        while self.code is None:
-            pid, status, usage = os.wait4(self.popen.pid, os.WNOHANG)
-            if pid == self.popen.pid:
-                self.code = os.waitstatus_to_exitcode(status)
-                self.cpu = usage.ru_utime + usage.ru_stime
-                self.maxrss_kb = usage.ru_maxrss
-                self.end = time.monotonic()
-                self.popen.returncode = self.code
-                return
-            if time.monotonic() > deadline:
-                self.popen.kill()
-                raise CaseError(f"{Path(self.argv[0]).name} timed out")
-            time.sleep(0.01)
-
-    def stderr(self):
-        return self.stderr_path.read_text(errors="replace")
-
-    def check(self):
-        if self.code != 0:
-            tail = "\n".join(self.stderr().splitlines()[-5:])
-            raise CaseError(f"{Path(self.argv[0]).name} exited {self.code}: {tail}")
-
-
-def wait_for(proc, pattern, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        m = re.search(pattern, proc.stderr())
-        if m:
-            return m
-        if proc.popen.poll() is not None:
-            break
-        time.sleep(0.02)
-    raise CaseError(f"{Path(proc.argv[0]).name} did not print {pattern!r}: {proc.stderr()}")
-
-
-def kill_all(procs):
-    for p in procs:
-        if p.popen.poll() is None:
-            p.popen.kill()
-            p.popen.wait()
-
-
-def wait_all(procs, seconds):
-    """Reaps every process within `seconds`; raises CaseError for one that failed."""
-    deadline = time.monotonic() + seconds
-    for p in procs:
-        p.wait(deadline)
-        p.check()
 
 
 def pipes_case(build, n, frames, work):
@@ -118,46 +51,43 @@ def pipes_case(build, n, frames, work):
     listeners, senders = [], []
     try:
         for i in range(n):
-            listeners.append(Proc([exe, "--listen", "0"], work / f"pipe-l{i}.stderr",
-                                  stdout=open(work / f"pipe-l{i}.json", "wb")))
-        ports = [wait_for(l, r"listening on [\d.]+:(\d+)").group(1) for l in listeners]
+            listeners.append(Proc(f"pipe-l{i}", [exe, "--listen", "0"], work))
+        ports = [wait_for_port_line(l) for l in listeners]
         for i, port in enumerate(ports):
-            senders.append(Proc([exe, "--connect", f"127.0.0.1:{port}", "--bytes", str(total)],
-                                work / f"pipe-s{i}.stderr", stdout=open(work / f"pipe-s{i}.json", "wb")))
+            senders.append(Proc(f"pipe-s{i}", [exe, "--connect", f"127.0.0.1:{port}", "--bytes",
+                                               str(total)], work))
         wait_all(senders + listeners, 600)
     finally:
-        kill_all(listeners + senders)
-    got = [json.loads((work / f"pipe-l{i}.json").read_text().strip().splitlines()[-1])
-           for i in range(n)]
+        stop_all(listeners + senders)
+    got = [json.loads(l.stdout().strip().splitlines()[-1]) for l in listeners]
     if any(g["bytes"] != total for g in got):
         raise CaseError(f"a pipe moved {[g['bytes'] for g in got]} of {total} bytes")
     # Each listener times first byte to EOF; the span runs from the earliest first byte.
     ends = [l.end for l in listeners]
     starts = [e - g["seconds"] for e, g in zip(ends, got)]
     span = max(ends) - min(starts)
-    cpu = sum(p.cpu for p in senders + listeners)
+    cpu = sum(p.cpu_seconds for p in senders + listeners)
     return {"gbps": n * total / span / 1e9, "cpu_per_gb": cpu / (n * total / 1e9), "span": span}
 
 
 def rdmavideo_case(build, n, frames, work):
     """n rdmavideo-send --testsrc no-drop streams into one rdmavideo-recv --max-streams n."""
     recv_json = work / "recv.json"
-    recv = Proc([str(build / "receiver" / "rdmavideo-recv"), "--listen", "127.0.0.1:0",
-                 "--transport", "tcp", "--max-streams", str(n), "--quiet", "--stats-json",
-                 str(recv_json)], work / "recv.stderr")
+    recv = Proc("recv", [str(build / "receiver" / "rdmavideo-recv"), "--listen", "127.0.0.1:0",
+                         "--transport", "tcp", "--max-streams", str(n), "--quiet", "--stats-json",
+                         str(recv_json)], work)
     senders = []
     try:
-        port = wait_for(recv, r"listening on 127\.0\.0\.1:(\d+)").group(1)
+        port = wait_for_port_line(recv)
         for i in range(n):
-            senders.append(Proc([str(build / "sender" / "rdmavideo-send"), "--connect",
-                                 f"127.0.0.1:{port}", "--transport", "tcp", "--testsrc", "-s",
-                                 f"{WIDTH}x{HEIGHT}", "--pix-fmt", "uyvy422", "--no-drop",
-                                 "--frames", str(frames), "--quiet", "--name", f"s{i + 1}",
-                                 "--stats-json", str(work / f"send{i}.json")],
-                                work / f"send{i}.stderr"))
+            senders.append(Proc(f"send{i}", [
+                str(build / "sender" / "rdmavideo-send"), "--connect", f"127.0.0.1:{port}",
+                "--transport", "tcp", "--testsrc", "-s", f"{WIDTH}x{HEIGHT}", "--pix-fmt",
+                "uyvy422", "--no-drop", "--frames", str(frames), "--quiet", "--name", f"s{i + 1}",
+                "--stats-json", str(work / f"send{i}.json")], work))
         wait_all(senders + [recv], 600)
     finally:
-        kill_all(senders + [recv])
+        stop_all(senders + [recv])
     r = json.loads(recv_json.read_text())
     if r["frames"] != n * frames:
         raise CaseError(f"receiver got {r['frames']} of {n * frames} frames")
@@ -165,35 +95,35 @@ def rdmavideo_case(build, n, frames, work):
     # and the receiver's whole process.
     send_cpu = sum(json.loads((work / f"send{i}.json").read_text())["cpu_seconds"]
                    for i in range(n))
-    cpu = send_cpu + recv.cpu
+    cpu = send_cpu + recv.cpu_seconds
     return {"gbps": r["gbytes_per_s"], "cpu_per_gb": cpu / (r["bytes"] / 1e9),
             "span": r["seconds"]}
 
 
 def prores_rdmavideo(build, raw, frames, work):
     """Four senders reading the raw file, one receiver recording each as ProRes HQ."""
-    recv = Proc([str(build / "receiver" / "rdmavideo-recv"), "--listen", "127.0.0.1:0",
-                 "--transport", "tcp", "--max-streams", "4", "--quiet", "--output",
-                 str(work / "{name}.mov"), "--stats-json", str(work / "prores.json")],
-                work / "prores-recv.stderr")
+    recv = Proc("prores-recv", [str(build / "receiver" / "rdmavideo-recv"), "--listen",
+                                "127.0.0.1:0", "--transport", "tcp", "--max-streams", "4",
+                                "--quiet", "--output", str(work / "{name}.mov"), "--stats-json",
+                                str(work / "prores.json")], work)
     senders = []
     try:
-        port = wait_for(recv, r"listening on 127\.0\.0\.1:(\d+)").group(1)
+        port = wait_for_port_line(recv)
         start = time.monotonic()
         for i in range(4):
-            senders.append(Proc([str(build / "sender" / "rdmavideo-send"), "--connect",
-                                 f"127.0.0.1:{port}", "--transport", "tcp", "-i", "-", "-s",
-                                 f"{WIDTH}x{HEIGHT}", "--pix-fmt", "yuv422p10le", "-r",
-                                 str(RATE), "--quiet", "--name", f"cam{i + 1}"],
-                                work / f"prores-send{i}.stderr", stdin=open(raw, "rb")))
+            senders.append(Proc(f"prores-send{i}", [
+                str(build / "sender" / "rdmavideo-send"), "--connect", f"127.0.0.1:{port}",
+                "--transport", "tcp", "-i", "-", "-s", f"{WIDTH}x{HEIGHT}", "--pix-fmt",
+                "yuv422p10le", "-r", str(RATE), "--quiet", "--name", f"cam{i + 1}"], work,
+                stdin=raw))
         wait_all(senders + [recv], 900)
     finally:
-        kill_all(senders + [recv])
+        stop_all(senders + [recv])
     wall = recv.end - start
     recorded = [int(m) for m in re.findall(r"recorded (\d+) frames", recv.stderr())]
     if sorted(recorded) != [frames] * 4:
         raise CaseError(f"receiver recorded {recorded}, wanted {frames} each")
-    cpu = recv.cpu + sum(p.cpu for p in senders)
+    cpu = recv.cpu_seconds + sum(p.cpu_seconds for p in senders)
     return {"fps": 4 * frames / wall, "wall": wall, "cpu": cpu, "maxrss_mb": recv.maxrss_kb / 1024}
 
 
@@ -202,15 +132,15 @@ def prores_ffmpeg(raw, frames, work):
     try:
         start = time.monotonic()
         for i in range(4):
-            procs.append(Proc(["ffmpeg", "-nostdin", "-v", "error", "-f", "rawvideo",
-                               "-pix_fmt", "yuv422p10le", "-s", f"{WIDTH}x{HEIGHT}", "-r",
-                               str(RATE), "-i", str(raw), "-c:v", "prores_aw", "-profile:v", "3",
-                               "-y", str(work / f"ffmpeg{i}.mov")], work / f"ffmpeg{i}.stderr"))
+            procs.append(Proc(f"ffmpeg{i}", [
+                "ffmpeg", "-nostdin", "-v", "error", "-f", "rawvideo", "-pix_fmt", "yuv422p10le",
+                "-s", f"{WIDTH}x{HEIGHT}", "-r", str(RATE), "-i", str(raw), "-c:v", "prores_aw",
+                "-profile:v", "3", "-y", str(work / f"ffmpeg{i}.mov")], work))
         wait_all(procs, 900)
     finally:
-        kill_all(procs)
+        stop_all(procs)
     wall = max(p.end for p in procs) - start
-    return {"fps": 4 * frames / wall, "wall": wall, "cpu": sum(p.cpu for p in procs),
+    return {"fps": 4 * frames / wall, "wall": wall, "cpu": sum(p.cpu_seconds for p in procs),
             "maxrss_mb": max(p.maxrss_kb for p in procs) / 1024}
 
 

@@ -36,23 +36,22 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import run_tcp_bench as tb  # noqa: E402  (Proc, the receiver's port line: one implementation)
+from benchlib import REPO_ROOT, CaseError, Proc, wait_for_port_line  # noqa: E402
 
-REPO = tb.REPO_ROOT
-sys.path.insert(0, str(REPO / "tests/support"))
+sys.path.insert(0, str(REPO_ROOT / "tests/support"))
 from media_rig import VirtualScreen, flash_clip  # noqa: E402  (the tests' screen and clip)
 
 
-def run_case(case: str, size: str, seconds: float, build: Path, work: Path, clip: Path, display: str) -> dict:
+def obs_case(case: str, size: str, seconds: float, build: Path, work: Path, clip: Path, display: str) -> dict:
     host = build / "tests/obs/obs_host"
     plugin = build / "obs-plugin/rdmavideo-obs.so"
     args = [str(host), "--plugin", str(plugin), "--size", size, "--fps", "60/1", "--seconds", str(seconds),
             "--clip-a", str(clip), "--tracks", "1"]
     recv = None
     if case == "rdmavideo":
-        recv = tb.Proc(f"recv-{case}-{size}", [str(build / "receiver/rdmavideo-recv"), "--listen", "127.0.0.1:0"],
-                       work)
-        port = tb.wait_for_port_line(recv, 30)
+        recv = Proc(f"recv-{case}-{size}", [str(build / "receiver/rdmavideo-recv"), "--listen", "127.0.0.1:0"],
+                    work)
+        port = wait_for_port_line(recv, 30)
         args += ["--destinations", f"127.0.0.1:{port}"]
     else:
         args += ["--no-rdmavideo"]
@@ -65,7 +64,7 @@ def run_case(case: str, size: str, seconds: float, build: Path, work: Path, clip
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=seconds + 120)
     m = re.search(r'(\{"frames".*\})', done.stdout)
     if done.returncode != 0 or not m:
-        raise tb.CaseError(f"{case} {size}: obs_host exited {done.returncode}: {done.stderr[-400:]}")
+        raise CaseError(f"{case} {size}: obs_host exited {done.returncode}: {done.stderr[-400:]}")
     r = json.loads(m.group(1))
     if case == "obs-ffv1":
         (work / f"obs-own-{size}.mkv").unlink(missing_ok=True)
@@ -117,7 +116,7 @@ def main() -> int:
     p.add_argument("--sizes", default="1920x1080,3840x2160")
     p.add_argument("--json", help="also write every run's numbers here")
     a = p.parse_args()
-    build = (REPO / a.build_dir).resolve()
+    build = (REPO_ROOT / a.build_dir).resolve()
     for tool in ("Xvfb", "ffmpeg"):
         if shutil.which(tool) is None:
             print(f"{tool} not found", file=sys.stderr)
@@ -132,7 +131,7 @@ def main() -> int:
         for size in a.sizes.split(","):
             for _ in range(a.repeat):
                 for case in cases:
-                    runs.setdefault((size, case), []).append(run_case(case, size, a.seconds, build, work, clip,
+                    runs.setdefault((size, case), []).append(obs_case(case, size, a.seconds, build, work, clip,
                                                                        screen.display))
     finally:
         screen.close()

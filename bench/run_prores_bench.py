@@ -22,66 +22,46 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-def run_timed(argv, stdin=None, stderr_path=None, timeout=600):
-    """Runs argv; returns (exit code, wall seconds, cpu seconds)."""
-    err = open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL
-    start = time.monotonic()
-    proc = subprocess.Popen(argv, stdin=stdin or subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=err)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, wall, usage.ru_utime + usage.ru_stime
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import REPO_ROOT, CaseError, Proc, stop_all, wait_for_port_line  # noqa: E402
 
 
 def ffmpeg_case(raw, size, rate, encoder, out, frames):
     argv = ["ffmpeg", "-nostdin", "-v", "error", "-f", "rawvideo", "-pix_fmt", "yuv422p10le",
             "-s", size, "-r", str(rate), "-i", str(raw), "-c:v", encoder, "-profile:v", "3",
             "-y", str(out)]
-    code, wall, cpu = run_timed(argv)
-    if code != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {code}")
-    return frames / wall, wall, cpu
+    proc = Proc(f"ffmpeg-{encoder}", argv, out.parent)
+    proc.wait(time.monotonic() + 600)
+    if proc.exit_code != 0:
+        raise CaseError(f"{' '.join(argv)} exited {proc.exit_code}")
+    wall = proc.end - proc.start
+    return frames / wall, wall, proc.cpu_seconds
 
 
 def rdmavideo_case(build, raw, size, rate, encoder, out, frames, workdir):
-    recv_err = workdir / f"recv-{encoder}.stderr"
-    recv = subprocess.Popen(
-        [str(build / "receiver" / "rdmavideo-recv"), "--listen", "127.0.0.1:0", "--transport",
-         "tcp", "--output", str(out), "--encoder", encoder, "--quiet"],
-        stdout=subprocess.DEVNULL, stderr=open(recv_err, "wb"))
-    port = None
-    deadline = time.monotonic() + 10
-    while port is None and time.monotonic() < deadline:
-        m = re.search(r"listening on 127\.0\.0\.1:(\d+)", recv_err.read_text())
-        if m:
-            port = m.group(1)
-        else:
-            time.sleep(0.02)
-    if port is None:
-        recv.kill()
-        raise RuntimeError(f"receiver did not start: {recv_err.read_text()}")
-    start = time.monotonic()
-    with open(raw, "rb") as stdin:
-        code, _, send_cpu = run_timed(
-            [str(build / "sender" / "rdmavideo-send"), "--connect", f"127.0.0.1:{port}",
-             "--transport", "tcp", "-i", "-", "-s", size, "--pix-fmt", "yuv422p10le", "-r",
-             str(rate), "--quiet"], stdin=stdin, stderr_path=workdir / f"send-{encoder}.stderr")
-    if code != 0:
-        recv.kill()
-        raise RuntimeError(f"sender exited {code}")
-    _, status, usage = os.wait4(recv.pid, 0)
-    wall = time.monotonic() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"receiver failed: {recv_err.read_text()}")
-    text = recv_err.read_text()
+    recv = Proc(f"recv-{encoder}", [
+        str(build / "receiver" / "rdmavideo-recv"), "--listen", "127.0.0.1:0", "--transport",
+        "tcp", "--output", str(out), "--encoder", encoder, "--quiet"], workdir)
+    procs = [recv]
+    try:
+        port = wait_for_port_line(recv)
+        send = Proc(f"send-{encoder}", [
+            str(build / "sender" / "rdmavideo-send"), "--connect", f"127.0.0.1:{port}",
+            "--transport", "tcp", "-i", "-", "-s", size, "--pix-fmt", "yuv422p10le", "-r",
+            str(rate), "--quiet"], workdir, stdin=raw)
+        procs.append(send)
+        send.wait(time.monotonic() + 600)
+        send.check()
+        recv.wait(time.monotonic() + 600)
+        recv.check()
+    finally:
+        stop_all(procs)
+    wall = recv.end - send.start
+    text = recv.stderr()
     m = re.search(r"recorded (\d+) frames", text)
     if not m or int(m.group(1)) != frames:
-        raise RuntimeError(f"receiver recorded {m.group(1) if m else '?'} of {frames}: {text}")
-    return frames / wall, wall, usage.ru_utime + usage.ru_stime + send_cpu
+        raise CaseError(f"receiver recorded {m.group(1) if m else '?'} of {frames}: {text}")
+    return frames / wall, wall, recv.cpu_seconds + send.cpu_seconds
 
 
 def main() -> int:

@@ -15,13 +15,15 @@ Soft-RoCE under software CPU emulation moves tens of MB/s: only the ratios mean 
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import REPO_ROOT, Proc, stop_all, wait_for_port_line  # noqa: E402
+
 SERVER, CLIENT = "10.99.0.1", "10.99.0.2"
 
 
@@ -60,28 +62,24 @@ def ib_write_bw(size, iters, tx_depth):
 
 
 def rdmavideo(build, transport, size, pix_fmt, frames, tmp):
-    recv_json = os.path.join(tmp, f"recv-{transport}.json")
-    send_json = os.path.join(tmp, f"send-{transport}.json")
-    log = open(os.path.join(tmp, f"recv-{transport}.log"), "w+")
-    recv = subprocess.Popen([f"{build}/receiver/rdmavideo-recv", "--listen", f"{SERVER}:0", "--transport",
-                             transport, "--quiet", "--stats-json", recv_json], stderr=log)
-    port = None
-    for _ in range(100):
-        log.seek(0)
-        m = re.search(r"listening on [\d.]+:(\d+)", log.read())
-        if m:
-            port = m.group(1)
-            break
-        time.sleep(0.1)
-    if not port:
-        recv.kill()
-        raise RuntimeError("receiver did not start")
-    send = subprocess.run([f"{build}/sender/rdmavideo-send", "--connect", f"{SERVER}:{port}", "--transport",
-                           transport, "--testsrc", "-s", size, "--pix-fmt", pix_fmt, "--frames", str(frames),
-                           "--quiet", "--stats-json", send_json], capture_output=True, text=True, timeout=900)
-    recv.wait(timeout=60)
-    if send.returncode != 0 or recv.returncode != 0:
-        raise RuntimeError(f"rdmavideo over {transport} failed: {send.stderr}")
+    work = Path(tmp)
+    recv_json = work / f"recv-{transport}.json"
+    send_json = work / f"send-{transport}.json"
+    recv = Proc(f"recv-{transport}", [f"{build}/receiver/rdmavideo-recv", "--listen", f"{SERVER}:0",
+                                      "--transport", transport, "--quiet", "--stats-json", str(recv_json)], work)
+    procs = [recv]
+    try:
+        port = wait_for_port_line(recv, 10, host=SERVER)
+        send = Proc(f"send-{transport}", [f"{build}/sender/rdmavideo-send", "--connect", f"{SERVER}:{port}",
+                                          "--transport", transport, "--testsrc", "-s", size, "--pix-fmt", pix_fmt,
+                                          "--frames", str(frames), "--quiet", "--stats-json", str(send_json)], work)
+        procs.append(send)
+        send.wait(time.monotonic() + 900)
+        recv.wait(time.monotonic() + 60)
+    finally:
+        stop_all(procs)
+    if send.exit_code != 0 or recv.exit_code != 0:
+        raise RuntimeError(f"rdmavideo over {transport} failed: {send.stderr()}")
     r = json.load(open(recv_json))
     if r["frames"] != frames:
         raise RuntimeError(f"rdmavideo over {transport}: {r['frames']} of {frames} frames")
@@ -90,14 +88,14 @@ def rdmavideo(build, transport, size, pix_fmt, frames, tmp):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
+    p.add_argument("--build-dir", default=str(REPO_ROOT / "build"))
     p.add_argument("--frames", type=int, default=200)
     p.add_argument("-s", "--size", default="640x360")
     p.add_argument("--pix-fmt", default="uyvy422")
     p.add_argument("--json", help="write the results here")
     args = p.parse_args()
     if not in_lab():
-        lab = os.path.join(ROOT, "tests", "rxe", "run_in_vm.sh")
+        lab = str(REPO_ROOT / "tests" / "rxe" / "run_in_vm.sh")
         os.execv(lab, [lab, sys.executable, os.path.abspath(__file__)] + sys.argv[1:])
 
     size = frame_bytes(args.size, args.pix_fmt)

@@ -33,6 +33,7 @@ import json
 import os
 import random
 import re
+import signal
 import socket
 import struct
 import subprocess
@@ -43,7 +44,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import (  # noqa: E402  (the process helpers are shared)
+    REPO_ROOT, CaseError, Proc, proc_cpu_seconds, stop_all, wait_for_line, wait_for_port_line)
 
 
 def rss_mib(pid: int) -> float:
@@ -62,11 +65,6 @@ def threads(pid: int) -> int:
         if line.startswith("Threads:"):
             return int(line.split()[1])
     return 0
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # docs/protocol.md §2 and §3.5: a Hello (header version 1) and a Keepalive (version 2).
@@ -330,21 +328,15 @@ def main() -> int:
         key.write_text(os.urandom(32).hex())
         key.chmod(0o600)
 
-    recv_log = open(work / "recv.log", "w")
-    recv = subprocess.Popen([recv_bin, "--listen", "127.0.0.1:0", "--transport", "tcp",
-                             "--max-streams", "7", "--serve", "--quiet", "--key-file", key,
-                             "--max-memory", "1G", "--metrics", "127.0.0.1:0"], stderr=recv_log)
-    port = metrics = None
-    for _ in range(300):
-        text = (work / "recv.log").read_text()
-        p = re.search(r"listening on 127\.0\.0\.1:(\d+)", text)
-        m = re.search(r"metrics at http://127\.0\.0\.1:(\d+)", text)
-        if p and m:
-            port, metrics = int(p.group(1)), int(m.group(1))
-            break
-        time.sleep(0.1)
-    if not port:
-        print((work / "recv.log").read_text(), file=sys.stderr)
+    recv = Proc("recv", [str(recv_bin), "--listen", "127.0.0.1:0", "--transport", "tcp",
+                         "--max-streams", "7", "--serve", "--quiet", "--key-file", str(key),
+                         "--max-memory", "1G", "--metrics", "127.0.0.1:0"], work)
+    try:
+        port = wait_for_port_line(recv, 30)
+        metrics = int(wait_for_line(recv, r"metrics at http://127\.0\.0\.1:(\d+)", 30,
+                                    "'metrics at'").group(1))
+    except CaseError:
+        print(recv.stderr(), file=sys.stderr)
         return 1
 
     # The recording receiver the odd media goes to.
@@ -352,26 +344,20 @@ def main() -> int:
     recordings.mkdir()
     recorder = recorder_port = None
     if args.hostile:
-        recorder_log = open(work / "recorder.log", "w")
-        recorder = subprocess.Popen([recv_bin, "--listen", "127.0.0.1:0", "--transport", "tcp",
+        recorder = Proc("recorder", [str(recv_bin), "--listen", "127.0.0.1:0", "--transport", "tcp",
                                      "--max-streams", "4", "--serve", "--quiet", "--output",
-                                     str(recordings / "{name}-{n}.mov")], stderr=recorder_log)
-        for _ in range(300):
-            p = re.search(r"listening on 127\.0\.0\.1:(\d+)", (work / "recorder.log").read_text())
-            if p:
-                recorder_port = int(p.group(1))
-                break
-            time.sleep(0.1)
-        if not recorder_port:
-            print((work / "recorder.log").read_text(), file=sys.stderr)
+                                     str(recordings / "{name}-{n}.mov")], work)
+        try:
+            recorder_port = wait_for_port_line(recorder, 30)
+        except CaseError:
+            print(recorder.stderr(), file=sys.stderr)
             return 1
 
-    def sender(name: str, extra: list[str]) -> subprocess.Popen:
-        return subprocess.Popen([send_bin, "--connect", f"127.0.0.1:{port}", "--transport", "tcp",
-                                 "--key-file", key, "--testsrc", "-s", args.size, "-r", "60",
-                                 "--pix-fmt", "uyvy422", "--realtime", "--quiet", "--name", name,
-                                 "--stats-json", work / f"{name}.json", *extra],
-                                stderr=subprocess.DEVNULL)
+    def sender(name: str, extra: list[str]) -> Proc:
+        return Proc(name, [str(send_bin), "--connect", f"127.0.0.1:{port}", "--transport", "tcp",
+                           "--key-file", str(key), "--testsrc", "-s", args.size, "-r", "60",
+                           "--pix-fmt", "uyvy422", "--realtime", "--quiet", "--name", name,
+                           "--stats-json", str(work / f"{name}.json"), *extra], work)
 
     cams = [sender(f"cam{i}", []) for i in range(1, 5)]
     hostile = Hostile(port, metrics) if args.hostile else None
@@ -388,12 +374,11 @@ def main() -> int:
         odd = OddMedia(build, recorder_port, recordings, port)
         odd.start()
         # A live fan-out: one receiver direct, the other through the 200 kB/s proxy.
-        fan = subprocess.Popen([send_bin, "--connect", f"127.0.0.1:{port}", "--connect",
-                                f"127.0.0.1:{odd.proxy_port}", "--transport", "tcp", "--key-file", key,
-                                "--testsrc", "-s", "320x180", "-r", "30", "--pix-fmt", "uyvy422",
-                                "--realtime", "--quiet", "--name", "fan", "--stats-json",
-                                work / "fan.json"], stderr=subprocess.DEVNULL,
-                               preexec_fn=lambda: os.nice(10))
+        fan = Proc("fan", [str(send_bin), "--connect", f"127.0.0.1:{port}", "--connect",
+                           f"127.0.0.1:{odd.proxy_port}", "--transport", "tcp", "--key-file", str(key),
+                           "--testsrc", "-s", "320x180", "-r", "30", "--pix-fmt", "uyvy422",
+                           "--realtime", "--quiet", "--name", "fan", "--stats-json",
+                           str(work / "fan.json")], work, nice=10)
     others = [("recorder", recorder), ("fan-out sender", fan)]
     other_rss: dict[str, list[tuple[float, float, int, int]]] = {n: [] for n, p in others if p}
     print(f"soak: 4 x {args.size} UYVY 60 fps --realtime over TCP loopback for {args.minutes:g} "
@@ -401,7 +386,7 @@ def main() -> int:
           f"{'; the hostile mix beside them' if hostile else ''}; receiver pid {recv.pid}")
     print(f"{'t (s)':>6} {'RSS MiB':>8} {'fds':>5} {'threads':>7} {'cpu %':>6} {'log KiB':>7} "
           f"{'streams':>7} {'fps (all)':>10} {'dropped':>8}")
-    last_cpu = cpu_seconds(recv.pid)
+    last_cpu = proc_cpu_seconds(recv.pid)
     start = time.time()
     end = start + args.minutes * 60
     samples = []
@@ -415,10 +400,8 @@ def main() -> int:
             extra = sender(f"churn{churned}", ["--frames", "30"])
             churned += 1
             next_churn = now + args.churn
-            try:
-                extra.wait(20)
-            except subprocess.TimeoutExpired:
-                extra.kill()
+            if not extra.join(20):
+                extra.stop()
                 failures.append(f"extra sender {churned} hung")
         # Descriptors first: the scrape's own HTTP connection would be one more.
         nfd_now, rss_now = fds(recv.pid), rss_mib(recv.pid)
@@ -428,14 +411,14 @@ def main() -> int:
         dropped = sum(v[1] for v in cams_up.values())
         fps = (frames - last_frames) / max(now - last_t, 1e-3)
         last_frames, last_t = frames, now
-        cpu_now = cpu_seconds(recv.pid)
+        cpu_now = proc_cpu_seconds(recv.pid)
         cpu_pct = 100 * (cpu_now - last_cpu) / max(now - (samples[-1][0] + start if samples else start), 1e-3)
         last_cpu = cpu_now
-        log_kib = (work / "recv.log").stat().st_size / 1024
+        log_kib = recv.err_path.stat().st_size / 1024
         samples.append((now - start, rss_now, nfd_now, len(cams_up), fps, dropped,
                         threads(recv.pid), cpu_pct, log_kib))
         for name, proc in others:
-            if proc and proc.poll() is None:
+            if proc and not proc.done:
                 other_rss[name].append((now - start, rss_mib(proc.pid), fds(proc.pid), threads(proc.pid)))
         t, rss, nfd, n, f, d, nth, cpu, logk = samples[-1]
         print(f"{t:6.0f} {rss:8.1f} {nfd:5d} {nth:7d} {cpu:6.0f} {logk:7.0f} {n:7d} {f:10.1f} {d:8.0f}",
@@ -447,26 +430,20 @@ def main() -> int:
     quiet_after = quiet_before
     if odd:
         odd.stop()
-    if fan:
-        fan.send_signal(2)
-        try:
-            fan.wait(30)
-        except subprocess.TimeoutExpired:
-            fan.kill()
-            failures.append("the fan-out sender did not stop")
+    if fan and not fan.stop(signal.SIGINT, 30):
+        failures.append("the fan-out sender did not stop")
     if recorder:
-        recorder.send_signal(15)
-        if recorder.wait(60) != 0:
-            failures.append(f"the recording receiver exited {recorder.returncode}")
+        recorder.stop(signal.SIGTERM, 60)
+        if recorder.exit_code != 0:
+            failures.append(f"the recording receiver exited {recorder.exit_code}")
     if hostile:
         hostile.stop()
         time.sleep(7)  # past the handshake deadline and the metrics' idle timeout
         quiet_after = (fds(recv.pid), threads(recv.pid))
+    stop_all(cams, signal.SIGINT, 30)
     for cam in cams:
-        cam.send_signal(2)
-    for cam in cams:
-        if cam.wait(30) != 0:
-            failures.append(f"a camera sender exited {cam.returncode}")
+        if cam.exit_code != 0:
+            failures.append(f"a camera sender exited {cam.exit_code}")
     # Where the good streams' drops came from: a live sender drops a frame that came due late
     # (its own machine was busy: the top-level count, what the source produced) or one the
     # receiver had no free slot for (no credit: the destination's count).
@@ -480,8 +457,8 @@ def main() -> int:
         late += summary.get("dropped_late", 0)
         no_credit += sum(d.get("dropped", 0) - d.get("dropped_late", 0)
                          for d in summary.get("destinations", []))
-    recv.send_signal(15)
-    code = recv.wait(60)
+    recv.stop(signal.SIGTERM, 60)
+    code = recv.exit_code
 
     # After the first minute the rings and buffers are in place: growth is measured from there.
     warm = next((s for s in samples if s[0] >= 60), samples[0])

@@ -15,19 +15,21 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import (  # noqa: E402  (the process and result helpers are shared)
+    REPO_ROOT, CaseDirs, CaseError, Proc, Result, combine, fakesink_frames, free_port,
+    interrupt_on_sigterm, print_verdicts, run_case, text_table, wait_for_port_line, wait_idle,
+    wait_listening, warn_if_busy)
 
 WIDTH, HEIGHT = 3840, 2160
 RATE = 60  # fps for the real-time cases and the caps
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -54,240 +56,6 @@ TARGET_CPU_PER_GB = 0.35   # CPU seconds per GB, both ends
 TARGET_FPS_FRACTION = 0.98  # real time: delivered fps at least 98% of 60
 
 
-class CaseError(Exception):
-    """A case that could not run (a tool missing, a process failing or timing out)."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Processes
-
-
-class Proc:
-    """A child process whose exit time and rusage are taken by os.wait4 in a waiter thread,
-    so the exit time is exact without polling. stdout/stderr go to files in the work dir."""
-
-    def __init__(self, name: str, argv: list[str], workdir: Path):
-        self.name = name
-        self.argv = argv
-        self.out_path = workdir / f"{name}.out"
-        self.err_path = workdir / f"{name}.err"
-        self.rusage = None
-        self.exit_code: int | None = None
-        self.end: float | None = None
-        self.killed = False
-        self._lock = threading.Lock()
-        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
-            self.start = time.monotonic()
-            try:
-                self._popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
-                                               stderr=err, close_fds=True)
-            except OSError as e:
-                raise CaseError(f"{name}: cannot start {argv[0]}: {e}") from e
-        self.pid = self._popen.pid
-        self._thread = threading.Thread(target=self._reap, daemon=True)
-        self._thread.start()
-
-    def _reap(self) -> None:
-        _, status, rusage = os.wait4(self.pid, 0)
-        end = time.monotonic()
-        with self._lock:
-            self.end = end
-            self.rusage = rusage
-            self.exit_code = os.waitstatus_to_exitcode(status)
-            self._popen.returncode = self.exit_code  # reaped here; Popen must not wait again
-
-    @property
-    def done(self) -> bool:
-        with self._lock:
-            return self.exit_code is not None
-
-    def wait(self, deadline: float) -> None:
-        """Waits until the deadline (time.monotonic()); kills the process past it."""
-        self._thread.join(max(0.0, deadline - time.monotonic()))
-        if self._thread.is_alive():
-            self.kill()
-            raise CaseError(f"{self.name}: still running after its time limit; killed")
-
-    def kill(self) -> None:
-        for sig, grace in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
-            with self._lock:
-                if self.exit_code is not None:
-                    return
-                self.killed = True
-                try:
-                    os.kill(self.pid, sig)  # only this child, by its own id
-                except ProcessLookupError:
-                    return
-            self._thread.join(grace)
-
-    @property
-    def cpu_seconds(self) -> float:
-        if self.rusage is None:
-            return 0.0
-        return self.rusage.ru_utime + self.rusage.ru_stime
-
-    def stdout(self) -> str:
-        return self.out_path.read_text(errors="replace")
-
-    def stderr(self) -> str:
-        return self.err_path.read_text(errors="replace")
-
-    def check(self) -> None:
-        if self.exit_code != 0:
-            tail = " | ".join(self.stderr().strip().splitlines()[-4:])
-            raise CaseError(f"{self.name} exited with {self.exit_code}: {tail}")
-
-
-def kill_all(procs: list[Proc]) -> None:
-    for p in procs:
-        p.kill()
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_listening(port: int, proc: Proc, timeout: float = 10.0) -> None:
-    """Waits until 127.0.0.1:port is in LISTEN state (from /proc/net/tcp: probing with a
-    connect would use up the one connection FFmpeg and GStreamer accept)."""
-    want = f"0100007F:{port:04X}"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with open("/proc/net/tcp") as f:
-            for line in f:
-                parts = line.split()
-                if len(parts) > 3 and parts[1] == want and parts[3] == "0A":
-                    return
-        if proc.done:
-            raise CaseError(f"{proc.name} exited ({proc.exit_code}) before listening: "
-                            + " | ".join(proc.stderr().strip().splitlines()[-3:]))
-        time.sleep(0.005)
-    raise CaseError(f"{proc.name}: not listening on 127.0.0.1:{port} after {timeout:.0f} s")
-
-
-def wait_for_port_line(proc: Proc, timeout: float = 10.0) -> int:
-    """Waits for "listening on 127.0.0.1:PORT" on the process's stderr."""
-    pattern = re.compile(r"listening on 127\.0\.0\.1:(\d+)")
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        m = pattern.search(proc.stderr())
-        if m:
-            return int(m.group(1))
-        if proc.done:
-            raise CaseError(f"{proc.name} exited ({proc.exit_code}) before listening: "
-                            + " | ".join(proc.stderr().strip().splitlines()[-3:]))
-        time.sleep(0.005)
-    raise CaseError(f"{proc.name}: no 'listening on' line after {timeout:.0f} s")
-
-
-class CpuWatch:
-    """Whole-machine busy CPU time over a case (from /proc/stat), to tell when something
-    else was running: busy time not accounted for by our children belongs to others."""
-
-    def __init__(self):
-        self.tick = os.sysconf("SC_CLK_TCK")
-        self.begin = self._busy()
-        self.t0 = time.monotonic()
-
-    def _busy(self) -> float:
-        with open("/proc/stat") as f:
-            fields = [int(x) for x in f.readline().split()[1:]]
-        # user nice system idle iowait irq softirq steal ...
-        busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]
-        return busy / self.tick
-
-    def foreign_cores(self, our_cpu: float) -> float:
-        wall = time.monotonic() - self.t0
-        other = self._busy() - self.begin - our_cpu
-        return max(0.0, other / wall) if wall > 0 else 0.0
-
-
-def busy_cores(sample: float = 0.5) -> float:
-    """Average cores busy over `sample` seconds, whoever is using them."""
-    watch = CpuWatch()
-    time.sleep(sample)
-    return watch.foreign_cores(0.0)
-
-
-def wait_idle(limit: float) -> float:
-    """Waits up to `limit` seconds for the machine to go idle (under 0.2 cores busy);
-    returns the last busy reading."""
-    deadline = time.monotonic() + limit
-    busy = busy_cores()
-    while busy >= 0.2 and time.monotonic() < deadline:
-        busy = busy_cores()
-    return busy
-
-
-# ---------------------------------------------------------------------------------------------
-# Results
-
-
-@dataclass
-class Result:
-    case: str
-    format: str
-    kind: str                  # "throughput" or "realtime"
-    ok: bool = False
-    error: str = ""
-    frames: int = 0            # frames the receiver got
-    frames_sent: int = 0       # frames the sender produced (or was asked for)
-    bytes: int = 0
-    seconds: float = 0.0       # the time throughput is computed from (see timing)
-    timing: str = ""
-    wall_seconds: float = 0.0  # first process start to last process exit
-    cpu_seconds: float = 0.0   # both ends, whole process (os.wait4)
-    cpu_by_process: dict = field(default_factory=dict)
-    dropped: int = 0
-    foreign_cores: float = 0.0  # average cores busy with other processes during the case
-    notes: list = field(default_factory=list)
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def fps(self) -> float:
-        return self.frames / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def gbps(self) -> float:
-        return self.bytes / self.seconds / 1e9 if self.seconds > 0 else 0.0
-
-    @property
-    def cpu_per_gb(self) -> float:
-        return self.cpu_seconds / (self.bytes / 1e9) if self.bytes else 0.0
-
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d.update(fps=self.fps, gbytes_per_s=self.gbps, cpu_seconds_per_gb=self.cpu_per_gb)
-        return d
-
-
-def run_case(result: Result, body, procs: list[Proc]) -> Result:
-    """Runs body(); any failure is recorded on the result; processes are always reaped."""
-    watch = CpuWatch()
-    t0 = time.monotonic()
-    try:
-        body()
-        result.ok = True
-    except CaseError as e:
-        result.error = str(e)
-    except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
-        result.error = f"{type(e).__name__}: {e}"
-    finally:
-        kill_all(procs)
-    ends = [p.end for p in procs if p.end is not None]
-    result.wall_seconds = (max(ends) if ends else time.monotonic()) - t0
-    result.cpu_by_process = {p.name: round(p.cpu_seconds, 3) for p in procs}
-    result.extra["commands"] = {p.name: p.argv for p in procs}
-    if not result.cpu_seconds:
-        result.cpu_seconds = sum(p.cpu_seconds for p in procs)
-    result.foreign_cores = watch.foreign_cores(sum(p.cpu_seconds for p in procs))
-    if result.foreign_cores >= 0.3:
-        result.notes.append(f"busy: other processes used {result.foreign_cores:.1f} cores")
-    return result
-
-
 # ---------------------------------------------------------------------------------------------
 # Cases
 
@@ -303,13 +71,7 @@ class Bench:
         self.frames = args.frames
         self.rt_seconds = args.realtime_seconds
         self.frame_files: dict[str, Path] = {}
-        self.counter = 0
-
-    def _dir(self, tag: str) -> Path:
-        self.counter += 1
-        d = self.work / f"{self.counter:02d}-{tag}"
-        d.mkdir()
-        return d
+        self.dirs = CaseDirs(workdir)
 
     def _limit(self, total_bytes: int) -> float:
         # Generous: 20 s to start plus 0.4 GB/s; a whole run stays bounded.
@@ -332,7 +94,7 @@ class Bench:
         total = self.frames * fmt.frame_bytes
         r = Result("plain TCP pipe (4 MiB)", fmt.label, "throughput", frames_sent=self.frames)
         procs: list[Proc] = []
-        d = self._dir(f"pipe-{fmt.label}")
+        d = self.dirs.new(f"pipe-{fmt.label}")
 
         def body():
             exe = self._need(self.pipe_bin)
@@ -365,7 +127,7 @@ class Bench:
         name = "rdmavideo --realtime" if realtime else "rdmavideo (no-drop)"
         r = Result(name, fmt.label, "realtime" if realtime else "throughput")
         procs: list[Proc] = []
-        d = self._dir(("rt-" if realtime else "") + f"rdmavideo-{fmt.label}")
+        d = self.dirs.new(("rt-" if realtime else "") + f"rdmavideo-{fmt.label}")
         recv_json, send_json = d / "recv.json", d / "send.json"
 
         def body():
@@ -436,7 +198,7 @@ class Bench:
     def ffmpeg(self, fmt: Format) -> Result:
         r = Result("ffmpeg rawvideo tcp://", fmt.label, "throughput", frames_sent=self.frames)
         procs: list[Proc] = []
-        d = self._dir(f"ffmpeg-{fmt.label}")
+        d = self.dirs.new(f"ffmpeg-{fmt.label}")
         progress = d / "progress.txt"
 
         def body():
@@ -482,17 +244,11 @@ class Bench:
         return ["!", "rawvideoparse", f"format={fmt.gst_parse}", f"width={WIDTH}",
                 f"height={HEIGHT}", "!", "fakesink", "silent=false"]
 
-    @staticmethod
-    def _count_frames(proc: Proc) -> tuple[int, bool]:
-        text = proc.stdout()
-        frames = len(re.findall(r"fakesink0: last-message = chain", text))
-        return frames, "Got EOS from element" in text
-
     def gstreamer(self, fmt: Format) -> Result:
         r = Result("gstreamer tcpclientsink>tcpserversrc", fmt.label, "throughput",
                    frames_sent=self.frames)
         procs: list[Proc] = []
-        d = self._dir(f"gst-{fmt.label}")
+        d = self.dirs.new(f"gst-{fmt.label}")
 
         def body():
             exe = self._need("gst-launch-1.0")
@@ -511,7 +267,7 @@ class Bench:
             recv.wait(deadline)
             send.check()
             recv.check()
-            r.frames, eos = self._count_frames(recv)
+            r.frames, eos = fakesink_frames(recv)
             if not eos:
                 raise CaseError("gst receiver did not reach EOS")
             if r.frames != self.frames:
@@ -528,7 +284,7 @@ class Bench:
         r = Result("gstreamer live tcpserversink>tcpclientsrc", fmt.label, "realtime",
                    frames_sent=n)
         procs: list[Proc] = []
-        d = self._dir(f"rt-gst-{fmt.label}")
+        d = self.dirs.new(f"rt-gst-{fmt.label}")
 
         def body():
             exe = self._need("gst-launch-1.0")
@@ -551,7 +307,7 @@ class Bench:
             send.wait(deadline)
             send.check()
             recv.check()
-            r.frames, eos = self._count_frames(recv)
+            r.frames, eos = fakesink_frames(recv)
             if not eos:
                 raise CaseError("gst receiver did not reach EOS")
             r.bytes = r.frames * fmt.frame_bytes
@@ -565,30 +321,6 @@ class Bench:
 
 # ---------------------------------------------------------------------------------------------
 # Report
-
-
-def combine(runs: list[Result]) -> list[Result]:
-    """One row per (case, format): the run with the median GB/s when a case ran more than
-    once (every run is kept in its extra["runs"]); a failed run makes the row failed."""
-    groups: dict[tuple[str, str], list[Result]] = {}
-    for r in runs:
-        groups.setdefault((r.case, r.format), []).append(r)
-    rows = []
-    for group in groups.values():
-        if len(group) == 1:
-            rows.append(group[0])
-            continue
-        failed = [r for r in group if not r.ok]
-        if failed:
-            rows.append(failed[0])
-            continue
-        ordered = sorted(group, key=lambda r: r.gbps)
-        row = ordered[(len(ordered) - 1) // 2]
-        row.notes.insert(0, f"median of {len(group)} runs "
-                            f"({ordered[0].gbps:.2f}-{ordered[-1].gbps:.2f} GB/s)")
-        row.extra["runs"] = [r.to_json() for r in group]
-        rows.append(row)
-    return rows
 
 
 def render_table(results: list[Result]) -> str:
@@ -607,24 +339,9 @@ def render_table(results: list[Result]) -> str:
                      f"{r.cpu_per_gb:.3f}", ratio,
                      str(r.dropped) if (r.kind == "realtime" or r.dropped) else "-",
                      "; ".join(r.notes)])
-    widths = [max(len(head[i]), *(len(row[i]) for row in rows)) for i in range(len(head) - 1)]
-    right = {2, 3, 4, 5, 6, 7}
-
-    def line(cells):
-        out = []
-        for i, c in enumerate(cells[:-1]):
-            out.append(c.rjust(widths[i]) if i in right else c.ljust(widths[i]))
-        return "  ".join(out + [cells[-1]]).rstrip()
-
-    sep = "  ".join("-" * w for w in widths) + "  -----"
-    lines = [line(head), sep]
-    kind = None
-    for r, row in zip(results, rows):
-        if kind is not None and r.kind != kind:
-            lines.append(sep)
-        kind = r.kind
-        lines.append(line(row))
-    return "\n".join(lines)
+    # A rule between the throughput and the real-time rows.
+    rules = {i for i in range(1, len(results)) if results[i].kind != results[i - 1].kind}
+    return text_table(head, rows, {2, 3, 4, 5, 6, 7}, rules)
 
 
 def evaluate_targets(results: list[Result], realtime_seconds: float) -> list[dict]:
@@ -699,10 +416,7 @@ def main() -> int:
     if args.frames < 1 or args.realtime_seconds <= 0 or args.repeat < 1:
         parser.error("--frames, --realtime-seconds and --repeat must be positive")
 
-    def on_term(signum, frame):
-        raise KeyboardInterrupt  # unwinds through the cleanup: children killed, temp removed
-
-    signal.signal(signal.SIGTERM, on_term)
+    interrupt_on_sigterm()
     workdir = Path(tempfile.mkdtemp(prefix="rdmavideo-tcp-bench-"))
     runs: list[Result] = []
     started = time.monotonic()
@@ -745,14 +459,8 @@ def main() -> int:
           "receiver start to exit).")
     targets = evaluate_targets(results, args.realtime_seconds)
     print()
-    print("Targets:")
-    for t in targets:
-        verdict = {True: "PASS", False: "FAIL", None: "N/A "}[t["pass"]]
-        print(f"  {verdict}  {t['target']}: {t['detail']}")
-    busy = [r for r in runs if r.foreign_cores >= 0.3]
-    if busy:
-        print(f"\nWarning: other processes were using the CPU during {len(busy)} run(s); "
-              "those numbers are low. Rerun on an idle machine.")
+    print_verdicts("Targets", targets)
+    warn_if_busy(runs)
     print(f"\nTotal time {time.monotonic() - started:.0f} s.")
 
     if args.json:

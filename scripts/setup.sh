@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   # toolchain
   g++ cmake ninja-build pkg-config git python3
+  ccache  # scripts/build.sh compiles through it
+  clang-format clang-tidy  # scripts/check-format.sh, scripts/check-lint.sh
   # libraries librdmavideo and the tools use
   libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev libexpected-dev nlohmann-json3-dev
   libssl-dev  # OpenSSL: HMAC-SHA256, HKDF and the random generator of authentication

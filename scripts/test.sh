@@ -1,30 +1,73 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs what is needed, builds with warnings as errors, and runs every test with CTest:
-# first the unit, integration and GStreamer tests under AddressSanitizer and UBSan, then the whole
-# suite in the optimised build, a short benchmark smoke run, and the fuzz targets (clang,
-# libFuzzer) for a bounded time each.
+# Installs what is needed, checks the format, builds with warnings as errors, and runs every
+# test with CTest, each in the build that suits it and once:
+#   - the sanitizer build (AddressSanitizer, UBSan; without the CUDA toolkit) runs the unit,
+#     integration, GStreamer and kernels tests, several at a time;
+#   - the optimised build (with the CUDA kernels) runs the unit and kernels tests again (fast,
+#     and the kernels change what they run) and the gpu tests (which skip, saying why, without
+#     a GPU); then, one at a time, the tests that measure time (label timing) and the
+#     Soft-RoCE lab (label rxe); a short benchmark smoke run; and the fuzz targets (clang,
+#     libFuzzer) for a bounded time each.
+# Soaks (label soak) are left out: ctest --test-dir build -L soak runs them. Each stage's time
+# is printed as it ends, and all of them at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+stages=()
+stage_start=$SECONDS
+stage() {  # stage NAME: ends the running stage (printing its time) and names the next
+  local now=$SECONDS
+  if [ -n "${stage_name:-}" ]; then
+    stages+=("$(printf '%-34s %4d s' "$stage_name" $((now - stage_start)))")
+    echo "== $stage_name: $((now - stage_start)) s"
+  fi
+  stage_name=${1:-}
+  stage_start=$now
+  [ -z "$stage_name" ] || echo "== $stage_name"
+}
+report() {
+  stage
+  echo "== stage times"
+  printf '%s\n' "${stages[@]}"
+  echo "total                              $SECONDS s"
+}
+trap report EXIT
+
+parallel=$(( $(nproc) + 1 ))
+# A clean clone elsewhere still hits the compiler cache (debug information then names the
+# folder that compiled it first).
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
+
+stage "setup"
 ./scripts/setup.sh
 
-# The sanitizer build is also the build without the CUDA toolkit (no kernels: the GPU
-# features that need them say so, and their tests check that they do); the optimised build
-# has the kernels.
-echo "== sanitizer build (address, undefined; without the CUDA toolkit)"
+stage "format"
+./scripts/check-format.sh
+
+stage "sanitizer build"
 BUILD_DIR=build-asan BUILD_TYPE=Debug ./scripts/build.sh -DRDMAVIDEO_WERROR=ON \
-  -DRDMAVIDEO_SANITIZE=address,undefined -DRDMAVIDEO_WITH_CUDA=OFF
+  -DRDMAVIDEO_SANITIZE=address,undefined -DRDMAVIDEO_WITH_CUDA=OFF -DRDMAVIDEO_BUILD_BENCH=OFF
+
+stage "sanitizer tests (-j$parallel)"
 # G_SLICE=always-malloc: GLib's slice allocator would hide leaked GStreamer objects from LSan.
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 G_SLICE=always-malloc \
   LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
-  ctest --test-dir build-asan -L 'unit|integration|gst' --output-on-failure --timeout 300
+  ctest --test-dir build-asan -L 'unit|integration|gst|kernels' -j"$parallel" \
+  --output-on-failure --timeout 300
 
-echo "== optimised build"
+stage "optimised build"
 ./scripts/build.sh -DRDMAVIDEO_WERROR=ON
+
+stage "optimised unit, kernels and gpu tests (-j$parallel)"
+ctest --test-dir build -L 'unit|kernels|gpu' -j"$parallel" --output-on-failure --timeout 300
+
+stage "timing and Soft-RoCE tests (one at a time)"
+ctest --test-dir build -L 'timing|rxe' --output-on-failure --timeout 300
+
+stage "benchmark smoke run"
 python3 bench/run_tcp_bench.py --quick --build-dir build >/dev/null
 python3 bench/run_gst_bench.py --quick --build-dir build >/dev/null
-# Soaks (label soak) are left out: ctest --test-dir build -L soak runs them.
-ctest --test-dir build -LE soak --output-on-failure --timeout 300
 
-echo "== fuzzing (libFuzzer, ${FUZZ_SECONDS:-30} s a target)"
+stage "fuzzing (${FUZZ_SECONDS:-30} s a target)"
 ./scripts/fuzz.sh

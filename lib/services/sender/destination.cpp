@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: Apache-2.0
+// A destination of a sender session: its thread, which connects (and reconnects with
+// back-off), joins each stream format, and sends its queue of frames and audio.
+#include "session_impl.hpp"
+
+namespace rdmavideo {
+
+void SenderSession::Impl::Destination::run() {
+  block_async_signals();
+  bool first = true;
+  for (;;) {
+    {
+      std::unique_lock lock(mu);
+      if (stop) break;
+      if (end && queue.empty()) {
+        lock.unlock();
+        end_stream();
+        break;
+      }
+    }
+    if (!core) {
+      if (!first && (!session.options.reconnect || !retry)) {
+        // Failed for good: wait for the end, dropping what is queued.
+        std::unique_lock lock(mu);
+        cv.wait_for(lock, kTick, [&] { return stop || end || !queue.empty(); });
+        while (!queue.empty()) {
+          Job job = std::move(queue.front());
+          queue.pop_front();
+          lock.unlock();
+          finish_job(job, Took::dropped);
+          lock.lock();
+        }
+        continue;
+      }
+      if (!first) {
+        std::unique_lock lock(mu);
+        cv.wait_for(lock, backoff, [&] { return stop || end; });
+        if (stop || end) continue;
+        backoff = std::min(backoff * 2, kMostRetry);
+      }
+      first = false;
+      if (connect()) backoff = kFirstRetry;
+      continue;
+    }
+    // Join a new stream format first (the caller waits for it).
+    uint64_t wanted_generation;
+    std::optional<proto::StreamStart> wanted_format;
+    std::shared_ptr<detail::BufferPool> wanted_pool;
+    {
+      std::lock_guard lock(session.stream_mu);
+      wanted_generation = session.generation;
+      wanted_format = session.format;
+      wanted_pool = session.pool;
+    }
+    {
+      std::unique_lock cl(core_mu);
+      if (!core) continue;
+      if (wanted_format && joined != wanted_generation) {
+        if (auto ok = join(wanted_generation, *wanted_format, wanted_pool); !ok) lost(ok.error());
+        continue;
+      }
+    }
+    // Completions to drive here: frames in flight that the caller does not drive itself.
+    bool completions = false;
+    if (!direct) {
+      std::lock_guard cl(core_mu);
+      completions = core && core->in_flight() > 0;
+    }
+    std::optional<Job> job;
+    {
+      std::unique_lock lock(mu);
+      if (queue.empty() && !completions) {
+        // A new stream format wakes it too (start_stream() notifies), however close it came.
+        cv.wait_for(lock, kTick, [&] {
+          return stop || end || !queue.empty() || session.generation.load() != wanted_generation;
+        });
+      }
+      if (!queue.empty()) {
+        job = std::move(queue.front());
+        queue.pop_front();
+        busy = true;
+      }
+    }
+    std::unique_lock cl(core_mu);
+    if (!core) {
+      if (job) finish_job(*job, Took::dropped);
+      continue;
+    }
+    if (job && job->audio) {
+      send_audio(*job->audio);
+      finish_job(*job, Took::sent);
+      continue;
+    }
+    if (job) {
+      send(*job);
+      continue;
+    }
+    // Nothing to send: completions (a wake() from a new frame ends the wait), the receiver's
+    // messages, keepalives, the watchdogs.
+    auto ok = completions ? core->progress(milliseconds(5)) : core->keep_alive();
+    if (!ok) {
+      lost(ok.error());
+    } else if (core->receiver_ended()) {
+      mark_ended();
+    }
+  }
+  std::lock_guard cl(core_mu);
+  std::lock_guard lock(mu);
+  core.reset();  // its frames' holds go with it
+}
+
+bool SenderSession::Impl::Destination::connect() {
+  set_state(DestinationState::connecting);
+  ConnectOptions connect_options = session.options.connect;
+  connect_options.endpoint = endpoint;
+  auto made = sender::SenderCore::connect(session.options.transport, connect_options);
+  if (!made) {
+    try_again_or_give_up(made.error());
+    return false;
+  }
+  {
+    std::lock_guard cl(core_mu);
+    std::lock_guard lock(mu);
+    core = std::move(*made);
+    joined = 0;
+    audio_started = 0;
+    registered_pool.reset();
+    registered_stager.reset();
+    who = fmt::format("send {}", core->peer());
+    peer = core->peer();
+  }
+  {
+    std::lock_guard lock(report_mu);
+    report.transport = std::string(to_string(core->kind()));
+    ++report.connections;
+    if (report.connections > 1)
+      log().info("[{}] connected again (connection {})", who, report.connections);
+  }
+  set_state(DestinationState::streaming);
+  std::lock_guard lock(session.stream_mu);
+  session.stream_cv.notify_all();
+  return true;
+}
+
+Result<void> SenderSession::Impl::Destination::register_pool(
+    const std::shared_ptr<detail::BufferPool>& new_pool) {
+  if (registered_pool == new_pool) return {};
+  auto& channel = core->channel();
+  if (registered_pool && !staged) channel.forget_memory(registered_pool->region()->bytes());
+  registered_pool.reset();
+  const auto& region = new_pool->region();
+  if (region->kind() != memory::MemoryKind::cuda) {
+    if (auto ok = channel.register_memory(region->bytes(), region); !ok) return ok;
+    registered_pool = new_pool;
+    staged = false;
+    return {};
+  }
+  // GPU memory: this destination's rung of the ladder.
+  auto decision = gpu::choose_path(session.options.gpu_path, channel.gpu_facts(), *session.gpu);
+  if (!decision) return Unexpected(decision.error());
+  if (decision->path != gpu::Path::staged) {
+    if (auto ok =
+            channel.register_gpu_memory(region->bytes(), region, decision->path, *session.gpu);
+        !ok) {
+      if (auto fell = decision->fall_back(session.options.gpu_path, ok.error()); !fell) return fell;
+    }
+  }
+  staged = decision->path == gpu::Path::staged;
+  if (staged) {
+    std::shared_ptr<gpu::Stager> slots_for_all;
+    {
+      std::lock_guard lock(session.stream_mu);
+      if (!session.stager) {
+        auto slots = gpu::Stager::create(session.gpu, new_pool->buffer(0).size());
+        if (!slots) return Unexpected(slots.error());
+        session.stager = std::move(*slots);
+      }
+      slots_for_all = session.stager;
+    }
+    if (registered_stager != slots_for_all) {
+      if (auto ok = channel.register_memory(slots_for_all->all(), slots_for_all->keep()); !ok)
+        return ok;
+      registered_stager = slots_for_all;
+    }
+  }
+  log().info("[{}] frames from {}: {}", who, session.gpu->describe(), decision->summary());
+  {
+    std::lock_guard lock(report_mu);
+    report.gpu_path = decision->summary();
+  }
+  {
+    std::lock_guard lock(session.state_mu);
+    if (!session.first_gpu_path) session.first_gpu_path = decision->summary();
+  }
+  registered_pool = new_pool;
+  return {};
+}
+
+Result<void> SenderSession::Impl::Destination::join(
+    uint64_t stream_generation, const proto::StreamStart& stream_format,
+    const std::shared_ptr<detail::BufferPool>& stream_pool) {
+  // Frames of the old format are out before the ring changes.
+  if (auto ok = core->retire_all(); !ok) return ok;
+  if (stream_pool) {
+    if (auto ok = register_pool(stream_pool); !ok) return ok;
+  }
+  auto answered = core->start_stream(stream_format);
+  if (!answered) return Unexpected(answered.error());
+  {
+    std::lock_guard lock(mu);
+    ring = *answered;
+    joined = stream_generation;
+    up = true;
+  }
+  note_registrations();
+  log().debug("[{}] ring of {} slots", who, answered->slot_count);
+  // The tracks so far go out before the first frame, so a recording has them from the start.
+  if (core->carries_audio()) start_audio_tracks();
+  if (!core) return make_error(ErrorCode::peer_closed, "{}: lost while starting its audio", who);
+  std::lock_guard lock(session.stream_mu);
+  session.stream_cv.notify_all();
+  return {};
+}
+
+void SenderSession::Impl::Destination::settle(Job& job, Took took) {
+  const std::shared_ptr<Dispatch> dispatch = job.dispatch;
+  Dispatch& d = *dispatch;
+  bool complete = false;
+  {
+    std::lock_guard lock(d.mu);
+    const uint64_t bit = uint64_t{1} << index;
+    if (took == Took::sent) d.sent |= bit;
+    if (took == Took::interrupted) d.interrupted |= bit;
+    if (took == Took::ended) d.ended |= bit;
+    complete = --d.remaining == 0;
+  }
+  if (took == Took::dropped) count([](stats::TransferStats& s) { ++s.dropped; });
+  job = Job{};  // the holds go (the frame is with the core where it was sent)
+  if (complete) {
+    if (d.on_complete) d.on_complete(d);
+    std::lock_guard lock(d.mu);
+    d.cv.notify_all();
+  }
+}
+
+void SenderSession::Impl::Destination::drop_queued() {
+  std::deque<Job> dropped;
+  {
+    std::lock_guard lock(mu);
+    dropped.swap(queue);
+  }
+  for (auto& job : dropped) {
+    if (job.audio) {
+      std::lock_guard lock(report_mu);
+      if (job.audio->what == AudioJob::What::samples)
+        report.audio_dropped_samples += job.audio->samples;
+      continue;
+    }
+    settle(job, Took::dropped);
+  }
+}
+
+void SenderSession::Impl::Destination::finish_job(Job& job, Took took) {
+  if (job.audio) {
+    // Audio counts itself where it was sent; here only what never went.
+    if (took != Took::sent) {
+      std::lock_guard lock(report_mu);
+      report.audio_dropped_samples += job.audio->samples;
+    }
+    job = Job{};
+    {
+      std::lock_guard lock(mu);
+      busy = false;
+    }
+    std::lock_guard lock(session.stream_mu);
+    session.stream_cv.notify_all();
+    return;
+  }
+  settle(job, took);
+  {
+    std::lock_guard lock(mu);
+    busy = false;
+  }
+  std::lock_guard lock(session.stream_mu);
+  session.stream_cv.notify_all();
+}
+
+void SenderSession::Impl::Destination::send(Job& job) {
+  if (core->receiver_ended()) {
+    mark_ended();
+    return finish_job(job, Took::ended);
+  }
+  if (job.generation != joined) return finish_job(job, Took::dropped);
+  // A credit as the policy says: now or never (live), or waiting (no-drop).
+  std::optional<sender::Credit> credit;
+  const bool live = session.options.policy.live;
+  for (;;) {
+    if (!live && session.interrupted()) return finish_job(job, Took::interrupted);
+    auto got = core->acquire(live ? milliseconds(0) : kTick);  // slices: the interrupt is seen
+    if (!got) {
+      lost(got.error());
+      return finish_job(job, Took::dropped);
+    }
+    if (*got) {
+      credit = **got;
+      break;
+    }
+    if (core->receiver_ended()) {
+      mark_ended();
+      return finish_job(job, Took::ended);
+    }
+    if (live) return finish_job(job, Took::dropped);
+    std::lock_guard lock(mu);
+    if (stop) break;
+  }
+  if (!credit) return finish_job(job, Took::dropped);
+  const bool staged_frame = staged && !job.staged.empty();
+  const auto frame = staged_frame ? job.staged : job.frame;
+  auto hold = staged_frame ? job.staged_hold : job.hold;
+  proto::FrameWritten info = job.info;
+  info.sent_ns = stats::realtime_ns();
+  if (auto ok = core->send_frame(*credit, frame, info, hold); !ok) {
+    lost(ok.error());
+    return finish_job(job, Took::dropped);
+  }
+  hold->arm();
+  const auto now = Clock::now();
+  count([&](stats::TransferStats& s) {
+    ++s.frames;
+    s.bytes += frame.size();
+    s.latency.record_ns(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - job.dispatch->ready).count()));
+  });
+  core->retire();
+  finish_job(job, Took::sent);
+}
+
+void SenderSession::Impl::Destination::start_audio_tracks() {
+  std::vector<proto::AudioStart> tracks;
+  {
+    std::lock_guard lock(session.stream_mu);
+    if (audio_started >= session.audio_tracks.size()) return;
+    tracks.assign(session.audio_tracks.begin() + static_cast<ptrdiff_t>(audio_started),
+                  session.audio_tracks.end());
+  }
+  for (const auto& track : tracks) {
+    if (auto ok = core->start_audio(track); !ok) return lost(ok.error());
+    ++audio_started;
+  }
+}
+
+void SenderSession::Impl::Destination::send_audio(const AudioJob& job) {
+  auto dropped = [&] {
+    std::lock_guard lock(report_mu);
+    report.audio_dropped_samples += job.samples;
+  };
+  bool is_up = false;
+  {
+    std::lock_guard lock(mu);
+    is_up = up;
+  }
+  if (!core || !is_up) return dropped();
+  if (!core->carries_audio()) {
+    if (!audio_refusal_said) {
+      audio_refusal_said = true;
+      log().warn(
+          "[{}] the receiver speaks protocol version {}, which carries no audio: sending it the "
+          "video only",
+          who, core->version());
+      std::lock_guard lock(report_mu);
+      report.audio_refused = true;
+    }
+    return dropped();
+  }
+  start_audio_tracks();
+  if (!core) return dropped();  // lost while starting them
+  proto::AudioStart track;
+  {
+    std::lock_guard lock(session.stream_mu);
+    track = session.audio_tracks.at(job.track);
+  }
+  auto ok = job.what == AudioJob::What::end
+                ? core->end_audio(track.stream_id)
+                : core->send_audio(track, job.pts_ns, job.samples, job.data);
+  if (!ok) {
+    lost(ok.error());
+    return dropped();
+  }
+  if (job.what == AudioJob::What::samples) {
+    std::lock_guard lock(report_mu);
+    ++report.audio_chunks;
+    report.audio_samples += job.samples;
+  }
+}
+
+void SenderSession::Impl::Destination::lost(const Error& error) {
+  std::deque<Job> dropped;
+  {
+    std::lock_guard lock(mu);
+    core.reset();  // closed; its frames' holds go
+    up = false;
+    dropped.swap(queue);  // frames queued for it: a caller may be waiting for them
+  }
+  for (auto& job : dropped) {
+    {
+      std::lock_guard lock(mu);
+      busy = true;
+    }
+    finish_job(job, Took::dropped);
+  }
+  try_again_or_give_up(error);
+}
+
+void SenderSession::Impl::Destination::try_again_or_give_up(const Error& error) {
+  retry = worth_retrying(error);
+  const bool again = session.options.reconnect && retry && !session.stop_flag();
+  set_state(again ? DestinationState::connecting : DestinationState::failed, error);
+  if (again) {
+    log().warn("{}; connecting again in {:.1f} s (--reconnect)", error.message(),
+               std::chrono::duration<double>(backoff).count());
+  } else {
+    session.destination_lost(error);
+  }
+  std::lock_guard lock(session.stream_mu);
+  session.stream_cv.notify_all();
+}
+
+void SenderSession::Impl::Destination::end_stream() {
+  std::unique_ptr<sender::SenderCore> ending;
+  {
+    std::lock_guard cl(core_mu);
+    std::lock_guard lock(mu);
+    ending = std::move(core);
+    up = false;
+  }
+  if (!ending) return;
+  stats::TransferStats s;
+  {
+    std::lock_guard lock(report_mu);
+    report.stats.finish();
+    s = report.stats;
+  }
+  if (auto ok = ending->end_stream({s.frames, s.dropped}); !ok) {
+    set_state(DestinationState::failed, ok.error());
+    log().debug("[{}] {}", who, ok.error().message());
+  } else {
+    std::lock_guard lock(report_mu);
+    if (report.state == DestinationState::streaming) report.state = DestinationState::ended;
+  }
+}
+
+}  // namespace rdmavideo

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// The recorder: a stream's frames encoded (on the CPU, or by NVENC from GPU memory) and muxed
+// with its audio tracks. What it is made of is chosen in recorder_choice.cpp.
 #include "rdmavideo/av/recorder.hpp"
 
 extern "C" {
@@ -6,14 +8,12 @@ extern "C" {
 #include <libavutil/imgutils.h>
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
-#include <libavutil/timecode.h>
 }
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 #include <limits>
 #include <vector>
 
@@ -24,88 +24,12 @@ extern "C" {
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/output_file.hpp"
+#include "recorder_choice.hpp"
+#include "ten_bit.hpp"
+#include "timecode.hpp"
 
 namespace rdmavideo::av {
 namespace {
-
-// "2026-11-23T22:28:05.123456Z": the form FFmpeg writes and reads as creation_time.
-std::string iso8601_utc(uint64_t wall_ns) {
-  const std::time_t seconds = static_cast<std::time_t>(wall_ns / 1000000000u);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:06d}Z", date, (wall_ns % 1000000000u) / 1000);
-}
-
-// The time of day of `wall_ns` (local time zone) as a timecode at `rate`, drop-frame at 29.97
-// and 59.94 as cameras do; nullopt (and a warning) for a rate timecode cannot count.
-std::optional<std::string> time_of_day_timecode(uint64_t wall_ns, Rational rate,
-                                                const std::string& who) {
-  const std::time_t seconds = static_cast<std::time_t>(wall_ns / 1000000000u);
-  std::tm tm{};
-  localtime_r(&seconds, &tm);
-  const double of_day = tm.tm_hour * 3600.0 + tm.tm_min * 60.0 + tm.tm_sec +
-                        static_cast<double>(wall_ns % 1000000000u) / 1e9;
-  const AVRational fps{static_cast<int>(rate.num), static_cast<int>(rate.den)};
-  const long nominal = std::lround(av_q2d(fps));
-  const int flags =
-      rate.den == 1001 && (nominal == 30 || nominal == 60) ? AV_TIMECODE_FLAG_DROPFRAME : 0;
-  AVTimecode tc{};
-  const int first = static_cast<int>(of_day * av_q2d(fps));
-  if (const int rc = av_timecode_init(&tc, fps, flags, first, nullptr); rc < 0) {
-    log().warn("[{}] no timecode track: a frame rate of {} has no timecode ({})", who,
-               to_string(rate), error_text(rc));
-    return std::nullopt;
-  }
-  char text[AV_TIMECODE_STR_SIZE];
-  av_timecode_make_string(&tc, text, 0);
-  return std::string(text);
-}
-
-// yuv422p10le keeps each 10-bit sample in the low 10 bits of a little-endian 16-bit word.
-// A word with any of bits 10-15 set holds no 10-bit value, and encoders that take the format
-// at its word assume there is none: FFV1 codes such a sample wrongly, its range coder loses
-// step and the rest of the slice decodes as garbage (FFmpeg's decoder logs "bytestream end
-// mismatching"), so one bad word costs a lossless recording a whole slice.
-struct OutOfRangeSamples {
-  uint64_t count = 0;  // in the frame
-  int plane = 0;       // of the first: 0 Y, 1 Cb, 2 Cr
-  int row = 0, column = 0;
-  uint16_t value = 0;
-};
-
-// Masks every sample of a yuv422p10le or yuv444p10le frame to its low 10 bits, in place; returns
-// what it found, nullopt when every sample was a 10-bit value (the usual case: one read of the
-// frame).
-std::optional<OutOfRangeSamples> mask_samples_to_10_bits(AVFrame* frame) {
-  std::optional<OutOfRangeSamples> found;
-  const int shift = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(frame->format))->log2_chroma_w;
-  for (int p = 0; p < 3; ++p) {
-    const int width = p == 0 ? frame->width : (frame->width + (1 << shift) - 1) >> shift;
-    for (int row = 0; row < frame->height; ++row) {
-      auto* samples =
-          reinterpret_cast<uint16_t*>(frame->data[p] + ptrdiff_t{row} * frame->linesize[p]);
-      // Four samples a step: this pass reads every frame, and almost always finds nothing.
-      uint64_t high = 0;
-      int x = 0;
-      for (; x + 4 <= width; x += 4) {
-        uint64_t four;
-        std::memcpy(&four, samples + x, sizeof four);
-        high |= four;
-      }
-      for (; x < width; ++x) high |= samples[x];
-      if (!(high & 0xfc00fc00fc00fc00ull)) continue;
-      for (int column = 0; column < width; ++column) {
-        if (!(samples[column] & 0xfc00)) continue;
-        if (!found) found = OutOfRangeSamples{0, p, row, column, samples[column]};
-        ++found->count;
-        samples[column] &= 0x3ff;
-      }
-    }
-  }
-  return found;
-}
 
 using Clock = std::chrono::steady_clock;
 
@@ -113,211 +37,12 @@ using Clock = std::chrono::steady_clock;
 // can be encoded where it lies.
 constexpr uintptr_t kFrameAlign = 64;
 
-struct Container {
-  const char* extension;
-  const char* muxer;
-  const char* default_codec;
-  bool fragmented;  // mov/mp4: written as fragments so a crash loses at most about a second
-};
-constexpr Container kContainers[] = {
-    {".mov", "mov", "prores_hq", true},
-    {".mkv", "matroska", "ffv1", false},
-    {".mp4", "mp4", "h264", true},
-    {".nut", "nut", "ffv1", false},
-    {".y4m", "yuv4mpegpipe", "rawvideo", false},
-};
-
-struct CodecChoice {
-  const char* name;  // --codec
-  AVCodecID id;
-  const char* encoder;  // default FFmpeg encoder
-  const char* profile;  // private "profile" option (prores_ks, dnxhd); nullptr: none
-  int av_profile;       // AVCodecContext.profile (prores_aw); FF_PROFILE_UNKNOWN: none
-  AVPixelFormat fixed;  // the pixel format the profile needs; NONE: the input's if possible
-};
-const CodecChoice kCodecs[] = {
-    {"prores", AV_CODEC_ID_PRORES, "prores_aw", "standard", FF_PROFILE_PRORES_STANDARD,
-     AV_PIX_FMT_YUV422P10LE},
-    {"prores_hq", AV_CODEC_ID_PRORES, "prores_aw", "hq", FF_PROFILE_PRORES_HQ,
-     AV_PIX_FMT_YUV422P10LE},
-    {"prores_4444", AV_CODEC_ID_PRORES, "prores_aw", "4444", FF_PROFILE_PRORES_4444,
-     AV_PIX_FMT_YUV444P10LE},
-    {"dnxhr_hq", AV_CODEC_ID_DNXHD, "dnxhd", "dnxhr_hq", FF_PROFILE_UNKNOWN, AV_PIX_FMT_YUV422P},
-    {"ffv1", AV_CODEC_ID_FFV1, "ffv1", nullptr, FF_PROFILE_UNKNOWN, AV_PIX_FMT_NONE},
-    {"h264", AV_CODEC_ID_H264, "libx264", nullptr, FF_PROFILE_UNKNOWN, AV_PIX_FMT_NONE},
-    {"hevc", AV_CODEC_ID_HEVC, "libx265", nullptr, FF_PROFILE_UNKNOWN, AV_PIX_FMT_NONE},
-    {"rawvideo", AV_CODEC_ID_RAWVIDEO, "rawvideo", nullptr, FF_PROFILE_UNKNOWN, AV_PIX_FMT_NONE},
-};
-
-// What yuv4mpegpipe can carry.
-constexpr AVPixelFormat kY4mFormats[] = {
-    AV_PIX_FMT_YUV420P,     AV_PIX_FMT_YUV422P,     AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUV420P10LE,
-    AV_PIX_FMT_YUV422P10LE, AV_PIX_FMT_YUV444P10LE, AV_PIX_FMT_NONE};
-
-std::string extension_of(const std::string& path) {
-  const auto dot = path.rfind('.');
-  const auto slash = path.rfind('/');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
-  std::string ext = path.substr(dot);
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return ext;
-}
-
-const Container* find_container(const std::string& path) {
-  const std::string ext = extension_of(path);
-  for (const auto& c : kContainers) {
-    if (ext == c.extension) return &c;
-  }
-  return nullptr;
-}
-
-const CodecChoice* find_codec(std::string_view name) {
-  for (const auto& c : kCodecs) {
-    if (name == c.name) return &c;
-  }
-  return nullptr;
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-struct Choice {
-  const Container* container;
-  const CodecChoice* codec;
-  const AVCodec* encoder;
-};
-
-// `format`: the stream's, when known. A 4:4:4 stream goes into ProRes 4444 in a .mov unless
-// --codec says otherwise: the default ProRes HQ would halve its chroma.
-Result<Choice> choose(const RecorderOptions& o, std::optional<PixelFormat> format = std::nullopt) {
-  const Container* container = find_container(o.path);
-  if (!container) {
-    return make_error(ErrorCode::invalid_argument,
-                      "--output {}: unknown container extension \"{}\" (known: {}; raw frames: "
-                      ".yuv, .raw)",
-                      o.path, extension_of(o.path), join(recorder_extensions()));
-  }
-  const bool full_chroma = format && !traits(*format).rgb && traits(*format).chroma_shift_x == 0;
-  const std::string codec_name =
-      !o.codec.empty() ? o.codec
-      : full_chroma && std::string_view(container->default_codec).starts_with("prores")
-          ? "prores_4444"
-          : container->default_codec;
-  const CodecChoice* codec = find_codec(codec_name);
-  if (!codec) {
-    return make_error(ErrorCode::invalid_argument, "--codec \"{}\" unknown (known: {})", codec_name,
-                      join(recorder_codecs()));
-  }
-  // yuv4mpegpipe takes raw pictures only as wrapped AVFrames (FFmpeg 5 and later).
-  const bool y4m = std::string_view(container->muxer) == "yuv4mpegpipe";
-  const std::string encoder_name =
-      !o.encoder.empty()
-          ? o.encoder
-          : (y4m && codec->id == AV_CODEC_ID_RAWVIDEO ? "wrapped_avframe" : codec->encoder);
-  const AVCodec* encoder = avcodec_find_encoder_by_name(encoder_name.c_str());
-  if (!encoder) {
-    return make_error(ErrorCode::unsupported, "--encoder {}: this FFmpeg has no such encoder",
-                      encoder_name);
-  }
-  const bool wrapped =
-      encoder->id == AV_CODEC_ID_WRAPPED_AVFRAME && codec->id == AV_CODEC_ID_RAWVIDEO;
-  if (encoder->id != codec->id && !wrapped) {
-    return make_error(ErrorCode::invalid_argument, "--encoder {} encodes {}, not {} (--codec {})",
-                      encoder_name, avcodec_get_name(encoder->id), avcodec_get_name(codec->id),
-                      codec->name);
-  }
-  const AVOutputFormat* muxer = av_guess_format(container->muxer, nullptr, nullptr);
-  if (!muxer) {
-    return make_error(ErrorCode::unsupported, "--output {}: this FFmpeg has no {} muxer", o.path,
-                      container->muxer);
-  }
-  if (avformat_query_codec(muxer, encoder->id, FF_COMPLIANCE_NORMAL) != 1) {
-    return make_error(ErrorCode::unsupported,
-                      "--output {}: the {} container cannot hold {} (--codec {})", o.path,
-                      container->muxer, avcodec_get_name(codec->id), codec->name);
-  }
-  return Choice{container, codec, encoder};
-}
-
 struct PoolDeleter {
   void operator()(AVBufferPool* pool) const noexcept { av_buffer_pool_uninit(&pool); }
 };
 using UniquePool = std::unique_ptr<AVBufferPool, PoolDeleter>;
 
 }  // namespace
-
-const std::vector<std::string>& recorder_extensions() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const auto& c : kContainers) v.emplace_back(c.extension);
-    return v;
-  }();
-  return names;
-}
-
-const std::vector<std::string>& recorder_codecs() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const auto& c : kCodecs) v.emplace_back(c.name);
-    return v;
-  }();
-  return names;
-}
-
-Result<void> check_recorder_options(const RecorderOptions& options) {
-  auto choice = choose(options);
-  if (!choice) return Unexpected(choice.error());
-  return {};
-}
-
-Result<void> check_recorder_format(const RecorderOptions& options,
-                                   const proto::StreamStart& format) {
-  auto choice = choose(options, format.pixel_format);
-  if (!choice) return Unexpected(choice.error());
-  const std::string who = fmt::format("--output {}", options.path);
-  if (format.pixel_format != PixelFormat::v210 && !to_av(format.pixel_format)) {
-    return make_error(ErrorCode::unsupported,
-                      "{}: StreamStart.pixel_format {} cannot be encoded (FFmpeg has no such pixel "
-                      "format); send yuv422p10le",
-                      who, name(format.pixel_format));
-  }
-  // FFmpeg's time base and frame rate are fractions of ints.
-  constexpr uint32_t kMostRateTerm = std::numeric_limits<int>::max();
-  if (format.frame_rate.num == 0 || format.frame_rate.den == 0 ||
-      format.frame_rate.num > kMostRateTerm || format.frame_rate.den > kMostRateTerm) {
-    return make_error(ErrorCode::unsupported,
-                      "{}: StreamStart.frame_rate {} cannot be recorded (a recording's rate is a "
-                      "fraction of two numbers from 1 to {})",
-                      who, to_string(format.frame_rate), kMostRateTerm);
-  }
-  // A frame lasts no longer than the longest gap a file keeps: each would bring that much
-  // silence to every track.
-  constexpr uint64_t kMostFrameSeconds = AudioTrack::kMostGapNs / 1'000'000'000;
-  if (format.frame_rate.den > kMostFrameSeconds * format.frame_rate.num) {
-    return make_error(
-        ErrorCode::unsupported,
-        "{}: StreamStart.frame_rate {} cannot be recorded: a frame would last {:.0f} s, "
-        "and a recording's frames last at most {} s",
-        who, to_string(format.frame_rate),
-        static_cast<double>(format.frame_rate.den) / format.frame_rate.num, kMostFrameSeconds);
-  }
-  if (const int rc = av_image_check_size(format.width, format.height, 0, nullptr); rc < 0) {
-    return make_error(ErrorCode::unsupported,
-                      "{}: StreamStart.width x height {}x{} too large for FFmpeg", who,
-                      format.width, format.height);
-  }
-  // DNxHR's smallest picture (FFmpeg's dnxhd encoder refuses smaller ones).
-  if (choice->codec->id == AV_CODEC_ID_DNXHD && (format.width < 256 || format.height < 120)) {
-    return make_error(ErrorCode::unsupported,
-                      "{}: StreamStart.width x height {}x{} too small for {} (at least 256x120)",
-                      who, format.width, format.height, choice->codec->name);
-  }
-  return {};
-}
 
 struct Recorder::Impl {
   // Creation order; destroyed backwards: frames and sws, the encoder, the muxer, then the
@@ -997,21 +722,6 @@ std::vector<RecordedAudio> Recorder::audio() const {
                    impl_->options.audio[i].sample_rate});
   }
   return out;
-}
-
-bool recorder_holds_audio(const std::string& path) {
-  const Container* container = find_container(path);
-  return container && std::string_view(container->muxer) != "yuv4mpegpipe";
-}
-
-Result<void> check_recorder_audio(const RecorderOptions& options, const proto::AudioStart& format) {
-  auto choice = choose(options);
-  if (!choice) return Unexpected(choice.error());
-  if (std::string_view(choice->container->muxer) == "yuv4mpegpipe")
-    return {};  // holds none: dropped
-  auto codec = AudioTrack::encoder_for(choice->container->muxer, format);
-  if (!codec) return Unexpected(codec.error().context(fmt::format("--output {}", options.path)));
-  return {};
 }
 
 uint64_t Recorder::frames_written() const { return impl_->frames; }

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "recorder_choice.hpp"
+
+extern "C" {
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+}
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "audio_track.hpp"
+#include "av_util.hpp"
+#include "rdmavideo/convert.hpp"
+
+namespace rdmavideo::av {
+namespace {
+
+constexpr Container kContainers[] = {
+    {".mov", "mov", "prores_hq", true},
+    {".mkv", "matroska", "ffv1", false},
+    {".mp4", "mp4", "h264", true},
+    {".nut", "nut", "ffv1", false},
+    {".y4m", "yuv4mpegpipe", "rawvideo", false},
+};
+
+const CodecChoice kCodecs[] = {
+    {"prores", AV_CODEC_ID_PRORES, "prores_aw", "standard", FF_PROFILE_PRORES_STANDARD,
+     AV_PIX_FMT_YUV422P10LE},
+    {"prores_hq", AV_CODEC_ID_PRORES, "prores_aw", "hq", FF_PROFILE_PRORES_HQ,
+     AV_PIX_FMT_YUV422P10LE},
+    {"prores_4444", AV_CODEC_ID_PRORES, "prores_aw", "4444", FF_PROFILE_PRORES_4444,
+     AV_PIX_FMT_YUV444P10LE},
+    {"dnxhr_hq", AV_CODEC_ID_DNXHD, "dnxhd", "dnxhr_hq", FF_PROFILE_UNKNOWN, AV_PIX_FMT_YUV422P},
+    {"ffv1", AV_CODEC_ID_FFV1, "ffv1", nullptr, FF_PROFILE_UNKNOWN, AV_PIX_FMT_NONE},
+    {"h264", AV_CODEC_ID_H264, "libx264", nullptr, FF_PROFILE_UNKNOWN, AV_PIX_FMT_NONE},
+    {"hevc", AV_CODEC_ID_HEVC, "libx265", nullptr, FF_PROFILE_UNKNOWN, AV_PIX_FMT_NONE},
+    {"rawvideo", AV_CODEC_ID_RAWVIDEO, "rawvideo", nullptr, FF_PROFILE_UNKNOWN, AV_PIX_FMT_NONE},
+};
+
+}  // namespace
+
+const AVPixelFormat kY4mFormats[] = {
+    AV_PIX_FMT_YUV420P,     AV_PIX_FMT_YUV422P,     AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUV420P10LE,
+    AV_PIX_FMT_YUV422P10LE, AV_PIX_FMT_YUV444P10LE, AV_PIX_FMT_NONE};
+
+namespace {
+
+std::string extension_of(const std::string& path) {
+  const auto dot = path.rfind('.');
+  const auto slash = path.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = path.substr(dot);
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
+}  // namespace
+
+const Container* find_container(const std::string& path) {
+  const std::string ext = extension_of(path);
+  for (const auto& c : kContainers) {
+    if (ext == c.extension) return &c;
+  }
+  return nullptr;
+}
+
+namespace {
+
+const CodecChoice* find_codec(std::string_view name) {
+  for (const auto& c : kCodecs) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+Result<Choice> choose(const RecorderOptions& o, std::optional<PixelFormat> format) {
+  const Container* container = find_container(o.path);
+  if (!container) {
+    return make_error(ErrorCode::invalid_argument,
+                      "--output {}: unknown container extension \"{}\" (known: {}; raw frames: "
+                      ".yuv, .raw)",
+                      o.path, extension_of(o.path), join(recorder_extensions()));
+  }
+  const bool full_chroma = format && !traits(*format).rgb && traits(*format).chroma_shift_x == 0;
+  const std::string codec_name =
+      !o.codec.empty() ? o.codec
+      : full_chroma && std::string_view(container->default_codec).starts_with("prores")
+          ? "prores_4444"
+          : container->default_codec;
+  const CodecChoice* codec = find_codec(codec_name);
+  if (!codec) {
+    return make_error(ErrorCode::invalid_argument, "--codec \"{}\" unknown (known: {})", codec_name,
+                      join(recorder_codecs()));
+  }
+  // yuv4mpegpipe takes raw pictures only as wrapped AVFrames (FFmpeg 5 and later).
+  const bool y4m = std::string_view(container->muxer) == "yuv4mpegpipe";
+  const std::string encoder_name =
+      !o.encoder.empty()
+          ? o.encoder
+          : (y4m && codec->id == AV_CODEC_ID_RAWVIDEO ? "wrapped_avframe" : codec->encoder);
+  const AVCodec* encoder = avcodec_find_encoder_by_name(encoder_name.c_str());
+  if (!encoder) {
+    return make_error(ErrorCode::unsupported, "--encoder {}: this FFmpeg has no such encoder",
+                      encoder_name);
+  }
+  const bool wrapped =
+      encoder->id == AV_CODEC_ID_WRAPPED_AVFRAME && codec->id == AV_CODEC_ID_RAWVIDEO;
+  if (encoder->id != codec->id && !wrapped) {
+    return make_error(ErrorCode::invalid_argument, "--encoder {} encodes {}, not {} (--codec {})",
+                      encoder_name, avcodec_get_name(encoder->id), avcodec_get_name(codec->id),
+                      codec->name);
+  }
+  const AVOutputFormat* muxer = av_guess_format(container->muxer, nullptr, nullptr);
+  if (!muxer) {
+    return make_error(ErrorCode::unsupported, "--output {}: this FFmpeg has no {} muxer", o.path,
+                      container->muxer);
+  }
+  if (avformat_query_codec(muxer, encoder->id, FF_COMPLIANCE_NORMAL) != 1) {
+    return make_error(ErrorCode::unsupported,
+                      "--output {}: the {} container cannot hold {} (--codec {})", o.path,
+                      container->muxer, avcodec_get_name(codec->id), codec->name);
+  }
+  return Choice{container, codec, encoder};
+}
+
+const std::vector<std::string>& recorder_extensions() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& c : kContainers) v.emplace_back(c.extension);
+    return v;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& recorder_codecs() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& c : kCodecs) v.emplace_back(c.name);
+    return v;
+  }();
+  return names;
+}
+
+Result<void> check_recorder_options(const RecorderOptions& options) {
+  auto choice = choose(options);
+  if (!choice) return Unexpected(choice.error());
+  return {};
+}
+
+Result<void> check_recorder_format(const RecorderOptions& options,
+                                   const proto::StreamStart& format) {
+  auto choice = choose(options, format.pixel_format);
+  if (!choice) return Unexpected(choice.error());
+  const std::string who = fmt::format("--output {}", options.path);
+  if (format.pixel_format != PixelFormat::v210 && !to_av(format.pixel_format)) {
+    return make_error(ErrorCode::unsupported,
+                      "{}: StreamStart.pixel_format {} cannot be encoded (FFmpeg has no such pixel "
+                      "format); send yuv422p10le",
+                      who, name(format.pixel_format));
+  }
+  // FFmpeg's time base and frame rate are fractions of ints.
+  constexpr uint32_t kMostRateTerm = std::numeric_limits<int>::max();
+  if (format.frame_rate.num == 0 || format.frame_rate.den == 0 ||
+      format.frame_rate.num > kMostRateTerm || format.frame_rate.den > kMostRateTerm) {
+    return make_error(ErrorCode::unsupported,
+                      "{}: StreamStart.frame_rate {} cannot be recorded (a recording's rate is a "
+                      "fraction of two numbers from 1 to {})",
+                      who, to_string(format.frame_rate), kMostRateTerm);
+  }
+  // A frame lasts no longer than the longest gap a file keeps: each would bring that much
+  // silence to every track.
+  constexpr uint64_t kMostFrameSeconds = AudioTrack::kMostGapNs / 1'000'000'000;
+  if (format.frame_rate.den > kMostFrameSeconds * format.frame_rate.num) {
+    return make_error(
+        ErrorCode::unsupported,
+        "{}: StreamStart.frame_rate {} cannot be recorded: a frame would last {:.0f} s, "
+        "and a recording's frames last at most {} s",
+        who, to_string(format.frame_rate),
+        static_cast<double>(format.frame_rate.den) / format.frame_rate.num, kMostFrameSeconds);
+  }
+  if (const int rc = av_image_check_size(format.width, format.height, 0, nullptr); rc < 0) {
+    return make_error(ErrorCode::unsupported,
+                      "{}: StreamStart.width x height {}x{} too large for FFmpeg", who,
+                      format.width, format.height);
+  }
+  // DNxHR's smallest picture (FFmpeg's dnxhd encoder refuses smaller ones).
+  if (choice->codec->id == AV_CODEC_ID_DNXHD && (format.width < 256 || format.height < 120)) {
+    return make_error(ErrorCode::unsupported,
+                      "{}: StreamStart.width x height {}x{} too small for {} (at least 256x120)",
+                      who, format.width, format.height, choice->codec->name);
+  }
+  return {};
+}
+
+bool recorder_holds_audio(const std::string& path) {
+  const Container* container = find_container(path);
+  return container && std::string_view(container->muxer) != "yuv4mpegpipe";
+}
+
+Result<void> check_recorder_audio(const RecorderOptions& options, const proto::AudioStart& format) {
+  auto choice = choose(options);
+  if (!choice) return Unexpected(choice.error());
+  if (std::string_view(choice->container->muxer) == "yuv4mpegpipe")
+    return {};  // holds none: dropped
+  auto codec = AudioTrack::encoder_for(choice->container->muxer, format);
+  if (!codec) return Unexpected(codec.error().context(fmt::format("--output {}", options.path)));
+  return {};
+}
+
+}  // namespace rdmavideo::av

@@ -3,16 +3,13 @@
 // several (fan-out), through a SenderSession that lends it frame buffers, paces it, applies
 // the live/no-drop policy, reconnects and keeps the connections alive. This file parses,
 // builds, feeds frames and reports; the policy is the library's.
-#include <pthread.h>
-
-#include <csignal>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "cli.hpp"
 #include "options.hpp"
 #include "rdmavideo/av/audio_capture.hpp"
+#include "rdmavideo/av/capture_feed.hpp"
+#include "rdmavideo/destination_report.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/sender_session.hpp"
 #include "source.hpp"
@@ -23,153 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 const std::atomic<bool>& g_stop = cli::stop_requested();  // SIGINT or SIGTERM arrived
-
-SenderSessionOptions session_options(const Options& o, const proto::StreamStart& format) {
-  SenderSessionOptions so;
-  so.transport = o.transport;
-  so.destinations = o.connect;
-  so.connect.endpoint = o.connect.front();
-  so.connect.rdma_device = o.rdma_device;
-  so.connect.key = o.key;
-  so.connect.max_frame_bytes = format.layout.frame_bytes;
-  so.connect.stop = &g_stop;  // only SIGINT/SIGTERM stop a write; other signals do not
-  so.policy = {o.realtime, o.checksum, o.readrate};
-  so.interrupt = &g_stop;
-  so.memory = o.memory;
-  so.gpu_path = o.gpu_path;
-  so.reconnect = o.reconnect;
-  so.require_all = o.require_all;
-  return so;
-}
-
-// " | 10.0.0.2:5000 tcp 59.9 fps drop 1 | 10.0.0.3:5000 verbs ...": each destination's part
-// of the status line, from rates since the last call.
-class DestinationParts {
- public:
-  std::string line(const std::vector<DestinationReport>& all) {
-    if (all.size() < 2) return {};
-    const auto now = Clock::now();
-    const double dt = std::max(1e-3, std::chrono::duration<double>(now - last_).count());
-    last_ = now;
-    frames_.resize(all.size());
-    std::string out;
-    for (size_t i = 0; i < all.size(); ++i) {
-      const auto& d = all[i];
-      out += fmt::format(
-          " | {} {} {:.1f} fps", d.endpoint.to_string(),
-          d.state == DestinationReport::State::streaming ? d.transport : to_string(d.state),
-          (d.stats.frames - frames_[i]) / dt);
-      if (d.stats.dropped) out += fmt::format(" drop {}", d.stats.dropped);
-      frames_[i] = d.stats.frames;
-    }
-    return out;
-  }
-
- private:
-  Clock::time_point last_ = Clock::now();
-  std::vector<uint64_t> frames_;
-};
-
-// The summary's `destinations`: each receiver's own counters and state.
-nlohmann::json destinations_json(const std::vector<DestinationReport>& all,
-                                 const stats::StreamFacts& facts) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& d : all) {
-    stats::StreamFacts f = facts;
-    f.transport = d.transport;
-    f.peer = d.endpoint.to_string();
-    f.gpu_path = d.gpu_path;
-    auto entry = stats::summary_json(d.stats, f);
-    entry["address"] = d.endpoint.to_string();
-    entry["state"] = to_string(d.state);
-    entry["connections"] = d.connections;
-    entry["registrations"] = d.registrations;
-    entry["registrations_shared"] = d.registrations - d.registrations_made;
-    if (d.error) entry["error"] = d.error->message();
-    list.push_back(std::move(entry));
-  }
-  return list;
-}
-
-// --audio-i: the input's samples into `track` on a thread of their own, their clock mapped
-// onto the picture's, whose pts 0 is `origin`. A capture device's chunk is placed by when it
-// was read, less its own length (its first sample was captured that long before), and kept
-// continuous with the chunk before while the two agree within kResync; an input that is no
-// device (lavfi, a file) is placed by its sample count and paced in real time.
-class CaptureFeed {
- public:
-  static constexpr std::chrono::milliseconds kResync{20};
-
-  CaptureFeed(av::AudioCapture& capture, SenderSession& session, uint32_t track,
-              Clock::time_point origin)
-      : capture_(capture), session_(session), track_(track), origin_(origin) {
-    thread_ = std::thread([this] { run(); });
-  }
-  ~CaptureFeed() { stop(); }
-  CaptureFeed(const CaptureFeed&) = delete;
-  CaptureFeed& operator=(const CaptureFeed&) = delete;
-  void stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  std::optional<Error> error() const {
-    std::lock_guard lock(mu_);
-    return error_;
-  }
-  uint64_t resyncs() const { return resyncs_; }
-
- private:
-  void run() {
-    // SIGINT and SIGTERM are the main thread's.
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-    const double rate = capture_.format().sample_rate;
-    std::optional<int64_t> next_ns;  // where the next chunk continues
-    while (!stop_ && !g_stop) {
-      auto chunk = capture_.read();
-      if (!chunk) return fail(chunk.error());
-      if (!*chunk) return;  // the input ended: the picture goes on
-      const auto& c = **chunk;
-      const auto length_ns = static_cast<int64_t>(c.samples / rate * 1e9);
-      int64_t pts = 0;
-      if (capture_.live()) {
-        const int64_t read_ns =
-            std::chrono::duration_cast<std::chrono::nanoseconds>(c.read_at - origin_).count();
-        const int64_t estimate = read_ns - length_ns;
-        pts = estimate;
-        if (next_ns &&
-            std::llabs(estimate - *next_ns) <= std::chrono::nanoseconds(kResync).count()) {
-          pts = *next_ns;
-        } else if (next_ns) {
-          ++resyncs_;
-        }
-      } else {
-        pts = static_cast<int64_t>(static_cast<double>(c.first_sample) / rate * 1e9);
-        std::this_thread::sleep_until(origin_ + std::chrono::nanoseconds(pts));
-      }
-      next_ns = pts + length_ns;
-      if (auto ok = session_.submit_audio(track_, pts, c.samples, c.data); !ok)
-        return fail(ok.error());
-    }
-  }
-  void fail(const Error& error) {
-    std::lock_guard lock(mu_);
-    error_ = error;
-  }
-
-  av::AudioCapture& capture_;
-  SenderSession& session_;
-  uint32_t track_;
-  Clock::time_point origin_;
-  std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> resyncs_{0};
-  mutable std::mutex mu_;
-  std::optional<Error> error_;
-  std::thread thread_;
-};
 
 int run(Options o) {
   auto ffmpeg = open_ffmpeg(o);
@@ -207,7 +57,7 @@ int run(Options o) {
   if (o.tone) format->flags |= proto::kStreamFlash;  // the beeps' instants, in the picture
   Source source(o, std::move(*ffmpeg));
 
-  auto connected = SenderSession::connect(session_options(o, *format));
+  auto connected = SenderSession::connect(session_options(o, *format, &g_stop));
   if (!connected) {
     log().error("{}", connected.error().message());
     return cli::kExitFailed;
@@ -269,12 +119,12 @@ int run(Options o) {
       failed(ok.error().context("rdmavideo-send"));
     }
   }
-  std::optional<CaptureFeed> capture_feed;
+  std::optional<av::CaptureFeed> capture_feed;
   if (capture && exit_code == 0) {  // every track started, the capture's the last
-    capture_feed.emplace(*capture, session, tracks.back(), Clock::now());
+    capture_feed.emplace(*capture, session, tracks.back(), Clock::now(), &g_stop);
   }
   stats::StatusLine status(fmt::format("[{}]", who), !o.quiet);
-  DestinationParts parts;
+  DestinationRates parts;
   const auto start = Clock::now();
   const double period_s = 1.0 / o.rate.value();
   for (uint64_t sequence = 0; exit_code == 0 && !g_stop; ++sequence) {

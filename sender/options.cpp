@@ -191,4 +191,23 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   return std::nullopt;
 }
 
+SenderSessionOptions session_options(const Options& o, const proto::StreamStart& format,
+                                     const std::atomic<bool>* stop) {
+  SenderSessionOptions so;
+  so.transport = o.transport;
+  so.destinations = o.connect;
+  so.connect.endpoint = o.connect.front();
+  so.connect.rdma_device = o.rdma_device;
+  so.connect.key = o.key;
+  so.connect.max_frame_bytes = format.layout.frame_bytes;
+  so.connect.stop = stop;  // only SIGINT/SIGTERM stop a write; other signals do not
+  so.policy = {o.realtime, o.checksum, o.readrate};
+  so.interrupt = stop;
+  so.memory = o.memory;
+  so.gpu_path = o.gpu_path;
+  so.reconnect = o.reconnect;
+  so.require_all = o.require_all;
+  return so;
+}
+
 }  // namespace rdmavideo::sender

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "rdmavideo/gpu_path.hpp"
 #include "rdmavideo/memory.hpp"
 #include "rdmavideo/protocol.hpp"
+#include "rdmavideo/sender_session.hpp"
 #include "rdmavideo/transport.hpp"
 
 namespace rdmavideo::sender {
@@ -64,5 +66,10 @@ inline bool ffmpeg_input(const Options& o) {
 /// Parses the command line. Returns the exit code when the program should stop now (help,
 /// a bad flag: the error is printed on one line).
 std::optional<int> parse_options(int argc, char** argv, Options& options);
+
+// The session the options ask for, sending `format`; `stop` (SIGINT, SIGTERM) ends waits and
+// writes.
+SenderSessionOptions session_options(const Options& o, const proto::StreamStart& format,
+                                     const std::atomic<bool>* stop);
 
 }  // namespace rdmavideo::sender

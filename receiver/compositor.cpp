@@ -674,6 +674,24 @@ void Compositor::run() {
   }
 }
 
+std::optional<Error> Compositor::finish(StreamOutput& output) {
+  std::optional<Error> canvas_error;
+  if (auto failed = failure()) canvas_error = *failed;
+  if (auto stopped = stop(); !stopped && !canvas_error) canvas_error = stopped.error();
+  const CompositeReport c = report();
+  std::string path;
+  {
+    std::lock_guard lock(output.mu);
+    path = output.path;
+  }
+  if (canvas_error) log().error("rdmavideo-recv: composite: {}", canvas_error->message());
+  log().info("[recv] composite: {} canvas frames {}x{} {} at {} fps in {} memory, {} late{}",
+             c.frames, c.width, c.height, c.pix_fmt, c.frame_rate,
+             c.memory == "host" ? "host" : c.memory + "'s", c.late,
+             path.empty() ? "" : ", written to " + path);
+  return canvas_error;
+}
+
 Result<void> Compositor::stop() {
   {
     std::lock_guard lock(mu_);

@@ -108,6 +108,9 @@ class Compositor {
   Result<std::unique_ptr<StreamSink>> make_sink(const StreamInfo& info);
   /// Ends the canvas: the thread stops, the writer finishes (a recording is finalised).
   Result<void> stop();
+  /// Stops the canvas at the receiver's end, its recording finalised, and says in the log
+  /// what it made (written to `output`'s path); what failed it, if anything.
+  std::optional<Error> finish(StreamOutput& output);
   /// Not nullopt once the canvas's writer failed (the disk, the encoder).
   std::optional<Error> failure() const;
   CompositeReport report() const;

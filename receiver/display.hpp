@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 
@@ -77,5 +78,9 @@ class Display {
   /// After stop(): what was shown and dropped.
   virtual Counts counts() const = 0;
 };
+
+/// Stops `display` at the receiver's end and says in the log what it showed (and how its
+/// sound kept time); the same for the summary JSON.
+nlohmann::json finish_display(Display& display);
 
 }  // namespace rdmavideo::receiver

@@ -23,33 +23,6 @@ using namespace std::chrono_literals;
 
 const std::atomic<bool>& g_stop = cli::stop_requested();  // SIGINT or SIGTERM arrived
 
-ReceiverServiceOptions service_options(const Options& o, Streams& streams) {
-  ReceiverServiceOptions so;
-  so.transport = o.transport;
-  so.listen.endpoint = o.listen;
-  so.listen.rdma_device = o.rdma_device;
-  so.listen.ring_size = o.ring;
-  so.listen.key = o.key;
-  so.max_streams = o.max_streams;
-  // Without --serve the receiver takes --max-streams streams and exits once they are over.
-  so.stream_limit = o.serve ? 0 : o.max_streams;
-  so.frames_per_stream = o.frames;
-  so.max_memory = o.max_memory;
-  so.memory = o.memory;
-  so.gpu_path = o.gpu_path;
-  if (o.idle_timeout_s) {
-    so.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(*o.idle_timeout_s * 1000));
-  }
-  so.sink_factory = [&streams](const StreamInfo& info) { return streams.make_sink(info); };
-  so.on_stream_end = [&streams](const StreamReport& report) { streams.ended(report); };
-  so.on_stream_folded = [&streams](const StreamReport& report) { streams.folded(report); };
-  so.format_check = [&o](const proto::StreamStart& format) {
-    return Streams::check_format(o, format);
-  };
-  if (o.metrics) so.front_end_descriptors = MetricsServer::kMostConnections;
-  return so;
-}
-
 // Prints the status line once a second: rewritten in place on a terminal, a line each time
 // otherwise.
 void print_status(const std::string& line, bool& printed) {
@@ -130,54 +103,9 @@ int run(const Options& o) {
   (*service)->stop();  // every stream ends, its sender told, its output finalised
   // The canvas goes on while the receiver runs: it ends now, its recording finalised.
   std::optional<Error> canvas_error;
-  if (compositor) {
-    if (auto failed = compositor->failure()) canvas_error = *failed;
-    if (auto stopped = compositor->stop(); !stopped && !canvas_error)
-      canvas_error = stopped.error();
-    const CompositeReport c = compositor->report();
-    std::string path;
-    {
-      std::lock_guard lock(canvas_output->mu);
-      path = canvas_output->path;
-    }
-    if (canvas_error) log().error("rdmavideo-recv: composite: {}", canvas_error->message());
-    log().info("[recv] composite: {} canvas frames {}x{} {} at {} fps in {} memory, {} late{}",
-               c.frames, c.width, c.height, c.pix_fmt, c.frame_rate,
-               c.memory == "host" ? "host" : c.memory + "'s", c.late,
-               path.empty() ? "" : ", written to " + path);
-  }
+  if (compositor) canvas_error = compositor->finish(*canvas_output);
   nlohmann::json display_json;
-  if (display) {
-    display->stop();
-    const auto counts = display->counts();
-    log().info("[recv] display: {} frames shown, {} dropped (window busy)", counts.shown,
-               counts.dropped);
-    display_json = {{"shown", counts.shown}, {"dropped", counts.dropped}};
-    if (!counts.audio.empty()) {
-      const auto& a = counts.sound;
-      log().info(
-          "[recv] display sound: {}; {} frames shown on its clock, |A/V| p50 {:.2f} ms, p99 {:.2f} "
-          "ms, "
-          "max {:.2f} ms; latency {:.0f} ms, correction {:+.0f} ppm, {} underruns, {} ms of "
-          "silence "
-          "put in, {} ms dropped, {} restarts",
-          counts.audio, counts.paced, counts.offset_p50_ms, counts.offset_p99_ms,
-          counts.offset_max_ms, a.latency_ms, a.correction_ppm, a.underruns, a.gaps_ms,
-          a.dropped_ms, a.restarts);
-      display_json["audio"] = {{"device", counts.audio},
-                               {"paced", counts.paced},
-                               {"offset_p50_ms", counts.offset_p50_ms},
-                               {"offset_p99_ms", counts.offset_p99_ms},
-                               {"offset_max_ms", counts.offset_max_ms},
-                               {"chunks", a.chunks},
-                               {"latency_ms", a.latency_ms},
-                               {"correction_ppm", a.correction_ppm},
-                               {"underruns", a.underruns},
-                               {"silence_ms", a.gaps_ms},
-                               {"dropped_ms", a.dropped_ms},
-                               {"restarts", a.restarts}};
-    }
-  }
+  if (display) display_json = finish_display(*display);
 
   const auto reports = (*service)->reports();
   const auto folded = (*service)->folded_streams();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "metrics.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/text.hpp"
 
@@ -316,6 +317,33 @@ bool Streams::all_ok(const std::vector<StreamReport>& reports, const FoldedStrea
   return folded.failed == 0 &&
          std::all_of(reports.begin(), reports.end(),
                      [](const StreamReport& r) { return r.state != StreamReport::State::failed; });
+}
+
+ReceiverServiceOptions service_options(const Options& o, Streams& streams) {
+  ReceiverServiceOptions so;
+  so.transport = o.transport;
+  so.listen.endpoint = o.listen;
+  so.listen.rdma_device = o.rdma_device;
+  so.listen.ring_size = o.ring;
+  so.listen.key = o.key;
+  so.max_streams = o.max_streams;
+  // Without --serve the receiver takes --max-streams streams and exits once they are over.
+  so.stream_limit = o.serve ? 0 : o.max_streams;
+  so.frames_per_stream = o.frames;
+  so.max_memory = o.max_memory;
+  so.memory = o.memory;
+  so.gpu_path = o.gpu_path;
+  if (o.idle_timeout_s) {
+    so.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(*o.idle_timeout_s * 1000));
+  }
+  so.sink_factory = [&streams](const StreamInfo& info) { return streams.make_sink(info); };
+  so.on_stream_end = [&streams](const StreamReport& report) { streams.ended(report); };
+  so.on_stream_folded = [&streams](const StreamReport& report) { streams.folded(report); };
+  so.format_check = [&o](const proto::StreamStart& format) {
+    return Streams::check_format(o, format);
+  };
+  if (o.metrics) so.front_end_descriptors = MetricsServer::kMostConnections;
+  return so;
 }
 
 }  // namespace rdmavideo::receiver

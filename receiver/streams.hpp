@@ -90,4 +90,7 @@ class Streams {
   std::optional<uint64_t> last_canvas_frames_;  // main thread only: at the last status line
 };
 
+// The receiver service the options ask for, its streams' sinks and reports `streams`'.
+ReceiverServiceOptions service_options(const Options& o, Streams& streams);
+
 }  // namespace rdmavideo::receiver

@@ -19,7 +19,7 @@ stage_start=$SECONDS
 stage() {  # stage NAME: ends the running stage (printing its time) and names the next
   local now=$SECONDS
   if [ -n "${stage_name:-}" ]; then
-    stages+=("$(printf '%-34s %4d s' "$stage_name" $((now - stage_start)))")
+    stages+=("$(printf '%-46s %4d s' "$stage_name" $((now - stage_start)))")
     echo "== $stage_name: $((now - stage_start)) s"
   fi
   stage_name=${1:-}
@@ -30,7 +30,7 @@ report() {
   stage
   echo "== stage times"
   printf '%s\n' "${stages[@]}"
-  echo "total                              $SECONDS s"
+  printf '%-46s %4d s\n' total "$SECONDS"
 }
 trap report EXIT
 

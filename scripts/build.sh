@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Configures and builds into build/ (or $BUILD_DIR; $BUILD_TARGETS, space-separated, builds
-# only those). Extra arguments go to CMake. Compiles go
-# through ccache where it is installed (scripts/setup.sh installs it): a rebuild of what did
-# not change, in any build folder, is a cache hit.
+# only those). Extra arguments go to CMake. Compiles go through ccache where it is installed
+# (scripts/setup.sh installs it): a rebuild of what did not change, in any build folder, is a
+# cache hit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}

@@ -130,8 +130,12 @@ TEST(NonBlockingSession, AReceiverThatKeepsUpIsNotHeldBackByOneThatStalls) {
   const auto all = (*session)->destinations();
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].stats.frames, 1u);
-  EXPECT_EQ(all[1].stats.frames + static_cast<uint64_t>(no_buffer), 40u);
-  EXPECT_EQ(all[1].stats.dropped, static_cast<uint64_t>(no_buffer));
+  // Every frame is accounted for at the one that keeps up: sent, or dropped there (no buffer
+  // free, or, on a loaded machine, its credit not back within the frame's millisecond).
+  EXPECT_EQ(all[1].stats.frames + all[1].stats.dropped, 40u);
+  EXPECT_GE(all[1].stats.dropped, static_cast<uint64_t>(no_buffer));
+  // Held back by the stalled one, it would get about as few as it (1 frame); it gets nearly all.
+  EXPECT_GE(all[1].stats.frames, 32u);
   EXPECT_EQ((*session)->stats().frames, all[1].stats.frames);
 }
 

@@ -79,8 +79,8 @@ struct SrcRuntime {
   GstVideoInfo info{};                               // the sender's layout
   GstVideoInfo default_info{};                       // GStreamer's layout for the same caps
   bool default_layout = true;
-  bool downstream_meta = false;  // downstream reads GstVideoMeta
-  std::optional<FrameVerifier> verifier;
+  bool downstream_meta = false;            // downstream reads GstVideoMeta
+  std::optional<StreamVerifier> verifier;  // the receiver's policy: on the GPU where it can
   std::optional<int64_t> first_pts_ns;
   uint64_t next_sequence = 0;
   uint64_t pushed = 0;             // frames pushed downstream
@@ -354,7 +354,7 @@ GstFlowReturn start_stream(GstRdmaSrc* self, SrcRuntime& rt,
   gst_video_info_set_format(&rt.default_info, GST_VIDEO_INFO_FORMAT(&rt.info),
                             GST_VIDEO_INFO_WIDTH(&rt.info), GST_VIDEO_INFO_HEIGHT(&rt.info));
   rt.verifier.reset();
-  if (rt.settings.verify) rt.verifier.emplace(format);
+  if (rt.settings.verify) rt.verifier.emplace();
   const bool sender_live = (format.flags & proto::kStreamLive) != 0;
   if (sender_live != rt.settings.is_live) {
     GST_WARNING_OBJECT(self, "the sender's stream is %slive but is-live=%s: %s",
@@ -446,7 +446,28 @@ GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame,
   // The sender's sequence counts the frames it dropped (the service counts them): a gap.
   const bool discont = rt.pushed == 0 || info.sequence > rt.next_sequence;
   rt.next_sequence = info.sequence + 1;
-  if (frame.memory_kind() == memory::MemoryKind::cuda && (rt.verifier || !rt.cuda_out)) {
+  std::optional<std::string> bad;
+  if (rt.verifier) {
+    std::string said;
+    auto ok = rt.verifier->prepare(frame.format(), frame.cuda_device(), &said);
+    if (!ok) {
+      GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Could not verify the received frames."),
+                        ("%s", ok.error().message().c_str()));
+      return GST_FLOW_ERROR;
+    }
+    if (!said.empty()) GST_INFO_OBJECT(self, "verify: %s", said.c_str());
+    if (rt.verifier->on_gpu()) {
+      auto found = rt.verifier->verify_on_gpu(info, cuda::address(frame.data().data()), nullptr);
+      if (!found) {
+        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Could not verify a frame in GPU memory."),
+                          ("%s", found.error().message().c_str()));
+        return GST_FLOW_ERROR;
+      }
+      bad = *found;
+    }
+  }
+  const bool cpu_verifies = rt.verifier && !rt.verifier->on_gpu();
+  if (frame.memory_kind() == memory::MemoryKind::cuda && (cpu_verifies || !rt.cuda_out)) {
     // The CPU verifies or downstream reads system memory: a download of the ring slot.
     auto host = std::move(frame).to_host();
     if (!host) {
@@ -456,13 +477,10 @@ GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame,
     }
     frame = std::move(*host);
   }
-  if (rt.verifier) {
-    if (auto bad = rt.verifier->verify(info, frame.data())) {
-      if (++rt.checksum_failures <= kMaxVerifyWarnings) {
-        GST_ELEMENT_WARNING(self, STREAM, DECODE, ("A received frame failed verification."),
-                            ("%s", bad->c_str()));
-      }
-    }
+  if (cpu_verifies) bad = rt.verifier->verify_on_host(info, frame.data());
+  if (bad && ++rt.checksum_failures <= kMaxVerifyWarnings) {
+    GST_ELEMENT_WARNING(self, STREAM, DECODE, ("A received frame failed verification."),
+                        ("%s", bad->c_str()));
   }
   ++rt.pushed;
 
@@ -614,7 +632,9 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
       g_param_spec_boolean("verify", "Verify",
                            "Check each frame's checksum when the sender sends them, and the "
                            "built-in test pattern when the stream carries it; failures are "
-                           "counted in stats and posted as warnings. Default false.",
+                           "counted in stats and posted as warnings. Frames in GPU memory "
+                           "(memory=cuda) are checked there by a kernel where the GPU can, "
+                           "as rdmavideo-recv checks them. Default false.",
                            FALSE, flags));
   g_object_class_install_property(
       gobject_class, PROP_IS_LIVE,

@@ -26,6 +26,7 @@
 #include "display_convert.hpp"
 #include "overlay_font.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/signals.hpp"
 #include "rdmavideo/stats.hpp"
 #include "rdmavideo/text.hpp"
 #include "window_manager.hpp"
@@ -226,11 +227,7 @@ class SdlDisplay final : public Display {
   void run(std::promise<Result<void>>& opened) {
     // The main thread takes SIGINT/SIGTERM (its blocked calls must see EINTR); X and SDL
     // calls here should not.
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    block_stop_signals();
 
     auto sdl = SdlVideo::init();
     if (!sdl) {

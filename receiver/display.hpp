@@ -40,11 +40,13 @@
 
 #include "audio_player.hpp"
 #include "rdmavideo/frame_lease.hpp"
+#include "rdmavideo/media/monitor.hpp"
 #include "rdmavideo/result.hpp"
 
 namespace rdmavideo::receiver {
 
-class Display {
+// The receiver's window: a media::Monitor for the stream that owns it.
+class Display : public media::Monitor {
  public:
   struct Counts {
     uint64_t shown = 0;    ///< frames uploaded and presented
@@ -64,15 +66,6 @@ class Display {
   static Result<std::unique_ptr<Display>> open(std::function<void()> on_quit,
                                                int64_t audio_delay_ns = 0);
 
-  virtual ~Display() = default;
-  /// A stream's sink thread: hands over a frame; never waits.
-  virtual void offer(FrameLease frame) = 0;
-  /// The window's stream's writer thread: its first audio track began; the window plays it.
-  virtual void start_audio(const proto::AudioStart& format) = 0;
-  /// The same thread: that track's samples, in its format.
-  virtual void play_audio(int64_t pts_ns, uint32_t samples, std::span<const std::byte> data) = 0;
-  /// The track ended, or the stream did: the picture goes back to showing frames as they come.
-  virtual void end_audio() = 0;
   /// Main thread: closes the window and joins the thread; a waiting frame counts as dropped.
   virtual void stop() = 0;
   /// After stop(): what was shown and dropped.

@@ -8,11 +8,11 @@
 #include <thread>
 
 #include "cli.hpp"
-#include "compositor.hpp"
 #include "display.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/media/compositor.hpp"
 #include "rdmavideo/receiver_service.hpp"
 #include "streams.hpp"
 
@@ -48,10 +48,10 @@ int run(const Options& o) {
 
   // --composite: the canvas, its writer and the window are the compositor's; the streams are
   // its tiles.
-  std::unique_ptr<Compositor> compositor;
-  auto canvas_output = std::make_shared<StreamOutput>();
+  std::unique_ptr<media::Compositor> compositor;
+  auto canvas_output = std::make_shared<media::StreamOutput>();
   if (o.composite_on) {
-    auto started = Compositor::start(o, display.get(), canvas_output);
+    auto started = media::Compositor::start(composite_options(o), display.get(), canvas_output);
     if (!started) {
       log().error("rdmavideo-recv: {}", started.error().message());
       return cli::kExitFailed;

@@ -91,7 +91,7 @@ std::string render_metrics(const ReceiverService& service, const Streams& stream
   struct Stream {
     std::string labels;
     const StreamReport* report;
-    std::shared_ptr<StreamOutput> output;
+    std::shared_ptr<media::StreamOutput> output;
   };
   std::vector<Stream> all;
   for (const auto& r : reports) {

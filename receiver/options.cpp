@@ -5,9 +5,9 @@
 
 #include "cli.hpp"
 #include "display.hpp"
-#include "output_template.hpp"
+#include "rdmavideo/media/output_template.hpp"
+#include "rdmavideo/media/recording.hpp"
 #include "rdmavideo/memory.hpp"
-#include "recording.hpp"
 
 namespace rdmavideo::receiver {
 
@@ -125,7 +125,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   }
   o.composite_on = !composite.empty() || !o.layout_file.empty();
   if (!composite.empty()) {
-    auto chosen = parse_composite_kind(composite);
+    auto chosen = media::parse_composite_kind(composite);
     if (!chosen)
       return fail("--composite \"" + composite +
                   "\" unknown (grid, row or pip; --layout FILE for others)");
@@ -151,8 +151,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     }
   }
   if (!o.layout_file.empty()) {
-    auto loaded = CompositeLayout::load(o.layout_file, o.canvas_width, o.canvas_height);
-    if (!loaded) return fail(loaded.error().message());
+    auto loaded = media::CompositeLayout::load(o.layout_file, o.canvas_width, o.canvas_height);
+    if (!loaded) return fail("--layout " + loaded.error().message());
     o.layout = std::move(*loaded);
   }
   if (!canvas_pix_fmt.empty()) {
@@ -190,8 +190,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     return fail("--audio-output with --composite: the canvas carries no audio yet");
   }
   // A composite is one output, whatever the streams: no template is needed for it.
-  if (auto ok = OutputTemplate::check(o.output, o.composite_on ? 1 : o.max_streams,
-                                      o.serve && !o.composite_on);
+  if (auto ok = media::OutputTemplate::check(o.output, o.composite_on ? 1 : o.max_streams,
+                                             o.serve && !o.composite_on, "--output");
       !ok) {
     return fail(ok.error().message());
   }
@@ -202,16 +202,18 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                    [](unsigned char c) { return std::tolower(c); });
     if (ext != ".wav")
       return fail("--audio-output \"" + o.audio_output + "\" must name a .wav file");
-    if (Recording::holds_audio(o.output)) {
+    if (media::Recording::holds_audio(o.output)) {
       return fail("--audio-output is for raw and .y4m outputs: --output " + o.output +
                   " records every audio track itself");
     }
-    if (auto ok = OutputTemplate::check(o.audio_output, o.max_streams, o.serve); !ok) {
-      return fail("--audio-output: " + ok.error().message());
+    if (auto ok =
+            media::OutputTemplate::check(o.audio_output, o.max_streams, o.serve, "--audio-output");
+        !ok) {
+      return fail(ok.error().message());
     }
   }
-  if (Recording::is_recording_path(o.output)) {
-    if (auto ok = Recording::check({o.output, o.codec, o.encoder}); !ok) {
+  if (media::Recording::is_recording_path(o.output)) {
+    if (auto ok = media::Recording::check({o.output, o.codec, o.encoder}); !ok) {
       return fail(ok.error().message());
     }
   } else if (!o.codec.empty() || !o.encoder.empty()) {
@@ -220,6 +222,40 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
         "to raw output");
   }
   return std::nullopt;
+}
+
+media::WriterOptions writer_options(const Options& o) {
+  media::WriterOptions w;
+  w.output = o.output;
+  w.audio_output = o.audio_output;
+  w.codec = o.codec;
+  w.encoder = o.encoder;
+  w.verify = o.verify;
+  w.monitored = o.display;
+  w.names.output = "--output";
+  w.names.audio_output = "--audio-output";
+  w.names.monitor = "--display";
+  w.names.canvas_size = "--canvas";
+  w.names.canvas_format = "--pix-fmt";
+  w.names.audio_mix = "--composite-audio mix";
+  return w;
+}
+
+media::CompositeOptions composite_options(const Options& o) {
+  media::CompositeOptions c;
+  c.width = o.canvas_width;
+  c.height = o.canvas_height;
+  c.rate = o.canvas_rate;
+  c.format = o.canvas_format;
+  c.memory = o.memory;
+  c.kind = o.composite;
+  c.tiles = o.max_streams;
+  c.layout_name = o.layout_file;
+  c.layout = o.layout;
+  c.audio_tile = o.composite_audio;
+  c.audio_mix = o.composite_mix;
+  c.writer = writer_options(o);
+  return c;
 }
 
 }  // namespace rdmavideo::receiver

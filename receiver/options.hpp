@@ -6,8 +6,9 @@
 #include <optional>
 #include <string>
 
-#include "composite_layout.hpp"
 #include "rdmavideo/gpu_path.hpp"
+#include "rdmavideo/media/composite_layout.hpp"
+#include "rdmavideo/media/options.hpp"
 #include "rdmavideo/memory.hpp"
 #include "rdmavideo/transport.hpp"
 
@@ -40,9 +41,10 @@ struct Options {
   gpu::PathChoice gpu_path = gpu::PathChoice::automatic;  // --gpu-path
   // --composite / --layout: every stream a tile of one canvas (compositor.hpp)
   bool composite_on = false;
-  CompositeKind composite = CompositeKind::grid;
+  media::CompositeKind composite = media::CompositeKind::grid;
   std::string layout_file;  // --layout: the tiles from a TOML file instead
-  CompositeLayout layout;   // --layout's tiles, read while parsing (a bad file is a usage error)
+  media::CompositeLayout
+      layout;  // --layout's tiles, read while parsing (a bad file is a usage error)
   uint32_t canvas_width = 1920, canvas_height = 1080;  // --canvas
   Rational canvas_rate{30, 1};
   PixelFormat canvas_format = PixelFormat::nv12;  // --pix-fmt
@@ -53,5 +55,10 @@ struct Options {
 
 /// Parses the command line. Returns the exit code when the program should stop now.
 std::optional<int> parse_options(int argc, char** argv, Options& options);
+
+/// What the media layer is asked for each stream, and for the composite's canvas, with this
+/// program's flags as the names of its settings.
+media::WriterOptions writer_options(const Options& options);
+media::CompositeOptions composite_options(const Options& options);
 
 }  // namespace rdmavideo::receiver

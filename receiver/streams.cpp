@@ -42,14 +42,15 @@ std::string_view state_name(StreamReport::State state) {
 }  // namespace
 
 Streams::Streams(const Options& options, Display* display, std::string listener_kind,
-                 Compositor* compositor)
+                 media::Compositor* compositor)
     : options_(options),
+      writer_options_(writer_options(options)),
       display_(display),
       compositor_(compositor),
       listener_kind_(std::move(listener_kind)) {}
 
 Result<std::unique_ptr<StreamSink>> Streams::make_sink(const StreamInfo& info) {
-  auto output = std::make_shared<StreamOutput>();
+  auto output = std::make_shared<media::StreamOutput>();
   if (compositor_) {
     auto tile = compositor_->make_sink(info);
     if (!tile) return Unexpected(tile.error());
@@ -79,8 +80,8 @@ Result<std::unique_ptr<StreamSink>> Streams::make_sink(const StreamInfo& info) {
       }
     }
   }
-  auto writer =
-      StreamWriter::create(options_, info, std::move(output), display, std::move(release_display));
+  auto writer = media::StreamWriter::create(writer_options_, info, std::move(output), display,
+                                            std::move(release_display));
   if (!writer) {
     if (display) {
       std::lock_guard lock(mu_);
@@ -91,7 +92,7 @@ Result<std::unique_ptr<StreamSink>> Streams::make_sink(const StreamInfo& info) {
   return std::unique_ptr<StreamSink>(std::move(*writer));
 }
 
-std::shared_ptr<StreamOutput> Streams::output_of(uint64_t number) const {
+std::shared_ptr<media::StreamOutput> Streams::output_of(uint64_t number) const {
   std::lock_guard lock(mu_);
   auto it = outputs_.find(number);
   return it == outputs_.end() ? nullptr : it->second;
@@ -140,8 +141,8 @@ Result<void> Streams::check_format(const Options& options, const proto::StreamSt
     }
     return {};
   }
-  if (!Recording::is_recording_path(options.output)) return {};
-  return Recording::check_format({options.output, options.codec, options.encoder}, format);
+  if (!media::Recording::is_recording_path(options.output)) return {};
+  return media::Recording::check_format({options.output, options.codec, options.encoder}, format);
 }
 
 stats::TransferStats Streams::totals(const std::vector<StreamReport>& reports,
@@ -214,7 +215,7 @@ std::string Streams::status_line(const std::vector<StreamReport>& reports,
   });
   std::string canvas;
   if (compositor_) {
-    const CompositeReport c = compositor_->report();
+    const media::CompositeReport c = compositor_->report();
     const double fps = last_canvas_frames_ ? (c.frames - *last_canvas_frames_) / dt : 0.0;
     last_canvas_frames_ = c.frames;
     canvas = fmt::format(" | canvas{} {} frames {:.1f} fps late {}",
@@ -227,7 +228,7 @@ std::string Streams::status_line(const std::vector<StreamReport>& reports,
 }
 
 nlohmann::json Streams::audio_json(const std::vector<AudioReport>& tracks,
-                                   const std::vector<StreamOutput::Track>& recorded) {
+                                   const std::vector<media::StreamOutput::Track>& recorded) {
   nlohmann::json list = nlohmann::json::array();
   for (size_t i = 0; i < tracks.size(); ++i) {
     const AudioReport& a = tracks[i];
@@ -271,7 +272,7 @@ nlohmann::json Streams::summary(const std::vector<StreamReport>& reports,
     std::string path, verify;
     double cpu = r.cpu_seconds;
     uint64_t downloads = 0;
-    std::vector<StreamOutput::Track> recorded;
+    std::vector<media::StreamOutput::Track> recorded;
     if (output) {
       s.checksum_failures = output->checksum_failures;
       cpu += output->cpu_seconds;

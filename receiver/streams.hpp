@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "compositor.hpp"
 #include "display.hpp"
 #include "options.hpp"
+#include "rdmavideo/media/compositor.hpp"
+#include "rdmavideo/media/stream_writer.hpp"
 #include "rdmavideo/receiver_service.hpp"
-#include "stream_writer.hpp"
 
 namespace rdmavideo::receiver {
 
@@ -27,7 +27,7 @@ class Streams {
  public:
   /// With `compositor`, every stream is a tile of it (and the display is the canvas's).
   Streams(const Options& options, Display* display, std::string listener_kind,
-          Compositor* compositor = nullptr);
+          media::Compositor* compositor = nullptr);
 
   /// The SinkFactory: a writer for a newly admitted stream, or its tile of the composite.
   Result<std::unique_ptr<StreamSink>> make_sink(const StreamInfo& info);
@@ -49,7 +49,7 @@ class Streams {
   /// The `audio` of a stream in the summary: per track the service's counters and, when
   /// recorded, the recording's (gaps filled, trimmed).
   static nlohmann::json audio_json(const std::vector<AudioReport>& tracks,
-                                   const std::vector<StreamOutput::Track>& recorded);
+                                   const std::vector<media::StreamOutput::Track>& recorded);
   /// The --stats-json summary: totals over every stream at the top level (the format keys
   /// describe the first stream), and `streams`, a summary per stream.
   nlohmann::json summary(const std::vector<StreamReport>& reports,
@@ -60,12 +60,12 @@ class Streams {
   /// Every stream ended well (a stream whose frames failed --verify did not).
   static bool all_ok(const std::vector<StreamReport>& reports, const FoldedStreams& folded = {});
   /// The composite's report, where the streams are its tiles.
-  std::optional<CompositeReport> composite() const {
+  std::optional<media::CompositeReport> composite() const {
     if (!compositor_) return std::nullopt;
     return compositor_->report();
   }
   /// What stream `number`'s writer did so far; null for a stream never admitted.
-  std::shared_ptr<StreamOutput> output_of(uint64_t number) const;
+  std::shared_ptr<media::StreamOutput> output_of(uint64_t number) const;
 
  private:
   struct Rates {
@@ -76,12 +76,14 @@ class Streams {
                               const FoldedStreams& folded) const;
 
   const Options& options_;
+  const media::WriterOptions writer_options_;  // each stream's writer's
   Display* display_;
-  Compositor* compositor_;
+  media::Compositor* compositor_;
   std::string listener_kind_;  // "tcp+verbs": the summary's transport before any stream
 
   mutable std::mutex mu_;
-  std::map<uint64_t, std::shared_ptr<StreamOutput>> outputs_;  // by stream number, until folded
+  std::map<uint64_t, std::shared_ptr<media::StreamOutput>>
+      outputs_;                            // by stream number, until folded
   uint64_t folded_checksum_failures_ = 0;  // of the streams whose outputs were folded
   bool display_taken_ = false;             // a running stream shows in the window
   double process_cpu_at_first_ = 0;        // process CPU when the first stream was admitted

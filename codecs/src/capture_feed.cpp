@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rdmavideo/av/capture_feed.hpp"
 
+#include "rdmavideo/signals.hpp"
+
 #include <pthread.h>
 
 #include <csignal>
@@ -28,12 +30,7 @@ std::optional<Error> CaptureFeed::error() const {
 }
 
 void CaptureFeed::run() {
-  // SIGINT and SIGTERM are the main thread's.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  block_stop_signals();  // SIGINT and SIGTERM are the main thread's
   const double rate = capture_.format().sample_rate;
   std::optional<int64_t> next_ns;  // where the next chunk continues
   while (!stop_ && !(interrupt_ && interrupt_->load())) {

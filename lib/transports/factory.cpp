@@ -67,7 +67,7 @@ class EitherListener final : public ChannelListener {
 Unexpected no_verbs_in_build() {
   return make_error(ErrorCode::unsupported,
                     "transport verbs: this build has no RDMA verbs transport (rdma-core was not "
-                    "found when it was configured); use --transport tcp");
+                    "found when it was configured); use the TCP transport");
 }
 
 }  // namespace
@@ -117,7 +117,7 @@ Result<std::unique_ptr<SenderChannel>> connect_channel(TransportKind kind,
 #else
     return make_error(ErrorCode::unsupported,
                       "transport verbs: this build has no RDMA verbs transport (rdma-core was "
-                      "not found when it was configured); use --transport tcp");
+                      "not found when it was configured); use the TCP transport");
 #endif
   }
   return tcp::connect(options);

@@ -18,8 +18,8 @@
 #include "rdmavideo/av/audio_converter.hpp"
 #include "rdmavideo/av/canvas.hpp"
 #include "rdmavideo/av/recorder.hpp"
+#include "rdmavideo/media/tile_clock.hpp"
 #include "targets.hpp"
-#include "tile_clock.hpp"
 
 namespace rdmavideo::fuzz {
 namespace {
@@ -105,7 +105,7 @@ SoundRun place_sound(const uint8_t* data, size_t size) {
   {
     const auto format = audio_format(in, proto::kMaxSampleRate, proto::kMaxAudioChannels);
     auto converter = av::AudioConverter::open(format, 48000, 2);  // refused: the tile has no sound
-    receiver::TileClock clock(static_cast<int64_t>(in.in(1'000'000, 1'000'000'000)), 48000);
+    media::TileClock clock(static_cast<int64_t>(in.in(1'000'000, 1'000'000'000)), 48000);
     int64_t frame_pts = 0, audio_pts = 0, arrival = 0;
     uint64_t scaled_in = 0, packets = 0;
     const int ops = in.get<uint8_t>() % 65;

@@ -1680,7 +1680,7 @@ TEST_F(GstElements, MemoryCudaWithoutAGpuFailsToStartNamingWhatIsMissing) {
   EXPECT_EQ(gst_element_set_state(receiver.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
   auto error = pop_message(receiver.get(), GST_MESSAGE_ERROR, 10s);
   ASSERT_NE(error, nullptr);
-  EXPECT_NE(describe(error.get()).find("--memory cuda:0: no CUDA driver"), std::string::npos)
+  EXPECT_NE(describe(error.get()).find("frames in cuda:0: no CUDA driver"), std::string::npos)
       << describe(error.get());
   ReceiverPipeline host_receiver;
   auto sender = parse_pipeline(testsrc(caps_string("NV12", 64, 48), 5) + " ! " +

@@ -224,7 +224,7 @@ TEST(GPU_MEMORY_SUITE, NoDriverIsOneLineAndExit1OnEitherEndAndNoStreamIsStarted)
   ASSERT_EQ(send.wait(30s), 1) << send.stderr_text();
   const auto lines = error_lines(send.stderr_text());
   ASSERT_EQ(lines.size(), 1u) << send.stderr_text();
-  EXPECT_NE(lines[0].find("--memory cuda:0: no CUDA driver (libcuda.so.1"), std::string::npos)
+  EXPECT_NE(lines[0].find("frames in cuda:0: no CUDA driver (libcuda.so.1"), std::string::npos)
       << lines[0];
   // The sender gave up before connecting: the receiver saw no one.
   std::this_thread::sleep_for(200ms);
@@ -239,7 +239,7 @@ TEST(GPU_MEMORY_SUITE, NoDriverIsOneLineAndExit1OnEitherEndAndNoStreamIsStarted)
   ASSERT_EQ(r.wait(30s), 1) << r.stderr_text();
   const auto recv_lines = error_lines(r.stderr_text());
   ASSERT_EQ(recv_lines.size(), 1u) << r.stderr_text();
-  EXPECT_NE(recv_lines[0].find("--memory cuda:1: no CUDA driver"), std::string::npos)
+  EXPECT_NE(recv_lines[0].find("frames in cuda:1: no CUDA driver"), std::string::npos)
       << recv_lines[0];
 }
 
@@ -250,7 +250,7 @@ TEST(GPU_MEMORY_SUITE, ADeviceThatIsNotThereIsNamedWithTheOnesThatAre) {
   Process send(sender("127.0.0.1:9", {"--testsrc", "--memory", "cuda:3"}), dir / "send.stderr");
   ASSERT_EQ(send.wait(30s), 1) << send.stderr_text();
   EXPECT_NE(
-      send.stderr_text().find("--memory cuda:3: no CUDA device 3: the driver sees 1 (cuda:0)"),
+      send.stderr_text().find("frames in cuda:3: no CUDA device 3: the driver sees 1 (cuda:0)"),
       std::string::npos)
       << send.stderr_text();
 }

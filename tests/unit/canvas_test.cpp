@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// The composite's canvas (codecs: av::Canvas) and its layouts (receiver/composite_layout):
+// The composite's canvas (codecs: av::Canvas) and its layouts (media: composite_layout):
 // frames land where they are placed with their aspect ratio, fills and labels in any format,
 // the glyphs the labels and the display share, the built-in and file layouts, and how a
-// tile's stream's clock is laid on the canvas's (receiver/tile_clock).
+// tile's stream's clock is laid on the canvas's (media: tile_clock).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <random>
 
-#include "composite_layout.hpp"
 #include "guarded.hpp"
 #include "process.hpp"
 #include "rdmavideo/av/canvas.hpp"
 #include "rdmavideo/glyphs.hpp"
-#include "tile_clock.hpp"
+#include "rdmavideo/media/composite_layout.hpp"
+#include "rdmavideo/media/tile_clock.hpp"
 
 namespace rdmavideo {
 namespace {
@@ -257,8 +257,8 @@ TEST(Canvas, AFrameFittedElsewhereThenPlacedIsTheSameAsPlacedAsItCame) {
 }
 #endif
 
-using receiver::CompositeKind;
-using receiver::CompositeLayout;
+using media::CompositeKind;
+using media::CompositeLayout;
 
 TEST(CompositeLayout, GridRowAndPip) {
   auto grid = CompositeLayout::make(CompositeKind::grid, 4, 1280, 720);
@@ -328,8 +328,8 @@ TEST(CompositeLayout, AFileIsReadAndItsErrorsNameTheTileAndField) {
 }  // namespace
 }  // namespace rdmavideo
 
-// ---- A tile's stream's clock on the canvas's (receiver/tile_clock).
-namespace rdmavideo::receiver {
+// ---- A tile's stream's clock on the canvas's (media: tile_clock).
+namespace rdmavideo::media {
 namespace {
 
 constexpr int64_t kPeriod = 33'333'333;  // a 30 fps canvas
@@ -437,4 +437,4 @@ TEST(TileClock, SoundThatJumpsIsPlacedWhereItBelongsAndCounted) {
 }
 
 }  // namespace
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

@@ -20,7 +20,7 @@ TEST(Budget, ReservationsAreHeldUntilTheirLastOwnerLetsGo) {
   EXPECT_EQ(b.error().code(), ErrorCode::resource);
   EXPECT_EQ(b.error().message(),
             "the second ring needs 41 B, beyond the receiver's memory budget of 100 B (60 B in "
-            "use; --max-memory sets it)");
+            "use; its maximum memory setting changes it)");
   copy.reset();
   EXPECT_EQ(budget->used(), 0u);
   EXPECT_TRUE(budget->reserve(100, "all"));

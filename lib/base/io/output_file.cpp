@@ -41,7 +41,7 @@ Result<bool> wait_for(int fd, int abort_fd, int wait_ms, const std::string& path
     fds[n++] = {abort_fd, POLLIN, 0};
   }
   if (poll(fds, n, wait_ms) < 0 && errno != EINTR) {
-    return Unexpected(system_error(fmt::format("--output {}: poll", path), errno));
+    return Unexpected(system_error(fmt::format("{}: poll", path), errno));
   }
   return abort_at >= 0 && (fds[abort_at].revents & POLLIN);
 }
@@ -98,8 +98,7 @@ Result<OutputFile> OutputFile::open(const std::string& path, int abort_fd) {
     out.fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644);
     if (out.fd_ >= 0) break;
     if (errno == EINTR) continue;
-    if (errno != ENXIO)
-      return Unexpected(system_error(fmt::format("--output {}: open", path), errno));
+    if (errno != ENXIO) return Unexpected(system_error(fmt::format("{}: open", path), errno));
     if (!said_waiting) {
       log().info("[output {}] a FIFO with no reader: waiting for one to open it", path);
       said_waiting = true;
@@ -108,7 +107,7 @@ Result<OutputFile> OutputFile::open(const std::string& path, int abort_fd) {
     if (!stop) return Unexpected(stop.error());
     if (*stop) {
       return make_error(ErrorCode::resource,
-                        "--output {}: stopped while waiting for a reader to "
+                        "{}: stopped while waiting for a reader to "
                         "open the FIFO",
                         path);
     }
@@ -127,21 +126,21 @@ Result<void> OutputFile::write(std::span<const std::byte> bytes) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) {
         if (aborted(abort_fd_)) {
-          return make_error(ErrorCode::resource,
-                            "--output {}: stopped while the output was not being read", path_);
+          return make_error(ErrorCode::resource, "{}: stopped while the output was not being read",
+                            path_);
         }
         auto stop = wait_for(fd_, abort_fd_, -1, path_);
         if (!stop) return Unexpected(stop.error());
         if (*stop) {
-          return make_error(ErrorCode::resource,
-                            "--output {}: stopped while the output was not being read", path_);
+          return make_error(ErrorCode::resource, "{}: stopped while the output was not being read",
+                            path_);
         }
         continue;
       }
       if (errno == EPIPE) {
-        return make_error(ErrorCode::peer_closed, "--output {}: the reader closed it", path_);
+        return make_error(ErrorCode::peer_closed, "{}: the reader closed it", path_);
       }
-      return Unexpected(system_error(fmt::format("--output {}: write", path_), errno));
+      return Unexpected(system_error(fmt::format("{}: write", path_), errno));
     }
     data += n;
     size -= static_cast<size_t>(n);
@@ -151,10 +150,10 @@ Result<void> OutputFile::write(std::span<const std::byte> bytes) {
 
 Result<int64_t> OutputFile::seek(int64_t offset, int whence) {
   if (!regular_) {
-    return make_error(ErrorCode::unsupported, "--output {}: not a file, cannot seek", path_);
+    return make_error(ErrorCode::unsupported, "{}: not a file, cannot seek", path_);
   }
   const off_t at = lseek(fd_, offset, whence);
-  if (at < 0) return Unexpected(system_error(fmt::format("--output {}: lseek", path_), errno));
+  if (at < 0) return Unexpected(system_error(fmt::format("{}: lseek", path_), errno));
   return static_cast<int64_t>(at);
 }
 
@@ -180,10 +179,9 @@ Result<void> OutputFile::close() {
   if (regular_ && fsync(fd) != 0) {
     const int err = errno;
     ::close(fd);
-    return Unexpected(system_error(fmt::format("--output {}: fsync", path_), err));
+    return Unexpected(system_error(fmt::format("{}: fsync", path_), err));
   }
-  if (::close(fd) != 0)
-    return Unexpected(system_error(fmt::format("--output {}: close", path_), errno));
+  if (::close(fd) != 0) return Unexpected(system_error(fmt::format("{}: close", path_), errno));
   const auto took = Clock::now() - began;
   if (took >= kSlowClose) {
     log().warn("[output {}] flushing to disk took {:.1f} s", path_,

@@ -156,7 +156,7 @@ bool write_json(const std::string& path, const nlohmann::json& summary) {
   out << summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   out.close();
   if (!out) {
-    log().error("--stats-json {}: could not write the summary", path);
+    log().error("{}: could not write the summary", path);
     return false;
   }
   return true;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "util/signals.hpp"
+#include "rdmavideo/signals.hpp"
 
 #include <pthread.h>
 
@@ -14,6 +14,14 @@ void block_async_signals() noexcept {
   for (int synchronous : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS}) {
     sigdelset(&set, synchronous);
   }
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+void block_stop_signals() noexcept {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 

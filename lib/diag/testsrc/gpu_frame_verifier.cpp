@@ -31,7 +31,7 @@ Result<std::unique_ptr<GpuFrameVerifier>> GpuFrameVerifier::create(
     for (uint32_t index = 0; index < TestPattern::buffer_count(format); ++index) {
       TestPattern::render_buffer(format, index, rendered);
       auto memory = v->device_->allocate(bytes);
-      if (!memory) return Unexpected(memory.error().context("--verify's pattern frames"));
+      if (!memory) return Unexpected(memory.error().context("the verifier's pattern frames"));
       if (auto ok = v->device_->upload(**memory, rendered); !ok) return Unexpected(ok.error());
       v->phases_.push_back(std::move(*memory));
       v->heads_.emplace_back(rendered.begin(), rendered.begin() + static_cast<ptrdiff_t>(head));

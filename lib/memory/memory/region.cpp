@@ -136,7 +136,7 @@ Result<std::shared_ptr<const void>> Budget::reserve(uint64_t bytes, std::string_
     if (bytes > limit_ || used > limit_ - bytes) {
       return make_error(ErrorCode::resource,
                         "{} needs {}, beyond the receiver's memory budget of {} ({} in use; "
-                        "--max-memory sets it)",
+                        "its maximum memory setting changes it)",
                         what, format_bytes(bytes), format_bytes(limit_), format_bytes(used));
     }
   } while (!used_.compare_exchange_weak(used, used + bytes));

@@ -233,7 +233,7 @@ Result<void> ReceiverConnection::handshake(Clock::time_point deadline) {
   if (!(hello->flags & proto::kCapAuth)) {
     return make_error(ErrorCode::auth_failed,
                       "authentication failed: this receiver requires a shared key and the "
-                      "sender offered none (give it --key-file)");
+                      "sender offered none (give it the shared key)");
   }
   ack->flags |= proto::kCapAuth;
   if (auto ok = send(*ack); !ok) return ok;

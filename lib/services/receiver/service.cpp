@@ -15,8 +15,8 @@
 
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/signals.hpp"
 #include "receiver/connection.hpp"
-#include "util/signals.hpp"
 #include "util/unique_handle.hpp"
 
 namespace rdmavideo {
@@ -496,7 +496,7 @@ Result<std::unique_ptr<ReceiverService>> ReceiverService::start(ReceiverServiceO
     auto device = cuda::Device::shared(options.memory.device);
     if (!device)
       return Unexpected(
-          device.error().context(fmt::format("--memory {}", to_string(options.memory))));
+          device.error().context(fmt::format("frames in {}", to_string(options.memory))));
     log().info("frames go into {} ({} MiB)", (*device)->describe(),
                (*device)->facts().total_memory >> 20);
   }
@@ -505,7 +505,7 @@ Result<std::unique_ptr<ReceiverService>> ReceiverService::start(ReceiverServiceO
   auto listener = receiver::listen(impl->options.transport, impl->options.listen);
   if (!listener) return Unexpected(listener.error());
   impl->listener = std::move(*listener);
-  std::string why = "--max-memory";
+  std::string why = "as asked";
   const bool registers = impl->listener->describe().find("verbs") != std::string::npos;
   const uint64_t limit = impl->options.max_memory ? *impl->options.max_memory
                                                   : memory::default_budget(registers, &why);

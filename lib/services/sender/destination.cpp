@@ -416,7 +416,7 @@ void SenderSession::Impl::Destination::try_again_or_give_up(const Error& error) 
   const bool again = session.options.reconnect && retry && !session.stop_flag();
   set_state(again ? DestinationState::connecting : DestinationState::failed, error);
   if (again) {
-    log().warn("{}; connecting again in {:.1f} s (--reconnect)", error.message(),
+    log().warn("{}; connecting again in {:.1f} s (reconnecting)", error.message(),
                std::chrono::duration<double>(backoff).count());
   } else {
     session.destination_lost(error);

@@ -158,7 +158,7 @@ Result<void> SenderCore::handshake_step(const proto::Message& message) {
       if (!key_ && receiver_proves) {
         return failed(Error(ErrorCode::auth_failed,
                             "authentication failed: the receiver requires a shared key; give "
-                            "this sender --key-file"));
+                            "this sender the shared key"));
       }
       step_ = key_ ? Step::challenge_awaited : Step::done;
       return {};

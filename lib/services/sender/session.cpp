@@ -24,7 +24,7 @@ Result<std::unique_ptr<SenderSession>> SenderSession::connect(SenderSessionOptio
     // Before connecting: a machine without the GPU should not cost a receiver a stream.
     auto device = cuda::Device::shared(o.memory.device);
     if (!device)
-      return Unexpected(device.error().context(fmt::format("--memory {}", to_string(o.memory))));
+      return Unexpected(device.error().context(fmt::format("frames in {}", to_string(o.memory))));
     impl->gpu = *device;
   }
   for (uint32_t i = 0; i < o.destinations.size(); ++i) {

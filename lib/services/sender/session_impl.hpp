@@ -16,8 +16,8 @@
 #include "rdmavideo/checksum.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/sender_session.hpp"
+#include "rdmavideo/signals.hpp"
 #include "sender/sender_core.hpp"
-#include "util/signals.hpp"
 
 namespace rdmavideo {
 namespace session_detail {
@@ -269,7 +269,7 @@ struct SenderSession::Impl {
     if (options.require_all) {
       if (destinations.size() > 1) {
         return fail_session(Error(error.code(),
-                                  error.message() + " (--require-all: every destination or none)",
+                                  error.message() + " (every destination is required, or none)",
                                   error.sys_errno()));
       }
       return fail_session(error);

@@ -319,7 +319,7 @@ Result<std::unique_ptr<Link>> Link::connect(const Endpoint& endpoint, const std:
   }
   if (!device.empty() && link->device_name() != device) {
     return make_error(ErrorCode::invalid_argument,
-                      "{}: --rdma-device {}: the route goes through {} (port {})", where, device,
+                      "{}: RDMA device {}: the route goes through {} (port {})", where, device,
                       link->device_name(), link->id_->port_num);
   }
   if (rdma_resolve_route(link->id_.get(), resolve_ms) != 0) {

@@ -159,10 +159,10 @@ class VerbsListener final : public receiver::ChannelListener {
       auto request = decode_connect_request(event->private_data);
       if (request && !options_.rdma_device.empty() && id->verbs &&
           options_.rdma_device != ibv_get_device_name(id->verbs->device)) {
-        request =
-            make_error(ErrorCode::invalid_argument,
-                       "connection arrived on {}; this receiver takes only {} (--rdma-device)",
-                       ibv_get_device_name(id->verbs->device), options_.rdma_device);
+        request = make_error(
+            ErrorCode::invalid_argument,
+            "connection arrived on {}; this receiver takes only {} (the RDMA device it was given)",
+            ibv_get_device_name(id->verbs->device), options_.rdma_device);
       }
       if (!request) {
         // Tell the peer why in the reject's private data (it has room for a short text).
@@ -198,7 +198,7 @@ Result<std::unique_ptr<receiver::ChannelListener>> listen(const ListenOptions& o
   if (!have_devices()) {
     return make_error(
         ErrorCode::unsupported,
-        "{}: no RDMA device on this machine (rdmavideo-doctor tells more); use --transport tcp",
+        "{}: no RDMA device on this machine (rdmavideo-doctor tells more); use the TCP transport",
         where);
   }
   UniqueEventChannel channel(rdma_create_event_channel());

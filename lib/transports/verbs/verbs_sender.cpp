@@ -224,7 +224,7 @@ Result<std::unique_ptr<sender::SenderChannel>> connect(const ConnectOptions& opt
   if (!have_devices()) {
     return make_error(ErrorCode::unsupported,
                       "send: verbs connect to {}: no RDMA device on this machine (rdmavideo-doctor "
-                      "tells more); use --transport tcp",
+                      "tells more); use the TCP transport",
                       options.endpoint.to_string());
   }
   ConnectRequest request;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rdmavideo/cuda.hpp"
+#include "rdmavideo/memory.hpp"
 #include "rdmavideo/test_pattern.hpp"
 
 namespace rdmavideo {
@@ -61,6 +62,40 @@ class GpuFrameVerifier {
   std::vector<std::vector<std::byte>> heads_;             // each phase's first bytes, on the host
   std::optional<FrameVerifier> checksums_;                // frames with a checksum: downloaded
   std::vector<std::byte> download_;
+};
+
+/// One stream's verify policy, the same wherever frames are received (rdmavideo-recv, rdmasrc):
+/// a kernel checks each frame where it lies when the frame is in GPU memory and the GPU can;
+/// else the CPU checks it, in GPU memory only after a download. prepare() chooses, once a
+/// format (a ring epoch); the pattern's frames count against `budget` wherever they are.
+class StreamVerifier {
+ public:
+  explicit StreamVerifier(std::shared_ptr<memory::Budget> budget = nullptr)
+      : budget_(std::move(budget)) {}
+  /// For frames of `format` (held by the caller while its frames last), in GPU memory on
+  /// `device`, or in host memory (null). Does nothing for the format already prepared; fails
+  /// where the budget refuses the pattern's frames. `said`, when set, tells how it checks.
+  Result<void> prepare(const proto::StreamStart& format, std::shared_ptr<cuda::Device> device,
+                       std::string* said = nullptr);
+  /// Where frames are checked: "gpu" (a kernel, in place), "download" (a frame in GPU memory
+  /// copied to the host first) or "host"; empty before prepare().
+  const std::string& where() const { return where_; }
+  /// Whether verify_on_gpu() takes the frames (else verify_on_host(), on a host copy).
+  bool on_gpu() const { return gpu_ != nullptr; }
+  /// A frame in GPU memory; `downloaded` is set when it had to be copied to the host (a
+  /// checksum is computed by the CPU).
+  Result<std::optional<std::string>> verify_on_gpu(const proto::FrameWritten& info,
+                                                   cuda::DevicePtr frame, bool* downloaded);
+  std::optional<std::string> verify_on_host(const proto::FrameWritten& info,
+                                            std::span<const std::byte> data) const;
+
+ private:
+  std::shared_ptr<memory::Budget> budget_;
+  const proto::StreamStart* format_ = nullptr;  // the format prepared for
+  std::optional<FrameVerifier> cpu_;
+  std::unique_ptr<GpuFrameVerifier> gpu_;
+  std::shared_ptr<const void> reservation_;
+  std::string where_;
 };
 
 }  // namespace rdmavideo

@@ -28,7 +28,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 
 class TileClock {
  public:
@@ -77,4 +77,4 @@ class TileClock {
   double error_ms_ = 0;
 };
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

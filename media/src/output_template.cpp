@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "output_template.hpp"
+#include "rdmavideo/media/output_template.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 
 #include "rdmavideo/log.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 namespace {
 
 constexpr std::array<std::string_view, 5> kPlaceholders = {"{name}", "{n}", "{peer}", "{date}",
@@ -42,7 +42,8 @@ bool OutputTemplate::is_template(std::string_view output) {
   return false;
 }
 
-Result<void> OutputTemplate::check(const std::string& output, uint32_t max_streams, bool serve) {
+Result<void> OutputTemplate::check(const std::string& output, uint32_t max_streams, bool serve,
+                                   std::string_view setting) {
   // Any {word} must be one we know.
   for (size_t open = output.find('{'); open != std::string::npos;
        open = output.find('{', open + 1)) {
@@ -52,23 +53,23 @@ Result<void> OutputTemplate::check(const std::string& output, uint32_t max_strea
                                       : std::string_view(output).substr(open, close - open + 1);
     if (std::find(kPlaceholders.begin(), kPlaceholders.end(), word) == kPlaceholders.end()) {
       return make_error(ErrorCode::invalid_argument,
-                        "--output {}: unknown placeholder {} (known: {{name}} {{n}} {{peer}} "
+                        "{} {}: unknown placeholder {} (known: {{name}} {{n}} {{peer}} "
                         "{{date}} {{time}})",
-                        output, word);
+                        setting, output, word);
     }
   }
   if (output.empty()) return {};
   if (max_streams > 1) {
     if (output == "-") {
       return make_error(ErrorCode::invalid_argument,
-                        "--output -: stdout carries one stream, and --max-streams is {}",
-                        max_streams);
+                        "{} -: stdout carries one stream, and {} streams are taken at once",
+                        setting, max_streams);
     }
     if (!contains(output, "{name}") && !contains(output, "{n}")) {
       return make_error(ErrorCode::invalid_argument,
-                        "--output {}: with --max-streams {} the file name needs {{name}} or {{n}}, "
+                        "{} {}: with {} streams at once the file name needs {{name}} or {{n}}, "
                         "e.g. 'rec/{{name}}.mov'",
-                        output, max_streams);
+                        setting, output, max_streams);
     }
   }
   // A plain path's folder must be there now, not found missing at the first frame (a
@@ -76,7 +77,7 @@ Result<void> OutputTemplate::check(const std::string& output, uint32_t max_strea
   if (output != "-" && !is_template(output)) {
     const auto folder = std::filesystem::path(output).parent_path();
     if (std::error_code ec; !folder.empty() && !std::filesystem::is_directory(folder, ec)) {
-      return make_error(ErrorCode::invalid_argument, "--output {}: the folder {} does not exist",
+      return make_error(ErrorCode::invalid_argument, "{} {}: the folder {} does not exist", setting,
                         output, folder.string());
     }
   }
@@ -84,9 +85,9 @@ Result<void> OutputTemplate::check(const std::string& output, uint32_t max_strea
     std::error_code ec;
     if (!std::filesystem::is_character_file(output, ec)) {
       return make_error(ErrorCode::invalid_argument,
-                        "--output {}: with --serve every stream would replace the file; use a "
-                        "template such as '{{name}}-{{date}}-{{time}}{}'",
-                        output, std::filesystem::path(output).extension().string());
+                        "{} {}: serving one stream after another, every stream would replace the "
+                        "file; use a template such as '{{name}}-{{date}}-{{time}}{}'",
+                        setting, output, std::filesystem::path(output).extension().string());
     }
   }
   return {};
@@ -128,15 +129,15 @@ std::string OutputTemplate::expand(std::string_view output, const TemplateFields
   return out;
 }
 
-Result<std::string> OutputTemplate::reserve(const std::string& path) {
+Result<std::string> OutputTemplate::reserve(const std::string& path, std::string_view setting) {
   const std::filesystem::path p(path);
   // A template may name a folder per day or per sender: make it.
   if (std::error_code ec; !p.parent_path().empty() && !std::filesystem::exists(p.parent_path())) {
     if (!std::filesystem::create_directories(p.parent_path(), ec)) {
-      return make_error(ErrorCode::system, "--output {}: cannot create {}: {}", path,
+      return make_error(ErrorCode::system, "{} {}: cannot create {}: {}", setting, path,
                         p.parent_path().string(), ec.message());
     }
-    log().info("[recv] created {} for --output", p.parent_path().string());
+    log().info("[recv] created {} for {}", p.parent_path().string(), setting);
   }
   const std::string stem = (p.parent_path() / p.stem()).string();
   const std::string ext = p.extension().string();
@@ -145,15 +146,17 @@ Result<std::string> OutputTemplate::reserve(const std::string& path) {
     const int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0) {
       ::close(fd);
-      if (suffix > 0) log().info("[recv] --output {} exists: writing {} instead", path, candidate);
+      if (suffix > 0) {
+        log().info("[recv] {} {} exists: writing {} instead", setting, path, candidate);
+      }
       return candidate;
     }
     if (errno != EEXIST) {
-      return Unexpected(system_error(fmt::format("--output {}: create", candidate), errno));
+      return Unexpected(system_error(fmt::format("{} {}: create", setting, candidate), errno));
     }
   }
-  return make_error(ErrorCode::resource, "--output {}: it and {} numbered files beside it exist",
+  return make_error(ErrorCode::resource, "{} {}: it and {} numbered files beside it exist", setting,
                     path, kMaxSuffix);
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "raw_output.hpp"
+#include "rdmavideo/media/raw_output.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 
 Result<RawOutput> RawOutput::open(const std::string& path, int abort_fd) {
   auto file = io::OutputFile::open(path, abort_fd);
@@ -29,4 +29,4 @@ Result<void> RawOutput::write(const proto::StreamStart& format, std::span<const 
   return {};
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "stream_writer.hpp"
+#include "rdmavideo/media/stream_writer.hpp"
 
 #include <pthread.h>
 #include <sys/eventfd.h>
@@ -8,30 +8,32 @@
 #include <csignal>
 #include <system_error>
 
-#include "output_template.hpp"
 #include "rdmavideo/av/audio_file.hpp"
 #include "rdmavideo/av/recorder.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/media/output_template.hpp"
+#include "rdmavideo/signals.hpp"
 #include "rdmavideo/stats.hpp"
 #include "rdmavideo/text.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 namespace {
 constexpr uint64_t kMaxVerifyErrors = 10;  // logged per stream; all are counted
 }  // namespace
 
-Result<std::unique_ptr<StreamWriter>> StreamWriter::create(const Options& options, StreamInfo info,
+Result<std::unique_ptr<StreamWriter>> StreamWriter::create(const WriterOptions& options,
+                                                           StreamInfo info,
                                                            std::shared_ptr<StreamOutput> output,
-                                                           Display* display,
-                                                           std::function<void()> release_display) {
+                                                           Monitor* monitor,
+                                                           std::function<void()> release_monitor) {
   const int abort_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (abort_fd < 0) {
     // Without it a stop could not reach a write waiting on the output: refuse the stream.
     return Unexpected(system_error("the stream's writer: eventfd", errno));
   }
   try {
-    return std::make_unique<StreamWriter>(options, std::move(info), std::move(output), display,
-                                          std::move(release_display), abort_fd);
+    return std::make_unique<StreamWriter>(options, std::move(info), std::move(output), monitor,
+                                          std::move(release_monitor), abort_fd);
   } catch (const std::system_error& e) {  // its thread could not start (the thread limit)
     ::close(abort_fd);
     return make_error(ErrorCode::resource, "the stream's writer: cannot start its thread: {}",
@@ -39,20 +41,21 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::create(const Options& option
   }
 }
 
-StreamWriter::StreamWriter(const Options& options, StreamInfo info,
-                           std::shared_ptr<StreamOutput> output, Display* display,
-                           std::function<void()> release_display, int abort_fd)
+StreamWriter::StreamWriter(const WriterOptions& options, StreamInfo info,
+                           std::shared_ptr<StreamOutput> output, Monitor* monitor,
+                           std::function<void()> release_monitor, int abort_fd)
     : options_(options),
       info_(std::move(info)),
       who_(info_.name.empty() ? fmt::format("recv {}", info_.peer)
                               : fmt::format("recv {} \"{}\"", info_.peer, printable(info_.name))),
       output_(std::move(output)),
-      display_(display),
-      release_display_(std::move(release_display)),
+      monitor_(monitor),
+      release_monitor_(std::move(release_monitor)),
+      verifier_(info_.budget),
       abort_fd_(abort_fd) {
   records_audio_ = Recording::holds_audio(options_.output);
   wav_audio_ = !options_.audio_output.empty();
-  takes_audio_ = records_audio_ || wav_audio_ || display_;
+  takes_audio_ = records_audio_ || wav_audio_ || monitor_;
   thread_ = std::thread([this] { run(); });
 }
 
@@ -67,9 +70,9 @@ void StreamWriter::abort() {
 
 StreamWriter::~StreamWriter() {
   stop_thread();
-  if (release_display_) {
-    if (display_) display_->end_audio();
-    release_display_();
+  if (release_monitor_) {
+    if (monitor_) monitor_->end_audio();
+    release_monitor_();
   }
   if (abort_fd_ >= 0) ::close(abort_fd_);
 }
@@ -91,10 +94,11 @@ bool StreamWriter::audio(AudioPacket packet) {
     if (!audio_refusal_said_) {
       audio_refusal_said_ = true;
       log().warn(
-          "[{}] audio dropped: {} holds none (record to .mov, .mkv, .mp4 or .nut, or give "
-          "--audio-output FILE.wav{})",
-          who_, options_.output.empty() ? "no --output" : options_.output,
-          options_.display ? "" : ", or --display to play it");
+          "[{}] audio dropped: {} holds none (record to .mov, .mkv, .mp4 or .nut, or set {} "
+          "to a .wav file{})",
+          who_, options_.output.empty() ? "no " + options_.names.output : options_.output,
+          options_.names.audio_output,
+          options_.monitored ? "" : ", or " + options_.names.monitor + " to play it");
     }
     return false;
   }
@@ -144,10 +148,10 @@ Result<void> StreamWriter::finish(const StreamEnd&) {
                                    tracks_.size() == 1 ? "" : "s"));
     }
   }
-  if (release_display_) {
-    if (display_) display_->end_audio();
-    release_display_();
-    release_display_ = nullptr;
+  if (release_monitor_) {
+    if (monitor_) monitor_->end_audio();
+    release_monitor_();
+    release_monitor_ = nullptr;
   }
   std::optional<Error> error;
   {
@@ -174,7 +178,7 @@ Result<void> StreamWriter::open_output(const FrameLease& first) {
   if (OutputTemplate::is_template(path)) {
     path =
         OutputTemplate::expand(path, {info_.name, info_.number, info_.peer, first.info().sent_ns});
-    auto reserved = OutputTemplate::reserve(path);
+    auto reserved = OutputTemplate::reserve(path, options_.names.output);
     if (!reserved) return Unexpected(reserved.error());
     path = *reserved;
   }
@@ -202,59 +206,38 @@ void StreamWriter::fail(const Error& error) {
   if (!error_) error_ = error.context(who_);
 }
 
-// A verifier for the frame's ring epoch (a format change makes a new one): on the GPU for a
-// stream into GPU memory where kernels can run there, else on the CPU. The pattern's frames
-// count against the receiver's memory budget, in GPU memory as in host memory.
+// The frame's ring epoch's verifier (StreamVerifier: a kernel where the frame is in GPU memory
+// and the GPU can, else the CPU); what it chose is said once an epoch.
 void StreamWriter::prepare_verifier(const FrameLease& frame) {
-  const auto& format = frame.format();
-  if (verifier_format_ == &format) return;
-  verifier_.reset();
-  gpu_verifier_.reset();
-  verifier_reservation_.reset();
-  verifier_format_ = &format;
-  const uint64_t bytes = GpuFrameVerifier::device_bytes(format);
-  auto reserved = info_.budget ? info_.budget->reserve(bytes, "--verify's pattern frames")
-                               : Result<std::shared_ptr<const void>>(nullptr);
-  if (!reserved) return fail(reserved.error());  // the stream fails: failure() says why
-  verifier_reservation_ = std::move(*reserved);
-  std::string where = "host";
-  if (auto device = frame.cuda_device()) {
-    auto gpu = GpuFrameVerifier::create(format, device);
-    if (gpu) {
-      gpu_verifier_ = std::move(*gpu);
-      where = "gpu";
-      log().info(
-          "[{}] verify: on {}, a kernel comparing each frame where it lies{}", who_,
-          device->describe(),
-          format.flags & proto::kStreamTestPattern ? "" : " (nothing to compare: no test pattern)");
-    } else {
-      where = "download";
-      log().info("[{}] verify: each frame is downloaded from {} and checked by the CPU ({})", who_,
-                 device->describe(), gpu.error().message());
-    }
+  std::string said;
+  if (auto ok = verifier_.prepare(frame.format(), frame.cuda_device(), &said); !ok) {
+    return fail(ok.error());  // the stream fails: failure() says why
   }
-  if (!gpu_verifier_) verifier_.emplace(format);
+  if (!said.empty()) log().info("[{}] verify: {}", who_, said);
   std::lock_guard lock(output_->mu);
-  output_->verify = where;
+  output_->verify = verifier_.where();
 }
 
 std::optional<std::string> StreamWriter::verify(const FrameLease& frame) {
-  if (gpu_verifier_) {
-    auto problem = gpu_verifier_->verify(frame.info(), cuda::address(frame.data().data()));
-    if (!GpuFrameVerifier::in_place(frame.info())) ++output_->downloads;
+  if (verifier_.where().empty()) return std::nullopt;  // the budget refused it
+  if (verifier_.on_gpu()) {
+    bool downloaded = false;
+    auto problem =
+        verifier_.verify_on_gpu(frame.info(), cuda::address(frame.data().data()), &downloaded);
+    if (downloaded) ++output_->downloads;
     if (!problem) {
       fail(problem.error());
       return std::nullopt;
     }
     return *problem;
   }
-  return verifier_ ? verifier_->verify(frame.info(), frame.data()) : std::nullopt;
+  return verifier_.verify_on_host(frame.info(), frame.data());
 }
 
 void StreamWriter::handle(FrameLease& frame) {
   if (options_.verify) prepare_verifier(frame);
   std::optional<std::string> problem;
-  if (options_.verify && gpu_verifier_) problem = verify(frame);
+  if (options_.verify && verifier_.on_gpu()) problem = verify(frame);
   if (!opened_) {
     first_sent_ns_ = frame.info().sent_ns;
     if (auto ok = open_output(frame); !ok) fail(ok.error());
@@ -262,12 +245,12 @@ void StreamWriter::handle(FrameLease& frame) {
   // Writing and showing read frames with the CPU, as verifying on it does: a download first.
   // An NVENC recording takes them where they are.
   bool output_on_host = !options_.output.empty();
-  if (recording_ && frame.memory_kind() == memory::MemoryKind::cuda && !display_) {
+  if (recording_ && frame.memory_kind() == memory::MemoryKind::cuda && !monitor_) {
     auto takes = recording_->takes_gpu_frames(frame);
     if (!takes) fail(takes.error());
     output_on_host = !takes || !*takes;
   }
-  const bool needs_host = output_on_host || display_ || (options_.verify && !gpu_verifier_);
+  const bool needs_host = output_on_host || monitor_ || (options_.verify && !verifier_.on_gpu());
   if (frame.memory_kind() == memory::MemoryKind::cuda && needs_host) {
     auto host = std::move(frame).to_host();
     if (!host) return fail(host.error());
@@ -277,7 +260,7 @@ void StreamWriter::handle(FrameLease& frame) {
   const auto& format = frame.format();
   const int64_t pts_ns = frame.info().pts_ns;  // the frame may be moved into the recording
   const Rational rate = format.frame_rate;
-  if (options_.verify && !gpu_verifier_) problem = verify(frame);
+  if (options_.verify && !verifier_.on_gpu()) problem = verify(frame);
   if (problem && output_->checksum_failures++ < kMaxVerifyErrors) {
     log().error("[{}] verify: {}", who_, *problem);
   }
@@ -292,7 +275,7 @@ void StreamWriter::handle(FrameLease& frame) {
     if (written && recording_) {
       // Without a window to feed, the encoder may read the frame in its ring slot and return
       // the slot when it is done; with one, it records a copy and the window gets the slot.
-      written = display_ ? recording_->write_copy(frame) : recording_->write(std::move(frame));
+      written = monitor_ ? recording_->write_copy(frame) : recording_->write(std::move(frame));
       output_->encode_speed = recording_->speed();
     }
     if (!written) {
@@ -304,19 +287,19 @@ void StreamWriter::handle(FrameLease& frame) {
     }
     if (written && wav_audio_) place_frame(rate, pts_ns);
   }
-  if (display_ && frame) display_->offer(std::move(frame));
+  if (monitor_ && frame) monitor_->offer(std::move(frame));
   if (!pending_audio_.empty()) flush_pending_audio();
 }
 
 void StreamWriter::handle_audio(Item& item) {
   // The window plays the stream's first track as it comes; a recording places every track.
-  if (display_) {
+  if (monitor_) {
     if (const auto* track = std::get_if<AudioTrack>(&item); track && track->index == 0) {
-      display_->start_audio(track->format);
+      monitor_->start_audio(track->format);
     } else if (const auto* packet = std::get_if<AudioPacket>(&item); packet && packet->track == 0) {
-      display_->play_audio(packet->pts_ns, packet->samples, packet->data);
+      monitor_->play_audio(packet->pts_ns, packet->samples, packet->data);
     } else if (const auto* end = std::get_if<AudioEnd>(&item); end && end->track == 0) {
-      display_->end_audio();
+      monitor_->end_audio();
     }
   }
   if (records_audio_ || wav_audio_) record_audio(item);
@@ -372,7 +355,7 @@ void StreamWriter::open_audio_file(size_t index) {
                    : fmt::format("{}-track{}", path, index + 1);
   }
   if (OutputTemplate::is_template(options_.audio_output)) {
-    auto reserved = OutputTemplate::reserve(path);
+    auto reserved = OutputTemplate::reserve(path, options_.names.audio_output);
     if (!reserved) {
       log().error("[{}] audio track {} not written: {}", who_, index, reserved.error().message());
       return;
@@ -461,11 +444,7 @@ void StreamWriter::note_audio() {
 void StreamWriter::run() {
   // SIGINT and SIGTERM are the main thread's; the encoder's threads, started from here,
   // inherit the mask.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  block_stop_signals();
   for (;;) {
     Item item;
     {
@@ -485,4 +464,4 @@ void StreamWriter::run() {
   output_->cpu_seconds = stats::thread_cpu_seconds();
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

@@ -21,13 +21,13 @@
 // (the writer is behind, or composing took longer than a period) is late, counted, and skipped.
 //
 // Sound: the canvas carries one track, 48 kHz stereo float, from the first audio track of the
-// stream in tile --composite-audio (1 by default; none: no track), converted to it
+// stream in tile CompositeOptions::audio_tile (1 by default; 0: no track), converted to it
 // (libswresample) and laid on the canvas's clock one packet after another (TileClock), each
 // resampled a little toward where its picture of the same instant is shown: its time on the
 // canvas, plus how long after their times its frames are shown (smoothed, taken again only
 // when it moves by a quarter period), so its sound stays with its picture as it was sent and
 // a sender whose clock drifts against the receiver's is followed without a gap or a click. A stream
-// that leaves the tile leaves silence; the next one's sound follows. With --composite-audio mix
+// that leaves the tile leaves silence; the next one's sound follows. With audio_mix
 // every tile's first track is placed so on the canvas's clock, each in a buffer of its own, and the
 // compositor's thread mixes (libavfilter's amix) what is 200 ms old at each tick: a track whose
 // samples come later than that, or not at all, is silence there. The track is announced before the
@@ -51,16 +51,17 @@
 #include <thread>
 #include <vector>
 
-#include "composite_canvas.hpp"
-#include "composite_layout.hpp"
-#include "display.hpp"
-#include "options.hpp"
 #include "rdmavideo/av/audio_mixer.hpp"
+#include "rdmavideo/media/composite_layout.hpp"
+#include "rdmavideo/media/monitor.hpp"
+#include "rdmavideo/media/options.hpp"
+#include "rdmavideo/media/stream_writer.hpp"
+#include "rdmavideo/media/tile_clock.hpp"
 #include "rdmavideo/receiver_service.hpp"
-#include "stream_writer.hpp"
-#include "tile_clock.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
+
+class CompositeCanvas;
 
 /// What the composite did, for the status line, --stats-json and the metrics.
 struct CompositeReport {
@@ -95,9 +96,10 @@ struct CompositeReport {
 
 class Compositor {
  public:
-  /// The canvas and its writer (options.output, options.display) ready; the clock starts
-  /// with the first frame of any stream.
-  static Result<std::unique_ptr<Compositor>> start(const Options& options, Display* display,
+  /// The canvas and its writer (options.writer; `monitor`, where not null, shows the canvas)
+  /// ready; the clock starts with the first frame of any stream.
+  static Result<std::unique_ptr<Compositor>> start(const CompositeOptions& options,
+                                                   Monitor* monitor,
                                                    std::shared_ptr<StreamOutput> output);
   ~Compositor();
   Compositor(const Compositor&) = delete;
@@ -119,7 +121,7 @@ class Compositor {
   class TileSink;
 
  private:
-  Compositor(const Options& options, std::unique_ptr<CompositeCanvas> canvas,
+  Compositor(CompositeOptions options, std::unique_ptr<CompositeCanvas> canvas,
              CompositeLayout layout);
   void run();
   void compose(Tile& tile, int64_t now_ns);
@@ -133,7 +135,7 @@ class Compositor {
   void mix_audio(int64_t now_ns);
   bool hand_on(uint64_t sequence, int64_t pts_ns);
 
-  const Options& options_;
+  const CompositeOptions options_;
   std::unique_ptr<CompositeCanvas> canvas_;  // compositor thread only, once started
   CompositeLayout layout_;
   std::shared_ptr<const proto::StreamStart> format_;  // the canvas's, as its frames carry it
@@ -162,4 +164,4 @@ class Compositor {
   std::thread thread_;
 };
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

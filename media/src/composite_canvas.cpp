@@ -7,7 +7,7 @@
 #include <optional>
 #include <utility>
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 
 namespace {
 
@@ -84,30 +84,28 @@ cuda::Kernels::Area area_of(av::Rect r) { return {r.x, r.y, r.width, r.height}; 
 
 class GpuCanvas final : public CompositeCanvas {
  public:
-  // On --memory's GPU (`device`).
+  // On the GPU the frames are received on (`device`).
   static Result<std::unique_ptr<CompositeCanvas>> create(
       std::shared_ptr<cuda::Device> device, std::shared_ptr<const cuda::Kernels> kernels,
-      const Options& o) {
-    auto layout = canonical_layout(PixelFormat::nv12, o.canvas_width, o.canvas_height);
+      const CompositeOptions& o) {
+    auto layout = canonical_layout(PixelFormat::nv12, o.width, o.height);
     if (!layout)
-      return Unexpected(
-          layout.error().context(fmt::format("--canvas {}x{}", o.canvas_width, o.canvas_height)));
+      return Unexpected(layout.error().context(
+          fmt::format("{} {}x{}", o.writer.names.canvas_size, o.width, o.height)));
     std::unique_ptr<GpuCanvas> c(new GpuCanvas(o.memory, std::move(device), std::move(kernels)));
     c->format_.pixel_format = PixelFormat::nv12;
-    c->format_.width = o.canvas_width;
-    c->format_.height = o.canvas_height;
-    c->format_.frame_rate = o.canvas_rate;
+    c->format_.width = o.width;
+    c->format_.height = o.height;
+    c->format_.frame_rate = o.rate;
     c->format_.layout = *layout;
-    c->format_.colour = av::canvas_colour(PixelFormat::nv12, o.canvas_height);
+    c->format_.colour = av::canvas_colour(PixelFormat::nv12, o.height);
     auto region = memory::Region::allocate(o.memory, layout->frame_bytes);
     if (!region) return Unexpected(region.error().context("the composite's canvas"));
     c->canvas_ = std::move(*region);
     auto stream = c->device_->create_stream();
     if (!stream) return Unexpected(stream.error());
     c->stream_ = std::move(*stream);
-    if (auto ok = c->fill(
-            {0, 0, static_cast<int>(o.canvas_width), static_cast<int>(o.canvas_height)}, {});
-        !ok) {
+    if (auto ok = c->fill({0, 0, static_cast<int>(o.width), static_cast<int>(o.height)}, {}); !ok) {
       return Unexpected(ok.error());
     }
     return std::unique_ptr<CompositeCanvas>(std::move(c));
@@ -218,21 +216,21 @@ class GpuCanvas final : public CompositeCanvas {
 
 }  // namespace
 
-Result<std::unique_ptr<CompositeCanvas>> CompositeCanvas::create(const Options& o,
+Result<std::unique_ptr<CompositeCanvas>> CompositeCanvas::create(const CompositeOptions& o,
                                                                  std::string* why_host) {
   if (o.memory.kind == memory::MemoryKind::cuda) {
     auto device = cuda::Device::shared(o.memory.device);
     if (!device) return Unexpected(device.error());
-    if (o.canvas_format != PixelFormat::nv12) {
-      *why_host = fmt::format("a canvas in GPU memory is nv12, and --pix-fmt asks for {}",
-                              name(o.canvas_format));
+    if (o.format != PixelFormat::nv12) {
+      *why_host = fmt::format("a canvas in GPU memory is nv12, and {} asks for {}",
+                              o.writer.names.canvas_format, name(o.format));
     } else if (auto kernels = cuda::Kernels::shared(*device); !kernels) {
       *why_host = kernels.error().message();
     } else {
       return GpuCanvas::create(std::move(*device), std::move(*kernels), o);
     }
   }
-  auto canvas = av::Canvas::create(o.canvas_format, o.canvas_width, o.canvas_height, o.canvas_rate);
+  auto canvas = av::Canvas::create(o.format, o.width, o.height, o.rate);
   if (!canvas) return Unexpected(canvas.error());
   return std::unique_ptr<CompositeCanvas>(std::make_unique<HostCanvas>(std::move(*canvas)));
 }
@@ -259,7 +257,8 @@ Result<CompositeCanvas::Copier::Way> CompositeCanvas::Copier::hold(const FrameLe
     }
     return Way::download;
   }
-  // A GPU frame is on the canvas's GPU: rings and canvas are both where --memory says.
+  // A GPU frame is on the canvas's GPU: rings and canvas are both on the GPU the frames are
+  // received on.
   if (!stream_) {
     auto made = into.cuda_device()->create_stream();
     if (!made) return Unexpected(made.error());
@@ -273,4 +272,4 @@ Result<CompositeCanvas::Copier::Way> CompositeCanvas::Copier::hold(const FrameLe
   return from_gpu ? Way::device : Way::upload;
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "compositor.hpp"
+#include "rdmavideo/media/compositor.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstdlib>
 
+#include "composite_canvas.hpp"
 #include "rdmavideo/av/audio_converter.hpp"
 #include "rdmavideo/glyphs.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/media/recording.hpp"
 #include "rdmavideo/stats.hpp"
 #include "rdmavideo/text.hpp"
-#include "recording.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 
 using Clock = std::chrono::steady_clock;
 
@@ -22,7 +23,7 @@ constexpr uint32_t kCanvasBuffers = 4;  // canvas frames the writer may hold at 
 constexpr av::Rgb kNoSignal{40, 40, 48};
 constexpr uint32_t kAudioRate = 48000;  // the canvas's sound
 constexpr uint16_t kAudioChannels = 2;
-// --composite-audio mix: how old canvas time is before it is mixed (a track's samples that
+// Mixed sound: how old canvas time is before it is mixed (a track's samples that
 // arrive later than this are silence there), and how far ahead a track may be buffered.
 constexpr int64_t kMixLatencyNs = 200'000'000;
 constexpr int64_t kMixAheadSamples = 10 * kAudioRate;
@@ -133,7 +134,7 @@ struct Compositor::Tile {
   std::unique_ptr<av::AudioConverter> converter;
   uint32_t audio_rate = 0;  // the track's, before conversion
   uint64_t audio_samples = 0;
-  // --composite-audio mix: its converted samples by canvas sample, from `mix_start` on.
+  // Mixed sound: its converted samples by canvas sample, from `mix_start` on.
   std::vector<float> mixing;
   int64_t mix_start = 0;
 };
@@ -154,16 +155,14 @@ class Compositor::TileSink final : public StreamSink {
   size_t tile_;
 };
 
-Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display* display,
+Result<std::unique_ptr<Compositor>> Compositor::start(const CompositeOptions& o, Monitor* monitor,
                                                       std::shared_ptr<StreamOutput> output) {
   std::string why_host;
   auto canvas = CompositeCanvas::create(o, &why_host);
   if (!canvas) return Unexpected(canvas.error());
-  // A --layout file was read while the options were parsed.
+  // A layout file was read by the front end.
   CompositeLayout layout =
-      o.layout_file.empty()
-          ? CompositeLayout::make(o.composite, o.max_streams, o.canvas_width, o.canvas_height)
-          : o.layout;
+      o.layout_name.empty() ? CompositeLayout::make(o.kind, o.tiles, o.width, o.height) : o.layout;
   std::unique_ptr<Compositor> c(new Compositor(o, std::move(*canvas), std::move(layout)));
   auto pool = Pool::make(c->canvas_->memory(), c->format_->layout.frame_bytes, kCanvasBuffers);
   if (!pool) return Unexpected(pool.error());
@@ -173,13 +172,12 @@ Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display*
   info.name = "composite";
   info.peer = "canvas";
   info.format = c->format_;
-  auto writer = StreamWriter::create(o, info, std::move(output), display, {});
+  auto writer = StreamWriter::create(o.writer, info, std::move(output), monitor, {});
   if (!writer) return Unexpected(writer.error());
   c->writer_ = std::move(*writer);
   // The canvas's sound, announced before its first frame so that a recording has the track
   // whenever the sound starts.
-  if ((o.composite_audio > 0 || o.composite_mix) &&
-      (Recording::holds_audio(o.output) || o.display)) {
+  if ((o.audio_tile > 0 || o.audio_mix) && (Recording::holds_audio(o.writer.output) || monitor)) {
     AudioTrack track;
     track.index = 0;
     track.format.stream_id = 1;
@@ -187,12 +185,11 @@ Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display*
     track.format.sample_rate = kAudioRate;
     track.format.channels = kAudioChannels;
     track.format.channel_layout = 0x3;  // front left, front right
-    track.format.name =
-        o.composite_mix ? std::string("mix") : fmt::format("tile {}", o.composite_audio);
-    if (o.composite_mix) {
+    track.format.name = o.audio_mix ? std::string("mix") : fmt::format("tile {}", o.audio_tile);
+    if (o.audio_mix) {
       auto mixer =
           av::AudioMixer::open(static_cast<uint32_t>(c->tiles_.size()), kAudioRate, kAudioChannels);
-      if (!mixer) return Unexpected(mixer.error().context("--composite-audio mix"));
+      if (!mixer) return Unexpected(mixer.error().context(o.writer.names.audio_mix));
       c->mixer_ = std::move(*mixer);
     }
     c->canvas_track_ = track;
@@ -206,16 +203,16 @@ Result<std::unique_ptr<Compositor>> Compositor::start(const Options& o, Display*
       "[composite] {}x{} {} at {} fps, {} tiles{}, {} (frames in {} memory are {}); starts with "
       "the first "
       "frame",
-      o.canvas_width, o.canvas_height, name(c->format_->pixel_format), to_string(o.canvas_rate),
-      c->tiles_.size(), o.layout_file.empty() ? "" : " from " + o.layout_file,
-      c->canvas_->describe(), on_gpu ? "host" : "GPU", on_gpu ? "uploaded" : "downloaded");
+      o.width, o.height, name(c->format_->pixel_format), to_string(o.rate), c->tiles_.size(),
+      o.layout_name.empty() ? "" : " from " + o.layout_name, c->canvas_->describe(),
+      on_gpu ? "host" : "GPU", on_gpu ? "uploaded" : "downloaded");
   c->thread_ = std::thread([raw = c.get()] { raw->run(); });
   return c;
 }
 
-Compositor::Compositor(const Options& options, std::unique_ptr<CompositeCanvas> canvas,
+Compositor::Compositor(CompositeOptions options, std::unique_ptr<CompositeCanvas> canvas,
                        CompositeLayout layout)
-    : options_(options), canvas_(std::move(canvas)), layout_(std::move(layout)) {
+    : options_(std::move(options)), canvas_(std::move(canvas)), layout_(std::move(layout)) {
   auto format = std::make_shared<proto::StreamStart>(canvas_->format());
   format->name = "composite";
   format->flags = proto::kStreamLive;
@@ -254,7 +251,7 @@ Result<std::unique_ptr<StreamSink>> Compositor::make_sink(const StreamInfo& info
     return make_error(ErrorCode::resource,
                       "stream {} (\"{}\"): no free tile for it in the composite ({} tiles{})",
                       info.number, label, tiles_.size(),
-                      options_.layout_file.empty() ? "" : " in " + options_.layout_file);
+                      options_.layout_name.empty() ? "" : " in " + options_.layout_name);
   }
   Tile& tile = *tiles_[*at];
   // Three frames copied out of the ring, as the tile holds them, in the receiver's budget.
@@ -407,8 +404,7 @@ void Compositor::ended(size_t index) {
 }
 
 void Compositor::audio_started(size_t index, const AudioTrack& track) {
-  if (!canvas_track_ || track.index != 0 || (!mixer_ && index + 1 != options_.composite_audio))
-    return;
+  if (!canvas_track_ || track.index != 0 || (!mixer_ && index + 1 != options_.audio_tile)) return;
   auto converter = av::AudioConverter::open(track.format, kAudioRate, kAudioChannels);
   std::lock_guard lock(mu_);
   Tile& tile = *tiles_[index];
@@ -564,7 +560,7 @@ void Compositor::compose(Tile& tile, int64_t now_ns) {
   }
 }
 
-// --composite-audio mix, on the compositor's thread at each tick: every tile's samples up to
+// Mixed sound, on the compositor's thread at each tick: every tile's samples up to
 // `now_ns` less the mixing latency, silence where a tile has none, mixed and handed on.
 void Compositor::mix_audio(int64_t now_ns) {
   const int64_t upto = std::max<int64_t>(0, now_ns - kMixLatencyNs) * kAudioRate / 1'000'000'000;
@@ -719,8 +715,8 @@ CompositeReport Compositor::report() const {
   std::lock_guard lock(mu_);
   r.frames = frames_;
   r.late = late_;
-  r.audio_tile = canvas_track_ && !options_.composite_mix ? options_.composite_audio : 0;
-  r.audio_mix = canvas_track_ && options_.composite_mix;
+  r.audio_tile = canvas_track_ && !options_.audio_mix ? options_.audio_tile : 0;
+  r.audio_mix = canvas_track_ && options_.audio_mix;
   for (const auto& t : tiles_) {
     r.tiles.push_back({t->name, t->stream, t->taken, t->received, t->composited, t->sampled,
                        t->repeats, t->audio_samples, t->uploads, t->downloads,
@@ -755,4 +751,4 @@ nlohmann::json CompositeReport::json() const {
           {"audio_mix", audio_mix}, {"tiles", tiles_json}};
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

@@ -22,7 +22,7 @@ class Recorder;
 struct RecordedAudio;
 }  // namespace rdmavideo::av
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 
 struct RecordingOptions {
   std::string path;
@@ -86,4 +86,4 @@ class Recording {
   Result<void> open_for(const FrameLease& frame);
 };
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

@@ -14,7 +14,7 @@
 
 #include "rdmavideo/result.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 
 struct TemplateFields {
   std::string_view name;
@@ -26,19 +26,22 @@ struct TemplateFields {
 class OutputTemplate {
  public:
   /// The usage rules, checked before anything starts: a placeholder must be known; with
-  /// --max-streams above 1 a file output must hold {name} or {n} (and cannot be stdout);
-  /// --serve with a plain file path would replace the file with each stream; a plain path's
-  /// folder must exist.
-  static Result<void> check(const std::string& output, uint32_t max_streams, bool serve);
+  /// more than one stream at once a file output must hold {name} or {n} (and cannot be
+  /// stdout); serving one stream after another into a plain file path would replace the file
+  /// with each stream; a plain path's folder must exist. Errors begin with `setting` (how the
+  /// front end spells the output) and the path.
+  static Result<void> check(const std::string& output, uint32_t max_streams, bool serve,
+                            std::string_view setting = "the output");
   static bool is_template(std::string_view output);
   /// The path for one stream.
   static std::string expand(std::string_view output, const TemplateFields& fields);
   /// Creates `path` empty and exclusively, or the first free "stem-K.ext" beside it when
   /// it exists (and the folders above it when they do not); returns the path taken.
-  static Result<std::string> reserve(const std::string& path);
+  static Result<std::string> reserve(const std::string& path,
+                                     std::string_view setting = "the output");
   /// Letters, digits, '-', '_' and inner single dots; everything else becomes '_', so no
   /// '/' and no "..", and a leading '.' or '-' too. "stream" when nothing is left.
   static std::string safe_name(std::string_view text);
 };
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

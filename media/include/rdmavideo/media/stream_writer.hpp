@@ -33,15 +33,15 @@
 #include <variant>
 #include <vector>
 
-#include "display.hpp"
-#include "options.hpp"
-#include "raw_output.hpp"
 #include "rdmavideo/av/audio_file.hpp"
 #include "rdmavideo/frame_verifier.hpp"
+#include "rdmavideo/media/monitor.hpp"
+#include "rdmavideo/media/options.hpp"
+#include "rdmavideo/media/raw_output.hpp"
+#include "rdmavideo/media/recording.hpp"
 #include "rdmavideo/receiver_service.hpp"
-#include "recording.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 
 /// What one stream's writer did, for the status line and the summary.
 struct StreamOutput {
@@ -68,13 +68,13 @@ struct StreamOutput {
 
 class StreamWriter final : public StreamSink {
  public:
-  /// `display` is null unless this stream owns the window; `release_display` is called when
-  /// the stream ends so another may take it. Fails, naming the call, when the writer cannot
-  /// have what a stop needs to reach it (its eventfd, under descriptor exhaustion).
-  static Result<std::unique_ptr<StreamWriter>> create(const Options& options, StreamInfo info,
+  /// `monitor` is null unless this stream owns the monitor (the window); `release_monitor` is
+  /// called when the stream ends so another may take it. Fails, naming the call, when the writer
+  /// cannot have what a stop needs to reach it (its eventfd, under descriptor exhaustion).
+  static Result<std::unique_ptr<StreamWriter>> create(const WriterOptions& options, StreamInfo info,
                                                       std::shared_ptr<StreamOutput> output,
-                                                      Display* display,
-                                                      std::function<void()> release_display);
+                                                      Monitor* monitor,
+                                                      std::function<void()> release_monitor);
   ~StreamWriter() override;
 
   void frame(FrameLease frame) override;
@@ -82,8 +82,8 @@ class StreamWriter final : public StreamSink {
   bool audio(AudioPacket packet) override;
   void audio_ended(uint32_t track) override;
   // Private to create(), which makes `abort_fd`; public for make_unique.
-  StreamWriter(const Options& options, StreamInfo info, std::shared_ptr<StreamOutput> output,
-               Display* display, std::function<void()> release_display, int abort_fd);
+  StreamWriter(const WriterOptions& options, StreamInfo info, std::shared_ptr<StreamOutput> output,
+               Monitor* monitor, std::function<void()> release_monitor, int abort_fd);
   std::optional<Error> failure() const override;
   Result<void> finish(const StreamEnd& end) override;
   void abort() override;
@@ -110,21 +110,18 @@ class StreamWriter final : public StreamSink {
   Result<void> open_output(const FrameLease& first);
   void stop_thread();
 
-  const Options& options_;
+  const WriterOptions options_;
   StreamInfo info_;
   std::string who_;  // "recv host:port "name"" for messages
   std::shared_ptr<StreamOutput> output_;
-  Display* display_;
-  std::function<void()> release_display_;
+  Monitor* monitor_;
+  std::function<void()> release_monitor_;
 
   // Writer thread only.
   std::optional<RawOutput> raw_;
   std::optional<Recording> recording_;
   bool opened_ = false;
-  const proto::StreamStart* verifier_format_ = nullptr;  // the format verifier_ was made for
-  std::optional<FrameVerifier> verifier_;
-  std::unique_ptr<GpuFrameVerifier> gpu_verifier_;    // a stream into GPU memory, where it can
-  std::shared_ptr<const void> verifier_reservation_;  // its frames in the memory budget
+  StreamVerifier verifier_;  // its pattern's frames in the memory budget
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -149,4 +146,4 @@ class StreamWriter final : public StreamSink {
   std::thread thread_;
 };
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

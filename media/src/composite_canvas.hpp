@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Where the composite's canvas lives and what draws it (compositor.hpp):
 //
-//   host memory: av::Canvas, libswscale; any format it writes (--pix-fmt). Frames received
+//   host memory: av::Canvas, libswscale; any format it writes. Frames received
 //                into GPU memory are downloaded into their tiles' buffers.
-//   GPU memory:  with --memory cuda, an NV12 canvas on that GPU drawn by the library's kernels
+//   GPU memory:  where frames are received into a GPU, an NV12 canvas on that GPU drawn by the
+//   library's kernels
 //                (cuda::Kernels::place, fill, gray: bilinear scaling, area averages beyond 2:1
 //                down, the same bytes on every GPU); the tiles' buffers are there too, so a
 //                frame in a GPU ring is copied inside the GPU and one in host memory is uploaded.
 //                The writer takes the canvas from GPU memory as it takes a GPU ring's frames: NVENC
 //                encodes it where it is, everything else downloads it.
 //
-// create() puts it in GPU memory wherever --memory asks for it and it can be there; where it
-// cannot (a --pix-fmt other than nv12, kernels this build or GPU lacks) it is in host memory
+// create() puts it in GPU memory wherever the frames are received into a GPU and it can be there;
+// where it cannot (a format other than nv12, kernels this build or GPU lacks) it is in host memory
 // and `where` says why, for the log. One thread draws a canvas; hold() is called on the
 // tiles' threads, each with its own copier.
 #pragma once
@@ -21,19 +22,19 @@
 #include <string>
 #include <string_view>
 
-#include "options.hpp"
 #include "rdmavideo/av/canvas.hpp"
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/frame_lease.hpp"
+#include "rdmavideo/media/options.hpp"
 #include "rdmavideo/memory.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 
 class CompositeCanvas {
  public:
-  /// The canvas --canvas and --pix-fmt describe, in GPU memory where --memory is a GPU and it
-  /// can be there, else in host memory; `why_host` says why not where --memory asked.
-  static Result<std::unique_ptr<CompositeCanvas>> create(const Options& options,
+  /// The canvas `options` describe, in GPU memory where frames are received into a GPU and it
+  /// can be there, else in host memory; `why_host` says why it is not on that GPU.
+  static Result<std::unique_ptr<CompositeCanvas>> create(const CompositeOptions& options,
                                                          std::string* why_host);
   virtual ~CompositeCanvas() = default;
 
@@ -84,4 +85,4 @@ class CompositeCanvas {
   virtual Copier copier() const = 0;
 };
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tile_clock.hpp"
+#include "rdmavideo/media/tile_clock.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 
 namespace {
 constexpr double kFollowUp = 1.0 / 256;     // of a later frame's distance from the offset
@@ -86,4 +86,4 @@ TileClock::Placement TileClock::audio(int64_t pts_ns, int64_t shift_ns, int64_t 
   return {*next_, delta, false};
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

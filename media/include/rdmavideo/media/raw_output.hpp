@@ -10,7 +10,7 @@
 #include "rdmavideo/output_file.hpp"
 #include "rdmavideo/protocol.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 
 class RawOutput {
  public:
@@ -29,4 +29,4 @@ class RawOutput {
   io::OutputFile file_;
 };
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

@@ -28,7 +28,7 @@
 #include "rdmavideo/av/canvas.hpp"
 #include "rdmavideo/result.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 
 enum class CompositeKind { grid, row, pip };
 
@@ -57,4 +57,4 @@ struct CompositeLayout {
                               const std::vector<bool>& taken) const;
 };
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "composite_layout.hpp"
+#include "rdmavideo/media/composite_layout.hpp"
 
 #include <toml++/toml.h>
 
@@ -7,7 +7,7 @@
 
 #include "rdmavideo/log.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 
 std::optional<CompositeKind> parse_composite_kind(std::string_view text) {
   if (text == "grid") return CompositeKind::grid;
@@ -62,15 +62,14 @@ Result<CompositeLayout> CompositeLayout::load(const std::filesystem::path& path,
     file = toml::parse_file(path.string());
   } catch (const toml::parse_error& e) {
     const auto& at = e.source().begin;
-    return make_error(ErrorCode::invalid_argument, "--layout {}: line {}, column {}: {}",
-                      path.string(), at.line, at.column, e.description());
+    return make_error(ErrorCode::invalid_argument, "{}: line {}, column {}: {}", path.string(),
+                      at.line, at.column, e.description());
   }
   const toml::array* tiles = file["tile"].as_array();
   if (!tiles || tiles->empty()) {
-    return make_error(
-        ErrorCode::invalid_argument,
-        "--layout {}: no [[tile]] tables (each tile: x, y, width, height, and name or stream)",
-        path.string());
+    return make_error(ErrorCode::invalid_argument,
+                      "{}: no [[tile]] tables (each tile: x, y, width, height, and name or stream)",
+                      path.string());
   }
   CompositeLayout layout;
   int n = 0;
@@ -78,29 +77,27 @@ Result<CompositeLayout> CompositeLayout::load(const std::filesystem::path& path,
     ++n;
     const toml::table* t = node.as_table();
     if (!t)
-      return make_error(ErrorCode::invalid_argument, "--layout {}: tile {} is not a table",
-                        path.string(), n);
+      return make_error(ErrorCode::invalid_argument, "{}: tile {} is not a table", path.string(),
+                        n);
     for (const auto& [key, value] : *t) {
       (void)value;
       const std::string_view k = key.str();
       if (k != "name" && k != "stream" && k != "x" && k != "y" && k != "width" && k != "height") {
-        return make_error(
-            ErrorCode::invalid_argument,
-            "--layout {}: tile {}: unknown field \"{}\" (x, y, width, height, name, stream)",
-            path.string(), n, k);
+        return make_error(ErrorCode::invalid_argument,
+                          "{}: tile {}: unknown field \"{}\" (x, y, width, height, name, stream)",
+                          path.string(), n, k);
       }
     }
     TileSpec spec;
     auto number = [&](const char* field, int64_t low, int64_t high) -> Result<int64_t> {
       const auto v = (*t)[field].value<int64_t>();
       if (!v) {
-        return make_error(ErrorCode::invalid_argument, "--layout {}: tile {}: {} {}", path.string(),
-                          n, field, (*t)[field] ? "must be an integer" : "is missing");
+        return make_error(ErrorCode::invalid_argument, "{}: tile {}: {} {}", path.string(), n,
+                          field, (*t)[field] ? "must be an integer" : "is missing");
       }
       if (*v < low || *v > high) {
-        return make_error(ErrorCode::invalid_argument,
-                          "--layout {}: tile {}: {} {} is outside {}..{}", path.string(), n, field,
-                          *v, low, high);
+        return make_error(ErrorCode::invalid_argument, "{}: tile {}: {} {} is outside {}..{}",
+                          path.string(), n, field, *v, low, high);
       }
       return *v;
     };
@@ -116,8 +113,8 @@ Result<CompositeLayout> CompositeLayout::load(const std::filesystem::path& path,
                  static_cast<int>(*h)};
     if (auto name = (*t)["name"]; name) {
       if (!name.is_string()) {
-        return make_error(ErrorCode::invalid_argument,
-                          "--layout {}: tile {}: name must be a string", path.string(), n);
+        return make_error(ErrorCode::invalid_argument, "{}: tile {}: name must be a string",
+                          path.string(), n);
       }
       spec.name = *name.value<std::string>();
     }
@@ -145,4 +142,4 @@ std::optional<size_t> CompositeLayout::place(const std::string& name, uint64_t n
   return first([](const TileSpec& t) { return t.name.empty() && !t.stream; });
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

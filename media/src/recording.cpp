@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "recording.hpp"
+#include "rdmavideo/media/recording.hpp"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::media {
 
 bool Recording::is_recording_path(const std::string& path) {
   if (path.empty() || path == "-") return false;
@@ -127,4 +127,4 @@ uint64_t Recording::frames() const {
   return 0;
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::media

@@ -7,6 +7,7 @@
 #include "audio_track.hpp"
 #include "av_util.hpp"
 #include "muxer_output.hpp"
+#include "picture_timeline.hpp"
 #include "rdmavideo/log.hpp"
 
 namespace rdmavideo::av {
@@ -24,10 +25,8 @@ struct AudioFile::Impl {
   // The picture's timeline (ns from its first frame), repaired as a recording's is: a step
   // backwards or a jump over AudioTrack::kMostGapNs continues one frame later, and the audio
   // moves with it.
-  std::optional<int64_t> origin;
-  int64_t last = 0;           // the last frame, since the origin
-  int64_t video_end = 0;      // one frame after it
-  int64_t repair_offset = 0;  // file - sender, what the repairs moved the picture by
+  PictureTimeline timeline{AVRational{1, 1'000'000'000}};  // in ns, from the first frame
+  int64_t video_end = 0;                                   // one frame after the last
 
   AudioTrack::WritePacket writer() {
     return [this](AVPacket* p) -> Result<void> {
@@ -48,7 +47,8 @@ AudioFile::~AudioFile() {
 }
 
 Result<std::unique_ptr<AudioFile>> AudioFile::open(const std::string& path,
-                                                   const proto::AudioStart& format, int abort_fd) {
+                                                   const proto::AudioStart& format, int abort_fd,
+                                                   const std::string& setting) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->who = fmt::format("audio {}", path);
@@ -65,7 +65,7 @@ Result<std::unique_ptr<AudioFile>> AudioFile::open(const std::string& path,
   if (!track) return Unexpected(track.error());
   impl->track = std::move(*track);
   // A write(2) per 64 KiB (about 0.2 s of 48 kHz stereo): what a receiver killed outright loses.
-  if (auto ok = impl->muxer_out.open(path, abort_fd, raw, impl->who, 64 << 10); !ok)
+  if (auto ok = impl->muxer_out.open(path, abort_fd, raw, impl->who, 64 << 10, setting); !ok)
     return Unexpected(ok.error());
   AVDictionary* options = nullptr;
   av_dict_set(&options, "rf64", "auto", 0);  // RF64 past 4 GiB, where WAV's sizes end
@@ -83,34 +83,17 @@ Result<void> AudioFile::frame(int64_t pts_ns, Rational rate) {
   const auto period =
       std::min(static_cast<int64_t>(1e9 * rate.den / std::max<uint32_t>(rate.num, 1)),
                AudioTrack::kMostGapNs);
-  if (!s.origin) {
-    s.origin = pts_ns;
-    s.last = 0;
-  } else {
-    int64_t since = 0;
-    const bool overflow = __builtin_sub_overflow(pts_ns, *s.origin, &since);
-    if (overflow || since <= s.last || since - s.last > AudioTrack::kMostGapNs) {
-      const int64_t placed = s.last + period;
-      if (!overflow) s.repair_offset = placed - since;
-      since = placed;
-    }
-    s.last = since;
-  }
-  s.video_end = s.last + period;
+  s.video_end = s.timeline.place(pts_ns, period).at + period;
   return s.track->video_moved(s.video_end, s.writer());
 }
 
 Result<void> AudioFile::write(int64_t pts_ns, uint32_t samples, std::span<const std::byte> data) {
   auto& s = *impl_;
   if (s.finished) return make_error(ErrorCode::invalid_argument, "{}: audio after finish", s.who);
-  if (!s.origin)
+  const auto since = s.timeline.audio_ns(pts_ns);
+  if (!since)
     return make_error(ErrorCode::invalid_argument, "{}: audio before the first frame", s.who);
-  int64_t since = 0;
-  if (__builtin_sub_overflow(pts_ns, *s.origin, &since) ||
-      __builtin_add_overflow(since, s.repair_offset, &since)) {
-    since = std::numeric_limits<int64_t>::max() / 2;  // beyond any gap: continued in place
-  }
-  return s.track->write(since, samples, data, s.video_end, s.writer());
+  return s.track->write(*since, samples, data, s.video_end, s.writer());
 }
 
 void AudioFile::end() { impl_->track->end(); }
@@ -130,7 +113,7 @@ Result<void> AudioFile::finish() {
   return {};
 }
 
-bool AudioFile::started() const { return impl_->origin.has_value(); }
+bool AudioFile::started() const { return impl_->timeline.started(); }
 
 RecordedAudio AudioFile::stats() const {
   const auto& st = impl_->track->stats();

@@ -1,27 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// The recorder: a stream's frames encoded (on the CPU, or by NVENC from GPU memory) and muxed
-// with its audio tracks. What it is made of is chosen in recorder_choice.cpp.
-#include "rdmavideo/av/recorder.hpp"
+// The recorder: a stream's frames encoded (on the CPU, or by NVENC from GPU memory:
+// recorder_nvenc.cpp) and muxed with its audio tracks. What it is made of is chosen in
+// recorder_choice.cpp; its state is recorder_impl.hpp.
+#include "recorder_impl.hpp"
 
 extern "C" {
-#include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 }
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstring>
 #include <limits>
-#include <vector>
 
-#include "audio_track.hpp"
-#include "av_util.hpp"
-#include "muxer_output.hpp"
 #include "rdmavideo/convert.hpp"
-#include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/output_file.hpp"
 #include "recorder_choice.hpp"
@@ -29,322 +22,6 @@ extern "C" {
 #include "timecode.hpp"
 
 namespace rdmavideo::av {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// FFmpeg's own frames have 64-byte aligned planes and rows; a received frame laid out that way
-// can be encoded where it lies.
-constexpr uintptr_t kFrameAlign = 64;
-
-struct PoolDeleter {
-  void operator()(AVBufferPool* pool) const noexcept { av_buffer_pool_uninit(&pool); }
-};
-using UniquePool = std::unique_ptr<AVBufferPool, PoolDeleter>;
-
-}  // namespace
-
-struct Recorder::Impl {
-  // Creation order; destroyed backwards: frames and sws, the encoder, the muxer, then the
-  // AVIOContext it wrote through and the file under that; last the CUDA stream FFmpeg's CUDA
-  // device (NVENC) queues its work on.
-  std::shared_ptr<cuda::Device> gpu;  // NVENC from GPU memory: the GPU the frames are on
-  std::unique_ptr<cuda::Stream>
-      gpu_copies;  // our copies into the pool and NVENC's reads, in one order
-  MuxerOutput muxer_out;
-  UniqueOutputContext output;
-  UniqueCodecContext encoder;
-  UniquePool pool;  // buffers for the frames handed to the encoder (it may hold several)
-  UniqueSws sws;
-  std::vector<uint8_t>
-      padded;  // a frame that ends where its memory may, copied for libswscale (scale_within)
-  UniqueFrame frame;
-  UniquePacket packet;
-  UniqueBufferRef hw_frames;                     // NVENC from GPU memory: FFmpeg's CUDA frame pool
-  std::shared_ptr<const cuda::Kernels> kernels;  // NVENC: a conversion on the GPU, if needed
-  std::optional<cuda::Kernels::Conversion> conversion;
-  AVStream* stream = nullptr;  // owned by output
-  std::vector<std::unique_ptr<AudioTrack>>
-      audio;  // beside the picture; their streams owned by output
-  // What the pts repairs moved the picture by, so audio moves with it (ns, file - sender).
-  int64_t repair_offset_ns = 0;
-  RecorderOptions options;
-  proto::StreamStart format;
-  AVPixelFormat input_format = AV_PIX_FMT_NONE;
-  AVPixelFormat encode_format = AV_PIX_FMT_NONE;
-  std::vector<uint16_t> v210_planes;  // v210 input unpacked to yuv422p10le, one frame
-  bool mask_to_10_bits = false;       // yuv422p10le straight into an encoder (not raw video)
-  uint64_t frames_masked = 0;         // frames that had samples above 10 bits
-  int buffer_bytes = 0;
-  std::string who;  // "record out.mov"
-  std::string description;
-  bool finished = false;
-  std::optional<Error> finish_error;
-  std::optional<int64_t> first_pts_ns;
-  int64_t last_pts = AV_NOPTS_VALUE;  // in the encoder's time base
-  uint64_t pts_jumps = 0;             // pts repaired for jumping (or overflowing)
-  uint64_t frames = 0;                // frames given to the encoder
-  // Status: the encoder's speed as a real-time factor (frames per second spent inside
-  // write(), over the stream's rate).
-  Clock::time_point status_last = Clock::now();
-  Clock::time_point warned_last{};
-  uint64_t status_frames = 0;
-  double busy_s = 0;                  // seconds inside write() since status_last
-  std::atomic<double> last_speed{0};  // update_speed()'s last result, for other threads
-
-  Result<void> drain() {
-    for (;;) {
-      const int rc = avcodec_receive_packet(encoder.get(), packet.get());
-      if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return {};
-      if (rc < 0) return Unexpected(av_error(who, "avcodec_receive_packet", rc));
-      if (packet->duration <= 0) packet->duration = 1;
-      av_packet_rescale_ts(packet.get(), encoder->time_base, stream->time_base);
-      packet->stream_index = stream->index;
-      if (const int wrc = av_interleaved_write_frame(output.get(), packet.get()); wrc < 0) {
-        return Unexpected(muxer_out.error_or(av_error(who, "av_interleaved_write_frame", wrc)));
-      }
-    }
-  }
-
-  // Whether a received frame can go to the encoder where it lies (no conversion, and planes
-  // aligned as FFmpeg aligns its own frames), rather than be copied first.
-  bool can_wrap(const FrameLease& lease) const {
-    if (encode_format != input_format || format.pixel_format == PixelFormat::v210) return false;
-    if (lease.format().layout.frame_bytes != format.layout.frame_bytes) return false;
-    const auto base = reinterpret_cast<uintptr_t>(lease.data().data());
-    for (int p = 0; p < format.layout.plane_count; ++p) {
-      const auto& plane = format.layout.planes[p];
-      if ((base + plane.offset) % kFrameAlign != 0 || plane.stride % kFrameAlign != 0) return false;
-    }
-    return true;
-  }
-
-  void mask(AVFrame* f) {
-    if (const auto bad = mask_samples_to_10_bits(f)) {
-      if (frames_masked++ == 0) {
-        static constexpr const char* kPlanes[] = {"Y", "Cb", "Cr"};
-        log().warn(
-            "[{}] frame {}: yuv422p10le {} sample at row {} column {} is {}, above the "
-            "10-bit maximum 1023 ({} such samples in the frame); masked to its low 10 "
-            "bits, as in every later frame, so the encoder codes the rest losslessly",
-            who, frames, kPlanes[bad->plane], bad->row, bad->column, bad->value, bad->count);
-      }
-    }
-  }
-
-  // The sender's pts in frames since the first frame, repaired so the file stays valid
-  // whatever a sender sends (docs/protocol.md §3.9): a step backwards (a GStreamer seek), a
-  // jump forwards of more than AudioTrack::kMostGapNs, or one whose arithmetic would overflow
-  // (2^62, INT64_MIN, INT64_MAX) continues one frame after the previous one, with a warning
-  // the first time. Shorter forward gaps are kept: a paused sender leaves a gap (filled with
-  // silence in each track, so a longer one would be a cheap way to fill a disk).
-  int64_t repaired_pts(int64_t pts_ns) {
-    if (!first_pts_ns) first_pts_ns = pts_ns;
-    int64_t since_first = 0;
-    const bool overflow = __builtin_sub_overflow(pts_ns, *first_pts_ns, &since_first);
-    const int64_t max_jump =
-        av_rescale_q(AudioTrack::kMostGapNs, AVRational{1, 1'000'000'000}, encoder->time_base);
-    int64_t pts = overflow ? 0
-                           : av_rescale_q_rnd(since_first, AVRational{1, 1000000000},
-                                              encoder->time_base, AV_ROUND_NEAR_INF);
-    if (last_pts == AV_NOPTS_VALUE) {
-      last_pts = 0;  // the first frame is at 0
-      return 0;
-    }
-    const bool backwards = !overflow && pts <= last_pts;
-    const bool jump = overflow || pts - last_pts > max_jump;
-    if (backwards || jump) {
-      if (jump && pts_jumps++ == 0) {
-        log().warn(
-            "[{}] frame {}: pts {} ns jumps more than {} s from the previous frame's; "
-            "the recording continues one frame later (as for every such jump)",
-            who, frames, pts_ns, AudioTrack::kMostGapNs / 1'000'000'000);
-      }
-      pts = last_pts + 1;
-      // The audio keeps to the picture: it is moved as the frame was (where the move can be
-      // told: a pts whose distance overflows leaves the last move in place).
-      int64_t moved = 0;
-      if (!overflow &&
-          !__builtin_sub_overflow(av_rescale_q(pts, encoder->time_base, AVRational{1, 1000000000}),
-                                  since_first, &moved)) {
-        repair_offset_ns = moved;
-      }
-    }
-    last_pts = pts;
-    return pts;
-  }
-
-  // Stamps `frame` with its pts, hands it to the encoder and writes what comes out.
-  Result<void> encode(int64_t pts_ns, Clock::time_point began) {
-    AVFrame* f = frame.get();
-    f->pts = repaired_pts(pts_ns);
-    // Encoders that write colour into each picture (ProRes' frame header) take it from the
-    // frame, not the context.
-    f->color_primaries = encoder->color_primaries;
-    f->color_trc = encoder->color_trc;
-    f->colorspace = encoder->colorspace;
-    f->color_range = encoder->color_range;
-    if (const int rc = avcodec_send_frame(encoder.get(), f); rc < 0) {
-      av_frame_unref(f);
-      return Unexpected(av_error(who, "avcodec_send_frame", rc));
-    }
-    av_frame_unref(f);
-    ++frames;
-    if (auto ok = drain(); !ok) return ok;
-    for (auto& track : audio) {
-      if (auto ok = track->video_moved(video_end_ns(), write_audio_packet()); !ok) return ok;
-    }
-    const auto now = Clock::now();
-    busy_s += std::chrono::duration<double>(now - began).count();
-    update_speed(now);
-    return {};
-  }
-
-  Result<void> open_cuda_frames(AVCodecContext* enc, const AVCodec* codec, int ordinal);
-
-  // Where the picture ends so far on the file's timeline (ns): after its last frame.
-  int64_t video_end_ns() const {
-    if (last_pts == AV_NOPTS_VALUE) return 0;
-    return av_rescale_q(last_pts + 1, encoder->time_base, AVRational{1, 1000000000});
-  }
-  AudioTrack::WritePacket write_audio_packet() {
-    return [this](AVPacket* p) -> Result<void> {
-      if (const int rc = av_interleaved_write_frame(output.get(), p); rc < 0) {
-        return Unexpected(
-            muxer_out.error_or(av_error(who, "av_interleaved_write_frame(audio)", rc)));
-      }
-      return {};
-    };
-  }
-
-  // A frame in GPU memory into a frame of FFmpeg's CUDA pool, copied plane by plane on the
-  // GPU; the ring slot goes back at once and the encoder holds the pool's frame.
-  Result<void> encode_gpu_frame(FrameLease lease) {
-    const auto began = Clock::now();
-    const int64_t pts_ns = lease.info().pts_ns;
-    AVFrame* f = frame.get();
-    av_frame_unref(f);
-    if (const int rc = av_hwframe_get_buffer(hw_frames.get(), f, 0); rc < 0) {
-      return Unexpected(av_error(who, "av_hwframe_get_buffer(cuda)", rc));
-    }
-    const auto from = cuda::address(lease.data().data());
-    if (conversion) {
-      cuda::Kernels::Planes in, out;
-      for (int p = 0; p < format.layout.plane_count && p < 3; ++p) {
-        in.at[p] = from + format.layout.planes[p].offset;
-        in.pitch[p] = format.layout.planes[p].stride;
-      }
-      for (int p = 0; p < 2; ++p) {
-        out.at[p] = reinterpret_cast<uintptr_t>(f->data[p]);
-        out.pitch[p] = static_cast<size_t>(f->linesize[p]);
-      }
-      auto ok = kernels->convert(*gpu_copies, *conversion, in, out, format.width, format.height);
-      if (ok) ok = gpu_copies->synchronize();
-      if (!ok) return Unexpected(ok.error().context(who));
-      lease.release();
-      return encode(pts_ns, began);
-    }
-    if (auto ok = copy_cuda_frame(*gpu_copies, format, from, *f, false); !ok) {
-      return Unexpected(ok.error().context(who));
-    }
-    lease.release();
-    return encode(pts_ns, began);
-  }
-
-  void update_speed(Clock::time_point now) {
-    const double dt = std::chrono::duration<double>(now - status_last).count();
-    if (dt < 1.0) return;
-    const uint64_t n = frames - status_frames;
-    const double fps = format.frame_rate.value();
-    const double speed = busy_s > 0 && fps > 0 ? n / busy_s / fps : 0;
-    last_speed.store(speed, std::memory_order_relaxed);
-    if (n > 0 && speed < 1.0 && now - warned_last >= std::chrono::seconds(5)) {
-      log().warn(
-          "[{}] the encoder runs at {:.2f}x real time: the ring fills and the sender is "
-          "held back (a live sender drops)",
-          who, speed);
-      warned_last = now;
-    }
-    status_last = now;
-    status_frames = frames;
-    busy_s = 0;
-  }
-};
-
-// NVENC from GPU memory: FFmpeg's CUDA device on the GPU's primary context, and a pool of
-// CUDA frames in the stream's format that the encoder is told to expect.
-Result<void> Recorder::Impl::open_cuda_frames(AVCodecContext* enc, const AVCodec* codec,
-                                              int ordinal) {
-  Impl& s = *this;
-  auto device = cuda::Device::shared(ordinal);
-  if (!device) return Unexpected(device.error().context(s.who));
-  s.gpu = *device;
-  auto takes = [&](AVPixelFormat wanted) {
-    for (const AVPixelFormat* p = codec->pix_fmts; p && *p != AV_PIX_FMT_NONE; ++p) {
-      if (*p == wanted) return true;
-    }
-    return false;
-  };
-  AVPixelFormat gpu_format = s.input_format;
-  if (!takes(s.input_format)) {
-    // What NVENC does not take is converted on the GPU into what it does.
-    using Conversion = cuda::Kernels::Conversion;
-    struct Converted {
-      PixelFormat from;
-      Conversion conversion;
-      AVPixelFormat to;
-    };
-    static constexpr Converted kConverted[] = {
-        {PixelFormat::uyvy, Conversion::uyvy_to_nv12, AV_PIX_FMT_NV12},
-        {PixelFormat::yuy2, Conversion::yuy2_to_nv12, AV_PIX_FMT_NV12},
-        {PixelFormat::yuv422p10, Conversion::yuv422p10_to_p010, AV_PIX_FMT_P010LE},
-        {PixelFormat::rgb24, Conversion::rgb24_to_rgb0, AV_PIX_FMT_RGB0},
-    };
-    const Converted* found = nullptr;
-    for (const auto& c : kConverted) {
-      if (c.from == s.format.pixel_format && takes(c.to)) found = &c;
-    }
-    if (!found) {
-      return make_error(
-          ErrorCode::unsupported,
-          "{}: {} does not take {} frames from GPU memory, and nothing here converts them "
-          "on the GPU (nv12, p010, i420, rgba and bgra it takes; uyvy422, yuyv422, "
-          "yuv422p10le and rgb24 are converted): record from --memory host",
-          s.who, codec->name, name(s.format.pixel_format));
-    }
-    auto loaded = cuda::Kernels::shared(s.gpu);
-    if (!loaded) {
-      return Unexpected(loaded.error().context(
-          fmt::format("{}: {} frames need converting to {} on the GPU for {}", s.who,
-                      name(s.format.pixel_format), av_name(found->to), codec->name)));
-    }
-    s.kernels = std::move(*loaded);
-    s.conversion = found->conversion;
-    gpu_format = found->to;
-  }
-  auto created = s.gpu->create_stream();
-  if (!created) return Unexpected(created.error().context(s.who));
-  s.gpu_copies = std::move(*created);
-  auto made = cuda_device_on(*s.gpu_copies, s.who);
-  if (!made) return Unexpected(made.error());
-  LogCapture said;
-  UniqueBufferRef pool_ref(av_hwframe_ctx_alloc(made->get()));  // the pool keeps its own reference
-  if (!pool_ref) return make_error(ErrorCode::resource, "{}: av_hwframe_ctx_alloc failed", s.who);
-  auto* fc = reinterpret_cast<AVHWFramesContext*>(pool_ref->data);
-  fc->format = AV_PIX_FMT_CUDA;
-  fc->sw_format = gpu_format;
-  fc->width = static_cast<int>(s.format.width);
-  fc->height = static_cast<int>(s.format.height);
-  if (const int rc = av_hwframe_ctx_init(pool_ref.get()); rc < 0) {
-    return Unexpected(said.error(s.who, "av_hwframe_ctx_init(cuda)", rc));
-  }
-  enc->pix_fmt = AV_PIX_FMT_CUDA;
-  enc->sw_pix_fmt = gpu_format;
-  s.encode_format = gpu_format;
-  enc->hw_frames_ctx = av_buffer_ref(pool_ref.get());
-  s.hw_frames = std::move(pool_ref);
-  return {};
-}
 
 Recorder::Recorder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -489,7 +166,9 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
 
   if (!(raw->oformat->flags & AVFMT_NOFILE)) {
     // A write(2) per MiB: ProRes frames are larger.
-    if (auto ok = impl->muxer_out.open(options.path, options.abort_fd, raw, who); !ok)
+    if (auto ok = impl->muxer_out.open(options.path, options.abort_fd, raw, who, 1 << 20,
+                                       options.setting);
+        !ok)
       return Unexpected(ok.error());
   }
   if (options.start_wall_ns) {
@@ -699,14 +378,10 @@ Result<void> Recorder::write_audio(uint32_t track, int64_t pts_ns, uint32_t samp
   if (track >= s.audio.size()) {
     return make_error(ErrorCode::invalid_argument, "{}: audio track {} not opened", s.who, track);
   }
-  if (!s.first_pts_ns)
+  const auto since_origin = s.timeline ? s.timeline->audio_ns(pts_ns) : std::nullopt;
+  if (!since_origin)
     return make_error(ErrorCode::invalid_argument, "{}: audio before the first frame", s.who);
-  int64_t since_origin = 0;
-  if (__builtin_sub_overflow(pts_ns, *s.first_pts_ns, &since_origin) ||
-      __builtin_add_overflow(since_origin, s.repair_offset_ns, &since_origin)) {
-    since_origin = std::numeric_limits<int64_t>::max() / 2;  // beyond any gap: continued in place
-  }
-  return s.audio[track]->write(since_origin, samples, data, s.video_end_ns(),
+  return s.audio[track]->write(*since_origin, samples, data, s.video_end_ns(),
                                s.write_audio_packet());
 }
 

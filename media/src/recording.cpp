@@ -43,19 +43,28 @@ Recording::~Recording() {
   if (auto ok = close(); !ok) log().warn("{}", ok.error().message());
 }
 
-Result<void> Recording::open_for(const FrameLease& frame) {
+Result<void> Recording::open(const FrameLease& first) {
+  const proto::StreamStart& format = first.format();
+  const auto gpu = first.cuda_device();
+  auto opened =
+      av::Recorder::open({options_.path, options_.codec, options_.encoder, first.info().sent_ns,
+                          gpu ? std::optional<int>(gpu->facts().ordinal) : std::nullopt,
+                          options_.abort_fd, audio_, options_.setting},
+                         format);
+  if (!opened) return Unexpected(opened.error());
+  recorder_ = std::move(*opened);
+  ring_epoch_ = format.ring_epoch;
+  log().info("[record {}] {}", options_.path, recorder_->describe());
+  return {};
+}
+
+Result<void> Recording::same_format(const FrameLease& frame) const {
   const proto::StreamStart& format = frame.format();
   if (!recorder_) {
-    const auto gpu = frame.cuda_device();
-    auto opened = av::Recorder::open(
-        {options_.path, options_.codec, options_.encoder, frame.info().sent_ns,
-         gpu ? std::optional<int>(gpu->facts().ordinal) : std::nullopt, options_.abort_fd, audio_},
-        format);
-    if (!opened) return Unexpected(opened.error());
-    recorder_ = std::move(*opened);
-    ring_epoch_ = format.ring_epoch;
-    log().info("[record {}] {}", options_.path, recorder_->describe());
-  } else if (format.ring_epoch != ring_epoch_) {
+    return make_error(ErrorCode::invalid_argument, "[record {}] a frame before the file opened",
+                      options_.path);
+  }
+  if (format.ring_epoch != ring_epoch_) {
     return make_error(ErrorCode::unsupported,
                       "[record {}] StreamStart.ring_epoch {} changes the format mid-recording "
                       "(now {}x{} {}); one recording holds one format",
@@ -66,17 +75,14 @@ Result<void> Recording::open_for(const FrameLease& frame) {
 }
 
 Result<void> Recording::write(FrameLease frame) {
-  if (auto ok = open_for(frame); !ok) return ok;
+  if (auto ok = same_format(frame); !ok) return ok;
   return recorder_->write(std::move(frame));
 }
 
-Result<bool> Recording::takes_gpu_frames(const FrameLease& frame) {
-  if (auto ok = open_for(frame); !ok) return Unexpected(ok.error());
-  return recorder_->takes_gpu_frames();
-}
+bool Recording::takes_gpu_frames() const { return recorder_ && recorder_->takes_gpu_frames(); }
 
 Result<void> Recording::write_copy(const FrameLease& frame) {
-  if (auto ok = open_for(frame); !ok) return ok;
+  if (auto ok = same_format(frame); !ok) return ok;
   return recorder_->write(frame.data(), frame.info().pts_ns);
 }
 

@@ -29,6 +29,7 @@ struct RecordingOptions {
   std::string codec;    // --codec; empty: the container's default
   std::string encoder;  // --encoder; empty: the codec's default
   int abort_fd = -1;    // eventfd: once readable, waits on the output give up
+  std::string setting;  // the front end's name for the file, which its errors begin with
 };
 
 class Recording {
@@ -47,19 +48,24 @@ class Recording {
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
 
+  /// Opens the file and its encoder for the stream's first frame, before it is written: its
+  /// format, where it lies (an encoder that reads GPU memory is chosen for a frame there), and
+  /// its FrameWritten.sent_ns, which dates the file. The tracks add_audio() gave are opened
+  /// with it.
+  Result<void> open(const FrameLease& first);
   /// Records a received frame: where the codec takes it as it is, the encoder reads the
-  /// ring slot itself and keeps the lease until it is done; else the frame is copied. The
-  /// first frame's FrameWritten.sent_ns dates the file.
+  /// ring slot itself and keeps the lease until it is done; else the frame is copied. A frame
+  /// of another format than the first is refused.
   Result<void> write(FrameLease frame);
-  /// Whether write() takes `frame`, a frame in GPU memory, as it is (an NVENC encoder, which
-  /// reads it on the GPU); opens the recorder for it first. Else the caller downloads it.
-  Result<bool> takes_gpu_frames(const FrameLease& frame);
+  /// Whether write() takes frames in GPU memory as they are (an NVENC encoder, which reads
+  /// them on the GPU). Else the caller downloads them.
+  bool takes_gpu_frames() const;
   /// Records a copy of the frame, leaving the lease with the caller (for the display).
   Result<void> write_copy(const FrameLease& frame);
   /// Whether a recording to `path` holds audio (every container but .y4m).
   static bool holds_audio(const std::string& path);
-  /// An audio track to record beside the picture: before the first frame only (the file's
-  /// tracks are fixed when it opens). Its number among the recording's tracks, or why not.
+  /// An audio track to record beside the picture: before open() only (the file's tracks are
+  /// fixed when it opens). Its number among the recording's tracks, or why not.
   Result<uint32_t> add_audio(const proto::AudioStart& format);
   /// Samples of recorded track `track` (add_audio()'s number); after the first frame.
   Result<void> write_audio(uint32_t track, int64_t pts_ns, uint32_t samples,
@@ -78,12 +84,12 @@ class Recording {
 
  private:
   RecordingOptions options_;
-  std::unique_ptr<av::Recorder> recorder_;  // opened on the first frame
+  std::unique_ptr<av::Recorder> recorder_;  // open() made it
   uint32_t ring_epoch_ = 0;                 // the StreamStart the recorder was opened for
   std::vector<proto::AudioStart> audio_;    // tracks to open the recorder with
 
-  // Opens the recorder on the first frame, and refuses a later format.
-  Result<void> open_for(const FrameLease& frame);
+  // Refuses a frame of another format than the recorder was opened for.
+  Result<void> same_format(const FrameLease& frame) const;
 };
 
 }  // namespace rdmavideo::media

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets alone with clang (AddressSanitizer, UBSan) into build-fuzz/ and
-# runs each for FUZZ_SECONDS (default 30) from the seed corpus in tests/fuzz/corpus. New inputs go
-# to a scratch corpus, not into the repository. A finding fails the run; its input is left in
-# build-fuzz/findings/ and belongs in tests/fuzz/regressions/ (fuzz_corpus_test replays it) with
-# the fix. The message path the verbs transport adds (decode_sealed) is the same code, so the
+# runs each for FUZZ_SECONDS (default 30), as many at once as there are cores, from the seed
+# corpus in tests/fuzz/corpus. New inputs go to a scratch corpus, not into the repository. A
+# finding fails the run; its input is left in build-fuzz/findings/ and belongs in
+# tests/fuzz/regressions/ (fuzz_corpus_test replays it) with the fix. The message path the verbs transport adds (decode_sealed) is the same code, so the
 # targets are built without rdma-core, whose headers clang warns about.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,20 +17,37 @@ CC=clang CXX=clang++ BUILD_DIR=$build_dir BUILD_TARGETS="fuzz_decode fuzz_receiv
   -DRDMAVIDEO_WITH_FFMPEG=ON -DRDMAVIDEO_WITH_GSTREAMER=OFF -DRDMAVIDEO_WITH_SDL2=OFF \
   -DRDMAVIDEO_WITH_CUDA=OFF
 mkdir -p "$build_dir/findings"
-status=0
-for target in decode receiver sound tiles; do
-  scratch="$build_dir/corpus-$target"
+# Each target in its own process, as many at once as there are cores.
+run_target() {
+  local target=$1 scratch="$build_dir/corpus-$1"
   mkdir -p "$scratch"
-  echo "== fuzz_$target for ${seconds} s"
-  if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-      "$build_dir/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
-      -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build_dir/findings/$target-" \
-      "$scratch" "tests/fuzz/corpus/$target" 2>"$build_dir/fuzz_$target.log"; then
-    tail -40 "$build_dir/fuzz_$target.log"
-    echo "fuzz_$target: a finding; its input is in $build_dir/findings/" >&2
-    status=1
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    "$build_dir/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build_dir/findings/$target-" \
+    "$scratch" "tests/fuzz/corpus/$target" 2>"$build_dir/fuzz_$target.log"
+}
+targets=(decode receiver sound tiles)
+declare -A pids
+status=0
+report() {  # report TARGET PID: waits for it and says how it went
+  if wait "$2"; then
+    echo "== fuzz_$1 for ${seconds} s:" \
+      "$(grep -E "stat::number_of_executed_runs" "$build_dir/fuzz_$1.log" | tail -1)"
   else
-    grep -E "stat::number_of_executed_runs|cov:" "$build_dir/fuzz_$target.log" | tail -2
+    tail -40 "$build_dir/fuzz_$1.log"
+    echo "fuzz_$1: a finding; its input is in $build_dir/findings/" >&2
+    status=1
   fi
+}
+running=()
+for target in "${targets[@]}"; do
+  if [ "${#running[@]}" -ge "$(nproc)" ]; then
+    report "${running[0]}" "${pids[${running[0]}]}"
+    running=("${running[@]:1}")
+  fi
+  run_target "$target" &
+  pids[$target]=$!
+  running+=("$target")
 done
+for target in "${running[@]}"; do report "$target" "${pids[$target]}"; done
 exit $status

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs what is needed, checks the format, builds with warnings as errors, and runs every
-# test with CTest, each in the build that suits it and once:
+# Installs what is needed, checks the format, builds with warnings as errors, lints the product's
+# sources (clang-tidy over the optimised build's compile commands; a file that passed before is
+# not linted again until it or what it includes changes), and runs every test with CTest, each
+# in the build that suits it and once:
 #   - the sanitizer build (AddressSanitizer, UBSan; without the CUDA toolkit) runs the unit,
 #     integration, GStreamer and kernels tests, several at a time;
 #   - the optimised build (with the CUDA kernels) runs the unit and kernels tests again (fast,
@@ -58,6 +60,9 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 G_SLICE=always-mall
 
 stage "optimised build"
 ./scripts/build.sh -DRDMAVIDEO_WERROR=ON
+
+stage "lint"
+./scripts/check-lint.sh
 
 stage "optimised unit, kernels and gpu tests (-j$parallel)"
 ctest --test-dir build -L 'unit|kernels|gpu' -j"$parallel" --output-on-failure --timeout 300

@@ -516,6 +516,7 @@ std::vector<Section> check_devices() {
   }
 
   std::vector<DeviceFacts> devices;
+  devices.reserve(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) devices.push_back(gather_device(list.get()[i]));
   std::vector<std::string> names, usable;
   for (const auto& d : devices) {

@@ -386,21 +386,14 @@ void post_stats(GstElement* element, GstDebugCategory* category, const char* nam
 
 void copy_planes(const FrameLayout& wire, std::byte* wire_data, const GstVideoFrame& frame,
                  CopyTo to) {
-  for (int plane = 0; plane < wire.plane_count; ++plane) {
-    const auto& p = wire.planes[plane];
-    auto* gst_plane = static_cast<std::byte*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, plane));
-    const auto gst_stride = static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, plane));
-    const size_t row_bytes = std::min<size_t>(p.stride, gst_stride);
-    for (uint32_t row = 0; row < p.rows; ++row) {
-      std::byte* on_wire = wire_data + p.offset + row * p.stride;
-      std::byte* in_frame = gst_plane + row * gst_stride;
-      if (to == CopyTo::wire) {
-        std::memcpy(on_wire, in_frame, row_bytes);
-      } else {
-        std::memcpy(in_frame, on_wire, row_bytes);
-      }
-    }
+  std::array<ForeignPlane, kMaxPlanes> planes{};
+  const int count = std::min<int>(wire.plane_count, GST_VIDEO_FRAME_N_PLANES(&frame));
+  for (int p = 0; p < count; ++p) {
+    planes[p] = {static_cast<std::byte*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p)),
+                 static_cast<size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, p))};
   }
+  rdmavideo::copy_planes(wire, wire_data, std::span(planes).first(count),
+                         to == CopyTo::wire ? CopyDirection::to_wire : CopyDirection::from_wire);
 }
 
 namespace {

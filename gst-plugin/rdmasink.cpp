@@ -150,20 +150,13 @@ gboolean sink_start(GstBaseSink* sink) {
   options.transport = rt->settings.transport;
   options.connect.endpoint = Endpoint{rt->settings.host, static_cast<uint16_t>(rt->settings.port)};
   if (!rt->settings.destinations.empty()) {
-    std::string_view rest = rt->settings.destinations;
-    while (!rest.empty()) {
-      const auto comma = rest.find(',');
-      const std::string_view item = rest.substr(0, comma);
-      auto endpoint = parse_endpoint(item, false);
-      if (!endpoint) {
-        GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Bad destinations property."),
-                          ("destinations \"%s\": %s", rt->settings.destinations.c_str(),
-                           endpoint.error().message().c_str()));
-        return FALSE;
-      }
-      options.destinations.push_back(*endpoint);
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    auto endpoints = parse_endpoints(rt->settings.destinations);
+    if (!endpoints) {
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Bad destinations property."),
+                        ("%s", endpoints.error().message().c_str()));
+      return FALSE;
     }
+    options.destinations = std::move(*endpoints);
     options.connect.endpoint = options.destinations.front();
   }
   options.connect.rdma_device = rt->settings.rdma_device;
@@ -259,10 +252,8 @@ gboolean sink_set_caps(GstBaseSink* sink, GstCaps* caps) {
                       ("%s", format.error().message().c_str()));
     return FALSE;
   }
+  // The session fits the name and stamps live and checksums from its policy.
   format->name = rt.settings.stream_name.empty() ? GST_OBJECT_NAME(self) : rt.settings.stream_name;
-  if (format->name.size() >= proto::kNameBytes) format->name.resize(proto::kNameBytes - 1);
-  if (rt.settings.mode == SinkMode::live) format->flags |= proto::kStreamLive;
-  if (rt.settings.checksum) format->flags |= proto::kStreamChecksums;
 
   std::lock_guard lock(rt.mutex);
   if (rt.format && gst_video_info_is_equal(&rt.info, &info)) return TRUE;
@@ -475,7 +466,7 @@ GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
     }
     const std::span<const std::byte> frame(reinterpret_cast<const std::byte*>(mapped->map.data),
                                            rt.format->layout.frame_bytes);
-    return rt.session->submit_external(frame, meta, mapped, std::move(keep_registered));
+    return rt.session->submit_external(frame, meta, mapped, keep_registered);
   };
   auto outcome = send();
   GstFlowReturn stopped_flow = GST_FLOW_FLUSHING;

@@ -139,7 +139,7 @@ void publish_stats(GstRdmaSrc* self, SrcRuntime& rt) {
   stats::TransferStats counted;
   if (rt.service) {
     auto reports = rt.service->reports();
-    if (!reports.empty()) counted = std::move(reports.back().stats);
+    if (!reports.empty()) counted = reports.back().stats;
   }
   counted.checksum_failures = rt.checksum_failures;
   auto s = snapshot(counted);

@@ -20,8 +20,8 @@
 
 #include <fmt/format.h>
 
-#include "frontend.hpp"
 #include "output.hpp"
+#include "profile.hpp"
 
 namespace rdmavideo::obs {
 namespace {

@@ -10,19 +10,18 @@
 
 #include "dialog.hpp"
 #include "output.hpp"
+#include "profile.hpp"
 
 namespace rdmavideo::obs {
 namespace {
 
-constexpr const char* kSection = "rdmavideo";
 constexpr const char* kOutputName = "rdmavideo";
-obs_output_t* g_output = nullptr;
 bool g_present = false;
 
 void on_event(enum obs_frontend_event event, void*) {
   if (event == OBS_FRONTEND_EVENT_FINISHED_LOADING) {
     obs_data_t* settings = load_settings();
-    g_output = obs_output_create(kOutputId, kOutputName, settings, nullptr);
+    set_main_output(obs_output_create(kOutputId, kOutputName, settings, nullptr));
     obs_data_release(settings);
     set_track_namer([](size_t mix) -> std::string {
       config_t* profile = obs_frontend_get_profile_config();
@@ -31,13 +30,13 @@ void on_event(enum obs_frontend_event event, void*) {
       const char* name = config_get_string(profile, "AdvOut", key.c_str());
       return name ? name : "";
     });
-    if (g_output && start_with_obs()) obs_output_start(g_output);
+    if (main_output() && start_with_obs()) obs_output_start(main_output());
   } else if (event == OBS_FRONTEND_EVENT_EXIT) {
     close_dialog();
-    if (g_output) {
-      obs_output_stop(g_output);
-      obs_output_release(g_output);
-      g_output = nullptr;
+    if (obs_output_t* output = main_output()) {
+      obs_output_stop(output);
+      obs_output_release(output);
+      set_main_output(nullptr);
     }
     set_track_namer({});
   }
@@ -46,35 +45,6 @@ void on_event(enum obs_frontend_event event, void*) {
 }  // namespace
 
 bool frontend_present() { return g_present; }
-
-obs_output_t* main_output() { return g_output; }
-
-obs_data_t* load_settings() {
-  config_t* profile = obs_frontend_get_profile_config();
-  const char* json = profile ? config_get_string(profile, kSection, "Settings") : nullptr;
-  obs_data_t* settings = json && *json ? obs_data_create_from_json(json) : nullptr;
-  return settings ? settings : obs_data_create();
-}
-
-void save_settings(obs_data_t* settings) {
-  config_t* profile = obs_frontend_get_profile_config();
-  if (!profile) return;
-  config_set_string(profile, kSection, "Settings", obs_data_get_json(settings));
-  config_save_safe(profile, "tmp", nullptr);
-  if (g_output) obs_output_update(g_output, settings);
-}
-
-bool start_with_obs() {
-  config_t* profile = obs_frontend_get_profile_config();
-  return profile && config_get_bool(profile, kSection, "StartWithObs");
-}
-
-void set_start_with_obs(bool on) {
-  config_t* profile = obs_frontend_get_profile_config();
-  if (!profile) return;
-  config_set_bool(profile, kSection, "StartWithObs", on);
-  config_save_safe(profile, "tmp", nullptr);
-}
 
 void frontend_load() {
   // Asked once: in a libobs host without the frontend, libobs logs a warning each time.

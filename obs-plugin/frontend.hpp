@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the plugin does when it runs inside OBS (the frontend API answers): the `rdmavideo`
-// output, its settings in the profile's config, "start with OBS", the track names, and the
-// Tools menu entry with its dialog. Nothing here runs in a libobs host without the frontend.
+// What the plugin does when it runs inside OBS (the frontend API answers): it makes the
+// `rdmavideo` output once OBS has loaded (profile.hpp keeps it and its settings), names the
+// tracks, and adds the Tools menu entry that opens the dialog. Nothing here runs in a libobs
+// host without the frontend.
 #pragma once
 
 #include <obs.h>
@@ -12,14 +13,5 @@ namespace rdmavideo::obs {
 bool frontend_present();
 void frontend_load();
 void frontend_unload();
-
-/// The `rdmavideo` output, once OBS has loaded (else null). Not a new reference.
-obs_output_t* main_output();
-/// The output's settings as kept in the profile (a new reference), and saving them.
-obs_data_t* load_settings();
-void save_settings(obs_data_t* settings);
-/// "start with OBS".
-bool start_with_obs();
-void set_start_with_obs(bool on);
 
 }  // namespace rdmavideo::obs

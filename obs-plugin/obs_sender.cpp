@@ -24,29 +24,9 @@ Result<OutputSettings> OutputSettings::parse(std::string_view destinations,
                                              std::string_view transport, std::string key_file,
                                              std::string name, int64_t tracks, bool reconnect) {
   OutputSettings s;
-  std::string_view rest = destinations;
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    std::string_view item = rest.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (!item.empty()) {
-      auto endpoint = parse_endpoint(item, false);
-      if (!endpoint)
-        return Unexpected(
-            endpoint.error().context(fmt::format("destinations \"{}\"", destinations)));
-      s.destinations.push_back(*endpoint);
-    }
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-  }
-  if (s.destinations.empty()) {
-    return make_error(ErrorCode::invalid_argument,
-                      "destinations is empty: give host:port, or several comma-separated");
-  }
-  if (s.destinations.size() > 64) {
-    return make_error(ErrorCode::invalid_argument, "destinations has {} receivers; at most 64",
-                      s.destinations.size());
-  }
+  auto endpoints = parse_endpoints(destinations);
+  if (!endpoints) return Unexpected(endpoints.error());
+  s.destinations = std::move(*endpoints);
   auto kind = parse_transport(transport);
   if (!kind)
     return make_error(ErrorCode::invalid_argument, "transport \"{}\" unknown (auto, tcp or verbs)",
@@ -92,8 +72,7 @@ Result<std::unique_ptr<ObsSender>> ObsSender::start(const OutputSettings& settin
                                          Rational{canvas.fps_num, canvas.fps_den});
   if (!format) return Unexpected(format.error().context("OBS's canvas"));
   format->name = settings.name;
-  format->colour = plan.colour;
-  format->flags |= proto::kStreamLive;
+  format->colour = plan.colour;  // live: the session stamps it from its policy
 
   SenderSessionOptions options;
   options.transport = settings.transport;
@@ -169,21 +148,13 @@ void ObsSender::video(const video_data& frame) {
   if (!buffer || !*buffer) {
     no_buffer_.fetch_add(1, std::memory_order_relaxed);
   } else {
-    std::byte* base = buffer->bytes().data();
+    std::array<ForeignPlane, kMaxPlanes> planes{};
     for (int p = 0; p < format_.layout.plane_count; ++p) {
-      const Plane& plane = format_.layout.planes[p];
-      const uint32_t row_bytes = min_row_bytes(format_.pixel_format, format_.width, p);
-      const uint8_t* src = frame.data[p];
-      std::byte* dst = base + plane.offset;
-      if (frame.linesize[p] == plane.stride) {
-        std::memcpy(dst, src, size_t{plane.stride} * plane.rows);
-      } else {
-        for (uint32_t row = 0; row < plane.rows; ++row) {
-          std::memcpy(dst + size_t{row} * plane.stride, src + size_t{row} * frame.linesize[p],
-                      row_bytes);
-        }
-      }
+      planes[p] = {reinterpret_cast<std::byte*>(frame.data[p]),
+                   static_cast<size_t>(frame.linesize[p])};
     }
+    copy_planes(format_.layout, buffer->bytes().data(),
+                std::span(planes).first(format_.layout.plane_count), CopyDirection::to_wire);
     FrameMeta meta;
     meta.sequence = sequence;
     meta.pts_ns = pts;

@@ -14,7 +14,7 @@
 #include "rdmavideo/av/audio_converter.hpp"
 #include "rdmavideo/log.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 namespace {
 
 constexpr int64_t kSecond = 1'000'000'000;
@@ -283,4 +283,4 @@ AudioPlayer::Stats AudioPlayer::stats() const {
 
 const std::string& AudioPlayer::describe() const { return impl_->description; }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

@@ -31,7 +31,7 @@
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/result.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 
 class AudioPlayer {
  public:
@@ -68,4 +68,4 @@ class AudioPlayer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

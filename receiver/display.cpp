@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <csignal>
 #include <deque>
@@ -31,7 +32,7 @@
 #include "rdmavideo/text.hpp"
 #include "window_manager.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -621,8 +622,8 @@ class SdlDisplay final : public Display {
     if (texture_ && tex_w_ && tex_h_ && out_w > 0 && out_h > 0) {
       // Letterbox: the largest rectangle of the stream's aspect that fits, centred.
       const double scale = std::min(double(out_w) / tex_w_, double(out_h) / tex_h_);
-      const int w = std::max(1, static_cast<int>(tex_w_ * scale + 0.5));
-      const int h = std::max(1, static_cast<int>(tex_h_ * scale + 0.5));
+      const int w = std::max(1, static_cast<int>(std::lround(tex_w_ * scale)));
+      const int h = std::max(1, static_cast<int>(std::lround(tex_h_ * scale)));
       const SDL_Rect dst{(out_w - w) / 2, (out_h - h) / 2, w, h};
       SDL_RenderCopy(renderer_, texture_.get(), nullptr, &dst);
     }
@@ -704,4 +705,4 @@ Result<std::unique_ptr<Display>> Display::open(std::function<void()> on_quit,
   return std::unique_ptr<Display>(std::move(display));
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

@@ -43,7 +43,7 @@
 #include "rdmavideo/media/monitor.hpp"
 #include "rdmavideo/result.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 
 // The receiver's window: a media::Monitor for the stream that owns it.
 class Display : public media::Monitor {
@@ -76,4 +76,4 @@ class Display : public media::Monitor {
 /// sound kept time); the same for the summary JSON.
 nlohmann::json finish_display(Display& display);
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

@@ -7,7 +7,7 @@
 
 #include "rdmavideo/convert.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 namespace {
 
 // Byte by byte: a peer may put a plane at an odd offset.
@@ -138,4 +138,4 @@ int v210_to_yuy2(const proto::StreamStart& f, std::span<const std::byte> frame,
   return pitch;
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

@@ -19,7 +19,7 @@
 #include "rdmavideo/format.hpp"
 #include "rdmavideo/protocol.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 
 /// The SDL_PIXELFORMAT_* value a stream of `format` is shown with.
 uint32_t texture_format(PixelFormat format);
@@ -52,4 +52,4 @@ int yuv_conversion_mode(const Colour& colour, uint32_t height);
 int v210_to_yuy2(const proto::StreamStart& format, std::span<const std::byte> frame,
                  std::vector<uint8_t>& out);
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

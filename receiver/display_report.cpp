@@ -6,7 +6,7 @@
 #include "display.hpp"
 #include "rdmavideo/log.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 
 nlohmann::json finish_display(Display& display) {
   display.stop();
@@ -39,4 +39,4 @@ nlohmann::json finish_display(Display& display) {
   return display_json;
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

@@ -2,7 +2,7 @@
 // Display for builds without SDL2: --display is refused with a clear message.
 #include "display.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 
 bool Display::available() { return false; }
 
@@ -11,4 +11,4 @@ Result<std::unique_ptr<Display>> Display::open(std::function<void()>, int64_t) {
                     "--display: this build has no SDL2 (install libsdl2-dev and reconfigure)");
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

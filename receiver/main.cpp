@@ -3,8 +3,6 @@
 // shows or discards them. Serves --max-streams streams at once; a stream that fails costs
 // only itself. Exits once --max-streams streams have ended, or with --serve on SIGINT or
 // SIGTERM, always finalising what it wrote and writing its summary.
-#include <unistd.h>
-#include <cstdio>
 #include <thread>
 
 #include "cli.hpp"
@@ -16,22 +14,12 @@
 #include "rdmavideo/receiver_service.hpp"
 #include "streams.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 namespace {
 
 using namespace std::chrono_literals;
 
 const std::atomic<bool>& g_stop = cli::stop_requested();  // SIGINT or SIGTERM arrived
-
-// Prints the status line once a second: rewritten in place on a terminal, a line each time
-// otherwise.
-void print_status(const std::string& line, bool& printed) {
-  if (line.empty()) return;
-  const bool tty = isatty(STDERR_FILENO) == 1;
-  std::fprintf(stderr, tty ? "\r%s\033[K" : "%s\n", line.c_str());
-  std::fflush(stderr);
-  printed = tty;
-}
 
 int run(const Options& o) {
   std::atomic<bool> quit{false};  // the display's q, Esc or close
@@ -87,19 +75,16 @@ int run(const Options& o) {
     log().info("metrics at http://{}/metrics", metrics->endpoint().to_string());
   }
 
-  bool printed = false;
-  auto next_status = std::chrono::steady_clock::now() + 1s;
+  stats::StatusLine status({}, !o.quiet);
   while (!g_stop && !quit) {
     if (!o.serve && (*service)->ended_streams() >= o.max_streams) break;
     if (compositor && compositor->failure()) break;
     std::this_thread::sleep_for(50ms);
-    if (!o.quiet && std::chrono::steady_clock::now() >= next_status) {
-      print_status(streams->status_line((*service)->reports(), (*service)->folded_streams()),
-                   printed);
-      next_status += 1s;
+    if (status.due()) {
+      status.print(streams->status_line((*service)->reports(), (*service)->folded_streams()));
     }
   }
-  if (printed) std::fputc('\n', stderr);
+  status.finish();
   (*service)->stop();  // every stream ends, its sender told, its output finalised
   // The canvas goes on while the receiver runs: it ends now, its recording finalised.
   std::optional<Error> canvas_error;
@@ -134,10 +119,10 @@ int run(const Options& o) {
 }
 
 }  // namespace
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli
 
 int main(int argc, char** argv) {
-  using namespace rdmavideo::receiver;
+  using namespace rdmavideo::recv_cli;
   Options options;
   if (auto code = parse_options(argc, argv, options)) return *code;
   rdmavideo::cli::install_stop_signals();

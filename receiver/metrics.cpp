@@ -13,8 +13,9 @@
 
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/text.hpp"
+#include "rdmavideo/unique_handle.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 namespace {
 
 // Latency buckets (seconds) for the histogram: 100 µs to 1 s.
@@ -94,6 +95,7 @@ std::string render_metrics(const ReceiverService& service, const Streams& stream
     std::shared_ptr<media::StreamOutput> output;
   };
   std::vector<Stream> all;
+  all.reserve(reports.size());
   for (const auto& r : reports) {
     all.push_back(
         {fmt::format("stream=\"{}\",name=\"{}\",peer=\"{}\",transport=\"{}\"", r.info.number,
@@ -336,22 +338,24 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const Endpoint& endp
                       gai_strerror(rc));
   }
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> addresses(found, freeaddrinfo);
-  int fd = -1;
+  UniqueFd listening;
   int last_errno = 0;
   for (addrinfo* ai = found; ai; ai = ai->ai_next) {
-    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
-    if (fd < 0) {
+    UniqueFd fd(
+        socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
+    if (!fd) {
       last_errno = errno;
       continue;
     }
     const int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 64) == 0) break;
+    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd.get(), ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd.get(), 64) == 0) {
+      listening = std::move(fd);
+      break;
+    }
     last_errno = errno;
-    close(fd);
-    fd = -1;
   }
-  if (fd < 0) {
+  if (!listening) {
     return Unexpected(system_error(fmt::format("{}: cannot listen (in use, or not an address of "
                                                "this machine)",
                                                where),
@@ -359,7 +363,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const Endpoint& endp
   }
   sockaddr_storage bound{};
   socklen_t bound_len = sizeof bound;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &bound_len);
+  getsockname(listening.get(), reinterpret_cast<sockaddr*>(&bound), &bound_len);
   Endpoint local = endpoint;
   local.port =
       ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
@@ -370,16 +374,16 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const Endpoint& endp
   Impl* raw = impl.get();
   impl->daemon.reset(MHD_start_daemon(
       MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, nullptr, nullptr,
-      &Impl::on_request, raw, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
-      static_cast<unsigned>(kMostConnections + kMhdConnectionSlack),
+      &Impl::on_request, raw, MHD_OPTION_LISTEN_SOCKET, listening.get(),
+      MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(kMostConnections + kMhdConnectionSlack),
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory, MHD_OPTION_CONNECTION_TIMEOUT,
       kIdleSeconds, MHD_OPTION_NOTIFY_CONNECTION, &Impl::on_connection, raw,
       MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, nullptr, MHD_OPTION_END));
   if (!impl->daemon) {
-    close(fd);
     return make_error(ErrorCode::system, "{}: libmicrohttpd could not start", where);
   }
+  (void)listening.release();  // the daemon's now: it closes it when it stops
   return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(impl), local));
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

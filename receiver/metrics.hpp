@@ -19,7 +19,7 @@
 #include "rdmavideo/receiver_service.hpp"
 #include "streams.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 
 /// The exposition text for one scrape.
 std::string render_metrics(const ReceiverService& service, const Streams& streams);
@@ -44,4 +44,4 @@ class MetricsServer {
   Endpoint endpoint_;
 };
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

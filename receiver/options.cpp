@@ -9,7 +9,7 @@
 #include "rdmavideo/media/recording.hpp"
 #include "rdmavideo/memory.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 
 std::optional<int> parse_options(int argc, char** argv, Options& o) {
   CLI::App app{"rdmavideo-recv: receive raw video frames into a ring of frame buffers",
@@ -213,7 +213,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     }
   }
   if (media::Recording::is_recording_path(o.output)) {
-    if (auto ok = media::Recording::check({o.output, o.codec, o.encoder}); !ok) {
+    if (auto ok = media::Recording::check({o.output, o.codec, o.encoder, -1, "--output"}); !ok) {
       return fail(ok.error().message());
     }
   } else if (!o.codec.empty() || !o.encoder.empty()) {
@@ -258,4 +258,4 @@ media::CompositeOptions composite_options(const Options& o) {
   return c;
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

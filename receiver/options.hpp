@@ -8,11 +8,11 @@
 
 #include "rdmavideo/gpu_path.hpp"
 #include "rdmavideo/media/composite_layout.hpp"
-#include "rdmavideo/media/options.hpp"
+#include "rdmavideo/media/engine_options.hpp"
 #include "rdmavideo/memory.hpp"
 #include "rdmavideo/transport.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 
 struct Options {
   Endpoint listen;
@@ -61,4 +61,4 @@ std::optional<int> parse_options(int argc, char** argv, Options& options);
 media::WriterOptions writer_options(const Options& options);
 media::CompositeOptions composite_options(const Options& options);
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

@@ -7,7 +7,7 @@
 
 #include "rdmavideo/glyphs.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 
 int draw_text(SDL_Renderer* renderer, const std::string& text, int x, int y, int scale) {
   const int pad = 2 * scale;
@@ -34,4 +34,4 @@ int draw_text(SDL_Renderer* renderer, const std::string& text, int x, int y, int
   return band.h;
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

@@ -12,7 +12,7 @@
 
 struct SDL_Renderer;
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 
 /// Font pixels from one character's left edge to the next one's (5 wide plus 1 of space).
 inline constexpr int kFontAdvance = glyphs::kAdvance;
@@ -22,4 +22,4 @@ inline constexpr int kFontAdvance = glyphs::kAdvance;
 /// goes. Characters without a glyph draw as spaces.
 int draw_text(SDL_Renderer* renderer, const std::string& text, int x, int y, int scale);
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

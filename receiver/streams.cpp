@@ -7,7 +7,7 @@
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/text.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -142,7 +142,8 @@ Result<void> Streams::check_format(const Options& options, const proto::StreamSt
     return {};
   }
   if (!media::Recording::is_recording_path(options.output)) return {};
-  return media::Recording::check_format({options.output, options.codec, options.encoder}, format);
+  return media::Recording::check_format(
+      {options.output, options.codec, options.encoder, -1, "--output"}, format);
 }
 
 stats::TransferStats Streams::totals(const std::vector<StreamReport>& reports,
@@ -177,15 +178,14 @@ std::string Streams::status_line(const std::vector<StreamReport>& reports,
                         ? 1.0
                         : std::chrono::duration<double>(now - last_status_).count();
   last_status_ = now;
-  uint64_t running = 0, total_frames = folded.stats.frames, total_bytes = folded.stats.bytes,
-           dropped = folded.stats.dropped, frames_delta = 0, bytes_delta = 0;
+  uint64_t running = 0, total_frames = folded.stats.frames, dropped = folded.stats.dropped,
+           frames_delta = 0, bytes_delta = 0;
   std::string parts;
   for (const auto& r : reports) {
     Rates& last = last_rates_[r.info.number];
     const uint64_t df = r.stats.frames - last.frames, db = r.stats.bytes - last.bytes;
     last = {r.stats.frames, r.stats.bytes};
     total_frames += r.stats.frames;
-    total_bytes += r.stats.bytes;
     dropped += r.stats.dropped;
     frames_delta += df;
     bytes_delta += db;
@@ -347,4 +347,4 @@ ReceiverServiceOptions service_options(const Options& o, Streams& streams) {
   return so;
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

@@ -21,7 +21,7 @@
 #include "rdmavideo/media/stream_writer.hpp"
 #include "rdmavideo/receiver_service.hpp"
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 
 class Streams {
  public:
@@ -95,4 +95,4 @@ class Streams {
 // The receiver service the options ask for, its streams' sinks and reports `streams`'.
 ReceiverServiceOptions service_options(const Options& o, Streams& streams);
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

@@ -9,7 +9,7 @@
 #include <SDL_syswm.h>
 #include <X11/Xatom.h>
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 namespace {
 
 // Looks up a few Xlib functions in the libX11 that SDL's X11 driver already has loaded, so the
@@ -71,4 +71,4 @@ bool x11_without_window_manager(SDL_Window* window) {
   return rc != 0 || type != XA_WINDOW || items == 0;  // 0: Success
 }
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

@@ -11,7 +11,7 @@
 
 struct SDL_Window;
 
-namespace rdmavideo::receiver {
+namespace rdmavideo::recv_cli {
 
 /// The X11 window id of `window` (for xdotool, xwininfo and the display tests), or nullopt
 /// when the window is not on X11.
@@ -22,4 +22,4 @@ std::optional<uint64_t> x11_window_id(SDL_Window* window);
 /// display makes the window cover the screen itself. False where it cannot tell.
 bool x11_without_window_manager(SDL_Window* window);
 
-}  // namespace rdmavideo::receiver
+}  // namespace rdmavideo::recv_cli

@@ -15,7 +15,7 @@
 #include "source.hpp"
 #include "tone.hpp"
 
-namespace rdmavideo::sender {
+namespace rdmavideo::send_cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -51,8 +51,8 @@ int run(Options o) {
   format->colour = o.colour.value_or(!o.testsrc              ? Colour{}
                                      : traits(o.pix_fmt).rgb ? *parse_colour("srgb")
                                                              : *parse_colour("bt709"));
-  if (o.realtime) format->flags |= proto::kStreamLive;
-  if (o.checksum) format->flags |= proto::kStreamChecksums;
+  // Live and checksums are stamped by the session from its policy; what only this program
+  // knows is stamped here.
   if (o.testsrc) format->flags |= proto::kStreamTestPattern;
   if (o.tone) format->flags |= proto::kStreamFlash;  // the beeps' instants, in the picture
   Source source(o, std::move(*ffmpeg));
@@ -73,7 +73,13 @@ int run(Options o) {
                         : "no drops");
   int exit_code = 0;
   auto failed = [&](const Error& error) {
-    log().error("{}", error.message());
+    std::string said = error.message();
+    // The library's words for --require-all, in this program's.
+    if (const auto at = said.find(kEveryDestinationRequired); at != std::string::npos) {
+      said.replace(at, kEveryDestinationRequired.size(),
+                   "--require-all: every destination or none");
+    }
+    log().error("{}", said);
     exit_code = cli::kExitFailed;
   };
   bool receiver_ended = false;
@@ -225,10 +231,10 @@ int run(Options o) {
 }
 
 }  // namespace
-}  // namespace rdmavideo::sender
+}  // namespace rdmavideo::send_cli
 
 int main(int argc, char** argv) {
-  using namespace rdmavideo::sender;
+  using namespace rdmavideo::send_cli;
   Options options;
   if (auto code = parse_options(argc, argv, options)) return *code;
   rdmavideo::cli::install_stop_signals();

@@ -5,7 +5,7 @@
 
 #include "cli.hpp"
 
-namespace rdmavideo::sender {
+namespace rdmavideo::send_cli {
 
 std::optional<int> parse_options(int argc, char** argv, Options& o) {
   CLI::App app{"rdmavideo-send: send raw video frames into a receiver's ring (RDMA or TCP)",
@@ -210,4 +210,4 @@ SenderSessionOptions session_options(const Options& o, const proto::StreamStart&
   return so;
 }
 
-}  // namespace rdmavideo::sender
+}  // namespace rdmavideo::send_cli

@@ -15,7 +15,7 @@
 #include "rdmavideo/sender_session.hpp"
 #include "rdmavideo/transport.hpp"
 
-namespace rdmavideo::sender {
+namespace rdmavideo::send_cli {
 
 struct Options {
   std::vector<Endpoint> connect;  // --connect, once per receiver
@@ -72,4 +72,4 @@ std::optional<int> parse_options(int argc, char** argv, Options& options);
 SenderSessionOptions session_options(const Options& o, const proto::StreamStart& format,
                                      const std::atomic<bool>* stop);
 
-}  // namespace rdmavideo::sender
+}  // namespace rdmavideo::send_cli

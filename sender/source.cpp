@@ -10,7 +10,7 @@
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/test_pattern.hpp"
 
-namespace rdmavideo::sender {
+namespace rdmavideo::send_cli {
 namespace {
 
 const std::atomic<bool>& g_stop = cli::stop_requested();  // SIGINT or SIGTERM arrived
@@ -144,4 +144,4 @@ Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o) {
   return std::move(*source);
 }
 
-}  // namespace rdmavideo::sender
+}  // namespace rdmavideo::send_cli

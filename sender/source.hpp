@@ -12,7 +12,7 @@
 #include "rdmavideo/av/source.hpp"
 #include "rdmavideo/sender_session.hpp"
 
-namespace rdmavideo::sender {
+namespace rdmavideo::send_cli {
 
 class Source {
  public:
@@ -64,4 +64,4 @@ class Source {
 /// --no-drop). A build without FFmpeg fails here, the codecs layer naming what is missing.
 Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o);
 
-}  // namespace rdmavideo::sender
+}  // namespace rdmavideo::send_cli

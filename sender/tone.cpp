@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace rdmavideo::sender {
+namespace rdmavideo::send_cli {
 
 proto::AudioStart Tone::format() const {
   proto::AudioStart a;
@@ -57,4 +57,4 @@ std::vector<std::byte> Tone::samples(uint64_t first, uint32_t count) const {
   return bytes;
 }
 
-}  // namespace rdmavideo::sender
+}  // namespace rdmavideo::send_cli

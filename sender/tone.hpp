@@ -13,7 +13,7 @@
 
 #include "rdmavideo/protocol.hpp"
 
-namespace rdmavideo::sender {
+namespace rdmavideo::send_cli {
 
 class Tone {
  public:
@@ -41,4 +41,4 @@ class Tone {
   std::vector<float> second_;
 };
 
-}  // namespace rdmavideo::sender
+}  // namespace rdmavideo::send_cli

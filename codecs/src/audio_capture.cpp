@@ -58,7 +58,6 @@ Result<std::unique_ptr<AudioCapture>> AudioCapture::open(const std::string& url,
   impl->audio = std::move(*decoder);
   proto::AudioStart& f = impl->audio.format;
   f.name = format_name.empty() ? url : fmt::format("{} {}", format_name, url);
-  if (f.name.size() >= proto::kNameBytes) f.name.resize(proto::kNameBytes - 1);
   impl->live = is_device(input_format) && format_name != "lavfi";
   auto packet = make_packet(impl->who);
   if (!packet) return Unexpected(packet.error());

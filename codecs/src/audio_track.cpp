@@ -117,14 +117,14 @@ Result<std::unique_ptr<AudioTrack>> AudioTrack::open(AVFormatContext* output,
     av_dict_set(&t->stream_->metadata, "handler_name", format.name.c_str(), 0);
   }
   AVChannelLayout in_layout = layout_of(format);
-  if (const int rc = swr_alloc_set_opts2(&t->swr_, &enc->ch_layout, enc->sample_fmt, rate,
-                                         &in_layout, to_av(format.sample_format), rate, 0, nullptr);
-      rc < 0) {
-    return Unexpected(av_error(t->who_, "swr_alloc_set_opts2", rc));
-  }
-  if (const int rc = swr_init(t->swr_); rc < 0)
+  SwrContext* swr = nullptr;
+  const int made = swr_alloc_set_opts2(&swr, &enc->ch_layout, enc->sample_fmt, rate, &in_layout,
+                                       to_av(format.sample_format), rate, 0, nullptr);
+  t->swr_.reset(swr);
+  if (made < 0) return Unexpected(av_error(t->who_, "swr_alloc_set_opts2", made));
+  if (const int rc = swr_init(t->swr_.get()); rc < 0)
     return Unexpected(av_error(t->who_, "swr_init", rc));
-  t->fifo_ = av_audio_fifo_alloc(enc->sample_fmt, format.channels, t->frame_samples_ * 4);
+  t->fifo_.reset(av_audio_fifo_alloc(enc->sample_fmt, format.channels, t->frame_samples_ * 4));
   if (!t->fifo_) return make_error(ErrorCode::resource, "{}: av_audio_fifo_alloc failed", t->who_);
   auto frame = make_frame(t->who_);
   if (!frame) return Unexpected(frame.error());
@@ -135,10 +135,7 @@ Result<std::unique_ptr<AudioTrack>> AudioTrack::open(AVFormatContext* output,
   return t;
 }
 
-AudioTrack::~AudioTrack() {
-  swr_free(&swr_);
-  if (fifo_) av_audio_fifo_free(fifo_);
-}
+AudioTrack::~AudioTrack() = default;
 
 std::string AudioTrack::describe() const {
   return fmt::format("{} {} Hz {} \"{}\"", encoder_->codec->name, format_.sample_rate,
@@ -158,9 +155,11 @@ Result<void> AudioTrack::place(uint32_t samples, const uint8_t* const* planes) {
       rc < 0) {
     return Unexpected(av_error(who_, "av_samples_alloc", rc));
   }
-  const int converted = swr_convert(swr_, out.data, n, const_cast<const uint8_t**>(planes), n);
+  const int converted =
+      swr_convert(swr_.get(), out.data, n, const_cast<const uint8_t**>(planes), n);
   if (converted < 0) return Unexpected(av_error(who_, "swr_convert", converted));
-  if (const int rc = av_audio_fifo_write(fifo_, reinterpret_cast<void**>(out.data), converted);
+  if (const int rc =
+          av_audio_fifo_write(fifo_.get(), reinterpret_cast<void**>(out.data), converted);
       rc < converted) {
     return Unexpected(av_error(who_, "av_audio_fifo_write", rc < 0 ? rc : AVERROR(ENOMEM)));
   }
@@ -179,7 +178,7 @@ Result<void> AudioTrack::silence(int64_t samples, int64_t encodable, const Write
       return Unexpected(av_error(who_, "av_samples_alloc", rc));
     }
     av_samples_set_silence(quiet.data, 0, n, format_.channels, encoder_->sample_fmt);
-    if (const int rc = av_audio_fifo_write(fifo_, reinterpret_cast<void**>(quiet.data), n);
+    if (const int rc = av_audio_fifo_write(fifo_.get(), reinterpret_cast<void**>(quiet.data), n);
         rc < n) {
       return Unexpected(av_error(who_, "av_audio_fifo_write", rc < 0 ? rc : AVERROR(ENOMEM)));
     }
@@ -255,7 +254,7 @@ Result<void> AudioTrack::video_moved(int64_t video_end_ns, const WritePacket& ou
 Result<void> AudioTrack::encode_until(int64_t until, bool at_end, const WritePacket& out) {
   for (;;) {
     const int64_t room = until - encoded_;
-    const int available = av_audio_fifo_size(fifo_);
+    const int available = av_audio_fifo_size(fifo_.get());
     int n = frame_samples_;
     if (available < n || room < n) {
       if (!at_end) return {};
@@ -272,7 +271,8 @@ Result<void> AudioTrack::encode_until(int64_t until, bool at_end, const WritePac
     }
     if (const int rc = av_frame_get_buffer(f, 0); rc < 0)
       return Unexpected(av_error(who_, "av_frame_get_buffer", rc));
-    if (const int rc = av_audio_fifo_read(fifo_, reinterpret_cast<void**>(f->data), n); rc < n) {
+    if (const int rc = av_audio_fifo_read(fifo_.get(), reinterpret_cast<void**>(f->data), n);
+        rc < n) {
       return Unexpected(av_error(who_, "av_audio_fifo_read", rc < 0 ? rc : AVERROR(EIO)));
     }
     f->pts = encoded_;
@@ -302,10 +302,10 @@ Result<void> AudioTrack::finish(int64_t video_end_ns, const WritePacket& out) {
     if (auto ok = silence(end - next_, end, out); !ok) return ok;  // the picture lasts longer: pad
   }
   if (auto ok = encode_until(end, true, out); !ok) return ok;
-  const int left = av_audio_fifo_size(fifo_);
+  const int left = av_audio_fifo_size(fifo_.get());
   if (left > 0) {
     stats_.trimmed += static_cast<uint64_t>(left);  // past the picture's end
-    av_audio_fifo_drain(fifo_, left);
+    av_audio_fifo_drain(fifo_.get(), left);
   }
   if (const int rc = avcodec_send_frame(encoder_.get(), nullptr); rc < 0 && rc != AVERROR_EOF) {
     return Unexpected(av_error(who_, "avcodec_send_frame(flush)", rc));

@@ -96,8 +96,8 @@ class AudioTrack {
   proto::AudioStart format_;
   AVStream* stream_ = nullptr;
   UniqueCodecContext encoder_;
-  SwrContext* swr_ = nullptr;
-  AVAudioFifo* fifo_ = nullptr;
+  UniqueSwr swr_;
+  UniqueAudioFifo fifo_;
   UniqueFrame frame_;
   UniquePacket packet_;
   int frame_samples_ = 1024;  // per encoder frame

@@ -206,8 +206,8 @@ int sws_matrix(uint8_t matrix, uint32_t height) {
   switch (matrix) {
     case 1: return SWS_CS_ITU709;
     case 4: return SWS_CS_FCC;
-    case 5: return SWS_CS_ITU601;
-    case 6: return SWS_CS_SMPTE170M;
+    case 5:  // BT.601 625 and 525 (SMPTE 170M) share a matrix: libswscale's ITU601 is its
+    case 6: return SWS_CS_ITU601;  // SMPTE170M
     case 7: return SWS_CS_SMPTE240M;
     case 9:
     case 10: return SWS_CS_BT2020;

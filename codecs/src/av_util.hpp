@@ -11,6 +11,7 @@
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/audio_fifo.h>
 #include <libavutil/frame.h>
 #include <libavutil/pixfmt.h>
 #include <libswresample/swresample.h>
@@ -160,6 +161,10 @@ struct SwrDeleter {
   void operator()(SwrContext* swr) const noexcept;
 };
 using UniqueSwr = std::unique_ptr<SwrContext, SwrDeleter>;
+struct AudioFifoDeleter {
+  void operator()(AVAudioFifo* fifo) const noexcept { av_audio_fifo_free(fifo); }
+};
+using UniqueAudioFifo = std::unique_ptr<AVAudioFifo, AudioFifoDeleter>;
 
 /// The protocol's sample format as FFmpeg names it.
 AVSampleFormat to_av(proto::SampleFormat format);

@@ -104,8 +104,9 @@ struct Scaling {
     destination(base, layout, to, dst, dst_linesize);
     for (size_t p = 0; p < planes.size(); ++p) {
       const int rows = (to.height + (1 << planes[p].shift_h) - 1) >> planes[p].shift_h;
-      const size_t row_bytes = static_cast<size_t>(
-          ((to.width + (1 << planes[p].shift_w) - 1) >> planes[p].shift_w) * planes[p].step);
+      const size_t row_bytes =
+          static_cast<size_t>((to.width + (1 << planes[p].shift_w) - 1) >> planes[p].shift_w) *
+          static_cast<size_t>(planes[p].step);
       for (int row = 0; row < rows; ++row) {
         std::memcpy(dst[p] + static_cast<ptrdiff_t>(row) * dst_linesize[p],
                     from[p] + static_cast<ptrdiff_t>(row) * from_linesize[p], row_bytes);

@@ -33,8 +33,9 @@ int64_t MuxerOutput::seek(void* opaque, int64_t offset, int whence) {
 }
 
 Result<void> MuxerOutput::open(const std::string& path, int abort_fd, AVFormatContext* output,
-                               const std::string& who, int buffer_bytes) {
-  auto opened = io::OutputFile::open(path, abort_fd);
+                               const std::string& who, int buffer_bytes,
+                               const std::string& setting) {
+  auto opened = io::OutputFile::open(path, abort_fd, setting);
   if (!opened) return Unexpected(opened.error());
   file_ = std::move(*opened);
   auto* buffer = static_cast<unsigned char*>(av_malloc(static_cast<size_t>(buffer_bytes)));

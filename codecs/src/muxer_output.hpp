@@ -21,10 +21,11 @@ class MuxerOutput {
   /// Opens `path` and makes `output` write through it, a write(2) per `buffer_bytes`: what
   /// a receiver killed outright loses at most.
   Result<void> open(const std::string& path, int abort_fd, AVFormatContext* output,
-                    const std::string& who, int buffer_bytes = 1 << 20);
+                    const std::string& who, int buffer_bytes = 1 << 20,
+                    const std::string& setting = {});
   /// FFmpeg's error for a failed write, or the file's own where it said more (the stop that
   /// ended a wait for a reader, the disk that is full).
-  Error error_or(Error fallback) const { return io_error_ ? *io_error_ : fallback; }
+  Error error_or(const Error& fallback) const { return io_error_ ? *io_error_ : fallback; }
   /// Flushes what is buffered and closes the file (fsync: on disk once this returns); the
   /// first thing that went wrong. Nothing to do when it was never opened.
   std::optional<Error> close(const std::string& who);

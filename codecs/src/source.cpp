@@ -370,7 +370,6 @@ struct Source::Impl {
                : language && std::string_view(language->value) != "und"
                    ? language->value
                    : fmt::format("audio {}", ordinal);
-      if (f.name.size() >= proto::kNameBytes) f.name.resize(proto::kNameBytes - 1);
       in.track = static_cast<uint32_t>(audio.size());
       log().info("[{}] audio {}: {} \"{}\"", who, ordinal, in.audio.describe(), f.name);
       audio.push_back(std::move(in));

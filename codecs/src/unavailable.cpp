@@ -143,8 +143,10 @@ struct AudioFile::Impl {
 AudioFile::AudioFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 AudioFile::~AudioFile() = default;
 Result<std::unique_ptr<AudioFile>> AudioFile::open(const std::string& path,
-                                                   const proto::AudioStart&, int) {
-  return make_error(ErrorCode::unsupported, "--audio-output {}: {}", path, kMissing);
+                                                   const proto::AudioStart&, int,
+                                                   const std::string& setting) {
+  return make_error(ErrorCode::unsupported, "{} {}: {}", setting.empty() ? "audio file" : setting,
+                    path, kMissing);
 }
 Result<void> AudioFile::frame(int64_t, Rational) { return {}; }
 Result<void> AudioFile::write(int64_t, uint32_t, std::span<const std::byte>) { return {}; }

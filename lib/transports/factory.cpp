@@ -8,8 +8,8 @@
 #include "channel/receiver_channel.hpp"
 #include "channel/sender_channel.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/unique_handle.hpp"
 #include "tcp/tcp_transport.hpp"
-#include "util/unique_handle.hpp"
 #ifdef RDMAVIDEO_HAVE_VERBS
 #include "verbs/verbs_transport.hpp"
 #endif

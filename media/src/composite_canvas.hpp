@@ -25,7 +25,7 @@
 #include "rdmavideo/av/canvas.hpp"
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/frame_lease.hpp"
-#include "rdmavideo/media/options.hpp"
+#include "rdmavideo/media/engine_options.hpp"
 #include "rdmavideo/memory.hpp"
 
 namespace rdmavideo::media {

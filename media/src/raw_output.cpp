@@ -3,8 +3,9 @@
 
 namespace rdmavideo::media {
 
-Result<RawOutput> RawOutput::open(const std::string& path, int abort_fd) {
-  auto file = io::OutputFile::open(path, abort_fd);
+Result<RawOutput> RawOutput::open(const std::string& path, int abort_fd,
+                                  const std::string& setting) {
+  auto file = io::OutputFile::open(path, abort_fd, setting);
   if (!file) return Unexpected(file.error());
   return RawOutput(std::move(*file));
 }
@@ -18,15 +19,15 @@ Result<void> RawOutput::write(const proto::StreamStart& format, std::span<const 
              canonical->planes[p].stride == format.layout.planes[p].stride;
   }
   if (packed) return file_.write(frame);
-  for (int p = 0; p < format.layout.plane_count; ++p) {
-    const Plane& plane = format.layout.planes[p];
-    const uint32_t row_bytes = canonical->planes[p].stride;
-    for (uint32_t row = 0; row < plane.rows; ++row) {
-      const auto* src = frame.data() + plane.offset + size_t{row} * plane.stride;
-      if (auto ok = file_.write({src, row_bytes}); !ok) return ok;
-    }
+  // Padded rows: the frame laid out packed, then written at once.
+  packed_.resize(canonical->frame_bytes);
+  std::array<ForeignPlane, kMaxPlanes> planes{};
+  for (int p = 0; p < canonical->plane_count; ++p) {
+    planes[p] = {packed_.data() + canonical->planes[p].offset, canonical->planes[p].stride};
   }
-  return {};
+  copy_planes(format.layout, const_cast<std::byte*>(frame.data()),
+              std::span(planes).first(canonical->plane_count), CopyDirection::from_wire);
+  return file_.write(packed_);
 }
 
 }  // namespace rdmavideo::media

@@ -26,16 +26,15 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::create(const WriterOptions& 
                                                            std::shared_ptr<StreamOutput> output,
                                                            Monitor* monitor,
                                                            std::function<void()> release_monitor) {
-  const int abort_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (abort_fd < 0) {
+  UniqueFd abort_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!abort_fd) {
     // Without it a stop could not reach a write waiting on the output: refuse the stream.
     return Unexpected(system_error("the stream's writer: eventfd", errno));
   }
   try {
     return std::make_unique<StreamWriter>(options, std::move(info), std::move(output), monitor,
-                                          std::move(release_monitor), abort_fd);
+                                          std::move(release_monitor), std::move(abort_fd));
   } catch (const std::system_error& e) {  // its thread could not start (the thread limit)
-    ::close(abort_fd);
     return make_error(ErrorCode::resource, "the stream's writer: cannot start its thread: {}",
                       e.what());
   }
@@ -43,7 +42,7 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::create(const WriterOptions& 
 
 StreamWriter::StreamWriter(const WriterOptions& options, StreamInfo info,
                            std::shared_ptr<StreamOutput> output, Monitor* monitor,
-                           std::function<void()> release_monitor, int abort_fd)
+                           std::function<void()> release_monitor, UniqueFd abort_fd)
     : options_(options),
       info_(std::move(info)),
       who_(info_.name.empty() ? fmt::format("recv {}", info_.peer)
@@ -52,7 +51,7 @@ StreamWriter::StreamWriter(const WriterOptions& options, StreamInfo info,
       monitor_(monitor),
       release_monitor_(std::move(release_monitor)),
       verifier_(info_.budget),
-      abort_fd_(abort_fd) {
+      abort_fd_(std::move(abort_fd)) {
   records_audio_ = Recording::holds_audio(options_.output);
   wav_audio_ = !options_.audio_output.empty();
   takes_audio_ = records_audio_ || wav_audio_ || monitor_;
@@ -64,7 +63,7 @@ StreamWriter::StreamWriter(const WriterOptions& options, StreamInfo info,
 // written before finish() returns.
 void StreamWriter::abort() {
   const uint64_t one = 1;
-  if (abort_fd_ >= 0) (void)!::write(abort_fd_, &one, sizeof one);
+  if (abort_fd_) (void)!::write(abort_fd_.get(), &one, sizeof one);
   cv_.notify_one();
 }
 
@@ -74,7 +73,6 @@ StreamWriter::~StreamWriter() {
     if (monitor_) monitor_->end_audio();
     release_monitor_();
   }
-  if (abort_fd_ >= 0) ::close(abort_fd_);
 }
 
 void StreamWriter::push(Item item) {
@@ -187,14 +185,15 @@ Result<void> StreamWriter::open_output(const FrameLease& first) {
     output_->path = path;
   }
   if (Recording::is_recording_path(path)) {
-    recording_.emplace(RecordingOptions{path, options_.codec, options_.encoder, abort_fd_});
+    recording_.emplace(RecordingOptions{path, options_.codec, options_.encoder, abort_fd_.get(),
+                                        options_.names.output});
     if (records_audio_) {
       for (size_t i = 0; i < tracks_.size(); ++i) add_track(i);
     }
     note_audio();
-    return {};
+    return recording_->open(first);
   }
-  auto raw = RawOutput::open(path, abort_fd_);
+  auto raw = RawOutput::open(path, abort_fd_.get(), options_.names.output);
   if (!raw) return Unexpected(raw.error());
   raw_.emplace(std::move(*raw));
   log().info("[{}] writing raw frames to {}", who_, path);
@@ -246,9 +245,7 @@ void StreamWriter::handle(FrameLease& frame) {
   // An NVENC recording takes them where they are.
   bool output_on_host = !options_.output.empty();
   if (recording_ && frame.memory_kind() == memory::MemoryKind::cuda && !monitor_) {
-    auto takes = recording_->takes_gpu_frames(frame);
-    if (!takes) fail(takes.error());
-    output_on_host = !takes || !*takes;
+    output_on_host = !recording_->takes_gpu_frames();
   }
   const bool needs_host = output_on_host || monitor_ || (options_.verify && !verifier_.on_gpu());
   if (frame.memory_kind() == memory::MemoryKind::cuda && needs_host) {
@@ -287,7 +284,8 @@ void StreamWriter::handle(FrameLease& frame) {
     }
     if (written && wav_audio_) place_frame(rate, pts_ns);
   }
-  if (monitor_ && frame) monitor_->offer(std::move(frame));
+  // With a monitor the recording took a copy above, so the frame is still here.
+  if (monitor_ && frame) monitor_->offer(std::move(frame));  // NOLINT(bugprone-use-after-move)
   if (!pending_audio_.empty()) flush_pending_audio();
 }
 
@@ -362,7 +360,8 @@ void StreamWriter::open_audio_file(size_t index) {
     }
     path = *reserved;
   }
-  auto file = av::AudioFile::open(path, tracks_[index].format, abort_fd_);
+  auto file = av::AudioFile::open(path, tracks_[index].format, abort_fd_.get(),
+                                  options_.names.audio_output);
   if (!file) {
     log().error("[{}] audio track {} \"{}\" not written: {}", who_, index,
                 printable(tracks_[index].format.name), file.error().message());

@@ -31,7 +31,7 @@ bool aborted(int abort_fd) {
 
 // Waits up to `wait_ms` (-1: for ever) for room in `fd` (-1: none, only the time) or for the
 // abort; true when aborted.
-Result<bool> wait_for(int fd, int abort_fd, int wait_ms, const std::string& path) {
+Result<bool> wait_for(int fd, int abort_fd, int wait_ms, const std::string& label) {
   pollfd fds[2];
   nfds_t n = 0;
   int abort_at = -1;
@@ -41,7 +41,7 @@ Result<bool> wait_for(int fd, int abort_fd, int wait_ms, const std::string& path
     fds[n++] = {abort_fd, POLLIN, 0};
   }
   if (poll(fds, n, wait_ms) < 0 && errno != EINTR) {
-    return Unexpected(system_error(fmt::format("{}: poll", path), errno));
+    return Unexpected(system_error(fmt::format("{}: poll", label), errno));
   }
   return abort_at >= 0 && (fds[abort_at].revents & POLLIN);
 }
@@ -50,6 +50,7 @@ Result<bool> wait_for(int fd, int abort_fd, int wait_ms, const std::string& path
 
 OutputFile::OutputFile(OutputFile&& other) noexcept
     : path_(std::move(other.path_)),
+      label_(std::move(other.label_)),
       fd_(std::exchange(other.fd_, -1)),
       owned_(other.owned_),
       regular_(other.regular_),
@@ -60,6 +61,7 @@ OutputFile& OutputFile::operator=(OutputFile&& other) noexcept {
   if (this != &other) {
     if (auto ok = close(); !ok) log().error("{}", ok.error().message());
     path_ = std::move(other.path_);
+    label_ = std::move(other.label_);
     fd_ = std::exchange(other.fd_, -1);
     owned_ = other.owned_;
     regular_ = other.regular_;
@@ -74,9 +76,11 @@ OutputFile::~OutputFile() {
   if (auto ok = close(); !ok) log().error("{}", ok.error().message());
 }
 
-Result<OutputFile> OutputFile::open(const std::string& path, int abort_fd) {
+Result<OutputFile> OutputFile::open(const std::string& path, int abort_fd,
+                                    const std::string& setting) {
   OutputFile out;
   out.path_ = path;
+  out.label_ = setting.empty() ? path : setting + " " + path;
   out.abort_fd_ = abort_fd;
   struct stat st {};
   if (path == "-") {
@@ -98,18 +102,18 @@ Result<OutputFile> OutputFile::open(const std::string& path, int abort_fd) {
     out.fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644);
     if (out.fd_ >= 0) break;
     if (errno == EINTR) continue;
-    if (errno != ENXIO) return Unexpected(system_error(fmt::format("{}: open", path), errno));
+    if (errno != ENXIO) return Unexpected(system_error(fmt::format("{}: open", out.label_), errno));
     if (!said_waiting) {
       log().info("[output {}] a FIFO with no reader: waiting for one to open it", path);
       said_waiting = true;
     }
-    auto stop = wait_for(-1, abort_fd, static_cast<int>(kReaderPoll.count()), path);
+    auto stop = wait_for(-1, abort_fd, static_cast<int>(kReaderPoll.count()), out.label_);
     if (!stop) return Unexpected(stop.error());
     if (*stop) {
       return make_error(ErrorCode::resource,
                         "{}: stopped while waiting for a reader to "
                         "open the FIFO",
-                        path);
+                        out.label_);
     }
   }
   out.owned_ = true;
@@ -127,20 +131,20 @@ Result<void> OutputFile::write(std::span<const std::byte> bytes) {
       if (errno == EAGAIN) {
         if (aborted(abort_fd_)) {
           return make_error(ErrorCode::resource, "{}: stopped while the output was not being read",
-                            path_);
+                            label_);
         }
-        auto stop = wait_for(fd_, abort_fd_, -1, path_);
+        auto stop = wait_for(fd_, abort_fd_, -1, label_);
         if (!stop) return Unexpected(stop.error());
         if (*stop) {
           return make_error(ErrorCode::resource, "{}: stopped while the output was not being read",
-                            path_);
+                            label_);
         }
         continue;
       }
       if (errno == EPIPE) {
-        return make_error(ErrorCode::peer_closed, "{}: the reader closed it", path_);
+        return make_error(ErrorCode::peer_closed, "{}: the reader closed it", label_);
       }
-      return Unexpected(system_error(fmt::format("{}: write", path_), errno));
+      return Unexpected(system_error(fmt::format("{}: write", label_), errno));
     }
     data += n;
     size -= static_cast<size_t>(n);
@@ -150,10 +154,10 @@ Result<void> OutputFile::write(std::span<const std::byte> bytes) {
 
 Result<int64_t> OutputFile::seek(int64_t offset, int whence) {
   if (!regular_) {
-    return make_error(ErrorCode::unsupported, "{}: not a file, cannot seek", path_);
+    return make_error(ErrorCode::unsupported, "{}: not a file, cannot seek", label_);
   }
   const off_t at = lseek(fd_, offset, whence);
-  if (at < 0) return Unexpected(system_error(fmt::format("{}: lseek", path_), errno));
+  if (at < 0) return Unexpected(system_error(fmt::format("{}: lseek", label_), errno));
   return static_cast<int64_t>(at);
 }
 
@@ -179,9 +183,9 @@ Result<void> OutputFile::close() {
   if (regular_ && fsync(fd) != 0) {
     const int err = errno;
     ::close(fd);
-    return Unexpected(system_error(fmt::format("{}: fsync", path_), err));
+    return Unexpected(system_error(fmt::format("{}: fsync", label_), err));
   }
-  if (::close(fd) != 0) return Unexpected(system_error(fmt::format("{}: close", path_), errno));
+  if (::close(fd) != 0) return Unexpected(system_error(fmt::format("{}: close", label_), errno));
   const auto took = Clock::now() - began;
   if (took >= kSlowClose) {
     log().warn("[output {}] flushing to disk took {:.1f} s", path_,

@@ -200,15 +200,20 @@ void StatusLine::maybe_print(const TransferStats& s, const std::string& suffix) 
   if (dt < 1.0) return;
   const double fps = (s.frames - last_frames_) / dt;
   const double gbps = (s.bytes - last_bytes_) / dt / 1e9;
-  const std::string line =
-      fmt::format("{} frames {} fps {:.1f} {:.3f} GB/s dropped {} latency p50 {:.2f} ms{}", prefix_,
-                  s.frames, fps, gbps, s.dropped, s.latency.percentile_ns(0.5) / 1e6, suffix);
+  print(fmt::format("{} frames {} fps {:.1f} {:.3f} GB/s dropped {} latency p50 {:.2f} ms{}",
+                    prefix_, s.frames, fps, gbps, s.dropped, s.latency.percentile_ns(0.5) / 1e6,
+                    suffix));
+  last_frames_ = s.frames;
+  last_bytes_ = s.bytes;
+}
+
+void StatusLine::print(const std::string& line) {
+  if (!enabled_) return;
+  last_ = std::chrono::steady_clock::now();
+  if (line.empty()) return;
   std::fprintf(stderr, tty_ ? "\r%s\033[K" : "%s\n", line.c_str());
   std::fflush(stderr);
   printed_ = true;
-  last_ = now;
-  last_frames_ = s.frames;
-  last_bytes_ = s.bytes;
 }
 
 void StatusLine::finish() {

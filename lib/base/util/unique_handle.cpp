@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "util/unique_handle.hpp"
+#include "rdmavideo/unique_handle.hpp"
 
 #include <unistd.h>
 

@@ -172,7 +172,7 @@ class Reach {
       r_.path_mtu = mtu >= 1 && mtu <= 5 ? 128u << mtu : 0;
       r_.steps.push_back(fmt::format("route resolved: path MTU {}", r_.path_mtu));
     } else {
-      r_.steps.push_back("route resolved");
+      r_.steps.emplace_back("route resolved");
     }
 
     // A small RC QP on the device's default PD; rdma_create_qp makes (and rdma_destroy_qp

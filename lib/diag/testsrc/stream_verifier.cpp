@@ -6,7 +6,8 @@
 namespace rdmavideo {
 
 Result<void> StreamVerifier::prepare(const proto::StreamStart& format,
-                                     std::shared_ptr<cuda::Device> device, std::string* said) {
+                                     const std::shared_ptr<cuda::Device>& device,
+                                     std::string* said) {
   if (format_ == &format) return {};
   cpu_.reset();
   gpu_.reset();

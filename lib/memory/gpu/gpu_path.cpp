@@ -106,7 +106,7 @@ Result<PathDecision> choose_path(PathChoice choice, const PathFacts& facts) {
       return d;
     case PathChoice::staged:
       d.path = Path::staged;
-      d.passed_over.push_back("forced by --gpu-path staged");
+      d.passed_over.emplace_back("forced by --gpu-path staged");
       return d;
     case PathChoice::automatic: break;
   }
@@ -116,7 +116,7 @@ Result<PathDecision> choose_path(PathChoice choice, const PathFacts& facts) {
   }
   if (!facts.rdma) {
     d.path = Path::staged;
-    d.passed_over.push_back("TCP copies through host memory");
+    d.passed_over.emplace_back("TCP copies through host memory");
     return d;
   }
   d.passed_over.push_back(dmabuf);

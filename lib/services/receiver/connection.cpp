@@ -131,7 +131,7 @@ struct ReceiverConnection::AudioQueue {
 ReceiverConnection::ReceiverConnection(std::unique_ptr<ReceiverChannel> channel,
                                        ConnectionConfig config, ConnectionHost& host)
     : channel_(std::move(channel)),
-      config_(config),
+      config_(std::move(config)),
       host_(host),
       peer_(channel_->peer()),
       who_(fmt::format("recv {}", peer_)),

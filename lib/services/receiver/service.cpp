@@ -16,8 +16,8 @@
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/signals.hpp"
+#include "rdmavideo/unique_handle.hpp"
 #include "receiver/connection.hpp"
-#include "util/unique_handle.hpp"
 
 namespace rdmavideo {
 

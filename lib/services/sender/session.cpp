@@ -119,7 +119,11 @@ Result<proto::RingInfo> SenderSession::start_stream(const proto::StreamStart& fo
       s.stager.reset();
       s.slot_holds.clear();
     }
+    // What the session's policy says is stamped here, for every front end.
     s.format = format;
+    s.format->name = proto::fit_name(format.name);
+    if (s.options.policy.live) s.format->flags |= proto::kStreamLive;
+    if (s.options.policy.checksum) s.format->flags |= proto::kStreamChecksums;
     generation = ++s.generation;
   }
   for (auto& d : s.destinations) {
@@ -263,7 +267,7 @@ Result<SenderSession::Outcome> SenderSession::submit(FrameBuffer& buffer, const 
 Result<SenderSession::Outcome> SenderSession::submit_external(
     std::span<const std::byte> frame, const FrameMeta& meta,
     std::shared_ptr<const void> keep_while_sent,
-    std::shared_ptr<const void> keep_while_registered) {
+    const std::shared_ptr<const void>& keep_while_registered) {
   auto& s = *impl_;
   // Registered with every destination's connection that needs it (verbs), for its life.
   for (auto& d : s.destinations) {

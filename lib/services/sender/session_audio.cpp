@@ -24,6 +24,7 @@ Result<uint32_t> SenderSession::start_audio(const proto::AudioStart& format) {
   const auto track = static_cast<uint32_t>(s.audio_tracks.size());
   proto::AudioStart m = format;
   m.stream_id = sender::SenderCore::kStreamId + 1 + track;
+  m.name = proto::fit_name(format.name);
   s.audio_tracks.push_back(m);
   return track;
 }

@@ -31,9 +31,8 @@ inline constexpr milliseconds kTick(200);
 
 using DestinationState = DestinationReport::State;
 
-// Most destinations a session sends to (a frame's destinations are a 64-bit mask).
-inline constexpr size_t kMaxDestinations = 64;
-// Reconnect back-off: doubling from the first to the most.
+// Most destinations a session sends to: kMaxDestinations (a frame's destinations are a 64-bit
+// mask). Reconnect back-off: doubling from the first to the most.
 inline constexpr milliseconds kFirstRetry(500);
 inline constexpr milliseconds kMostRetry(5000);
 
@@ -268,9 +267,9 @@ struct SenderSession::Impl {
   void destination_lost(const Error& error) {
     if (options.require_all) {
       if (destinations.size() > 1) {
-        return fail_session(Error(error.code(),
-                                  error.message() + " (every destination is required, or none)",
-                                  error.sys_errno()));
+        return fail_session(
+            Error(error.code(), fmt::format("{} ({})", error.message(), kEveryDestinationRequired),
+                  error.sys_errno()));
       }
       return fail_session(error);
     }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rdmavideo/transport.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 
 namespace rdmavideo {
@@ -54,6 +56,34 @@ Result<Endpoint> parse_endpoint(std::string_view text, bool allow_port_zero) {
     return make_error(ErrorCode::invalid_argument, "\"{}\": host is empty", text);
   }
   return Endpoint{std::string(host), static_cast<uint16_t>(value)};
+}
+
+Result<std::vector<Endpoint>> parse_endpoints(std::string_view list) {
+  std::vector<Endpoint> out;
+  std::string_view rest = list;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty()) {
+      auto endpoint = parse_endpoint(item, false);
+      if (!endpoint) {
+        return Unexpected(endpoint.error().context(fmt::format("destinations \"{}\"", list)));
+      }
+      out.push_back(*endpoint);
+    }
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  if (out.empty()) {
+    return make_error(ErrorCode::invalid_argument,
+                      "destinations is empty: give host:port, or several comma-separated");
+  }
+  if (out.size() > kMaxDestinations) {
+    return make_error(ErrorCode::invalid_argument, "destinations has {} receivers; at most {}",
+                      out.size(), kMaxDestinations);
+  }
+  return out;
 }
 
 }  // namespace rdmavideo

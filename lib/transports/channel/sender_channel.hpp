@@ -78,6 +78,7 @@ class SenderChannel {
   /// Registers GPU memory for frames to be sent straight from it, by the ladder's `path`
   /// (dmabuf or peermem); as register_memory() otherwise. TCP cannot.
   virtual Result<void> register_gpu_memory(std::span<const std::byte> memory,
+                                           // NOLINTNEXTLINE(performance-unnecessary-value-param)
                                            std::shared_ptr<const void> owner, gpu::Path path,
                                            const cuda::Device& device) {
     (void)memory, (void)owner, (void)device;

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "rdmavideo/transport.hpp"
-#include "util/unique_handle.hpp"
+#include "rdmavideo/unique_handle.hpp"
 
 namespace rdmavideo::tcp {
 

@@ -212,10 +212,10 @@ Result<void> Link::build_qp(PdScope scope) {
   }
   send_memory_.resize(size_t{kSendBuffers} * kControlBytes);
   recv_memory_.resize(size_t{recv_depth} * kControlBytes);
-  send_mr_.reset(
-      ibv_reg_mr(pd_.get(), send_memory_.data(), send_memory_.size(), IBV_ACCESS_LOCAL_WRITE));
-  recv_mr_.reset(
-      ibv_reg_mr(pd_.get(), recv_memory_.data(), recv_memory_.size(), IBV_ACCESS_LOCAL_WRITE));
+  send_mr_.reset(ibv_reg_mr(pd_.get(), send_memory_.data(), send_memory_.size(),
+                            static_cast<int>(IBV_ACCESS_LOCAL_WRITE)));
+  recv_mr_.reset(ibv_reg_mr(pd_.get(), recv_memory_.data(), recv_memory_.size(),
+                            static_cast<int>(IBV_ACCESS_LOCAL_WRITE)));
   if (!send_mr_ || !recv_mr_) {
     return Unexpected(system_error(fmt::format("{}: ibv_reg_mr of control buffers", who), errno));
   }

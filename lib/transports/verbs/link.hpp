@@ -25,7 +25,7 @@
 #include "auth/handshake.hpp"
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/transport.hpp"
-#include "util/unique_handle.hpp"
+#include "rdmavideo/unique_handle.hpp"
 #include "verbs/handles.hpp"
 
 namespace rdmavideo::verbs {

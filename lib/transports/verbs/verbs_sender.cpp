@@ -125,7 +125,7 @@ class VerbsSenderChannel final : public sender::SenderChannel {
     if (registered(memory)) return {};
     return hold(memory, std::move(owner), [&]() -> Result<UniqueMr> {
       UniqueMr mr(ibv_reg_mr(link_->pd().get(), const_cast<std::byte*>(memory.data()),
-                             memory.size(), IBV_ACCESS_LOCAL_WRITE));
+                             memory.size(), static_cast<int>(IBV_ACCESS_LOCAL_WRITE)));
       if (!mr) {
         return Unexpected(
             system_error(fmt::format("verbs {}: ibv_reg_mr of {} bytes of frame memory",

@@ -11,11 +11,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string_view>
 
 #include "auth/handshake.hpp"
-#include "util/unique_handle.hpp"
+#include "rdmavideo/unique_handle.hpp"
 
 namespace rdmavideo::auth {
 namespace {
@@ -71,7 +72,9 @@ std::array<std::byte, 32> derive(const SharedKey& key, Role from, const Nonce& s
   const auto info = direction(from);
   std::array<std::byte, 32> out{};
   size_t length = out.size();
-  EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nullptr);
+  const std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> owned(
+      EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nullptr), &EVP_PKEY_CTX_free);
+  EVP_PKEY_CTX* ctx = owned.get();
   const bool ok =
       ctx && EVP_PKEY_derive_init(ctx) > 0 && EVP_PKEY_CTX_set_hkdf_md(ctx, EVP_sha256()) > 0 &&
       EVP_PKEY_CTX_set1_hkdf_salt(ctx, salt.data(), static_cast<int>(salt.size())) > 0 &&
@@ -81,7 +84,6 @@ std::array<std::byte, 32> derive(const SharedKey& key, Role from, const Nonce& s
                                   static_cast<int>(info.size())) > 0 &&
       EVP_PKEY_derive(ctx, reinterpret_cast<unsigned char*>(out.data()), &length) > 0 &&
       length == out.size();
-  EVP_PKEY_CTX_free(ctx);
   if (!ok) throw std::runtime_error("HKDF-SHA256 unavailable: " + openssl_error());
   return out;
 }

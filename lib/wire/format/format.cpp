@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rdmavideo/format.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 namespace rdmavideo {
@@ -328,6 +330,29 @@ std::optional<std::pair<uint32_t, uint32_t>> parse_size(std::string_view text) {
   };
   if (!parse(text.substr(0, x), w) || !parse(text.substr(x + 1), h)) return std::nullopt;
   return std::pair{w, h};
+}
+
+void copy_planes(const FrameLayout& wire, std::byte* wire_frame,
+                 std::span<const ForeignPlane> foreign, CopyDirection direction) {
+  const int planes = std::min<int>(wire.plane_count, static_cast<int>(foreign.size()));
+  for (int p = 0; p < planes; ++p) {
+    const Plane& plane = wire.planes[p];
+    std::byte* on_wire = wire_frame + plane.offset;
+    std::byte* other = foreign[p].data;
+    const size_t other_stride = foreign[p].stride;
+    auto* to = direction == CopyDirection::to_wire ? on_wire : other;
+    const auto* from = direction == CopyDirection::to_wire ? other : on_wire;
+    if (other_stride == plane.stride) {
+      std::memcpy(to, from, size_t{plane.stride} * plane.rows);
+      continue;
+    }
+    const size_t row_bytes = std::min<size_t>(plane.stride, other_stride);
+    const size_t to_stride = direction == CopyDirection::to_wire ? plane.stride : other_stride;
+    const size_t from_stride = direction == CopyDirection::to_wire ? other_stride : plane.stride;
+    for (uint32_t row = 0; row < plane.rows; ++row) {
+      std::memcpy(to + row * to_stride, from + row * from_stride, row_bytes);
+    }
+  }
 }
 
 }  // namespace rdmavideo

@@ -605,4 +605,18 @@ Result<StreamStart> make_stream_start(PixelFormat format, uint32_t width, uint32
   return m;
 }
 
+std::string fit_name(std::string_view text) {
+  std::string name(text.substr(0, std::min(text.size(), kNameBytes - 1)));
+  if (name.size() < text.size()) {
+    // Back to the start of the character the cut fell in (a UTF-8 continuation is 10xxxxxx).
+    size_t end = name.size();
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    name.resize(end);
+  }
+  for (char& c : name) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return name;
+}
+
 }  // namespace rdmavideo::proto

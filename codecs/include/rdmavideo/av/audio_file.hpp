@@ -31,8 +31,8 @@ class AudioFile {
  public:
   /// Creates `path` for a track of `format`. `abort_fd` as RecorderOptions::abort_fd.
   static Result<std::unique_ptr<AudioFile>> open(const std::string& path,
-                                                 const proto::AudioStart& format,
-                                                 int abort_fd = -1);
+                                                 const proto::AudioStart& format, int abort_fd = -1,
+                                                 const std::string& setting = {});
   ~AudioFile();
   AudioFile(const AudioFile&) = delete;
   AudioFile& operator=(const AudioFile&) = delete;

@@ -63,6 +63,8 @@ struct RecorderOptions {
   /// PCM s24le in .mov and .nut, FLAC (up to 8 channels, else PCM) in .mkv, AAC in .mp4; a
   /// .y4m holds none (recorder_holds_audio()).
   std::vector<proto::AudioStart> audio;
+  /// The front end's name for the file ("--output"), which the file's own errors begin with.
+  std::string setting;
 };
 
 /// One audio track of a recording as it went (rdmavideo/av/recorder.hpp).

@@ -25,8 +25,10 @@ namespace rdmavideo::io {
 class OutputFile {
  public:
   /// Opens `path` for writing ("-": stdout). `abort_fd` (or -1: never) ends every wait,
-  /// including the wait for a FIFO's reader. Errors begin "--output PATH: ".
-  static Result<OutputFile> open(const std::string& path, int abort_fd);
+  /// including the wait for a FIFO's reader. Errors begin "PATH: ", or "SETTING PATH: " with
+  /// `setting`, the front end's name for what the file is ("--output").
+  static Result<OutputFile> open(const std::string& path, int abort_fd,
+                                 const std::string& setting = {});
 
   OutputFile() = default;
   OutputFile(OutputFile&& other) noexcept;
@@ -52,6 +54,7 @@ class OutputFile {
 
  private:
   std::string path_;
+  std::string label_;  // what errors begin with
   int fd_ = -1;
   bool owned_ = false;        // we opened fd_ and close it (stdout is not ours)
   bool regular_ = false;      // a regular file: seeks, fsyncs

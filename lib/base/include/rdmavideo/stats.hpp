@@ -109,8 +109,9 @@ bool write_summary(const std::string& path, const TransferStats& stats, const St
 std::string summary_text(const TransferStats& stats, const StreamFacts& facts,
                          std::optional<double> cpu_seconds = std::nullopt);
 
-/// Prints "frames fps GB/s dropped latency" to stderr once a second: on a terminal it
-/// rewrites one line, otherwise it prints a line each time.
+/// The one status line of every program: "frames fps GB/s dropped latency" (or the caller's
+/// own line) to stderr once a second; on a terminal it rewrites one line, otherwise it prints
+/// a line each time.
 class StatusLine {
  public:
   StatusLine(std::string prefix, bool enabled);
@@ -118,6 +119,9 @@ class StatusLine {
   bool due() const;
   /// `suffix` follows the totals (a receiver's or destination's own parts).
   void maybe_print(const TransferStats& stats, const std::string& suffix = {});
+  /// Prints a line the caller made (a receiver's, over its streams) as maybe_print() prints
+  /// its own, and starts the next second; nothing when disabled or `line` is empty.
+  void print(const std::string& line);
   void finish();  ///< ends a rewritten terminal line
 
  private:

@@ -75,8 +75,8 @@ class StreamVerifier {
   /// For frames of `format` (held by the caller while its frames last), in GPU memory on
   /// `device`, or in host memory (null). Does nothing for the format already prepared; fails
   /// where the budget refuses the pattern's frames. `said`, when set, tells how it checks.
-  Result<void> prepare(const proto::StreamStart& format, std::shared_ptr<cuda::Device> device,
-                       std::string* said = nullptr);
+  Result<void> prepare(const proto::StreamStart& format,
+                       const std::shared_ptr<cuda::Device>& device, std::string* said = nullptr);
   /// Where frames are checked: "gpu" (a kernel, in place), "download" (a frame in GPU memory
   /// copied to the host first) or "host"; empty before prepare().
   const std::string& where() const { return where_; }

@@ -126,7 +126,8 @@ class StreamSink {
   /// stream starts; its samples, in order; it ends (also implied by finish()). A sink that
   /// takes no audio keeps the defaults: audio() returning false counts the packet dropped.
   virtual void audio_started(const AudioTrack& track) { (void)track; }
-  virtual bool audio(AudioPacket packet) {
+  // By value, as a sink that takes it moves it; this default only drops it.
+  virtual bool audio(AudioPacket packet) {  // NOLINT(performance-unnecessary-value-param)
     (void)packet;
     return false;
   }

@@ -64,6 +64,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rdmavideo/gpu_path.hpp"
@@ -121,6 +122,11 @@ struct SendPolicy {
   /// clock runs 0.1% fast, as a receiver meets one.
   double readrate = 1.0;
 };
+
+/// What a session that requires every destination says when one fails (after that
+/// destination's error); a front end may put its own name for the setting in its place.
+inline constexpr std::string_view kEveryDestinationRequired =
+    "every destination is required, or none";
 
 struct SenderSessionOptions {
   TransportKind transport = TransportKind::automatic;
@@ -238,7 +244,7 @@ class SenderSession {
   /// where it has not gone.
   Result<Outcome> submit_external(std::span<const std::byte> frame, const FrameMeta& meta,
                                   std::shared_ptr<const void> keep_while_sent,
-                                  std::shared_ptr<const void> keep_while_registered);
+                                  const std::shared_ptr<const void>& keep_while_registered);
   /// Whether submit_external() can send memory the session does not own as it lies: every
   /// destination reads any memory (TCP), or the memory can be registered for the
   /// connection's life (`registrable`: the caller holds it that long, as a buffer pool of its

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "rdmavideo/auth.hpp"
 #include "rdmavideo/protocol.hpp"
@@ -30,6 +31,13 @@ struct Endpoint {
 };
 /// "HOST:PORT", "[v6addr]:PORT"; port 0 is allowed only when listening.
 Result<Endpoint> parse_endpoint(std::string_view text, bool allow_port_zero);
+/// The most receivers one sender sends to (a fan-out; its frames' destinations are a 64-bit
+/// mask).
+inline constexpr size_t kMaxDestinations = 64;
+/// A fan-out's receivers as one setting spells them: "HOST:PORT,HOST:PORT", spaces around each
+/// ignored. Errors quote the whole list and name the bad entry; an empty list and one of more
+/// than kMaxDestinations are refused.
+Result<std::vector<Endpoint>> parse_endpoints(std::string_view list);
 
 struct Timeouts {
   std::chrono::milliseconds connect{5000};    ///< connect and handshake, as a whole

@@ -84,6 +84,19 @@ uint32_t min_row_bytes(PixelFormat format, uint32_t width, int plane);
 /// Rows in a plane.
 uint32_t plane_rows(PixelFormat format, uint32_t height, int plane);
 
+/// A plane of a frame laid out by someone else (GStreamer, OBS, FFmpeg, a packed file): its
+/// first row, and the bytes from one row to the next.
+struct ForeignPlane {
+  std::byte* data = nullptr;
+  size_t stride = 0;
+};
+enum class CopyDirection { to_wire, from_wire };
+/// The one copy of a frame's planes between its wire layout (`wire`, the frame at
+/// `wire_frame`) and `foreign`'s (one per plane): each row's bytes up to the lesser of the two
+/// strides, a plane in one copy where the strides agree.
+void copy_planes(const FrameLayout& wire, std::byte* wire_frame,
+                 std::span<const ForeignPlane> foreign, CopyDirection direction);
+
 /// The canonical layout; fails on a zero or too large dimension.
 Result<FrameLayout> canonical_layout(PixelFormat format, uint32_t width, uint32_t height);
 

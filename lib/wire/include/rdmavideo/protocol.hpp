@@ -46,6 +46,10 @@ inline constexpr uint32_t kMaxBodyBytes = 65536;
 /// receives a verbs connection posts.
 inline constexpr uint32_t kMaxRingSlots = 240;
 inline constexpr size_t kNameBytes = 64;
+/// A stream's or a track's name as the protocol carries it: at most kNameBytes - 1 bytes, cut
+/// where a UTF-8 character starts, each control character a space. SenderSession sends every
+/// name so.
+std::string fit_name(std::string_view text);
 inline constexpr size_t kSoftwareBytes = 32;
 inline constexpr size_t kMaxErrorText = 1024;
 /// The largest frame the protocol describes: kMaxDimension squared, 4 bytes a pixel.

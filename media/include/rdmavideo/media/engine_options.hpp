@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the media layer is asked to do, in its own words: each front end (rdmavideo-recv's
+// What the media engine is asked to do, in its own words: each front end (rdmavideo-recv's
 // flags, rdmasrc's properties, an OBS setting) fills these, and adds its own spelling of a
 // setting to the errors the layer returns, which name the setting in neutral words ("the
 // output", "the canvas's size").

@@ -7,6 +7,8 @@
 #include <span>
 #include <string>
 
+#include <vector>
+
 #include "rdmavideo/output_file.hpp"
 #include "rdmavideo/protocol.hpp"
 
@@ -17,7 +19,9 @@ class RawOutput {
   /// "-" is stdout; anything else is created or truncated. A FIFO nobody has opened yet is
   /// waited for, and writes to a pipe, socket or device wait for room, in both cases only
   /// until `abort_fd` (an eventfd, or -1) is readable (rdmavideo/output_file.hpp).
-  static Result<RawOutput> open(const std::string& path, int abort_fd = -1);
+  /// `setting` is the front end's name for it, which errors begin with (OutputFile).
+  static Result<RawOutput> open(const std::string& path, int abort_fd = -1,
+                                const std::string& setting = {});
 
   Result<void> write(const proto::StreamStart& format, std::span<const std::byte> frame);
   /// Flushes to the file (fsync for files) and closes; reports what the destructor cannot.
@@ -27,6 +31,7 @@ class RawOutput {
  private:
   explicit RawOutput(io::OutputFile file) : file_(std::move(file)) {}
   io::OutputFile file_;
+  std::vector<std::byte> packed_;  // a frame with padded rows, laid out packed
 };
 
 }  // namespace rdmavideo::media

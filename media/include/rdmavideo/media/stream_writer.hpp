@@ -36,10 +36,11 @@
 #include "rdmavideo/av/audio_file.hpp"
 #include "rdmavideo/frame_verifier.hpp"
 #include "rdmavideo/media/monitor.hpp"
-#include "rdmavideo/media/options.hpp"
+#include "rdmavideo/media/engine_options.hpp"
 #include "rdmavideo/media/raw_output.hpp"
 #include "rdmavideo/media/recording.hpp"
 #include "rdmavideo/receiver_service.hpp"
+#include "rdmavideo/unique_handle.hpp"
 
 namespace rdmavideo::media {
 
@@ -83,7 +84,7 @@ class StreamWriter final : public StreamSink {
   void audio_ended(uint32_t track) override;
   // Private to create(), which makes `abort_fd`; public for make_unique.
   StreamWriter(const WriterOptions& options, StreamInfo info, std::shared_ptr<StreamOutput> output,
-               Monitor* monitor, std::function<void()> release_monitor, int abort_fd);
+               Monitor* monitor, std::function<void()> release_monitor, UniqueFd abort_fd);
   std::optional<Error> failure() const override;
   Result<void> finish(const StreamEnd& end) override;
   void abort() override;
@@ -142,7 +143,7 @@ class StreamWriter final : public StreamSink {
   Rational frame_rate_{60, 1};
   bool stopping_ = false;       // under mu_
   std::optional<Error> error_;  // under mu_: the first write failure
-  int abort_fd_ = -1;           // eventfd, readable once abort() was called; ours
+  UniqueFd abort_fd_;           // eventfd, readable once abort() was called
   std::thread thread_;
 };
 

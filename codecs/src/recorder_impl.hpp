@@ -72,7 +72,7 @@ struct Recorder::Impl {
   std::optional<Error> finish_error;
   std::optional<PictureTimeline> timeline;  // in the encoder's time base, from the first frame
   uint64_t pts_jumps = 0;                   // pts repaired for jumping (or overflowing)
-  uint64_t frames = 0;                // frames given to the encoder
+  uint64_t frames = 0;                      // frames given to the encoder
   // Status: the encoder's speed as a real-time factor (frames per second spent inside
   // write(), over the stream's rate).
   Clock::time_point status_last = Clock::now();

@@ -53,8 +53,8 @@
 
 #include "rdmavideo/av/audio_mixer.hpp"
 #include "rdmavideo/media/composite_layout.hpp"
-#include "rdmavideo/media/monitor.hpp"
 #include "rdmavideo/media/engine_options.hpp"
+#include "rdmavideo/media/monitor.hpp"
 #include "rdmavideo/media/stream_writer.hpp"
 #include "rdmavideo/media/tile_clock.hpp"
 #include "rdmavideo/receiver_service.hpp"

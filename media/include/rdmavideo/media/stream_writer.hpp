@@ -35,8 +35,8 @@
 
 #include "rdmavideo/av/audio_file.hpp"
 #include "rdmavideo/frame_verifier.hpp"
-#include "rdmavideo/media/monitor.hpp"
 #include "rdmavideo/media/engine_options.hpp"
+#include "rdmavideo/media/monitor.hpp"
 #include "rdmavideo/media/raw_output.hpp"
 #include "rdmavideo/media/recording.hpp"
 #include "rdmavideo/receiver_service.hpp"

@@ -153,7 +153,13 @@ TEST_P(SenderCoreOver, FramesFromRegisteredMemoryAcrossTwoFormatsEachVerified) {
   EXPECT_EQ(received->bytes, sent_bytes);
   EXPECT_EQ(received->bad, 0u);
   EXPECT_EQ(received->formats, 2u);
-  const auto reports = (*service)->reports();
+  // The sink has finished; the service marks the stream ended once finish() has returned.
+  auto reports = (*service)->reports();
+  while (reports.size() == 1 && reports[0].state == StreamReport::State::running &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+    reports = (*service)->reports();
+  }
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(reports[0].state, StreamReport::State::ended);
   EXPECT_EQ(reports[0].info.transport, t.kind);

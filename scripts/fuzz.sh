@@ -32,7 +32,7 @@ status=0
 report() {  # report TARGET PID: waits for it and says how it went
   if wait "$2"; then
     echo "== fuzz_$1 for ${seconds} s:" \
-      "$(grep -E "stat::number_of_executed_runs" "$build_dir/fuzz_$1.log" | tail -1)"
+      "$(grep -E "^stat::number_of_executed_units" "$build_dir/fuzz_$1.log" | tail -1)"
   else
     tail -40 "$build_dir/fuzz_$1.log"
     echo "fuzz_$1: a finding; its input is in $build_dir/findings/" >&2

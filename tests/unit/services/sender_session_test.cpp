@@ -135,8 +135,13 @@ TEST(NonBlockingSession, AReceiverThatKeepsUpIsNotHeldBackByOneThatStalls) {
   EXPECT_EQ(all[1].stats.frames + all[1].stats.dropped, 40u);
   EXPECT_GE(all[1].stats.dropped, static_cast<uint64_t>(no_buffer));
   // Held back by the stalled one, it would get about as few as it (1 frame); it gets nearly all.
+  // (How many depends on the credits coming back within each frame's millisecond: the test
+  // measures time, and runs alone.)
   EXPECT_GE(all[1].stats.frames, 32u);
-  EXPECT_EQ((*session)->stats().frames, all[1].stats.frames);
+  // The session counts a frame sent where any destination took it: the stalled one's single
+  // frame may be one the other dropped.
+  EXPECT_GE((*session)->stats().frames, all[1].stats.frames);
+  EXPECT_LE((*session)->stats().frames, all[1].stats.frames + 1);
 }
 
 }  // namespace

@@ -112,5 +112,30 @@ TEST(ParseTransport, RejectsUnknownNames) {
   }
 }
 
+// A fan-out's receivers from one setting: commas, spaces around each, empty entries skipped;
+// a bad entry is named with the whole list; none, and more than kMaxDestinations, refused.
+TEST(ParseEndpoints, ReadsAListAndNamesTheBadEntry) {
+  auto two = parse_endpoints(" rec1:5000 ,, [::1]:5001 ");
+  ASSERT_TRUE(two) << two.error().message();
+  ASSERT_EQ(two->size(), 2u);
+  EXPECT_EQ((*two)[0].host, "rec1");
+  EXPECT_EQ((*two)[0].port, 5000);
+  EXPECT_EQ((*two)[1].host, "::1");
+  EXPECT_EQ((*two)[1].port, 5001);
+  auto bad = parse_endpoints("rec1:5000,rec2");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("destinations \"rec1:5000,rec2\""), std::string::npos)
+      << bad.error().message();
+  auto none = parse_endpoints(" , ");
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message().find("destinations is empty"), std::string::npos);
+  std::string many;
+  for (size_t i = 0; i <= kMaxDestinations; ++i) many += "r:" + std::to_string(1000 + i) + ",";
+  auto too_many = parse_endpoints(many);
+  ASSERT_FALSE(too_many);
+  EXPECT_NE(too_many.error().message().find("65 receivers; at most 64"), std::string::npos)
+      << too_many.error().message();
+}
+
 }  // namespace
 }  // namespace rdmavideo

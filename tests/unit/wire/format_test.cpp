@@ -4,6 +4,8 @@
 // validate_layout's accept and reject paths, and the text parsers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -503,6 +505,40 @@ TEST(FormatSize, Parses) {
     SCOPED_TRACE(text);
     EXPECT_EQ(parse_size(text), std::nullopt);
   }
+}
+
+// copy_planes: a padded NV12 frame out to tightly packed planes and back, byte for byte in the
+// pixels; each row copies up to the lesser stride, so the wire's row padding is left alone.
+TEST(CopyPlanes, BetweenTheWireLayoutAndForeignStridesBothWays) {
+  FrameLayout wire;
+  wire.plane_count = 2;
+  wire.planes[0] = {0, 16, 4};   // 10 bytes of Y a row, 6 of padding
+  wire.planes[1] = {64, 16, 2};  // 10 bytes of CbCr a row
+  wire.frame_bytes = 96;
+  std::vector<std::byte> frame(96);
+  for (size_t i = 0; i < frame.size(); ++i) frame[i] = static_cast<std::byte>(i);
+  std::vector<std::byte> y(10 * 4), uv(10 * 2);
+  const std::array<ForeignPlane, 2> packed{{{y.data(), 10}, {uv.data(), 10}}};
+  copy_planes(wire, frame.data(), packed, CopyDirection::from_wire);
+  for (uint32_t row = 0; row < 4; ++row) {
+    for (uint32_t x = 0; x < 10; ++x) ASSERT_EQ(y[row * 10 + x], frame[row * 16 + x]);
+  }
+  for (uint32_t row = 0; row < 2; ++row) {
+    for (uint32_t x = 0; x < 10; ++x) ASSERT_EQ(uv[row * 10 + x], frame[64 + row * 16 + x]);
+  }
+  std::vector<std::byte> back(96, std::byte{0xee});
+  copy_planes(wire, back.data(), packed, CopyDirection::to_wire);
+  for (uint32_t row = 0; row < 4; ++row) {
+    for (uint32_t x = 0; x < 16; ++x) {
+      ASSERT_EQ(back[row * 16 + x], x < 10 ? frame[row * 16 + x] : std::byte{0xee})
+          << "row " << row << " byte " << x;
+    }
+  }
+  // Same strides: one copy of the plane, padding and all.
+  std::vector<std::byte> same(96);
+  const std::array<ForeignPlane, 2> alike{{{same.data(), 16}, {same.data() + 64, 16}}};
+  copy_planes(wire, frame.data(), alike, CopyDirection::from_wire);
+  EXPECT_TRUE(std::equal(same.begin(), same.begin() + 64, frame.begin()));
 }
 
 }  // namespace

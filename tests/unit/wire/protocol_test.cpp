@@ -964,5 +964,26 @@ TEST(ProtocolMakeStreamStart, RejectsBadRateAndSize) {
   EXPECT_TRUE(contains(size.error().message(), "0x64"));
 }
 
+// A name as the protocol carries it: at most kNameBytes - 1 bytes, cut where a UTF-8 character
+// starts, control characters as spaces; a short clean name unchanged.
+TEST(FitName, CutsAtACharacterAndBlanksControlCharacters) {
+  EXPECT_EQ(fit_name("cam 1"), "cam 1");
+  EXPECT_EQ(fit_name("a\tb\nc\x7f"), "a b c ");
+  const std::string long_ascii(100, 'x');
+  EXPECT_EQ(fit_name(long_ascii), std::string(kNameBytes - 1, 'x'));
+  // 62 ASCII bytes then "é" (2 bytes): the cut at 63 would split it, so it goes whole.
+  const std::string accented = std::string(62, 'a') + "\xc3\xa9" + "z";
+  EXPECT_EQ(fit_name(accented), std::string(62, 'a'));
+  // 61 bytes then "é": it fits exactly.
+  const std::string fits = std::string(61, 'a') + "\xc3\xa9" + "z";
+  EXPECT_EQ(fit_name(fits), std::string(61, 'a') + "\xc3\xa9");
+  // Whatever it gets, the result goes over the wire and back as it is.
+  StreamStart m = *make_stream_start(PixelFormat::uyvy, 64, 36, Rational{30, 1});
+  m.ring_epoch = 1;
+  m.name = fit_name(std::string(200, '\x01'));
+  EXPECT_EQ(m.name, std::string(kNameBytes - 1, ' '));
+  EXPECT_EQ(round_trip(m).name, m.name);
+}
+
 }  // namespace
 }  // namespace rdmavideo::proto

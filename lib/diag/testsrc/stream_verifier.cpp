@@ -17,10 +17,7 @@ Result<void> StreamVerifier::prepare(const proto::StreamStart& format,
   const uint64_t bytes = GpuFrameVerifier::device_bytes(format);
   auto reserved = budget_ ? budget_->reserve(bytes, "the verifier's pattern frames")
                           : Result<std::shared_ptr<const void>>(nullptr);
-  if (!reserved) {
-    format_ = nullptr;  // asked again with the next frame
-    return Unexpected(reserved.error());
-  }
+  if (!reserved) return Unexpected(reserved.error());  // no verifier for this format
   reservation_ = std::move(*reserved);
   where_ = "host";
   if (device) {

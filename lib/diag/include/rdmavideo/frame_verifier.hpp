@@ -74,7 +74,8 @@ class StreamVerifier {
       : budget_(std::move(budget)) {}
   /// For frames of `format` (held by the caller while its frames last), in GPU memory on
   /// `device`, or in host memory (null). Does nothing for the format already prepared; fails
-  /// where the budget refuses the pattern's frames. `said`, when set, tells how it checks.
+  /// where the budget refuses the pattern's frames, and then checks nothing of that format
+  /// (where() stays empty). `said`, when set, tells how it checks.
   Result<void> prepare(const proto::StreamStart& format,
                        const std::shared_ptr<cuda::Device>& device, std::string* said = nullptr);
   /// Where frames are checked: "gpu" (a kernel, in place), "download" (a frame in GPU memory

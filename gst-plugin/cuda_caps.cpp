@@ -8,6 +8,8 @@
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <mutex>
 
@@ -134,16 +136,13 @@ struct CudaFrames::Impl {
   // rows stride[p] apart) and the stream's layout at `ours`.
   Result<void> copy_planes(cuda::Pitched ours_base, bool to_ours, uint64_t base,
                            bool base_on_device, const gsize* offsets, const gint* strides) {
-    for (int p = 0; p < layout.plane_count; ++p) {
-      const auto& plane = layout.planes[p];
-      cuda::Pitched ours{ours_base.on_device, ours_base.at + plane.offset, plane.stride};
-      cuda::Pitched theirs{base_on_device, base + offsets[p], static_cast<size_t>(strides[p])};
-      const size_t row_bytes = std::min<size_t>(plane.stride, static_cast<size_t>(strides[p]));
-      auto ok = to_ours ? stream->copy_2d_async(ours, theirs, row_bytes, plane.rows)
-                        : stream->copy_2d_async(theirs, ours, row_bytes, plane.rows);
-      if (!ok) return ok;
+    std::array<cuda::Pitched, kMaxPlanes> theirs{};
+    const int planes = std::min(layout.plane_count, kMaxPlanes);
+    for (int p = 0; p < planes; ++p) {
+      theirs[p] = {base_on_device, base + offsets[p], static_cast<size_t>(strides[p])};
     }
-    return stream->synchronize();
+    return stream->copy_planes(layout, ours_base, std::span(theirs).first(planes),
+                               to_ours ? CopyDirection::to_wire : CopyDirection::from_wire);
   }
 
   bool ours(GstMemory* memory) const {

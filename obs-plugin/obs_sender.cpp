@@ -184,17 +184,16 @@ void ObsSender::audio(size_t mix, const audio_data& data) {
   const int64_t origin = origin_ns_.load(std::memory_order_acquire);
   if (origin < 0) return;  // before the first frame: the recording starts with the picture
   const uint32_t track = *track_of_mix_[mix];
-  auto at = [&](uint64_t sample) {
-    return audio_base_ns_ - origin + static_cast<int64_t>(sample * 1'000'000'000 / sample_rate);
-  };
-  // Samples from before the first frame are cut.
-  uint32_t skip = 0;
-  if (at(first) < 0) {
-    const auto before = static_cast<uint64_t>(origin - audio_base_ns_);
-    const uint64_t first_after = (before * sample_rate + 999'999'999) / 1'000'000'000;
-    if (first_after >= first + data.frames) return;
-    skip = static_cast<uint32_t>(first_after - first);
-  }
+  // Sample n of the mix was taken at the first chunk's time + n / rate; samples from before
+  // the first frame are cut (AudioPlacement).
+  auto& placement = placement_[mix];
+  if (!placement) placement.emplace(sample_rate, std::chrono::milliseconds(20), true);
+  const int64_t at = audio_base_ns_ - origin +
+                     static_cast<int64_t>(static_cast<unsigned __int128>(first) * 1'000'000'000u /
+                                          sample_rate);
+  const auto placed = placement->place(at, data.frames);
+  if (!placed) return;
+  const uint32_t skip = placed->skip;
   const uint32_t channels = channels_[mix];
   const uint32_t samples = data.frames - skip;
   auto& packed = packed_[mix];
@@ -203,7 +202,7 @@ void ObsSender::audio(size_t mix, const audio_data& data) {
     std::memcpy(packed.data() + size_t{c} * samples * sizeof(float),
                 data.data[c] + size_t{skip} * sizeof(float), size_t{samples} * sizeof(float));
   }
-  if (auto ok = session_->submit_audio(track, at(first + skip), samples, packed); !ok) {
+  if (auto ok = session_->submit_audio(track, placed->pts_ns, samples, packed); !ok) {
     log().debug("[obs] track {}: {}", mix + 1, ok.error().message());
   }
 }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "obs_format.hpp"
+#include "rdmavideo/audio_placement.hpp"
 #include "rdmavideo/sender_session.hpp"
 
 namespace rdmavideo::obs {
@@ -109,6 +110,9 @@ class ObsSender {
   std::array<std::vector<std::byte>, kMixTracks> packed_;  // audio thread only
   std::array<uint64_t, kMixTracks> samples_seen_{};        // audio thread only
   int64_t audio_base_ns_ = -1;  // OBS timestamp of the first audio chunk (audio thread only)
+  // Each mix's sound on the picture's timeline (audio thread only), from its first chunk after
+  // the first frame.
+  std::array<std::optional<AudioPlacement>, kMixTracks> placement_;
   std::atomic<int64_t> origin_ns_{-1};  // OBS timestamp of the first frame
   std::atomic<uint64_t> frames_{0};
   std::atomic<uint64_t> no_buffer_{0};  // of the dropped, those with no pool buffer free

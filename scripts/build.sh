@@ -3,7 +3,7 @@
 # Configures and builds into build/ (or $BUILD_DIR; $BUILD_TARGETS, space-separated, builds
 # only those). Extra arguments go to CMake. Compiles go through ccache where it is installed
 # (scripts/setup.sh installs it): a rebuild of what did not change, in any build folder, is a
-# cache hit.
+# cache hit. Links go through lld where it is installed (setup installs it too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}
@@ -13,8 +13,13 @@ if command -v ccache >/dev/null 2>&1; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
             -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
+linker=()
+if command -v ld.lld >/dev/null 2>&1; then
+  linker=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld
+          -DCMAKE_MODULE_LINKER_FLAGS=-fuse-ld=lld)
+fi
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
-  "${launcher[@]}" "$@" >/dev/null
+  "${launcher[@]}" "${linker[@]}" "$@" >/dev/null
 targets=()
 for t in ${BUILD_TARGETS:-}; do targets+=(--target "$t"); done
 cmake --build "$build_dir" -j"$(nproc)" "${targets[@]}"

@@ -8,6 +8,7 @@ packages=(
   # toolchain
   g++ cmake ninja-build pkg-config git python3
   ccache  # scripts/build.sh compiles through it
+  lld  # and links with it
   clang-format clang-tidy  # scripts/check-format.sh, scripts/check-lint.sh
   # libraries librdmavideo and the tools use
   libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev libexpected-dev nlohmann-json3-dev

@@ -92,17 +92,15 @@ Error av_error(std::string_view who, std::string_view call, int averror) {
 
 Result<void> copy_cuda_frame(cuda::Stream& stream, const proto::StreamStart& format,
                              cuda::DevicePtr at, const AVFrame& cuda_frame, bool into_layout) {
-  for (int p = 0; p < format.layout.plane_count; ++p) {
-    const auto& plane = format.layout.planes[p];
-    const auto ours = cuda::Pitched::device(at + plane.offset, plane.stride);
-    const auto theirs = cuda::Pitched::device(reinterpret_cast<uintptr_t>(cuda_frame.data[p]),
-                                              static_cast<size_t>(cuda_frame.linesize[p]));
-    const size_t row_bytes = min_row_bytes(format.pixel_format, format.width, p);
-    auto ok = into_layout ? stream.copy_2d_async(ours, theirs, row_bytes, plane.rows)
-                          : stream.copy_2d_async(theirs, ours, row_bytes, plane.rows);
-    if (!ok) return ok;
+  std::array<cuda::Pitched, kMaxPlanes> theirs{};
+  const int planes = std::min(format.layout.plane_count, kMaxPlanes);
+  for (int p = 0; p < planes; ++p) {
+    theirs[p] = cuda::Pitched::device(reinterpret_cast<uintptr_t>(cuda_frame.data[p]),
+                                      static_cast<size_t>(cuda_frame.linesize[p]));
   }
-  return stream.synchronize();
+  return stream.copy_planes(format.layout, cuda::Pitched::device(at, 0),
+                            std::span(theirs).first(planes),
+                            into_layout ? CopyDirection::to_wire : CopyDirection::from_wire);
 }
 
 std::optional<AVPixelFormat> to_av(PixelFormat format) {

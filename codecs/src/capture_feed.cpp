@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rdmavideo/av/capture_feed.hpp"
 
+#include "rdmavideo/audio_placement.hpp"
 #include "rdmavideo/signals.hpp"
 
 #include <pthread.h>
@@ -32,29 +33,27 @@ std::optional<Error> CaptureFeed::error() const {
 void CaptureFeed::run() {
   block_stop_signals();  // SIGINT and SIGTERM are the main thread's
   const double rate = capture_.format().sample_rate;
-  std::optional<int64_t> next_ns;  // where the next chunk continues
+  // Kept continuous while a device's reads agree with it within kResync; the receiver trims
+  // what comes before the first frame.
+  AudioPlacement placement(capture_.format().sample_rate, kResync, false);
   while (!stop_ && !(interrupt_ && interrupt_->load())) {
     auto chunk = capture_.read();
     if (!chunk) return fail(chunk.error());
     if (!*chunk) return;  // the input ended: the picture goes on
     const auto& c = **chunk;
-    const auto length_ns = static_cast<int64_t>(c.samples / rate * 1e9);
-    int64_t pts = 0;
+    int64_t at = 0;
     if (capture_.live()) {
-      const int64_t read_ns =
-          std::chrono::duration_cast<std::chrono::nanoseconds>(c.read_at - origin_).count();
-      const int64_t estimate = read_ns - length_ns;
-      pts = estimate;
-      if (next_ns && std::llabs(estimate - *next_ns) <= std::chrono::nanoseconds(kResync).count()) {
-        pts = *next_ns;
-      } else if (next_ns) {
-        ++resyncs_;
-      }
+      // Its first sample was captured its own length before it was read.
+      const auto length_ns = static_cast<int64_t>(c.samples / rate * 1e9);
+      at = std::chrono::duration_cast<std::chrono::nanoseconds>(c.read_at - origin_).count() -
+           length_ns;
     } else {
-      pts = static_cast<int64_t>(static_cast<double>(c.first_sample) / rate * 1e9);
-      std::this_thread::sleep_until(origin_ + std::chrono::nanoseconds(pts));
+      at = static_cast<int64_t>(static_cast<double>(c.first_sample) / rate * 1e9);
     }
-    next_ns = pts + length_ns;
+    const auto placed = placement.place(at, c.samples);
+    resyncs_ = placement.resyncs();
+    const int64_t pts = placed ? placed->pts_ns : at;
+    if (!capture_.live()) std::this_thread::sleep_until(origin_ + std::chrono::nanoseconds(pts));
     if (auto ok = session_.submit_audio(track_, pts, c.samples, c.data); !ok)
       return fail(ok.error());
   }

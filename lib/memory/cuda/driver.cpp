@@ -457,6 +457,21 @@ Result<void> Stream::download_async(std::span<std::byte> host, DevicePtr from) {
                         "cuMemcpyDtoHAsync");
 }
 
+Result<void> Stream::copy_planes(const FrameLayout& layout, Pitched wire,
+                                 std::span<const Pitched> foreign, CopyDirection direction) {
+  const int planes = std::min<int>(layout.plane_count, static_cast<int>(foreign.size()));
+  for (int p = 0; p < planes; ++p) {
+    const auto& plane = layout.planes[p];
+    const Pitched ours{wire.on_device, wire.at + plane.offset, plane.stride};
+    const size_t row_bytes = std::min<size_t>(plane.stride, foreign[p].pitch);
+    auto ok = direction == CopyDirection::to_wire
+                  ? copy_2d_async(ours, foreign[p], row_bytes, plane.rows)
+                  : copy_2d_async(foreign[p], ours, row_bytes, plane.rows);
+    if (!ok) return ok;
+  }
+  return synchronize();
+}
+
 Result<void> Stream::copy_async(DevicePtr to, DevicePtr from, size_t bytes) {
   const Api& a = device_->driver().api();
   ContextScope scope(a, device_->context_);

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "rdmavideo/format.hpp"
 #include "rdmavideo/result.hpp"
 
 namespace rdmavideo::cuda {
@@ -208,6 +209,12 @@ class Stream {
   /// memory, each side with its own pitch (cuMemcpy2DAsync): planes of a decoder's surface
   /// into a frame laid out with the stream's strides, and back.
   Result<void> copy_2d_async(Pitched to, Pitched from, size_t width_bytes, size_t rows);
+  /// The GPU's copy_planes() (rdmavideo/format.hpp): each plane of a frame between its wire
+  /// `layout` at `wire` (plane p at wire.at + its offset, rows its stride apart) and
+  /// `foreign`'s planes, one Pitched each, rows up to the lesser of the two pitches; queued,
+  /// then waited for.
+  Result<void> copy_planes(const FrameLayout& layout, Pitched wire,
+                           std::span<const Pitched> foreign, CopyDirection direction);
   /// Queues a copy of `bytes` from device memory to device memory (cuMemcpyDtoDAsync).
   Result<void> copy_async(DevicePtr to, DevicePtr from, size_t bytes);
   /// Marks the point reached so far; returns a ticket for done()/wait().

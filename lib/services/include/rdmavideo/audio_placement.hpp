@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// Where a sender's sound goes on its picture's timeline: the pts its frames carry, in ns since
+// the first frame. The one placement the sender's audio inputs (av::CaptureFeed) and the OBS
+// output share.
+//
+// Each chunk comes with when its first sample was taken, on the picture's timeline. A chunk
+// continues the one before it, sample-exact, while that time stays within `resync` of where
+// the continuation falls; further away, the chunk's clock and the picture's have parted, and it
+// is placed at its own time again (counted). Continuation is counted in samples from where the
+// track was last placed, so no rounding builds up however many chunks follow. With
+// `cut_before_start`, samples from before the first frame are cut (a recording starts with its
+// picture); without it they are sent, and the receiver trims them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+namespace rdmavideo {
+
+class AudioPlacement {
+ public:
+  AudioPlacement(uint32_t sample_rate, std::chrono::nanoseconds resync, bool cut_before_start);
+
+  struct Placed {
+    int64_t pts_ns = 0;  ///< the first sample sent
+    uint32_t skip = 0;   ///< samples cut at the chunk's start (before the first frame)
+  };
+  /// The chunk of `samples` whose first sample was taken at `at_ns`; nullopt where every
+  /// sample of it is cut.
+  std::optional<Placed> place(int64_t at_ns, uint32_t samples);
+  /// Times a chunk was placed anew.
+  uint64_t resyncs() const { return resyncs_; }
+
+ private:
+  int64_t ns_of(uint64_t samples) const;  // exact: samples * 1e9 / rate, floored
+
+  uint32_t rate_;
+  int64_t resync_ns_;
+  bool cut_;
+  bool started_ = false;
+  int64_t base_ns_ = 0;       // where the track was last placed anew
+  uint64_t since_base_ = 0;   // samples placed since then
+  uint64_t resyncs_ = 0;
+};
+
+}  // namespace rdmavideo

@@ -188,9 +188,9 @@ void ObsSender::audio(size_t mix, const audio_data& data) {
   // the first frame are cut (AudioPlacement).
   auto& placement = placement_[mix];
   if (!placement) placement.emplace(sample_rate, std::chrono::milliseconds(20), true);
-  const int64_t at = audio_base_ns_ - origin +
-                     static_cast<int64_t>(static_cast<unsigned __int128>(first) * 1'000'000'000u /
-                                          sample_rate);
+  const int64_t at =
+      audio_base_ns_ - origin +
+      static_cast<int64_t>(static_cast<unsigned __int128>(first) * 1'000'000'000u / sample_rate);
   const auto placed = placement->place(at, data.frames);
   if (!placed) return;
   const uint32_t skip = placed->skip;

@@ -226,7 +226,10 @@ Result<void> ReceiverConnection::handshake(Clock::time_point deadline) {
   version_ = ack->version;
   channel_->negotiated(version_);
   log().debug("[{}] Hello from \"{}\", version {}", who_, printable(hello->software), ack->version);
-  if (!config_.key) return send(*ack);  // a sender that requires a key refuses us
+  if (!config_.key) {
+    passed_handshake();
+    return send(*ack);  // a sender that requires a key refuses us
+  }
   // The peer proves the shared key before this end says anything more. Nothing about a
   // ring (no RingInfo, no address or rkey) has left the receiver yet, and nothing was
   // allocated for the peer beyond what the transport needs to talk to it.
@@ -238,6 +241,14 @@ Result<void> ReceiverConnection::handshake(Clock::time_point deadline) {
   ack->flags |= proto::kCapAuth;
   if (auto ok = send(*ack); !ok) return ok;
   return authenticate(*hello, *ack, deadline);
+}
+
+// Before the handshake's last message leaves: the peer may act on it at once (a paused sink
+// returns from its start), and from then on it is a connection that passed, never one a flood
+// of anonymous peers sheds as the oldest in its handshake.
+void ReceiverConnection::passed_handshake() {
+  stage_ = Stage::pending;
+  host_.passed_handshake(*this);
 }
 
 Result<void> ReceiverConnection::authenticate(const proto::Hello& hello, const proto::HelloAck& ack,
@@ -265,6 +276,7 @@ Result<void> ReceiverConnection::authenticate(const proto::Hello& hello, const p
   }
   const proto::Auth answer{
       *nonce, auth::prove(key, auth::Role::receiver, proof->nonce, *nonce, hello, ack)};
+  passed_handshake();
   if (auto ok = send(answer); !ok) return ok;
   channel_->protect(
       std::make_shared<auth::ControlMac>(key, auth::Role::receiver, proof->nonce, *nonce));
@@ -571,8 +583,6 @@ Result<void> ReceiverConnection::run() {
     }
     return Unexpected(fail(ok.error()));
   }
-  stage_ = Stage::pending;
-  host_.passed_handshake(*this);
   last_heard_ = Clock::now();
   // Ends the stream (if one was admitted) and returns what run() returns.
   auto end_with = [&](StreamEnd end) -> Result<void> {

@@ -111,6 +111,8 @@ class ReceiverConnection {
   struct Ring;
 
   Result<void> handshake(Clock::time_point deadline);
+  // Leaves the handshake stage and tells the host (which may shed an older pending one).
+  void passed_handshake();
   // The shared-key exchange after Hello (docs/protocol.md §4.1), then protect()s the channel.
   Result<void> authenticate(const proto::Hello& hello, const proto::HelloAck& ack,
                             Clock::time_point deadline);

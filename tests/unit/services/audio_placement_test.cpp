@@ -31,7 +31,7 @@ TEST(AudioPlacement, ChunksContinueSampleExactThroughJitter) {
 // clocks have parted: it is placed at its own time, counted, and the next continue from there.
 TEST(AudioPlacement, AChunkBeyondTheResyncDistanceIsPlacedAnewAndCounted) {
   AudioPlacement p(48000, 20ms, false);
-  ASSERT_EQ(p.place(0, 480)->pts_ns, 0);                   // 10 ms
+  ASSERT_EQ(p.place(0, 480)->pts_ns, 0);                                 // 10 ms
   ASSERT_EQ(p.place(10'000'000 + 19'000'000, 480)->pts_ns, 10'000'000);  // within 20 ms
   EXPECT_EQ(p.resyncs(), 0u);
   const auto moved = p.place(20'000'000 + 21'000'000, 480);  // 21 ms off
@@ -45,8 +45,8 @@ TEST(AudioPlacement, AChunkBeyondTheResyncDistanceIsPlacedAnewAndCounted) {
 // not sent, one across it is sent from its first sample at or after 0.
 TEST(AudioPlacement, SamplesBeforeTheFirstFrameAreCutWhereAsked) {
   AudioPlacement p(48000, 20ms, true);
-  EXPECT_FALSE(p.place(-30'000'000, 480));  // -30 ms .. -20 ms
-  EXPECT_FALSE(p.place(-20'000'000, 480));  // -20 ms .. -10 ms
+  EXPECT_FALSE(p.place(-30'000'000, 480));        // -30 ms .. -20 ms
+  EXPECT_FALSE(p.place(-20'000'000, 480));        // -20 ms .. -10 ms
   const auto across = p.place(-10'000'000, 960);  // -10 ms .. +10 ms
   ASSERT_TRUE(across);
   EXPECT_EQ(across->skip, 480u);
@@ -59,7 +59,7 @@ TEST(AudioPlacement, SamplesBeforeTheFirstFrameAreCutWhereAsked) {
   AudioPlacement q(44100, 20ms, true);
   const auto odd = q.place(-1'000'000, 441);  // -1 ms .. +9 ms
   ASSERT_TRUE(odd);
-  EXPECT_EQ(odd->skip, 45u);                      // 44.1 samples in 1 ms: the 45th is past 0
+  EXPECT_EQ(odd->skip, 45u);                       // 44.1 samples in 1 ms: the 45th is past 0
   EXPECT_EQ(odd->pts_ns, -1'000'000 + 1'020'408);  // 45 / 44100 s, floored
   EXPECT_GE(odd->pts_ns, 0);
   // Without the cut, the same chunk is sent whole.

@@ -39,8 +39,8 @@ class AudioPlacement {
   int64_t resync_ns_;
   bool cut_;
   bool started_ = false;
-  int64_t base_ns_ = 0;       // where the track was last placed anew
-  uint64_t since_base_ = 0;   // samples placed since then
+  int64_t base_ns_ = 0;      // where the track was last placed anew
+  uint64_t since_base_ = 0;  // samples placed since then
   uint64_t resyncs_ = 0;
 };
 

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <vector>
 
+#include "rdmavideo/audio_placement.hpp"
 #include "rdmavideo/av/audio_converter.hpp"
 #include "rdmavideo/log.hpp"
 
@@ -187,13 +188,14 @@ void AudioPlayer::play(int64_t pts_ns, uint32_t samples, std::span<const std::by
     std::lock_guard lock(s.mu);
     if (s.have_tail) {
       const int64_t diff = pts_ns - s.tail_pts;
-      if (diff > kJumpNs || diff < -kJumpNs) {
-        restart = true;
-      } else if (diff > kGapNs) {
-        gap = s.frames_of(diff);
-      } else if (diff < -kGapNs) {
-        skip = static_cast<uint32_t>(std::min<int64_t>(samples, -diff * in_rate / kSecond));
-        s.stats.dropped_ms += static_cast<uint64_t>(skip * 1000 / in_rate);
+      switch (continuity(diff, kGapNs, kJumpNs, kJumpNs)) {
+        case Continuity::follows: break;
+        case Continuity::gap: gap = s.frames_of(diff); break;
+        case Continuity::overlap:
+          skip = static_cast<uint32_t>(std::min<int64_t>(samples, -diff * in_rate / kSecond));
+          s.stats.dropped_ms += static_cast<uint64_t>(skip * 1000 / in_rate);
+          break;
+        case Continuity::jump: restart = true; break;
       }
     }
     if (restart) {

@@ -213,7 +213,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     }
   }
   if (media::Recording::is_recording_path(o.output)) {
-    if (auto ok = media::Recording::check({o.output, o.codec, o.encoder, -1, "--output"}); !ok) {
+    if (auto ok = media::Recording::check(media::recording_options(writer_options(o), o.output));
+        !ok) {
       return fail(ok.error().message());
     }
   } else if (!o.codec.empty() || !o.encoder.empty()) {
@@ -234,6 +235,8 @@ media::WriterOptions writer_options(const Options& o) {
   w.monitored = o.display;
   w.names.output = "--output";
   w.names.audio_output = "--audio-output";
+  w.names.codec = "--codec";
+  w.names.encoder = "--encoder";
   w.names.monitor = "--display";
   w.names.canvas_size = "--canvas";
   w.names.canvas_format = "--pix-fmt";

@@ -143,7 +143,7 @@ Result<void> Streams::check_format(const Options& options, const proto::StreamSt
   }
   if (!media::Recording::is_recording_path(options.output)) return {};
   return media::Recording::check_format(
-      {options.output, options.codec, options.encoder, -1, "--output"}, format);
+      media::recording_options(writer_options(options), options.output), format);
 }
 
 stats::TransferStats Streams::totals(const std::vector<StreamReport>& reports,

@@ -8,6 +8,7 @@ extern "C" {
 
 #include <algorithm>
 
+#include "rdmavideo/audio_placement.hpp"
 #include "rdmavideo/log.hpp"
 
 namespace rdmavideo::av {
@@ -41,7 +42,7 @@ Result<const AVCodec*> AudioTrack::encoder_for(const std::string& muxer,
   if (muxer == "mp4") name = "aac";  // FFmpeg 5.1 puts no PCM in mp4
   if (muxer == "yuv4mpegpipe") {
     return make_error(ErrorCode::unsupported,
-                      "a .y4m file holds no audio (give --audio-output FILE.wav)");
+                      "a .y4m file holds no audio (an audio output of .wav files beside it does)");
   }
   const AVCodec* codec = avcodec_find_encoder_by_name(name);
   if (!codec)
@@ -212,21 +213,23 @@ Result<void> AudioTrack::write(int64_t since_origin_ns, uint32_t samples,
   }
   if (skip < samples) {
     const int64_t behind = position - next_;
-    if (behind > kToleranceSamples) {
-      if (behind <= samples_of(kMostGapNs)) {
-        // A gap: silence, nothing shifts.
+    // Overlapping more than the chunk holds is a step backwards.
+    switch (continuity(behind, kToleranceSamples, samples_of(kMostGapNs), samples - skip - 1)) {
+      case Continuity::follows: break;
+      case Continuity::gap: {
+        // Silence, nothing shifts.
         const int64_t encodable =
             std::max(samples_of(video_end_ns), position - samples_of(kMostLeadNs));
         if (auto ok = silence(behind, encodable, out); !ok) return ok;
-      } else {
-        jumped("ahead of", behind);  // continued in place, as the video is
+        break;
       }
-    } else if (behind < -kToleranceSamples) {
-      if (-behind < samples - skip) {
-        skip += static_cast<uint32_t>(-behind);  // an overlap: what was written already stays
-      } else {
-        jumped("behind", -behind);  // a step backwards: continued in place
-      }
+      case Continuity::overlap:
+        skip += static_cast<uint32_t>(-behind);  // what was written already stays
+        break;
+      case Continuity::jump:
+        // Continued in place, as the video is.
+        jumped(behind > 0 ? "ahead of" : "behind", behind > 0 ? behind : -behind);
+        break;
     }
   }
   stats_.trimmed += skip;

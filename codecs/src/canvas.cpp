@@ -196,19 +196,20 @@ struct Canvas::Impl : Scaling {
 struct Canvas::Fitter::Impl : Scaling {};
 
 Result<std::unique_ptr<Canvas>> Canvas::create(PixelFormat format, uint32_t width, uint32_t height,
-                                               Rational rate, Colour colour) {
+                                               Rational rate, Colour colour,
+                                               CanvasSettingNames names) {
   const auto av = to_av(format);
   if (!av || !sws_isSupportedOutput(*av)) {
-    return make_error(ErrorCode::unsupported, "--pix-fmt {}: libswscale cannot draw a canvas in it",
-                      name(format));
+    return make_error(ErrorCode::unsupported, "{} {}: libswscale cannot draw a canvas in it",
+                      names.format, name(format));
   }
   if (width % 2 != 0 || height % 2 != 0) {
-    return make_error(ErrorCode::invalid_argument, "--canvas {}x{}: width and height must be even",
-                      width, height);
+    return make_error(ErrorCode::invalid_argument, "{} {}x{}: width and height must be even",
+                      names.size, width, height);
   }
   auto layout = canonical_layout(format, width, height);
   if (!layout)
-    return Unexpected(layout.error().context(fmt::format("--canvas {}x{}", width, height)));
+    return Unexpected(layout.error().context(fmt::format("{} {}x{}", names.size, width, height)));
   auto impl = std::make_unique<Impl>();
   impl->format.pixel_format = format;
   impl->format.width = width;

@@ -82,15 +82,19 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
+// What errors about the file begin with: the front end's name for it and its path.
+std::string output_named(const RecorderOptions& o) {
+  return fmt::format("{} {}", o.setting.empty() ? "the output" : o.setting, o.path);
+}
+
 }  // namespace
 
 Result<Choice> choose(const RecorderOptions& o, std::optional<PixelFormat> format) {
   const Container* container = find_container(o.path);
   if (!container) {
     return make_error(ErrorCode::invalid_argument,
-                      "--output {}: unknown container extension \"{}\" (known: {}; raw frames: "
-                      ".yuv, .raw)",
-                      o.path, extension_of(o.path), join(recorder_extensions()));
+                      "{}: unknown container extension \"{}\" (known: {}; raw frames: .yuv, .raw)",
+                      output_named(o), extension_of(o.path), join(recorder_extensions()));
   }
   const bool full_chroma = format && !traits(*format).rgb && traits(*format).chroma_shift_x == 0;
   const std::string codec_name =
@@ -100,8 +104,8 @@ Result<Choice> choose(const RecorderOptions& o, std::optional<PixelFormat> forma
           : container->default_codec;
   const CodecChoice* codec = find_codec(codec_name);
   if (!codec) {
-    return make_error(ErrorCode::invalid_argument, "--codec \"{}\" unknown (known: {})", codec_name,
-                      join(recorder_codecs()));
+    return make_error(ErrorCode::invalid_argument, "{} \"{}\" unknown (known: {})", o.codec_setting,
+                      codec_name, join(recorder_codecs()));
   }
   // yuv4mpegpipe takes raw pictures only as wrapped AVFrames (FFmpeg 5 and later).
   const bool y4m = std::string_view(container->muxer) == "yuv4mpegpipe";
@@ -111,25 +115,25 @@ Result<Choice> choose(const RecorderOptions& o, std::optional<PixelFormat> forma
           : (y4m && codec->id == AV_CODEC_ID_RAWVIDEO ? "wrapped_avframe" : codec->encoder);
   const AVCodec* encoder = avcodec_find_encoder_by_name(encoder_name.c_str());
   if (!encoder) {
-    return make_error(ErrorCode::unsupported, "--encoder {}: this FFmpeg has no such encoder",
-                      encoder_name);
+    return make_error(ErrorCode::unsupported, "{} {}: this FFmpeg has no such encoder",
+                      o.encoder_setting, encoder_name);
   }
   const bool wrapped =
       encoder->id == AV_CODEC_ID_WRAPPED_AVFRAME && codec->id == AV_CODEC_ID_RAWVIDEO;
   if (encoder->id != codec->id && !wrapped) {
-    return make_error(ErrorCode::invalid_argument, "--encoder {} encodes {}, not {} (--codec {})",
-                      encoder_name, avcodec_get_name(encoder->id), avcodec_get_name(codec->id),
-                      codec->name);
+    return make_error(ErrorCode::invalid_argument, "{} {} encodes {}, not {} ({} {})",
+                      o.encoder_setting, encoder_name, avcodec_get_name(encoder->id),
+                      avcodec_get_name(codec->id), o.codec_setting, codec->name);
   }
   const AVOutputFormat* muxer = av_guess_format(container->muxer, nullptr, nullptr);
   if (!muxer) {
-    return make_error(ErrorCode::unsupported, "--output {}: this FFmpeg has no {} muxer", o.path,
+    return make_error(ErrorCode::unsupported, "{}: this FFmpeg has no {} muxer", output_named(o),
                       container->muxer);
   }
   if (avformat_query_codec(muxer, encoder->id, FF_COMPLIANCE_NORMAL) != 1) {
-    return make_error(ErrorCode::unsupported,
-                      "--output {}: the {} container cannot hold {} (--codec {})", o.path,
-                      container->muxer, avcodec_get_name(codec->id), codec->name);
+    return make_error(ErrorCode::unsupported, "{}: the {} container cannot hold {} ({} {})",
+                      output_named(o), container->muxer, avcodec_get_name(codec->id),
+                      o.codec_setting, codec->name);
   }
   return Choice{container, codec, encoder};
 }
@@ -162,7 +166,7 @@ Result<void> check_recorder_format(const RecorderOptions& options,
                                    const proto::StreamStart& format) {
   auto choice = choose(options, format.pixel_format);
   if (!choice) return Unexpected(choice.error());
-  const std::string who = fmt::format("--output {}", options.path);
+  const std::string who = output_named(options);
   if (format.pixel_format != PixelFormat::v210 && !to_av(format.pixel_format)) {
     return make_error(ErrorCode::unsupported,
                       "{}: StreamStart.pixel_format {} cannot be encoded (FFmpeg has no such pixel "
@@ -214,7 +218,7 @@ Result<void> check_recorder_audio(const RecorderOptions& options, const proto::A
   if (std::string_view(choice->container->muxer) == "yuv4mpegpipe")
     return {};  // holds none: dropped
   auto codec = AudioTrack::encoder_for(choice->container->muxer, format);
-  if (!codec) return Unexpected(codec.error().context(fmt::format("--output {}", options.path)));
+  if (!codec) return Unexpected(codec.error().context(output_named(options)));
   return {};
 }
 

@@ -161,7 +161,8 @@ std::string AudioFile::describe() const { return {}; }
 
 struct Canvas::Impl {};
 
-Result<std::unique_ptr<Canvas>> Canvas::create(PixelFormat, uint32_t, uint32_t, Rational, Colour) {
+Result<std::unique_ptr<Canvas>> Canvas::create(PixelFormat, uint32_t, uint32_t, Rational, Colour,
+                                               CanvasSettingNames) {
   return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
 }
 Canvas::Canvas(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

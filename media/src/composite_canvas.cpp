@@ -230,7 +230,8 @@ Result<std::unique_ptr<CompositeCanvas>> CompositeCanvas::create(const Composite
       return GpuCanvas::create(std::move(*device), std::move(*kernels), o);
     }
   }
-  auto canvas = av::Canvas::create(o.format, o.width, o.height, o.rate);
+  auto canvas = av::Canvas::create(o.format, o.width, o.height, o.rate, {},
+                                   {o.writer.names.canvas_size, o.writer.names.canvas_format});
   if (!canvas) return Unexpected(canvas.error());
   return std::unique_ptr<CompositeCanvas>(std::make_unique<HostCanvas>(std::move(*canvas)));
 }

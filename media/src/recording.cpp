@@ -25,9 +25,16 @@ av::RecorderOptions checked(const RecordingOptions& o) {
   options.path = o.path;
   options.codec = o.codec;
   options.encoder = o.encoder;
+  options.setting = o.names.output;
+  options.codec_setting = o.names.codec;
+  options.encoder_setting = o.names.encoder;
   return options;
 }
 }  // namespace
+
+RecordingOptions recording_options(const WriterOptions& writer, std::string path, int abort_fd) {
+  return RecordingOptions{std::move(path), writer.codec, writer.encoder, abort_fd, writer.names};
+}
 
 Result<void> Recording::check(const RecordingOptions& o) {
   return av::check_recorder_options(checked(o));
@@ -46,11 +53,12 @@ Recording::~Recording() {
 Result<void> Recording::open(const FrameLease& first) {
   const proto::StreamStart& format = first.format();
   const auto gpu = first.cuda_device();
-  auto opened =
-      av::Recorder::open({options_.path, options_.codec, options_.encoder, first.info().sent_ns,
-                          gpu ? std::optional<int>(gpu->facts().ordinal) : std::nullopt,
-                          options_.abort_fd, audio_, options_.setting},
-                         format);
+  av::RecorderOptions recorder = checked(options_);
+  recorder.start_wall_ns = first.info().sent_ns;
+  if (gpu) recorder.gpu_frames = gpu->facts().ordinal;
+  recorder.abort_fd = options_.abort_fd;
+  recorder.audio = audio_;
+  auto opened = av::Recorder::open(recorder, format);
   if (!opened) return Unexpected(opened.error());
   recorder_ = std::move(*opened);
   ring_epoch_ = format.ring_epoch;

@@ -185,8 +185,7 @@ Result<void> StreamWriter::open_output(const FrameLease& first) {
     output_->path = path;
   }
   if (Recording::is_recording_path(path)) {
-    recording_.emplace(RecordingOptions{path, options_.codec, options_.encoder, abort_fd_.get(),
-                                        options_.names.output});
+    recording_.emplace(recording_options(options_, path, abort_fd_.get()));
     if (records_audio_) {
       for (size_t i = 0; i < tracks_.size(); ++i) add_track(i);
     }

@@ -3,7 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
+
+#include "rdmavideo/audio_placement.hpp"
 
 namespace rdmavideo::media {
 
@@ -65,10 +66,11 @@ TileClock::Placement TileClock::audio(int64_t pts_ns, int64_t shift_ns, int64_t 
       static_cast<double>(bounded_sum(pts_ns, shift_ns)) + offset_.value_or(0.0);
   const auto belongs =
       std::llround(std::clamp(belongs_ns * rate_ / 1e9, -kMostSamples, kMostSamples));
-  const int64_t apart = next_ ? std::llabs(belongs - *next_) : 0;
   const bool settling = laid_ < static_cast<int64_t>(rate_);
-  if (!next_ || apart > static_cast<int64_t>(rate_) / kPlaceAgainDivisor ||
-      (settling && apart > static_cast<int64_t>(rate_) / kSettlingDivisor)) {
+  // Within the bound it follows on, the resampling closing what is left; beyond it, jumped.
+  const int64_t bound =
+      static_cast<int64_t>(rate_) / (settling ? kSettlingDivisor : kPlaceAgainDivisor);
+  if (!next_ || continuity(belongs - *next_, bound, bound, bound) == Continuity::jump) {
     if (next_ && !settling) ++jumps_;
     if (!next_) laid_ = 0;
     carry_ = 0;

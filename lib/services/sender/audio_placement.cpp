@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rdmavideo/audio_placement.hpp"
 
-#include <cstdlib>
-
 namespace rdmavideo {
 
 AudioPlacement::AudioPlacement(uint32_t sample_rate, std::chrono::nanoseconds resync,
@@ -19,7 +17,8 @@ std::optional<AudioPlacement::Placed> AudioPlacement::place(int64_t at_ns, uint3
     started_ = true;
     base_ns_ = at_ns;
     since_base_ = 0;
-  } else if (std::llabs(at_ns - (base_ns_ + ns_of(since_base_))) > resync_ns_) {
+  } else if (continuity(at_ns - (base_ns_ + ns_of(since_base_)), resync_ns_, resync_ns_,
+                        resync_ns_) == Continuity::jump) {
     ++resyncs_;
     base_ns_ = at_ns;
     since_base_ = 0;

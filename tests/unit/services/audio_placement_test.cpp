@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// AudioPlacement: a sender's sound on its picture's timeline, as the capture feed and the OBS
-// output place it.
+// continuity(), every audio timeline's one vocabulary, and AudioPlacement: a sender's sound on
+// its picture's timeline, as the capture feed and the OBS output place it.
 #include <gtest/gtest.h>
 
 #include "rdmavideo/audio_placement.hpp"
@@ -9,6 +9,26 @@ namespace rdmavideo {
 namespace {
 
 using namespace std::chrono_literals;
+
+// Each side of each bound: within the tolerance it follows on (at it too), then a gap or an
+// overlap up to its own bound (inclusive), then a jump; the two bounds are independent.
+TEST(Continuity, EachSideOfEachBound) {
+  static_assert(continuity(0, 10, 100, 50) == Continuity::follows);
+  EXPECT_EQ(continuity(10, 10, 100, 50), Continuity::follows);
+  EXPECT_EQ(continuity(-10, 10, 100, 50), Continuity::follows);
+  EXPECT_EQ(continuity(11, 10, 100, 50), Continuity::gap);
+  EXPECT_EQ(continuity(100, 10, 100, 50), Continuity::gap);
+  EXPECT_EQ(continuity(101, 10, 100, 50), Continuity::jump);
+  EXPECT_EQ(continuity(-11, 10, 100, 50), Continuity::overlap);
+  EXPECT_EQ(continuity(-50, 10, 100, 50), Continuity::overlap);
+  EXPECT_EQ(continuity(-51, 10, 100, 50), Continuity::jump);
+  // A tolerance as wide as the bounds: it follows on or has jumped, nothing between.
+  EXPECT_EQ(continuity(20, 20, 20, 20), Continuity::follows);
+  EXPECT_EQ(continuity(-21, 20, 20, 20), Continuity::jump);
+  // The extremes of a peer's pts do not wrap.
+  EXPECT_EQ(continuity(INT64_MAX, 10, 100, 50), Continuity::jump);
+  EXPECT_EQ(continuity(INT64_MIN + 1, 10, 100, 50), Continuity::jump);
+}
 
 // A chunk that continues the one before within the resync distance is placed right after it,
 // sample-exact: 48 kHz chunks of 441 samples, read with up to 5 ms of jitter, land at

@@ -66,6 +66,13 @@ struct Band {
 };
 Band label_band(int x, int y, std::string_view text, int scale, uint32_t width, uint32_t height);
 
+/// How the front end spells a canvas's size and format, which the errors about each begin
+/// with.
+struct CanvasSettingNames {
+  std::string_view size = "the canvas's size";
+  std::string_view format = "the canvas's format";
+};
+
 class Canvas {
  public:
   /// A black canvas of `width` x `height` in `format` at `rate`, whose frames say `colour`
@@ -73,7 +80,8 @@ class Canvas {
   /// `unsupported`, naming it, for a format libswscale cannot write; `invalid_argument` for a
   /// size that is odd or out of the protocol's range.
   static Result<std::unique_ptr<Canvas>> create(PixelFormat format, uint32_t width, uint32_t height,
-                                                Rational rate, Colour colour = {});
+                                                Rational rate, Colour colour = {},
+                                                CanvasSettingNames names = {});
   ~Canvas();
   Canvas(const Canvas&) = delete;
   Canvas& operator=(const Canvas&) = delete;

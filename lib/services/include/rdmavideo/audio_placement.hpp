@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Where a sender's sound goes on its picture's timeline: the pts its frames carry, in ns since
-// the first frame. The one placement the sender's audio inputs (av::CaptureFeed) and the OBS
-// output share.
+// Where sound goes on a picture's timeline.
+//
+// continuity(): where a chunk falls against the end of what a track holds so far, the one
+// vocabulary of every audio timeline (the sender's placement below, a recording's track, the
+// display's player, a canvas tile's clock): it follows on, leaves a gap, overlaps, or has
+// jumped. What each then does is its own (fill a gap with silence, or resample over it).
+//
+// AudioPlacement: where a sender's sound goes on its picture's timeline: the pts its frames
+// carry, in ns since the first frame. The one placement the sender's audio inputs
+// (av::CaptureFeed) and the OBS output share.
 //
 // Each chunk comes with when its first sample was taken, on the picture's timeline. A chunk
 // continues the one before it, sample-exact, while that time stays within `resync` of where
@@ -17,6 +24,18 @@
 #include <optional>
 
 namespace rdmavideo {
+
+enum class Continuity { follows, gap, overlap, jump };
+
+/// A chunk `apart` from where the track's sound so far ends (its start minus that end, in any
+/// one unit: ns or samples): within `tolerance` it follows on; later by at most `most_ahead`
+/// it leaves a gap, earlier by at most `most_behind` it overlaps; beyond either it has jumped.
+constexpr Continuity continuity(int64_t apart, int64_t tolerance, int64_t most_ahead,
+                                int64_t most_behind) {
+  if (apart > tolerance) return apart > most_ahead ? Continuity::jump : Continuity::gap;
+  if (apart < -tolerance) return apart < -most_behind ? Continuity::jump : Continuity::overlap;
+  return Continuity::follows;
+}
 
 class AudioPlacement {
  public:

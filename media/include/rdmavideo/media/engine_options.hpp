@@ -19,6 +19,8 @@ namespace rdmavideo::media {
 struct SettingNames {
   std::string output = "the output";
   std::string audio_output = "the audio output";
+  std::string codec = "the codec";
+  std::string encoder = "the encoder";
   std::string monitor = "a monitor";  ///< what would play a stream's sound as it arrives
   std::string canvas_size = "the canvas's size";
   std::string canvas_format = "the canvas's format";

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "rdmavideo/frame_lease.hpp"
+#include "rdmavideo/media/engine_options.hpp"
 #include "rdmavideo/protocol.hpp"
 
 namespace rdmavideo::av {
@@ -26,11 +27,15 @@ namespace rdmavideo::media {
 
 struct RecordingOptions {
   std::string path;
-  std::string codec;    // --codec; empty: the container's default
-  std::string encoder;  // --encoder; empty: the codec's default
+  std::string codec;    // empty: the container's default
+  std::string encoder;  // empty: the codec's default
   int abort_fd = -1;    // eventfd: once readable, waits on the output give up
-  std::string setting;  // the front end's name for the file, which its errors begin with
+  SettingNames names;   // the front end's names for the output, codec and encoder
 };
+
+/// A recording into `path` as `writer` asks for one (its codec, encoder and names).
+RecordingOptions recording_options(const WriterOptions& writer, std::string path,
+                                   int abort_fd = -1);
 
 class Recording {
  public:

@@ -232,6 +232,8 @@ TEST_F(BadPeer, CorruptedPayloadFailsVerify) {
   const auto r = read_json(dir_ / "recv.json");
   EXPECT_EQ(r["streams"][0]["frames"], 1);
   EXPECT_EQ(r["streams"][0]["checksum_failures"], 1);
+  // Its FrameWritten said no send time (sent_ns 0): no latency, rather than 56 years.
+  EXPECT_EQ(r["streams"][0]["latency_ms"]["max"], 0.0) << r["streams"][0];
 }
 
 // pts a sender should never send, but may: huge jumps and the extremes of int64. The

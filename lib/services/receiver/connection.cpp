@@ -443,8 +443,13 @@ Result<void> ReceiverConnection::frame_written(const proto::FrameWritten& m) {
     if (auto ok = ring_->memory->cuda_device()->flush_rdma_writes(); !ok) return ok;
     gpu_ring = ring_->memory;
   }
+  // The sender's clock as the write began: a latency where the two clocks agree (one machine,
+  // or synchronised ones). A frame without it (0), or sent by that clock over a minute ago,
+  // says nothing of the path, and is left out of the latency (it was counted as 56 years).
+  constexpr uint64_t kMostLatencyNs = 60'000'000'000;
   const uint64_t now = stats::realtime_ns();
   const uint64_t latency = now > m.sent_ns ? now - m.sent_ns : 0;
+  const bool timed = m.sent_ns != 0 && latency <= kMostLatencyNs;
   {
     std::lock_guard lock(record_->mu);
     auto& s = record_->report.stats;
@@ -456,7 +461,7 @@ Result<void> ReceiverConnection::frame_written(const proto::FrameWritten& m) {
     if (frames_ > 0 && m.sequence > next_sequence_) s.dropped += m.sequence - next_sequence_;
     ++s.frames;
     s.bytes += m.bytes;
-    s.latency.record_ns(latency);
+    if (timed) s.latency.record_ns(latency);
   }
   ++frames_;
   last_frame_ = Clock::now();
@@ -464,8 +469,8 @@ Result<void> ReceiverConnection::frame_written(const proto::FrameWritten& m) {
   last_video_arrival_ = last_frame_;
   next_sequence_ = m.sequence + 1;
   sink_->frame(FrameLease(credits_, ring_, ring_->format,
-                          gpu_ring ? gpu_ring->kind() : ring_->memory->kind(), slot, m, latency,
-                          gpu_ring));
+                          gpu_ring ? gpu_ring->kind() : ring_->memory->kind(), slot, m,
+                          timed ? latency : 0, gpu_ring));
   return {};
 }
 

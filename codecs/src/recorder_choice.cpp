@@ -84,7 +84,7 @@ std::string join(const std::vector<std::string>& names) {
 
 // What errors about the file begin with: the front end's name for it and its path.
 std::string output_named(const RecorderOptions& o) {
-  return fmt::format("{} {}", o.setting.empty() ? "the output" : o.setting, o.path);
+  return fmt::format("{} {}", o.setting, o.path);
 }
 
 }  // namespace

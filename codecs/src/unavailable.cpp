@@ -67,9 +67,8 @@ const std::vector<std::string>& recorder_codecs() {
 
 Result<void> check_recorder_options(const RecorderOptions& options) {
   return make_error(ErrorCode::unsupported,
-                    "--output {}: {}; without it, the receiver writes raw frames only (.yuv, .raw "
-                    "or -)",
-                    options.path, kMissing);
+                    "{} {}: {}; without it, the receiver writes raw frames only (.yuv, .raw or -)",
+                    options.setting, options.path, kMissing);
 }
 
 Result<void> check_recorder_format(const RecorderOptions& options, const proto::StreamStart&) {

@@ -63,11 +63,9 @@ struct RecorderOptions {
   /// PCM s24le in .mov and .nut, FLAC (up to 8 channels, else PCM) in .mkv, AAC in .mp4; a
   /// .y4m holds none (recorder_holds_audio()).
   std::vector<proto::AudioStart> audio;
-  /// The front end's name for the file ("--output"), which the file's own errors begin with;
-  /// empty: "the output".
-  std::string setting;
-  /// The front end's names for the codec and the encoder ("--codec", "--encoder"), which the
-  /// errors about each begin with.
+  /// The front end's names for the file, the codec and the encoder ("--output", "--codec",
+  /// "--encoder"), which the errors about each begin with (the file's with its path too).
+  std::string setting = "the output";
   std::string codec_setting = "the codec";
   std::string encoder_setting = "the encoder";
 };

@@ -27,16 +27,12 @@ int run(Options o) {
     log().error("rdmavideo-send: {}", ffmpeg.error().message());
     return cli::kExitFailed;
   }
-  std::unique_ptr<av::AudioCapture> capture;
-  if (!o.audio_input.empty()) {
-    auto opened = av::AudioCapture::open(o.audio_input, o.audio_input_format);
-    if (!opened) {
-      log().error("rdmavideo-send: {}", opened.error().message());
-      return cli::kExitFailed;
-    }
-    capture = std::move(*opened);
-    log().info("[send] audio input: {}", capture->describe());
+  auto opened = open_audio_capture(o);
+  if (!opened) {
+    log().error("rdmavideo-send: {}", opened.error().message());
+    return cli::kExitFailed;
   }
+  std::unique_ptr<av::AudioCapture> capture = std::move(*opened);
   // A capture device delivers frames at its own pace; the test pattern, stdin, lavfi and a
   // file sent with --realtime are paced here.
   const bool paced_here = o.realtime && !(*ffmpeg && (*ffmpeg)->paced_by_input());

@@ -131,7 +131,23 @@ Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o) {
   if (o.rate_given) so.frame_rate = o.rate;
   if (o.pix_fmt_given) so.pixel_format = o.pix_fmt;
   so.colour = o.colour;
+  // The library names its settings in plain words; here they are the flags that set them.
+  so.names = {.input = "-i",
+              .input_format = "-f",
+              .loop = "--loop",
+              .decoder = "--hwaccel",
+              .decoder_choice = "--hwaccel cuda",
+              .audio = "--audio",
+              .size = "-s",
+              .rate = "-r",
+              .pixel_format = "--pix-fmt",
+              .host_memory = "--memory host"};
   auto source = av::Source::open(so);
+  if (!source && !av::Source::available()) {
+    return make_error(source.error().code(),
+                      "{}; without it, inputs are raw frames on stdin (-i -) or --testsrc",
+                      source.error().message());
+  }
   if (!source) return Unexpected(source.error());
   const auto& f = (*source)->format();
   o.width = f.width;
@@ -142,6 +158,14 @@ Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o) {
   if (!o.realtime && !o.no_drop && (*source)->live()) o.realtime = true;
   log().info("[send] input: {}", (*source)->describe());
   return std::move(*source);
+}
+
+Result<std::unique_ptr<av::AudioCapture>> open_audio_capture(const Options& o) {
+  if (o.audio_input.empty()) return nullptr;
+  auto capture = av::AudioCapture::open(o.audio_input, o.audio_input_format,
+                                        {.input = "--audio-i", .format = "--audio-f"});
+  if (capture) log().info("[send] audio input: {}", (*capture)->describe());
+  return capture;
 }
 
 }  // namespace rdmavideo::send_cli

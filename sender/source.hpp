@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "options.hpp"
+#include "rdmavideo/av/audio_capture.hpp"
 #include "rdmavideo/av/source.hpp"
 #include "rdmavideo/sender_session.hpp"
 
@@ -63,5 +64,7 @@ class Source {
 /// stdin. Fills `o`'s format and decides live or not (a capture input is live unless
 /// --no-drop). A build without FFmpeg fails here, the codecs layer naming what is missing.
 Result<std::unique_ptr<av::Source>> open_ffmpeg(Options& o);
+/// Opens --audio-i (with --audio-f): nullptr where none was given.
+Result<std::unique_ptr<av::AudioCapture>> open_audio_capture(const Options& o);
 
 }  // namespace rdmavideo::send_cli

@@ -24,20 +24,21 @@ AudioCapture::AudioCapture(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 AudioCapture::~AudioCapture() = default;
 
 Result<std::unique_ptr<AudioCapture>> AudioCapture::open(const std::string& url,
-                                                         const std::string& format_name) {
+                                                         const std::string& format_name,
+                                                         const AudioCaptureSettingNames& names) {
   register_devices();
   auto impl = std::make_unique<Impl>();
-  impl->who = format_name.empty() ? fmt::format("--audio-i {}", url)
-                                  : fmt::format("--audio-f {} --audio-i {}", format_name, url);
+  impl->who = format_name.empty()
+                  ? fmt::format("{} {}", names.input, url)
+                  : fmt::format("{} {} {} {}", names.format, format_name, names.input, url);
   const AVInputFormat* input_format = nullptr;
   if (!format_name.empty()) {
     input_format = av_find_input_format(format_name.c_str());
     if (!input_format) {
-      return make_error(
-          ErrorCode::invalid_argument,
-          "{}: --audio-f {} is not an input format or device libavformat/libavdevice know "
-          "(see ffmpeg -devices: alsa, pulse, lavfi, ...)",
-          impl->who, format_name);
+      return make_error(ErrorCode::invalid_argument,
+                        "{}: {} {} is not an input format or device libavformat/libavdevice know "
+                        "(see ffmpeg -devices: alsa, pulse, lavfi, ...)",
+                        impl->who, names.format, format_name);
     }
   }
   AVFormatContext* raw = nullptr;

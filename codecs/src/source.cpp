@@ -105,7 +105,8 @@ struct Source::Impl {
   proto::StreamStart format;
   AVPixelFormat target = AV_PIX_FMT_NONE;
   SourceOptions options;
-  std::string who;  // "-i clip.mp4"
+  std::string who;  // "the input clip.mp4"; the CLI: "-i clip.mp4"
+  SourceSettingNames names;
   bool live = false;
   bool paced_by_input = false;
   bool draining = false;  // the demuxer is at its end; the decoder is being flushed
@@ -179,7 +180,7 @@ struct Source::Impl {
     if (const int rc = av_seek_frame(input.get(), stream_index, INT64_MIN, AVSEEK_FLAG_BACKWARD);
         rc < 0) {
       if (const int rc2 = avformat_seek_file(input.get(), -1, INT64_MIN, 0, 0, 0); rc2 < 0) {
-        return Unexpected(av_error(who, "--loop: seeking to the start", rc2));
+        return Unexpected(av_error(who, fmt::format("{}: seeking to the start", names.loop), rc2));
       }
     }
     avcodec_flush_buffers(decoder.get());
@@ -194,7 +195,8 @@ struct Source::Impl {
   // own copies use, and the decoder told to give CUDA frames.
   Result<void> open_nvdec(int ordinal, const AVCodec* codec) {
     auto device = cuda::Device::shared(ordinal);
-    if (!device) return Unexpected(device.error().context(fmt::format("{} --hwaccel cuda", who)));
+    if (!device)
+      return Unexpected(device.error().context(fmt::format("{} {}", who, names.decoder_choice)));
     gpu = *device;
     bool has_cuda = false;
     for (int i = 0;; ++i) {
@@ -204,18 +206,18 @@ struct Source::Impl {
                   (config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) != 0;
     }
     if (!has_cuda) {
-      return make_error(
-          ErrorCode::unsupported,
-          "{} --hwaccel cuda: FFmpeg's {} decoder cannot decode with NVDEC (h264, hevc, "
-          "vp9, av1, mpeg2 and others can): leave out --hwaccel",
-          who, codec->name);
+      return make_error(ErrorCode::unsupported,
+                        "{} {}: FFmpeg's {} decoder cannot decode with NVDEC (h264, hevc, "
+                        "vp9, av1, mpeg2 and others can): leave out {}",
+                        who, names.decoder_choice, codec->name, names.decoder);
     }
     // NVDEC copies each decoded picture into its frame on FFmpeg's device's stream: ours, so
     // that our copy of the frame waits for it.
     auto stream = gpu->create_stream();
-    if (!stream) return Unexpected(stream.error().context(fmt::format("{} --hwaccel cuda", who)));
+    if (!stream)
+      return Unexpected(stream.error().context(fmt::format("{} {}", who, names.decoder_choice)));
     gpu_copies = std::move(*stream);
-    auto made = cuda_device_on(*gpu_copies, fmt::format("{} --hwaccel cuda", who));
+    auto made = cuda_device_on(*gpu_copies, fmt::format("{} {}", who, names.decoder_choice));
     if (!made) return Unexpected(made.error());
     hw_device = std::move(*made);
     AVCodecContext* dec = decoder.get();
@@ -243,17 +245,18 @@ struct Source::Impl {
       // Asked again without CUDA: NVDEC did not start (FFmpeg drops a format whose hwaccel
       // fails to initialise and asks again). What it logged says why.
       const std::string said = self->decoding_log ? self->decoding_log->text() : std::string();
-      self->hw_refused =
-          fmt::format("{}: NVDEC on {} could not start{}: leave out --hwaccel to decode on the CPU",
-                      self->who, self->gpu->describe(), said.empty() ? "" : " (" + said + ")");
+      self->hw_refused = fmt::format(
+          "{}: NVDEC on {} could not start{}: leave out {} to decode on the CPU", self->who,
+          self->gpu->describe(), said.empty() ? "" : " (" + said + ")", self->names.decoder);
       return AV_PIX_FMT_NONE;
     }
     const char* profile = avcodec_profile_name(dec->codec_id, dec->profile);
     self->hw_refused = fmt::format(
-        "{}: NVDEC on {} cannot decode this stream ({}{}{}, {} {}x{}): leave out --hwaccel to "
+        "{}: NVDEC on {} cannot decode this stream ({}{}{}, {} {}x{}): leave out {} to "
         "decode on the CPU",
         self->who, self->gpu->describe(), dec->codec->name, profile ? " " : "",
-        profile ? profile : "", av_name(dec->sw_pix_fmt), dec->width, dec->height);
+        profile ? profile : "", av_name(dec->sw_pix_fmt), dec->width, dec->height,
+        self->names.decoder);
     return AV_PIX_FMT_NONE;
   }
 
@@ -340,9 +343,9 @@ struct Source::Impl {
         for (int n : options.audio_streams) {
           if (n < 0 || static_cast<size_t>(n) >= streams.size()) {
             return make_error(ErrorCode::invalid_argument,
-                              "{}: --audio {}: the input has {} audio stream{} (0..{})", who, n,
-                              streams.size(), streams.size() == 1 ? "" : "s",
-                              static_cast<int>(streams.size()) - 1);
+                              "{}: {} {}: the input has {} audio stream{} (0..{})", who,
+                              options.names.audio, n, streams.size(),
+                              streams.size() == 1 ? "" : "s", static_cast<int>(streams.size()) - 1);
           }
           chosen.push_back(streams[static_cast<size_t>(n)]);
         }
@@ -419,9 +422,9 @@ struct Source::Impl {
       return make_error(
           ErrorCode::unsupported,
           "{}: NVDEC now gives {}x{} {} where the stream is {}x{} {} (the input changed "
-          "mid-stream; with --hwaccel into GPU memory frames are not converted)",
+          "mid-stream; with {} into GPU memory frames are not converted)",
           who, frame->width, frame->height, av_name(frames->sw_format), format.width, format.height,
-          name(format.pixel_format));
+          name(format.pixel_format), names.decoder);
     }
     if (auto ok = copy_cuda_frame(*gpu_copies, format, out, *frame, true); !ok) {
       return Unexpected(ok.error().context(who));
@@ -497,8 +500,10 @@ Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->who = options.input_format.empty()
-                  ? fmt::format("-i {}", options.input)
-                  : fmt::format("-f {} -i {}", options.input_format, options.input);
+                  ? fmt::format("{} {}", options.names.input, options.input)
+                  : fmt::format("{} {} {} {}", options.names.input_format, options.input_format,
+                                options.names.input, options.input);
+  impl->names = options.names;
   const std::string& who = impl->who;
 
   const AVInputFormat* input_format = nullptr;
@@ -567,8 +572,9 @@ Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
       return make_error(
           ErrorCode::unsupported,
           "{}: NVDEC cannot give {} ({}) as a format rdmavideo carries (nv12 for 8-bit "
-          "4:2:0, p010 for 10-bit): leave out --hwaccel, or use --memory host",
-          who, av_name(dec->pix_fmt), codec->name);
+          "4:2:0, p010 for 10-bit): leave out {}, or use {}",
+          who, av_name(dec->pix_fmt), codec->name, options.names.decoder,
+          options.names.host_memory);
     }
     if ((options.pixel_format && *options.pixel_format != *nvdec) ||
         (options.width && (*options.width != static_cast<uint32_t>(dec->width) ||
@@ -576,8 +582,9 @@ Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
       return make_error(
           ErrorCode::invalid_argument,
           "{}: decoded by NVDEC into GPU memory, frames stay {}x{} {} (nothing converts "
-          "them there): leave out -s and --pix-fmt, or use --memory host",
-          who, dec->width, dec->height, name(*nvdec));
+          "them there): leave out {} and {}, or use {}",
+          who, dec->width, dec->height, name(*nvdec), options.names.size,
+          options.names.pixel_format, options.names.host_memory);
     }
     nvdec_format = nvdec;
   }
@@ -613,16 +620,17 @@ Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
   if (rate.num == 0) rate = to_rational(stream->r_frame_rate);
   if (rate.num == 0) {
     rate = {30, 1};
-    log().warn("[{}] the input gives no frame rate; assuming 30 fps (set one with -r)", who);
+    log().warn("[{}] the input gives no frame rate; assuming 30 fps (set one with {})", who,
+               options.names.rate);
   }
   PixelFormat pixel_format = options.pixel_format.value_or(nearest_carried(dec->pix_fmt));
   if (nvdec_format) pixel_format = *nvdec_format;
   const auto target = to_av(pixel_format);
   if (!target) {
     return make_error(ErrorCode::unsupported,
-                      "{}: --pix-fmt {} is not available for decoded inputs (FFmpeg has no {} "
+                      "{}: {} {} is not available for decoded inputs (FFmpeg has no {} "
                       "pixel format); use yuv422p10le",
-                      who, name(pixel_format), name(pixel_format));
+                      who, options.names.pixel_format, name(pixel_format), name(pixel_format));
   }
   impl->target = *target;
   auto format = proto::make_stream_start(pixel_format, width, height, rate);

@@ -28,9 +28,8 @@ struct Source::Impl {};
 bool Source::available() { return false; }
 
 Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
-  return make_error(ErrorCode::unsupported,
-                    "-i {}: {}; without it, inputs are raw frames on stdin (-i -) or --testsrc",
-                    options.input, kMissing);
+  return make_error(ErrorCode::unsupported, "{} {}: {}", options.names.input, options.input,
+                    kMissing);
 }
 
 Source::Source(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -111,8 +110,9 @@ const std::string& Recorder::path() const { return impl_->path; }
 struct AudioCapture::Impl {};
 AudioCapture::AudioCapture(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 AudioCapture::~AudioCapture() = default;
-Result<std::unique_ptr<AudioCapture>> AudioCapture::open(const std::string&, const std::string&) {
-  return make_error(ErrorCode::unsupported, "--audio-i: {}", kMissing);
+Result<std::unique_ptr<AudioCapture>> AudioCapture::open(const std::string&, const std::string&,
+                                                         const AudioCaptureSettingNames& names) {
+  return make_error(ErrorCode::unsupported, "{}: {}", names.input, kMissing);
 }
 const proto::AudioStart& AudioCapture::format() const {
   static const proto::AudioStart none;
@@ -162,7 +162,7 @@ struct Canvas::Impl {};
 
 Result<std::unique_ptr<Canvas>> Canvas::create(PixelFormat, uint32_t, uint32_t, Rational, Colour,
                                                CanvasSettingNames) {
-  return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
+  return make_error(ErrorCode::unsupported, "compositing: {}", kMissing);
 }
 Canvas::Canvas(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Canvas::~Canvas() = default;
@@ -172,24 +172,24 @@ const proto::StreamStart& Canvas::format() const {
 }
 std::span<const std::byte> Canvas::frame() const { return {}; }
 Result<Rect> Canvas::place(const proto::StreamStart&, std::span<const std::byte>, Rect) {
-  return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
+  return make_error(ErrorCode::unsupported, "compositing: {}", kMissing);
 }
 Result<proto::StreamStart> Canvas::fitted(const proto::StreamStart&, Rect) const {
-  return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
+  return make_error(ErrorCode::unsupported, "compositing: {}", kMissing);
 }
 struct Canvas::Fitter::Impl {};
 Canvas::Fitter::Fitter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Canvas::Fitter::~Fitter() = default;
 Result<void> Canvas::Fitter::fit(const proto::StreamStart&, std::span<const std::byte>,
                                  const proto::StreamStart&, std::span<std::byte>) {
-  return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
+  return make_error(ErrorCode::unsupported, "compositing: {}", kMissing);
 }
 std::unique_ptr<Canvas::Fitter> Canvas::fitter() const { return nullptr; }
 Result<void> Canvas::fill(Rect, Rgb) {
-  return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
+  return make_error(ErrorCode::unsupported, "compositing: {}", kMissing);
 }
 Result<Rect> Canvas::label(int, int, std::string_view, int) {
-  return make_error(ErrorCode::unsupported, "--composite: {}", kMissing);
+  return make_error(ErrorCode::unsupported, "compositing: {}", kMissing);
 }
 
 // ---- AudioMixer
@@ -197,13 +197,13 @@ Result<Rect> Canvas::label(int, int, std::string_view, int) {
 struct AudioMixer::Impl {};
 
 Result<std::unique_ptr<AudioMixer>> AudioMixer::open(uint32_t, uint32_t, uint32_t) {
-  return make_error(ErrorCode::unsupported, "--composite-audio mix: {}", kMissing);
+  return make_error(ErrorCode::unsupported, "mixing sound: {}", kMissing);
 }
 AudioMixer::AudioMixer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 AudioMixer::~AudioMixer() = default;
 Result<std::span<const float>> AudioMixer::mix(const std::vector<std::span<const float>>&,
                                                uint32_t) {
-  return make_error(ErrorCode::unsupported, "--composite-audio mix: {}", kMissing);
+  return make_error(ErrorCode::unsupported, "mixing sound: {}", kMissing);
 }
 
 }  // namespace rdmavideo::av

@@ -22,6 +22,12 @@
 
 namespace rdmavideo::av {
 
+/// How a front end names the settings an AudioCapture's messages speak of (the CLI: its flags).
+struct AudioCaptureSettingNames {
+  std::string input = "the audio input";
+  std::string format = "the audio input's format";
+};
+
 class AudioCapture {
  public:
   struct Chunk {
@@ -32,7 +38,8 @@ class AudioCapture {
   };
 
   static Result<std::unique_ptr<AudioCapture>> open(const std::string& url,
-                                                    const std::string& format);
+                                                    const std::string& format,
+                                                    const AudioCaptureSettingNames& names = {});
   ~AudioCapture();
   AudioCapture(const AudioCapture&) = delete;
   AudioCapture& operator=(const AudioCapture&) = delete;

@@ -32,6 +32,21 @@
 
 namespace rdmavideo::av {
 
+/// How a front end names the settings a Source's messages speak of. The defaults are plain
+/// words; the command line gives its flags, so its users read what they typed.
+struct SourceSettingNames {
+  std::string input = "the input";                ///< before the input's url
+  std::string input_format = "the input format";  ///< before its name, where one was given
+  std::string loop = "looping";
+  std::string decoder = "the NVDEC decoder";         ///< "leave out ... to decode on the CPU"
+  std::string decoder_choice = "the NVDEC decoder";  ///< where it was asked for
+  std::string audio = "audio stream";                ///< before a chosen stream's number
+  std::string size = "the size";
+  std::string rate = "the frame rate setting";  ///< "set one with ..."
+  std::string pixel_format = "the pixel format";
+  std::string host_memory = "host memory";
+};
+
 struct SourceOptions {
   std::string input;                        ///< file, URL or device (-i)
   std::string input_format;                 ///< -f: v4l2, x11grab, lavfi, ...; empty: probe
@@ -53,6 +68,7 @@ struct SourceOptions {
   enum class Audio { none, first, all, listed };
   Audio audio = Audio::none;
   std::vector<int> audio_streams;  ///< for `listed`
+  SourceSettingNames names;
 };
 
 /// Samples of one audio track, decoded while frames were read, on the frames' clock.

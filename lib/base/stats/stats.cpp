@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rdmavideo/stats.hpp"
 
-#include <sys/resource.h>
-#include <time.h>
-#include <unistd.h>
-
 #include <bit>
 #include <cstdio>
 #include <fstream>
@@ -61,26 +57,6 @@ uint64_t LatencyHistogram::percentile_ns(double fraction) const {
     if (seen >= rank) return std::min(upper_bound_of(i), max_);
   }
   return max_;
-}
-
-double process_cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-double thread_cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_THREAD, &usage);
-  auto seconds = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-uint64_t realtime_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 void TransferStats::add(const TransferStats& other) {

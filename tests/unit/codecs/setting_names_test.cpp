@@ -53,7 +53,8 @@ TEST(SettingNames, AnEncoderThatIsNotTheCodecsIsNamedInPlainWords) {
   o.encoder = "prores_aw";
   auto checked = check_recorder_options(o);
   ASSERT_FALSE(checked);
-  EXPECT_EQ(checked.error().message(), "the encoder prores_aw encodes prores, not ffv1 (the codec ffv1)");
+  EXPECT_EQ(checked.error().message(),
+            "the encoder prores_aw encodes prores, not ffv1 (the codec ffv1)");
 }
 
 TEST(SettingNames, AnInputsMistakesAreNamedInPlainWords) {

@@ -34,6 +34,10 @@ packages=(
   # Soft-RoCE lab (tests/rxe): a QEMU VM booting the distribution kernel, which has rdma_rxe
   qemu-system-x86 busybox-static linux-image-amd64 cpio xz-utils
   ibverbs-utils rdmacm-utils perftest iproute2
+  # the Windows build (scripts/build-windows.sh): MinGW-w64 with posix threads, GoogleTest's
+  # sources, wine to run the result headless, NSIS and 7-Zip to package it
+  g++-mingw-w64-x86-64-posix mingw-w64-tools binutils-mingw-w64-x86-64 googletest wine64 nsis
+  p7zip-full
 )
 
 # GStreamer's CUDA headers (gst/cuda, for rdmasink/rdmasrc's memory:CUDAMemory caps) are in

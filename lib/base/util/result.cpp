@@ -2,6 +2,7 @@
 #include "rdmavideo/result.hpp"
 
 #include <cstring>
+#include <system_error>
 
 namespace rdmavideo {
 
@@ -20,10 +21,9 @@ std::string_view to_string(ErrorCode code) {
 }
 
 Error system_error(std::string_view what, int err) {
-  char buf[256];
-  // GNU strerror_r returns the message, which may or may not be buf.
-  const char* text = strerror_r(err, buf, sizeof buf);
-  return Error(ErrorCode::system, fmt::format("{}: {}", what, text), err);
+  // The C library's text for errno (strerror_r on Linux), thread-safe on every platform.
+  return Error(ErrorCode::system, fmt::format("{}: {}", what, std::generic_category().message(err)),
+               err);
 }
 
 }  // namespace rdmavideo

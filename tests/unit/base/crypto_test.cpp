@@ -75,7 +75,10 @@ TEST(Crypto, HkdfSha256MatchesRfc5869) {
       {counting(0x00, 0x50), counting(0x60, 0xb0), counting(0xb0, 0x100), 82,
        "b11e398dc80327a1c8e7f78c596a49344f012eda2d4efad8a050cc4c19afa97c59045a99cac7827271cb41c6"
        "5e590e09da3275600c2f09b8367793a9aca3db71cc30c58179ec3e87c14c01d5c1f3434f1d87"},
-      {repeat(0x0b, 22), {}, {}, 42,
+      {repeat(0x0b, 22),
+       {},
+       {},
+       42,
        "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {

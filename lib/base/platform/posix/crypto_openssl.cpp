@@ -50,8 +50,7 @@ Digest hmac_sha256(Bytes key, std::initializer_list<Bytes> parts) {
 }
 
 Result<void> random_bytes(std::span<std::byte> out) {
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(out.size())) !=
-      1) {
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(out.size())) != 1) {
     return make_error(ErrorCode::system, "the random generator failed: {}", openssl_error());
   }
   return {};

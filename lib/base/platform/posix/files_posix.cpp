@@ -38,8 +38,8 @@ Result<uint64_t> check_private_file(const std::filesystem::path& path, std::stri
   return static_cast<uint64_t>(st.st_size);
 }
 
-Result<std::vector<std::byte>> read_private_file(const std::filesystem::path& path,
-                                                 uint64_t size, std::string_view what) {
+Result<std::vector<std::byte>> read_private_file(const std::filesystem::path& path, uint64_t size,
+                                                 std::string_view what) {
   UniqueFd fd = open_read(path.string());
   if (!fd) return Unexpected(system_error(std::string(what), errno));
   // One byte more than expected shows a file that grew.
@@ -63,16 +63,16 @@ Result<std::vector<std::byte>> read_private_file(const std::filesystem::path& pa
   return bytes;
 }
 
-Result<void> write_private_file(const std::filesystem::path& path,
-                                std::span<const std::byte> bytes, std::string_view what) {
+Result<void> write_private_file(const std::filesystem::path& path, std::span<const std::byte> bytes,
+                                std::string_view what) {
   const std::string name = path.string();
   UniqueFd fd(::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) return Unexpected(system_error(std::string(what), errno));
   // The mode given to open() passes through the umask, which may only take bits away.
-  const bool ok = ::fchmod(fd.get(), 0600) == 0 &&
-                  ::write(fd.get(), bytes.data(), bytes.size()) ==
-                      static_cast<ssize_t>(bytes.size()) &&
-                  ::fsync(fd.get()) == 0;
+  const bool ok =
+      ::fchmod(fd.get(), 0600) == 0 &&
+      ::write(fd.get(), bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()) &&
+      ::fsync(fd.get()) == 0;
   const int err = errno;
   if (!ok) {
     ::unlink(name.c_str());

@@ -65,8 +65,8 @@ Digest hmac_sha256(Bytes key, std::initializer_list<Bytes> parts) {
 
 Result<void> random_bytes(std::span<std::byte> out) {
   const NTSTATUS status =
-      BCryptGenRandom(nullptr, reinterpret_cast<PUCHAR>(out.data()),
-                      static_cast<ULONG>(out.size()), BCRYPT_USE_SYSTEM_PREFERRED_RNG);
+      BCryptGenRandom(nullptr, reinterpret_cast<PUCHAR>(out.data()), static_cast<ULONG>(out.size()),
+                      BCRYPT_USE_SYSTEM_PREFERRED_RNG);
   if (!succeeded(status)) {
     return make_error(ErrorCode::system, "the random generator failed: BCryptGenRandom: {}",
                       status_text(status));

@@ -112,9 +112,10 @@ Result<uint64_t> check_private_file(const std::filesystem::path& path, std::stri
   const LocalMemory freed(descriptor);
   if (rc != ERROR_SUCCESS || !owner) {
     // A file system without access lists (FAT, a network share that hides them).
-    log().warn("{}: who may read it cannot be checked here ({}); keep it where only you can "
-               "read it",
-               what, rc != ERROR_SUCCESS ? last_error_text(rc) : "it has no owner");
+    log().warn(
+        "{}: who may read it cannot be checked here ({}); keep it where only you can "
+        "read it",
+        what, rc != ERROR_SUCCESS ? last_error_text(rc) : "it has no owner");
     return size;
   }
   if (!dacl) {
@@ -143,8 +144,8 @@ Result<uint64_t> check_private_file(const std::filesystem::path& path, std::stri
   return size;
 }
 
-Result<std::vector<std::byte>> read_private_file(const std::filesystem::path& path,
-                                                 uint64_t size, std::string_view what) {
+Result<std::vector<std::byte>> read_private_file(const std::filesystem::path& path, uint64_t size,
+                                                 std::string_view what) {
   UniqueWinHandle file(CreateFileW(path.wstring().c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr,
                                    OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, nullptr));
   if (file.get() == INVALID_HANDLE_VALUE) {
@@ -173,8 +174,8 @@ Result<std::vector<std::byte>> read_private_file(const std::filesystem::path& pa
   return bytes;
 }
 
-Result<void> write_private_file(const std::filesystem::path& path,
-                                std::span<const std::byte> bytes, std::string_view what) {
+Result<void> write_private_file(const std::filesystem::path& path, std::span<const std::byte> bytes,
+                                std::string_view what) {
   const auto user = current_user_sid();
   if (!user) return Unexpected(windows_error(fmt::format("{}: who am I", what), GetLastError()));
   // Protected (no inherited ACEs): full access for this user, SYSTEM and Administrators.
@@ -194,9 +195,9 @@ Result<void> write_private_file(const std::filesystem::path& path,
     return Unexpected(windows_error(what, GetLastError()));
   }
   DWORD written = 0;
-  const bool ok = WriteFile(file.get(), bytes.data(), static_cast<DWORD>(bytes.size()), &written,
-                            nullptr) &&
-                  written == bytes.size() && FlushFileBuffers(file.get());
+  const bool ok =
+      WriteFile(file.get(), bytes.data(), static_cast<DWORD>(bytes.size()), &written, nullptr) &&
+      written == bytes.size() && FlushFileBuffers(file.get());
   const DWORD err = GetLastError();
   file.reset();
   if (!ok) {

@@ -21,11 +21,11 @@ namespace rdmavideo::platform {
 Result<uint64_t> check_private_file(const std::filesystem::path& path, std::string_view what);
 /// Reads the whole of a file of `size` bytes (as check_private_file said); an error where it
 /// now holds another size.
-Result<std::vector<std::byte>> read_private_file(const std::filesystem::path& path,
-                                                 uint64_t size, std::string_view what);
+Result<std::vector<std::byte>> read_private_file(const std::filesystem::path& path, uint64_t size,
+                                                 std::string_view what);
 /// Creates `path` (never over an existing file) so that only its owner may read it, writes
 /// `bytes` and flushes them to disk; on a failure nothing is left behind.
-Result<void> write_private_file(const std::filesystem::path& path,
-                                std::span<const std::byte> bytes, std::string_view what);
+Result<void> write_private_file(const std::filesystem::path& path, std::span<const std::byte> bytes,
+                                std::string_view what);
 
 }  // namespace rdmavideo::platform

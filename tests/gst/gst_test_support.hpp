@@ -300,6 +300,7 @@ inline std::optional<std::string> first_difference(const FrameBytes& got, const 
       return frame + " plane " + std::to_string(p) + ": " + std::to_string(g.size()) +
              " visible bytes, want " + std::to_string(w.size());
     }
+    if (g == w) continue;  // memcmp; the element-wise search below is slow in the sanitizer build
     const auto [gi, wi] = std::mismatch(g.begin(), g.end(), w.begin());
     if (gi != g.end()) {
       const size_t at = static_cast<size_t>(gi - g.begin());

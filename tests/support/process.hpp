@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "temp_dir.hpp"
+
 extern char** environ;
 
 namespace rdmavideo::testing {
@@ -36,23 +38,6 @@ inline std::string read_file(const std::filesystem::path& path) {
 }
 
 /// A temporary directory removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "rdmavideo-test-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 struct Redirect {
   std::string stdin_path;    ///< empty: /dev/null
   std::string stdout_path;   ///< empty: /dev/null (unless stdout_pipe)

@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <fstream>
 
-#include "process.hpp"
 #include "rdmavideo/gpu_path.hpp"
+#include "temp_dir.hpp"
 
 namespace rdmavideo::gpu {
 namespace {
@@ -110,6 +110,9 @@ TEST(GpuPath, AGpuThatCannotSeeRdmaWritesIsNotWrittenDirectly) {
 // The facts come from the device: the writes ordering, the flush options' host bit and the
 // driver's entry point.
 TEST(GpuPath, WhetherWritesAreVisibleIsAskedOfTheDevice) {
+#ifndef RDMAVIDEO_FAKE_CUDA
+  GTEST_SKIP() << "this build has no stand-in CUDA driver (the Windows build, so far)";
+#else
   auto driver = cuda::Driver::load(RDMAVIDEO_FAKE_CUDA);
   ASSERT_TRUE(driver) << driver.error().message();
   cuda::DeviceFacts f;
@@ -124,6 +127,7 @@ TEST(GpuPath, WhetherWritesAreVisibleIsAskedOfTheDevice) {
   PathFacts facts = everything();
   add_gpu_facts(facts, f, **driver);
   EXPECT_EQ(facts.rdma_writes_not_visible, cuda::why_rdma_writes_not_visible(f, **driver));
+#endif
 }
 
 TEST(GpuPath, TcpAlwaysStages) {

@@ -74,8 +74,8 @@ void unmap_pages(std::byte* at, size_t bytes, bool locked) noexcept {
   if (locked) grow_working_set(bytes, false);
   if (!freed) {
     try {
-      log().warn("memory: VirtualFree of {} bytes at {} failed: {}", bytes,
-                 static_cast<void*>(at), last_error_text(GetLastError()));
+      log().warn("memory: VirtualFree of {} bytes at {} failed: {}", bytes, static_cast<void*>(at),
+                 last_error_text(GetLastError()));
     } catch (...) {
     }
   }

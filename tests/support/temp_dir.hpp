@@ -16,8 +16,9 @@ class TempDir {
   TempDir() {
     std::random_device random;
     for (int attempt = 0; attempt < 100; ++attempt) {
-      const auto candidate = std::filesystem::temp_directory_path() /
-                             ("rdmavideo-test-" + std::to_string(random()) + std::to_string(random()));
+      const auto candidate =
+          std::filesystem::temp_directory_path() /
+          ("rdmavideo-test-" + std::to_string(random()) + std::to_string(random()));
       std::error_code ec;
       if (std::filesystem::create_directory(candidate, ec)) {  // false where it already was
         path_ = candidate;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "platform/win32/win32_error.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/platform/crypto.hpp"
 #include "rdmavideo/platform/files.hpp"
@@ -27,18 +28,7 @@ struct HandleCloser {
 };
 using UniqueWinHandle = std::unique_ptr<void, HandleCloser>;
 
-std::string last_error_text(DWORD code) {
-  char* text = nullptr;
-  const DWORD n = FormatMessageA(
-      FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS,
-      nullptr, code, 0, reinterpret_cast<char*>(&text), 0, nullptr);
-  std::string out = n ? std::string(text, n) : fmt::format("error {}", code);
-  if (text) LocalFree(text);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == '.')) {
-    out.pop_back();
-  }
-  return out;
-}
+std::string last_error_text(DWORD code) { return win32::error_text(code); }
 
 Error windows_error(std::string_view what, DWORD code) {
   return Error(code == ERROR_FILE_NOT_FOUND || code == ERROR_PATH_NOT_FOUND

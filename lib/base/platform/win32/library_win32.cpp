@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "platform/win32/win32_error.hpp"
 #include "rdmavideo/platform/library.hpp"
 
 namespace rdmavideo::platform {
@@ -11,8 +12,7 @@ Result<Library> Library::open(const std::string& name) {
   // Only the system's search path, never the current folder.
   HMODULE handle = LoadLibraryExA(name.c_str(), nullptr, LOAD_LIBRARY_SEARCH_DEFAULT_DIRS);
   if (!handle) {
-    return make_error(ErrorCode::unsupported, "{}: LoadLibrary failed (error {})", name,
-                      GetLastError());
+    return make_error(ErrorCode::unsupported, "{}: {}", name, win32::error_text(GetLastError()));
   }
   return Library(handle, name);
 }

@@ -5,7 +5,7 @@
 
 #include <cerrno>
 
-#include "rdmavideo/platform/crypto.hpp"
+#include "platform/files_detail.hpp"
 #include "rdmavideo/platform/files.hpp"
 #include "rdmavideo/unique_handle.hpp"
 
@@ -38,29 +38,19 @@ Result<uint64_t> check_private_file(const std::filesystem::path& path, std::stri
   return static_cast<uint64_t>(st.st_size);
 }
 
-Result<std::vector<std::byte>> read_private_file(const std::filesystem::path& path, uint64_t size,
-                                                 std::string_view what) {
+Result<size_t> read_file_into(const std::filesystem::path& path, std::span<std::byte> into,
+                              std::string_view what) {
   UniqueFd fd = open_read(path.string());
   if (!fd) return Unexpected(system_error(std::string(what), errno));
-  // One byte more than expected shows a file that grew.
-  std::vector<std::byte> bytes(static_cast<size_t>(size) + 1);
   size_t got = 0;
-  while (got < bytes.size()) {
-    const ssize_t n = ::read(fd.get(), bytes.data() + got, bytes.size() - got);
+  while (got < into.size()) {
+    const ssize_t n = ::read(fd.get(), into.data() + got, into.size() - got);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      crypto::wipe(bytes);
-      return Unexpected(system_error(fmt::format("{}: read", what), errno));
-    }
+    if (n < 0) return Unexpected(system_error(fmt::format("{}: read", what), errno));
     if (n == 0) break;
     got += static_cast<size_t>(n);
   }
-  if (got != size) {
-    crypto::wipe(bytes);
-    return make_error(ErrorCode::invalid_argument, "{} changed while it was read", what);
-  }
-  bytes.resize(got);
-  return bytes;
+  return got;
 }
 
 Result<void> write_private_file(const std::filesystem::path& path, std::span<const std::byte> bytes,

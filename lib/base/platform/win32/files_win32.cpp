@@ -10,9 +10,9 @@
 #include <memory>
 #include <optional>
 
+#include "platform/files_detail.hpp"
 #include "platform/win32/win32_error.hpp"
 #include "rdmavideo/log.hpp"
-#include "rdmavideo/platform/crypto.hpp"
 #include "rdmavideo/platform/files.hpp"
 
 namespace rdmavideo::platform {
@@ -134,34 +134,25 @@ Result<uint64_t> check_private_file(const std::filesystem::path& path, std::stri
   return size;
 }
 
-Result<std::vector<std::byte>> read_private_file(const std::filesystem::path& path, uint64_t size,
-                                                 std::string_view what) {
+Result<size_t> read_file_into(const std::filesystem::path& path, std::span<std::byte> into,
+                              std::string_view what) {
   UniqueWinHandle file(CreateFileW(path.wstring().c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr,
                                    OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, nullptr));
   if (file.get() == INVALID_HANDLE_VALUE) {
     (void)file.release();
     return Unexpected(windows_error(what, GetLastError()));
   }
-  // One byte more than expected shows a file that grew.
-  std::vector<std::byte> bytes(static_cast<size_t>(size) + 1);
   size_t got = 0;
-  while (got < bytes.size()) {
+  while (got < into.size()) {
     DWORD n = 0;
-    if (!ReadFile(file.get(), bytes.data() + got, static_cast<DWORD>(bytes.size() - got), &n,
+    if (!ReadFile(file.get(), into.data() + got, static_cast<DWORD>(into.size() - got), &n,
                   nullptr)) {
-      const DWORD err = GetLastError();
-      crypto::wipe(bytes);
-      return Unexpected(windows_error(fmt::format("{}: read", what), err));
+      return Unexpected(windows_error(fmt::format("{}: read", what), GetLastError()));
     }
     if (n == 0) break;
     got += n;
   }
-  if (got != size) {
-    crypto::wipe(bytes);
-    return make_error(ErrorCode::invalid_argument, "{} changed while it was read", what);
-  }
-  bytes.resize(got);
-  return bytes;
+  return got;
 }
 
 Result<void> write_private_file(const std::filesystem::path& path, std::span<const std::byte> bytes,

@@ -4,17 +4,14 @@
 // `peer_timeout` without progress. Plus connect with a timeout and listen.
 #pragma once
 
-#include <sys/socket.h>
-#include <sys/uio.h>
-
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <span>
 #include <string>
 
+#include "rdmavideo/platform/net.hpp"
 #include "rdmavideo/transport.hpp"
-#include "rdmavideo/unique_handle.hpp"
 
 namespace rdmavideo::tcp {
 
@@ -28,14 +25,23 @@ struct IoPolicy {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
+using platform::net::Piece;
+
 class Socket {
  public:
   Socket() = default;
-  Socket(UniqueFd fd, std::string peer);
+  Socket(platform::net::UniqueSocket socket, std::string peer);
 
-  int fd() const { return fd_.get(); }
+  platform::net::SocketHandle handle() const { return socket_.get(); }
+  /// The socket as a descriptor a receiver's poll waits on (Linux; the receiver is Linux's).
+  int fd() const { return static_cast<int>(socket_.get()); }
+  bool is_open() const { return static_cast<bool>(socket_); }
   const std::string& peer() const { return peer_; }
-  void close() { fd_.reset(); }
+  void close() { socket_.reset(); }
+  /// Half-closes (no more sends), or shuts both ways (waking a thread blocked on it).
+  void shutdown(bool both) { platform::net::shutdown(socket_.get(), both); }
+  /// Makes the close a reset.
+  void reset_on_close() { platform::net::reset_on_close(socket_.get()); }
 
   /// Sets TCP_NODELAY and the wake-up tick (SO_RCVTIMEO/SO_SNDTIMEO).
   Result<void> configure(std::chrono::milliseconds tick);
@@ -48,14 +54,15 @@ class Socket {
   /// An interruption by a signal is an error unless `stop` is given and still false.
   Result<bool> wait_readable(std::chrono::milliseconds wait,
                              const std::atomic<bool>* stop = nullptr);
-  /// Writes every byte of the iovecs (modified in place).
-  Result<void> write_all(std::span<iovec> iov, const IoPolicy& policy, std::string_view what);
+  /// Writes every byte of the pieces (modified in place).
+  Result<void> write_all(std::span<Piece> pieces, const IoPolicy& policy, std::string_view what);
   Result<void> write_all(std::span<const std::byte> bytes, const IoPolicy& policy,
                          std::string_view what);
 
  private:
-  UniqueFd fd_;
-  std::string peer_;  // "host:port" for messages
+  platform::net::UniqueSocket socket_;
+  std::string peer_;                      // "host:port" for messages
+  std::chrono::milliseconds tick_{1000};  // configure()'s wake-up tick
 };
 
 /// Connects within `timeout`. The error names the endpoint and the cause.
@@ -65,16 +72,19 @@ class ListeningSocket {
  public:
   static Result<ListeningSocket> listen(const Endpoint& endpoint);
   Endpoint local_endpoint() const { return local_; }
-  int fd() const { return fd_.get(); }
+  int fd() const { return static_cast<int>(socket_.get()); }
   /// Takes a waiting connection (the socket does not block: call when fd() is readable);
   /// `timeout` when none is waiting.
   Result<Socket> accept();
 
  private:
-  UniqueFd fd_;
+  platform::net::UniqueSocket socket_;
   Endpoint local_;
 };
 
-std::string format_address(const sockaddr* addr);
+/// "host:port" or "[v6]:port" of a sockaddr.
+inline std::string format_address(const void* sockaddr) {
+  return platform::net::format_address(sockaddr);
+}
 
 }  // namespace rdmavideo::tcp

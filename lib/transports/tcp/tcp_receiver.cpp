@@ -2,8 +2,6 @@
 // TCP receiver: a listener that takes connections without talking to them, and a channel
 // that reads messages, reads each frame's payload straight into its slot, and writes from
 // any thread (the core serialises writes, so a consumer can send its credit at once).
-#include <poll.h>
-#include <sys/socket.h>
 
 #include <atomic>
 #include <mutex>
@@ -80,10 +78,9 @@ class TcpChannel final : public receiver::ReceiverChannel {
     interrupted_ = true;
     abandoned_ = true;
     std::lock_guard lock(fd_mu_);
-    if (socket_.fd() < 0) return;  // closed already: the number may be another's now
-    const linger reset{1, 0};
-    setsockopt(socket_.fd(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
-    shutdown(socket_.fd(), SHUT_RDWR);
+    if (!socket_.is_open()) return;  // closed already: the number may be another's now
+    socket_.reset_on_close();
+    socket_.shutdown(true);
   }
 
   Result<receiver::RingAccess> expose_ring(const std::shared_ptr<memory::Region>&) override {
@@ -101,7 +98,7 @@ class TcpChannel final : public receiver::ReceiverChannel {
     if (last) (void)send(*last);
     // Let the peer read what we sent before the socket goes: half-close, then drain briefly
     // (closing with unread data would reset the connection and could lose our last words).
-    shutdown(socket_.fd(), SHUT_WR);
+    socket_.shutdown(false);
     std::array<std::byte, 65536> sink;
     const auto deadline = Clock::now() + kDrainLimit;
     while (Clock::now() < deadline) {

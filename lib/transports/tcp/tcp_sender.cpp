@@ -3,7 +3,6 @@
 // into an inbox and taken one at a time, and frames written from the caller's buffer (header
 // and payload in one sendmsg per 4 MiB slice). A frame is written whole before send_frame()
 // returns, so its memory is free at once: every ticket is done.
-#include <sys/socket.h>
 
 #include "rdmavideo/log.hpp"
 #include "tcp/tcp_transport.hpp"
@@ -44,11 +43,10 @@ class TcpSenderChannel final : public sender::SenderChannel {
     if (closed_) return make_error(ErrorCode::peer_closed, "connection closed");
     header_.clear();
     auth::encode_sealed(written, header_, mac_.get(), version_);
-    iovec iov[2] = {{header_.data(), header_.size()},
-                    {const_cast<std::byte*>(frame.data()), frame.size()}};
+    Piece pieces[2] = {{header_.data(), header_.size()}, {frame.data(), frame.size()}};
     // No keepalive may be written in the middle of a frame, so no on_tick here.
     IoPolicy policy{timeouts_.keepalive, timeouts_.peer, nullptr, stop_};
-    if (auto ok = socket_.write_all(iov, policy, "frame"); !ok)
+    if (auto ok = socket_.write_all(pieces, policy, "frame"); !ok)
       return Unexpected(as_receiver(ok.error()));
     return ++tickets_;
   }
@@ -95,7 +93,7 @@ class TcpSenderChannel final : public sender::SenderChannel {
     if (linger.count() > 0) {
       // Half-close, then read until the receiver closes: closing with unread credits in our
       // buffer would reset the connection and could cost the receiver the last frames.
-      shutdown(socket_.fd(), SHUT_WR);
+      socket_.shutdown(false);
       const auto deadline = Clock::now() + linger;
       std::array<std::byte, 65536> sink;
       while (Clock::now() < deadline) {

@@ -182,8 +182,8 @@ Result<Accepted> accept(SocketHandle listening, const std::string& name) {
   sockaddr_storage peer{};
   socklen_t len = sizeof peer;
   // The accepted socket blocks (accept4 does not pass on the listener's O_NONBLOCK).
-  const int fd = ::accept4(fd_of(listening), reinterpret_cast<sockaddr*>(&peer), &len,
-                           SOCK_CLOEXEC);
+  const int fd =
+      ::accept4(fd_of(listening), reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
     if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR || err == ECONNABORTED) {

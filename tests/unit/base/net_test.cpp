@@ -104,7 +104,8 @@ TEST(Net, ARefusedConnectNamesTheAddressAndWhy) {
   {
     auto listening = listen("127.0.0.1", 0, 1, "probe");
     ASSERT_TRUE(listening);
-    port = static_cast<uint16_t>(std::stoi(listening->local.substr(listening->local.rfind(':') + 1)));
+    port =
+        static_cast<uint16_t>(std::stoi(listening->local.substr(listening->local.rfind(':') + 1)));
   }
   auto refused = connect("127.0.0.1", port, 2s, "127.0.0.1:" + std::to_string(port));
   ASSERT_FALSE(refused);

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -192,22 +191,6 @@ Result<Accepted> accept(SocketHandle listening, const std::string& name) {
     return Unexpected(system_error(fmt::format("accept on {}", name), err));
   }
   return Accepted{UniqueSocket(fd), format_address(&peer)};
-}
-
-std::string format_address(const void* address) {
-  const auto* addr = static_cast<const sockaddr*>(address);
-  char host[INET6_ADDRSTRLEN] = "?";
-  if (addr->sa_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(addr);
-    inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-    return fmt::format("{}:{}", host, ntohs(in->sin_port));
-  }
-  if (addr->sa_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(addr);
-    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
-    return fmt::format("[{}]:{}", host, ntohs(in6->sin6_port));
-  }
-  return "unknown";
 }
 
 }  // namespace rdmavideo::platform::net

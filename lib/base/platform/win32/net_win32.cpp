@@ -110,6 +110,14 @@ Result<UniqueAddrInfo> resolve(const std::string& host, uint16_t port, bool pass
   return UniqueAddrInfo(result);
 }
 
+// A socket for `ai`'s family, not inherited by child processes.
+Result<UniqueSocket> open_socket(const addrinfo& ai) {
+  const SOCKET s = WSASocketW(ai.ai_family, ai.ai_socktype, ai.ai_protocol, nullptr, 0,
+                              WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT);
+  if (s == INVALID_SOCKET) return Unexpected(wsa_error("socket", WSAGetLastError()));
+  return UniqueSocket(static_cast<SocketHandle>(s));
+}
+
 constexpr size_t kMostPerCall = size_t{1} << 30;  // WSARecv/WSASend count in ULONG
 
 }  // namespace
@@ -187,13 +195,9 @@ Result<UniqueSocket> connect(const std::string& host, uint16_t port,
   if (!addresses) return Unexpected(addresses.error());
   std::string failures;
   for (addrinfo* ai = addresses->get(); ai; ai = ai->ai_next) {
-    UniqueSocket s(static_cast<SocketHandle>(
-        WSASocketW(ai->ai_family, ai->ai_socktype, ai->ai_protocol, nullptr, 0,
-                   WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT)));
-    if (sock_of(s.get()) == INVALID_SOCKET) {
-      (void)s.release();
-      return Unexpected(wsa_error("socket", WSAGetLastError()));
-    }
+    auto opened = open_socket(*ai);
+    if (!opened) return Unexpected(opened.error());
+    UniqueSocket s = std::move(*opened);
     if (!set_nonblocking(sock_of(s.get()))) {
       return Unexpected(wsa_error("ioctlsocket(FIONBIO)", WSAGetLastError()));
     }
@@ -239,13 +243,9 @@ Result<Listening> listen(const std::string& host, uint16_t port, int backlog,
   if (!addresses) return Unexpected(addresses.error());
   int last_err = 0;
   for (addrinfo* ai = addresses->get(); ai; ai = ai->ai_next) {
-    UniqueSocket s(static_cast<SocketHandle>(
-        WSASocketW(ai->ai_family, ai->ai_socktype, ai->ai_protocol, nullptr, 0,
-                   WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT)));
-    if (sock_of(s.get()) == INVALID_SOCKET) {
-      (void)s.release();
-      return Unexpected(wsa_error("socket", WSAGetLastError()));
-    }
+    auto opened = open_socket(*ai);
+    if (!opened) return Unexpected(opened.error());
+    UniqueSocket s = std::move(*opened);
     // Exclusive: on Windows SO_REUSEADDR would let another program take the port from us.
     BOOL one = TRUE;
     setsockopt(sock_of(s.get()), SOL_SOCKET, SO_EXCLUSIVEADDRUSE,
@@ -278,22 +278,6 @@ Result<Accepted> accept(SocketHandle listening, const std::string& name) {
     return Unexpected(wsa_error(fmt::format("accept on {}", name), err));
   }
   return Accepted{UniqueSocket(static_cast<SocketHandle>(s)), format_address(&peer)};
-}
-
-std::string format_address(const void* address) {
-  const auto* addr = static_cast<const sockaddr*>(address);
-  char host[INET6_ADDRSTRLEN] = "?";
-  if (addr->sa_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(addr);
-    inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-    return fmt::format("{}:{}", host, ntohs(in->sin_port));
-  }
-  if (addr->sa_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(addr);
-    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
-    return fmt::format("[{}]:{}", host, ntohs(in6->sin6_port));
-  }
-  return "unknown";
 }
 
 }  // namespace rdmavideo::platform::net

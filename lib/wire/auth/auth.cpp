@@ -15,11 +15,6 @@ Bytes as_bytes(std::string_view text) {
   return {reinterpret_cast<const std::byte*>(text.data()), text.size()};
 }
 
-// HMAC-SHA256 under `key` over the concatenation of `parts`.
-std::array<std::byte, 32> hmac(Bytes key, std::initializer_list<Bytes> parts) {
-  return crypto::hmac_sha256(key, parts);
-}
-
 std::string_view label(Role role) {
   return role == Role::sender ? "rdmavideo v2 sender proof" : "rdmavideo v2 receiver proof";
 }
@@ -82,8 +77,8 @@ Proof prove(const SharedKey& key, Role role, const Nonce& sender_nonce, const No
             const proto::Hello& hello, const proto::HelloAck& ack) {
   const auto hello_bytes = proto::encode(hello);
   const auto ack_bytes = proto::encode(ack);
-  return hmac(key.bytes(),
-              {as_bytes(label(role)), sender_nonce, receiver_nonce, hello_bytes, ack_bytes});
+  return crypto::hmac_sha256(
+      key.bytes(), {as_bytes(label(role)), sender_nonce, receiver_nonce, hello_bytes, ack_bytes});
 }
 
 bool verify(const SharedKey& key, Role role, const Nonce& sender_nonce, const Nonce& receiver_nonce,
@@ -107,7 +102,7 @@ std::array<std::byte, ControlMac::kTagBytes> ControlMac::tag(const Key& key, uin
                                                              Bytes message) const {
   std::array<std::byte, 8> count{};
   for (size_t i = 0; i < count.size(); ++i) count[i] = std::byte(counter >> (8 * i));
-  const auto full = hmac(key, {count, message});
+  const auto full = crypto::hmac_sha256(key, {count, message});
   std::array<std::byte, kTagBytes> out{};
   std::memcpy(out.data(), full.data(), out.size());
   return out;

@@ -30,9 +30,5 @@ Result<void> random_bytes(std::span<std::byte> out);
 bool equal_in_constant_time(Bytes a, Bytes b);
 /// Overwrites `bytes` with zeros in a way the compiler does not remove.
 void wipe(std::span<std::byte> bytes);
-template <typename T>
-void wipe_object(T& object) {
-  wipe(std::as_writable_bytes(std::span(&object, 1)));
-}
 
 }  // namespace rdmavideo::crypto

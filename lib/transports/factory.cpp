@@ -2,21 +2,34 @@
 // The one place that knows every transport: a listener or connection of the kind asked for,
 // and `auto`, which listens on both (receiver) or picks verbs where a device reaches the peer
 // (sender). Everything above it sees only the channel interfaces.
-#include <poll.h>
-#include <sys/epoll.h>
-
 #include "channel/receiver_channel.hpp"
 #include "channel/sender_channel.hpp"
 #include "rdmavideo/log.hpp"
-#include "rdmavideo/unique_handle.hpp"
 #include "tcp/tcp_transport.hpp"
 #ifdef RDMAVIDEO_HAVE_VERBS
+#include <poll.h>
+#include <sys/epoll.h>
+
+#include "rdmavideo/unique_handle.hpp"
 #include "verbs/verbs_transport.hpp"
 #endif
+
+namespace rdmavideo {
+namespace {
+
+Unexpected no_verbs_in_build() {
+  return make_error(ErrorCode::unsupported,
+                    "transport verbs: this build has no RDMA verbs transport (rdma-core was not "
+                    "found when it was configured); use the TCP transport");
+}
+
+}  // namespace
+}  // namespace rdmavideo
 
 namespace rdmavideo::receiver {
 namespace {
 
+#ifdef RDMAVIDEO_HAVE_VERBS
 // `auto` on the receiving side: TCP and verbs on one port, whichever sender comes.
 class EitherListener final : public ChannelListener {
  public:
@@ -63,12 +76,7 @@ class EitherListener final : public ChannelListener {
   std::unique_ptr<ChannelListener> verbs_;
   UniqueFd epoll_;  // holds both fds above
 };
-
-Unexpected no_verbs_in_build() {
-  return make_error(ErrorCode::unsupported,
-                    "transport verbs: this build has no RDMA verbs transport (rdma-core was not "
-                    "found when it was configured); use the TCP transport");
-}
+#endif  // RDMAVIDEO_HAVE_VERBS
 
 }  // namespace
 
@@ -115,9 +123,7 @@ Result<std::unique_ptr<SenderChannel>> connect_channel(TransportKind kind,
 #ifdef RDMAVIDEO_HAVE_VERBS
     return verbs::connect(options);
 #else
-    return make_error(ErrorCode::unsupported,
-                      "transport verbs: this build has no RDMA verbs transport (rdma-core was "
-                      "not found when it was configured); use the TCP transport");
+    return no_verbs_in_build();
 #endif
   }
   return tcp::connect(options);

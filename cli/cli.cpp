@@ -1,23 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli.hpp"
 
-#include <pthread.h>
-#include <sys/resource.h>
-
-#include <csignal>
 #include <cstdio>
 
 #include "rdmavideo/auth.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/platform/process.hpp"
 
 namespace rdmavideo::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
-pthread_t g_main_thread{};                    // the thread that installed the handlers
-std::atomic<bool> g_have_main_thread{false};  // g_main_thread is set
-
-void on_signal(int) { g_stop = true; }
 
 }  // namespace
 
@@ -88,35 +81,9 @@ std::optional<int> load_key(const CLI::App& app, const std::string& path,
 
 const std::atomic<bool>& stop_requested() { return g_stop; }
 
-void install_stop_signals() {
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;  // no SA_RESTART
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-  g_main_thread = pthread_self();
-  g_have_main_thread = true;
-}
+void install_stop_signals() { platform::on_stop_request(&g_stop); }
 
-void request_stop() {
-  g_stop = true;
-  if (g_have_main_thread) pthread_kill(g_main_thread, SIGINT);
-}
-
-uint64_t raise_descriptor_limit() {
-  rlimit nofile{};
-  if (getrlimit(RLIMIT_NOFILE, &nofile) != 0) return 0;
-  if (nofile.rlim_cur < nofile.rlim_max) {
-    const rlim_t was = nofile.rlim_cur;
-    nofile.rlim_cur = nofile.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &nofile) == 0) {
-      log().debug("descriptor limit raised from {} to {} (the hard limit)", was, nofile.rlim_max);
-    } else {
-      nofile.rlim_cur = was;
-    }
-  }
-  return nofile.rlim_cur == RLIM_INFINITY ? UINT64_MAX : nofile.rlim_cur;
-}
+uint64_t raise_descriptor_limit() { return platform::raise_descriptor_limit(); }
 
 int run_main(std::string_view program, const std::function<int()>& body) {
   try {

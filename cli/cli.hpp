@@ -48,14 +48,11 @@ void add_memory_options(CLI::App& app, MemoryOptions& options, const std::string
 std::optional<int> parse_memory_options(const CLI::App& app, const MemoryOptions& options,
                                         memory::MemorySpec& memory, gpu::PathChoice& gpu_path);
 
-/// Set by SIGINT and SIGTERM. The handlers do not restart system calls, so a blocked call
-/// returns EINTR and the tool can finish cleanly. SIGPIPE is ignored (writes report EPIPE).
+/// Set when the user asks the tool to stop: SIGINT or SIGTERM on Linux, Ctrl+C or a closed
+/// console on Windows (rdmavideo/platform/process.hpp). A blocked call returns (EINTR) and
+/// the tool finishes cleanly.
 const std::atomic<bool>& stop_requested();
 void install_stop_signals();
-/// Asks for the same stop as SIGINT from another thread (the display's q key): sets the flag
-/// and sends SIGINT to the thread that installed the handlers, so a call blocked there
-/// returns EINTR. Safe to call more than once.
-void request_stop();
 
 /// Raises the soft descriptor limit (RLIMIT_NOFILE) to the hard one, as a server that holds
 /// a descriptor per connection does; returns the soft limit now in force.

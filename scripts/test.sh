@@ -6,7 +6,8 @@
 # in the build that suits it and once:
 #   - the sanitizer build (AddressSanitizer, UBSan; without the CUDA toolkit) runs the unit,
 #     integration, GStreamer and kernels tests, several at a time;
-#   - the Windows build (MinGW-w64, scripts/build-windows.sh) runs its unit tests under wine;
+#   - the Windows build (MinGW-w64, scripts/build-windows.sh) runs its unit tests under wine,
+#     and rdmavideo-send.exe runs under wine into the optimised build's receiver;
 #   - the optimised build (with the CUDA kernels) runs the unit and kernels tests again (fast,
 #     and the kernels change what they run) and the gpu tests (which skip, saying why, without
 #     a GPU); then, one at a time, the tests that measure time (label timing) and the
@@ -68,9 +69,11 @@ stage "lint"
 stage "optimised unit, kernels and gpu tests (-j$parallel)"
 ctest --test-dir build -L 'unit|kernels|gpu' -j"$parallel" --output-on-failure --timeout 300
 
-stage "Windows build and unit tests (MinGW-w64, under wine)"
+stage "Windows build and tests (MinGW-w64, under wine)"
 ./scripts/build-windows.sh -DRDMAVIDEO_WERROR=ON
 ctest --test-dir build-windows -L windows -j"$parallel" --output-on-failure --timeout 300
+# rdmavideo-send.exe under wine into the optimised build's receiver.
+ctest --test-dir build -L windows -j"$parallel" --output-on-failure --timeout 300
 
 stage "timing and Soft-RoCE tests (one at a time)"
 ctest --test-dir build -L 'timing|rxe' --output-on-failure --timeout 300

@@ -60,10 +60,15 @@ int run(Options o) {
   }
   SenderSession& session = **connected;
   const std::string who = fmt::format("send {} \"{}\"", session.peer(), o.name);
+  // `auto` says why it took TCP where verbs could not be tried.
+  std::string chosen;
+  if (o.transport == TransportKind::automatic) {
+    const auto why = why_not_verbs();
+    chosen = session.kind() == TransportKind::tcp && why ? " (auto: " + *why + ")" : " (auto)";
+  }
   log().info("[{}] connected over {}{}; {}x{} {} ({}) at {} fps, {} bytes a frame, {}", who,
-             to_string(session.kind()), o.transport == TransportKind::automatic ? " (auto)" : "",
-             o.width, o.height, name(o.pix_fmt), describe(format->colour), to_string(o.rate),
-             format->layout.frame_bytes,
+             to_string(session.kind()), chosen, o.width, o.height, name(o.pix_fmt),
+             describe(format->colour), to_string(o.rate), format->layout.frame_bytes,
              o.realtime ? (o.connect.size() > 1 ? "real time, dropping where a receiver is behind"
                                                 : "real time, dropping when the receiver is behind")
                         : "no drops");
@@ -192,10 +197,11 @@ int run(Options o) {
           who, capture_feed->resyncs());
     }
   }
+  // Asked before this end sends its EndOfStream, which the receiver answers with its own.
+  receiver_ended = receiver_ended || session.receiver_ended();
   // Also after a bad input frame: the receivers keep every frame sent so far.
   if (auto ok = session.end_stream(); !ok && exit_code == 0) failed(ok.error());
-  if (receiver_ended || session.receiver_ended())
-    log().info("[{}] the receiver ended the stream", who);
+  if (receiver_ended) log().info("[{}] the receiver ended the stream", who);
   const auto destinations = session.destinations();
   const auto stats = session.stats();
   stats::StreamFacts facts{

@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "source.hpp"
 
-#include <poll.h>
-#include <unistd.h>
-
-#include <cerrno>
-
 #include "cli.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/platform/process.hpp"
 #include "rdmavideo/test_pattern.hpp"
 
 namespace rdmavideo::send_cli {
@@ -92,18 +88,13 @@ Result<bool> Source::fill(FrameBuffer& buffer, uint64_t sequence) {
 Result<bool> Source::read_stdin(std::span<std::byte> buffer, uint64_t sequence) {
   size_t done = 0;
   while (done < buffer.size()) {
-    // Poll in slices so a stop is noticed while stdin is quiet.
-    pollfd pfd{STDIN_FILENO, POLLIN, 0};
-    const int ready = poll(&pfd, 1, 250);
+    // Waits in slices so a stop is noticed while stdin is quiet.
+    auto n = platform::read_stdin(buffer.subspan(done), std::chrono::milliseconds(250));
+    if (!n) return Unexpected(n.error());
     if (g_stop) return false;
-    if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
-    const ssize_t n = read(STDIN_FILENO, buffer.data() + done, buffer.size() - done);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Unexpected(system_error("stdin: read", errno));
-    }
-    done += static_cast<size_t>(n);
+    if (!*n) continue;
+    if (**n == 0) break;
+    done += **n;
   }
   if (done == 0) return false;
   if (done < buffer.size()) {

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <numbers>
 
 #include <fmt/format.h>
 
@@ -40,7 +41,7 @@ float Tone::value(uint64_t n) const {
   const double cycles =
       std::fmod(static_cast<double>(n % (uint64_t{kRate} * 1000)) * frequency_ / kRate, 1.0);
   const double level = in_beep(n) ? kBeepLevel : kQuietLevel;
-  return static_cast<float>(level * std::sin(2 * M_PI * cycles));
+  return static_cast<float>(level * std::sin(2 * std::numbers::pi * cycles));
 }
 
 bool Tone::in_beep(uint64_t index) {

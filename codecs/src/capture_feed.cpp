@@ -4,10 +4,7 @@
 #include "rdmavideo/audio_placement.hpp"
 #include "rdmavideo/signals.hpp"
 
-#include <pthread.h>
-
-#include <csignal>
-#include <cstdlib>
+#include <thread>
 
 namespace rdmavideo::av {
 

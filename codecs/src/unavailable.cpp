@@ -14,10 +14,16 @@
 namespace rdmavideo::av {
 namespace {
 
+#ifdef _WIN32
+constexpr const char* kMissing =
+    "the Windows build has no FFmpeg: it sends the test pattern and raw frames, and decoding "
+    "and recording are the Linux build's";
+#else
 constexpr const char* kMissing =
     "this build has no FFmpeg: it was configured without libavformat, libavcodec, libavutil, "
     "libswscale and libavdevice (install libavformat-dev libavcodec-dev libswscale-dev "
     "libavdevice-dev and reconfigure with -DRDMAVIDEO_WITH_FFMPEG=ON)";
+#endif
 
 }  // namespace
 

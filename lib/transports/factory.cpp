@@ -17,13 +17,28 @@
 namespace rdmavideo {
 namespace {
 
-Unexpected no_verbs_in_build() {
-  return make_error(ErrorCode::unsupported,
-                    "transport verbs: this build has no RDMA verbs transport (rdma-core was not "
-                    "found when it was configured); use the TCP transport");
+#ifdef _WIN32
+[[maybe_unused]] constexpr const char* kNoVerbs = "the Windows build has no RDMA verbs transport";
+#else
+[[maybe_unused]] constexpr const char* kNoVerbs =
+    "this build has no RDMA verbs transport: rdma-core was not found when it was configured";
+#endif
+
+[[maybe_unused]] Unexpected no_verbs_in_build() {
+  return make_error(ErrorCode::unsupported, "transport verbs: {}; use the TCP transport", kNoVerbs);
 }
 
 }  // namespace
+
+std::optional<std::string> why_not_verbs() {
+#ifdef RDMAVIDEO_HAVE_VERBS
+  if (verbs::have_devices()) return std::nullopt;
+  return "this machine has no RDMA device";
+#else
+  return kNoVerbs;
+#endif
+}
+
 }  // namespace rdmavideo
 
 namespace rdmavideo::receiver {
@@ -127,14 +142,6 @@ Result<std::unique_ptr<SenderChannel>> connect_channel(TransportKind kind,
 #endif
   }
   return tcp::connect(options);
-}
-
-bool verbs_available() {
-#ifdef RDMAVIDEO_HAVE_VERBS
-  return verbs::have_devices();
-#else
-  return false;
-#endif
 }
 
 }  // namespace rdmavideo::sender

@@ -230,6 +230,9 @@ TEST(TcpEndToEnd, KeepalivesCarryASenderWaitingOnAStalledConsumer) {
   reader.join();
   EXPECT_EQ(read_json(dir / "recv.json")["frames"], 3);
   EXPECT_EQ(read_json(dir / "send.json")["dropped"], 0);
+  // The sender ended it: the receiver's answering EndOfStream is not its own end.
+  EXPECT_EQ(send.stderr_text().find("the receiver ended the stream"), std::string::npos)
+      << send.stderr_text();
 }
 
 TEST(TcpEndToEnd, ReceiverFramesLimitStopsTheSenderCleanly) {

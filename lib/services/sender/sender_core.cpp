@@ -72,7 +72,7 @@ Result<std::unique_ptr<SenderCore>> SenderCore::connect(TransportKind kind,
   };
   if (kind != TransportKind::automatic || channel_factory()) return attempt(kind);
   // Verbs when an RDMA device reaches the receiver and it takes verbs; else TCP.
-  if (verbs_available()) {
+  if (!why_not_verbs()) {
     auto core = attempt(TransportKind::verbs);
     if (core) return core;
     log().warn("transport auto: verbs did not connect ({}); falling back to tcp",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SenderSession: the facade over its parts (buffer_pool, destination, dispatch,
 // session_audio): connecting, stream formats, buffers, submitting frames, pacing, the end.
+#include "rdmavideo/platform/process.hpp"
 #include "session_impl.hpp"
 
 namespace rdmavideo {
@@ -339,7 +340,7 @@ Result<SenderSession::Pacing> SenderSession::pace(uint64_t sequence) {
   // The destinations keep their connections alive while this sleeps.
   while (Clock::now() < due) {
     if (s.interrupted()) return Pacing{Pacing::What::interrupted, due};
-    std::this_thread::sleep_until(std::min(due, Clock::now() + kTick));
+    platform::sleep_until(std::min(due, Clock::now() + kTick));
   }
   if (auto f = s.failure_now()) return Unexpected(*f);
   // Live: a frame due more than two periods ago (the link was busy with earlier ones) is

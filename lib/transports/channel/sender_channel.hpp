@@ -102,7 +102,5 @@ class SenderChannel {
 /// A connected channel of `kind` (tcp or verbs; `automatic` is the core's to resolve).
 Result<std::unique_ptr<SenderChannel>> connect_channel(TransportKind kind,
                                                        const ConnectOptions& options);
-/// Whether an RDMA device is there for `automatic` to try verbs first.
-bool verbs_available();
 
 }  // namespace rdmavideo::sender

@@ -23,6 +23,9 @@ namespace rdmavideo {
 enum class TransportKind { automatic, tcp, verbs };
 std::string_view to_string(TransportKind kind);
 std::optional<TransportKind> parse_transport(std::string_view text);
+/// Why `auto` cannot try verbs first here (this build has none, or this machine has no RDMA
+/// device), in words for the user; nullopt when it can.
+std::optional<std::string> why_not_verbs();
 
 struct Endpoint {
   std::string host;

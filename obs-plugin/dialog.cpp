@@ -18,10 +18,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include <fmt/format.h>
-
-#include "output.hpp"
-#include "profile.hpp"
+#include "dialog_model.hpp"
 
 namespace rdmavideo::obs {
 namespace {
@@ -37,9 +34,8 @@ class OutputDialog : public QDialog {
     destinations_->setToolTip("Receivers, host:port, comma-separated: each gets every frame");
     form->addRow("Receivers", destinations_);
     transport_ = new QComboBox();
-    transport_->addItem("Automatic (RDMA where there is a route, else TCP)", "auto");
-    transport_->addItem("TCP", "tcp");
-    transport_->addItem("RDMA (verbs)", "verbs");
+    for (const auto& [label, value] : transport_choices())
+      transport_->addItem(QString::fromStdString(label), QString::fromStdString(value));
     form->addRow("Transport", transport_);
     key_file_ = new QLineEdit();
     key_file_->setPlaceholderText("none: no authentication");
@@ -52,7 +48,7 @@ class OutputDialog : public QDialog {
     name_->setMaxLength(63);
     form->addRow("Stream name", name_);
     auto* tracks_row = new QHBoxLayout();
-    for (int i = 0; i < 6; ++i) {
+    for (size_t i = 0; i < tracks_.size(); ++i) {
       tracks_[i] = new QCheckBox(QString::number(i + 1));
       tracks_row->addWidget(tracks_[i]);
     }
@@ -91,7 +87,7 @@ class OutputDialog : public QDialog {
     connect(transport_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { save(); });
     for (QCheckBox* box : tracks_) connect(box, &QCheckBox::toggled, this, [this] { save(); });
     connect(reconnect_, &QCheckBox::toggled, this, [this] { save(); });
-    connect(start_with_obs_, &QCheckBox::toggled, this, [](bool on) { set_start_with_obs(on); });
+    connect(start_with_obs_, &QCheckBox::toggled, this, [this] { save(); });
     connect(browse, &QPushButton::clicked, this, [this] {
       const QString path = QFileDialog::getOpenFileName(this, "Shared key file", key_file_->text());
       if (!path.isEmpty()) {
@@ -101,14 +97,8 @@ class OutputDialog : public QDialog {
     });
     connect(start_, &QPushButton::clicked, this, [this] {
       save();
-      obs_output_t* output = main_output();
-      if (!output) return;
-      if (obs_output_active(output)) {
-        obs_output_stop(output);
-      } else if (!obs_output_start(output)) {
-        const char* why = obs_output_get_last_error(output);
-        status_->setText(QString("Not started: ") + (why ? why : "see OBS's log"));
-      }
+      if (const std::string why = toggle_output(); !why.empty())
+        status_->setText(QString::fromStdString(why));
     });
     connect(close, &QPushButton::clicked, this, &QDialog::close);
     auto* timer = new QTimer(this);
@@ -119,60 +109,38 @@ class OutputDialog : public QDialog {
 
  private:
   void load() {
-    obs_data_t* s = load_settings();
-    obs_output_t* output = main_output();
-    obs_data_t* defaults = output ? obs_output_get_settings(output) : nullptr;  // with the defaults
-    obs_data_t* from = defaults ? defaults : s;
-    destinations_->setText(obs_data_get_string(from, "destinations"));
-    const int t = transport_->findData(QString(obs_data_get_string(from, "transport")));
+    const DialogFields f = load_fields();
+    destinations_->setText(QString::fromStdString(f.destinations));
+    const int t = transport_->findData(QString::fromStdString(f.transport));
     transport_->setCurrentIndex(t < 0 ? 0 : t);
-    key_file_->setText(obs_data_get_string(from, "key_file"));
-    name_->setText(obs_data_get_string(from, "name"));
-    const auto mask = obs_data_get_int(from, "tracks");
-    for (int i = 0; i < 6; ++i) tracks_[i]->setChecked(mask & (1 << i));
-    reconnect_->setChecked(obs_data_get_bool(from, "reconnect"));
-    start_with_obs_->setChecked(start_with_obs());
-    if (defaults) obs_data_release(defaults);
-    obs_data_release(s);
+    key_file_->setText(QString::fromStdString(f.key_file));
+    name_->setText(QString::fromStdString(f.name));
+    for (size_t i = 0; i < f.tracks.size(); ++i) tracks_[i]->setChecked(f.tracks[i]);
+    reconnect_->setChecked(f.reconnect);
+    start_with_obs_->setChecked(f.start_with_obs);
   }
 
   void save() {
-    obs_data_t* s = obs_data_create();
-    obs_data_set_string(s, "destinations", destinations_->text().toUtf8().constData());
-    obs_data_set_string(s, "transport", transport_->currentData().toString().toUtf8().constData());
-    obs_data_set_string(s, "key_file", key_file_->text().toUtf8().constData());
-    obs_data_set_string(s, "name", name_->text().toUtf8().constData());
-    int mask = 0;
-    for (int i = 0; i < 6; ++i) mask |= tracks_[i]->isChecked() ? 1 << i : 0;
-    obs_data_set_int(s, "tracks", mask);
-    obs_data_set_bool(s, "reconnect", reconnect_->isChecked());
-    save_settings(s);
-    obs_data_release(s);
+    DialogFields f;
+    f.destinations = destinations_->text().toStdString();
+    f.transport = transport_->currentData().toString().toStdString();
+    f.key_file = key_file_->text().toStdString();
+    f.name = name_->text().toStdString();
+    for (size_t i = 0; i < f.tracks.size(); ++i) f.tracks[i] = tracks_[i]->isChecked();
+    f.reconnect = reconnect_->isChecked();
+    f.start_with_obs = start_with_obs_->isChecked();
+    save_fields(f);
   }
 
   void refresh() {
-    obs_output_t* output = main_output();
-    const OutputStatus st = status_of(output);
+    const DialogStatus st = dialog_status();
     start_->setText(st.active ? "Stop" : "Start");
-    QString text = st.active ? "Sending: " : "Stopped. ";
-    if (!st.summary.empty()) text += QString::fromStdString(st.summary);
-    if (st.frames > 0) {
-      text += QString::fromStdString(
-          fmt::format("\n{} frames, {} dropped, {:.2f} GB sent, {:.2f} ms a frame in "
-                      "OBS's video callback",
-                      st.frames, st.dropped, st.bytes / 1e9,
-                      st.callback_ns / 1e6 / static_cast<double>(st.frames)));
-    }
-    status_->setText(text);
-    table_->setRowCount(static_cast<int>(st.destinations.size()));
-    int row = 0;
-    for (const auto& d : st.destinations) {
-      const QString cells[] = {
-          QString::fromStdString(d.endpoint), QString::fromStdString(d.transport),
-          QString::fromStdString(d.state),    QString::number(d.frames),
-          QString::number(d.dropped),         QString::number(d.gbps, 'f', 3)};
-      for (int c = 0; c < 6; ++c) table_->setItem(row, c, new QTableWidgetItem(cells[c]));
-      ++row;
+    status_->setText(QString::fromStdString(st.text));
+    table_->setRowCount(static_cast<int>(st.rows.size()));
+    for (int row = 0; row < static_cast<int>(st.rows.size()); ++row) {
+      for (int c = 0; c < 6; ++c) {
+        table_->setItem(row, c, new QTableWidgetItem(QString::fromStdString(st.rows[row][c])));
+      }
     }
   }
 
@@ -180,7 +148,7 @@ class OutputDialog : public QDialog {
   QComboBox* transport_;
   QLineEdit* key_file_;
   QLineEdit* name_;
-  QCheckBox* tracks_[6];
+  std::array<QCheckBox*, 6> tracks_;
   QCheckBox* reconnect_;
   QCheckBox* start_with_obs_;
   QLabel* status_;

@@ -13,23 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "output_checks.hpp"
 #include "process.hpp"
 
 namespace rdmavideo::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-nlohmann::json av_sync(const std::filesystem::path& file, int track = 0) {
-  const std::string text = capture("python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/av_sync.py' '" +
-                                   file.string() + "' --audio " + std::to_string(track));
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "av_sync.py gave no result for " << file << ": " << text;
-    return nlohmann::json::object();
-  }
-}
 
 // Every beep within one frame period of its flash, as many beeps as flashes (at least
 // `beeps`), the tone at `hz`, and the audio as long as the picture within one frame
@@ -44,11 +34,6 @@ void expect_in_sync(const nlohmann::json& m, int beeps, double hz, double extra_
   EXPECT_LE(std::abs(m["video_s"].get<double>() - m["audio_s"].get<double>()),
             frame_ms / 1000 + extra_s + 1e-3)
       << m.dump();
-}
-
-std::string stream_codecs(const std::filesystem::path& file) {
-  return capture("ffprobe -v error -show_entries stream=codec_type,codec_name -of csv=p=0 '" +
-                 file.string() + "'");
 }
 
 std::vector<std::string> sender(const Receiver& recv, std::vector<std::string> extra) {

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <thread>
 
+#include "output_checks.hpp"
 #include "process.hpp"
 #include "rdmavideo/auth.hpp"
 #include "rdmavideo/protocol.hpp"
@@ -35,16 +36,6 @@ std::vector<std::string> sender(const std::string& address, const std::string& n
                              "--name",           name};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
-}
-
-// The error lines a process printed (its log lines at error level).
-std::vector<std::string> error_lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("error") != std::string::npos) out.push_back(line);
-  }
-  return out;
 }
 
 TEST(Authentication, BothEndsWithTheKeyStreamAndVerify) {

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "output_checks.hpp"
 #include "process.hpp"
 #include "raw_peer.hpp"
 
@@ -201,18 +202,6 @@ TEST(Composite, ALayoutFilePutsNamedStreamsWhereItSaysAndPipPutsTheSecondInTheCo
   EXPECT_TRUE(near(q.at(560, 300), kColours.at("red"), "the small one, bottom right"));
 }
 
-// av_sync.py's measure of `file`'s track 0 against the flashes in `crop` (W:H:X:Y).
-nlohmann::json av_sync(const std::filesystem::path& file, const std::string& crop) {
-  const std::string text = capture("python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/av_sync.py' '" +
-                                   file.string() + "' --crop " + crop);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const std::exception&) {
-    ADD_FAILURE() << "av_sync.py gave no result for " << file << ": " << text;
-    return nlohmann::json::object();
-  }
-}
-
 // The power of `hz` in `file`'s first audio track (mono, 8 kHz; Goertzel).
 double tone_power(const std::filesystem::path& file, double hz) {
   const std::string raw =
@@ -258,7 +247,7 @@ TEST(Composite, TheCanvasCarriesTheChosenTilesSoundInSyncWithItsPicture) {
     return file;
   };
   const auto first = record("first", {});
-  const auto m = av_sync(first, "320:180:0:0");
+  const auto m = av_sync(first, 0, "320:180:0:0");
   EXPECT_GE(m.value("beeps", 0), 6) << m;
   EXPECT_NEAR(m.value("tone_hz", 0.0), 1000, 30) << m;
   EXPECT_LE(m.value("max_abs_offset_ms", 1e9), m.value("frame_ms", 0.0))
@@ -273,7 +262,7 @@ TEST(Composite, TheCanvasCarriesTheChosenTilesSoundInSyncWithItsPicture) {
       << summary.at("canvas");
 
   const auto second = record("second", {"--composite-audio", "2"});
-  const auto n = av_sync(second, "320:180:320:0");
+  const auto n = av_sync(second, 0, "320:180:320:0");
   EXPECT_NEAR(n.value("tone_hz", 0.0), 500, 30) << n;
   EXPECT_LE(n.value("max_abs_offset_ms", 1e9), n.value("frame_ms", 0.0)) << n;
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "output_checks.hpp"
 #include "process.hpp"
 #include "rdmavideo/auth.hpp"
 
@@ -54,31 +55,6 @@ class WindowsSender : public ::testing::Test {
 
   TempDir dir_;
 };
-
-nlohmann::json av_sync(const fs::path& file) {
-  const std::string text = capture("python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/av_sync.py' '" +
-                                   file.string() + "'");
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const std::exception&) {
-    ADD_FAILURE() << "av_sync.py gave no result for " << file << ": " << text;
-    return nlohmann::json::object();
-  }
-}
-
-std::string stream_codecs(const fs::path& file) {
-  return capture("ffprobe -v error -show_entries stream=codec_type,codec_name -of csv=p=0 '" +
-                 file.string() + "'");
-}
-
-std::vector<std::string> error_lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("error") != std::string::npos) out.push_back(line);
-  }
-  return out;
-}
 
 TEST_F(WindowsSender, TenEightyP60WithAToneIsVerifiedRecordedAsProResAndInSync) {
   const auto key = new_key("shared.key");

@@ -17,6 +17,7 @@
 #include <regex>
 #include <thread>
 
+#include "output_checks.hpp"
 #include "process.hpp"
 #include "trickle_proxy.hpp"
 
@@ -57,18 +58,6 @@ nlohmann::json run_host(const TempDir& dir, const std::vector<std::string>& args
     return {};
   }
   return nlohmann::json::parse(m[1].str());
-}
-
-nlohmann::json av_sync(const std::filesystem::path& file, int track, const std::string& crop) {
-  const std::string text =
-      capture("python3 '" RDMAVIDEO_SOURCE_DIR "/tests/support/av_sync.py' '" + file.string() +
-              "' --audio " + std::to_string(track) + " --crop " + crop);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const std::exception&) {
-    ADD_FAILURE() << "av_sync.py: " << text;
-    return {};
-  }
 }
 
 std::vector<int> rgb_at(const std::filesystem::path& file, double second, int x, int y) {

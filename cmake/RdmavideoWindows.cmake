@@ -38,6 +38,8 @@ if(EXISTS /usr/include/obs/obs-module.h AND EXISTS /usr/include/simde)
   target_include_directories(rdmavideo_windows_obs_headers SYSTEM INTERFACE ${_obs_include})
   find_program(RDMAVIDEO_DLLTOOL NAMES x86_64-w64-mingw32-dlltool REQUIRED)
   set(RDMAVIDEO_WINDOWS_OBS ON)
+else()
+  list(APPEND _rdmavideo_missing "OBS plugin (libobs' headers: apt-get install libobs-dev)")
 endif()
 
 find_package(Threads REQUIRED)

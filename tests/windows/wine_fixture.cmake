@@ -10,5 +10,5 @@ add_test(NAME windows_wine_start
                  "${PROJECT_SOURCE_DIR}/scripts/wine-run.sh reg add 'HKCU\\Software\\Wine\\Drivers' /v Graphics /d null /f >/dev/null 2>&1")
 set_tests_properties(windows_wine_start PROPERTIES FIXTURES_SETUP wine LABELS windows)
 add_test(NAME windows_wine_stop
-         COMMAND ${CMAKE_COMMAND} -E env WINEPREFIX=${_wine_prefix} bash -c "wineserver -k || true")
+         COMMAND ${CMAKE_COMMAND} -E env WINEPREFIX=${_wine_prefix} bash -c "${PROJECT_SOURCE_DIR}/scripts/wine-run.sh --server -k || true")
 set_tests_properties(windows_wine_stop PROPERTIES FIXTURES_CLEANUP wine LABELS windows)

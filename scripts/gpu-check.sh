@@ -3,8 +3,8 @@
 # Run on a machine with a GPU, in a copy of the source tree holding a build made elsewhere
 # (BUILD_DIR), or the parts of the archive scripts/gpu-pack.sh made (in this tree, or in
 # GPU_LIBS_PARTS, a folder they were moved to one by one): the libraries that machine lacks
-# and the build's programs and gpu tests. Runs every test labelled gpu, the GPU bench and the
-# composite bench with its canvas in host and in GPU memory, and
+# and the build's programs and gpu tests. Runs every test labelled gpu, the GPU bench, the
+# composite bench with its canvas in host and in GPU memory, the ProRes encoders' bench, and
 # writes what it found (GPU, driver, each test, the bench table) to RESULTS (default
 # gpu-results/), for docs/gpu.md.
 #   scripts/gpu-check.sh [BUILD_DIR] [RESULTS]
@@ -42,4 +42,9 @@ python3 bench/run_gpu_bench.py --build-dir "$configured" --json "$results/gpu-be
 # The composite's canvas in host memory against the one in GPU memory (no GStreamer there).
 python3 bench/run_composite_bench.py --build-dir "$configured" --memory both --peer none --seconds 8 |
   tee "$results/composite-bench.txt" || status=1
+# The ProRes encoder on the GPU against its CPU twin and FFmpeg's prores_aw and prores_ks.
+if [ -x "$configured/bench/rdmavideo-prores-encoders" ]; then
+  "$configured/bench/rdmavideo-prores-encoders" --frames 60 | tee "$results/prores-bench.txt" ||
+    echo "rdmavideo-prores-encoders did not run (its FFmpeg libraries?)" | tee -a "$results/prores-bench.txt"
+fi
 exit $status

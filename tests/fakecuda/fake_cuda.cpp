@@ -46,6 +46,7 @@
 
 #include "cuda/composite_pixels.hpp"
 #include "cuda/convert_pixels.hpp"
+#include "cuda/prores_slices.hpp"
 #include "fake_cuda.hpp"
 
 namespace {
@@ -475,13 +476,17 @@ enum FakeFunction {
   kPlaceNv12,
   kFillNv12,
   kGrayNv12,
+  kProresDct,
+  kProresCode,
+  kProresGather,
   kFakeFunctions
 };
 int g_functions[kFakeFunctions] = {};
 constexpr const char* kFunctionNames[kFakeFunctions] = {
     "rdmavideo_first_difference", "rdmavideo_packed422_to_nv12", "rdmavideo_yuv422p10_to_p010",
     "rdmavideo_rgb24_to_rgb0",    "rdmavideo_place_nv12",        "rdmavideo_fill_nv12",
-    "rdmavideo_gray_nv12"};
+    "rdmavideo_gray_nv12",        "rdmavideo_prores_dct",        "rdmavideo_prores_code",
+    "rdmavideo_prores_gather"};
 constexpr CUresult kNoBinaryForGpu = 209;
 constexpr CUresult kInvalidHandle = 400;
 constexpr CUresult kIllegalAddress = 700;  // what a kernel reading outside memory meets
@@ -583,6 +588,70 @@ CUresult composite(int f, void** params, unsigned threads_x, unsigned threads_y)
   return kSuccess;
 }
 
+// The ProRes kernels (prores_slices.hpp): each slice the grid covers, as its thread would.
+CUresult prores(int f, void** params, unsigned threads) {
+  namespace pr = rdmavideo::prores;
+  auto device = [&](int i, size_t bytes) { return alias(arg<CUdeviceptr>(params, i), bytes); };
+  if (f == kProresDct) {
+    auto picture = arg<pr::PlanesRef>(params, 0);
+    const auto count = arg<unsigned>(params, 2);
+    const auto* slices = reinterpret_cast<const pr::SliceAt*>(device(1, count * sizeof(pr::SliceAt)));
+    auto* coefficients =
+        reinterpret_cast<int32_t*>(device(3, count * pr::kSliceCoefficients * sizeof(int32_t)));
+    const size_t cw = (picture.width + 1) / 2;
+    picture.y = reinterpret_cast<const uint16_t*>(plane(reinterpret_cast<CUdeviceptr>(picture.y),
+                                                        picture.y_pitch * 2, picture.height,
+                                                        picture.width * 2u));
+    picture.cb = reinterpret_cast<const uint16_t*>(
+        plane(reinterpret_cast<CUdeviceptr>(picture.cb), picture.c_pitch * 2, picture.height, cw * 2));
+    picture.cr = reinterpret_cast<const uint16_t*>(
+        plane(reinterpret_cast<CUdeviceptr>(picture.cr), picture.c_pitch * 2, picture.height, cw * 2));
+    if (!slices || !coefficients || !picture.y || !picture.cb || !picture.cr) return kIllegalAddress;
+    for (unsigned i = 0; i < std::min(count, threads); ++i) {
+      pr::slice_dct(picture, slices[i].mb_x, slices[i].mb_y, slices[i].mb_count,
+                    coefficients + i * pr::kSliceCoefficients);
+    }
+    return kSuccess;
+  }
+  if (f == kProresCode) {
+    const auto count = arg<unsigned>(params, 2);
+    const auto slot_bytes = arg<uint64_t>(params, 7);
+    const auto* coefficients = reinterpret_cast<const int32_t*>(
+        device(0, count * pr::kSliceCoefficients * sizeof(int32_t)));
+    const auto* slices = reinterpret_cast<const pr::SliceAt*>(device(1, count * sizeof(pr::SliceAt)));
+    const auto* matrix = reinterpret_cast<const uint8_t*>(device(3, 64));
+    const bool each = arg<CUdeviceptr>(params, 4) != 0;
+    const auto* quantisers =
+        each ? reinterpret_cast<const int32_t*>(device(4, count * sizeof(int32_t))) : nullptr;
+    auto* slots = reinterpret_cast<uint8_t*>(device(6, count * slot_bytes));
+    auto* sizes = reinterpret_cast<uint64_t*>(device(8, count * sizeof(uint64_t)));
+    auto* levels =
+        reinterpret_cast<int16_t*>(device(9, count * pr::kSliceCoefficients * sizeof(int16_t)));
+    if (!coefficients || !slices || !matrix || (each && !quantisers) || !slots || !sizes || !levels)
+      return kIllegalAddress;
+    for (unsigned i = 0; i < std::min(count, threads); ++i) {
+      sizes[i] = pr::code_slice(coefficients + i * pr::kSliceCoefficients, slices[i].mb_count,
+                                matrix, each ? quantisers[i] : arg<int>(params, 5),
+                                slots + i * slot_bytes, pr::slice_cap(slices[i].mb_count),
+                                levels + i * pr::kSliceCoefficients);
+    }
+    return kSuccess;
+  }
+  const auto slot_bytes = arg<uint64_t>(params, 1);
+  const auto count = arg<unsigned>(params, 4);
+  const auto* slots = reinterpret_cast<const uint8_t*>(device(0, count * slot_bytes));
+  const auto* sizes = reinterpret_cast<const uint64_t*>(device(2, count * sizeof(uint64_t)));
+  const auto* offsets = reinterpret_cast<const uint64_t*>(device(3, count * sizeof(uint64_t)));
+  auto* table = reinterpret_cast<uint8_t*>(device(5, count * 2));
+  if (!slots || !sizes || !offsets || !table) return kIllegalAddress;
+  for (unsigned i = 0; i < std::min(count, threads); ++i) {
+    auto* to = reinterpret_cast<uint8_t*>(alias(arg<CUdeviceptr>(params, 6) + offsets[i], sizes[i]));
+    if (!to) return kIllegalAddress;
+    pr::gather_slice(slots + i * slot_bytes, sizes[i], table + 2 * i, to);
+  }
+  return kSuccess;
+}
+
 CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned, unsigned block_x,
                      unsigned block_y, unsigned, unsigned, void* stream, void** params, void**) {
   if (!params) return kInvalidValue;
@@ -596,6 +665,7 @@ CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned,
   namespace px = rdmavideo::cuda::pixels;
   if (f == kPlaceNv12 || f == kFillNv12 || f == kGrayNv12)
     return composite(f, params, threads_x, threads_y);
+  if (f == kProresDct || f == kProresCode || f == kProresGather) return prores(f, params, threads_x);
   if (f == kPacked422ToNv12) {
     const auto width = arg<unsigned>(params, 6), height = arg<unsigned>(params, 7);
     const auto src_pitch = arg<uint64_t>(params, 1), y_pitch = arg<uint64_t>(params, 3),

@@ -10,6 +10,7 @@
 #include "cuda/api.hpp"
 #include "cuda/composite_pixels.hpp"
 #include "cuda/kernels.hpp"
+#include "cuda/prores_slices.hpp"
 #include "rdmavideo/cuda.hpp"
 
 namespace rdmavideo::cuda {
@@ -97,7 +98,8 @@ Result<std::shared_ptr<const Kernels>> Kernels::shared(const std::shared_ptr<Dev
     static constexpr const char* kNames[kFunctions] = {
         "rdmavideo_first_difference", "rdmavideo_packed422_to_nv12", "rdmavideo_yuv422p10_to_p010",
         "rdmavideo_rgb24_to_rgb0",    "rdmavideo_place_nv12",        "rdmavideo_fill_nv12",
-        "rdmavideo_gray_nv12"};
+        "rdmavideo_gray_nv12",        "rdmavideo_prores_dct",        "rdmavideo_prores_code",
+        "rdmavideo_prores_gather"};
     for (int f = 0; f < kFunctions; ++f) {
       CUfunction function = nullptr;
       if (CUresult rc = a.cuModuleGetFunction(&function, module, kNames[f]); rc != kSuccess) {
@@ -283,6 +285,46 @@ Result<void> Kernels::gray(Stream& stream, DevicePtr luma, size_t pitch, const N
   pixels::Area at{area.x, area.y, area.width, area.height};
   void* params[] = {&from, &from_pitch, &to, &at};
   return launch_over(stream, kGrayNv12, canvas, area, params, "rdmavideo_gray_nv12");
+}
+
+// A thread a slice, in blocks of this many.
+constexpr unsigned kSliceThreads = 64;
+
+Result<void> Kernels::prores_dct(Stream& stream, const Picture422& picture, DevicePtr slices,
+                                 unsigned count, DevicePtr coefficients) const {
+  const auto samples = [](DevicePtr at) {
+    return reinterpret_cast<const uint16_t*>(static_cast<uintptr_t>(at));
+  };
+  prores::PlanesRef planes{samples(picture.planes.at[0]), samples(picture.planes.at[1]),
+                           samples(picture.planes.at[2]), picture.planes.pitch[0] / 2,
+                           picture.planes.pitch[1] / 2,   picture.width,
+                           picture.height};
+  CUdeviceptr slices_arg = slices, coefficients_arg = coefficients;
+  void* params[] = {&planes, &slices_arg, &count, &coefficients_arg};
+  return launch(stream, kProresDct, blocks(count, kSliceThreads), 1, kSliceThreads, 1, params,
+                "rdmavideo_prores_dct");
+}
+
+Result<void> Kernels::prores_code(Stream& stream, DevicePtr coefficients, DevicePtr slices,
+                                  unsigned count, DevicePtr matrix, DevicePtr quantisers,
+                                  int quantiser, DevicePtr slots, uint64_t slot_bytes,
+                                  DevicePtr sizes, DevicePtr levels) const {
+  CUdeviceptr args[] = {coefficients, slices, matrix, quantisers, slots, sizes, levels};
+  unsigned long long slot_arg = slot_bytes;  // NOLINT(google-runtime-int): the kernel's
+  void* params[] = {&args[0], &args[1], &count, &args[2], &args[3],
+                    &quantiser, &args[4], &slot_arg, &args[5], &args[6]};
+  return launch(stream, kProresCode, blocks(count, kSliceThreads), 1, kSliceThreads, 1, params,
+                "rdmavideo_prores_code");
+}
+
+Result<void> Kernels::prores_gather(Stream& stream, DevicePtr slots, uint64_t slot_bytes,
+                                    DevicePtr sizes, DevicePtr offsets, unsigned count,
+                                    DevicePtr table, DevicePtr frame_slices) const {
+  CUdeviceptr args[] = {slots, sizes, offsets, table, frame_slices};
+  unsigned long long slot_arg = slot_bytes;  // NOLINT(google-runtime-int): the kernel's
+  void* params[] = {&args[0], &slot_arg, &args[1], &args[2], &count, &args[3], &args[4]};
+  return launch(stream, kProresGather, blocks(count, kSliceThreads), 1, kSliceThreads, 1, params,
+                "rdmavideo_prores_gather");
 }
 
 }  // namespace rdmavideo::cuda

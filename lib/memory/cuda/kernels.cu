@@ -7,6 +7,7 @@
 
 #include "composite_pixels.hpp"
 #include "convert_pixels.hpp"
+#include "prores_slices.hpp"
 
 // The first byte at or after `from` where `a` and `b` differ, in [0, bytes), folded into
 // `*first` with atomicMin; `*first` is left as it was when they are equal. Both buffers
@@ -116,4 +117,52 @@ extern "C" __global__ void rdmavideo_gray_nv12(const unsigned char* luma, unsign
       row2 * 2 >= static_cast<unsigned>(area.height))
     return;
   pixels::gray_nv12(luma, pitch, dst, area, pair, row2);
+}
+
+// ---- The ProRes encoder (prores_slices.hpp): a thread a slice. The slices' coefficients are
+// made once a frame; then each slice is coded at a quantiser (one for all while the rate
+// control looks for it, then each slice's own) into a slot of its own, and the coded slices
+// are gathered behind the picture's slice table.
+
+namespace prores = rdmavideo::prores;
+
+extern "C" __global__ void rdmavideo_prores_dct(prores::PlanesRef picture,
+                                                const prores::SliceAt* slices, unsigned count,
+                                                int* coefficients) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const prores::SliceAt s = slices[i];
+  prores::slice_dct(picture, s.mb_x, s.mb_y, s.mb_count,
+                    coefficients + i * prores::kSliceCoefficients);
+}
+
+// Slice i at quantisers[i], or at `quantiser` for all where quantisers is null, into its slot
+// (slot_bytes apart); its size (0: over its cap) into sizes[i].
+extern "C" __global__ void rdmavideo_prores_code(const int* coefficients,
+                                                 const prores::SliceAt* slices, unsigned count,
+                                                 const unsigned char* matrix,
+                                                 const int* quantisers, int quantiser,
+                                                 unsigned char* slots,
+                                                 unsigned long long slot_bytes,
+                                                 unsigned long long* sizes, short* levels) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const prores::SliceAt s = slices[i];
+  sizes[i] = prores::code_slice(coefficients + i * prores::kSliceCoefficients, s.mb_count, matrix,
+                                quantisers ? quantisers[i] : quantiser, slots + i * slot_bytes,
+                                prores::slice_cap(s.mb_count),
+                                levels + i * prores::kSliceCoefficients);
+}
+
+// Slice i's bytes from its slot to offsets[i] after `frame_slices`, and its size into the
+// slice table (big-endian 16 bits).
+extern "C" __global__ void rdmavideo_prores_gather(const unsigned char* slots,
+                                                   unsigned long long slot_bytes,
+                                                   const unsigned long long* sizes,
+                                                   const unsigned long long* offsets,
+                                                   unsigned count, unsigned char* table,
+                                                   unsigned char* frame_slices) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  prores::gather_slice(slots + i * slot_bytes, sizes[i], table + 2 * i, frame_slices + offsets[i]);
 }

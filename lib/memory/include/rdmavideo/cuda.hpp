@@ -337,6 +337,32 @@ class Kernels {
   Result<void> gray(Stream& stream, DevicePtr luma, size_t pitch, const Nv12& canvas,
                     Area area) const;
 
+  // ---- The ProRes encoder's passes (lib/memory/cuda/prores_slices.hpp), a thread a slice,
+  // each queued on `stream`; the caller waits. `slices` is an array of `count` slices, three
+  // 32-bit numbers each (first macroblock across and down, macroblocks), in device memory.
+
+  /// A 10-bit 4:2:2 picture in device memory: Y, Cb, Cr, pitches in bytes.
+  struct Picture422 {
+    Planes planes;
+    unsigned width = 0, height = 0;
+  };
+  /// Each slice's DCT coefficients into `coefficients` (prores::kSliceCoefficients 32-bit
+  /// numbers a slice).
+  Result<void> prores_dct(Stream& stream, const Picture422& picture, DevicePtr slices,
+                          unsigned count, DevicePtr coefficients) const;
+  /// Each slice coded at quantisers[i] (32-bit numbers), or at `quantiser` where `quantisers`
+  /// is 0, into its slot (`slot_bytes` apart), its size (64 bits; 0: over its cap) into
+  /// sizes[i]. `levels`: prores::kSliceCoefficients 16-bit numbers a slice of scratch.
+  Result<void> prores_code(Stream& stream, DevicePtr coefficients, DevicePtr slices,
+                           unsigned count, DevicePtr matrix, DevicePtr quantisers, int quantiser,
+                           DevicePtr slots, uint64_t slot_bytes, DevicePtr sizes,
+                           DevicePtr levels) const;
+  /// Each coded slice from its slot to `frame_slices` + offsets[i] (64 bits), and its size into
+  /// the slice table at `table`.
+  Result<void> prores_gather(Stream& stream, DevicePtr slots, uint64_t slot_bytes, DevicePtr sizes,
+                             DevicePtr offsets, unsigned count, DevicePtr table,
+                             DevicePtr frame_slices) const;
+
  private:
   enum Function {
     kFirstDifference,
@@ -346,6 +372,9 @@ class Kernels {
     kPlaceNv12,
     kFillNv12,
     kGrayNv12,
+    kProresDct,
+    kProresCode,
+    kProresGather,
     kFunctions
   };
   // `function` over the blocks of `area` of `canvas`, once the area is seen to be an even

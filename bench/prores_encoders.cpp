@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: Apache-2.0
+// rdmavideo-prores-encoders: the library's ProRes 422 HQ encoder (on the GPU where there is
+// one, and its CPU twin) next to FFmpeg's prores_aw and prores_ks (every core, frame
+// threads), on the same 10-bit 4:2:2 pictures, in one run and one table: frames a second,
+// CPU milliseconds a frame, the frames' mean size and their PSNR against the source (luma,
+// decoded with FFmpeg's ProRes decoder). The GPU encoder reads a picture already in GPU
+// memory, as a --memory cuda ring holds it; its row also gives the time an encode takes.
+//
+//   rdmavideo-prores-encoders [--sizes 1920x1080,3840x2160] [--frames N] [--no-gpu]
+//
+// The source is FFmpeg's testsrc2 (a moving test card) at each size, made with the ffmpeg
+// program. bench/run_prores_encoders.py runs it; bench/README.md has a run.
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavutil/opt.h>
+}
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "rdmavideo/cuda.hpp"
+#include "rdmavideo/prores.hpp"
+
+namespace {
+
+using namespace rdmavideo;
+using Clock = std::chrono::steady_clock;
+
+struct Picture {
+  uint32_t width = 0, height = 0;
+  std::vector<uint16_t> y, cb, cr;
+  prores::Planes422 planes() const {
+    return {y.data(), cb.data(), cr.data(), width, (width + 1) / 2};
+  }
+};
+
+Picture testsrc2(uint32_t width, uint32_t height) {
+  const std::string command = "ffmpeg -v error -nostdin -f lavfi -i testsrc2=s=" +
+                              std::to_string(width) + "x" + std::to_string(height) +
+                              " -frames:v 1 -pix_fmt yuv422p10le -f rawvideo -";
+  Picture p{width, height, {}, {}, {}};
+  const size_t cw = (width + 1) / 2, luma = size_t{width} * height, chroma = cw * height;
+  std::vector<uint16_t> all(luma + 2 * chroma);
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return p;
+  const size_t got = std::fread(all.data(), 2, all.size(), pipe);
+  pclose(pipe);
+  if (got != all.size()) return p;
+  p.y.assign(all.begin(), all.begin() + long(luma));
+  p.cb.assign(all.begin() + long(luma), all.begin() + long(luma + chroma));
+  p.cr.assign(all.begin() + long(luma + chroma), all.end());
+  return p;
+}
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+double luma_psnr(const Picture& p, const uint8_t* frame, size_t bytes) {
+  const AVCodec* codec = avcodec_find_decoder(AV_CODEC_ID_PRORES);
+  AVCodecContext* ctx = avcodec_alloc_context3(codec);
+  ctx->codec_tag = MKTAG('a', 'p', 'c', 'h');
+  ctx->width = int(p.width);
+  ctx->height = int(p.height);
+  AVPacket* packet = av_packet_alloc();
+  AVFrame* out = av_frame_alloc();
+  double psnr = 0;
+  if (avcodec_open2(ctx, codec, nullptr) == 0 && av_new_packet(packet, int(bytes)) == 0) {
+    std::memcpy(packet->data, frame, bytes);
+    if (avcodec_send_packet(ctx, packet) == 0 && avcodec_receive_frame(ctx, out) == 0) {
+      double se = 0;
+      for (uint32_t r = 0; r < p.height; ++r) {
+        const auto* row = reinterpret_cast<const uint16_t*>(out->data[0] + r * out->linesize[0]);
+        for (uint32_t c = 0; c < p.width; ++c) {
+          const double d = double(row[c]) - p.y[r * p.width + c];
+          se += d * d;
+        }
+      }
+      const double mse = se / (double(p.width) * p.height);
+      psnr = mse == 0 ? 99 : 10 * std::log10(1023.0 * 1023.0 / mse);
+    }
+  }
+  av_frame_free(&out);
+  av_packet_free(&packet);
+  avcodec_free_context(&ctx);
+  return psnr;
+}
+
+struct Row {
+  std::string encoder;
+  double fps = 0, cpu_ms = 0, mean_bytes = 0, psnr = 0, encode_ms = 0;
+  std::string note;
+};
+
+Row run_ffmpeg(const char* name, const Picture& p, int frames) {
+  Row row;
+  row.encoder = name;
+  const AVCodec* codec = avcodec_find_encoder_by_name(name);
+  AVCodecContext* ctx = avcodec_alloc_context3(codec);
+  ctx->width = int(p.width);
+  ctx->height = int(p.height);
+  ctx->pix_fmt = AV_PIX_FMT_YUV422P10LE;
+  ctx->time_base = {1, 60};
+  ctx->thread_count = 0;  // every core
+  ctx->profile = 3;       // HQ
+  AVFrame* in = av_frame_alloc();
+  AVPacket* packet = av_packet_alloc();
+  in->width = ctx->width;
+  in->height = ctx->height;
+  in->format = ctx->pix_fmt;
+  if (avcodec_open2(ctx, codec, nullptr) != 0 || av_frame_get_buffer(in, 0) != 0) {
+    row.note = "could not be opened";
+    return row;
+  }
+  const uint32_t cw = (p.width + 1) / 2;
+  for (uint32_t r = 0; r < p.height; ++r) {
+    std::memcpy(in->data[0] + r * in->linesize[0], &p.y[r * p.width], p.width * 2);
+    std::memcpy(in->data[1] + r * in->linesize[1], &p.cb[r * cw], cw * 2);
+    std::memcpy(in->data[2] + r * in->linesize[2], &p.cr[r * cw], cw * 2);
+  }
+  std::vector<uint8_t> last;
+  size_t bytes = 0;
+  int received = 0;
+  const double cpu0 = cpu_seconds();
+  const auto t0 = Clock::now();
+  auto drain = [&] {
+    while (avcodec_receive_packet(ctx, packet) == 0) {
+      bytes += size_t(packet->size);
+      last.assign(packet->data, packet->data + packet->size);
+      ++received;
+      av_packet_unref(packet);
+    }
+  };
+  for (int i = 0; i < frames; ++i) {
+    in->pts = i;
+    avcodec_send_frame(ctx, in);
+    drain();
+  }
+  avcodec_send_frame(ctx, nullptr);
+  drain();
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  row.fps = received / wall;
+  row.cpu_ms = 1000 * (cpu_seconds() - cpu0) / std::max(1, received);
+  row.mean_bytes = double(bytes) / std::max(1, received);
+  row.psnr = luma_psnr(p, last.data(), last.size());
+  av_packet_free(&packet);
+  av_frame_free(&in);
+  avcodec_free_context(&ctx);
+  return row;
+}
+
+Row run_cpu_twin(const Picture& p, int frames) {
+  Row row;
+  row.encoder = "rdmavideo ProRes, CPU twin (1 thread)";
+  auto encoder = prores::Encoder::create({p.width, p.height, prores::Profile::hq});
+  std::vector<uint8_t> out(encoder->max_frame_bytes());
+  size_t bytes = 0, last = 0;
+  const double cpu0 = cpu_seconds();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < frames; ++i) {
+    auto size = encoder->encode(p.planes(), out);
+    if (!size) {
+      row.note = size.error().message();
+      return row;
+    }
+    bytes += *size;
+    last = *size;
+  }
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  row.fps = frames / wall;
+  row.cpu_ms = 1000 * (cpu_seconds() - cpu0) / frames;
+  row.mean_bytes = double(bytes) / frames;
+  row.psnr = luma_psnr(p, out.data(), last);
+  return row;
+}
+
+Row run_gpu(const Picture& p, int frames) {
+  Row row;
+  row.encoder = "rdmavideo ProRes, GPU";
+  auto device = cuda::Device::shared(0);
+  if (!device) {
+    row.note = "no GPU: " + device.error().message();
+    return row;
+  }
+  auto encoder = prores::GpuEncoder::create(*device, {p.width, p.height, prores::Profile::hq});
+  if (!encoder) {
+    row.note = encoder.error().message();
+    return row;
+  }
+  const uint32_t cw = (p.width + 1) / 2;
+  cuda::Kernels::Picture422 picture{{}, p.width, p.height};
+  std::vector<std::shared_ptr<cuda::DevicePtr>> memory;
+  const std::vector<uint16_t>* planes[3] = {&p.y, &p.cb, &p.cr};
+  for (int i = 0; i < 3; ++i) {
+    auto at = (*device)->allocate(planes[i]->size() * 2);
+    if (!at || !(*device)->upload(**at, std::as_bytes(std::span(*planes[i])))) {
+      row.note = "could not put the picture in GPU memory";
+      return row;
+    }
+    memory.push_back(*at);
+    picture.planes.at[i] = **at;
+    picture.planes.pitch[i] = (i == 0 ? p.width : cw) * 2;
+  }
+  std::vector<uint8_t> out((*encoder)->max_frame_bytes());
+  size_t bytes = 0, last = 0;
+  double encode_ms = 0;
+  const double cpu0 = cpu_seconds();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < frames; ++i) {
+    auto size = (*encoder)->encode(picture, out);
+    if (!size) {
+      row.note = size.error().message();
+      return row;
+    }
+    bytes += *size;
+    last = *size;
+    encode_ms += (*encoder)->last_encode_ms();
+  }
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  row.fps = frames / wall;
+  row.cpu_ms = 1000 * (cpu_seconds() - cpu0) / frames;
+  row.mean_bytes = double(bytes) / frames;
+  row.encode_ms = encode_ms / frames;
+  row.psnr = luma_psnr(p, out.data(), last);
+  row.note = (*device)->describe();
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string sizes = "1920x1080,3840x2160";
+  int frames = 30;
+  bool gpu = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--sizes" && i + 1 < argc) {
+      sizes = argv[++i];
+    } else if (a == "--frames" && i + 1 < argc) {
+      frames = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--no-gpu") {
+      gpu = false;
+    } else {
+      std::fprintf(stderr, "usage: rdmavideo-prores-encoders [--sizes WxH,...] [--frames N] "
+                           "[--no-gpu]\n");
+      return 2;
+    }
+  }
+  av_log_set_level(AV_LOG_ERROR);
+  std::printf("%-12s %-40s %8s %12s %12s %9s %10s  %s\n", "picture", "encoder (ProRes 422 HQ)",
+              "fps", "CPU ms/frame", "bytes/frame", "PSNR Y", "encode ms", "");
+  for (size_t at = 0; at < sizes.size();) {
+    size_t comma = sizes.find(',', at);
+    if (comma == std::string::npos) comma = sizes.size();
+    uint32_t w = 0, h = 0;
+    std::sscanf(sizes.substr(at, comma - at).c_str(), "%ux%u", &w, &h);
+    at = comma + 1;
+    const Picture p = testsrc2(w, h);
+    if (p.y.empty()) {
+      std::fprintf(stderr, "rdmavideo-prores-encoders: ffmpeg made no %ux%u picture\n", w, h);
+      return 1;
+    }
+    std::vector<Row> rows;
+    if (gpu) rows.push_back(run_gpu(p, frames));
+    rows.push_back(run_cpu_twin(p, std::max(1, frames / 3)));
+    rows.push_back(run_ffmpeg("prores_aw", p, frames));
+    rows.push_back(run_ffmpeg("prores_ks", p, frames));
+    const std::string picture = std::to_string(w) + "x" + std::to_string(h);
+    for (const Row& r : rows) {
+      if (r.fps == 0) {
+        std::printf("%-12s %-40s %s\n", picture.c_str(), r.encoder.c_str(), r.note.c_str());
+        continue;
+      }
+      std::printf("%-12s %-40s %8.1f %12.2f %12.0f %9.2f %10s  %s\n", picture.c_str(),
+                  r.encoder.c_str(), r.fps, r.cpu_ms, r.mean_bytes, r.psnr,
+                  r.encode_ms > 0 ? std::to_string(r.encode_ms).substr(0, 6).c_str() : "-",
+                  r.note.c_str());
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CPU twin of the GPU ProRes encoder: the frame and picture headers, the slice table, and
+// each slice through the shared arithmetic (cuda/prores_slices.hpp), its quantiser found by
+// a search for the finest that fits the slice's share of the frame's nominal size.
+#include "rdmavideo/prores.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "cuda/prores_slices.hpp"
+#include "prores/frame_writer.hpp"
+
+namespace rdmavideo::prores {
+namespace {
+
+// The profiles' quantisation matrices (RDD 36's defaults), luma and chroma alike, in raster
+// order: proxy, LT, standard, HQ.
+constexpr std::array<std::array<uint8_t, 64>, 4> kMatrices = {{
+    {4,  7,  9,  11, 13, 14, 15, 63, 7,  7,  11, 12, 14, 15, 63, 63, 9,  11, 13, 14, 15, 63,
+     63, 63, 11, 11, 13, 14, 63, 63, 63, 63, 11, 13, 14, 63, 63, 63, 63, 63, 13, 14, 63, 63,
+     63, 63, 63, 63, 13, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63},
+    {4,  5,  6,  7,  9,  11, 13, 15, 5,  5,  7,  8,  11, 13, 15, 17, 6,  7,  9,  11, 13, 15,
+     15, 17, 7,  7,  9,  11, 13, 15, 17, 19, 7,  9,  11, 13, 14, 16, 19, 23, 9,  11, 13, 14,
+     16, 19, 23, 29, 9,  11, 13, 15, 17, 21, 28, 35, 11, 13, 16, 17, 21, 28, 35, 41},
+    {4, 4, 5, 5, 6, 7, 7, 9, 4, 4, 5, 6, 7, 7, 9, 9,  5, 5, 6, 7, 7, 9,  9,  10, 5, 5, 6, 7,
+     7, 9, 9, 10, 5, 6, 7, 7, 8, 9, 10, 12, 6, 7, 7, 8, 9, 10, 12, 15, 6, 7, 7, 9, 10, 11, 14,
+     17, 7, 7, 9, 10, 11, 14, 17, 21},
+    {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 5,
+     4, 4, 4, 4, 4, 4, 5, 5, 4, 4, 4, 4, 4, 5, 5, 6, 4, 4, 4, 4, 5, 5, 6, 7, 4, 4, 4, 4, 5, 6, 7, 7},
+}};
+
+// Apple's nominal data rates (1920x1080 at 29.97 fps: 45, 102, 147 and 220 Mb/s) as bits a
+// macroblock a frame, which holds at any size and rate.
+constexpr std::array<uint32_t, 4> kBitsPerMacroblock = {184, 417, 601, 900};
+
+size_t index(Profile p) { return static_cast<size_t>(p); }
+
+void put16(uint8_t* at, uint32_t v) {
+  at[0] = static_cast<uint8_t>(v >> 8);
+  at[1] = static_cast<uint8_t>(v);
+}
+void put32(uint8_t* at, uint32_t v) {
+  put16(at, v >> 16);
+  put16(at + 2, v & 0xffff);
+}
+
+}  // namespace
+
+namespace detail {
+
+const uint8_t* matrix(Profile profile) { return kMatrices[index(profile)].data(); }
+
+void write_headers(const FrameFormat& format, uint8_t* frame) {
+  std::memcpy(frame + 4, "icpf", 4);
+  uint8_t* h = frame + 8;
+  std::memset(h, 0, kFrameHeaderBytes);
+  put16(h, kFrameHeaderBytes);
+  put16(h + 2, 0);                // version 0: 4:2:2, no alpha
+  std::memcpy(h + 4, "rdmv", 4);  // the encoder that made it
+  put16(h + 8, format.width);
+  put16(h + 10, format.height);
+  h[12] = 2 << 6;  // 4:2:2, progressive
+  h[13] = 0;       // aspect ratio and frame rate: unknown
+  h[14] = format.primaries;
+  h[15] = format.transfer;
+  h[16] = format.matrix;
+  h[17] = 0;  // no alpha
+  h[19] = 3;  // both matrices follow
+  std::memcpy(h + 20, matrix(format.profile), 64);
+  std::memcpy(h + 84, matrix(format.profile), 64);
+  uint8_t* picture = h + kFrameHeaderBytes;
+  picture[0] = kPictureHeaderBytes << 3;
+  picture[7] = 3 << 4;  // slices of up to 2^3 macroblocks
+}
+
+void finish(uint8_t* frame, size_t slices, size_t end) {
+  uint8_t* picture = frame + 8 + kFrameHeaderBytes;
+  put32(picture + 1, static_cast<uint32_t>(end - (8 + kFrameHeaderBytes)));
+  put16(picture + 5, static_cast<uint32_t>(slices));
+  put32(frame, static_cast<uint32_t>(end));
+}
+
+Result<std::vector<int>> choose_quantisers(
+    size_t count, size_t budget,
+    const std::function<Result<void>(int q, std::vector<uint64_t>& sizes)>& sizes_at) {
+  auto total = [](const std::vector<uint64_t>& sizes) {
+    uint64_t sum = 0;
+    for (uint64_t b : sizes) sum += b == 0 ? UINT64_MAX / (4 * sizes.size() + 4) : b;
+    return sum;
+  };
+  std::vector<uint64_t> sizes(count);
+  int lo = 1, hi = kMaxQuantiser;
+  while (lo < hi) {  // sizes fall as the quantiser grows
+    const int q = (lo + hi) / 2;
+    if (auto ok = sizes_at(q, sizes); !ok) return Unexpected(ok.error());
+    if (total(sizes) <= budget) {
+      hi = q;
+    } else {
+      lo = q + 1;
+    }
+  }
+  std::vector<int> quantiser(count, lo);
+  if (lo > 1) {
+    if (auto ok = sizes_at(lo, sizes); !ok) return Unexpected(ok.error());
+    std::vector<uint64_t> finer(count);
+    if (auto ok = sizes_at(lo - 1, finer); !ok) return Unexpected(ok.error());
+    uint64_t spent = total(sizes);
+    for (size_t i = 0; i < count && finer[i] != 0; ++i) {
+      const uint64_t more = finer[i] > sizes[i] ? finer[i] - sizes[i] : 0;
+      if (spent + more > budget) break;
+      spent += more;
+      quantiser[i] = lo - 1;
+    }
+  }
+  return quantiser;
+}
+
+}  // namespace detail
+
+std::string_view fourcc(Profile profile) {
+  constexpr std::array<std::string_view, 4> kCodes = {"apco", "apcs", "apcn", "apch"};
+  return kCodes[index(profile)];
+}
+
+std::string_view to_string(Profile profile) {
+  constexpr std::array<std::string_view, 4> kNames = {"proxy", "lt", "standard", "hq"};
+  return kNames[index(profile)];
+}
+
+std::vector<SliceSpan> slice_layout(uint32_t width, uint32_t height) {
+  const uint32_t mb_width = (width + 15) / 16, mb_height = (height + 15) / 16;
+  std::vector<SliceSpan> slices;
+  for (uint32_t y = 0; y < mb_height; ++y) {
+    uint32_t x = 0;
+    for (uint32_t size = kMaxSliceMacroblocks; size > 0; size /= 2) {
+      for (; mb_width - x >= size; x += size) slices.push_back({x, y, size});
+    }
+  }
+  return slices;
+}
+
+Result<void> check_format(const FrameFormat& format) {
+  if (format.width == 0 || format.height == 0 || format.width > 0xffff ||
+      format.height > 0xffff) {
+    return make_error(ErrorCode::invalid_argument,
+                      "ProRes: a picture of {}x{} (1x1 to 65535x65535)", format.width,
+                      format.height);
+  }
+  return {};
+}
+
+size_t max_frame_bytes(const FrameFormat& format) {
+  size_t bytes = detail::kTableOffset;
+  for (const auto& s : slice_layout(format.width, format.height)) {
+    bytes += 2 + slice_cap(s.mb_count);
+  }
+  return bytes;
+}
+
+size_t target_frame_bytes(const FrameFormat& format) {
+  const size_t macroblocks = size_t{(format.width + 15) / 16} * ((format.height + 15) / 16);
+  const uint32_t bits =
+      format.bits_per_mb ? format.bits_per_mb : kBitsPerMacroblock[index(format.profile)];
+  return macroblocks * bits / 8;
+}
+
+Encoder::Encoder(const FrameFormat& format)
+    : format_(format), slices_(slice_layout(format.width, format.height)) {}
+
+Result<Encoder> Encoder::create(const FrameFormat& format) {
+  if (auto ok = check_format(format); !ok) return Unexpected(ok.error());
+  return Encoder(format);
+}
+
+size_t Encoder::max_frame_bytes() const { return prores::max_frame_bytes(format_); }
+
+size_t Encoder::target_frame_bytes() const { return prores::target_frame_bytes(format_); }
+
+Result<size_t> Encoder::encode(const Planes422& picture, std::span<uint8_t> out) const {
+  if (out.size() < max_frame_bytes()) {
+    return make_error(ErrorCode::invalid_argument, "ProRes: {} bytes for a frame of up to {}",
+                      out.size(), max_frame_bytes());
+  }
+  const uint8_t* matrix = detail::matrix(format_.profile);
+  const PlanesRef planes{picture.y,       picture.cb,    picture.cr,    picture.y_pitch,
+                         picture.c_pitch, format_.width, format_.height};
+  // Every slice's coefficients, made once.
+  const size_t count = slices_.size();
+  std::vector<int32_t> coefficients(count * kSliceCoefficients);
+  for (size_t i = 0; i < count; ++i) {
+    const SliceSpan& s = slices_[i];
+    slice_dct(planes, s.mb_x, s.mb_y, s.mb_count, &coefficients[i * kSliceCoefficients]);
+  }
+  std::vector<int16_t> levels(kSliceCoefficients);
+  std::vector<uint8_t> scratch(slice_cap(kMaxSliceMacroblocks));
+  const size_t overhead = detail::kTableOffset + 2 * count;
+  const size_t target = target_frame_bytes();
+  auto quantisers = detail::choose_quantisers(
+      count, target > overhead ? target - overhead : 0,
+      [&](int q, std::vector<uint64_t>& sizes) -> Result<void> {
+        for (size_t i = 0; i < count; ++i) {
+          sizes[i] = code_slice(&coefficients[i * kSliceCoefficients], slices_[i].mb_count,
+                                matrix, q, scratch.data(), slice_cap(slices_[i].mb_count),
+                                levels.data());
+        }
+        return {};
+      });
+  if (!quantisers) return Unexpected(quantisers.error());
+  uint8_t* frame = out.data();
+  detail::write_headers(format_, frame);
+  uint8_t* table = frame + detail::kTableOffset;
+  uint8_t* at = table + 2 * count;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t bytes =
+        code_slice(&coefficients[i * kSliceCoefficients], slices_[i].mb_count, matrix,
+                   (*quantisers)[i], at, slice_cap(slices_[i].mb_count), levels.data());
+    if (bytes == 0) {
+      return make_error(ErrorCode::resource, "ProRes: slice {} over its {} bytes", i,
+                        slice_cap(slices_[i].mb_count));
+    }
+    put16(table + 2 * i, static_cast<uint32_t>(bytes));
+    at += bytes;
+  }
+  const auto size = static_cast<size_t>(at - frame);
+  detail::finish(frame, count, size);
+  return size;
+}
+
+}  // namespace rdmavideo::prores

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ProRes encoder on a GPU: the slices' coefficients made once a frame, the rate control's
+// sizes from the coding kernel (one quantiser for all), the chosen quantisers coded, the
+// slices gathered behind their table, and the table and slices downloaded once, behind the
+// headers written here. The choices are the CPU twin's (frame_writer.hpp), so the frames are
+// byte for byte the same.
+#include <chrono>
+#include <cstring>
+
+#include "cuda/prores_slices.hpp"
+#include "prores/frame_writer.hpp"
+#include "rdmavideo/prores.hpp"
+
+namespace rdmavideo::prores {
+
+struct GpuEncoder::Impl {
+  std::shared_ptr<cuda::Device> device;
+  std::shared_ptr<const cuda::Kernels> kernels;
+  std::unique_ptr<cuda::Stream> stream;
+  FrameFormat format;
+  std::vector<SliceSpan> slices;
+  uint64_t slot_bytes = 0;
+  // Device memory: the slices (3 x 32 bits each), the matrix, the coefficients, the levels'
+  // scratch, the slots, each slice's size, offset and quantiser, and the table and slices.
+  std::shared_ptr<cuda::DevicePtr> slices_at, matrix_at, coefficients_at, levels_at, slots_at,
+      sizes_at, offsets_at, quantisers_at, frame_at;
+  double last_ms = 0;
+
+  Result<void> sizes_at_quantiser(int q, std::vector<uint64_t>& sizes, cuda::DevicePtr quantisers) {
+    const auto count = static_cast<unsigned>(slices.size());
+    if (auto ok = kernels->prores_code(*stream, *coefficients_at, *slices_at, count, *matrix_at,
+                                       quantisers, q, *slots_at, slot_bytes, *sizes_at,
+                                       *levels_at);
+        !ok) {
+      return ok;
+    }
+    sizes.resize(count);
+    if (auto ok = stream->download_async(std::as_writable_bytes(std::span(sizes)), *sizes_at); !ok)
+      return ok;
+    return stream->synchronize();
+  }
+};
+
+GpuEncoder::GpuEncoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GpuEncoder::~GpuEncoder() = default;
+
+Result<std::unique_ptr<GpuEncoder>> GpuEncoder::create(std::shared_ptr<cuda::Device> device,
+                                                       const FrameFormat& format) {
+  if (auto ok = check_format(format); !ok) return Unexpected(ok.error());
+  auto kernels = cuda::Kernels::shared(device);
+  if (!kernels) return Unexpected(kernels.error());
+  auto stream = device->create_stream();
+  if (!stream) return Unexpected(stream.error());
+  auto impl = std::make_unique<Impl>();
+  impl->device = device;
+  impl->kernels = *kernels;
+  impl->stream = std::move(*stream);
+  impl->format = format;
+  impl->slices = slice_layout(format.width, format.height);
+  impl->slot_bytes = slice_cap(kMaxSliceMacroblocks);
+  const size_t count = impl->slices.size();
+  auto allocate = [&](std::shared_ptr<cuda::DevicePtr>& to, size_t bytes) -> Result<void> {
+    auto at = device->allocate(bytes);
+    if (!at) return Unexpected(at.error());
+    to = std::move(*at);
+    return {};
+  };
+  for (auto [to, bytes] :
+       {std::pair{&impl->slices_at, count * sizeof(SliceAt)}, std::pair{&impl->matrix_at, size_t{64}},
+        std::pair{&impl->coefficients_at, count * kSliceCoefficients * sizeof(int32_t)},
+        std::pair{&impl->levels_at, count * kSliceCoefficients * sizeof(int16_t)},
+        std::pair{&impl->slots_at, count * impl->slot_bytes},
+        std::pair{&impl->sizes_at, count * sizeof(uint64_t)},
+        std::pair{&impl->offsets_at, count * sizeof(uint64_t)},
+        std::pair{&impl->quantisers_at, count * sizeof(int32_t)},
+        std::pair{&impl->frame_at, prores::max_frame_bytes(format) - detail::kTableOffset}}) {
+    if (auto ok = allocate(*to, bytes); !ok) return Unexpected(ok.error());
+  }
+  std::vector<SliceAt> spans;
+  for (const auto& s : impl->slices) spans.push_back({s.mb_x, s.mb_y, s.mb_count});
+  if (auto ok = device->upload(*impl->slices_at, std::as_bytes(std::span(spans))); !ok)
+    return Unexpected(ok.error());
+  if (auto ok = device->upload(
+          *impl->matrix_at,
+          std::as_bytes(std::span(detail::matrix(format.profile), size_t{64})));
+      !ok) {
+    return Unexpected(ok.error());
+  }
+  return std::unique_ptr<GpuEncoder>(new GpuEncoder(std::move(impl)));
+}
+
+const FrameFormat& GpuEncoder::format() const { return impl_->format; }
+
+size_t GpuEncoder::max_frame_bytes() const { return prores::max_frame_bytes(impl_->format); }
+
+double GpuEncoder::last_encode_ms() const { return impl_->last_ms; }
+
+Result<size_t> GpuEncoder::encode(const cuda::Kernels::Picture422& picture,
+                                  std::span<uint8_t> out) {
+  Impl& m = *impl_;
+  if (out.size() < max_frame_bytes()) {
+    return make_error(ErrorCode::invalid_argument, "ProRes: {} bytes for a frame of up to {}",
+                      out.size(), max_frame_bytes());
+  }
+  if (picture.width != m.format.width || picture.height != m.format.height) {
+    return make_error(ErrorCode::invalid_argument, "ProRes: a {}x{} picture for a {}x{} encoder",
+                      picture.width, picture.height, m.format.width, m.format.height);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const size_t count = m.slices.size();
+  const auto slices = static_cast<unsigned>(count);
+  if (auto ok = m.kernels->prores_dct(*m.stream, picture, *m.slices_at, slices, *m.coefficients_at);
+      !ok) {
+    return Unexpected(ok.error());
+  }
+  const size_t overhead = detail::kTableOffset + 2 * count;
+  const size_t target = target_frame_bytes(m.format);
+  auto quantisers = detail::choose_quantisers(
+      count, target > overhead ? target - overhead : 0,
+      [&](int q, std::vector<uint64_t>& sizes) { return m.sizes_at_quantiser(q, sizes, 0); });
+  if (!quantisers) return Unexpected(quantisers.error());
+  // The chosen quantisers coded; each slice's place behind the table.
+  std::vector<int32_t> chosen(quantisers->begin(), quantisers->end());
+  if (auto ok = m.stream->upload_async(*m.quantisers_at, std::as_bytes(std::span(chosen))); !ok)
+    return Unexpected(ok.error());
+  std::vector<uint64_t> sizes;
+  if (auto ok = m.sizes_at_quantiser(0, sizes, *m.quantisers_at); !ok) return Unexpected(ok.error());
+  std::vector<uint64_t> offsets(count);
+  uint64_t end = 2 * count;  // the table comes first
+  for (size_t i = 0; i < count; ++i) {
+    if (sizes[i] == 0) {
+      return make_error(ErrorCode::resource, "ProRes: slice {} over its {} bytes", i,
+                        slice_cap(m.slices[i].mb_count));
+    }
+    offsets[i] = end;
+    end += sizes[i];
+  }
+  if (auto ok = m.stream->upload_async(*m.offsets_at, std::as_bytes(std::span(offsets))); !ok)
+    return Unexpected(ok.error());
+  if (auto ok = m.kernels->prores_gather(*m.stream, *m.slots_at, m.slot_bytes, *m.sizes_at,
+                                         *m.offsets_at, slices, *m.frame_at, *m.frame_at);
+      !ok) {
+    return Unexpected(ok.error());
+  }
+  uint8_t* frame = out.data();
+  if (auto ok = m.stream->download_async(
+          std::as_writable_bytes(out.subspan(detail::kTableOffset, end)), *m.frame_at);
+      !ok) {
+    return Unexpected(ok.error());
+  }
+  if (auto ok = m.stream->synchronize(); !ok) return Unexpected(ok.error());
+  detail::write_headers(m.format, frame);
+  const size_t size = detail::kTableOffset + end;
+  detail::finish(frame, count, size);
+  m.last_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return size;
+}
+
+}  // namespace rdmavideo::prores

@@ -40,9 +40,9 @@ struct Picture {
 };
 
 Picture testsrc2(uint32_t width, uint32_t height) {
-  const std::string command = "ffmpeg -v error -nostdin -f lavfi -i testsrc2=s=" +
-                              std::to_string(width) + "x" + std::to_string(height) +
-                              " -frames:v 1 -pix_fmt yuv422p10le -f rawvideo -";
+  const std::string command =
+      "ffmpeg -v error -nostdin -f lavfi -i testsrc2=s=" + std::to_string(width) + "x" +
+      std::to_string(height) + " -frames:v 1 -pix_fmt yuv422p10le -f rawvideo -";
   Picture p{width, height, {}, {}, {}};
   const size_t cw = (width + 1) / 2, luma = size_t{width} * height, chroma = cw * height;
   std::vector<uint16_t> all(luma + 2 * chroma);
@@ -249,8 +249,9 @@ int main(int argc, char** argv) {
     } else if (a == "--no-gpu") {
       gpu = false;
     } else {
-      std::fprintf(stderr, "usage: rdmavideo-prores-encoders [--sizes WxH,...] [--frames N] "
-                           "[--no-gpu]\n");
+      std::fprintf(stderr,
+                   "usage: rdmavideo-prores-encoders [--sizes WxH,...] [--frames N] "
+                   "[--no-gpu]\n");
       return 2;
     }
   }

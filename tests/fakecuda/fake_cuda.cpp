@@ -595,18 +595,20 @@ CUresult prores(int f, void** params, unsigned threads) {
   if (f == kProresDct) {
     auto picture = arg<pr::PlanesRef>(params, 0);
     const auto count = arg<unsigned>(params, 2);
-    const auto* slices = reinterpret_cast<const pr::SliceAt*>(device(1, count * sizeof(pr::SliceAt)));
+    const auto* slices =
+        reinterpret_cast<const pr::SliceAt*>(device(1, count * sizeof(pr::SliceAt)));
     auto* coefficients =
         reinterpret_cast<int32_t*>(device(3, count * pr::kSliceCoefficients * sizeof(int32_t)));
     const size_t cw = (picture.width + 1) / 2;
     picture.y = reinterpret_cast<const uint16_t*>(plane(reinterpret_cast<CUdeviceptr>(picture.y),
                                                         picture.y_pitch * 2, picture.height,
                                                         picture.width * 2u));
-    picture.cb = reinterpret_cast<const uint16_t*>(
-        plane(reinterpret_cast<CUdeviceptr>(picture.cb), picture.c_pitch * 2, picture.height, cw * 2));
-    picture.cr = reinterpret_cast<const uint16_t*>(
-        plane(reinterpret_cast<CUdeviceptr>(picture.cr), picture.c_pitch * 2, picture.height, cw * 2));
-    if (!slices || !coefficients || !picture.y || !picture.cb || !picture.cr) return kIllegalAddress;
+    picture.cb = reinterpret_cast<const uint16_t*>(plane(
+        reinterpret_cast<CUdeviceptr>(picture.cb), picture.c_pitch * 2, picture.height, cw * 2));
+    picture.cr = reinterpret_cast<const uint16_t*>(plane(
+        reinterpret_cast<CUdeviceptr>(picture.cr), picture.c_pitch * 2, picture.height, cw * 2));
+    if (!slices || !coefficients || !picture.y || !picture.cb || !picture.cr)
+      return kIllegalAddress;
     for (unsigned i = 0; i < std::min(count, threads); ++i) {
       pr::slice_dct(picture, slices[i].mb_x, slices[i].mb_y, slices[i].mb_count,
                     coefficients + i * pr::kSliceCoefficients);
@@ -618,7 +620,8 @@ CUresult prores(int f, void** params, unsigned threads) {
     const auto slot_bytes = arg<uint64_t>(params, 7);
     const auto* coefficients = reinterpret_cast<const int32_t*>(
         device(0, count * pr::kSliceCoefficients * sizeof(int32_t)));
-    const auto* slices = reinterpret_cast<const pr::SliceAt*>(device(1, count * sizeof(pr::SliceAt)));
+    const auto* slices =
+        reinterpret_cast<const pr::SliceAt*>(device(1, count * sizeof(pr::SliceAt)));
     const auto* matrix = reinterpret_cast<const uint8_t*>(device(3, 64));
     const bool each = arg<CUdeviceptr>(params, 4) != 0;
     const auto* quantisers =
@@ -630,10 +633,10 @@ CUresult prores(int f, void** params, unsigned threads) {
     if (!coefficients || !slices || !matrix || (each && !quantisers) || !slots || !sizes || !levels)
       return kIllegalAddress;
     for (unsigned i = 0; i < std::min(count, threads); ++i) {
-      sizes[i] = pr::code_slice(coefficients + i * pr::kSliceCoefficients, slices[i].mb_count,
-                                matrix, each ? quantisers[i] : arg<int>(params, 5),
-                                slots + i * slot_bytes, pr::slice_cap(slices[i].mb_count),
-                                levels + i * pr::kSliceCoefficients);
+      sizes[i] =
+          pr::code_slice(coefficients + i * pr::kSliceCoefficients, slices[i].mb_count, matrix,
+                         each ? quantisers[i] : arg<int>(params, 5), slots + i * slot_bytes,
+                         pr::slice_cap(slices[i].mb_count), levels + i * pr::kSliceCoefficients);
     }
     return kSuccess;
   }
@@ -645,7 +648,8 @@ CUresult prores(int f, void** params, unsigned threads) {
   auto* table = reinterpret_cast<uint8_t*>(device(5, count * 2));
   if (!slots || !sizes || !offsets || !table) return kIllegalAddress;
   for (unsigned i = 0; i < std::min(count, threads); ++i) {
-    auto* to = reinterpret_cast<uint8_t*>(alias(arg<CUdeviceptr>(params, 6) + offsets[i], sizes[i]));
+    auto* to =
+        reinterpret_cast<uint8_t*>(alias(arg<CUdeviceptr>(params, 6) + offsets[i], sizes[i]));
     if (!to) return kIllegalAddress;
     pr::gather_slice(slots + i * slot_bytes, sizes[i], table + 2 * i, to);
   }
@@ -665,7 +669,8 @@ CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned,
   namespace px = rdmavideo::cuda::pixels;
   if (f == kPlaceNv12 || f == kFillNv12 || f == kGrayNv12)
     return composite(f, params, threads_x, threads_y);
-  if (f == kProresDct || f == kProresCode || f == kProresGather) return prores(f, params, threads_x);
+  if (f == kProresDct || f == kProresCode || f == kProresGather)
+    return prores(f, params, threads_x);
   if (f == kPacked422ToNv12) {
     const auto width = arg<unsigned>(params, 6), height = arg<unsigned>(params, 7);
     const auto src_pitch = arg<uint64_t>(params, 1), y_pitch = arg<uint64_t>(params, 3),

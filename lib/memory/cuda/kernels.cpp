@@ -295,9 +295,12 @@ Result<void> Kernels::prores_dct(Stream& stream, const Picture422& picture, Devi
   const auto samples = [](DevicePtr at) {
     return reinterpret_cast<const uint16_t*>(static_cast<uintptr_t>(at));
   };
-  prores::PlanesRef planes{samples(picture.planes.at[0]), samples(picture.planes.at[1]),
-                           samples(picture.planes.at[2]), picture.planes.pitch[0] / 2,
-                           picture.planes.pitch[1] / 2,   picture.width,
+  prores::PlanesRef planes{samples(picture.planes.at[0]),
+                           samples(picture.planes.at[1]),
+                           samples(picture.planes.at[2]),
+                           picture.planes.pitch[0] / 2,
+                           picture.planes.pitch[1] / 2,
+                           picture.width,
                            picture.height};
   CUdeviceptr slices_arg = slices, coefficients_arg = coefficients;
   void* params[] = {&planes, &slices_arg, &count, &coefficients_arg};
@@ -311,7 +314,7 @@ Result<void> Kernels::prores_code(Stream& stream, DevicePtr coefficients, Device
                                   DevicePtr sizes, DevicePtr levels) const {
   CUdeviceptr args[] = {coefficients, slices, matrix, quantisers, slots, sizes, levels};
   unsigned long long slot_arg = slot_bytes;  // NOLINT(google-runtime-int): the kernel's
-  void* params[] = {&args[0], &args[1], &count, &args[2], &args[3],
+  void* params[] = {&args[0],   &args[1], &count,    &args[2], &args[3],
                     &quantiser, &args[4], &slot_arg, &args[5], &args[6]};
   return launch(stream, kProresCode, blocks(count, kSliceThreads), 1, kSliceThreads, 1, params,
                 "rdmavideo_prores_code");

@@ -140,18 +140,17 @@ extern "C" __global__ void rdmavideo_prores_dct(prores::PlanesRef picture,
 // (slot_bytes apart); its size (0: over its cap) into sizes[i].
 extern "C" __global__ void rdmavideo_prores_code(const int* coefficients,
                                                  const prores::SliceAt* slices, unsigned count,
-                                                 const unsigned char* matrix,
-                                                 const int* quantisers, int quantiser,
-                                                 unsigned char* slots,
+                                                 const unsigned char* matrix, const int* quantisers,
+                                                 int quantiser, unsigned char* slots,
                                                  unsigned long long slot_bytes,
                                                  unsigned long long* sizes, short* levels) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
   const prores::SliceAt s = slices[i];
-  sizes[i] = prores::code_slice(coefficients + i * prores::kSliceCoefficients, s.mb_count, matrix,
-                                quantisers ? quantisers[i] : quantiser, slots + i * slot_bytes,
-                                prores::slice_cap(s.mb_count),
-                                levels + i * prores::kSliceCoefficients);
+  sizes[i] =
+      prores::code_slice(coefficients + i * prores::kSliceCoefficients, s.mb_count, matrix,
+                         quantisers ? quantisers[i] : quantiser, slots + i * slot_bytes,
+                         prores::slice_cap(s.mb_count), levels + i * prores::kSliceCoefficients);
 }
 
 // Slice i's bytes from its slot to offsets[i] after `frame_slices`, and its size into the

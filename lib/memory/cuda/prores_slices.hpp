@@ -132,15 +132,14 @@ RDMAVIDEO_PRORES_HD inline void put_code(BitWriter& w, uint32_t value, uint8_t b
 /// 512 x sqrt(8), and the largest row of cosines sums to 83,980).
 RDMAVIDEO_PRORES_HD inline void forward_dct(const int32_t in[64], int32_t out[64]) {
   // round(32768 * c(k) * cos((2n + 1) k pi / 16)), c(0) = sqrt(1/8), c(k) = 1/2.
-  constexpr int32_t kCos[8][8] = {
-      {11585, 11585, 11585, 11585, 11585, 11585, 11585, 11585},
-      {16069, 13623, 9102, 3196, -3196, -9102, -13623, -16069},
-      {15137, 6270, -6270, -15137, -15137, -6270, 6270, 15137},
-      {13623, -3196, -16069, -9102, 9102, 16069, 3196, -13623},
-      {11585, -11585, -11585, 11585, 11585, -11585, -11585, 11585},
-      {9102, -16069, 3196, 13623, -13623, -3196, 16069, -9102},
-      {6270, -15137, 15137, -6270, -6270, 15137, -15137, 6270},
-      {3196, -9102, 13623, -16069, 16069, -13623, 9102, -3196}};
+  constexpr int32_t kCos[8][8] = {{11585, 11585, 11585, 11585, 11585, 11585, 11585, 11585},
+                                  {16069, 13623, 9102, 3196, -3196, -9102, -13623, -16069},
+                                  {15137, 6270, -6270, -15137, -15137, -6270, 6270, 15137},
+                                  {13623, -3196, -16069, -9102, 9102, 16069, 3196, -13623},
+                                  {11585, -11585, -11585, 11585, 11585, -11585, -11585, 11585},
+                                  {9102, -16069, 3196, 13623, -13623, -3196, 16069, -9102},
+                                  {6270, -15137, 15137, -6270, -6270, 15137, -15137, 6270},
+                                  {3196, -9102, 13623, -16069, 16069, -13623, 9102, -3196}};
   int32_t rows[64];
   for (int y = 0; y < 8; ++y) {
     for (int k = 0; k < 8; ++k) {
@@ -243,8 +242,7 @@ struct PlanesRef {
 /// The 8x8 block at (x0, y0) of a plane `width` x `height` (its edge samples repeated), less
 /// the midpoint, transformed into `out`.
 RDMAVIDEO_PRORES_HD inline void block_dct(const uint16_t* plane, size_t pitch, uint32_t width,
-                                          uint32_t height, uint32_t x0, uint32_t y0,
-                                          int32_t* out) {
+                                          uint32_t height, uint32_t x0, uint32_t y0, int32_t* out) {
   int32_t samples[64];
   for (uint32_t r = 0; r < 8; ++r) {
     const uint32_t y = y0 + r < height ? y0 + r : height - 1;
@@ -284,8 +282,8 @@ RDMAVIDEO_PRORES_HD inline void slice_dct(const PlanesRef& p, uint32_t mb_x, uin
 /// The slice's `coefficients` at quantiser `q` into `out` (its 6-byte header first): its
 /// size, or 0 where it does not fit in `cap`. `levels` holds kSliceCoefficients.
 RDMAVIDEO_PRORES_HD inline size_t code_slice(const int32_t* coefficients, uint32_t mb_count,
-                                             const uint8_t* matrix, int q, uint8_t* out,
-                                             size_t cap, int16_t* levels) {
+                                             const uint8_t* matrix, int q, uint8_t* out, size_t cap,
+                                             int16_t* levels) {
   if (cap <= kSliceHeaderBytes) return 0;
   const int blocks[3] = {static_cast<int>(mb_count * 4), static_cast<int>(mb_count * 2),
                          static_cast<int>(mb_count * 2)};
@@ -312,8 +310,8 @@ RDMAVIDEO_PRORES_HD inline size_t code_slice(const int32_t* coefficients, uint32
 }
 
 /// A coded slice from its slot into the frame, and its size into the slice table.
-RDMAVIDEO_PRORES_HD inline void gather_slice(const uint8_t* slot, uint64_t size, uint8_t* table_entry,
-                                             uint8_t* to) {
+RDMAVIDEO_PRORES_HD inline void gather_slice(const uint8_t* slot, uint64_t size,
+                                             uint8_t* table_entry, uint8_t* to) {
   for (uint64_t b = 0; b < size; ++b) to[b] = slot[b];
   table_entry[0] = static_cast<uint8_t>(size >> 8);
   table_entry[1] = static_cast<uint8_t>(size);

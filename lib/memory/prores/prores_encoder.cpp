@@ -20,14 +20,15 @@ constexpr std::array<std::array<uint8_t, 64>, 4> kMatrices = {{
     {4,  7,  9,  11, 13, 14, 15, 63, 7,  7,  11, 12, 14, 15, 63, 63, 9,  11, 13, 14, 15, 63,
      63, 63, 11, 11, 13, 14, 63, 63, 63, 63, 11, 13, 14, 63, 63, 63, 63, 63, 13, 14, 63, 63,
      63, 63, 63, 63, 13, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63},
-    {4,  5,  6,  7,  9,  11, 13, 15, 5,  5,  7,  8,  11, 13, 15, 17, 6,  7,  9,  11, 13, 15,
-     15, 17, 7,  7,  9,  11, 13, 15, 17, 19, 7,  9,  11, 13, 14, 16, 19, 23, 9,  11, 13, 14,
-     16, 19, 23, 29, 9,  11, 13, 15, 17, 21, 28, 35, 11, 13, 16, 17, 21, 28, 35, 41},
-    {4, 4, 5, 5, 6, 7, 7, 9, 4, 4, 5, 6, 7, 7, 9, 9,  5, 5, 6, 7, 7, 9,  9,  10, 5, 5, 6, 7,
-     7, 9, 9, 10, 5, 6, 7, 7, 8, 9, 10, 12, 6, 7, 7, 8, 9, 10, 12, 15, 6, 7, 7, 9, 10, 11, 14,
-     17, 7, 7, 9, 10, 11, 14, 17, 21},
-    {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 5,
-     4, 4, 4, 4, 4, 4, 5, 5, 4, 4, 4, 4, 4, 5, 5, 6, 4, 4, 4, 4, 5, 5, 6, 7, 4, 4, 4, 4, 5, 6, 7, 7},
+    {4,  5,  6,  7,  9, 11, 13, 15, 5,  5,  7,  8,  11, 13, 15, 17, 6,  7,  9,  11, 13, 15,
+     15, 17, 7,  7,  9, 11, 13, 15, 17, 19, 7,  9,  11, 13, 14, 16, 19, 23, 9,  11, 13, 14,
+     16, 19, 23, 29, 9, 11, 13, 15, 17, 21, 28, 35, 11, 13, 16, 17, 21, 28, 35, 41},
+    {4, 4,  5,  5,  6, 7, 7, 9, 4,  4,  5,  6,  7, 7, 9, 9,  5,  5,  6,  7, 7, 9,
+     9, 10, 5,  5,  6, 7, 7, 9, 9,  10, 5,  6,  7, 7, 8, 9,  10, 12, 6,  7, 7, 8,
+     9, 10, 12, 15, 6, 7, 7, 9, 10, 11, 14, 17, 7, 7, 9, 10, 11, 14, 17, 21},
+    {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+     4, 4, 4, 4, 4, 4, 4, 4, 4, 5, 4, 4, 4, 4, 4, 4, 5, 5, 4, 4, 4, 4,
+     4, 5, 5, 6, 4, 4, 4, 4, 5, 5, 6, 7, 4, 4, 4, 4, 5, 6, 7, 7},
 }};
 
 // Apple's nominal data rates (1920x1080 at 29.97 fps: 45, 102, 147 and 220 Mb/s) as bits a
@@ -52,12 +53,14 @@ namespace detail {
 const uint8_t* matrix(Profile profile) { return kMatrices[index(profile)].data(); }
 
 void write_headers(const FrameFormat& format, uint8_t* frame) {
-  std::memcpy(frame + 4, "icpf", 4);
+  constexpr std::array<uint8_t, 4> kFrameId = {'i', 'c', 'p', 'f'};
+  constexpr std::array<uint8_t, 4> kCreator = {'r', 'd', 'm', 'v'};  // the encoder that made it
+  std::copy(kFrameId.begin(), kFrameId.end(), frame + 4);
   uint8_t* h = frame + 8;
   std::memset(h, 0, kFrameHeaderBytes);
   put16(h, kFrameHeaderBytes);
-  put16(h + 2, 0);                // version 0: 4:2:2, no alpha
-  std::memcpy(h + 4, "rdmv", 4);  // the encoder that made it
+  put16(h + 2, 0);  // version 0: 4:2:2, no alpha
+  std::copy(kCreator.begin(), kCreator.end(), h + 4);
   put16(h + 8, format.width);
   put16(h + 10, format.height);
   h[12] = 2 << 6;  // 4:2:2, progressive
@@ -141,8 +144,7 @@ std::vector<SliceSpan> slice_layout(uint32_t width, uint32_t height) {
 }
 
 Result<void> check_format(const FrameFormat& format) {
-  if (format.width == 0 || format.height == 0 || format.width > 0xffff ||
-      format.height > 0xffff) {
+  if (format.width == 0 || format.height == 0 || format.width > 0xffff || format.height > 0xffff) {
     return make_error(ErrorCode::invalid_argument,
                       "ProRes: a picture of {}x{} (1x1 to 65535x65535)", format.width,
                       format.height);
@@ -200,9 +202,8 @@ Result<size_t> Encoder::encode(const Planes422& picture, std::span<uint8_t> out)
       count, target > overhead ? target - overhead : 0,
       [&](int q, std::vector<uint64_t>& sizes) -> Result<void> {
         for (size_t i = 0; i < count; ++i) {
-          sizes[i] = code_slice(&coefficients[i * kSliceCoefficients], slices_[i].mb_count,
-                                matrix, q, scratch.data(), slice_cap(slices_[i].mb_count),
-                                levels.data());
+          sizes[i] = code_slice(&coefficients[i * kSliceCoefficients], slices_[i].mb_count, matrix,
+                                q, scratch.data(), slice_cap(slices_[i].mb_count), levels.data());
         }
         return {};
       });

@@ -29,8 +29,7 @@ struct GpuEncoder::Impl {
   Result<void> sizes_at_quantiser(int q, std::vector<uint64_t>& sizes, cuda::DevicePtr quantisers) {
     const auto count = static_cast<unsigned>(slices.size());
     if (auto ok = kernels->prores_code(*stream, *coefficients_at, *slices_at, count, *matrix_at,
-                                       quantisers, q, *slots_at, slot_bytes, *sizes_at,
-                                       *levels_at);
+                                       quantisers, q, *slots_at, slot_bytes, *sizes_at, *levels_at);
         !ok) {
       return ok;
     }
@@ -66,7 +65,8 @@ Result<std::unique_ptr<GpuEncoder>> GpuEncoder::create(std::shared_ptr<cuda::Dev
     return {};
   };
   for (auto [to, bytes] :
-       {std::pair{&impl->slices_at, count * sizeof(SliceAt)}, std::pair{&impl->matrix_at, size_t{64}},
+       {std::pair{&impl->slices_at, count * sizeof(SliceAt)},
+        std::pair{&impl->matrix_at, size_t{64}},
         std::pair{&impl->coefficients_at, count * kSliceCoefficients * sizeof(int32_t)},
         std::pair{&impl->levels_at, count * kSliceCoefficients * sizeof(int16_t)},
         std::pair{&impl->slots_at, count * impl->slot_bytes},
@@ -81,8 +81,7 @@ Result<std::unique_ptr<GpuEncoder>> GpuEncoder::create(std::shared_ptr<cuda::Dev
   if (auto ok = device->upload(*impl->slices_at, std::as_bytes(std::span(spans))); !ok)
     return Unexpected(ok.error());
   if (auto ok = device->upload(
-          *impl->matrix_at,
-          std::as_bytes(std::span(detail::matrix(format.profile), size_t{64})));
+          *impl->matrix_at, std::as_bytes(std::span(detail::matrix(format.profile), size_t{64})));
       !ok) {
     return Unexpected(ok.error());
   }
@@ -124,7 +123,8 @@ Result<size_t> GpuEncoder::encode(const cuda::Kernels::Picture422& picture,
   if (auto ok = m.stream->upload_async(*m.quantisers_at, std::as_bytes(std::span(chosen))); !ok)
     return Unexpected(ok.error());
   std::vector<uint64_t> sizes;
-  if (auto ok = m.sizes_at_quantiser(0, sizes, *m.quantisers_at); !ok) return Unexpected(ok.error());
+  if (auto ok = m.sizes_at_quantiser(0, sizes, *m.quantisers_at); !ok)
+    return Unexpected(ok.error());
   std::vector<uint64_t> offsets(count);
   uint64_t end = 2 * count;  // the table comes first
   for (size_t i = 0; i < count; ++i) {

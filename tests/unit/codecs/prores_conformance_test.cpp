@@ -35,9 +35,9 @@ struct Picture {
 
 // A picture from one of FFmpeg's sources (lavfi), as yuv422p10le.
 Picture from_lavfi(const std::string& source, uint32_t width, uint32_t height) {
-  const std::string raw = testing::capture("ffmpeg -v error -nostdin -f lavfi -i '" + source + "=s=" +
-                                  std::to_string(width) + "x" + std::to_string(height) +
-                                  "' -frames:v 1 -pix_fmt yuv422p10le -f rawvideo -");
+  const std::string raw = testing::capture(
+      "ffmpeg -v error -nostdin -f lavfi -i '" + source + "=s=" + std::to_string(width) + "x" +
+      std::to_string(height) + "' -frames:v 1 -pix_fmt yuv422p10le -f rawvideo -");
   Picture p{width, height, {}, {}, {}};
   const size_t cw = (width + 1) / 2, luma = size_t{width} * height, chroma = cw * height;
   if (raw.size() != 2 * (luma + 2 * chroma)) return p;
@@ -172,7 +172,9 @@ struct Case {
   Picture (*make)(uint32_t, uint32_t);
   uint32_t width, height;
 };
-void PrintTo(const Case& c, std::ostream* os) { *os << c.name << " " << c.width << "x" << c.height; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name << " " << c.width << "x" << c.height;
+}
 
 Picture testsrc2(uint32_t w, uint32_t h) { return from_lavfi("testsrc2", w, h); }
 Picture mandelbrot(uint32_t w, uint32_t h) { return from_lavfi("mandelbrot", w, h); }
@@ -195,8 +197,8 @@ TEST_P(Conformance, FFmpegDecodesItSilentlyAtLeastAsWellAsProresKsAtTheSameSize)
   const size_t macroblocks = size_t{(c.width + 15) / 16} * ((c.height + 15) / 16);
   const auto ks = prores_ks(p, 900);
   ASSERT_TRUE(ks.second.ok);
-  auto encoder = Encoder::create({c.width, c.height, Profile::hq, 1, 1, 1,
-                                  uint32_t(ks.first * 8 / macroblocks)});
+  auto encoder = Encoder::create(
+      {c.width, c.height, Profile::hq, 1, 1, 1, uint32_t(ks.first * 8 / macroblocks)});
   ASSERT_TRUE(encoder);
   std::vector<uint8_t> frame(encoder->max_frame_bytes());
   auto size = encoder->encode(p.planes(), frame);
@@ -207,10 +209,11 @@ TEST_P(Conformance, FFmpegDecodesItSilentlyAtLeastAsWellAsProresKsAtTheSameSize)
     std::lock_guard lock(g_log_mu);
     for (const auto& w : g_warnings) ADD_FAILURE() << "FFmpeg said: " << w;
   }
-  std::printf("%s %ux%u: ours %zu bytes, Y %.2f dB, chroma %.2f dB; prores_ks %zu bytes, "
-              "Y %.2f dB, chroma %.2f dB\n",
-              c.name, c.width, c.height, *size, ours.psnr_y, ours.psnr_c, ks.first,
-              ks.second.psnr_y, ks.second.psnr_c);
+  std::printf(
+      "%s %ux%u: ours %zu bytes, Y %.2f dB, chroma %.2f dB; prores_ks %zu bytes, "
+      "Y %.2f dB, chroma %.2f dB\n",
+      c.name, c.width, c.height, *size, ours.psnr_y, ours.psnr_c, ks.first, ks.second.psnr_y,
+      ks.second.psnr_c);
   EXPECT_LE(*size, ks.first);
   // Above 60 dB (an error of a tenth of a code) a picture is as good as lossless: the
   // comparison stops there.
@@ -219,15 +222,18 @@ TEST_P(Conformance, FFmpegDecodesItSilentlyAtLeastAsWellAsProresKsAtTheSameSize)
   EXPECT_GE(capped(ours.psnr_c), capped(ks.second.psnr_c) - 0.05);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Pictures, Conformance,
-    ::testing::Values(Case{"testsrc2", testsrc2, 1280, 720}, Case{"mandelbrot", mandelbrot, 640, 360},
-                      Case{"noise", noise_picture, 1280, 720}, Case{"ramp", ramp_picture, 1280, 720},
-                      Case{"testsrc2", testsrc2, 1000, 562}, Case{"ramp", ramp_picture, 33, 17}),
-    [](const ::testing::TestParamInfo<Case>& param) {
-      return std::string(param.param.name) + "_" + std::to_string(param.param.width) + "x" +
-             std::to_string(param.param.height);
-    });
+INSTANTIATE_TEST_SUITE_P(Pictures, Conformance,
+                         ::testing::Values(Case{"testsrc2", testsrc2, 1280, 720},
+                                           Case{"mandelbrot", mandelbrot, 640, 360},
+                                           Case{"noise", noise_picture, 1280, 720},
+                                           Case{"ramp", ramp_picture, 1280, 720},
+                                           Case{"testsrc2", testsrc2, 1000, 562},
+                                           Case{"ramp", ramp_picture, 33, 17}),
+                         [](const ::testing::TestParamInfo<Case>& param) {
+                           return std::string(param.param.name) + "_" +
+                                  std::to_string(param.param.width) + "x" +
+                                  std::to_string(param.param.height);
+                         });
 
 }  // namespace
 }  // namespace rdmavideo::prores

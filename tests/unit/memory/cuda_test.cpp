@@ -416,10 +416,10 @@ void expect_prores_matches_the_cpu(const std::shared_ptr<Device>& device, uint32
     auto cpu_size = cpu->encode(host, on_cpu);
     ASSERT_TRUE(cpu_size);
     ASSERT_EQ(*gpu_size, *cpu_size) << pr::to_string(profile);
-    const auto differ = std::mismatch(on_gpu.begin(), on_gpu.begin() + long(*gpu_size), on_cpu.begin());
+    const auto differ =
+        std::mismatch(on_gpu.begin(), on_gpu.begin() + long(*gpu_size), on_cpu.begin());
     EXPECT_EQ(differ.first, on_gpu.begin() + long(*gpu_size))
-        << pr::to_string(profile) << ": first difference at byte "
-        << differ.first - on_gpu.begin();
+        << pr::to_string(profile) << ": first difference at byte " << differ.first - on_gpu.begin();
   }
 }
 

@@ -96,9 +96,7 @@ TEST(ProresSlices, RowsAreCutIntoEightFourTwoAndOneMacroblocks) {
 struct Picture {
   uint32_t width, height;
   std::vector<uint16_t> y, cb, cr;
-  Planes422 planes() const {
-    return {y.data(), cb.data(), cr.data(), width, (width + 1) / 2};
-  }
+  Planes422 planes() const { return {y.data(), cb.data(), cr.data(), width, (width + 1) / 2}; }
 };
 
 Picture noise(uint32_t width, uint32_t height, int seed) {
@@ -128,9 +126,9 @@ TEST(ProresEncoder, TheHeaderSaysTheSizeProfileAndColour) {
   const auto be16 = [&](size_t at) { return out[at] << 8 | out[at + 1]; };
   EXPECT_EQ(size_t(be16(0) << 16 | be16(2)), *size);
   EXPECT_EQ(std::string(out.begin() + 4, out.begin() + 8), "icpf");
-  EXPECT_EQ(be16(8), 148);    // the frame header's size, matrices included
-  EXPECT_EQ(be16(16), 250);   // width
-  EXPECT_EQ(be16(18), 36);    // height
+  EXPECT_EQ(be16(8), 148);     // the frame header's size, matrices included
+  EXPECT_EQ(be16(16), 250);    // width
+  EXPECT_EQ(be16(18), 36);     // height
   EXPECT_EQ(out[20] >> 6, 2);  // 4:2:2
   EXPECT_EQ(out[22], 9);       // Rec. 2020 primaries
   EXPECT_EQ(out[23], 16);      // PQ

@@ -353,10 +353,9 @@ class Kernels {
   /// Each slice coded at quantisers[i] (32-bit numbers), or at `quantiser` where `quantisers`
   /// is 0, into its slot (`slot_bytes` apart), its size (64 bits; 0: over its cap) into
   /// sizes[i]. `levels`: prores::kSliceCoefficients 16-bit numbers a slice of scratch.
-  Result<void> prores_code(Stream& stream, DevicePtr coefficients, DevicePtr slices,
-                           unsigned count, DevicePtr matrix, DevicePtr quantisers, int quantiser,
-                           DevicePtr slots, uint64_t slot_bytes, DevicePtr sizes,
-                           DevicePtr levels) const;
+  Result<void> prores_code(Stream& stream, DevicePtr coefficients, DevicePtr slices, unsigned count,
+                           DevicePtr matrix, DevicePtr quantisers, int quantiser, DevicePtr slots,
+                           uint64_t slot_bytes, DevicePtr sizes, DevicePtr levels) const;
   /// Each coded slice from its slot to `frame_slices` + offsets[i] (64 bits), and its size into
   /// the slice table at `table`.
   Result<void> prores_gather(Stream& stream, DevicePtr slots, uint64_t slot_bytes, DevicePtr sizes,

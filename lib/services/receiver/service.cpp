@@ -129,7 +129,7 @@ struct ReceiverService::Impl final : ConnectionHost {
   std::vector<std::shared_ptr<StreamRecord>> records;  // every admitted stream, in order
   uint32_t active = 0;                                 // admitted streams not yet released
   uint64_t admitted = 0;                               // streams admitted so far
-  uint64_t ended = 0;                                  // streams over so far (their sinks finished)
+  uint64_t ended = 0;  // streams over so far (sinks finished, callbacks made)
   std::map<std::string, uint64_t> refused;             // under mu: connections that were no stream
   std::deque<std::shared_ptr<StreamRecord>> ended_order;  // under mu: ended, oldest first
   FoldedStreams folded;                                   // under mu: ended long ago
@@ -380,7 +380,6 @@ struct ReceiverService::Impl final : ConnectionHost {
     {
       std::lock_guard lock(mu);
       --active;
-      ++ended;
     }
     if (options.on_stream_end) options.on_stream_end(report);
     std::vector<StreamReport> gone;
@@ -396,6 +395,9 @@ struct ReceiverService::Impl final : ConnectionHost {
     if (options.on_stream_folded) {
       for (const auto& r : gone) options.on_stream_folded(r);
     }
+    // Counted last, so whoever sees the count also sees every callback of this end made.
+    std::lock_guard lock(mu);
+    ++ended;
   }
 
   // Adds an ended stream's report to `folded` and forgets the record; returns the report.

@@ -251,7 +251,8 @@ class ReceiverService {
   std::vector<StreamReport> reports() const;
   /// The ended streams no longer in reports(), added up.
   FoldedStreams folded_streams() const;
-  /// Streams over (ended or failed) so far.
+  /// Streams over (ended or failed) so far, counted once their on_stream_end and
+  /// on_stream_folded calls are made.
   uint64_t ended_streams() const;
   /// The memory budget every stream draws from.
   const memory::Budget& budget() const;

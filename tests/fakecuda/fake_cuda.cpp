@@ -479,6 +479,7 @@ enum FakeFunction {
   kProresDct,
   kProresCode,
   kProresGather,
+  kToYuv422p10,
   kFakeFunctions
 };
 int g_functions[kFakeFunctions] = {};
@@ -486,7 +487,7 @@ constexpr const char* kFunctionNames[kFakeFunctions] = {
     "rdmavideo_first_difference", "rdmavideo_packed422_to_nv12", "rdmavideo_yuv422p10_to_p010",
     "rdmavideo_rgb24_to_rgb0",    "rdmavideo_place_nv12",        "rdmavideo_fill_nv12",
     "rdmavideo_gray_nv12",        "rdmavideo_prores_dct",        "rdmavideo_prores_code",
-    "rdmavideo_prores_gather"};
+    "rdmavideo_prores_gather",    "rdmavideo_to_yuv422p10"};
 constexpr CUresult kNoBinaryForGpu = 209;
 constexpr CUresult kInvalidHandle = 400;
 constexpr CUresult kIllegalAddress = 700;  // what a kernel reading outside memory meets
@@ -656,6 +657,51 @@ CUresult prores(int f, void** params, unsigned threads) {
   return kSuccess;
 }
 
+// The encoder's 10-bit 4:2:2 picture from a stream's format: each plane read or written
+// checked to be memory the caller has, at the rows and bytes its format gives it.
+CUresult to_yuv422p10(void** params, unsigned threads_x, unsigned threads_y) {
+  namespace px = rdmavideo::cuda::pixels;
+  const auto input = arg<int>(params, 0);
+  auto planes = arg<px::Planes3>(params, 1);
+  const auto width = arg<unsigned>(params, 2), height = arg<unsigned>(params, 3);
+  const unsigned pairs = (width + 1) / 2, half_rows = (height + 1) / 2;
+  struct Extent {
+    unsigned rows;
+    size_t bytes;
+  };
+  Extent in[3] = {};
+  switch (input) {
+    case px::kInUyvy:
+    case px::kInYuy2: in[0] = {height, pairs * 4u}; break;
+    case px::kInNv12: in[0] = {height, width}, in[1] = {half_rows, pairs * 2u}; break;
+    case px::kInI420:
+      in[0] = {height, width}, in[1] = in[2] = {half_rows, pairs};
+      break;
+    case px::kInP010: in[0] = {height, width * 2u}, in[1] = {half_rows, pairs * 4u}; break;
+    case px::kInYuv422p10:
+      in[0] = {height, width * 2u}, in[1] = in[2] = {height, pairs * 2u};
+      break;
+    case px::kInV210: in[0] = {height, (width + 5) / 6 * 16u}; break;
+    default: return kInvalidValue;
+  }
+  const Extent out[3] = {{height, width * 2u}, {height, pairs * 2u}, {height, pairs * 2u}};
+  for (int p = 0; p < 3; ++p) {
+    if (in[p].rows) {
+      planes.in[p] = plane(reinterpret_cast<CUdeviceptr>(planes.in[p]), planes.in_pitch[p],
+                           in[p].rows, in[p].bytes);
+      if (!planes.in[p]) return kIllegalAddress;
+    }
+    planes.out[p] = plane(reinterpret_cast<CUdeviceptr>(planes.out[p]), planes.out_pitch[p],
+                          out[p].rows, out[p].bytes);
+    if (!planes.out[p]) return kIllegalAddress;
+  }
+  for (unsigned row = 0; row < std::min(height, threads_y); ++row) {
+    for (unsigned pair = 0; pair < std::min(pairs, threads_x); ++pair)
+      px::to_yuv422p10(input, planes, width, height, pair, row);
+  }
+  return kSuccess;
+}
+
 CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned, unsigned block_x,
                      unsigned block_y, unsigned, unsigned, void* stream, void** params, void**) {
   if (!params) return kInvalidValue;
@@ -669,6 +715,7 @@ CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned,
   namespace px = rdmavideo::cuda::pixels;
   if (f == kPlaceNv12 || f == kFillNv12 || f == kGrayNv12)
     return composite(f, params, threads_x, threads_y);
+  if (f == kToYuv422p10) return to_yuv422p10(params, threads_x, threads_y);
   if (f == kProresDct || f == kProresCode || f == kProresGather)
     return prores(f, params, threads_x);
   if (f == kPacked422ToNv12) {

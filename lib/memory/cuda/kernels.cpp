@@ -9,6 +9,7 @@
 
 #include "cuda/api.hpp"
 #include "cuda/composite_pixels.hpp"
+#include "cuda/convert_pixels.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/prores_slices.hpp"
 #include "rdmavideo/cuda.hpp"
@@ -99,7 +100,7 @@ Result<std::shared_ptr<const Kernels>> Kernels::shared(const std::shared_ptr<Dev
         "rdmavideo_first_difference", "rdmavideo_packed422_to_nv12", "rdmavideo_yuv422p10_to_p010",
         "rdmavideo_rgb24_to_rgb0",    "rdmavideo_place_nv12",        "rdmavideo_fill_nv12",
         "rdmavideo_gray_nv12",        "rdmavideo_prores_dct",        "rdmavideo_prores_code",
-        "rdmavideo_prores_gather"};
+        "rdmavideo_prores_gather",    "rdmavideo_to_yuv422p10"};
     for (int f = 0; f < kFunctions; ++f) {
       CUfunction function = nullptr;
       if (CUresult rc = a.cuModuleGetFunction(&function, module, kNames[f]); rc != kSuccess) {
@@ -210,6 +211,25 @@ Result<void> Kernels::convert(Stream& stream, Conversion conversion, const Plane
     }
   }
   return make_error(ErrorCode::invalid_argument, "unknown conversion");
+}
+
+Result<void> Kernels::to_yuv422p10(Stream& stream, Input422 input, const Planes& from,
+                                   const Picture422& to) const {
+  static_assert(static_cast<int>(Input422::v210) == pixels::kInV210 &&
+                static_cast<int>(Input422::nv12) == pixels::kInNv12);
+  // A thread a pixel pair of a row.
+  pixels::Planes3 planes{};
+  for (int p = 0; p < 3; ++p) {
+    planes.in[p] = reinterpret_cast<const uint8_t*>(from.at[p]);
+    planes.in_pitch[p] = from.pitch[p];
+    planes.out[p] = reinterpret_cast<uint8_t*>(to.planes.at[p]);
+    planes.out_pitch[p] = to.planes.pitch[p];
+  }
+  int kind = static_cast<int>(input);
+  unsigned width = to.width, height = to.height;
+  void* params[] = {&kind, &planes, &width, &height};
+  return launch(stream, kToYuv422p10, blocks((width + 1) / 2, kBlockX), blocks(height, kBlockY),
+                kBlockX, kBlockY, params, "rdmavideo_to_yuv422p10");
 }
 
 namespace {

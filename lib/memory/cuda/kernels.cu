@@ -86,6 +86,16 @@ extern "C" __global__ void rdmavideo_rgb24_to_rgb0(const unsigned char* src,
   pixels::rgb24_to_rgb0(src, src_pitch, dst, dst_pitch, x, row);
 }
 
+// The ProRes encoder's 10-bit 4:2:2 picture from what a stream carries: a thread a pixel pair
+// of a row.
+extern "C" __global__ void rdmavideo_to_yuv422p10(int input, pixels::Planes3 planes,
+                                                  unsigned width, unsigned height) {
+  const unsigned pair = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (pair * 2 >= width || row >= height) return;
+  pixels::to_yuv422p10(input, planes, width, height, pair, row);
+}
+
 // ---- The receiver's canvas in GPU memory (composite_pixels.hpp): a thread a block of two
 // canvas pixels in two rows of the area; a 2D grid over the area's pixel pairs and row pairs.
 

@@ -363,6 +363,184 @@ void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) 
   EXPECT_FALSE((*kernels)->fill(**stream, nv12, {64, 0, 8, 4}, 0, 0, 0));
 }
 
+// The ProRes encoder's input made on the GPU from each format a stream carries, against what
+// each format means, sample by sample: a picture of `width` x `height` with noisy samples in
+// each input layout (planes with pitches wider than their rows), converted, downloaded and
+// checked against 10-bit 4:2:2 reckoned here: 8-bit samples times 4, p010 shifted down six
+// bits, 4:2:0 chroma three parts the nearer chroma row and one the other (edges repeated),
+// v210 unpacked, 10-bit planar samples masked to their low 10 bits.
+void expect_to_yuv422p10(const std::shared_ptr<Device>& device, uint32_t width, uint32_t height) {
+  using Input = Kernels::Input422;
+  const uint32_t pairs = (width + 1) / 2, half = (height + 1) / 2;
+  uint32_t seed = 777;
+  auto noise = [&] {
+    seed = seed * 1103515245 + 12345;
+    return seed >> 8;
+  };
+  auto stream = device->create_stream();
+  ASSERT_TRUE(stream);
+  auto kernels = Kernels::shared(device);
+  if (!RDMAVIDEO_CUDA_KERNELS) {
+    ASSERT_FALSE(kernels);
+    return;
+  }
+  ASSERT_TRUE(kernels) << kernels.error().message();
+  std::vector<std::shared_ptr<DevicePtr>> memory;
+  // A plane of `rows` x `bytes` in device memory, 128 bytes wider than its rows.
+  auto upload = [&](const std::vector<uint8_t>& bytes, uint32_t rows, size_t row_bytes,
+                    DevicePtr& at, size_t& pitch) {
+    pitch = (row_bytes + 127) / 128 * 128 + 128;
+    auto memory_at = device->allocate(pitch * rows);
+    ASSERT_TRUE(memory_at);
+    memory.push_back(*memory_at);
+    ASSERT_TRUE((*stream)->copy_2d_async(Pitched::device(**memory_at, pitch),
+                                         Pitched::host(reinterpret_cast<const std::byte*>(bytes.data()),
+                                                       row_bytes),
+                                         row_bytes, rows));
+    ASSERT_TRUE((*stream)->synchronize());
+    at = **memory_at;
+  };
+  for (Input input : {Input::uyvy, Input::yuy2, Input::nv12, Input::i420, Input::p010,
+                      Input::yuv422p10, Input::v210}) {
+    SCOPED_TRACE(static_cast<int>(input));
+    // What the picture should be, and the input that means it.
+    std::vector<uint16_t> want[3] = {std::vector<uint16_t>(size_t{width} * height),
+                                     std::vector<uint16_t>(size_t{pairs} * height),
+                                     std::vector<uint16_t>(size_t{pairs} * height)};
+    std::vector<uint8_t> in[3];
+    size_t in_bytes[3] = {};
+    uint32_t in_rows[3] = {height, 0, 0};
+    auto put16 = [](std::vector<uint8_t>& v, size_t i, unsigned value) {
+      v[2 * i] = static_cast<uint8_t>(value), v[2 * i + 1] = static_cast<uint8_t>(value >> 8);
+    };
+    switch (input) {
+      case Input::uyvy:
+      case Input::yuy2: {
+        in_bytes[0] = pairs * 4u;
+        in[0].resize(in_bytes[0] * height);
+        const bool u_first = input == Input::uyvy;
+        for (uint32_t r = 0; r < height; ++r) {
+          for (uint32_t q = 0; q < pairs; ++q) {
+            uint8_t* px = &in[0][r * in_bytes[0] + q * 4];
+            for (int b = 0; b < 4; ++b) px[b] = static_cast<uint8_t>(noise());
+            const int y = u_first ? 1 : 0, u = u_first ? 0 : 1;
+            want[0][r * width + 2 * q] = px[y] * 4;
+            if (2 * q + 1 < width) want[0][r * width + 2 * q + 1] = px[y + 2] * 4;
+            want[1][r * pairs + q] = px[u] * 4;
+            want[2][r * pairs + q] = px[u + 2] * 4;
+          }
+        }
+        break;
+      }
+      case Input::nv12:
+      case Input::i420:
+      case Input::p010: {
+        const bool ten = input == Input::p010;
+        const uint32_t bytes = ten ? 2 : 1;
+        in_bytes[0] = width * bytes;
+        in[0].resize(in_bytes[0] * height);
+        std::vector<unsigned> cb(size_t{pairs} * half), cr(cb.size());
+        for (auto& v : cb) v = ten ? noise() % 1024 : noise() % 256;
+        for (auto& v : cr) v = ten ? noise() % 1024 : noise() % 256;
+        for (uint32_t i = 0; i < width * height; ++i) {
+          const unsigned v = ten ? noise() % 1024 : noise() % 256;
+          if (ten) put16(in[0], i, v << 6);
+          else in[0][i] = static_cast<uint8_t>(v);
+          want[0][i] = static_cast<uint16_t>(ten ? v : v * 4);
+        }
+        if (input == Input::i420) {
+          in_bytes[1] = in_bytes[2] = pairs, in_rows[1] = in_rows[2] = half;
+          in[1].resize(size_t{pairs} * half), in[2].resize(size_t{pairs} * half);
+          for (size_t i = 0; i < cb.size(); ++i) in[1][i] = cb[i], in[2][i] = cr[i];
+        } else {
+          in_bytes[1] = pairs * 2u * bytes, in_rows[1] = half;
+          in[1].resize(in_bytes[1] * half);
+          for (size_t i = 0; i < cb.size(); ++i) {
+            if (ten) put16(in[1], 2 * i, cb[i] << 6), put16(in[1], 2 * i + 1, cr[i] << 6);
+            else in[1][2 * i] = static_cast<uint8_t>(cb[i]), in[1][2 * i + 1] = static_cast<uint8_t>(cr[i]);
+          }
+        }
+        for (uint32_t r = 0; r < height; ++r) {
+          const uint32_t near = r / 2;
+          const uint32_t far = std::clamp<int>(r % 2 ? near + 1 : static_cast<int>(near) - 1, 0,
+                                               static_cast<int>(half) - 1);
+          for (uint32_t q = 0; q < pairs; ++q) {
+            auto mix = [&](const std::vector<unsigned>& c) {
+              const unsigned sum = 3 * c[near * pairs + q] + c[far * pairs + q];
+              return static_cast<uint16_t>(ten ? (sum + 2) / 4 : sum);
+            };
+            want[1][r * pairs + q] = mix(cb), want[2][r * pairs + q] = mix(cr);
+          }
+        }
+        break;
+      }
+      case Input::yuv422p10: {
+        const uint32_t samples[3] = {width, pairs, pairs};
+        for (int p = 0; p < 3; ++p) {
+          in_bytes[p] = samples[p] * 2u, in_rows[p] = height;
+          in[p].resize(in_bytes[p] * height);
+          for (size_t i = 0; i < want[p].size(); ++i) {
+            const unsigned word = noise() & 0xffff;  // bits above the tenth too
+            put16(in[p], i, word);
+            want[p][i] = static_cast<uint16_t>(word & 0x3ff);
+          }
+        }
+        break;
+      }
+      case Input::v210: {
+        in_bytes[0] = (width + 5) / 6 * 16u;
+        in[0].assign(in_bytes[0] * height, 0);
+        for (uint32_t r = 0; r < height; ++r) {
+          // The samples in order of the words: Cb Y Cr Y, pair by pair, three numbers a word.
+          std::vector<unsigned> order;
+          for (uint32_t q = 0; q < (width + 5) / 6 * 3; ++q) {
+            const unsigned y0 = noise() % 1024, y1 = noise() % 1024, u = noise() % 1024,
+                           v = noise() % 1024;
+            order.insert(order.end(), {u, y0, v, y1});
+            if (q < pairs) {
+              want[0][r * width + 2 * q] = static_cast<uint16_t>(y0);
+              if (2 * q + 1 < width) want[0][r * width + 2 * q + 1] = static_cast<uint16_t>(y1);
+              want[1][r * pairs + q] = static_cast<uint16_t>(u);
+              want[2][r * pairs + q] = static_cast<uint16_t>(v);
+            }
+          }
+          for (size_t i = 0; i < order.size(); ++i) {
+            const size_t word = i / 3;
+            uint8_t* w = &in[0][r * in_bytes[0] + word * 4];
+            uint32_t value = w[0] | w[1] << 8 | w[2] << 16 | static_cast<uint32_t>(w[3]) << 24;
+            value |= order[i] << (10 * (i % 3));
+            for (int b = 0; b < 4; ++b) w[b] = static_cast<uint8_t>(value >> (8 * b));
+          }
+        }
+        break;
+      }
+    }
+    Kernels::Planes from;
+    for (int p = 0; p < 3; ++p) {
+      if (!in[p].empty()) upload(in[p], in_rows[p], in_bytes[p], from.at[p], from.pitch[p]);
+    }
+    Kernels::Picture422 to{{}, width, height};
+    for (int p = 0; p < 3; ++p) {
+      std::vector<uint8_t> zero((p ? pairs : width) * 2u * height, 0);
+      upload(zero, height, (p ? pairs : width) * 2u, to.planes.at[p], to.planes.pitch[p]);
+    }
+    ASSERT_TRUE((*kernels)->to_yuv422p10(**stream, input, from, to));
+    ASSERT_TRUE((*stream)->synchronize());
+    for (int p = 0; p < 3; ++p) {
+      const uint32_t samples = p ? pairs : width;
+      std::vector<uint16_t> got(want[p].size());
+      ASSERT_TRUE((*stream)->copy_2d_async(
+          Pitched::host(reinterpret_cast<std::byte*>(got.data()), samples * 2),
+          Pitched::device(to.planes.at[p], to.planes.pitch[p]), samples * 2, height));
+      ASSERT_TRUE((*stream)->synchronize());
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], want[p][i]) << "plane " << p << " row " << i / samples << " sample "
+                                      << i % samples;
+      }
+    }
+  }
+}
+
 // The ProRes encoder's kernels against its CPU twin: a noisy 10-bit 4:2:2 picture of
 // `width` x `height` (its planes in device memory with pitches wider than their rows) makes
 // the same frame, byte for byte, both ways, in each profile.
@@ -975,6 +1153,13 @@ TEST(CudaKernels, ProresKernelsMakeTheCpuTwinsFramesByteForByte) {
   expect_prores_matches_the_cpu(device, 250, 70);  // odd slices, edges not on 16
 }
 
+TEST(CudaKernels, EveryCarriedFormatIsMadeTheProresEncodersTenBitInput) {
+  auto device = fake_device();
+  ASSERT_TRUE(device);
+  expect_to_yuv422p10(device, 64, 36);
+  expect_to_yuv422p10(device, 37, 13);  // an odd width, an odd row of 4:2:0 chroma
+}
+
 #else  // RDMAVIDEO_REAL_GPU: cuda_gpu_test, label gpu, NVIDIA's driver
 
 std::shared_ptr<Device> real_device() {
@@ -1074,6 +1259,12 @@ TEST(RealGpu, ProresKernelsMakeTheCpuTwinsFramesByteForByte) {
   REQUIRE_GPU();
   expect_prores_matches_the_cpu(gpu, 1920, 1080);
   expect_prores_matches_the_cpu(gpu, 1000, 562);
+}
+
+TEST(RealGpu, EveryCarriedFormatIsMadeTheProresEncodersTenBitInput) {
+  REQUIRE_GPU();
+  expect_to_yuv422p10(gpu, 1920, 1080);
+  expect_to_yuv422p10(gpu, 37, 13);
 }
 
 #endif

@@ -346,6 +346,13 @@ class Kernels {
     Planes planes;
     unsigned width = 0, height = 0;
   };
+  /// What the encoder's picture is made from on the GPU (convert_pixels.hpp, to_yuv422p10):
+  /// 8-bit packed 4:2:2, 8-bit 4:2:0 (chroma interleaved or in two planes), p010, 10-bit
+  /// planar 4:2:2, and v210.
+  enum class Input422 { uyvy, yuy2, nv12, i420, p010, yuv422p10, v210 };
+  /// `from` (planes as its format lays them out) into `to`, a picture of its size.
+  Result<void> to_yuv422p10(Stream& stream, Input422 input, const Planes& from,
+                            const Picture422& to) const;
   /// Each slice's DCT coefficients into `coefficients` (prores::kSliceCoefficients 32-bit
   /// numbers a slice).
   Result<void> prores_dct(Stream& stream, const Picture422& picture, DevicePtr slices,
@@ -374,6 +381,7 @@ class Kernels {
     kProresDct,
     kProresCode,
     kProresGather,
+    kToYuv422p10,
     kFunctions
   };
   // `function` over the blocks of `area` of `canvas`, once the area is seen to be an even

@@ -130,6 +130,9 @@ std::string render_metrics(const ReceiverService& service, const Streams& stream
   per_stream("rdmavideo_stream_encoder_realtime_factor", "gauge",
              "Encoding speed over real time (1 is just in time); 0 when not recording.",
              [](const Stream& s) { return s.output ? s.output->encode_speed.load() : 0.0; });
+  per_stream("rdmavideo_stream_encoder_gpu_seconds", "gauge",
+             "The GPU's time for the last frame where the encoder runs on one; 0 elsewhere.",
+             [](const Stream& s) { return s.output ? s.output->encode_gpu_ms.load() / 1e3 : 0.0; });
   w.family("rdmavideo_stream_latency_seconds", "histogram",
            "From the sender's write to the frame's arrival (sender and receiver clocks).");
   for (const auto& s : all) {

@@ -44,7 +44,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "Recording codec: prores, prores_hq, prores_4444, dnxhr_hq, ffv1, h264, hevc, "
                  "rawvideo (default: by the --output extension)");
   app.add_option("--encoder", o.encoder,
-                 "FFmpeg encoder for --codec, e.g. prores_ks (default: prores_aw for ProRes)");
+                 "Encoder for --codec: an FFmpeg encoder (prores_ks, h264_nvenc, ...), or "
+                 "rdmavideo_prores, this project's ProRes 422 encoder on the GPU (frames in GPU "
+                 "memory are coded there; on the CPU where there is no GPU) (default: prores_aw "
+                 "for ProRes)");
   app.add_flag("--verify", o.verify, "Check every frame's checksum and the test pattern");
   app.add_option("--frames", o.frames, "End each stream after N frames (the sender is told)");
   app.add_option("--idle-timeout", o.idle_timeout_s,

@@ -205,6 +205,9 @@ std::string Streams::status_line(const std::vector<StreamReport>& reports,
       if (const double speed = output->encode_speed; speed > 0) {
         part += fmt::format(" enc {:.2f}x", speed);
       }
+      if (const double gpu_ms = output->encode_gpu_ms; gpu_ms > 0) {
+        part += fmt::format(" gpu {:.2f} ms", gpu_ms);
+      }
     }
     parts += part;
   }

@@ -21,6 +21,7 @@ packages=(
   clang libclang-rt-14-dev  # the fuzz targets: clang's libFuzzer and sanitizer runtimes
   ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad
+  mediainfo  # names the profile of a ProRes file the project's own encoder wrote
   xvfb x11-apps x11-utils imagemagick xdotool openbox  # display_test: a virtual screen, xwd,
   # xprop, convert, keys, and a window manager (on X11 it is what makes a window fullscreen)
   # optional parts CMake detects (RDMA verbs, FFmpeg codecs, GStreamer plugin, SDL2 display)

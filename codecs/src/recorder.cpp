@@ -58,7 +58,8 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   impl->input_format = *input_format;
 
   // The encoder's pixel format: the profile's, else the input's where the encoder takes it.
-  const AVCodec* codec = choice->encoder;
+  const AVCodec* codec = choice->encoder;  // nullptr: the library's own ProRes encoder
+  const bool own = codec == nullptr;
   AVPixelFormat encode_format = choice->codec->fixed;
   if (encode_format == AV_PIX_FMT_NONE) {
     const AVPixelFormat* list = codec->pix_fmts;
@@ -80,7 +81,7 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   impl->mask_to_10_bits =
       (*input_format == AV_PIX_FMT_YUV422P10LE || *input_format == AV_PIX_FMT_YUV444P10LE) &&
       encode_format == *input_format && format.pixel_format != PixelFormat::v210 &&
-      codec->id != AV_CODEC_ID_RAWVIDEO && codec->id != AV_CODEC_ID_WRAPPED_AVFRAME;
+      (own || (codec->id != AV_CODEC_ID_RAWVIDEO && codec->id != AV_CODEC_ID_WRAPPED_AVFRAME));
 
   AVFormatContext* raw = nullptr;
   if (const int rc = avformat_alloc_output_context2(&raw, nullptr, choice->container->muxer,
@@ -94,6 +95,11 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   if (!encoder) return Unexpected(encoder.error());
   impl->encoder = std::move(*encoder);
   AVCodecContext* enc = impl->encoder.get();
+  if (own) {
+    enc->codec_type = AVMEDIA_TYPE_VIDEO;
+    enc->codec_id = AV_CODEC_ID_PRORES;
+    enc->bits_per_raw_sample = 10;
+  }
   enc->width = static_cast<int>(format.width);
   enc->height = static_cast<int>(format.height);
   enc->pix_fmt = encode_format;
@@ -105,7 +111,8 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   enc->thread_count = 0;  // one per core; ProRes and FFV1 are intra-only, so threads scale
   enc->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
   if (choice->codec->av_profile != FF_PROFILE_UNKNOWN) enc->profile = choice->codec->av_profile;
-  if (choice->codec->profile && av_opt_find(enc->priv_data, "profile", nullptr, 0, 0)) {
+  if (choice->codec->profile && enc->priv_data &&
+      av_opt_find(enc->priv_data, "profile", nullptr, 0, 0)) {
     if (const int rc = av_opt_set(enc->priv_data, "profile", choice->codec->profile, 0); rc < 0) {
       return Unexpected(
           av_error(who, fmt::format("{} profile {}", codec->name, choice->codec->profile), rc));
@@ -125,14 +132,26 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
     enc->colorspace = format.height >= 720 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M;
     enc->color_range = AVCOL_RANGE_MPEG;
   }
-  const bool nvenc = std::string_view(codec->name).ends_with("_nvenc");
+  const bool nvenc = !own && std::string_view(codec->name).ends_with("_nvenc");
   if (nvenc && options.gpu_frames) {
     if (auto ok = impl->open_cuda_frames(enc, codec, *options.gpu_frames); !ok)
       return Unexpected(ok.error());
     encode_format = impl->encode_format;
   }
+  const auto profile = choice->codec->av_profile == FF_PROFILE_PRORES_HQ ? prores::Profile::hq
+                                                                         : prores::Profile::standard;
+  if (own) {
+    // The frame header's colour is the stream's, as FFmpeg's encoders take it from the frame.
+    const prores::FrameFormat own_format{format.width, format.height, profile,
+                                         static_cast<uint8_t>(enc->color_primaries),
+                                         static_cast<uint8_t>(enc->color_trc),
+                                         static_cast<uint8_t>(enc->colorspace)};
+    auto made = OwnProres::open(own_format, format, options.gpu_frames, who);
+    if (!made) return Unexpected(made.error());
+    impl->own = std::move(*made);
+  }
   LogCapture said;  // NVENC says why it cannot open (no encode device, ...) only in its log
-  if (const int rc = avcodec_open2(enc, codec, nullptr); rc < 0) {
+  if (const int rc = own ? 0 : avcodec_open2(enc, codec, nullptr); rc < 0) {
     return Unexpected(said.error(who,
                                  fmt::format("avcodec_open2({} {}x{} {})", codec->name, enc->width,
                                              enc->height, av_name(encode_format)),
@@ -145,6 +164,11 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
     return Unexpected(av_error(who, "avcodec_parameters_from_context", rc));
   }
   if (std::string_view(choice->container->muxer) != "mov") impl->stream->codecpar->codec_tag = 0;
+  if (own) {
+    // The four-character code names the profile, as Apple's encoders and prores_aw write it.
+    const std::string_view tag = prores::fourcc(profile);
+    impl->stream->codecpar->codec_tag = MKTAG(tag[0], tag[1], tag[2], tag[3]);
+  }
   if (recorder_holds_audio(options.path)) {
     for (size_t i = 0; i < options.audio.size(); ++i) {
       auto track = AudioTrack::open(raw, choice->container->muxer, options.audio[i],
@@ -157,7 +181,7 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   }
   // Raw pictures are told apart by their tag (a FourCC naming the pixel format): without it,
   // NUT readers guess one, and guess wrong.
-  if (codec->id == AV_CODEC_ID_RAWVIDEO) {
+  if (!own && codec->id == AV_CODEC_ID_RAWVIDEO) {
     impl->stream->codecpar->codec_tag = avcodec_pix_fmt_to_codec_tag(encode_format);
   }
   impl->stream->time_base = enc->time_base;
@@ -208,6 +232,15 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   if (!packet) return Unexpected(packet.error());
   impl->packet = std::move(*packet);
 
+  if (own) {
+    impl->description = fmt::format(
+        "{} (prores {}, {}) {}x{} {} at {} fps in {}, {}", kOwnProresEncoder,
+        prores::to_string(profile), prores::fourcc(profile), enc->width, enc->height,
+        av_name(encode_format), to_string(format.frame_rate), choice->container->muxer,
+        impl->own->describe());
+    for (const auto& track : impl->audio) impl->description += ", audio " + track->describe();
+    return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));
+  }
   const char* profile_name = av_get_profile_name(codec, enc->profile);
   impl->description = fmt::format(
       "{} ({}{}{}) {}x{} {} at {} fps in {}, {} threads{}", codec->name,
@@ -297,12 +330,15 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
   return s.encode(pts_ns, began);
 }
 
-bool Recorder::takes_gpu_frames() const { return impl_->hw_frames != nullptr; }
+bool Recorder::takes_gpu_frames() const {
+  return impl_->hw_frames != nullptr || (impl_->own && impl_->own->takes_gpu_frames());
+}
 
 Result<void> Recorder::write(FrameLease lease) {
   Impl& s = *impl_;
   if (s.finished) return make_error(ErrorCode::invalid_argument, "{}: write after finish", s.who);
   if (lease.memory_kind() == memory::MemoryKind::cuda) {
+    if (s.own && s.own->takes_gpu_frames()) return s.encode_own_gpu_frame(std::move(lease));
     if (!s.hw_frames) {
       auto host = std::move(lease).to_host();
       if (!host) return Unexpected(host.error().context(s.who));
@@ -350,7 +386,10 @@ Result<void> Recorder::finish() {
                s.frames_masked, s.frames);
   }
   std::optional<Error> error;
-  if (const int rc = avcodec_send_frame(s.encoder.get(), nullptr); rc < 0 && rc != AVERROR_EOF) {
+  if (s.own) {
+    // Nothing held back: each frame was written as it was coded.
+  } else if (const int rc = avcodec_send_frame(s.encoder.get(), nullptr);
+             rc < 0 && rc != AVERROR_EOF) {
     error = av_error(s.who, "avcodec_send_frame(flush)", rc);
   } else if (auto ok = s.drain(); !ok) {
     error = ok.error();
@@ -401,6 +440,7 @@ std::vector<RecordedAudio> Recorder::audio() const {
 
 uint64_t Recorder::frames_written() const { return impl_->frames; }
 double Recorder::speed() const { return impl_->last_speed.load(std::memory_order_relaxed); }
+double Recorder::gpu_ms() const { return impl_->last_gpu_ms.load(std::memory_order_relaxed); }
 std::string Recorder::describe() const { return impl_->description; }
 const std::string& Recorder::path() const { return impl_->options.path; }
 

@@ -97,15 +97,31 @@ Result<Choice> choose(const RecorderOptions& o, std::optional<PixelFormat> forma
                       output_named(o), extension_of(o.path), join(recorder_extensions()));
   }
   const bool full_chroma = format && !traits(*format).rgb && traits(*format).chroma_shift_x == 0;
+  const bool own = o.encoder == kOwnProresEncoder;  // ProRes 422 only: 4:4:4 made 4:2:2
   const std::string codec_name =
       !o.codec.empty() ? o.codec
-      : full_chroma && std::string_view(container->default_codec).starts_with("prores")
+      : full_chroma && !own && std::string_view(container->default_codec).starts_with("prores")
           ? "prores_4444"
           : container->default_codec;
   const CodecChoice* codec = find_codec(codec_name);
   if (!codec) {
     return make_error(ErrorCode::invalid_argument, "{} \"{}\" unknown (known: {})", o.codec_setting,
                       codec_name, join(recorder_codecs()));
+  }
+  if (own) {
+    if (codec->id != AV_CODEC_ID_PRORES || codec->fixed != AV_PIX_FMT_YUV422P10LE) {
+      return make_error(ErrorCode::invalid_argument,
+                        "{} {} encodes ProRes 422 ({} prores or prores_hq), not {}: use {} "
+                        "prores_aw or prores_ks for it",
+                        o.encoder_setting, kOwnProresEncoder, o.codec_setting, codec->name,
+                        o.encoder_setting);
+    }
+    if (std::string_view(container->muxer) != "mov") {
+      return make_error(ErrorCode::invalid_argument, "{} {} writes .mov files, not {} ({})",
+                        o.encoder_setting, kOwnProresEncoder, container->extension,
+                        output_named(o));
+    }
+    return Choice{container, codec, nullptr};
   }
   // yuv4mpegpipe takes raw pictures only as wrapped AVFrames (FFmpeg 5 and later).
   const bool y4m = std::string_view(container->muxer) == "yuv4mpegpipe";

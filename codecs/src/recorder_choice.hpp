@@ -39,7 +39,7 @@ const Container* find_container(const std::string& path);
 struct Choice {
   const Container* container;
   const CodecChoice* codec;
-  const AVCodec* encoder;
+  const AVCodec* encoder;  // nullptr: the library's own ProRes encoder (kOwnProresEncoder)
 };
 
 // `format`: the stream's, when known. A 4:4:4 stream goes into ProRes 4444 in a .mov unless

@@ -21,6 +21,7 @@ extern "C" {
 #include "rdmavideo/av/recorder.hpp"
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
+#include "recorder_prores.hpp"
 #include "ten_bit.hpp"
 
 namespace rdmavideo::av {
@@ -45,7 +46,10 @@ struct Recorder::Impl {
       gpu_copies;  // our copies into the pool and NVENC's reads, in one order
   MuxerOutput muxer_out;
   UniqueOutputContext output;
+  // FFmpeg's encoder; with the library's own ProRes encoder (`own`), a context never opened
+  // that holds the stream's parameters (size, time base, colour) for the muxer.
   UniqueCodecContext encoder;
+  std::unique_ptr<OwnProres> own;
   UniquePool pool;  // buffers for the frames handed to the encoder (it may hold several)
   UniqueSws sws;
   std::vector<uint8_t>
@@ -80,6 +84,7 @@ struct Recorder::Impl {
   uint64_t status_frames = 0;
   double busy_s = 0;                  // seconds inside write() since status_last
   std::atomic<double> last_speed{0};  // update_speed()'s last result, for other threads
+  std::atomic<double> last_gpu_ms{0};  // the own encoder's GPU time for the last frame
 
   Result<void> drain() {
     for (;;) {
@@ -145,6 +150,13 @@ struct Recorder::Impl {
     f->color_trc = encoder->color_trc;
     f->colorspace = encoder->colorspace;
     f->color_range = encoder->color_range;
+    if (own) {
+      const int64_t pts = f->pts;
+      auto ok = own->encode(*f, packet.get());
+      av_frame_unref(f);
+      if (!ok) return ok;
+      return write_own(pts, began);
+    }
     if (const int rc = avcodec_send_frame(encoder.get(), f); rc < 0) {
       av_frame_unref(f);
       return Unexpected(av_error(who, "avcodec_send_frame", rc));
@@ -152,6 +164,35 @@ struct Recorder::Impl {
     av_frame_unref(f);
     ++frames;
     if (auto ok = drain(); !ok) return ok;
+    return frame_done(began);
+  }
+
+  // The own encoder's frame in `packet`, at `pts` in the encoder's time base, into the file.
+  Result<void> write_own(int64_t pts, Clock::time_point began) {
+    AVPacket* p = packet.get();
+    p->pts = p->dts = pts;
+    p->duration = 1;
+    p->flags |= AV_PKT_FLAG_KEY;
+    av_packet_rescale_ts(p, encoder->time_base, stream->time_base);
+    p->stream_index = stream->index;
+    ++frames;
+    last_gpu_ms.store(own->gpu_ms(), std::memory_order_relaxed);
+    if (const int rc = av_interleaved_write_frame(output.get(), p); rc < 0) {
+      return Unexpected(muxer_out.error_or(av_error(who, "av_interleaved_write_frame", rc)));
+    }
+    return frame_done(began);
+  }
+
+  // A frame in GPU memory coded by the own encoder on the GPU, where it lies.
+  Result<void> encode_own_gpu_frame(FrameLease lease) {
+    const auto began = Clock::now();
+    const int64_t pts = repaired_pts(lease.info().pts_ns);
+    if (auto ok = own->encode(std::move(lease), packet.get()); !ok) return ok;
+    return write_own(pts, began);
+  }
+
+  // After each frame: the audio tracks told how far the picture goes, the speed kept.
+  Result<void> frame_done(Clock::time_point began) {
     for (auto& track : audio) {
       if (auto ok = track->video_moved(video_end_ns(), write_audio_packet()); !ok) return ok;
     }

@@ -135,6 +135,7 @@ Result<void> Recording::close() {
 }
 
 double Recording::speed() const { return recorder_ ? recorder_->speed() : 0.0; }
+double Recording::gpu_ms() const { return recorder_ ? recorder_->gpu_ms() : 0.0; }
 
 uint64_t Recording::frames() const {
   if (recorder_) return recorder_->frames_written();

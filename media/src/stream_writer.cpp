@@ -273,6 +273,7 @@ void StreamWriter::handle(FrameLease& frame) {
       // the slot when it is done; with one, it records a copy and the window gets the slot.
       written = monitor_ ? recording_->write_copy(frame) : recording_->write(std::move(frame));
       output_->encode_speed = recording_->speed();
+      output_->encode_gpu_ms = recording_->gpu_ms();
     }
     if (!written) {
       log().error("{}", written.error().message());

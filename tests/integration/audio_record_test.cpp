@@ -21,21 +21,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Every beep within one frame period of its flash, as many beeps as flashes (at least
-// `beeps`), the tone at `hz`, and the audio as long as the picture within one frame
-// (`extra_s` more where the codec pads, as AAC does).
-void expect_in_sync(const nlohmann::json& m, int beeps, double hz, double extra_s = 0) {
-  ASSERT_TRUE(m.contains("beeps")) << m.dump();
-  const double frame_ms = m["frame_ms"];
-  EXPECT_GE(m["beeps"].get<int>(), beeps) << m.dump();
-  EXPECT_EQ(m["beeps"], m["flashes"]) << m.dump();
-  EXPECT_LE(m["max_abs_offset_ms"].get<double>(), frame_ms + 0.5) << m.dump();
-  EXPECT_NEAR(m["tone_hz"].get<double>(), hz, hz * 0.01) << m.dump();
-  EXPECT_LE(std::abs(m["video_s"].get<double>() - m["audio_s"].get<double>()),
-            frame_ms / 1000 + extra_s + 1e-3)
-      << m.dump();
-}
-
 std::vector<std::string> sender(const Receiver& recv, std::vector<std::string> extra) {
   std::vector<std::string> a{RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet"};
   a.insert(a.end(), extra.begin(), extra.end());

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "output_checks.hpp"
 #include "process.hpp"
 
 namespace rdmavideo::testing {
@@ -406,6 +407,74 @@ TEST(Codecs, V210RecordsTheSameSamplesAsYuv422p10) {
     outs.push_back(out);
   }
   EXPECT_GT(psnr(outs[0], outs[1]), 40.0);
+}
+
+// The project's own ProRes encoder (--encoder rdmavideo_prores; on this machine, without a
+// GPU, its CPU twin, which says so once): each profile's four-character code as FFmpeg and
+// MediaInfo name it, the stream's HDR colour in the frame headers and the file, every frame
+// decoded without a word, the picture as close to the source as prores_aw's recording of it,
+// and the tone and timecode beside it as with FFmpeg's encoders.
+TEST(Codecs, OwnProresEncoderWritesEachProfileWithColourSoundAndTimecode) {
+  TempDir dir;
+  auto record = [&](const std::string& name, std::vector<std::string> args) {
+    const auto out = dir / (name + ".mov");
+    args.insert(args.begin(), {"--output", out.string()});
+    Receiver recv(dir, args, {}, "recv-" + name);
+    Process send(sender_args(recv, {"--testsrc", "-s", "640x360", "-r", "30", "--pix-fmt",
+                                    "yuv422p10le", "--colour", "bt2100-pq", "--tone", "1000",
+                                    "--frames", "70"}),
+                 dir / ("send-" + name + ".stderr"));
+    EXPECT_EQ(send.wait(120s), 0) << send.stderr_text();
+    EXPECT_EQ(recv.process().wait(120s), 0) << recv.process().stderr_text();
+    return std::pair{out, recv.process().stderr_text()};
+  };
+  const auto [reference, reference_log] = record("prores_aw", {"--codec", "prores_hq"});
+  struct Profile {
+    const char* codec;
+    const char* ffprobe;    // ffprobe's profile
+    const char* fourcc;     // the sample entry's
+    const char* mediainfo;  // MediaInfo's Format_Profile
+  };
+  for (const Profile p : {Profile{"prores_hq", "HQ", "apch", "422 HQ"},
+                          Profile{"prores", "Standard", "apcn", "422"}}) {
+    SCOPED_TRACE(p.codec);
+    const auto [out, log] =
+        record(p.codec, {"--codec", p.codec, "--encoder", "rdmavideo_prores"});
+    // Where it ran, said once: on a GPU, or the CPU twin and why.
+    const bool on_gpu = log.find(", on the GPU ") != std::string::npos;
+    if (!on_gpu) {
+      EXPECT_NE(log.find("on the CPU (the GPU encoder's twin: no GPU)"), std::string::npos) << log;
+      EXPECT_EQ(log.find("its CPU twin encodes"), log.rfind("its CPU twin encodes")) << log;
+      EXPECT_NE(log.find("its CPU twin encodes"), std::string::npos) << log;
+    }
+    auto facts = key_values(capture(
+        "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+        "stream=codec_name,profile,codec_tag_string,pix_fmt,nb_read_frames,color_primaries,"
+        "color_transfer,color_space -of default=noprint_wrappers=1 '" +
+        out.string() + "'"));
+    EXPECT_EQ(facts["codec_name"], "prores");
+    EXPECT_EQ(facts["profile"], p.ffprobe);
+    EXPECT_EQ(facts["codec_tag_string"], p.fourcc);
+    EXPECT_EQ(facts["pix_fmt"], "yuv422p10le");
+    EXPECT_EQ(facts["nb_read_frames"], "70");
+    EXPECT_EQ(facts["color_primaries"], "bt2020");
+    EXPECT_EQ(facts["color_transfer"], "smpte2084");
+    EXPECT_EQ(facts["color_space"], "bt2020nc");
+    // The frame headers' colour, as the decoder reads it from the first frame.
+    EXPECT_EQ(capture("ffprobe -v error -select_streams v:0 -read_intervals %+#1 -show_entries "
+                      "frame=color_primaries,color_transfer -of csv=p=0 '" +
+                      out.string() + "'"),
+              "bt2020,smpte2084\n");
+    EXPECT_EQ(capture("mediainfo --Inform='Video;%Format%|%Format_Profile%|%CodecID%' '" +
+                      out.string() + "'"),
+              std::string("ProRes|") + p.mediainfo + "|" + p.fourcc + "\n");
+    // Decoded without a warning.
+    EXPECT_EQ(capture("ffmpeg -nostdin -v warning -i '" + out.string() + "' -f null - 2>&1"), "");
+    EXPECT_EQ(stream_codecs(out), "prores,video\npcm_s24le,audio\nunknown,data\n");
+    expect_in_sync(av_sync(out), 2, 1000);
+    // As close to the source as FFmpeg's encoder at its own size (both well above 40 dB).
+    EXPECT_GT(psnr(out, reference), 40.0);
+  }
 }
 
 struct RecordCase {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -48,5 +49,20 @@ inline nlohmann::json av_sync(const std::filesystem::path& file, int track = 0,
   }
 }
 #endif
+
+/// Every beep within one frame period of its flash, as many beeps as flashes (at least
+/// `beeps`), the tone at `hz`, and the audio as long as the picture within one frame
+/// (`extra_s` more where the codec pads, as AAC does).
+inline void expect_in_sync(const nlohmann::json& m, int beeps, double hz, double extra_s = 0) {
+  ASSERT_TRUE(m.contains("beeps")) << m.dump();
+  const double frame_ms = m["frame_ms"];
+  EXPECT_GE(m["beeps"].get<int>(), beeps) << m.dump();
+  EXPECT_EQ(m["beeps"], m["flashes"]) << m.dump();
+  EXPECT_LE(m["max_abs_offset_ms"].get<double>(), frame_ms + 0.5) << m.dump();
+  EXPECT_NEAR(m["tone_hz"].get<double>(), hz, hz * 0.01) << m.dump();
+  EXPECT_LE(std::abs(m["video_s"].get<double>() - m["audio_s"].get<double>()),
+            frame_ms / 1000 + extra_s + 1e-3)
+      << m.dump();
+}
 
 }  // namespace rdmavideo::testing

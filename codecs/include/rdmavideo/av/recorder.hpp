@@ -41,11 +41,18 @@
 
 namespace rdmavideo::av {
 
+/// The library's own ProRes 422 encoder (rdmavideo/prores.hpp), for --codec prores and
+/// prores_hq in .mov: on a GPU, where frames in GPU memory are coded without leaving it, else
+/// on the CPU (its twin, a reference rather than a race).
+inline constexpr const char* kOwnProresEncoder = "rdmavideo_prores";
+
 struct RecorderOptions {
   std::string path;     ///< output file; the extension picks the container
   std::string codec;    ///< prores, prores_hq, prores_4444, dnxhr_hq, ffv1, h264, hevc,
                         ///< rawvideo; empty: the container's default
-  std::string encoder;  ///< FFmpeg encoder for the codec (prores_aw, prores_ks); empty: ours
+  /// The encoder for the codec: FFmpeg's (prores_aw, prores_ks, h264_nvenc, ...), or
+  /// kOwnProresEncoder; empty: the codec's default.
+  std::string encoder;
   /// The first frame's wall-clock time (ns since the Unix epoch, the sender's clock): the
   /// file's creation_time, and in .mov the start of a timecode track (time of day, local
   /// time zone, drop-frame at 29.97 and 59.94), so recordings of several cameras line up.
@@ -115,7 +122,8 @@ class Recorder {
   /// encoder lets the frame go, on whichever of its threads that is.
   Result<void> write(FrameLease frame);
   /// Whether write(FrameLease) takes frames in GPU memory as they are (NVENC with
-  /// gpu_frames); else a frame in GPU memory must be downloaded first.
+  /// gpu_frames, or kOwnProresEncoder on a GPU for a format it converts there); else a frame
+  /// in GPU memory must be downloaded first.
   bool takes_gpu_frames() const;
   /// Samples of audio track `track` (RecorderOptions::audio), as sent, the first at the
   /// sender's `pts_ns`: placed on the picture's timeline (the first frame is the origin; the
@@ -135,6 +143,8 @@ class Recorder {
   /// second spent encoding, over the stream's rate); 0 before a second has passed. Falling
   /// below 1 is also logged as a warning, at most every 5 s.
   double speed() const;
+  /// The GPU's time for the last frame in ms (kOwnProresEncoder on a GPU); else 0.
+  double gpu_ms() const;
   /// "prores_aw (prores HQ) yuv422p10le in mov" for the log.
   std::string describe() const;
   const std::string& path() const;

@@ -85,6 +85,8 @@ class Recording {
   uint64_t frames() const;
   /// The encoder's speed over the last second as a real-time factor; 0 before it is known.
   double speed() const;
+  /// The GPU's time for the last frame in ms where the encoder runs on one; else 0.
+  double gpu_ms() const;
   const std::string& path() const { return options_.path; }
 
  private:

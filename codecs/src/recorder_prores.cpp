@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "recorder_prores.hpp"
+
+#include <atomic>
+#include <chrono>
+
+#include "av_util.hpp"
+#include "rdmavideo/log.hpp"
+
+namespace rdmavideo::av {
+namespace {
+
+// What the GPU makes the encoder's picture from; nullopt: the CPU path makes it.
+std::optional<cuda::Kernels::Input422> gpu_input(PixelFormat format) {
+  using In = cuda::Kernels::Input422;
+  switch (format) {
+    case PixelFormat::uyvy: return In::uyvy;
+    case PixelFormat::yuy2: return In::yuy2;
+    case PixelFormat::nv12: return In::nv12;
+    case PixelFormat::i420: return In::i420;
+    case PixelFormat::p010: return In::p010;
+    case PixelFormat::yuv422p10: return In::yuv422p10;
+    case PixelFormat::v210: return In::v210;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+struct OwnProres::Impl {
+  prores::FrameFormat format;
+  PixelFormat stream_format = PixelFormat::uyvy;
+  FrameLayout layout;
+  std::string who;
+  // On a GPU: the encoder, the picture it reads (three planes), the conversion's kernels and
+  // stream. Else the CPU twin.
+  std::shared_ptr<cuda::Device> device;
+  std::unique_ptr<prores::GpuEncoder> gpu;
+  std::shared_ptr<const cuda::Kernels> kernels;
+  std::unique_ptr<cuda::Stream> stream;
+  std::shared_ptr<cuda::DevicePtr> picture_at[3];
+  cuda::Kernels::Picture422 picture;
+  std::optional<prores::Encoder> cpu;
+  std::string why_cpu;  // why the CPU twin encodes
+  bool frames_on_gpu = false;
+  double gpu_ms = 0;
+
+  size_t max_frame_bytes() const {
+    return gpu ? gpu->max_frame_bytes() : cpu->max_frame_bytes();
+  }
+
+  // A GPU encoder and the picture it reads, on `ordinal`; why not where it cannot be.
+  Result<void> open_gpu(int ordinal) {
+    auto opened = cuda::Device::shared(ordinal);
+    if (!opened) return Unexpected(opened.error());
+    device = *opened;
+    auto encoder = prores::GpuEncoder::create(device, format);
+    if (!encoder) return Unexpected(encoder.error());
+    auto loaded = cuda::Kernels::shared(device);
+    if (!loaded) return Unexpected(loaded.error());
+    auto created = device->create_stream();
+    if (!created) return Unexpected(created.error());
+    const uint32_t samples[3] = {format.width, (format.width + 1) / 2, (format.width + 1) / 2};
+    picture = {{}, format.width, format.height};
+    for (int p = 0; p < 3; ++p) {
+      const size_t pitch = (samples[p] * 2 + 255) / 256 * 256;
+      auto at = device->allocate(pitch * format.height);
+      if (!at) return Unexpected(at.error());
+      picture_at[p] = *at;
+      picture.planes.at[p] = **at;
+      picture.planes.pitch[p] = pitch;
+    }
+    gpu = std::move(*encoder);
+    kernels = std::move(*loaded);
+    stream = std::move(*created);
+    return {};
+  }
+
+  // The picture on the GPU coded into `packet`; `began`: when its conversion or upload began.
+  Result<void> encode_on_gpu(AVPacket* packet, std::chrono::steady_clock::time_point began) {
+    if (const int rc = av_new_packet(packet, static_cast<int>(gpu->max_frame_bytes())); rc < 0)
+      return Unexpected(av_error(who, "av_new_packet", rc));
+    auto size = gpu->encode(picture, std::span(packet->data, static_cast<size_t>(packet->size)));
+    if (!size) return Unexpected(size.error().context(who));
+    av_shrink_packet(packet, static_cast<int>(*size));
+    gpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began)
+                 .count();
+    return {};
+  }
+};
+
+OwnProres::OwnProres(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+OwnProres::~OwnProres() = default;
+
+Result<std::unique_ptr<OwnProres>> OwnProres::open(const prores::FrameFormat& format,
+                                                   const proto::StreamStart& stream,
+                                                   std::optional<int> gpu,
+                                                   const std::string& who) {
+  if (auto ok = prores::check_format(format); !ok) return Unexpected(ok.error().context(who));
+  auto impl = std::make_unique<Impl>();
+  impl->format = format;
+  impl->stream_format = stream.pixel_format;
+  impl->layout = stream.layout;
+  impl->who = who;
+  impl->frames_on_gpu = gpu.has_value();
+  // The GPU the frames are in; for host frames the first GPU there is.
+  std::optional<int> ordinal = gpu;
+  if (!ordinal) {
+    auto driver = cuda::Driver::shared();
+    if (!driver) {
+      impl->why_cpu = driver.error().message();
+    } else if ((*driver)->device_count() == 0) {
+      impl->why_cpu = "the CUDA driver sees no GPU";
+    } else {
+      ordinal = 0;
+    }
+  }
+  if (ordinal) {
+    if (auto ok = impl->open_gpu(*ordinal); !ok) {
+      impl->why_cpu = ok.error().message();
+      impl->gpu.reset();
+    }
+  }
+  if (!impl->gpu) {
+    auto cpu = prores::Encoder::create(format);
+    if (!cpu) return Unexpected(cpu.error().context(who));
+    impl->cpu.emplace(std::move(*cpu));
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true)) {
+      log().warn(
+          "[{}] rdmavideo_prores: no GPU to encode on ({}); its CPU twin encodes, which is a "
+          "reference, not a race: prores_aw is several times faster on the CPU",
+          who, impl->why_cpu);
+    }
+  }
+  return std::unique_ptr<OwnProres>(new OwnProres(std::move(impl)));
+}
+
+bool OwnProres::takes_gpu_frames() const {
+  return impl_->gpu && gpu_input(impl_->stream_format).has_value();
+}
+
+Result<void> OwnProres::encode(const AVFrame& frame, AVPacket* packet) {
+  Impl& m = *impl_;
+  if (m.gpu) {
+    // One upload of the three planes.
+    const auto began = std::chrono::steady_clock::now();
+    const uint32_t samples[3] = {m.format.width, (m.format.width + 1) / 2,
+                                 (m.format.width + 1) / 2};
+    for (int p = 0; p < 3; ++p) {
+      if (auto ok = m.stream->copy_2d_async(
+              cuda::Pitched::device(m.picture.planes.at[p], m.picture.planes.pitch[p]),
+              cuda::Pitched::host(reinterpret_cast<const std::byte*>(frame.data[p]),
+                                  static_cast<size_t>(frame.linesize[p])),
+              samples[p] * 2u, m.format.height);
+          !ok) {
+        return Unexpected(ok.error().context(m.who));
+      }
+    }
+    if (auto ok = m.stream->synchronize(); !ok) return Unexpected(ok.error().context(m.who));
+    return m.encode_on_gpu(packet, began);
+  }
+  if (const int rc = av_new_packet(packet, static_cast<int>(m.cpu->max_frame_bytes())); rc < 0)
+    return Unexpected(av_error(m.who, "av_new_packet", rc));
+  const prores::Planes422 planes{reinterpret_cast<const uint16_t*>(frame.data[0]),
+                                 reinterpret_cast<const uint16_t*>(frame.data[1]),
+                                 reinterpret_cast<const uint16_t*>(frame.data[2]),
+                                 static_cast<size_t>(frame.linesize[0]) / 2,
+                                 static_cast<size_t>(frame.linesize[1]) / 2};
+  auto size = m.cpu->encode(planes, std::span(packet->data, static_cast<size_t>(packet->size)));
+  if (!size) return Unexpected(size.error().context(m.who));
+  av_shrink_packet(packet, static_cast<int>(*size));
+  return {};
+}
+
+Result<void> OwnProres::encode(FrameLease frame, AVPacket* packet) {
+  Impl& m = *impl_;
+  const auto input = gpu_input(m.stream_format);
+  if (!m.gpu || !input || frame.memory_kind() != memory::MemoryKind::cuda) {
+    return make_error(ErrorCode::invalid_argument,
+                      "{}: a frame in GPU memory for an encoder that does not take one", m.who);
+  }
+  const auto began = std::chrono::steady_clock::now();
+  cuda::Kernels::Planes from;
+  const auto base = cuda::address(frame.data().data());
+  for (int p = 0; p < m.layout.plane_count && p < 3; ++p) {
+    from.at[p] = base + m.layout.planes[p].offset;
+    from.pitch[p] = m.layout.planes[p].stride;
+  }
+  auto ok = m.kernels->to_yuv422p10(*m.stream, *input, from, m.picture);
+  if (ok) ok = m.stream->synchronize();
+  if (!ok) return Unexpected(ok.error().context(m.who));
+  frame.release();  // the slot goes back while the picture is coded
+  return m.encode_on_gpu(packet, began);
+}
+
+double OwnProres::gpu_ms() const { return impl_->gpu_ms; }
+
+std::string OwnProres::describe() const {
+  const Impl& m = *impl_;
+  if (m.gpu) {
+    const bool converted_there = m.frames_on_gpu && gpu_input(m.stream_format);
+    return fmt::format("on the GPU {}, {}", m.device->describe(),
+                       converted_there
+                           ? fmt::format("from GPU memory, {} made 10-bit 4:2:2 there",
+                                         name(m.stream_format))
+                           : std::string("each picture uploaded once as yuv422p10le"));
+  }
+  return "on the CPU (the GPU encoder's twin: no GPU)";
+}
+
+}  // namespace rdmavideo::av

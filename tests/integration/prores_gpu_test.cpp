@@ -114,5 +114,35 @@ TEST(OwnProresOnGpu, FourStreamsFromGpuRingsAreCodedThereWithSoundAndTimecodeNon
   EXPECT_GT(psnr(dir / "cam2.mov", dir / "cam3.mov"), 35.0);
 }
 
+// The recording machine's GPU preset (configs/obs-prores-gpu-recv.toml) as an operator runs
+// it, serving until stopped: a sender's stream coded on the GPU into a dated HQ file, which
+// SIGINT leaves finalised.
+TEST(OwnProresOnGpu, TheRecordingMachinesGpuPresetCodesOnTheGpuUntilStopped) {
+#if !RDMAVIDEO_HAVE_FFMPEG
+  GTEST_SKIP() << "this build has no FFmpeg: no recordings";
+#endif
+  WithFakeCuda fake;
+  TempDir dir;
+  Receiver recv(dir, {"--config", RDMAVIDEO_SOURCE_DIR "/configs/obs-prores-gpu-recv.toml",
+                      "--output", (dir / "{name}.mov").string()});
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet", "--name", "obs",
+                "--testsrc", "-s", "320x180", "--pix-fmt", "nv12", "--frames", "12"},
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_TRUE(recv.process().wait_for_stderr("recorded 12 frames", 60s))
+      << recv.process().stderr_text();
+  recv.process().signal(SIGINT);
+  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
+  const std::string log = recv.process().stderr_text();
+  EXPECT_NE(log.find(RDMAVIDEO_CUDA_KERNELS ? "in mov, on the GPU cuda:0"
+                                            : "in mov, on the CPU (the GPU encoder's twin"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(capture("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+                    "stream=codec_tag_string,nb_read_frames -of csv=p=0 '" +
+                    (dir / "obs.mov").string() + "'"),
+            "apch,12\n");
+}
+
 }  // namespace
 }  // namespace rdmavideo::testing

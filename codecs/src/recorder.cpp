@@ -138,11 +138,14 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
       return Unexpected(ok.error());
     encode_format = impl->encode_format;
   }
-  const auto profile = choice->codec->av_profile == FF_PROFILE_PRORES_HQ ? prores::Profile::hq
-                                                                         : prores::Profile::standard;
+  const auto profile = choice->codec->av_profile == FF_PROFILE_PRORES_HQ
+                           ? prores::Profile::hq
+                           : prores::Profile::standard;
   if (own) {
     // The frame header's colour is the stream's, as FFmpeg's encoders take it from the frame.
-    const prores::FrameFormat own_format{format.width, format.height, profile,
+    const prores::FrameFormat own_format{format.width,
+                                         format.height,
+                                         profile,
                                          static_cast<uint8_t>(enc->color_primaries),
                                          static_cast<uint8_t>(enc->color_trc),
                                          static_cast<uint8_t>(enc->colorspace)};
@@ -233,11 +236,11 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   impl->packet = std::move(*packet);
 
   if (own) {
-    impl->description = fmt::format(
-        "{} (prores {}, {}) {}x{} {} at {} fps in {}, {}", kOwnProresEncoder,
-        prores::to_string(profile), prores::fourcc(profile), enc->width, enc->height,
-        av_name(encode_format), to_string(format.frame_rate), choice->container->muxer,
-        impl->own->describe());
+    impl->description =
+        fmt::format("{} (prores {}, {}) {}x{} {} at {} fps in {}, {}", kOwnProresEncoder,
+                    prores::to_string(profile), prores::fourcc(profile), enc->width, enc->height,
+                    av_name(encode_format), to_string(format.frame_rate), choice->container->muxer,
+                    impl->own->describe());
     for (const auto& track : impl->audio) impl->description += ", audio " + track->describe();
     return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));
   }

@@ -82,8 +82,8 @@ struct Recorder::Impl {
   Clock::time_point status_last = Clock::now();
   Clock::time_point warned_last{};
   uint64_t status_frames = 0;
-  double busy_s = 0;                  // seconds inside write() since status_last
-  std::atomic<double> last_speed{0};  // update_speed()'s last result, for other threads
+  double busy_s = 0;                   // seconds inside write() since status_last
+  std::atomic<double> last_speed{0};   // update_speed()'s last result, for other threads
   std::atomic<double> last_gpu_ms{0};  // the own encoder's GPU time for the last frame
 
   Result<void> drain() {

@@ -45,9 +45,7 @@ struct OwnProres::Impl {
   bool frames_on_gpu = false;
   double gpu_ms = 0;
 
-  size_t max_frame_bytes() const {
-    return gpu ? gpu->max_frame_bytes() : cpu->max_frame_bytes();
-  }
+  size_t max_frame_bytes() const { return gpu ? gpu->max_frame_bytes() : cpu->max_frame_bytes(); }
 
   // A GPU encoder and the picture it reads, on `ordinal`; why not where it cannot be.
   Result<void> open_gpu(int ordinal) {
@@ -83,8 +81,8 @@ struct OwnProres::Impl {
     auto size = gpu->encode(picture, std::span(packet->data, static_cast<size_t>(packet->size)));
     if (!size) return Unexpected(size.error().context(who));
     av_shrink_packet(packet, static_cast<int>(*size));
-    gpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began)
-                 .count();
+    gpu_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
     return {};
   }
 };
@@ -94,8 +92,7 @@ OwnProres::~OwnProres() = default;
 
 Result<std::unique_ptr<OwnProres>> OwnProres::open(const prores::FrameFormat& format,
                                                    const proto::StreamStart& stream,
-                                                   std::optional<int> gpu,
-                                                   const std::string& who) {
+                                                   std::optional<int> gpu, const std::string& who) {
   if (auto ok = prores::check_format(format); !ok) return Unexpected(ok.error().context(who));
   auto impl = std::make_unique<Impl>();
   impl->format = format;
@@ -201,10 +198,9 @@ std::string OwnProres::describe() const {
   if (m.gpu) {
     const bool converted_there = m.frames_on_gpu && gpu_input(m.stream_format);
     return fmt::format("on the GPU {}, {}", m.device->describe(),
-                       converted_there
-                           ? fmt::format("from GPU memory, {} made 10-bit 4:2:2 there",
-                                         name(m.stream_format))
-                           : std::string("each picture uploaded once as yuv422p10le"));
+                       converted_there ? fmt::format("from GPU memory, {} made 10-bit 4:2:2 there",
+                                                     name(m.stream_format))
+                                       : std::string("each picture uploaded once as yuv422p10le"));
   }
   return "on the CPU (the GPU encoder's twin: no GPU)";
 }

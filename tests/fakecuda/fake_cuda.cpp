@@ -480,6 +480,9 @@ enum FakeFunction {
   kProresCode,
   kProresGather,
   kToYuv422p10,
+  kProresSearch,
+  kProresFiner,
+  kProresOffsets,
   kFakeFunctions
 };
 int g_functions[kFakeFunctions] = {};
@@ -487,7 +490,8 @@ constexpr const char* kFunctionNames[kFakeFunctions] = {
     "rdmavideo_first_difference", "rdmavideo_packed422_to_nv12", "rdmavideo_yuv422p10_to_p010",
     "rdmavideo_rgb24_to_rgb0",    "rdmavideo_place_nv12",        "rdmavideo_fill_nv12",
     "rdmavideo_gray_nv12",        "rdmavideo_prores_dct",        "rdmavideo_prores_code",
-    "rdmavideo_prores_gather",    "rdmavideo_to_yuv422p10"};
+    "rdmavideo_prores_gather",    "rdmavideo_to_yuv422p10",      "rdmavideo_prores_search",
+    "rdmavideo_prores_finer",     "rdmavideo_prores_offsets"};
 constexpr CUresult kNoBinaryForGpu = 209;
 constexpr CUresult kInvalidHandle = 400;
 constexpr CUresult kIllegalAddress = 700;  // what a kernel reading outside memory meets
@@ -589,10 +593,54 @@ CUresult composite(int f, void** params, unsigned threads_x, unsigned threads_y)
   return kSuccess;
 }
 
-// The ProRes kernels (prores_slices.hpp): each slice the grid covers, as its thread would.
-CUresult prores(int f, void** params, unsigned threads) {
+// The rate control's one-block kernels: their phases (prores_slices.hpp) run for each thread
+// the block has, one phase after another, as the barriers between them order them on a GPU.
+CUresult prores_rate(int f, void** params, unsigned block_threads) {
   namespace pr = rdmavideo::prores;
   auto device = [&](int i, size_t bytes) { return alias(arg<CUdeviceptr>(params, i), bytes); };
+  const auto threads = std::min<unsigned>(block_threads, pr::kRateThreads);
+  pr::RateShared shared{};  // threads past the block's own add nothing
+  if (f == kProresSearch) {
+    const auto count = arg<unsigned>(params, 1);
+    const auto* sizes = reinterpret_cast<const uint64_t*>(device(0, count * sizeof(uint64_t)));
+    auto* rate = reinterpret_cast<pr::RateState*>(device(2, sizeof(pr::RateState)));
+    if (!sizes || !rate) return kIllegalAddress;
+    if (rate->lo >= rate->hi) return kSuccess;
+    for (unsigned t = 0; t < threads; ++t) pr::search_sum(t, sizes, count, shared);
+    pr::search_step(shared, *rate);
+    return kSuccess;
+  }
+  if (f == kProresFiner) {
+    const auto count = arg<unsigned>(params, 2);
+    const auto* sizes = reinterpret_cast<const uint64_t*>(device(0, count * sizeof(uint64_t)));
+    const auto* finer = reinterpret_cast<const uint64_t*>(device(1, count * sizeof(uint64_t)));
+    const auto* rate = reinterpret_cast<const pr::RateState*>(device(3, sizeof(pr::RateState)));
+    auto* quantisers = reinterpret_cast<int32_t*>(device(4, count * sizeof(int32_t)));
+    if (!sizes || !finer || !rate || !quantisers) return kIllegalAddress;
+    for (unsigned t = 0; t < threads; ++t) pr::finer_sums(t, sizes, finer, count, shared);
+    pr::finer_scan(shared);
+    for (unsigned t = 0; t < threads; ++t) pr::finer_stop(t, sizes, finer, count, *rate, shared);
+    for (unsigned t = 0; t < threads; ++t)
+      pr::finer_quantisers(t, count, *rate, shared, quantisers);
+    return kSuccess;
+  }
+  const auto count = arg<unsigned>(params, 1);
+  const auto* sizes = reinterpret_cast<const uint64_t*>(device(0, count * sizeof(uint64_t)));
+  auto* rate = reinterpret_cast<pr::RateState*>(device(2, sizeof(pr::RateState)));
+  auto* offsets = reinterpret_cast<uint64_t*>(device(3, count * sizeof(uint64_t)));
+  if (!sizes || !rate || !offsets) return kIllegalAddress;
+  for (unsigned t = 0; t < threads; ++t) pr::offsets_sum(t, sizes, count, shared);
+  pr::offsets_scan(count, shared, *rate);
+  for (unsigned t = 0; t < threads; ++t) pr::offsets_place(t, sizes, count, shared, *rate, offsets);
+  return kSuccess;
+}
+
+// The ProRes kernels (prores_slices.hpp): each slice the grid covers, as its thread would (the
+// DCT: each slice a block covers, each of its 8x8 blocks a thread covers).
+CUresult prores(int f, void** params, unsigned grid, unsigned block) {
+  namespace pr = rdmavideo::prores;
+  auto device = [&](int i, size_t bytes) { return alias(arg<CUdeviceptr>(params, i), bytes); };
+  const unsigned threads = grid * block;
   if (f == kProresDct) {
     auto picture = arg<pr::PlanesRef>(params, 0);
     const auto count = arg<unsigned>(params, 2);
@@ -610,9 +658,11 @@ CUresult prores(int f, void** params, unsigned threads) {
         reinterpret_cast<CUdeviceptr>(picture.cr), picture.c_pitch * 2, picture.height, cw * 2));
     if (!slices || !coefficients || !picture.y || !picture.cb || !picture.cr)
       return kIllegalAddress;
-    for (unsigned i = 0; i < std::min(count, threads); ++i) {
-      pr::slice_dct(picture, slices[i].mb_x, slices[i].mb_y, slices[i].mb_count,
-                    coefficients + i * pr::kSliceCoefficients);
+    for (unsigned i = 0; i < std::min(count, grid); ++i) {
+      for (unsigned t = 0; t < std::min(block, slices[i].mb_count * 8); ++t) {
+        pr::slice_block_dct(picture, slices[i].mb_x, slices[i].mb_y, slices[i].mb_count, t,
+                            coefficients + i * pr::kSliceCoefficients);
+      }
     }
     return kSuccess;
   }
@@ -624,20 +674,29 @@ CUresult prores(int f, void** params, unsigned threads) {
     const auto* slices =
         reinterpret_cast<const pr::SliceAt*>(device(1, count * sizeof(pr::SliceAt)));
     const auto* matrix = reinterpret_cast<const uint8_t*>(device(3, 64));
-    const bool each = arg<CUdeviceptr>(params, 4) != 0;
+    const int quantiser = arg<int>(params, 5);
+    const bool each = quantiser == 0;
     const auto* quantisers =
         each ? reinterpret_cast<const int32_t*>(device(4, count * sizeof(int32_t))) : nullptr;
     auto* slots = reinterpret_cast<uint8_t*>(device(6, count * slot_bytes));
     auto* sizes = reinterpret_cast<uint64_t*>(device(8, count * sizeof(uint64_t)));
     auto* levels =
         reinterpret_cast<int16_t*>(device(9, count * pr::kSliceCoefficients * sizeof(int16_t)));
-    if (!coefficients || !slices || !matrix || (each && !quantisers) || !slots || !sizes || !levels)
+    const auto* rate =
+        quantiser < 0 ? reinterpret_cast<const pr::RateState*>(device(10, sizeof(pr::RateState)))
+                      : nullptr;
+    if (!coefficients || !slices || !matrix || (each && !quantisers) || !slots || !sizes ||
+        !levels || (quantiser < 0 && !rate))
       return kIllegalAddress;
     for (unsigned i = 0; i < std::min(count, threads); ++i) {
+      const int q = each            ? quantisers[i]
+                    : quantiser > 0 ? quantiser
+                                    : pr::quantiser_from(quantiser, *rate);
+      if (q == 0) continue;
       sizes[i] =
-          pr::code_slice(coefficients + i * pr::kSliceCoefficients, slices[i].mb_count, matrix,
-                         each ? quantisers[i] : arg<int>(params, 5), slots + i * slot_bytes,
-                         pr::slice_cap(slices[i].mb_count), levels + i * pr::kSliceCoefficients);
+          pr::code_slice(coefficients + i * pr::kSliceCoefficients, slices[i].mb_count, matrix, q,
+                         slots + i * slot_bytes, pr::slice_cap(slices[i].mb_count),
+                         levels + i * pr::kSliceCoefficients);
     }
     return kSuccess;
   }
@@ -674,9 +733,7 @@ CUresult to_yuv422p10(void** params, unsigned threads_x, unsigned threads_y) {
     case px::kInUyvy:
     case px::kInYuy2: in[0] = {height, pairs * 4u}; break;
     case px::kInNv12: in[0] = {height, width}, in[1] = {half_rows, pairs * 2u}; break;
-    case px::kInI420:
-      in[0] = {height, width}, in[1] = in[2] = {half_rows, pairs};
-      break;
+    case px::kInI420: in[0] = {height, width}, in[1] = in[2] = {half_rows, pairs}; break;
     case px::kInP010: in[0] = {height, width * 2u}, in[1] = {half_rows, pairs * 4u}; break;
     case px::kInYuv422p10:
       in[0] = {height, width * 2u}, in[1] = in[2] = {height, pairs * 2u};
@@ -717,7 +774,9 @@ CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned,
     return composite(f, params, threads_x, threads_y);
   if (f == kToYuv422p10) return to_yuv422p10(params, threads_x, threads_y);
   if (f == kProresDct || f == kProresCode || f == kProresGather)
-    return prores(f, params, threads_x);
+    return prores(f, params, grid_x, block_x);
+  if (f == kProresSearch || f == kProresFiner || f == kProresOffsets)
+    return prores_rate(f, params, block_x);
   if (f == kPacked422ToNv12) {
     const auto width = arg<unsigned>(params, 6), height = arg<unsigned>(params, 7);
     const auto src_pitch = arg<uint64_t>(params, 1), y_pitch = arg<uint64_t>(params, 3),

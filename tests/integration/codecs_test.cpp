@@ -420,10 +420,10 @@ TEST(Codecs, OwnProresEncoderWritesEachProfileWithColourSoundAndTimecode) {
     const auto out = dir / (name + ".mov");
     args.insert(args.begin(), {"--output", out.string()});
     Receiver recv(dir, args, {}, "recv-" + name);
-    Process send(sender_args(recv, {"--testsrc", "-s", "640x360", "-r", "30", "--pix-fmt",
-                                    "yuv422p10le", "--colour", "bt2100-pq", "--tone", "1000",
-                                    "--frames", "70"}),
-                 dir / ("send-" + name + ".stderr"));
+    Process send(
+        sender_args(recv, {"--testsrc", "-s", "640x360", "-r", "30", "--pix-fmt", "yuv422p10le",
+                           "--colour", "bt2100-pq", "--tone", "1000", "--frames", "70"}),
+        dir / ("send-" + name + ".stderr"));
     EXPECT_EQ(send.wait(120s), 0) << send.stderr_text();
     EXPECT_EQ(recv.process().wait(120s), 0) << recv.process().stderr_text();
     return std::pair{out, recv.process().stderr_text()};
@@ -438,8 +438,7 @@ TEST(Codecs, OwnProresEncoderWritesEachProfileWithColourSoundAndTimecode) {
   for (const Profile p : {Profile{"prores_hq", "HQ", "apch", "422 HQ"},
                           Profile{"prores", "Standard", "apcn", "422"}}) {
     SCOPED_TRACE(p.codec);
-    const auto [out, log] =
-        record(p.codec, {"--codec", p.codec, "--encoder", "rdmavideo_prores"});
+    const auto [out, log] = record(p.codec, {"--codec", p.codec, "--encoder", "rdmavideo_prores"});
     // Where it ran, said once: on a GPU, or the CPU twin and why.
     const bool on_gpu = log.find(", on the GPU ") != std::string::npos;
     if (!on_gpu) {
@@ -447,11 +446,11 @@ TEST(Codecs, OwnProresEncoderWritesEachProfileWithColourSoundAndTimecode) {
       EXPECT_EQ(log.find("its CPU twin encodes"), log.rfind("its CPU twin encodes")) << log;
       EXPECT_NE(log.find("its CPU twin encodes"), std::string::npos) << log;
     }
-    auto facts = key_values(capture(
-        "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
-        "stream=codec_name,profile,codec_tag_string,pix_fmt,nb_read_frames,color_primaries,"
-        "color_transfer,color_space -of default=noprint_wrappers=1 '" +
-        out.string() + "'"));
+    auto facts = key_values(
+        capture("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+                "stream=codec_name,profile,codec_tag_string,pix_fmt,nb_read_frames,color_primaries,"
+                "color_transfer,color_space -of default=noprint_wrappers=1 '" +
+                out.string() + "'"));
     EXPECT_EQ(facts["codec_name"], "prores");
     EXPECT_EQ(facts["profile"], p.ffprobe);
     EXPECT_EQ(facts["codec_tag_string"], p.fourcc);

@@ -64,8 +64,8 @@ TEST(OwnProresOnGpu, FourStreamsFromGpuRingsAreCodedThereWithSoundAndTimecodeNon
     senders.push_back(std::make_unique<Process>(
         std::vector<std::string>{RDMAVIDEO_SEND_BIN, "--connect", recv.address(), "--quiet",
                                  "--name", c.name, "--testsrc", "-s", "320x180", "-r", "30",
-                                 "--pix-fmt", c.pix_fmt, "--tone", std::to_string(c.hz),
-                                 "--frames", std::to_string(kFrames)},
+                                 "--pix-fmt", c.pix_fmt, "--tone", std::to_string(c.hz), "--frames",
+                                 std::to_string(kFrames)},
         dir / (std::string(c.name) + ".stderr")));
   }
   for (auto& s : senders) ASSERT_EQ(s->wait(180s), 0) << s->stderr_text();
@@ -86,8 +86,7 @@ TEST(OwnProresOnGpu, FourStreamsFromGpuRingsAreCodedThereWithSoundAndTimecodeNon
                                      c.name)),
                 std::string::npos)
           << log;
-      EXPECT_NE(log.find(fmt::format("from GPU memory, {} made 10-bit 4:2:2 there",
-                                     c.pix_fmt)),
+      EXPECT_NE(log.find(fmt::format("from GPU memory, {} made 10-bit 4:2:2 there", c.pix_fmt)),
                 std::string::npos)
           << log;
       EXPECT_EQ(stream["downloads"], 0);
@@ -97,10 +96,10 @@ TEST(OwnProresOnGpu, FourStreamsFromGpuRingsAreCodedThereWithSoundAndTimecodeNon
       EXPECT_EQ(stream["downloads"], kFrames);
     }
     const auto file = dir / (std::string(c.name) + ".mov");
-    const auto facts = key_values(capture(
-        "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
-        "stream=profile,codec_tag_string,nb_read_frames -of default=noprint_wrappers=1 '" +
-        file.string() + "'"));
+    const auto facts = key_values(
+        capture("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+                "stream=profile,codec_tag_string,nb_read_frames -of default=noprint_wrappers=1 '" +
+                file.string() + "'"));
     EXPECT_EQ(facts.at("profile"), "HQ");
     EXPECT_EQ(facts.at("codec_tag_string"), "apch");
     EXPECT_EQ(facts.at("nb_read_frames"), std::to_string(kFrames));

@@ -108,8 +108,8 @@ RDMAVIDEO_HOST_DEVICE inline unsigned chroma420_row(unsigned near, unsigned far,
 RDMAVIDEO_HOST_DEVICE inline unsigned v210_sample(const uint8_t* row, unsigned word,
                                                   unsigned index) {
   const uint8_t* w = row + 4 * word;
-  const uint32_t value = w[0] | (uint32_t{w[1]} << 8) | (uint32_t{w[2]} << 16) |
-                         (uint32_t{w[3]} << 24);
+  const uint32_t value =
+      w[0] | (uint32_t{w[1]} << 8) | (uint32_t{w[2]} << 16) | (uint32_t{w[3]} << 24);
   return (value >> (10 * index)) & 0x3ff;
 }
 
@@ -135,8 +135,8 @@ RDMAVIDEO_HOST_DEVICE inline void to_yuv422p10(int input, const Planes3& p, unsi
     case kInP010: {
       const unsigned chroma_rows = (height + 1) / 2;
       const unsigned near = row / 2;
-      const unsigned far = row % 2 == 0 ? (near > 0 ? near - 1 : 0)
-                                        : (near + 1 < chroma_rows ? near + 1 : near);
+      const unsigned far =
+          row % 2 == 0 ? (near > 0 ? near - 1 : 0) : (near + 1 < chroma_rows ? near + 1 : near);
       if (input == kInP010) {
         auto at = [](const uint8_t* r, unsigned i) {
           return static_cast<unsigned>(reinterpret_cast<const uint16_t*>(r)[i] >> 6);

@@ -100,7 +100,8 @@ Result<std::shared_ptr<const Kernels>> Kernels::shared(const std::shared_ptr<Dev
         "rdmavideo_first_difference", "rdmavideo_packed422_to_nv12", "rdmavideo_yuv422p10_to_p010",
         "rdmavideo_rgb24_to_rgb0",    "rdmavideo_place_nv12",        "rdmavideo_fill_nv12",
         "rdmavideo_gray_nv12",        "rdmavideo_prores_dct",        "rdmavideo_prores_code",
-        "rdmavideo_prores_gather",    "rdmavideo_to_yuv422p10"};
+        "rdmavideo_prores_gather",    "rdmavideo_to_yuv422p10",      "rdmavideo_prores_search",
+        "rdmavideo_prores_finer",     "rdmavideo_prores_offsets"};
     for (int f = 0; f < kFunctions; ++f) {
       CUfunction function = nullptr;
       if (CUresult rc = a.cuModuleGetFunction(&function, module, kNames[f]); rc != kSuccess) {
@@ -324,20 +325,45 @@ Result<void> Kernels::prores_dct(Stream& stream, const Picture422& picture, Devi
                            picture.height};
   CUdeviceptr slices_arg = slices, coefficients_arg = coefficients;
   void* params[] = {&planes, &slices_arg, &count, &coefficients_arg};
-  return launch(stream, kProresDct, blocks(count, kSliceThreads), 1, kSliceThreads, 1, params,
+  // A block a slice, a thread each of its blocks (8 a macroblock).
+  return launch(stream, kProresDct, count, 1, prores::kMaxSliceMacroblocks * 8, 1, params,
                 "rdmavideo_prores_dct");
 }
 
 Result<void> Kernels::prores_code(Stream& stream, DevicePtr coefficients, DevicePtr slices,
                                   unsigned count, DevicePtr matrix, DevicePtr quantisers,
                                   int quantiser, DevicePtr slots, uint64_t slot_bytes,
-                                  DevicePtr sizes, DevicePtr levels) const {
-  CUdeviceptr args[] = {coefficients, slices, matrix, quantisers, slots, sizes, levels};
+                                  DevicePtr sizes, DevicePtr levels, DevicePtr rate) const {
+  CUdeviceptr args[] = {coefficients, slices, matrix, quantisers, slots, sizes, levels, rate};
   unsigned long long slot_arg = slot_bytes;  // NOLINT(google-runtime-int): the kernel's
-  void* params[] = {&args[0],   &args[1], &count,    &args[2], &args[3],
-                    &quantiser, &args[4], &slot_arg, &args[5], &args[6]};
+  void* params[] = {&args[0], &args[1],  &count,   &args[2], &args[3], &quantiser,
+                    &args[4], &slot_arg, &args[5], &args[6], &args[7]};
   return launch(stream, kProresCode, blocks(count, kSliceThreads), 1, kSliceThreads, 1, params,
                 "rdmavideo_prores_code");
+}
+
+Result<void> Kernels::prores_search(Stream& stream, DevicePtr sizes, unsigned count,
+                                    DevicePtr rate) const {
+  CUdeviceptr args[] = {sizes, rate};
+  void* params[] = {&args[0], &count, &args[1]};
+  return launch(stream, kProresSearch, 1, 1, prores::kRateThreads, 1, params,
+                "rdmavideo_prores_search");
+}
+
+Result<void> Kernels::prores_finer(Stream& stream, DevicePtr sizes, DevicePtr finer, unsigned count,
+                                   DevicePtr rate, DevicePtr quantisers) const {
+  CUdeviceptr args[] = {sizes, finer, rate, quantisers};
+  void* params[] = {&args[0], &args[1], &count, &args[2], &args[3]};
+  return launch(stream, kProresFiner, 1, 1, prores::kRateThreads, 1, params,
+                "rdmavideo_prores_finer");
+}
+
+Result<void> Kernels::prores_offsets(Stream& stream, DevicePtr sizes, unsigned count,
+                                     DevicePtr rate, DevicePtr offsets) const {
+  CUdeviceptr args[] = {sizes, rate, offsets};
+  void* params[] = {&args[0], &count, &args[1], &args[2]};
+  return launch(stream, kProresOffsets, 1, 1, prores::kRateThreads, 1, params,
+                "rdmavideo_prores_offsets");
 }
 
 Result<void> Kernels::prores_gather(Stream& stream, DevicePtr slots, uint64_t slot_bytes,

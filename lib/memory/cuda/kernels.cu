@@ -88,8 +88,8 @@ extern "C" __global__ void rdmavideo_rgb24_to_rgb0(const unsigned char* src,
 
 // The ProRes encoder's 10-bit 4:2:2 picture from what a stream carries: a thread a pixel pair
 // of a row.
-extern "C" __global__ void rdmavideo_to_yuv422p10(int input, pixels::Planes3 planes,
-                                                  unsigned width, unsigned height) {
+extern "C" __global__ void rdmavideo_to_yuv422p10(int input, pixels::Planes3 planes, unsigned width,
+                                                  unsigned height) {
   const unsigned pair = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned row = blockIdx.y * blockDim.y + threadIdx.y;
   if (pair * 2 >= width || row >= height) return;
@@ -129,38 +129,84 @@ extern "C" __global__ void rdmavideo_gray_nv12(const unsigned char* luma, unsign
   pixels::gray_nv12(luma, pitch, dst, area, pair, row2);
 }
 
-// ---- The ProRes encoder (prores_slices.hpp): a thread a slice. The slices' coefficients are
-// made once a frame; then each slice is coded at a quantiser (one for all while the rate
-// control looks for it, then each slice's own) into a slot of its own, and the coded slices
-// are gathered behind the picture's slice table.
+// ---- The ProRes encoder (prores_slices.hpp). The slices' coefficients are made once a frame,
+// a thread block a slice and a thread an 8x8 block. Then each slice is coded at a quantiser
+// (a thread a slice) into a slot of its own: while the rate control searches, at the one it
+// tries next, which a one-block kernel then moves on from the slices' total, all on the GPU,
+// the host waiting for none of it; then at the quantiser each slice is given. The coded slices
+// are gathered behind the picture's slice table at offsets a one-block prefix sum gives.
 
 namespace prores = rdmavideo::prores;
 
 extern "C" __global__ void rdmavideo_prores_dct(prores::PlanesRef picture,
                                                 const prores::SliceAt* slices, unsigned count,
                                                 int* coefficients) {
-  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned i = blockIdx.x;
   if (i >= count) return;
   const prores::SliceAt s = slices[i];
-  prores::slice_dct(picture, s.mb_x, s.mb_y, s.mb_count,
-                    coefficients + i * prores::kSliceCoefficients);
+  if (threadIdx.x >= s.mb_count * 8) return;
+  prores::slice_block_dct(picture, s.mb_x, s.mb_y, s.mb_count, threadIdx.x,
+                          coefficients + i * prores::kSliceCoefficients);
 }
 
-// Slice i at quantisers[i], or at `quantiser` for all where quantisers is null, into its slot
-// (slot_bytes apart); its size (0: over its cap) into sizes[i].
+// Slice i at quantisers[i] where `quantiser` is 0, at `quantiser` where it is above 0, or at
+// the one the rate control says (prores::QuantiserFrom; nothing where it says none), into its
+// slot (slot_bytes apart); its size (0: over its cap) into sizes[i].
 extern "C" __global__ void rdmavideo_prores_code(const int* coefficients,
                                                  const prores::SliceAt* slices, unsigned count,
                                                  const unsigned char* matrix, const int* quantisers,
                                                  int quantiser, unsigned char* slots,
                                                  unsigned long long slot_bytes,
-                                                 unsigned long long* sizes, short* levels) {
+                                                 unsigned long long* sizes, short* levels,
+                                                 const prores::RateState* rate) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
+  const int q = quantiser == 0  ? quantisers[i]
+                : quantiser > 0 ? quantiser
+                                : prores::quantiser_from(quantiser, *rate);
+  if (q == 0) return;
   const prores::SliceAt s = slices[i];
-  sizes[i] =
-      prores::code_slice(coefficients + i * prores::kSliceCoefficients, s.mb_count, matrix,
-                         quantisers ? quantisers[i] : quantiser, slots + i * slot_bytes,
-                         prores::slice_cap(s.mb_count), levels + i * prores::kSliceCoefficients);
+  sizes[i] = prores::code_slice(coefficients + i * prores::kSliceCoefficients, s.mb_count, matrix,
+                                q, slots + i * slot_bytes, prores::slice_cap(s.mb_count),
+                                levels + i * prores::kSliceCoefficients);
+}
+
+// One step of the search for the frame's quantiser, from the slices' sizes at the one tried.
+// One block of prores::kRateThreads threads.
+extern "C" __global__ void rdmavideo_prores_search(const uint64_t* sizes, unsigned count,
+                                                   prores::RateState* rate) {
+  __shared__ prores::RateShared shared;
+  if (rate->lo >= rate->hi) return;  // found: every thread reads the same
+  prores::search_sum(threadIdx.x, sizes, count, shared);
+  __syncthreads();
+  if (threadIdx.x == 0) prores::search_step(shared, *rate);
+}
+
+// Each slice's quantiser once the search has ended, from the sizes at it and at the next finer.
+extern "C" __global__ void rdmavideo_prores_finer(const uint64_t* sizes, const uint64_t* finer,
+                                                  unsigned count, const prores::RateState* rate,
+                                                  int* quantisers) {
+  __shared__ prores::RateShared shared;
+  const unsigned t = threadIdx.x;
+  prores::finer_sums(t, sizes, finer, count, shared);
+  __syncthreads();
+  if (t == 0) prores::finer_scan(shared);
+  __syncthreads();
+  prores::finer_stop(t, sizes, finer, count, *rate, shared);
+  __syncthreads();
+  prores::finer_quantisers(t, count, *rate, shared, quantisers);
+}
+
+// Each coded slice's offset behind the table, where they end, and the first over its cap.
+extern "C" __global__ void rdmavideo_prores_offsets(const uint64_t* sizes, unsigned count,
+                                                    prores::RateState* rate, uint64_t* offsets) {
+  __shared__ prores::RateShared shared;
+  const unsigned t = threadIdx.x;
+  prores::offsets_sum(t, sizes, count, shared);
+  __syncthreads();
+  if (t == 0) prores::offsets_scan(count, shared, *rate);
+  __syncthreads();
+  prores::offsets_place(t, sizes, count, shared, *rate, offsets);
 }
 
 // Slice i's bytes from its slot to offsets[i] after `frame_slices`, and its size into the

@@ -255,27 +255,34 @@ RDMAVIDEO_PRORES_HD inline void block_dct(const uint16_t* plane, size_t pitch, u
   forward_dct(samples, out);
 }
 
-/// The DCT of every block of the slice of `mb_count` macroblocks at (mb_x, mb_y), into
-/// `coefficients` (kSliceCoefficients): its Y blocks (each macroblock's top left, top right,
-/// bottom left, bottom right), then Cb's and Cr's (each macroblock's top, then bottom).
+/// Block `t` (0 to 8 x mb_count - 1) of the slice of `mb_count` macroblocks at (mb_x, mb_y):
+/// macroblock t / 8, its block t % 8 (0-3 Y: top left, top right, bottom left, bottom right;
+/// 4-5 Cb and 6-7 Cr: top, bottom), transformed into its place in `coefficients`
+/// (kSliceCoefficients): every Y block of the slice, then every Cb block, then every Cr
+/// block, each plane's in macroblock order. A GPU thread does one.
+RDMAVIDEO_PRORES_HD inline void slice_block_dct(const PlanesRef& p, uint32_t mb_x, uint32_t mb_y,
+                                                uint32_t mb_count, uint32_t t,
+                                                int32_t* coefficients) {
+  const uint32_t m = t / 8, b = t % 8;
+  const uint32_t x = (mb_x + m) * 16, y = mb_y * 16;
+  if (b < 4) {
+    block_dct(p.y, p.y_pitch, p.width, p.height, x + (b & 1) * 8, y + (b >> 1) * 8,
+              coefficients + (m * 4 + b) * kBlockSamples);
+    return;
+  }
+  const uint32_t cw = (p.width + 1) / 2;
+  const bool cr = b >= 6;
+  const uint32_t half = (b - 4) % 2;
+  int32_t* plane_blocks = coefficients + mb_count * (cr ? 6 : 4) * kBlockSamples;
+  block_dct(cr ? p.cr : p.cb, p.c_pitch, cw, p.height, x / 2, y + half * 8,
+            plane_blocks + (m * 2 + half) * kBlockSamples);
+}
+
+/// Every block of the slice (slice_block_dct), one after another.
 RDMAVIDEO_PRORES_HD inline void slice_dct(const PlanesRef& p, uint32_t mb_x, uint32_t mb_y,
                                           uint32_t mb_count, int32_t* coefficients) {
-  const uint32_t cw = (p.width + 1) / 2;
-  int32_t* y_blocks = coefficients;
-  int32_t* cb_blocks = coefficients + mb_count * 4 * kBlockSamples;
-  int32_t* cr_blocks = cb_blocks + mb_count * 2 * kBlockSamples;
-  for (uint32_t m = 0; m < mb_count; ++m) {
-    const uint32_t x = (mb_x + m) * 16, y = mb_y * 16;
-    for (uint32_t b = 0; b < 4; ++b) {
-      block_dct(p.y, p.y_pitch, p.width, p.height, x + (b & 1) * 8, y + (b >> 1) * 8,
-                y_blocks + (m * 4 + b) * kBlockSamples);
-    }
-    for (uint32_t b = 0; b < 2; ++b) {
-      block_dct(p.cb, p.c_pitch, cw, p.height, x / 2, y + b * 8,
-                cb_blocks + (m * 2 + b) * kBlockSamples);
-      block_dct(p.cr, p.c_pitch, cw, p.height, x / 2, y + b * 8,
-                cr_blocks + (m * 2 + b) * kBlockSamples);
-    }
+  for (uint32_t t = 0; t < mb_count * 8; ++t) {
+    slice_block_dct(p, mb_x, mb_y, mb_count, t, coefficients);
   }
 }
 
@@ -307,6 +314,184 @@ RDMAVIDEO_PRORES_HD inline size_t code_slice(const int32_t* coefficients, uint32
   out[4] = static_cast<uint8_t>(sizes[1] >> 8);
   out[5] = static_cast<uint8_t>(sizes[1]);
   return used;
+}
+
+// ---- The rate control, written once too: the CPU twin runs it over the slices' sizes with
+// loops, a GPU as kernels of one thread block whose phases (each for thread t of
+// kRateThreads, a barrier between them) are these functions, so the stand-in driver runs the
+// very phases too, thread after thread.
+
+inline constexpr int kRateThreads = 256;
+/// Steps of the search for the frame's quantiser: enough to narrow 1..kMaxQuantiser to one.
+inline constexpr int kRateSteps = 7;
+static_assert((1 << kRateSteps) >= kMaxQuantiser);
+inline constexpr uint32_t kNoSlice = 0xffffffffu;
+
+/// Where the rate control stands for a frame: a binary search for the finest quantiser whose
+/// slices, all at it, fit `budget` bytes (lo == hi once found; q: the one to try next), and
+/// once the slices are coded, where they end after the table and the first over its cap.
+struct RateState {
+  int32_t lo, hi, q;
+  uint32_t bad;
+  uint64_t budget;
+  uint64_t end;
+};
+
+RDMAVIDEO_PRORES_HD inline RateState rate_start(uint64_t budget) {
+  return {1, kMaxQuantiser, (1 + kMaxQuantiser) / 2, kNoSlice, budget, 0};
+}
+
+/// A slice's bytes as the search adds them up: one over its cap (size 0) counts so much that
+/// no sum with it fits any budget, yet the sum of every slice cannot wrap.
+RDMAVIDEO_PRORES_HD inline uint64_t rate_bytes(uint64_t size, uint32_t count) {
+  return size == 0 ? ~uint64_t{0} / (4 * uint64_t{count} + 4) : size;
+}
+
+/// One step of the search, given the slices' total at s.q.
+RDMAVIDEO_PRORES_HD inline void rate_step(RateState& s, uint64_t total) {
+  if (s.lo >= s.hi) return;
+  if (total <= s.budget) {
+    s.hi = s.q;
+  } else {
+    s.lo = s.q + 1;
+  }
+  s.q = (s.lo + s.hi) / 2;
+}
+
+/// Thread t's slices: [first, end).
+struct Chunk {
+  uint32_t first, end;
+};
+RDMAVIDEO_PRORES_HD inline Chunk rate_chunk(uint32_t t, uint32_t count) {
+  const uint32_t per = (count + kRateThreads - 1) / kRateThreads;
+  const uint32_t first = t * per < count ? t * per : count;
+  return {first, first + per < count ? first + per : count};
+}
+
+/// What the phases share (a thread block's shared memory on a GPU).
+struct RateShared {
+  uint64_t part[kRateThreads];  // each thread's sum over its chunk
+  uint64_t extra[kRateThreads];
+  uint32_t stop;
+};
+
+/// `*at` = min(*at, v): atomically on a GPU.
+RDMAVIDEO_PRORES_HD inline void min_into(uint32_t* at, uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  atomicMin(at, v);
+#else
+  if (v < *at) *at = v;
+#endif
+}
+
+/// The search's step. Phase 1: thread t's sum. Phase 2 (thread 0): the total, and the step.
+RDMAVIDEO_PRORES_HD inline void search_sum(uint32_t t, const uint64_t* sizes, uint32_t count,
+                                           RateShared& sh) {
+  const Chunk c = rate_chunk(t, count);
+  uint64_t sum = 0;
+  for (uint32_t i = c.first; i < c.end; ++i) sum += rate_bytes(sizes[i], count);
+  sh.part[t] = sum;
+}
+RDMAVIDEO_PRORES_HD inline void search_step(RateShared& sh, RateState& s) {
+  uint64_t total = 0;
+  for (int t = 0; t < kRateThreads; ++t) total += sh.part[t];
+  rate_step(s, total);
+}
+
+/// Each slice's quantiser once the search ends at lo: lo - 1 for the first slices, in order,
+/// whose extra bytes at lo - 1 the budget still pays for (and none after a slice that does not
+/// fit its cap at lo - 1); lo for the rest. `sizes` at lo, `finer` at lo - 1.
+/// Phase 1: thread t's sums at lo and of the extra bytes. Phase 2 (thread 0): each chunk's
+/// spending before it. Phase 3: the first slice not paid for. Phase 4: the quantisers.
+RDMAVIDEO_PRORES_HD inline uint64_t finer_extra(uint64_t size, uint64_t finer) {
+  return finer > size ? finer - size : 0;
+}
+RDMAVIDEO_PRORES_HD inline void finer_sums(uint32_t t, const uint64_t* sizes, const uint64_t* finer,
+                                           uint32_t count, RateShared& sh) {
+  const Chunk c = rate_chunk(t, count);
+  uint64_t sum = 0, extra = 0;
+  for (uint32_t i = c.first; i < c.end; ++i) {
+    sum += rate_bytes(sizes[i], count);
+    extra += finer_extra(sizes[i], finer[i]);
+  }
+  sh.part[t] = sum;
+  sh.extra[t] = extra;
+}
+RDMAVIDEO_PRORES_HD inline void finer_scan(RateShared& sh) {
+  uint64_t total = 0;
+  for (int t = 0; t < kRateThreads; ++t) total += sh.part[t];
+  uint64_t spent = total;  // each chunk's spending before it, all before it taken
+  for (int t = 0; t < kRateThreads; ++t) {
+    const uint64_t extra = sh.extra[t];
+    sh.extra[t] = spent;
+    spent += extra;
+  }
+  sh.stop = kNoSlice;
+}
+RDMAVIDEO_PRORES_HD inline void finer_stop(uint32_t t, const uint64_t* sizes, const uint64_t* finer,
+                                           uint32_t count, const RateState& s, RateShared& sh) {
+  const Chunk c = rate_chunk(t, count);
+  uint64_t spent = sh.extra[t];
+  for (uint32_t i = c.first; i < c.end; ++i) {
+    const uint64_t extra = finer_extra(sizes[i], finer[i]);
+    if (finer[i] == 0 || spent + extra > s.budget) {
+      min_into(&sh.stop, i);
+      return;
+    }
+    spent += extra;
+  }
+}
+RDMAVIDEO_PRORES_HD inline void finer_quantisers(uint32_t t, uint32_t count, const RateState& s,
+                                                 const RateShared& sh, int32_t* quantisers) {
+  const Chunk c = rate_chunk(t, count);
+  for (uint32_t i = c.first; i < c.end; ++i) {
+    quantisers[i] = s.lo > 1 && i < sh.stop ? s.lo - 1 : s.lo;
+  }
+}
+
+/// Where each coded slice goes behind the table (2 bytes a slice), where they end, and the
+/// first slice over its cap. Phase 1: thread t's sum. Phase 2 (thread 0): each chunk's start,
+/// the end. Phase 3: the offsets and the first slice over its cap.
+RDMAVIDEO_PRORES_HD inline void offsets_sum(uint32_t t, const uint64_t* sizes, uint32_t count,
+                                            RateShared& sh) {
+  const Chunk c = rate_chunk(t, count);
+  uint64_t sum = 0;
+  for (uint32_t i = c.first; i < c.end; ++i) sum += sizes[i];
+  sh.part[t] = sum;
+}
+RDMAVIDEO_PRORES_HD inline void offsets_scan(uint32_t count, RateShared& sh, RateState& s) {
+  uint64_t at = 2 * uint64_t{count};
+  for (int t = 0; t < kRateThreads; ++t) {
+    const uint64_t sum = sh.part[t];
+    sh.part[t] = at;
+    at += sum;
+  }
+  s.end = at;
+  s.bad = kNoSlice;
+}
+RDMAVIDEO_PRORES_HD inline void offsets_place(uint32_t t, const uint64_t* sizes, uint32_t count,
+                                              const RateShared& sh, RateState& s,
+                                              uint64_t* offsets) {
+  const Chunk c = rate_chunk(t, count);
+  uint64_t at = sh.part[t];
+  for (uint32_t i = c.first; i < c.end; ++i) {
+    if (sizes[i] == 0) min_into(&s.bad, i);
+    offsets[i] = at;
+    at += sizes[i];
+  }
+}
+
+/// The quantiser a coding pass uses where it is told by the rate control: the one the search
+/// tries next (nothing to code once it has ended: returns 0), the one it found, or the next
+/// finer (0 where there is none).
+enum QuantiserFrom : int { kSearchQuantiser = -1, kFoundQuantiser = -2, kFinerQuantiser = -3 };
+RDMAVIDEO_PRORES_HD inline int quantiser_from(int from, const RateState& s) {
+  switch (from) {
+    case kSearchQuantiser: return s.lo < s.hi ? s.q : 0;
+    case kFoundQuantiser: return s.lo;
+    case kFinerQuantiser: return s.lo > 1 ? s.lo - 1 : 0;
+    default: return from;
+  }
 }
 
 /// A coded slice from its slot into the frame, and its size into the slice table.

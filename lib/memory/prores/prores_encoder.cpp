@@ -87,33 +87,29 @@ void finish(uint8_t* frame, size_t slices, size_t end) {
 Result<std::vector<int>> choose_quantisers(
     size_t count, size_t budget,
     const std::function<Result<void>(int q, std::vector<uint64_t>& sizes)>& sizes_at) {
-  auto total = [](const std::vector<uint64_t>& sizes) {
+  const auto n = static_cast<uint32_t>(count);
+  auto total = [n](const std::vector<uint64_t>& sizes) {
     uint64_t sum = 0;
-    for (uint64_t b : sizes) sum += b == 0 ? UINT64_MAX / (4 * sizes.size() + 4) : b;
+    for (uint64_t b : sizes) sum += rate_bytes(b, n);
     return sum;
   };
   std::vector<uint64_t> sizes(count);
-  int lo = 1, hi = kMaxQuantiser;
-  while (lo < hi) {  // sizes fall as the quantiser grows
-    const int q = (lo + hi) / 2;
-    if (auto ok = sizes_at(q, sizes); !ok) return Unexpected(ok.error());
-    if (total(sizes) <= budget) {
-      hi = q;
-    } else {
-      lo = q + 1;
-    }
+  RateState s = rate_start(budget);
+  while (s.lo < s.hi) {  // sizes fall as the quantiser grows
+    if (auto ok = sizes_at(s.q, sizes); !ok) return Unexpected(ok.error());
+    rate_step(s, total(sizes));
   }
-  std::vector<int> quantiser(count, lo);
-  if (lo > 1) {
-    if (auto ok = sizes_at(lo, sizes); !ok) return Unexpected(ok.error());
+  std::vector<int> quantiser(count, s.lo);
+  if (s.lo > 1) {
+    if (auto ok = sizes_at(s.lo, sizes); !ok) return Unexpected(ok.error());
     std::vector<uint64_t> finer(count);
-    if (auto ok = sizes_at(lo - 1, finer); !ok) return Unexpected(ok.error());
+    if (auto ok = sizes_at(s.lo - 1, finer); !ok) return Unexpected(ok.error());
     uint64_t spent = total(sizes);
     for (size_t i = 0; i < count && finer[i] != 0; ++i) {
-      const uint64_t more = finer[i] > sizes[i] ? finer[i] - sizes[i] : 0;
+      const uint64_t more = finer_extra(sizes[i], finer[i]);
       if (spent + more > budget) break;
       spent += more;
-      quantiser[i] = lo - 1;
+      quantiser[i] = s.lo - 1;
     }
   }
   return quantiser;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The ProRes encoder on a GPU: the slices' coefficients made once a frame, the rate control's
-// sizes from the coding kernel (one quantiser for all), the chosen quantisers coded, the
-// slices gathered behind their table, and the table and slices downloaded once, behind the
-// headers written here. The choices are the CPU twin's (frame_writer.hpp), so the frames are
-// byte for byte the same.
+// The ProRes encoder on a GPU: the slices' coefficients made once a frame; the rate control's
+// search coded and moved on by kernels, one after another on one stream, the host waiting for
+// none of it; the chosen quantisers coded, the slices placed by a prefix sum and gathered
+// behind their table; then where they end read back, and the table and slices downloaded
+// once, behind the headers written here. The choices are the CPU twin's (the same arithmetic,
+// cuda/prores_slices.hpp), so the frames are byte for byte the same.
 #include <chrono>
 #include <cstring>
 
@@ -21,22 +22,19 @@ struct GpuEncoder::Impl {
   std::vector<SliceSpan> slices;
   uint64_t slot_bytes = 0;
   // Device memory: the slices (3 x 32 bits each), the matrix, the coefficients, the levels'
-  // scratch, the slots, each slice's size, offset and quantiser, and the table and slices.
+  // scratch, the slots, each slice's size (and at the next finer quantiser), offset and
+  // quantiser, the rate control's state, and the table and slices.
   std::shared_ptr<cuda::DevicePtr> slices_at, matrix_at, coefficients_at, levels_at, slots_at,
-      sizes_at, offsets_at, quantisers_at, frame_at;
+      sizes_at, finer_at, offsets_at, quantisers_at, rate_at, frame_at;
+  RateState rate{};  // what is uploaded, then read back
   double last_ms = 0;
 
-  Result<void> sizes_at_quantiser(int q, std::vector<uint64_t>& sizes, cuda::DevicePtr quantisers) {
-    const auto count = static_cast<unsigned>(slices.size());
-    if (auto ok = kernels->prores_code(*stream, *coefficients_at, *slices_at, count, *matrix_at,
-                                       quantisers, q, *slots_at, slot_bytes, *sizes_at, *levels_at);
-        !ok) {
-      return ok;
-    }
-    sizes.resize(count);
-    if (auto ok = stream->download_async(std::as_writable_bytes(std::span(sizes)), *sizes_at); !ok)
-      return ok;
-    return stream->synchronize();
+  // Every slice coded at the quantiser `quantiser` says (QuantiserFrom, or 0: each its own)
+  // into its slot, the sizes into `sizes`.
+  Result<void> code(int quantiser, cuda::DevicePtr sizes) {
+    return kernels->prores_code(*stream, *coefficients_at, *slices_at,
+                                static_cast<unsigned>(slices.size()), *matrix_at, *quantisers_at,
+                                quantiser, *slots_at, slot_bytes, sizes, *levels_at, *rate_at);
   }
 };
 
@@ -71,6 +69,8 @@ Result<std::unique_ptr<GpuEncoder>> GpuEncoder::create(std::shared_ptr<cuda::Dev
         std::pair{&impl->levels_at, count * kSliceCoefficients * sizeof(int16_t)},
         std::pair{&impl->slots_at, count * impl->slot_bytes},
         std::pair{&impl->sizes_at, count * sizeof(uint64_t)},
+        std::pair{&impl->finer_at, count * sizeof(uint64_t)},
+        std::pair{&impl->rate_at, sizeof(RateState)},
         std::pair{&impl->offsets_at, count * sizeof(uint64_t)},
         std::pair{&impl->quantisers_at, count * sizeof(int32_t)},
         std::pair{&impl->frame_at, prores::max_frame_bytes(format) - detail::kTableOffset}}) {
@@ -114,33 +114,42 @@ Result<size_t> GpuEncoder::encode(const cuda::Kernels::Picture422& picture,
   }
   const size_t overhead = detail::kTableOffset + 2 * count;
   const size_t target = target_frame_bytes(m.format);
-  auto quantisers = detail::choose_quantisers(
-      count, target > overhead ? target - overhead : 0,
-      [&](int q, std::vector<uint64_t>& sizes) { return m.sizes_at_quantiser(q, sizes, 0); });
-  if (!quantisers) return Unexpected(quantisers.error());
-  // The chosen quantisers coded; each slice's place behind the table.
-  std::vector<int32_t> chosen(quantisers->begin(), quantisers->end());
-  if (auto ok = m.stream->upload_async(*m.quantisers_at, std::as_bytes(std::span(chosen))); !ok)
+  m.rate = rate_start(target > overhead ? target - overhead : 0);
+  if (auto ok = m.stream->upload_async(*m.rate_at, std::as_bytes(std::span(&m.rate, 1))); !ok)
     return Unexpected(ok.error());
-  std::vector<uint64_t> sizes;
-  if (auto ok = m.sizes_at_quantiser(0, sizes, *m.quantisers_at); !ok)
-    return Unexpected(ok.error());
-  std::vector<uint64_t> offsets(count);
-  uint64_t end = 2 * count;  // the table comes first
-  for (size_t i = 0; i < count; ++i) {
-    if (sizes[i] == 0) {
-      return make_error(ErrorCode::resource, "ProRes: slice {} over its {} bytes", i,
-                        slice_cap(m.slices[i].mb_count));
-    }
-    offsets[i] = end;
-    end += sizes[i];
+  // The search (detail::choose_quantisers' on the CPU), a fixed number of steps: those after
+  // it has ended code nothing and move nothing.
+  for (int step = 0; step < kRateSteps; ++step) {
+    auto ok = m.code(kSearchQuantiser, *m.sizes_at);
+    if (ok) ok = m.kernels->prores_search(*m.stream, *m.sizes_at, slices, *m.rate_at);
+    if (!ok) return Unexpected(ok.error());
   }
-  if (auto ok = m.stream->upload_async(*m.offsets_at, std::as_bytes(std::span(offsets))); !ok)
-    return Unexpected(ok.error());
-  if (auto ok = m.kernels->prores_gather(*m.stream, *m.slots_at, m.slot_bytes, *m.sizes_at,
-                                         *m.offsets_at, slices, *m.frame_at, *m.frame_at);
-      !ok) {
-    return Unexpected(ok.error());
+  // The next finer quantiser for the first slices the bytes left pay for; all coded at theirs.
+  auto done = m.code(kFoundQuantiser, *m.sizes_at);
+  if (done) done = m.code(kFinerQuantiser, *m.finer_at);
+  if (done) {
+    done = m.kernels->prores_finer(*m.stream, *m.sizes_at, *m.finer_at, slices, *m.rate_at,
+                                   *m.quantisers_at);
+  }
+  if (done) done = m.code(0, *m.sizes_at);
+  if (done)
+    done = m.kernels->prores_offsets(*m.stream, *m.sizes_at, slices, *m.rate_at, *m.offsets_at);
+  if (done) {
+    done = m.kernels->prores_gather(*m.stream, *m.slots_at, m.slot_bytes, *m.sizes_at,
+                                    *m.offsets_at, slices, *m.frame_at, *m.frame_at);
+  }
+  if (done)
+    done = m.stream->download_async(std::as_writable_bytes(std::span(&m.rate, 1)), *m.rate_at);
+  if (done) done = m.stream->synchronize();
+  if (!done) return Unexpected(done.error());
+  if (m.rate.bad != kNoSlice) {
+    return make_error(ErrorCode::resource, "ProRes: slice {} over its {} bytes", m.rate.bad,
+                      slice_cap(m.slices[m.rate.bad].mb_count));
+  }
+  const uint64_t end = m.rate.end;
+  if (end + detail::kTableOffset > out.size()) {
+    return make_error(ErrorCode::resource, "ProRes: a frame of {} bytes, over its {}",
+                      end + detail::kTableOffset, out.size());
   }
   uint8_t* frame = out.data();
   if (auto ok = m.stream->download_async(

@@ -129,8 +129,8 @@ struct ReceiverService::Impl final : ConnectionHost {
   std::vector<std::shared_ptr<StreamRecord>> records;  // every admitted stream, in order
   uint32_t active = 0;                                 // admitted streams not yet released
   uint64_t admitted = 0;                               // streams admitted so far
-  uint64_t ended = 0;  // streams over so far (sinks finished, callbacks made)
-  std::map<std::string, uint64_t> refused;             // under mu: connections that were no stream
+  uint64_t ended = 0;                       // streams over so far (sinks finished, callbacks made)
+  std::map<std::string, uint64_t> refused;  // under mu: connections that were no stream
   std::deque<std::shared_ptr<StreamRecord>> ended_order;  // under mu: ended, oldest first
   FoldedStreams folded;                                   // under mu: ended long ago
   bool stopping = false;

@@ -393,10 +393,10 @@ void expect_to_yuv422p10(const std::shared_ptr<Device>& device, uint32_t width, 
     auto memory_at = device->allocate(pitch * rows);
     ASSERT_TRUE(memory_at);
     memory.push_back(*memory_at);
-    ASSERT_TRUE((*stream)->copy_2d_async(Pitched::device(**memory_at, pitch),
-                                         Pitched::host(reinterpret_cast<const std::byte*>(bytes.data()),
-                                                       row_bytes),
-                                         row_bytes, rows));
+    ASSERT_TRUE((*stream)->copy_2d_async(
+        Pitched::device(**memory_at, pitch),
+        Pitched::host(reinterpret_cast<const std::byte*>(bytes.data()), row_bytes), row_bytes,
+        rows));
     ASSERT_TRUE((*stream)->synchronize());
     at = **memory_at;
   };
@@ -444,8 +444,10 @@ void expect_to_yuv422p10(const std::shared_ptr<Device>& device, uint32_t width, 
         for (auto& v : cr) v = ten ? noise() % 1024 : noise() % 256;
         for (uint32_t i = 0; i < width * height; ++i) {
           const unsigned v = ten ? noise() % 1024 : noise() % 256;
-          if (ten) put16(in[0], i, v << 6);
-          else in[0][i] = static_cast<uint8_t>(v);
+          if (ten)
+            put16(in[0], i, v << 6);
+          else
+            in[0][i] = static_cast<uint8_t>(v);
           want[0][i] = static_cast<uint16_t>(ten ? v : v * 4);
         }
         if (input == Input::i420) {
@@ -456,8 +458,11 @@ void expect_to_yuv422p10(const std::shared_ptr<Device>& device, uint32_t width, 
           in_bytes[1] = pairs * 2u * bytes, in_rows[1] = half;
           in[1].resize(in_bytes[1] * half);
           for (size_t i = 0; i < cb.size(); ++i) {
-            if (ten) put16(in[1], 2 * i, cb[i] << 6), put16(in[1], 2 * i + 1, cr[i] << 6);
-            else in[1][2 * i] = static_cast<uint8_t>(cb[i]), in[1][2 * i + 1] = static_cast<uint8_t>(cr[i]);
+            if (ten)
+              put16(in[1], 2 * i, cb[i] << 6), put16(in[1], 2 * i + 1, cr[i] << 6);
+            else
+              in[1][2 * i] = static_cast<uint8_t>(cb[i]),
+                        in[1][2 * i + 1] = static_cast<uint8_t>(cr[i]);
           }
         }
         for (uint32_t r = 0; r < height; ++r) {
@@ -534,8 +539,8 @@ void expect_to_yuv422p10(const std::shared_ptr<Device>& device, uint32_t width, 
           Pitched::device(to.planes.at[p], to.planes.pitch[p]), samples * 2, height));
       ASSERT_TRUE((*stream)->synchronize());
       for (size_t i = 0; i < got.size(); ++i) {
-        ASSERT_EQ(got[i], want[p][i]) << "plane " << p << " row " << i / samples << " sample "
-                                      << i % samples;
+        ASSERT_EQ(got[i], want[p][i])
+            << "plane " << p << " row " << i / samples << " sample " << i % samples;
       }
     }
   }

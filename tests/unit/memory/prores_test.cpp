@@ -79,6 +79,97 @@ TEST(ProresDct, IsFourTimesTheOrthonormalTransformWithinOne) {
   }
 }
 
+// The rate control's one-block phases (what a GPU's threads run, a barrier between phases) give
+// what its definition gives, written here as plain loops over the slices: the quantisers
+// (lo - 1 for the slices, in order, that the budget still pays for, stopping at the first
+// that does not fit its cap at lo - 1) and the offsets behind the table. Many slices to a
+// thread and fewer slices than threads, slices over their cap, budgets that run out early,
+// late and never.
+TEST(ProresRate, TheBlocksPhasesGiveTheQuantisersAndOffsetsOfTheDefinition) {
+  std::mt19937 random(7);
+  for (uint32_t count : {1u, 5u, 255u, 256u, 257u, 1020u, 4080u, 16320u}) {
+    for (int trial = 0; trial < 6; ++trial) {
+      SCOPED_TRACE(std::to_string(count) + " slices, trial " + std::to_string(trial));
+      std::vector<uint64_t> sizes(count), finer(count);
+      uint64_t at_lo = 0;
+      for (uint32_t i = 0; i < count; ++i) {
+        sizes[i] = 100 + random() % 900;
+        finer[i] = sizes[i] + random() % 300;
+        if (trial == 4 && random() % 200 == 0) finer[i] = 0;  // over its cap at lo - 1
+        at_lo += sizes[i];
+      }
+      // Budgets: none spare, a little, half the extra, all of it and more.
+      const uint64_t spare[6] = {0, 500, count * 75ull, count * 150ull, count * 400ull, 123};
+      RateState rate = rate_start(at_lo + spare[trial]);
+      rate.lo = rate.hi = trial == 5 ? 1 : 40;  // the search ended there
+      // The definition.
+      std::vector<int32_t> want(count, rate.lo);
+      if (rate.lo > 1) {
+        uint64_t spent = at_lo;
+        for (uint32_t i = 0; i < count && finer[i] != 0; ++i) {
+          const uint64_t more = finer[i] > sizes[i] ? finer[i] - sizes[i] : 0;
+          if (spent + more > rate.budget) break;
+          spent += more;
+          want[i] = rate.lo - 1;
+        }
+      }
+      // The phases, thread after thread.
+      RateShared shared{};
+      std::vector<int32_t> got(count, -1);
+      for (uint32_t t = 0; t < kRateThreads; ++t)
+        finer_sums(t, sizes.data(), finer.data(), count, shared);
+      finer_scan(shared);
+      for (uint32_t t = 0; t < kRateThreads; ++t)
+        finer_stop(t, sizes.data(), finer.data(), count, rate, shared);
+      for (uint32_t t = 0; t < kRateThreads; ++t)
+        finer_quantisers(t, count, rate, shared, got.data());
+      ASSERT_EQ(got, want);
+      // Offsets: the table (2 bytes a slice) first, then each slice after the last.
+      std::vector<uint64_t> coded = sizes, offsets(count);
+      if (trial == 3) coded[count / 2] = 0;  // over its cap
+      for (uint32_t t = 0; t < kRateThreads; ++t) offsets_sum(t, coded.data(), count, shared);
+      offsets_scan(count, shared, rate);
+      for (uint32_t t = 0; t < kRateThreads; ++t)
+        offsets_place(t, coded.data(), count, shared, rate, offsets.data());
+      uint64_t at = 2 * uint64_t{count};
+      for (uint32_t i = 0; i < count; ++i) {
+        ASSERT_EQ(offsets[i], at) << i;
+        at += coded[i];
+      }
+      EXPECT_EQ(rate.end, at);
+      EXPECT_EQ(rate.bad, trial == 3 ? count / 2 : kNoSlice);
+    }
+  }
+}
+
+// The search's step from the phases: the binary search for the finest quantiser whose total
+// fits, against sizes that fall as the quantiser grows.
+TEST(ProresRate, TheSearchFindsTheFinestQuantiserThatFits) {
+  const uint32_t count = 1000;
+  auto sizes_at = [&](int q) {
+    std::vector<uint64_t> v(count);
+    for (uint32_t i = 0; i < count; ++i) v[i] = q < 3 && i == 7 ? 0 : 40000 / q + i % 13;
+    return v;
+  };
+  for (int want : {1, 3, 17, 64, 65, 127, 128}) {
+    SCOPED_TRACE(want);
+    uint64_t budget = 0;
+    for (uint64_t b : sizes_at(want)) budget += b;
+    if (want == 128) budget = 1;  // nothing fits: the coarsest
+    RateState rate = rate_start(budget);
+    for (int step = 0; step < kRateSteps; ++step) {
+      const auto sizes = sizes_at(rate.q);
+      RateShared shared{};
+      if (rate.lo >= rate.hi) break;
+      for (uint32_t t = 0; t < kRateThreads; ++t) search_sum(t, sizes.data(), count, shared);
+      search_step(shared, rate);
+    }
+    EXPECT_EQ(rate.lo, rate.hi);
+    // Slice 7 does not fit its cap below 3: a quantiser under 3 never fits.
+    EXPECT_EQ(rate.lo, want == 1 ? 3 : want);
+  }
+}
+
 TEST(ProresSlices, RowsAreCutIntoEightFourTwoAndOneMacroblocks) {
   // 1000 pixels: 63 macroblocks, 7 of 8, then 4, 2 and 1.
   const auto slices = slice_layout(1000, 20);

@@ -47,9 +47,9 @@ namespace rdmavideo::av {
 inline constexpr const char* kOwnProresEncoder = "rdmavideo_prores";
 
 struct RecorderOptions {
-  std::string path;     ///< output file; the extension picks the container
-  std::string codec;    ///< prores, prores_hq, prores_4444, dnxhr_hq, ffv1, h264, hevc,
-                        ///< rawvideo; empty: the container's default
+  std::string path;   ///< output file; the extension picks the container
+  std::string codec;  ///< prores, prores_hq, prores_4444, dnxhr_hq, ffv1, h264, hevc,
+                      ///< rawvideo; empty: the container's default
   /// The encoder for the codec: FFmpeg's (prores_aw, prores_ks, h264_nvenc, ...), or
   /// kOwnProresEncoder; empty: the codec's default.
   std::string encoder;

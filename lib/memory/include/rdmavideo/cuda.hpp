@@ -337,9 +337,10 @@ class Kernels {
   Result<void> gray(Stream& stream, DevicePtr luma, size_t pitch, const Nv12& canvas,
                     Area area) const;
 
-  // ---- The ProRes encoder's passes (lib/memory/cuda/prores_slices.hpp), a thread a slice,
-  // each queued on `stream`; the caller waits. `slices` is an array of `count` slices, three
-  // 32-bit numbers each (first macroblock across and down, macroblocks), in device memory.
+  // ---- The ProRes encoder's passes (lib/memory/cuda/prores_slices.hpp), each queued on
+  // `stream`; the caller waits. `slices` is an array of `count` slices, three 32-bit numbers
+  // each (first macroblock across and down, macroblocks), in device memory; `rate` a
+  // prores::RateState there, which the rate control's passes read and move on.
 
   /// A 10-bit 4:2:2 picture in device memory: Y, Cb, Cr, pitches in bytes.
   struct Picture422 {
@@ -354,15 +355,29 @@ class Kernels {
   Result<void> to_yuv422p10(Stream& stream, Input422 input, const Planes& from,
                             const Picture422& to) const;
   /// Each slice's DCT coefficients into `coefficients` (prores::kSliceCoefficients 32-bit
-  /// numbers a slice).
+  /// numbers a slice): a thread block a slice, a thread an 8x8 block.
   Result<void> prores_dct(Stream& stream, const Picture422& picture, DevicePtr slices,
                           unsigned count, DevicePtr coefficients) const;
-  /// Each slice coded at quantisers[i] (32-bit numbers), or at `quantiser` where `quantisers`
-  /// is 0, into its slot (`slot_bytes` apart), its size (64 bits; 0: over its cap) into
-  /// sizes[i]. `levels`: prores::kSliceCoefficients 16-bit numbers a slice of scratch.
+  /// Each slice (a thread a slice) coded at quantisers[i] (32-bit numbers) where `quantiser`
+  /// is 0, at `quantiser` where it is above 0, or at the one `rate` gives
+  /// (prores::QuantiserFrom; no slice is coded where it gives none), into its slot
+  /// (`slot_bytes` apart), its size (64 bits; 0: over its cap) into sizes[i]. `levels`:
+  /// prores::kSliceCoefficients 16-bit numbers a slice of scratch.
   Result<void> prores_code(Stream& stream, DevicePtr coefficients, DevicePtr slices, unsigned count,
                            DevicePtr matrix, DevicePtr quantisers, int quantiser, DevicePtr slots,
-                           uint64_t slot_bytes, DevicePtr sizes, DevicePtr levels) const;
+                           uint64_t slot_bytes, DevicePtr sizes, DevicePtr levels,
+                           DevicePtr rate) const;
+  /// The search for the frame's quantiser moved one step on from the slices' sizes at the one
+  /// it tried (nothing once it has ended).
+  Result<void> prores_search(Stream& stream, DevicePtr sizes, unsigned count, DevicePtr rate) const;
+  /// Each slice's quantiser (32-bit numbers) once the search has ended, from the slices' sizes
+  /// at its quantiser and at the next finer.
+  Result<void> prores_finer(Stream& stream, DevicePtr sizes, DevicePtr finer, unsigned count,
+                            DevicePtr rate, DevicePtr quantisers) const;
+  /// Each coded slice's place behind the table (64 bits), and into `rate` where they end and
+  /// the first slice over its cap.
+  Result<void> prores_offsets(Stream& stream, DevicePtr sizes, unsigned count, DevicePtr rate,
+                              DevicePtr offsets) const;
   /// Each coded slice from its slot to `frame_slices` + offsets[i] (64 bits), and its size into
   /// the slice table at `table`.
   Result<void> prores_gather(Stream& stream, DevicePtr slots, uint64_t slot_bytes, DevicePtr sizes,
@@ -382,6 +397,9 @@ class Kernels {
     kProresCode,
     kProresGather,
     kToYuv422p10,
+    kProresSearch,
+    kProresFiner,
+    kProresOffsets,
     kFunctions
   };
   // `function` over the blocks of `area` of `canvas`, once the area is seen to be an even

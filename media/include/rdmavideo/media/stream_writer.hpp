@@ -50,8 +50,8 @@ struct StreamOutput {
   std::atomic<uint64_t> written{0};  ///< frames written or recorded
   std::atomic<double> encode_speed{0};
   std::atomic<double> encode_gpu_ms{0};  ///< the GPU's time for the last frame encoded there
-  std::atomic<double> cpu_seconds{0};  ///< the writer thread's CPU time, once finished
-  std::atomic<uint64_t> downloads{0};  ///< frames in GPU memory copied to the host here
+  std::atomic<double> cpu_seconds{0};    ///< the writer thread's CPU time, once finished
+  std::atomic<uint64_t> downloads{0};    ///< frames in GPU memory copied to the host here
   mutable std::mutex mu;
   std::string path;  ///< under mu: the file written, once opened
   /// under mu: where --verify checks frames: "gpu" (a kernel, in place), "download" (a

@@ -218,4 +218,19 @@ ffprobe -v error -select_streams v -show_entries stream=codec_name,pix_fmt,color
 for t in 0 1; do python3 tests/support/av_sync.py "$out/windows-obs.mov" --audio $t --summary | sed "s/^/plugin track $((t + 1)): /"; done
 ./scripts/wine-run.sh --server -k || true
 ls build-windows/package/*.zip build-windows/package/*-setup.exe
+echo "== 11. ProRes coded by the project's own encoder (--encoder rdmavideo_prores): on a GPU,"
+echo "      frames received into GPU memory are coded there and only the coded frames come down;"
+echo "      without one (as here) its CPU twin codes the same bytes and says so once. FFmpeg"
+echo "      and MediaInfo name the profile, and the tone stays on its flashes"
+own_memory=host
+if { $bin/doctor/rdmavideo-doctor --json || true; } | python3 -c \
+    'import json,sys; sys.exit(0 if json.load(sys.stdin)["gpu"].get("cuda_devices") else 1)'; then
+  own_memory=cuda
+fi
+run_pair "--memory $own_memory --output $out/own-prores.mov --codec prores_hq --encoder rdmavideo_prores --stats-json $out/own-prores.json" \
+  "--testsrc -s 640x360 -r 30 --tone 1000 --frames 90 --quiet" 2>&1 | grep -E "rdmavideo_prores|recorded"
+ffprobe -v error -select_streams v -show_entries stream=codec_name,profile,codec_tag_string,pix_fmt \
+  -of compact=p=0 "$out/own-prores.mov"
+mediainfo --Inform="Video;MediaInfo: %Format% %Format_Profile% (%CodecID%), %FrameCount% frames" "$out/own-prores.mov"
+python3 tests/support/av_sync.py "$out/own-prores.mov" --summary | sed 's/^/own encoder: /'
 echo "demo: summaries in $out/*.json, received frames in $out/*.png, recordings in $out/*.mov"

@@ -102,6 +102,12 @@ class BitWriter {
   bool overflow_ = false;
 };
 
+/// `v`'s low 16 bits, big-endian, as the format's fields are.
+RDMAVIDEO_PRORES_HD inline void put16(uint8_t* at, uint32_t v) {
+  at[0] = static_cast<uint8_t>(v >> 8);
+  at[1] = static_cast<uint8_t>(v);
+}
+
 RDMAVIDEO_PRORES_HD inline int log2_floor(uint32_t v) {
   int n = 0;
   while (v >>= 1) ++n;
@@ -309,10 +315,8 @@ RDMAVIDEO_PRORES_HD inline size_t code_slice(const int32_t* coefficients, uint32
   }
   out[0] = kSliceHeaderBytes << 3;
   out[1] = static_cast<uint8_t>(q);
-  out[2] = static_cast<uint8_t>(sizes[0] >> 8);
-  out[3] = static_cast<uint8_t>(sizes[0]);
-  out[4] = static_cast<uint8_t>(sizes[1] >> 8);
-  out[5] = static_cast<uint8_t>(sizes[1]);
+  put16(out + 2, static_cast<uint32_t>(sizes[0]));
+  put16(out + 4, static_cast<uint32_t>(sizes[1]));
   return used;
 }
 
@@ -498,8 +502,7 @@ RDMAVIDEO_PRORES_HD inline int quantiser_from(int from, const RateState& s) {
 RDMAVIDEO_PRORES_HD inline void gather_slice(const uint8_t* slot, uint64_t size,
                                              uint8_t* table_entry, uint8_t* to) {
   for (uint64_t b = 0; b < size; ++b) to[b] = slot[b];
-  table_entry[0] = static_cast<uint8_t>(size >> 8);
-  table_entry[1] = static_cast<uint8_t>(size);
+  put16(table_entry, static_cast<uint32_t>(size));
 }
 
 }  // namespace rdmavideo::prores

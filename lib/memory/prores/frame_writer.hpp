@@ -28,6 +28,12 @@ void write_headers(const FrameFormat& format, uint8_t* frame);
 /// The frame's size and the picture's, once its `slices` slices end at `end`.
 void finish(uint8_t* frame, size_t slices, size_t end);
 
+/// `invalid_argument` where `out` bytes cannot hold every frame of `format`.
+Result<void> check_output(const FrameFormat& format, size_t out);
+/// What the slices of a frame of `format` in `count` slices may take: its target less the
+/// headers and the slice table.
+size_t slices_budget(const FrameFormat& format, size_t count);
+
 /// Each slice's quantiser: the finest for all whose slices fit `budget` bytes, then the next
 /// finer for as many slices, in order, as the bytes left pay for. `sizes_at(q, sizes)` gives
 /// every slice's size at quantiser q (0: over its cap).

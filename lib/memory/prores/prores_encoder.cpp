@@ -37,10 +37,6 @@ constexpr std::array<uint32_t, 4> kBitsPerMacroblock = {184, 417, 601, 900};
 
 size_t index(Profile p) { return static_cast<size_t>(p); }
 
-void put16(uint8_t* at, uint32_t v) {
-  at[0] = static_cast<uint8_t>(v >> 8);
-  at[1] = static_cast<uint8_t>(v);
-}
 void put32(uint8_t* at, uint32_t v) {
   put16(at, v >> 16);
   put16(at + 2, v & 0xffff);
@@ -82,6 +78,20 @@ void finish(uint8_t* frame, size_t slices, size_t end) {
   put32(picture + 1, static_cast<uint32_t>(end - (8 + kFrameHeaderBytes)));
   put16(picture + 5, static_cast<uint32_t>(slices));
   put32(frame, static_cast<uint32_t>(end));
+}
+
+Result<void> check_output(const FrameFormat& format, size_t out) {
+  if (const size_t most = max_frame_bytes(format); out < most) {
+    return make_error(ErrorCode::invalid_argument, "ProRes: {} bytes for a frame of up to {}", out,
+                      most);
+  }
+  return {};
+}
+
+size_t slices_budget(const FrameFormat& format, size_t count) {
+  const size_t overhead = kTableOffset + 2 * count;
+  const size_t target = target_frame_bytes(format);
+  return target > overhead ? target - overhead : 0;
 }
 
 Result<std::vector<int>> choose_quantisers(
@@ -176,10 +186,7 @@ size_t Encoder::max_frame_bytes() const { return prores::max_frame_bytes(format_
 size_t Encoder::target_frame_bytes() const { return prores::target_frame_bytes(format_); }
 
 Result<size_t> Encoder::encode(const Planes422& picture, std::span<uint8_t> out) const {
-  if (out.size() < max_frame_bytes()) {
-    return make_error(ErrorCode::invalid_argument, "ProRes: {} bytes for a frame of up to {}",
-                      out.size(), max_frame_bytes());
-  }
+  if (auto ok = detail::check_output(format_, out.size()); !ok) return Unexpected(ok.error());
   const uint8_t* matrix = detail::matrix(format_.profile);
   const PlanesRef planes{picture.y,       picture.cb,    picture.cr,    picture.y_pitch,
                          picture.c_pitch, format_.width, format_.height};
@@ -192,10 +199,8 @@ Result<size_t> Encoder::encode(const Planes422& picture, std::span<uint8_t> out)
   }
   std::vector<int16_t> levels(kSliceCoefficients);
   std::vector<uint8_t> scratch(slice_cap(kMaxSliceMacroblocks));
-  const size_t overhead = detail::kTableOffset + 2 * count;
-  const size_t target = target_frame_bytes();
   auto quantisers = detail::choose_quantisers(
-      count, target > overhead ? target - overhead : 0,
+      count, detail::slices_budget(format_, count),
       [&](int q, std::vector<uint64_t>& sizes) -> Result<void> {
         for (size_t i = 0; i < count; ++i) {
           sizes[i] = code_slice(&coefficients[i * kSliceCoefficients], slices_[i].mb_count, matrix,

@@ -97,10 +97,7 @@ double GpuEncoder::last_encode_ms() const { return impl_->last_ms; }
 Result<size_t> GpuEncoder::encode(const cuda::Kernels::Picture422& picture,
                                   std::span<uint8_t> out) {
   Impl& m = *impl_;
-  if (out.size() < max_frame_bytes()) {
-    return make_error(ErrorCode::invalid_argument, "ProRes: {} bytes for a frame of up to {}",
-                      out.size(), max_frame_bytes());
-  }
+  if (auto ok = detail::check_output(m.format, out.size()); !ok) return Unexpected(ok.error());
   if (picture.width != m.format.width || picture.height != m.format.height) {
     return make_error(ErrorCode::invalid_argument, "ProRes: a {}x{} picture for a {}x{} encoder",
                       picture.width, picture.height, m.format.width, m.format.height);
@@ -112,9 +109,7 @@ Result<size_t> GpuEncoder::encode(const cuda::Kernels::Picture422& picture,
       !ok) {
     return Unexpected(ok.error());
   }
-  const size_t overhead = detail::kTableOffset + 2 * count;
-  const size_t target = target_frame_bytes(m.format);
-  m.rate = rate_start(target > overhead ? target - overhead : 0);
+  m.rate = rate_start(detail::slices_budget(m.format, count));
   if (auto ok = m.stream->upload_async(*m.rate_at, std::as_bytes(std::span(&m.rate, 1))); !ok)
     return Unexpected(ok.error());
   // The search (detail::choose_quantisers' on the CPU), a fixed number of steps: those after

@@ -63,17 +63,33 @@ class Timer {
   HANDLE handle_ = nullptr;
 };
 
+// This thread's handle for other threads (GetCurrentThread() is a pseudo-handle that means
+// the caller), made once a thread and closed when it ends.
+HANDLE this_thread() {
+  struct Owned {
+    HANDLE handle = nullptr;
+    ~Owned() {
+      if (handle) CloseHandle(handle);
+    }
+  };
+  thread_local Owned owned;
+  if (!owned.handle) {
+    DuplicateHandle(GetCurrentProcess(), GetCurrentThread(), GetCurrentProcess(), &owned.handle, 0,
+                    FALSE, DUPLICATE_SAME_ACCESS);
+  }
+  return owned.handle;
+}
+
 // Marks this thread as the one reading standard input while it blocks there.
 class ReaderMark {
  public:
   ReaderMark() {
+    const HANDLE self = this_thread();
     std::lock_guard lock(g_reader_mutex);
-    DuplicateHandle(GetCurrentProcess(), GetCurrentThread(), GetCurrentProcess(), &g_reader, 0,
-                    FALSE, DUPLICATE_SAME_ACCESS);
+    g_reader = self;
   }
   ~ReaderMark() {
     std::lock_guard lock(g_reader_mutex);
-    if (g_reader) CloseHandle(g_reader);
     g_reader = nullptr;
   }
   ReaderMark(const ReaderMark&) = delete;

@@ -16,6 +16,7 @@
 
 #include "output_checks.hpp"
 #include "process.hpp"
+#include "windows_build.hpp"
 
 namespace rdmavideo::testing {
 namespace {
@@ -28,12 +29,7 @@ const fs::path kHost = RDMAVIDEO_WINDOWS_BUILD_DIR "/tests/windows/obs/obs_host_
 
 class WindowsObsPlugin : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (!fs::exists(kPlugin) || !fs::exists(kHost)) {
-      GTEST_SKIP() << kPlugin << " or its host is not built: scripts/build-windows.sh builds them";
-    }
-    setenv("WINEPREFIX", RDMAVIDEO_WINDOWS_BUILD_DIR "/wine", 1);  // the fixture's server
-  }
+  void SetUp() override { use_windows_build({kPlugin, kHost}); }
 
   // The host under wine with `args`; its JSON, or a failure and an empty object.
   nlohmann::json host(const std::string& destinations, std::vector<std::string> args) {

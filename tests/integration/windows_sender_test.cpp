@@ -20,6 +20,7 @@
 #include "output_checks.hpp"
 #include "process.hpp"
 #include "rdmavideo/auth.hpp"
+#include "windows_build.hpp"
 
 namespace rdmavideo::testing {
 namespace {
@@ -31,12 +32,7 @@ const fs::path kSendExe = RDMAVIDEO_WINDOWS_BUILD_DIR "/sender/rdmavideo-send.ex
 
 class WindowsSender : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (!fs::exists(kSendExe)) {
-      GTEST_SKIP() << kSendExe << " is not built: scripts/build-windows.sh builds it";
-    }
-    setenv("WINEPREFIX", RDMAVIDEO_WINDOWS_BUILD_DIR "/wine", 1);  // the fixture's server
-  }
+  void SetUp() override { use_windows_build({kSendExe}); }
 
   // rdmavideo-send.exe under wine, to `recv`, with `extra`.
   static std::vector<std::string> sender(const std::string& address,

@@ -43,15 +43,6 @@ int decoded_frames(const fs::path& file) {
   return it == facts.end() ? -1 : std::stoi(it->second);
 }
 
-const nlohmann::json& stream_named(const nlohmann::json& summary, const std::string& name) {
-  for (const auto& s : summary["streams"]) {
-    if (s["name"] == name) return s;
-  }
-  static const nlohmann::json none;
-  ADD_FAILURE() << "no stream \"" << name << "\" in " << summary.dump(2);
-  return none;
-}
-
 bool have_ffprobe() { return shell("command -v ffprobe >/dev/null 2>&1") == 0; }
 
 TEST(MultiStream, FourSendersVerifiedIntoTheirOwnFilesAndAFifthRefused) {

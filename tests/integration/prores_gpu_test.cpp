@@ -31,15 +31,6 @@ double psnr(const std::filesystem::path& a, const std::filesystem::path& b) {
   return value == "inf" ? 1000 : std::stod(value);
 }
 
-const nlohmann::json& stream_named(const nlohmann::json& summary, const std::string& name) {
-  for (const auto& s : summary["streams"]) {
-    if (s["name"] == name) return s;
-  }
-  static const nlohmann::json none;
-  ADD_FAILURE() << "no stream " << name << " in " << summary.dump(2);
-  return none;
-}
-
 TEST(OwnProresOnGpu, FourStreamsFromGpuRingsAreCodedThereWithSoundAndTimecodeNoneDownloaded) {
 #if !RDMAVIDEO_HAVE_FFMPEG
   GTEST_SKIP() << "this build has no FFmpeg: no recordings";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -235,6 +236,17 @@ inline std::map<std::string, std::string> key_values(const std::string& text) {
 
 inline nlohmann::json read_json(const std::filesystem::path& path) {
   return nlohmann::json::parse(read_file(path));
+}
+
+/// The stream named `name` in a receiver's --stats-json summary (a failure, and an empty
+/// object, where there is none).
+inline const nlohmann::json& stream_named(const nlohmann::json& summary, const std::string& name) {
+  for (const auto& s : summary["streams"]) {
+    if (s["name"] == name) return s;
+  }
+  static const nlohmann::json none;
+  ADD_FAILURE() << "no stream \"" << name << "\" in " << summary.dump(2);
+  return none;
 }
 
 /// Polls `done` every few milliseconds until it holds (true) or `limit` passes (false).

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,12 @@ TEST(OwnProresOnGpu, FourStreamsFromGpuRingsAreCodedThereWithSoundAndTimecodeNon
   for (auto& s : senders) ASSERT_EQ(s->wait(180s), 0) << s->stderr_text();
   ASSERT_EQ(recv.process().wait(120s), 0) << recv.process().stderr_text();
   const std::string log = recv.process().stderr_text();
+  if (RDMAVIDEO_CUDA_KERNELS) {
+    // The status line gives each stream's encoder speed and the GPU's time for its frames.
+    EXPECT_TRUE(
+        std::regex_search(log, std::regex(R"(cam\d [0-9.]+ fps .* gpu [0-9]+\.[0-9]{2} ms)")))
+        << log;
+  }
   const auto summary = read_json(dir / "recv.json");
   ASSERT_EQ(summary["streams"].size(), 4u) << summary.dump(2);
   for (const auto& c : cameras) {

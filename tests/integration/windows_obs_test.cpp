@@ -89,13 +89,17 @@ TEST_F(WindowsObsPlugin, P010WithPqColourAndTwoTracksIsRecordedInSync) {
   Receiver recv(
       dir_, {"--output", out.string(), "--quiet", "--stats-json", (dir_ / "recv.json").string()});
   const auto r =
-      host(recv.address(), {"--format", "p010", "--colorspace", "2100pq", "--size", "1280x720",
-                            "--fps", "60", "--tracks", "3", "--seconds", "3"});
+      host(recv.address(), {"--format", "p010", "--colorspace", "2100pq", "--size", "640x360",
+                            "--fps", "60", "--tracks", "3", "--seconds", "3.5"});
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
   EXPECT_EQ(r["started"], true) << r.dump();
   EXPECT_EQ(r["capturing"], true) << r.dump();
   EXPECT_EQ(r["stop_code"], -1) << r.dump();  // stopped by the host, not by itself
-  EXPECT_GE(r["frames_fed"].get<int>(), 170) << r.dump();
+  // 3.5 s: the last flash (at 3 s) has its beep whole after it, never cut off by the end.
+  EXPECT_GE(r["frames_fed"].get<int>(), 200) << r.dump();
+  // Under wine a frame's send can take longer than a frame (1280x720 P010 lost up to 30 of 180
+  // on a loaded machine): a dropped flash would leave its beep alone, so the frames are small.
+  EXPECT_LE(r["stats"]["dropped"].get<int>(), 2) << r.dump();
   const auto got = read_json(dir_ / "recv.json");
   // Non-blocking: a frame OBS gives while the link is busy is dropped, never waited for.
   EXPECT_EQ(got["frames"].get<int>() + r["stats"]["dropped"].get<int>(), r["frames_fed"])
@@ -110,7 +114,7 @@ TEST_F(WindowsObsPlugin, P010WithPqColourAndTwoTracksIsRecordedInSync) {
   for (int track = 0; track < 2; ++track) {
     const auto m = av_sync(out, track);
     ASSERT_TRUE(m.contains("beeps")) << m.dump();
-    EXPECT_GE(m["beeps"].get<int>(), 3) << m.dump();
+    EXPECT_GE(m["beeps"].get<int>(), 4) << m.dump();
     EXPECT_EQ(m["beeps"], m["flashes"]) << m.dump();
     EXPECT_LE(m["max_abs_offset_ms"].get<double>(), m["frame_ms"].get<double>() + 0.5) << m.dump();
     EXPECT_NEAR(m["tone_hz"].get<double>(), 1000.0 / (track + 1), 10) << m.dump();

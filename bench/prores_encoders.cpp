@@ -6,12 +6,17 @@
 // decoded with FFmpeg's ProRes decoder). The GPU encoder reads a picture already in GPU
 // memory, as a --memory cuda ring holds it; its row also gives the time an encode takes.
 //
-//   rdmavideo-prores-encoders [--sizes 1920x1080,3840x2160] [--frames N] [--no-gpu]
+//   rdmavideo-prores-encoders [--sizes 1920x1080,3840x2160] [--frames N] [--streams N] [--no-gpu]
 //
-// The source is FFmpeg's testsrc2 (a moving test card) at each size, made with the ffmpeg
-// program. bench/run_prores_encoders.py runs it; bench/README.md has a run.
+// --streams: the GPU's row again with N encoders at once, each on its own thread and CUDA
+// stream (default 8 at 1080p and below, 2 above: the recording machine's target).
+//
+// The source is FFmpeg's testsrc2 (a moving test card) at each size, made by libavfilter.
+// scripts/gpu-check.sh runs it on a GPU machine; bench/README.md has a run.
 extern "C" {
 #include <libavcodec/avcodec.h>
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersink.h>
 #include <libavutil/opt.h>
 }
 #include <sys/resource.h>
@@ -21,6 +26,7 @@ extern "C" {
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rdmavideo/cuda.hpp"
@@ -39,21 +45,37 @@ struct Picture {
   }
 };
 
+// One frame of testsrc2 as 10-bit 4:2:2, made by libavfilter in this process (a GPU machine
+// may have FFmpeg's libraries without its programs). An empty picture where it cannot.
 Picture testsrc2(uint32_t width, uint32_t height) {
-  const std::string command =
-      "ffmpeg -v error -nostdin -f lavfi -i testsrc2=s=" + std::to_string(width) + "x" +
-      std::to_string(height) + " -frames:v 1 -pix_fmt yuv422p10le -f rawvideo -";
   Picture p{width, height, {}, {}, {}};
-  const size_t cw = (width + 1) / 2, luma = size_t{width} * height, chroma = cw * height;
-  std::vector<uint16_t> all(luma + 2 * chroma);
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return p;
-  const size_t got = std::fread(all.data(), 2, all.size(), pipe);
-  pclose(pipe);
-  if (got != all.size()) return p;
-  p.y.assign(all.begin(), all.begin() + long(luma));
-  p.cb.assign(all.begin() + long(luma), all.begin() + long(luma + chroma));
-  p.cr.assign(all.begin() + long(luma + chroma), all.end());
+  const std::string description = "testsrc2=s=" + std::to_string(width) + "x" +
+                                  std::to_string(height) + ",format=yuv422p10le,buffersink@out";
+  AVFilterGraph* graph = avfilter_graph_alloc();
+  AVFilterInOut* inputs = nullptr;
+  AVFilterInOut* outputs = nullptr;
+  AVFrame* frame = av_frame_alloc();
+  AVFilterContext* sink = nullptr;
+  if (graph && frame && avfilter_graph_parse2(graph, description.c_str(), &inputs, &outputs) >= 0 &&
+      avfilter_graph_config(graph, nullptr) >= 0 &&
+      (sink = avfilter_graph_get_filter(graph, "buffersink@out")) != nullptr &&
+      av_buffersink_get_frame(sink, frame) >= 0) {
+    const size_t cw = (width + 1) / 2;
+    auto plane = [&](int index, size_t columns, std::vector<uint16_t>& to) {
+      to.resize(columns * height);
+      for (uint32_t r = 0; r < height; ++r) {
+        std::memcpy(to.data() + r * columns, frame->data[index] + r * frame->linesize[index],
+                    columns * 2);
+      }
+    };
+    plane(0, width, p.y);
+    plane(1, cw, p.cb);
+    plane(2, cw, p.cr);
+  }
+  av_frame_free(&frame);
+  avfilter_inout_free(&inputs);
+  avfilter_inout_free(&outputs);
+  avfilter_graph_free(&graph);
   return p;
 }
 
@@ -182,18 +204,25 @@ Row run_cpu_twin(const Picture& p, int frames) {
   return row;
 }
 
-Row run_gpu(const Picture& p, int frames) {
+// `streams` encoders on their own threads and CUDA streams at once, as a recording machine
+// runs one a stream: frames a second and CPU time a frame over all of them.
+Row run_gpu(const Picture& p, int frames, int streams) {
   Row row;
-  row.encoder = "rdmavideo ProRes, GPU";
+  row.encoder = "rdmavideo ProRes, GPU" +
+                (streams > 1 ? ", " + std::to_string(streams) + " streams at once" : std::string());
   auto device = cuda::Device::shared(0);
   if (!device) {
     row.note = "no GPU: " + device.error().message();
     return row;
   }
-  auto encoder = prores::GpuEncoder::create(*device, {p.width, p.height, prores::Profile::hq});
-  if (!encoder) {
-    row.note = encoder.error().message();
-    return row;
+  std::vector<std::unique_ptr<prores::GpuEncoder>> encoders;
+  for (int s = 0; s < streams; ++s) {
+    auto encoder = prores::GpuEncoder::create(*device, {p.width, p.height, prores::Profile::hq});
+    if (!encoder) {
+      row.note = encoder.error().message();
+      return row;
+    }
+    encoders.push_back(std::move(*encoder));
   }
   const uint32_t cw = (p.width + 1) / 2;
   cuda::Kernels::Picture422 picture{{}, p.width, p.height};
@@ -209,27 +238,46 @@ Row run_gpu(const Picture& p, int frames) {
     picture.planes.at[i] = **at;
     picture.planes.pitch[i] = (i == 0 ? p.width : cw) * 2;
   }
-  std::vector<uint8_t> out((*encoder)->max_frame_bytes());
-  size_t bytes = 0, last = 0;
-  double encode_ms = 0;
+  struct Run {
+    std::vector<uint8_t> out;
+    size_t bytes = 0, last = 0;
+    double encode_ms = 0;
+    std::string error;
+  };
+  std::vector<Run> runs(encoders.size());
   const double cpu0 = cpu_seconds();
   const auto t0 = Clock::now();
-  for (int i = 0; i < frames; ++i) {
-    auto size = (*encoder)->encode(picture, out);
-    if (!size) {
-      row.note = size.error().message();
+  std::vector<std::thread> threads;
+  for (size_t s = 0; s < encoders.size(); ++s) {
+    threads.emplace_back([&, s] {
+      Run& r = runs[s];
+      r.out.resize(encoders[s]->max_frame_bytes());
+      for (int i = 0; i < frames; ++i) {
+        auto size = encoders[s]->encode(picture, r.out);
+        if (!size) {
+          r.error = size.error().message();
+          return;
+        }
+        r.bytes += *size;
+        r.last = *size;
+        r.encode_ms += encoders[s]->last_encode_ms();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double total = double(frames) * double(streams);
+  for (const Run& r : runs) {
+    if (!r.error.empty()) {
+      row.note = r.error;
       return row;
     }
-    bytes += *size;
-    last = *size;
-    encode_ms += (*encoder)->last_encode_ms();
+    row.mean_bytes += double(r.bytes) / total;
+    row.encode_ms += r.encode_ms / total;
   }
-  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-  row.fps = frames / wall;
-  row.cpu_ms = 1000 * (cpu_seconds() - cpu0) / frames;
-  row.mean_bytes = double(bytes) / frames;
-  row.encode_ms = encode_ms / frames;
-  row.psnr = luma_psnr(p, out.data(), last);
+  row.fps = total / wall;
+  row.cpu_ms = 1000 * (cpu_seconds() - cpu0) / total;
+  row.psnr = luma_psnr(p, runs[0].out.data(), runs[0].last);
   row.note = (*device)->describe();
   return row;
 }
@@ -239,6 +287,7 @@ Row run_gpu(const Picture& p, int frames) {
 int main(int argc, char** argv) {
   std::string sizes = "1920x1080,3840x2160";
   int frames = 30;
+  int streams = 0;  // 0: 8 at 1080p and below, 2 above (the recording machine's target)
   bool gpu = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -246,12 +295,14 @@ int main(int argc, char** argv) {
       sizes = argv[++i];
     } else if (a == "--frames" && i + 1 < argc) {
       frames = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--streams" && i + 1 < argc) {
+      streams = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--no-gpu") {
       gpu = false;
     } else {
       std::fprintf(stderr,
                    "usage: rdmavideo-prores-encoders [--sizes WxH,...] [--frames N] "
-                   "[--no-gpu]\n");
+                   "[--streams N] [--no-gpu]\n");
       return 2;
     }
   }
@@ -266,11 +317,17 @@ int main(int argc, char** argv) {
     at = comma + 1;
     const Picture p = testsrc2(w, h);
     if (p.y.empty()) {
-      std::fprintf(stderr, "rdmavideo-prores-encoders: ffmpeg made no %ux%u picture\n", w, h);
+      std::fprintf(stderr,
+                   "rdmavideo-prores-encoders: libavfilter's testsrc2 made no %ux%u picture\n", w,
+                   h);
       return 1;
     }
     std::vector<Row> rows;
-    if (gpu) rows.push_back(run_gpu(p, frames));
+    if (gpu) {
+      rows.push_back(run_gpu(p, frames, 1));
+      const int at_once = streams > 0 ? streams : (size_t{w} * h <= 1920 * 1080 ? 8 : 2);
+      if (at_once > 1 && rows.back().fps > 0) rows.push_back(run_gpu(p, frames, at_once));
+    }
     rows.push_back(run_cpu_twin(p, std::max(1, frames / 3)));
     rows.push_back(run_ffmpeg("prores_aw", p, frames));
     rows.push_back(run_ffmpeg("prores_ks", p, frames));

@@ -17,6 +17,8 @@ build=${1:-build}
 out=${2:-.gpu-libs}
 programs=(sender/rdmavideo-send receiver/rdmavideo-recv doctor/rdmavideo-doctor bench/rdmavideo-gpu-staging
           tests/unit/cuda_gpu_test tests/integration/gpu_memory_gpu_test tests/integration/composite_gpu_gpu_test)
+# Built only with FFmpeg: carried where the build has it.
+[ -x "$build/bench/rdmavideo-prores-encoders" ] && programs+=(bench/rdmavideo-prores-encoders)
 rm -rf "$out" && mkdir -p "$out/lib" "$out/build"
 for p in "${programs[@]}"; do
   [ -x "$build/$p" ] || { echo "gpu-pack: $build/$p is not built (cmake --build $build)" >&2; exit 1; }

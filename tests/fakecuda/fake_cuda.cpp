@@ -661,7 +661,7 @@ CUresult prores(int f, void** params, unsigned grid, unsigned block) {
     for (unsigned i = 0; i < std::min(count, grid); ++i) {
       for (unsigned t = 0; t < std::min(block, slices[i].mb_count * 8); ++t) {
         pr::slice_block_dct(picture, slices[i].mb_x, slices[i].mb_y, slices[i].mb_count, t,
-                            coefficients + i * pr::kSliceCoefficients);
+                            pr::Coefficients{coefficients + i, count});
       }
     }
     return kSuccess;
@@ -678,25 +678,24 @@ CUresult prores(int f, void** params, unsigned grid, unsigned block) {
     const bool each = quantiser == 0;
     const auto* quantisers =
         each ? reinterpret_cast<const int32_t*>(device(4, count * sizeof(int32_t))) : nullptr;
-    auto* slots = reinterpret_cast<uint8_t*>(device(6, count * slot_bytes));
+    // No slots: the slices are counted, not written.
+    const bool counted = arg<CUdeviceptr>(params, 6) == 0;
+    auto* slots = counted ? nullptr : reinterpret_cast<uint8_t*>(device(6, count * slot_bytes));
     auto* sizes = reinterpret_cast<uint64_t*>(device(8, count * sizeof(uint64_t)));
-    auto* levels =
-        reinterpret_cast<int16_t*>(device(9, count * pr::kSliceCoefficients * sizeof(int16_t)));
     const auto* rate =
-        quantiser < 0 ? reinterpret_cast<const pr::RateState*>(device(10, sizeof(pr::RateState)))
+        quantiser < 0 ? reinterpret_cast<const pr::RateState*>(device(9, sizeof(pr::RateState)))
                       : nullptr;
-    if (!coefficients || !slices || !matrix || (each && !quantisers) || !slots || !sizes ||
-        !levels || (quantiser < 0 && !rate))
+    if (!coefficients || !slices || !matrix || (each && !quantisers) || (!counted && !slots) ||
+        !sizes || (quantiser < 0 && !rate))
       return kIllegalAddress;
     for (unsigned i = 0; i < std::min(count, threads); ++i) {
       const int q = each            ? quantisers[i]
                     : quantiser > 0 ? quantiser
                                     : pr::quantiser_from(quantiser, *rate);
       if (q == 0) continue;
-      sizes[i] =
-          pr::code_slice(coefficients + i * pr::kSliceCoefficients, slices[i].mb_count, matrix, q,
-                         slots + i * slot_bytes, pr::slice_cap(slices[i].mb_count),
-                         levels + i * pr::kSliceCoefficients);
+      sizes[i] = pr::code_slice(pr::ConstCoefficients{coefficients + i, count}, slices[i].mb_count,
+                                matrix, q, slots ? slots + i * slot_bytes : nullptr,
+                                pr::slice_cap(slices[i].mb_count));
     }
     return kSuccess;
   }

@@ -40,7 +40,9 @@ inline constexpr int kFlushTargetCurrentCtx = 0;
 inline constexpr int kFlushToOwner = 100;
 // CUflushGPUDirectRDMAWritesOptions: cuFlushGPUDirectRDMAWrites is supported.
 inline constexpr int kFlushOptionHost = 1;
-// cuEventCreate: CU_EVENT_DISABLE_TIMING; cuStreamCreate: CU_STREAM_NON_BLOCKING.
+// cuEventCreate: CU_EVENT_BLOCKING_SYNC, CU_EVENT_DISABLE_TIMING; cuStreamCreate:
+// CU_STREAM_NON_BLOCKING.
+inline constexpr unsigned kEventBlockingSync = 1;
 inline constexpr unsigned kEventDisableTiming = 2;
 inline constexpr unsigned kStreamNonBlocking = 1;
 

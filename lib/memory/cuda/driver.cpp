@@ -502,7 +502,10 @@ Result<uint64_t> Stream::mark() {
     event = spare_.back();
     spare_.pop_back();
   } else if (auto ok =
-                 device_->check(a.cuEventCreate(&event, kEventDisableTiming), "cuEventCreate");
+                 // A wait sleeps rather than spins (the primary context spins by default
+                 // where it has cores to spare: a whole core for each waiting encoder).
+             device_->check(a.cuEventCreate(&event, kEventDisableTiming | kEventBlockingSync),
+                            "cuEventCreate");
              !ok) {
     return Unexpected(ok.error());
   }
@@ -557,12 +560,10 @@ Result<void> Stream::after(const Stream& other, uint64_t ticket) {
 }
 
 Result<void> Stream::synchronize() {
-  const Api& a = device_->driver().api();
-  ContextScope scope(a, device_->context_);
-  if (auto ok = device_->check(a.cuStreamSynchronize(stream_), "cuStreamSynchronize"); !ok)
-    return ok;
-  if (!marks_.empty()) return retire(marks_.back().ticket);
-  return {};
+  // Through a blocking event, not cuStreamSynchronize, which spins.
+  auto ticket = mark();
+  if (!ticket) return Unexpected(ticket.error());
+  return wait(*ticket);
 }
 
 }  // namespace rdmavideo::cuda

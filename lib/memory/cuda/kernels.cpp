@@ -333,11 +333,11 @@ Result<void> Kernels::prores_dct(Stream& stream, const Picture422& picture, Devi
 Result<void> Kernels::prores_code(Stream& stream, DevicePtr coefficients, DevicePtr slices,
                                   unsigned count, DevicePtr matrix, DevicePtr quantisers,
                                   int quantiser, DevicePtr slots, uint64_t slot_bytes,
-                                  DevicePtr sizes, DevicePtr levels, DevicePtr rate) const {
-  CUdeviceptr args[] = {coefficients, slices, matrix, quantisers, slots, sizes, levels, rate};
+                                  DevicePtr sizes, DevicePtr rate) const {
+  CUdeviceptr args[] = {coefficients, slices, matrix, quantisers, slots, sizes, rate};
   unsigned long long slot_arg = slot_bytes;  // NOLINT(google-runtime-int): the kernel's
-  void* params[] = {&args[0], &args[1],  &count,   &args[2], &args[3], &quantiser,
-                    &args[4], &slot_arg, &args[5], &args[6], &args[7]};
+  void* params[] = {&args[0],   &args[1], &count,    &args[2], &args[3],
+                    &quantiser, &args[4], &slot_arg, &args[5], &args[6]};
   return launch(stream, kProresCode, blocks(count, kSliceThreads), 1, kSliceThreads, 1, params,
                 "rdmavideo_prores_code");
 }

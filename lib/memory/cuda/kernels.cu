@@ -130,11 +130,12 @@ extern "C" __global__ void rdmavideo_gray_nv12(const unsigned char* luma, unsign
 }
 
 // ---- The ProRes encoder (prores_slices.hpp). The slices' coefficients are made once a frame,
-// a thread block a slice and a thread an 8x8 block. Then each slice is coded at a quantiser
-// (a thread a slice) into a slot of its own: while the rate control searches, at the one it
-// tries next, which a one-block kernel then moves on from the slices' total, all on the GPU,
-// the host waiting for none of it; then at the quantiser each slice is given. The coded slices
-// are gathered behind the picture's slice table at offsets a one-block prefix sum gives.
+// a thread block a slice and a thread an 8x8 block, interleaved (coefficient k of slice i at
+// k x count + i) so that the coding threads of a warp read neighbouring words. Then each slice is
+// coded at a quantiser (a thread a slice) into a slot of its own: while the rate control searches,
+// at the one it tries next, which a one-block kernel then moves on from the slices' total, all on
+// the GPU, the host waiting for none of it; then at the quantiser each slice is given. The coded
+// slices are gathered behind the picture's slice table at offsets a one-block prefix sum gives.
 
 namespace prores = rdmavideo::prores;
 
@@ -146,19 +147,16 @@ extern "C" __global__ void rdmavideo_prores_dct(prores::PlanesRef picture,
   const prores::SliceAt s = slices[i];
   if (threadIdx.x >= s.mb_count * 8) return;
   prores::slice_block_dct(picture, s.mb_x, s.mb_y, s.mb_count, threadIdx.x,
-                          coefficients + i * prores::kSliceCoefficients);
+                          prores::Coefficients{coefficients + i, count});
 }
 
 // Slice i at quantisers[i] where `quantiser` is 0, at `quantiser` where it is above 0, or at
 // the one the rate control says (prores::QuantiserFrom; nothing where it says none), into its
-// slot (slot_bytes apart); its size (0: over its cap) into sizes[i].
-extern "C" __global__ void rdmavideo_prores_code(const int* coefficients,
-                                                 const prores::SliceAt* slices, unsigned count,
-                                                 const unsigned char* matrix, const int* quantisers,
-                                                 int quantiser, unsigned char* slots,
-                                                 unsigned long long slot_bytes,
-                                                 unsigned long long* sizes, short* levels,
-                                                 const prores::RateState* rate) {
+// slot (slot_bytes apart; no slots: counted only); its size (0: over its cap) into sizes[i].
+extern "C" __global__ void rdmavideo_prores_code(
+    const int* coefficients, const prores::SliceAt* slices, unsigned count,
+    const unsigned char* matrix, const int* quantisers, int quantiser, unsigned char* slots,
+    unsigned long long slot_bytes, unsigned long long* sizes, const prores::RateState* rate) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
   const int q = quantiser == 0  ? quantisers[i]
@@ -166,9 +164,9 @@ extern "C" __global__ void rdmavideo_prores_code(const int* coefficients,
                                 : prores::quantiser_from(quantiser, *rate);
   if (q == 0) return;
   const prores::SliceAt s = slices[i];
-  sizes[i] = prores::code_slice(coefficients + i * prores::kSliceCoefficients, s.mb_count, matrix,
-                                q, slots + i * slot_bytes, prores::slice_cap(s.mb_count),
-                                levels + i * prores::kSliceCoefficients);
+  sizes[i] =
+      prores::code_slice(prores::ConstCoefficients{coefficients + i, count}, s.mb_count, matrix, q,
+                         slots ? slots + i * slot_bytes : nullptr, prores::slice_cap(s.mb_count));
 }
 
 // One step of the search for the frame's quantiser, from the slices' sizes at the one tried.

@@ -57,6 +57,8 @@ RDMAVIDEO_PRORES_HD inline uint8_t level_book(unsigned last_level) {
 
 /// Bits written most significant first into a caller's buffer; past its end, nothing more is
 /// written and overflowed() says so (the caller tries a coarser quantiser).
+/// Writes bits, most significant first, into `out`; with no `out` it only counts the bytes
+/// (the rate control's passes need sizes, not slices).
 class BitWriter {
  public:
   RDMAVIDEO_PRORES_HD BitWriter(uint8_t* out, size_t capacity) : out_(out), capacity_(capacity) {}
@@ -88,7 +90,8 @@ class BitWriter {
  private:
   RDMAVIDEO_PRORES_HD void emit(uint8_t byte) {
     if (bytes_ < capacity_) {
-      out_[bytes_++] = byte;
+      if (out_) out_[bytes_] = byte;
+      ++bytes_;
     } else {
       overflow_ = true;
     }
@@ -172,19 +175,37 @@ RDMAVIDEO_PRORES_HD inline int32_t quantise(int32_t coefficient, int32_t step) {
   return coefficient < 0 ? -level : level;
 }
 
-/// Codes one plane of a slice: `count` blocks (a power of two) of quantised levels, each 64 in
-/// raster order. Returns the bytes written, or 0 when they did not fit in `capacity`.
-RDMAVIDEO_PRORES_HD inline size_t code_plane(const int16_t* levels, int count, uint8_t* out,
-                                             size_t capacity) {
+/// A slice's coefficients: number i is at[i * stride]. The CPU keeps each slice's together
+/// (stride 1); the GPU interleaves the slices (stride: their count), so that the threads of a
+/// warp, a slice each, read and write neighbouring words.
+template <typename T>
+struct Strided {
+  T* at;
+  size_t stride;
+  RDMAVIDEO_PRORES_HD T& operator[](size_t i) const { return at[i * stride]; }
+  RDMAVIDEO_PRORES_HD Strided operator+(size_t i) const { return {at + i * stride, stride}; }
+};
+using Coefficients = Strided<int32_t>;
+using ConstCoefficients = Strided<const int32_t>;
+
+/// Codes one plane of a slice: `count` blocks (a power of two) of coefficients, each 64 in
+/// raster order, quantised by `matrix` x `q` as they are read. Returns the bytes written (or
+/// counted, with no `out`), or 0 when they did not fit in `capacity`.
+RDMAVIDEO_PRORES_HD inline size_t code_plane(ConstCoefficients coefficients, const uint8_t* matrix,
+                                             int q, int count, uint8_t* out, size_t capacity) {
+  const auto level_at = [&](int block, int at) {
+    return quantise(coefficients[static_cast<size_t>(block) * kBlockSamples + at],
+                    static_cast<int32_t>(matrix[at]) * q);
+  };
   BitWriter w(out, capacity);
   // DC: the first as a signed code, then each difference, its sign given relative to the
   // last difference's (an odd code turns it over).
-  int32_t last_dc = levels[0];
+  int32_t last_dc = level_at(0, 0);
   put_code(w, static_cast<uint32_t>(last_dc >= 0 ? last_dc * 2 : -last_dc * 2 - 1), kFirstDcBook);
   unsigned last_code = 5;
   bool negative = false;
   for (int b = 1; b < count; ++b) {
-    const int32_t dc = levels[b * kBlockSamples];
+    const int32_t dc = level_at(b, 0);
     const int32_t delta = dc - last_dc;
     const uint32_t magnitude = static_cast<uint32_t>(delta < 0 ? -delta : delta);
     unsigned code = 0;
@@ -199,7 +220,7 @@ RDMAVIDEO_PRORES_HD inline size_t code_plane(const int16_t* levels, int count, u
   for (int i = 1; i < kBlockSamples; ++i) {
     const int at = scan_position(i);
     for (int b = 0; b < count; ++b) {
-      const int32_t v = levels[b * kBlockSamples + at];
+      const int32_t v = level_at(b, at);
       if (v == 0) {
         ++run;
         continue;
@@ -248,7 +269,8 @@ struct PlanesRef {
 /// The 8x8 block at (x0, y0) of a plane `width` x `height` (its edge samples repeated), less
 /// the midpoint, transformed into `out`.
 RDMAVIDEO_PRORES_HD inline void block_dct(const uint16_t* plane, size_t pitch, uint32_t width,
-                                          uint32_t height, uint32_t x0, uint32_t y0, int32_t* out) {
+                                          uint32_t height, uint32_t x0, uint32_t y0,
+                                          Coefficients out) {
   int32_t samples[64];
   for (uint32_t r = 0; r < 8; ++r) {
     const uint32_t y = y0 + r < height ? y0 + r : height - 1;
@@ -258,7 +280,9 @@ RDMAVIDEO_PRORES_HD inline void block_dct(const uint16_t* plane, size_t pitch, u
       samples[r * 8 + c] = static_cast<int32_t>(row[x] & 0x3ff) - 512;
     }
   }
-  forward_dct(samples, out);
+  int32_t transformed[64];
+  forward_dct(samples, transformed);
+  for (int i = 0; i < 64; ++i) out[i] = transformed[i];
 }
 
 /// Block `t` (0 to 8 x mb_count - 1) of the slice of `mb_count` macroblocks at (mb_x, mb_y):
@@ -268,7 +292,7 @@ RDMAVIDEO_PRORES_HD inline void block_dct(const uint16_t* plane, size_t pitch, u
 /// block, each plane's in macroblock order. A GPU thread does one.
 RDMAVIDEO_PRORES_HD inline void slice_block_dct(const PlanesRef& p, uint32_t mb_x, uint32_t mb_y,
                                                 uint32_t mb_count, uint32_t t,
-                                                int32_t* coefficients) {
+                                                Coefficients coefficients) {
   const uint32_t m = t / 8, b = t % 8;
   const uint32_t x = (mb_x + m) * 16, y = mb_y * 16;
   if (b < 4) {
@@ -279,40 +303,37 @@ RDMAVIDEO_PRORES_HD inline void slice_block_dct(const PlanesRef& p, uint32_t mb_
   const uint32_t cw = (p.width + 1) / 2;
   const bool cr = b >= 6;
   const uint32_t half = (b - 4) % 2;
-  int32_t* plane_blocks = coefficients + mb_count * (cr ? 6 : 4) * kBlockSamples;
+  const Coefficients plane_blocks = coefficients + mb_count * (cr ? 6 : 4) * kBlockSamples;
   block_dct(cr ? p.cr : p.cb, p.c_pitch, cw, p.height, x / 2, y + half * 8,
             plane_blocks + (m * 2 + half) * kBlockSamples);
 }
 
 /// Every block of the slice (slice_block_dct), one after another.
 RDMAVIDEO_PRORES_HD inline void slice_dct(const PlanesRef& p, uint32_t mb_x, uint32_t mb_y,
-                                          uint32_t mb_count, int32_t* coefficients) {
+                                          uint32_t mb_count, Coefficients coefficients) {
   for (uint32_t t = 0; t < mb_count * 8; ++t) {
     slice_block_dct(p, mb_x, mb_y, mb_count, t, coefficients);
   }
 }
 
 /// The slice's `coefficients` at quantiser `q` into `out` (its 6-byte header first): its
-/// size, or 0 where it does not fit in `cap`. `levels` holds kSliceCoefficients.
-RDMAVIDEO_PRORES_HD inline size_t code_slice(const int32_t* coefficients, uint32_t mb_count,
-                                             const uint8_t* matrix, int q, uint8_t* out, size_t cap,
-                                             int16_t* levels) {
+/// size, or 0 where it does not fit in `cap`. With no `out`, only its size.
+RDMAVIDEO_PRORES_HD inline size_t code_slice(ConstCoefficients coefficients, uint32_t mb_count,
+                                             const uint8_t* matrix, int q, uint8_t* out,
+                                             size_t cap) {
   if (cap <= kSliceHeaderBytes) return 0;
   const int blocks[3] = {static_cast<int>(mb_count * 4), static_cast<int>(mb_count * 2),
                          static_cast<int>(mb_count * 2)};
   size_t sizes[3] = {0, 0, 0};
   size_t used = kSliceHeaderBytes;
   for (int plane = 0; plane < 3; ++plane) {
-    const int count = blocks[plane] * kBlockSamples;
-    for (int i = 0; i < count; ++i) {
-      levels[i] = static_cast<int16_t>(
-          quantise(coefficients[i], static_cast<int32_t>(matrix[i % kBlockSamples]) * q));
-    }
-    coefficients += count;
-    sizes[plane] = code_plane(levels, blocks[plane], out + used, cap - used);
+    sizes[plane] =
+        code_plane(coefficients, matrix, q, blocks[plane], out ? out + used : nullptr, cap - used);
     if (sizes[plane] == 0 || sizes[plane] > 0xffff) return 0;
+    coefficients = coefficients + static_cast<size_t>(blocks[plane]) * kBlockSamples;
     used += sizes[plane];
   }
+  if (!out) return used;
   out[0] = kSliceHeaderBytes << 3;
   out[1] = static_cast<uint8_t>(q);
   put16(out + 2, static_cast<uint32_t>(sizes[0]));

@@ -195,28 +195,29 @@ Result<size_t> Encoder::encode(const Planes422& picture, std::span<uint8_t> out)
   std::vector<int32_t> coefficients(count * kSliceCoefficients);
   for (size_t i = 0; i < count; ++i) {
     const SliceSpan& s = slices_[i];
-    slice_dct(planes, s.mb_x, s.mb_y, s.mb_count, &coefficients[i * kSliceCoefficients]);
+    slice_dct(planes, s.mb_x, s.mb_y, s.mb_count, {&coefficients[i * kSliceCoefficients], 1});
   }
-  std::vector<int16_t> levels(kSliceCoefficients);
-  std::vector<uint8_t> scratch(slice_cap(kMaxSliceMacroblocks));
-  auto quantisers = detail::choose_quantisers(
-      count, detail::slices_budget(format_, count),
-      [&](int q, std::vector<uint64_t>& sizes) -> Result<void> {
-        for (size_t i = 0; i < count; ++i) {
-          sizes[i] = code_slice(&coefficients[i * kSliceCoefficients], slices_[i].mb_count, matrix,
-                                q, scratch.data(), slice_cap(slices_[i].mb_count), levels.data());
-        }
-        return {};
-      });
+  const auto slice = [&](size_t i) {
+    return ConstCoefficients{&coefficients[i * kSliceCoefficients], 1};
+  };
+  // The search needs the slices' sizes only: counted, not written.
+  auto quantisers =
+      detail::choose_quantisers(count, detail::slices_budget(format_, count),
+                                [&](int q, std::vector<uint64_t>& sizes) -> Result<void> {
+                                  for (size_t i = 0; i < count; ++i) {
+                                    sizes[i] = code_slice(slice(i), slices_[i].mb_count, matrix, q,
+                                                          nullptr, slice_cap(slices_[i].mb_count));
+                                  }
+                                  return {};
+                                });
   if (!quantisers) return Unexpected(quantisers.error());
   uint8_t* frame = out.data();
   detail::write_headers(format_, frame);
   uint8_t* table = frame + detail::kTableOffset;
   uint8_t* at = table + 2 * count;
   for (size_t i = 0; i < count; ++i) {
-    const size_t bytes =
-        code_slice(&coefficients[i * kSliceCoefficients], slices_[i].mb_count, matrix,
-                   (*quantisers)[i], at, slice_cap(slices_[i].mb_count), levels.data());
+    const size_t bytes = code_slice(slice(i), slices_[i].mb_count, matrix, (*quantisers)[i], at,
+                                    slice_cap(slices_[i].mb_count));
     if (bytes == 0) {
       return make_error(ErrorCode::resource, "ProRes: slice {} over its {} bytes", i,
                         slice_cap(slices_[i].mb_count));

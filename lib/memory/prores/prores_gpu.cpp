@@ -21,20 +21,25 @@ struct GpuEncoder::Impl {
   FrameFormat format;
   std::vector<SliceSpan> slices;
   uint64_t slot_bytes = 0;
-  // Device memory: the slices (3 x 32 bits each), the matrix, the coefficients, the levels'
-  // scratch, the slots, each slice's size (and at the next finer quantiser), offset and
-  // quantiser, the rate control's state, and the table and slices.
-  std::shared_ptr<cuda::DevicePtr> slices_at, matrix_at, coefficients_at, levels_at, slots_at,
-      sizes_at, finer_at, offsets_at, quantisers_at, rate_at, frame_at;
-  RateState rate{};  // what is uploaded, then read back
+  // Device memory: the slices (3 x 32 bits each), the matrix, the coefficients, the slots,
+  // each slice's size (and at the next finer quantiser), offset and quantiser, the rate
+  // control's state, and the table and slices.
+  std::shared_ptr<cuda::DevicePtr> slices_at, matrix_at, coefficients_at, slots_at, sizes_at,
+      finer_at, offsets_at, quantisers_at, rate_at, frame_at;
+  RateState rate{};  // what is uploaded
+  // Where the rate control's state and then the frame are read back into: page-locked, so
+  // that each copy is queued behind the kernels and the host sleeps on an event until it
+  // lands. (A copy into pageable memory makes the driver wait for the stream itself,
+  // spinning: a whole core a stream for the length of an encode.)
+  std::shared_ptr<std::byte> rate_back, frame_back;
   double last_ms = 0;
 
-  // Every slice coded at the quantiser `quantiser` says (QuantiserFrom, or 0: each its own)
-  // into its slot, the sizes into `sizes`.
+  // Every slice coded at the quantiser `quantiser` says (QuantiserFrom, or 0: each its own),
+  // the sizes into `sizes`; into its slot only at its own (the rate control's passes count).
   Result<void> code(int quantiser, cuda::DevicePtr sizes) {
-    return kernels->prores_code(*stream, *coefficients_at, *slices_at,
-                                static_cast<unsigned>(slices.size()), *matrix_at, *quantisers_at,
-                                quantiser, *slots_at, slot_bytes, sizes, *levels_at, *rate_at);
+    return kernels->prores_code(
+        *stream, *coefficients_at, *slices_at, static_cast<unsigned>(slices.size()), *matrix_at,
+        *quantisers_at, quantiser, quantiser == 0 ? *slots_at : 0, slot_bytes, sizes, *rate_at);
   }
 };
 
@@ -55,6 +60,12 @@ Result<std::unique_ptr<GpuEncoder>> GpuEncoder::create(std::shared_ptr<cuda::Dev
   impl->format = format;
   impl->slices = slice_layout(format.width, format.height);
   impl->slot_bytes = slice_cap(kMaxSliceMacroblocks);
+  auto rate_back = device->allocate_pinned(sizeof(RateState));
+  if (!rate_back) return Unexpected(rate_back.error());
+  impl->rate_back = std::move(*rate_back);
+  auto frame_back = device->allocate_pinned(prores::max_frame_bytes(format) - detail::kTableOffset);
+  if (!frame_back) return Unexpected(frame_back.error());
+  impl->frame_back = std::move(*frame_back);
   const size_t count = impl->slices.size();
   auto allocate = [&](std::shared_ptr<cuda::DevicePtr>& to, size_t bytes) -> Result<void> {
     auto at = device->allocate(bytes);
@@ -66,7 +77,6 @@ Result<std::unique_ptr<GpuEncoder>> GpuEncoder::create(std::shared_ptr<cuda::Dev
        {std::pair{&impl->slices_at, count * sizeof(SliceAt)},
         std::pair{&impl->matrix_at, size_t{64}},
         std::pair{&impl->coefficients_at, count * kSliceCoefficients * sizeof(int32_t)},
-        std::pair{&impl->levels_at, count * kSliceCoefficients * sizeof(int16_t)},
         std::pair{&impl->slots_at, count * impl->slot_bytes},
         std::pair{&impl->sizes_at, count * sizeof(uint64_t)},
         std::pair{&impl->finer_at, count * sizeof(uint64_t)},
@@ -133,10 +143,12 @@ Result<size_t> GpuEncoder::encode(const cuda::Kernels::Picture422& picture,
     done = m.kernels->prores_gather(*m.stream, *m.slots_at, m.slot_bytes, *m.sizes_at,
                                     *m.offsets_at, slices, *m.frame_at, *m.frame_at);
   }
-  if (done)
-    done = m.stream->download_async(std::as_writable_bytes(std::span(&m.rate, 1)), *m.rate_at);
+  if (done) {
+    done = m.stream->download_async(std::span(m.rate_back.get(), sizeof(RateState)), *m.rate_at);
+  }
   if (done) done = m.stream->synchronize();
   if (!done) return Unexpected(done.error());
+  std::memcpy(&m.rate, m.rate_back.get(), sizeof(RateState));
   if (m.rate.bad != kNoSlice) {
     return make_error(ErrorCode::resource, "ProRes: slice {} over its {} bytes", m.rate.bad,
                       slice_cap(m.slices[m.rate.bad].mb_count));
@@ -147,12 +159,10 @@ Result<size_t> GpuEncoder::encode(const cuda::Kernels::Picture422& picture,
                       end + detail::kTableOffset, out.size());
   }
   uint8_t* frame = out.data();
-  if (auto ok = m.stream->download_async(
-          std::as_writable_bytes(out.subspan(detail::kTableOffset, end)), *m.frame_at);
-      !ok) {
+  if (auto ok = m.stream->download_async(std::span(m.frame_back.get(), end), *m.frame_at); !ok)
     return Unexpected(ok.error());
-  }
   if (auto ok = m.stream->synchronize(); !ok) return Unexpected(ok.error());
+  std::memcpy(frame + detail::kTableOffset, m.frame_back.get(), end);
   detail::write_headers(m.format, frame);
   const size_t size = detail::kTableOffset + end;
   detail::finish(frame, count, size);

@@ -355,18 +355,18 @@ class Kernels {
   Result<void> to_yuv422p10(Stream& stream, Input422 input, const Planes& from,
                             const Picture422& to) const;
   /// Each slice's DCT coefficients into `coefficients` (prores::kSliceCoefficients 32-bit
-  /// numbers a slice): a thread block a slice, a thread an 8x8 block.
+  /// numbers a slice, interleaved: number k of slice i at k x count + i): a thread block a
+  /// slice, a thread an 8x8 block.
   Result<void> prores_dct(Stream& stream, const Picture422& picture, DevicePtr slices,
                           unsigned count, DevicePtr coefficients) const;
   /// Each slice (a thread a slice) coded at quantisers[i] (32-bit numbers) where `quantiser`
   /// is 0, at `quantiser` where it is above 0, or at the one `rate` gives
   /// (prores::QuantiserFrom; no slice is coded where it gives none), into its slot
-  /// (`slot_bytes` apart), its size (64 bits; 0: over its cap) into sizes[i]. `levels`:
-  /// prores::kSliceCoefficients 16-bit numbers a slice of scratch.
+  /// (`slot_bytes` apart; with `slots` 0 the slices are only counted), its size (64 bits; 0:
+  /// over its cap) into sizes[i].
   Result<void> prores_code(Stream& stream, DevicePtr coefficients, DevicePtr slices, unsigned count,
                            DevicePtr matrix, DevicePtr quantisers, int quantiser, DevicePtr slots,
-                           uint64_t slot_bytes, DevicePtr sizes, DevicePtr levels,
-                           DevicePtr rate) const;
+                           uint64_t slot_bytes, DevicePtr sizes, DevicePtr rate) const;
   /// The search for the frame's quantiser moved one step on from the slices' sizes at the one
   /// it tried (nothing once it has ended).
   Result<void> prores_search(Stream& stream, DevicePtr sizes, unsigned count, DevicePtr rate) const;

@@ -103,15 +103,24 @@ void Streams::ended(const StreamReport& r) {
   stats::TransferStats s = r.stats;
   if (output) s.checksum_failures = output->checksum_failures;
   const double cpu = r.cpu_seconds + (output ? output->cpu_seconds.load() : 0.0);
-  std::string path;
+  std::string written;
   if (output) {
     std::lock_guard lock(output->mu);
-    path = output->path;
+    if (!output->path.empty()) written = ", written to " + output->path;
+  }
+  // How fast its encoder went, as the status line says (a stream shorter than the status
+  // line's period has none).
+  if (!written.empty()) {
+    std::string encoder;
+    if (const double speed = output->encode_speed; speed > 0)
+      encoder = fmt::format("encoder {:.2f}x real time", speed);
+    if (const double gpu_ms = output->encode_gpu_ms; gpu_ms > 0)
+      encoder += fmt::format("{}GPU {:.2f} ms a frame", encoder.empty() ? "" : ", ", gpu_ms);
+    if (!encoder.empty()) written += " (" + encoder + ")";
   }
   log().info("[recv {} \"{}\"] stream {} {}: {}{}", r.info.peer, printable(r.info.name),
              r.info.number, r.end ? to_string(r.end->how) : "ended",
-             stats::summary_text(s, facts_of(r), cpu),
-             path.empty() ? "" : fmt::format(", written to {}", path));
+             stats::summary_text(s, facts_of(r), cpu), written);
 }
 
 void Streams::folded(const StreamReport& report) {

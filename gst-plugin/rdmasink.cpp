@@ -32,11 +32,13 @@
 #include <thread>
 #include <unordered_set>
 
+#include "audio_caps.hpp"
 #include "common.hpp"
 #include "cuda_caps.hpp"
 #include "rdmavideo/sender_session.hpp"
+#include "sink_audio.hpp"
 
-GST_DEBUG_CATEGORY_STATIC(rdmasink_debug);
+GST_DEBUG_CATEGORY(rdmasink_debug);
 #define GST_CAT_DEFAULT rdmasink_debug
 
 namespace rdmavideo::gst {
@@ -85,8 +87,9 @@ struct SinkState {
   std::mutex pools_mutex;
   std::vector<GstBufferPool*> pools;  // every pool we offered since start(); one reference each
   std::mutex stats_mutex;
-  StatsSnapshot stats;    // under stats_mutex
-  CudaContextShare cuda;  // the GstCudaContext this element offers its neighbours
+  StatsSnapshot stats;               // under stats_mutex
+  CudaContextShare cuda;             // the GstCudaContext this element offers its neighbours
+  std::unique_ptr<SinkAudio> audio;  // the audio_N pads; made with the element
 };
 
 }  // namespace
@@ -187,6 +190,7 @@ gboolean sink_start(GstBaseSink* sink) {
   rt->session = std::move(*session);
   GST_INFO_OBJECT(self, "connected to %s over %s", rt->session->peer().c_str(),
                   std::string(to_string(rt->session->kind())).c_str());
+  state.audio->open(rt->session.get(), rt->settings.mode == SinkMode::live);
   publish_stats(self, *rt);
   state.runtime = std::move(rt);
   return TRUE;
@@ -195,6 +199,7 @@ gboolean sink_start(GstBaseSink* sink) {
 void finish_stream(GstRdmaSink* self, SinkRuntime& rt) {
   if (rt.ended) return;
   rt.ended = true;
+  self->state->audio->close();  // the tracks end before the stream does
   if (auto ok = rt.session->end_stream(); !ok) {
     GST_WARNING_OBJECT(self, "%s", ok.error().message().c_str());
   }
@@ -204,6 +209,7 @@ void finish_stream(GstRdmaSink* self, SinkRuntime& rt) {
 gboolean sink_stop(GstBaseSink* sink) {
   auto* self = GST_RDMA_SINK(sink);
   auto& state = *self->state;
+  state.audio->close();
   if (state.runtime) {
     {
       std::lock_guard lock(state.runtime->mutex);
@@ -227,11 +233,13 @@ GstStateChangeReturn change_state(GstElement* element, GstStateChange transition
 
 gboolean sink_unlock(GstBaseSink* sink) {
   state_of(sink).unlocked = true;
+  state_of(sink).audio->set_unlocked(true);
   return TRUE;
 }
 
 gboolean sink_unlock_stop(GstBaseSink* sink) {
   state_of(sink).unlocked = false;
+  state_of(sink).audio->set_unlocked(false);
   return TRUE;
 }
 
@@ -486,6 +494,10 @@ GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
     outcome = send();
   }
   publish_stats(self, rt);
+  if (outcome &&
+      (*outcome == SenderSession::Outcome::sent || *outcome == SenderSession::Outcome::dropped)) {
+    state.audio->picture_sent(pts_ns);  // sound may go on up to a little ahead of it
+  }
   if (!outcome) {
     if (state.unlocked && outcome.error().sys_errno() == EINTR) return GST_FLOW_FLUSHING;
     rt.ended = true;
@@ -508,6 +520,7 @@ GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
 gboolean sink_event(GstBaseSink* sink, GstEvent* event) {
   auto* self = GST_RDMA_SINK(sink);
   if (GST_EVENT_TYPE(event) == GST_EVENT_EOS && self->state->runtime) {
+    self->state->audio->wait_eos();  // the rest of the sound goes before EndOfStream
     {
       std::lock_guard lock(self->state->runtime->mutex);
       finish_stream(self, *self->state->runtime);
@@ -579,6 +592,14 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
   GST_OBJECT_UNLOCK(object);
 }
 
+GstPad* request_new_pad(GstElement* element, GstPadTemplate* templ, const gchar* name,
+                        const GstCaps* caps) {
+  (void)caps;
+  return state_of(element).audio->request_pad(templ, name);
+}
+
+void release_pad(GstElement* element, GstPad* pad) { state_of(element).audio->release_pad(pad); }
+
 void finalize(GObject* object) {
   delete GST_RDMA_SINK(object)->state;
   G_OBJECT_CLASS(gst_rdma_sink_parent_class)->finalize(object);
@@ -636,14 +657,21 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
 
   gst_element_class_set_static_metadata(
       element_class, "RDMA video sink", "Sink/Network/Video",
-      "Sends raw video frames into an rdmavideo receiver's ring over RDMA verbs or TCP",
+      "Sends raw video frames into an rdmavideo receiver's ring over RDMA verbs or TCP, with "
+      "an audio track for each audio_N pad",
       "rdmavideo developers");
   GstCaps* caps = cuda_caps_built() ? with_cuda_variants(template_caps()) : template_caps();
   gst_element_class_add_pad_template(
       element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
   gst_caps_unref(caps);
+  GstCaps* audio_caps = audio_template_caps();
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new("audio_%u", GST_PAD_SINK, GST_PAD_REQUEST, audio_caps));
+  gst_caps_unref(audio_caps);
 
   element_class->change_state = change_state;
+  element_class->request_new_pad = request_new_pad;
+  element_class->release_pad = release_pad;
   sink_class->start = sink_start;
   sink_class->stop = sink_stop;
   sink_class->unlock = sink_unlock;
@@ -660,6 +688,7 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
 
 static void gst_rdma_sink_init(GstRdmaSink* self) {
   self->state = new rdmavideo::gst::SinkState();
+  self->state->audio = std::make_unique<rdmavideo::gst::SinkAudio>(GST_ELEMENT(self));
   // Latency and sync are the pipeline's: a network sink renders when the clock says.
   gst_base_sink_set_sync(GST_BASE_SINK(self), TRUE);
   // A held last sample would keep a pool buffer (and its registration) busy for nothing.

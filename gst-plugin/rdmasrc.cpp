@@ -32,14 +32,17 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <variant>
 
+#include "audio_caps.hpp"
 #include "common.hpp"
 #include "cuda_caps.hpp"
 #include "rdmavideo/frame_verifier.hpp"
 #include "rdmavideo/receiver_service.hpp"
 #include "slot_memory.hpp"
+#include "src_audio.hpp"
 
-GST_DEBUG_CATEGORY_STATIC(rdmasrc_debug);
+GST_DEBUG_CATEGORY(rdmasrc_debug);
 #define GST_CAT_DEFAULT rdmasrc_debug
 
 namespace rdmavideo::gst {
@@ -53,17 +56,23 @@ struct SrcSettings : CommonSettings {
   guint ring_size = 8;
   bool verify = false;
   bool is_live = false;
+  std::string tracks = "all";
 };
 
-// What the service's connection thread hands to create(), in arrival order.
+// What the service's connection thread hands to create(), in arrival order: a frame, a
+// track's start, its samples, its end.
+struct AudioEnded {
+  uint32_t track = 0;
+};
 struct Arrival {
-  FrameLease frame;         // empty for the end of the stream
+  std::variant<FrameLease, AudioTrack, AudioPacket, AudioEnded> what;
   GstClockTime clock_time;  // the element clock when it arrived; NONE without a clock
 };
 
 // Built in start(), dropped in stop().
 struct SrcRuntime {
   SrcSettings settings;
+  std::optional<std::vector<uint32_t>> tracks;  // the tracks given pads; nullopt: all
   std::unique_ptr<ReceiverService> service;
 
   std::mutex mutex;  // guards the hand-over below
@@ -81,15 +90,24 @@ struct SrcRuntime {
   bool default_layout = true;
   bool downstream_meta = false;            // downstream reads GstVideoMeta
   std::optional<StreamVerifier> verifier;  // the receiver's policy: on the GPU where it can
-  std::optional<int64_t> first_pts_ns;
+  Timeline timeline{false};                // pictures and sound on one time line
+  GstClockTime last_video_pts = 0;
   uint64_t next_sequence = 0;
   uint64_t pushed = 0;             // frames pushed downstream
   uint64_t checksum_failures = 0;  // frames that failed verify
   uint64_t copies = 0;
+  // Ring slots held downstream (buffers pushed and not yet dropped); shared with the buffers'
+  // memories, which may outlive this runtime.
+  std::shared_ptr<std::atomic<uint32_t>> held = std::make_shared<std::atomic<uint32_t>>(0);
+  bool warned_held = false;
   bool eos = false;
   int cuda_device = 0;                   // the GPU of memory:CUDAMemory buffers
   std::unique_ptr<CudaFrames> cuda_out;  // downstream takes memory:CUDAMemory
   GstCaps* cuda_caps = nullptr;          // the negotiated CUDA caps, for its pool
+
+  bool chosen(uint32_t track) const {
+    return !tracks || std::find(tracks->begin(), tracks->end(), track) != tracks->end();
+  }
 
   ~SrcRuntime() {
     if (service) service->stop();  // its sink is done with this runtime before it goes
@@ -103,6 +121,8 @@ struct SrcState {
   GstCaps* caps = nullptr;  // the current stream's caps; under the object lock
   std::atomic<bool> unlocked{false};
   std::unique_ptr<SrcRuntime> runtime;
+  // The audio pads: made at start(), removed once stopped (PAUSED to READY).
+  std::unique_ptr<SrcAudioPads> audio;
   std::mutex stats_mutex;
   StatsSnapshot stats;    // under stats_mutex
   CudaContextShare cuda;  // the GstCudaContext this element offers its neighbours
@@ -128,6 +148,7 @@ enum {
   PROP_VERIFY,
   PROP_IS_LIVE,
   PROP_BOUND_PORT,
+  PROP_TRACKS,
 };
 
 SrcState& state_of(gpointer object) { return *GST_RDMA_SRC(object)->state; }
@@ -169,15 +190,17 @@ class QueueSink final : public StreamSink {
  public:
   QueueSink(GstRdmaSrc* self, SrcRuntime* rt) : self_(self), rt_(rt) {}
 
-  void frame(FrameLease frame) override {
-    GstClockTime now = GST_CLOCK_TIME_NONE;
-    if (GstClock* clock = gst_element_get_clock(GST_ELEMENT(self_))) {
-      now = gst_clock_get_time(clock);
-      gst_object_unref(clock);
-    }
-    std::lock_guard lock(rt_->mutex);
-    rt_->events.push_back({std::move(frame), now});
-    rt_->cv.notify_all();
+  void frame(FrameLease frame) override { queue(std::move(frame)); }
+  void audio_started(const AudioTrack& track) override {
+    if (rt_->chosen(track.index)) queue(track);
+  }
+  bool audio(AudioPacket packet) override {
+    // A track not chosen is not wanted: not dropped either.
+    if (rt_->chosen(packet.track)) queue(std::move(packet));
+    return true;
+  }
+  void audio_ended(uint32_t track) override {
+    if (rt_->chosen(track)) queue(AudioEnded{track});
   }
 
   Result<void> finish(const StreamEnd& end) override {
@@ -188,6 +211,18 @@ class QueueSink final : public StreamSink {
   }
 
  private:
+  template <typename T>
+  void queue(T what) {
+    GstClockTime now = GST_CLOCK_TIME_NONE;
+    if (GstClock* clock = gst_element_get_clock(GST_ELEMENT(self_))) {
+      now = gst_clock_get_time(clock);
+      gst_object_unref(clock);
+    }
+    std::lock_guard lock(rt_->mutex);
+    rt_->events.push_back({std::move(what), now});
+    rt_->cv.notify_all();
+  }
+
   GstRdmaSrc* self_;
   SrcRuntime* rt_;
 };
@@ -203,6 +238,15 @@ gboolean src_start(GstBaseSrc* src) {
 
   std::shared_ptr<const auth::SharedKey> key;
   if (!load_key_file(GST_ELEMENT(self), rt->settings.key_file, key)) return FALSE;
+  auto tracks = parse_tracks(rt->settings.tracks);
+  if (!tracks) {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Bad tracks property."),
+                      ("%s", tracks.error().message().c_str()));
+    return FALSE;
+  }
+  rt->tracks = *tracks;
+  rt->timeline = Timeline(rt->settings.is_live);
+  state.audio = std::make_unique<SrcAudioPads>(GST_ELEMENT(self), GST_BASE_SRC_PAD(src), *tracks);
   // One stream per element, as GStreamer composes: a second sender is refused as busy.
   ReceiverServiceOptions options;
   options.transport = rt->settings.transport;
@@ -402,6 +446,29 @@ GstFlowReturn start_stream(GstRdmaSrc* self, SrcRuntime& rt,
   return GST_FLOW_OK;
 }
 
+// Counts a ring slot held downstream until its memory goes.
+void count_held(SrcRuntime& rt, GstMemory* memory) {
+  rt.held->fetch_add(1);
+  gst_mini_object_weak_ref(
+      GST_MINI_OBJECT_CAST(memory),
+      [](gpointer data, GstMiniObject*) {
+        auto* held = static_cast<std::shared_ptr<std::atomic<uint32_t>>*>(data);
+        (*held)->fetch_sub(1);
+        delete held;
+      },
+      new std::shared_ptr<std::atomic<uint32_t>>(rt.held));
+}
+
+// The stream has sound on pads and downstream holds all of the ring but two slots: a muxer
+// gathering its interleave (qtmux takes half a second of one track at a time) would wait for
+// sound the sender cannot send until a slot comes back. Frames are then copied out of the
+// ring, so the sender goes on; the queues downstream still bound how far. Without sound a
+// downstream that holds the ring holds the sender back, as it should.
+bool ring_held_downstream(GstRdmaSrc* self, const SrcRuntime& rt) {
+  return self->state->audio && self->state->audio->has_pads() && rt.settings.ring_size > 2 &&
+         rt.held->load() + 2 >= rt.settings.ring_size;
+}
+
 GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
   if (rt.cuda_out) {
     // A copy on the GPU (from a ring in GPU memory) or an upload into a CUDA buffer.
@@ -414,8 +481,24 @@ GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
     return nullptr;
   }
   if (rt.default_layout || rt.downstream_meta) {
-    GstBuffer* buffer = gst_buffer_new();
-    gst_buffer_append_memory(buffer, wrap_lease(std::move(frame)));
+    GstBuffer* buffer = nullptr;
+    if (frame.memory_kind() == memory::MemoryKind::host && ring_held_downstream(self, rt)) {
+      if (!rt.warned_held) {
+        rt.warned_held = true;
+        GST_WARNING_OBJECT(self,
+                           "copying frames out of the ring: downstream holds %u of its %u slots "
+                           "(a muxer gathering its interleave, or a deep queue)",
+                           rt.held->load(), rt.settings.ring_size);
+      }
+      ++rt.copies;
+      const auto bytes = frame.data();
+      buffer = gst_buffer_new_memdup(bytes.data(), bytes.size());
+    } else {
+      buffer = gst_buffer_new();
+      GstMemory* memory = wrap_lease(std::move(frame));
+      count_held(rt, memory);
+      gst_buffer_append_memory(buffer, memory);
+    }
     if (!rt.default_layout) {
       gst_buffer_add_video_meta_full(
           buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&rt.info),
@@ -438,6 +521,29 @@ GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
     gst_video_frame_unmap(&target);
   }
   return buffer;
+}
+
+// The running time of a clock time the element's clock gave; NONE for NONE.
+GstClockTime running_time(GstRdmaSrc* self, GstClockTime clock_time) {
+  if (!GST_CLOCK_TIME_IS_VALID(clock_time)) return GST_CLOCK_TIME_NONE;
+  const GstClockTime base = gst_element_get_base_time(GST_ELEMENT(self));
+  return clock_time > base ? clock_time - base : 0;
+}
+
+// A track's start, samples or end, pushed on its pad.
+GstFlowReturn audio_arrived(GstRdmaSrc* self, SrcRuntime& rt, Arrival arrival) {
+  SrcAudioPads* audio = self->state->audio.get();
+  if (!audio) return GST_FLOW_OK;
+  if (auto* track = std::get_if<AudioTrack>(&arrival.what)) {
+    return audio->start(*track) ? GST_FLOW_OK : GST_FLOW_ERROR;
+  }
+  if (auto* packet = std::get_if<AudioPacket>(&arrival.what)) {
+    const GstClockTime pts =
+        rt.timeline.stamp(packet->pts_ns, running_time(self, arrival.clock_time));
+    return audio->push(std::move(*packet), pts);
+  }
+  audio->end(std::get<AudioEnded>(arrival.what).track);
+  return GST_FLOW_OK;
 }
 
 GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame,
@@ -486,15 +592,12 @@ GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame,
 
   GstBuffer* buffer = make_buffer(self, rt, std::move(frame));
   if (!buffer) return GST_FLOW_ERROR;
-  if (rt.settings.is_live) {
-    const GstClockTime base = gst_element_get_base_time(GST_ELEMENT(self));
-    GST_BUFFER_PTS(buffer) =
-        GST_CLOCK_TIME_IS_VALID(arrival) && arrival > base ? arrival - base : 0;
-  } else {
-    if (!rt.first_pts_ns) rt.first_pts_ns = info.pts_ns;
-    const int64_t pts = std::max<int64_t>(info.pts_ns - *rt.first_pts_ns, 0);
-    GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(pts);
-  }
+  // Never before the frame ahead of it, on the time line the sound is stamped on too.
+  const GstClockTime pts =
+      std::max(rt.timeline.stamp(info.pts_ns, running_time(self, arrival)), rt.last_video_pts);
+  rt.last_video_pts = pts;
+  GST_BUFFER_PTS(buffer) = pts;
+  if (self->state->audio) self->state->audio->picture(pts);
   GST_BUFFER_DTS(buffer) = GST_CLOCK_TIME_NONE;
   GST_BUFFER_DURATION(buffer) =
       gst_util_uint64_scale(GST_SECOND, rt.format->frame_rate.den, rt.format->frame_rate.num);
@@ -513,18 +616,25 @@ GstFlowReturn src_create(GstPushSrc* push_src, GstBuffer** out) {
   auto& rt = *state.runtime;
   if (rt.eos) return GST_FLOW_EOS;
   std::unique_lock lock(rt.mutex);
-  rt.cv.wait(lock, [&] { return state.unlocked || !rt.events.empty() || rt.end; });
-  if (state.unlocked) return GST_FLOW_FLUSHING;
-  if (!rt.events.empty()) {
+  // Sound is pushed on its pads as it comes, in order with the pictures, until a picture
+  // (returned) or the end.
+  for (;;) {
+    rt.cv.wait(lock, [&] { return state.unlocked || !rt.events.empty() || rt.end; });
+    if (state.unlocked) return GST_FLOW_FLUSHING;
+    if (rt.events.empty()) break;
     Arrival arrival = std::move(rt.events.front());
     rt.events.pop_front();
     lock.unlock();
-    if (arrival.frame.shared_format() != rt.format) {  // the first frame of a new format
-      if (auto flow = start_stream(self, rt, arrival.frame.shared_format()); flow != GST_FLOW_OK) {
-        return flow;
+    if (auto* frame = std::get_if<FrameLease>(&arrival.what)) {
+      if (frame->shared_format() != rt.format) {  // the first frame of a new format
+        if (auto flow = start_stream(self, rt, frame->shared_format()); flow != GST_FLOW_OK) {
+          return flow;
+        }
       }
+      return frame_arrived(self, rt, std::move(*frame), arrival.clock_time, out);
     }
-    return frame_arrived(self, rt, std::move(arrival.frame), arrival.clock_time, out);
+    if (auto flow = audio_arrived(self, rt, std::move(arrival)); flow != GST_FLOW_OK) return flow;
+    lock.lock();
   }
   const StreamEnd end = *rt.end;
   const std::string peer = rt.peer;
@@ -539,6 +649,7 @@ GstFlowReturn src_create(GstPushSrc* push_src, GstBuffer** out) {
                   " frames (%" G_GUINT64_FORMAT " dropped)",
                   end.sender_frames, end.sender_dropped);
   rt.eos = true;
+  if (state.audio) state.audio->eos();
   publish_stats(self, rt);
   post_stats_message(self);
   return GST_FLOW_EOS;
@@ -553,6 +664,7 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
       case PROP_RING_SIZE: s.ring_size = g_value_get_uint(value); break;
       case PROP_VERIFY: s.verify = g_value_get_boolean(value); break;
       case PROP_IS_LIVE: s.is_live = g_value_get_boolean(value); break;
+      case PROP_TRACKS: s.tracks = string_of(value, "all"); break;
       default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
     }
   }
@@ -584,10 +696,19 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
       case PROP_VERIFY: g_value_set_boolean(value, s.verify); break;
       case PROP_IS_LIVE: g_value_set_boolean(value, s.is_live); break;
       case PROP_BOUND_PORT: g_value_set_uint(value, state.bound_port); break;
+      case PROP_TRACKS: g_value_set_string(value, s.tracks.c_str()); break;
       default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
     }
   }
   GST_OBJECT_UNLOCK(object);
+}
+
+// Once stopped, the audio pads go (a pipeline started again gets them anew).
+GstStateChangeReturn change_state(GstElement* element, GstStateChange transition) {
+  const GstStateChangeReturn result =
+      GST_ELEMENT_CLASS(gst_rdma_src_parent_class)->change_state(element, transition);
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) state_of(element).audio.reset();
+  return result;
 }
 
 void finalize(GObject* object) {
@@ -652,16 +773,30 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                         "listening.",
                         0, 65535, 0, read_only));
 
+  g_object_class_install_property(
+      gobject_class, PROP_TRACKS,
+      g_param_spec_string("tracks", "Tracks",
+                          "The sender's audio tracks given an audio_N pad: all, none, or track "
+                          "numbers N[,M] (0-based, in the order the sender started them). "
+                          "Default all; read when the element starts.",
+                          "all", flags));
+
   gst_element_class_set_static_metadata(
       element_class, "RDMA video source", "Source/Network/Video",
       "Receives raw video frames from an rdmavideo sender into a ring of frame buffers over "
-      "RDMA verbs or TCP, and pushes them without copying",
+      "RDMA verbs or TCP, and pushes them without copying, with each of its audio tracks on a "
+      "pad of its own",
       "rdmavideo developers");
   GstCaps* caps = cuda_caps_built() ? with_cuda_variants(template_caps()) : template_caps();
   gst_element_class_add_pad_template(
       element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
   gst_caps_unref(caps);
+  GstCaps* audio_caps = audio_template_caps();
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new("audio_%u", GST_PAD_SRC, GST_PAD_SOMETIMES, audio_caps));
+  gst_caps_unref(audio_caps);
 
+  element_class->change_state = change_state;
   base_class->start = src_start;
   base_class->stop = src_stop;
   base_class->unlock = src_unlock;

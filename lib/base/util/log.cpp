@@ -6,8 +6,12 @@
 namespace rdmavideo {
 
 spdlog::logger& log() {
+  // Not in spdlog's registry: a process may hold two copies of the library (an application
+  // linking it that loads the GStreamer plugin, which has its own), and a second logger of
+  // the same name registered there is an exception.
   static std::shared_ptr<spdlog::logger> logger = [] {
-    auto l = spdlog::stderr_color_mt("rdmavideo");
+    auto l = std::make_shared<spdlog::logger>(
+        "rdmavideo", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
     l->set_pattern("%^%l%$: %v");
     l->set_level(spdlog::level::info);
     return l;

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sink_audio.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "audio_caps.hpp"
+#include "rdmavideo/sender_session.hpp"
+
+GST_DEBUG_CATEGORY_EXTERN(rdmasink_debug);
+#define GST_CAT_DEFAULT rdmasink_debug
+
+namespace rdmavideo::gst {
+
+GstPad* SinkAudio::request_pad(GstPadTemplate* templ, const gchar* name) {
+  std::lock_guard lock(mutex_);
+  std::string pad_name;
+  if (name) {
+    guint n = 0;
+    if (std::sscanf(name, "audio_%u", &n) != 1) return nullptr;
+    for (const auto& t : tracks_) {
+      if (std::strcmp(GST_PAD_NAME(t.pad), name) == 0) return nullptr;  // taken
+    }
+    pad_name = name;
+    next_pad_ = std::max(next_pad_, n + 1);
+  } else {
+    pad_name = "audio_" + std::to_string(next_pad_++);
+  }
+  if (tracks_.size() >= proto::kMaxAudioStreams) {
+    GST_WARNING_OBJECT(element_, "at most %u audio pads", proto::kMaxAudioStreams);
+    return nullptr;
+  }
+  GstPad* pad = gst_pad_new_from_template(templ, pad_name.c_str());
+  gst_pad_set_element_private(pad, this);
+  gst_pad_set_chain_function(pad, chain);
+  gst_pad_set_event_function(pad, event);
+  GST_PAD_SET_PROXY_ALLOCATION(pad);
+  Track track;
+  track.pad = GST_PAD(gst_object_ref(pad));
+  tracks_.push_back(std::move(track));
+  if (GST_STATE(element_) > GST_STATE_READY) gst_pad_set_active(pad, TRUE);
+  gst_element_add_pad(element_, pad);
+  return pad;
+}
+
+void SinkAudio::release_pad(GstPad* pad) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it =
+        std::find_if(tracks_.begin(), tracks_.end(), [&](const Track& t) { return t.pad == pad; });
+    if (it == tracks_.end()) return;
+    end_track(*it);
+    gst_object_unref(it->pad);
+    tracks_.erase(it);
+    cv_.notify_all();
+  }
+  gst_pad_set_active(pad, FALSE);
+  gst_element_remove_pad(element_, pad);
+}
+
+void SinkAudio::open(SenderSession* session, bool live) {
+  std::lock_guard lock(mutex_);
+  session_ = session;
+  live_ = live;
+  last_picture_.reset();
+  for (auto& t : tracks_) {
+    t.number.reset();
+    t.eos = false;
+    t.next_pts = 0;
+  }
+}
+
+void SinkAudio::close() {
+  std::lock_guard lock(mutex_);
+  for (auto& t : tracks_) end_track(t);
+  session_ = nullptr;
+  cv_.notify_all();
+}
+
+void SinkAudio::picture_sent(std::optional<int64_t> pts_ns) {
+  std::lock_guard lock(mutex_);
+  if (pts_ns) last_picture_ = pts_ns;
+  cv_.notify_all();
+}
+
+void SinkAudio::wait_eos() {
+  std::unique_lock lock(mutex_);
+  const bool all = cv_.wait_for(lock, kEosWait, [&] {
+    return unlocked_ || std::all_of(tracks_.begin(), tracks_.end(), [](const Track& t) {
+             return t.eos || !gst_pad_is_linked(t.pad);
+           });
+  });
+  if (!all) {
+    GST_WARNING_OBJECT(element_,
+                       "the video ended and an audio pad had no EOS within %lld s: "
+                       "the stream ends without the rest of its sound",
+                       static_cast<long long>(kEosWait.count()));
+  }
+}
+
+void SinkAudio::set_unlocked(bool unlocked) {
+  std::lock_guard lock(mutex_);
+  unlocked_ = unlocked;
+  cv_.notify_all();
+}
+
+SinkAudio::Track* SinkAudio::find(GstPad* pad) {
+  for (auto& t : tracks_) {
+    if (t.pad == pad) return &t;
+  }
+  return nullptr;
+}
+
+void SinkAudio::end_track(Track& track) {
+  if (track.number && session_) {
+    if (auto ok = session_->end_audio(*track.number); !ok) {
+      GST_WARNING_OBJECT(element_, "%s: %s", GST_PAD_NAME(track.pad), ok.error().message().c_str());
+    }
+  }
+  track.number.reset();
+}
+
+gboolean SinkAudio::event(GstPad* pad, GstObject* parent, GstEvent* event) {
+  auto* self = static_cast<SinkAudio*>(gst_pad_get_element_private(pad));
+  const gboolean handled = self->handle_event(pad, event);
+  if (GST_EVENT_IS_SERIALIZED(event) || GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_START ||
+      GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
+    gst_event_unref(event);
+    return handled;
+  }
+  return gst_pad_event_default(pad, parent, event);
+}
+
+gboolean SinkAudio::handle_event(GstPad* pad, GstEvent* event) {
+  std::unique_lock lock(mutex_);
+  Track* track = find(pad);
+  if (!track) return FALSE;
+  switch (GST_EVENT_TYPE(event)) {
+    case GST_EVENT_CAPS: {
+      GstCaps* caps = nullptr;
+      gst_event_parse_caps(event, &caps);
+      GstAudioInfo info;
+      if (!gst_audio_info_from_caps(&info, caps)) {
+        GST_ELEMENT_ERROR(element_, CORE, NEGOTIATION,
+                          ("%s: caps are not raw audio.", GST_PAD_NAME(pad)),
+                          ("caps %" GST_PTR_FORMAT, caps));
+        return FALSE;
+      }
+      if (auto start = audio_start(info); !start) {
+        GST_ELEMENT_ERROR(element_, CORE, NEGOTIATION,
+                          ("%s: cannot send this audio format.", GST_PAD_NAME(pad)),
+                          ("%s", start.error().message().c_str()));
+        return FALSE;
+      }
+      if (track->has_caps && !gst_audio_info_is_equal(&track->info, &info)) end_track(*track);
+      track->info = info;
+      track->has_caps = true;
+      return TRUE;
+    }
+    case GST_EVENT_TAG: {
+      GstTagList* tags = nullptr;
+      gst_event_parse_tag(event, &tags);
+      gchar* title = nullptr;
+      if (gst_tag_list_get_string(tags, GST_TAG_TITLE, &title)) {
+        track->title = title;
+        g_free(title);
+      }
+      return TRUE;
+    }
+    case GST_EVENT_EOS:
+      end_track(*track);
+      track->eos = true;
+      cv_.notify_all();
+      return TRUE;
+    case GST_EVENT_FLUSH_START:
+      track->flushing = true;
+      cv_.notify_all();
+      return TRUE;
+    case GST_EVENT_FLUSH_STOP:
+      track->flushing = false;
+      track->eos = false;
+      return TRUE;
+    default: return TRUE;
+  }
+}
+
+GstFlowReturn SinkAudio::chain(GstPad* pad, GstObject* parent, GstBuffer* buffer) {
+  (void)parent;
+  auto* self = static_cast<SinkAudio*>(gst_pad_get_element_private(pad));
+  const GstFlowReturn flow = self->send(pad, buffer);
+  gst_buffer_unref(buffer);
+  return flow;
+}
+
+void SinkAudio::wait_for_pictures(std::unique_lock<std::mutex>& lock, GstPad* pad, int64_t pts_ns) {
+  const auto lead = std::chrono::duration_cast<std::chrono::nanoseconds>(kLead).count();
+  const auto ahead = [&] {
+    Track* t = find(pad);
+    if (unlocked_ || !session_ || !t || t->flushing) return false;
+    // Before the first picture the stream's ring may not be up: sound sent then is lost.
+    if (!last_picture_) return true;
+    return pts_ns - *last_picture_ > lead;
+  };
+  while (ahead()) {
+    const std::optional<int64_t> before = last_picture_;
+    if (!cv_.wait_for(lock, kStall, [&] { return !ahead() || last_picture_ != before; })) {
+      GST_DEBUG_OBJECT(element_, "%s: no picture for %lld s; its sound goes on", GST_PAD_NAME(pad),
+                       static_cast<long long>(kStall.count()));
+      return;
+    }
+  }
+}
+
+GstFlowReturn SinkAudio::send(GstPad* pad, GstBuffer* buffer) {
+  std::unique_lock lock(mutex_);
+  Track* track = find(pad);
+  if (!track || track->flushing) return GST_FLOW_FLUSHING;
+  if (!session_) return GST_FLOW_OK;  // the stream has ended: the rest is not sent
+  if (!track->has_caps) {
+    GST_ELEMENT_ERROR(element_, CORE, NEGOTIATION,
+                      ("%s: no caps before the first buffer.", GST_PAD_NAME(pad)), (nullptr));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  const int rate = GST_AUDIO_INFO_RATE(&track->info);
+  const int bpf = GST_AUDIO_INFO_BPF(&track->info);
+  const auto samples = static_cast<uint32_t>(gst_buffer_get_size(buffer) / std::max(bpf, 1));
+  if (samples == 0) return GST_FLOW_OK;
+  const int64_t pts = GST_BUFFER_PTS_IS_VALID(buffer) ? static_cast<int64_t>(GST_BUFFER_PTS(buffer))
+                                                      : track->next_pts;
+  track->next_pts =
+      pts + static_cast<int64_t>(gst_util_uint64_scale_int(samples, GST_SECOND, rate));
+  // The track starts at once (the receiver's recorder knows its tracks by the first
+  // picture); its samples may then wait for the pictures.
+  if (!track->number) {
+    auto start = audio_start(track->info);
+    if (!start) return GST_FLOW_NOT_NEGOTIATED;  // refused at its caps already
+    start->name = track->title.empty() ? GST_PAD_NAME(pad) : track->title;
+    if (start->name.size() >= proto::kNameBytes) start->name.resize(proto::kNameBytes - 1);
+    auto number = session_->start_audio(*start);
+    if (!number) {
+      GST_ELEMENT_ERROR(element_, RESOURCE, WRITE,
+                        ("%s: could not start its audio track.", GST_PAD_NAME(pad)),
+                        ("%s", number.error().message().c_str()));
+      return GST_FLOW_ERROR;
+    }
+    track->number = *number;
+    GST_INFO_OBJECT(element_, "%s: track %u \"%s\", %s %d Hz, %d channels", GST_PAD_NAME(pad),
+                    *number, start->name.c_str(),
+                    gst_audio_format_to_string(GST_AUDIO_INFO_FORMAT(&track->info)), rate,
+                    GST_AUDIO_INFO_CHANNELS(&track->info));
+  }
+  if (!live_) {
+    wait_for_pictures(lock, pad, pts);
+    track = find(pad);  // the pad may have gone while waiting
+    if (!track || track->flushing) return GST_FLOW_FLUSHING;
+    if (!session_) return GST_FLOW_OK;
+  }
+  std::span<const std::byte> data;
+  GstMapInfo map;
+  GstAudioBuffer planes;
+  bool mapped = false;
+  bool planar_mapped = false;
+  if (GST_AUDIO_INFO_LAYOUT(&track->info) == GST_AUDIO_LAYOUT_NON_INTERLEAVED) {
+    // Plane after plane, as the protocol carries planar samples.
+    if (!gst_audio_buffer_map(&planes, &track->info, buffer, GST_MAP_READ)) return GST_FLOW_ERROR;
+    planar_mapped = true;
+    const size_t plane_bytes = size_t{planes.n_samples} * GST_AUDIO_INFO_WIDTH(&track->info) / 8;
+    track->packed.resize(plane_bytes * planes.n_planes);
+    for (int p = 0; p < planes.n_planes; ++p)
+      std::memcpy(track->packed.data() + p * plane_bytes, planes.planes[p], plane_bytes);
+    data = track->packed;
+  } else {
+    if (!gst_buffer_map(buffer, &map, GST_MAP_READ)) return GST_FLOW_ERROR;
+    mapped = true;
+    data = std::span<const std::byte>(reinterpret_cast<const std::byte*>(map.data),
+                                      size_t{samples} * bpf);
+  }
+  auto ok = session_->submit_audio(*track->number, pts, samples, data);
+  if (planar_mapped) gst_audio_buffer_unmap(&planes);
+  if (mapped) gst_buffer_unmap(buffer, &map);
+  if (!ok) GST_WARNING_OBJECT(element_, "%s: %s", GST_PAD_NAME(pad), ok.error().message().c_str());
+  return GST_FLOW_OK;
+}
+
+}  // namespace rdmavideo::gst

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: Apache-2.0
+// Sound through the GStreamer elements: rdmasink's audio_N request pads, each a track of the
+// stream, and rdmasrc's audio_N sometimes pads, one for each track a sender starts.
+//
+// As users run them (gst-launch-1.0 processes against the command-line peers, their sync
+// measured on the recordings by tests/support/av_sync.py: every beep against its flash), and
+// in one process where what downstream sees must be counted: pads that come and go with the
+// tracks, GAP events for a track's silence, one running time for picture and sound.
+#include <gst/app/gstappsink.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <mutex>
+#include <regex>
+#include <set>
+
+#include "gst_test_support.hpp"
+#include "output_checks.hpp"
+#include "process.hpp"
+#include "rdmavideo/protocol.hpp"
+#include "rdmavideo/sender_session.hpp"
+#include "temp_dir.hpp"
+
+namespace rdmavideo::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class GstAudio : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    init_gstreamer();  // also sets the environment the children inherit
+    if (std::string(RDMAVIDEO_GST_LAUNCH).empty())
+      GTEST_SKIP() << "gst-launch-1.0 is not installed";
+#if !RDMAVIDEO_HAVE_FFMPEG
+    GTEST_SKIP() << "this build has no FFmpeg: no clips and no recordings";
+#endif
+  }
+
+  /// Waits until gst-launch-1.0 has set its pipeline to PAUSED (rdmasrc listens by then).
+  static bool wait_prerolling(const std::filesystem::path& stdout_path, Process& process) {
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (read_file(stdout_path).find("PREROLLING") != std::string::npos) return true;
+      if (process.wait(0ms)) return false;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+
+  static std::vector<std::string> launch(const std::string& pipeline,
+                                         std::vector<std::string> flags = {}) {
+    std::vector<std::string> argv{RDMAVIDEO_GST_LAUNCH};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    std::istringstream words(pipeline);
+    for (std::string word; words >> word;) argv.push_back(word);
+    return argv;
+  }
+};
+
+// A clip of `seconds` at 30 fps: 320x180, white on each whole second and black between, and
+// a PCM track for each tone, beeping on the flashes (quiet tone between). Raw video and PCM
+// in .mov, which decodebin opens with GStreamer's own plugins.
+std::filesystem::path flash_clip(const TempDir& dir, const std::vector<int>& tones, int seconds) {
+  const auto clip = dir / "flashes.mov";
+  std::string make =
+      "ffmpeg -nostdin -v error -y -f lavfi -i \"color=c=black:s=320x180:r=30,format=yuv420p,"
+      "geq=lum='if(lt(mod(N\\,30)\\,1)\\,235\\,16)':cb=128:cr=128\"";
+  std::string maps = " -map 0:v";
+  for (size_t i = 0; i < tones.size(); ++i) {
+    const std::string beep =
+        "if(lt(mod(t\\,1)\\,0.1)\\,0.5\\,0.01)*sin(2*PI*" + std::to_string(tones[i]) + "*t)";
+    make += " -f lavfi -i \"aevalsrc='" + beep + "|" + beep + "':s=48000\"";
+    maps += " -map " + std::to_string(i + 1) + ":a";
+  }
+  make += maps + " -t " + std::to_string(seconds) +
+          " -c:v rawvideo -pix_fmt uyvy422 -c:a pcm_s16le '" + clip.string() + "'";
+  EXPECT_EQ(shell(make), 0) << make;
+  return clip;
+}
+
+// Each track of `file` in sync with the picture (3 beeps at least), and their tones `tones`
+// in any order.
+void expect_tracks_in_sync(const std::filesystem::path& file, const std::set<int>& tones) {
+  std::set<int> heard;
+  for (int track = 0; track < static_cast<int>(tones.size()); ++track) {
+    SCOPED_TRACE("audio track " + std::to_string(track));
+    const auto m = av_sync(file, track);
+    ASSERT_TRUE(m.contains("tone_hz")) << m.dump();
+    const int hz = static_cast<int>(std::lround(m["tone_hz"].get<double>() / 10) * 10);
+    expect_in_sync(m, 3, hz);
+    heard.insert(hz);
+  }
+  EXPECT_EQ(heard, tones) << "each track carries its own tone";
+}
+
+// gst-launch-1.0 filesrc ! decodebin into rdmasink's video pad and two audio pads, received
+// by rdmavideo-recv into a .mov: two tracks, each its own tone, each on its flashes.
+TEST_F(GstAudio, RdmasinkSendsADecodedClipsTwoTracksEachItsOwnToneInSync) {
+  TempDir dir;
+  const auto clip = flash_clip(dir, {1000, 500}, 4);
+  const auto out = dir / "out.mov";
+  Process recv({RDMAVIDEO_RECV_BIN, "--listen", "127.0.0.1:0", "--output", out.string()},
+               dir / "recv.stderr");
+  const auto port = recv.wait_for_stderr(R"(listening on 127\.0\.0\.1:(\d+))", 30s);
+  ASSERT_TRUE(port) << recv.stderr_text();
+  Process gst(launch("filesrc location=" + clip.string() +
+                     " ! decodebin name=d d. ! video/x-raw ! queue ! videoconvert ! rdmasink "
+                     "name=s transport=tcp port=" +
+                     *port +
+                     " d. ! audio/x-raw ! queue ! audioconvert ! s.audio_0"
+                     " d. ! audio/x-raw ! queue ! audioconvert ! s.audio_1"),
+              dir / "gst.stderr");
+  ASSERT_EQ(gst.wait(60s), 0) << gst.stderr_text();
+  ASSERT_EQ(recv.wait(60s), 0) << recv.stderr_text();
+  const std::string streams = stream_codecs(out);
+  EXPECT_EQ(streams.find("prores,video"), 0u) << streams;
+  const auto first = streams.find("pcm_s24le,audio");
+  ASSERT_NE(first, std::string::npos) << streams;
+  EXPECT_NE(streams.find("pcm_s24le,audio", first + 1), std::string::npos) << "two audio tracks\n"
+                                                                           << streams;
+  expect_tracks_in_sync(out, {1000, 500});
+  EXPECT_NE(recv.stderr_text().find("audio track 1"), std::string::npos) << recv.stderr_text();
+}
+
+// rdmavideo-send -i clip --audio all into rdmasrc, each audio_N pad into qtmux beside the
+// picture: the file has every track, each on its flashes, each its own tone.
+TEST_F(GstAudio, RdmasrcGivesEveryTrackOfASenderAPadAndQtmuxKeepsThemInSync) {
+  TempDir dir;
+  const auto clip = flash_clip(dir, {1000, 500}, 4);
+  const auto out = dir / "out.mov";
+  const uint16_t port = free_port();
+  Redirect out_file;
+  out_file.stdout_path = (dir / "gst.stdout").string();
+  Process gst(launch("rdmasrc name=s address=127.0.0.1 port=" + std::to_string(port) +
+                         " ! queue ! videoconvert ! video/x-raw,format=UYVY ! queue ! qtmux "
+                         "name=m ! filesink location=" +
+                         out.string() +
+                         " s.audio_0 ! queue ! audioconvert ! m."
+                         " s.audio_1 ! queue ! audioconvert ! m.",
+                     {"-e"}),
+              dir / "gst.stderr", out_file);
+  ASSERT_TRUE(wait_prerolling(dir / "gst.stdout", gst)) << gst.stderr_text();
+  Process send({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(port), "-i",
+                clip.string(), "--audio", "all", "--quiet"},
+               dir / "send.stderr");
+  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
+  ASSERT_EQ(gst.wait(60s), 0) << gst.stderr_text();
+  const std::string streams = stream_codecs(out);
+  const auto first = streams.find(",audio");
+  ASSERT_NE(first, std::string::npos) << streams;
+  EXPECT_NE(streams.find(",audio", first + 1), std::string::npos) << "two audio tracks\n"
+                                                                  << streams;
+  expect_tracks_in_sync(out, {1000, 500});
+}
+
+// What downstream of one audio pad saw.
+struct PadLog {
+  std::string name;
+  uint64_t pictures_before = 0;  // pictures rdmasrc had pushed when the pad came
+  uint64_t buffers = 0;
+  GstClockTime sound = 0;                                   // the buffers' durations added up
+  std::vector<std::pair<GstClockTime, GstClockTime>> gaps;  // (start, duration)
+  GstClockTime first_pts = GST_CLOCK_TIME_NONE, end = 0;
+  bool eos = false;
+  bool removed = false;
+  uint64_t pictures_at_removal = 0;
+};
+
+struct Watch {
+  std::mutex mu;
+  std::vector<PadLog> pads;
+  uint64_t pictures = 0;
+  bool no_more_pads = false;
+  uint64_t pictures_at_no_more_pads = 0;
+  GstElement* pipeline = nullptr;
+  PadLog* find(GstPad* pad) {
+    for (auto& p : pads) {
+      if (p.name == GST_PAD_NAME(pad)) return &p;
+    }
+    return nullptr;
+  }
+};
+
+GstPadProbeReturn audio_probe(GstPad* pad, GstPadProbeInfo* info, gpointer data) {
+  auto* w = static_cast<Watch*>(data);
+  std::lock_guard lock(w->mu);
+  PadLog* log = w->find(pad);
+  if (!log) return GST_PAD_PROBE_OK;
+  if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_BUFFER) {
+    GstBuffer* b = GST_PAD_PROBE_INFO_BUFFER(info);
+    ++log->buffers;
+    log->sound += GST_BUFFER_DURATION(b);
+    if (!GST_CLOCK_TIME_IS_VALID(log->first_pts)) log->first_pts = GST_BUFFER_PTS(b);
+    log->end = GST_BUFFER_PTS(b) + GST_BUFFER_DURATION(b);
+  } else if (GstEvent* e = GST_PAD_PROBE_INFO_EVENT(info)) {
+    if (GST_EVENT_TYPE(e) == GST_EVENT_GAP) {
+      GstClockTime ts = 0, duration = 0;
+      gst_event_parse_gap(e, &ts, &duration);
+      log->gaps.emplace_back(ts, duration);
+    } else if (GST_EVENT_TYPE(e) == GST_EVENT_EOS) {
+      log->eos = true;
+    }
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+void pad_added(GstElement* src, GstPad* pad, gpointer data) {
+  auto* w = static_cast<Watch*>(data);
+  if (std::string(GST_PAD_NAME(pad)).rfind("audio_", 0) != 0) return;
+  {
+    std::lock_guard lock(w->mu);
+    PadLog log;
+    log.name = GST_PAD_NAME(pad);
+    log.pictures_before = w->pictures;
+    w->pads.push_back(log);
+  }
+  gst_pad_add_probe(
+      pad,
+      static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM),
+      audio_probe, w, nullptr);
+  // A sink that takes anything, synchronised with the pipeline.
+  GstElement* sink = gst_element_factory_make("fakesink", nullptr);
+  g_object_set(sink, "sync", FALSE, "async", FALSE, nullptr);
+  gst_bin_add(GST_BIN(w->pipeline), sink);
+  gst_element_sync_state_with_parent(sink);
+  GstPad* sink_pad = gst_element_get_static_pad(sink, "sink");
+  EXPECT_EQ(gst_pad_link(pad, sink_pad), GST_PAD_LINK_OK);
+  gst_object_unref(sink_pad);
+  (void)src;
+}
+
+void pad_removed(GstElement*, GstPad* pad, gpointer data) {
+  auto* w = static_cast<Watch*>(data);
+  std::lock_guard lock(w->mu);
+  if (PadLog* log = w->find(pad)) {
+    log->removed = true;
+    log->pictures_at_removal = w->pictures;
+  }
+}
+
+void no_more_pads(GstElement*, gpointer data) {
+  auto* w = static_cast<Watch*>(data);
+  std::lock_guard lock(w->mu);
+  w->no_more_pads = true;
+  w->pictures_at_no_more_pads = w->pictures;
+}
+
+GstPadProbeReturn video_probe(GstPad*, GstPadProbeInfo*, gpointer data) {
+  auto* w = static_cast<Watch*>(data);
+  std::lock_guard lock(w->mu);
+  ++w->pictures;
+  return GST_PAD_PROBE_OK;
+}
+
+// A sender (the library's session, as OBS's output uses it) of 6 s of pictures whose tracks
+// do what senders' tracks do: track 0 is there from the start and stops for 2 s (2 s to 4 s)
+// then goes on; track 1 starts late (at 1 s) and ends early (at 3 s). rdmasrc's pads come and
+// go as the tracks do, downstream sees GAP events for the silence and no buffer in it, and
+// nothing blocks: every picture and the end arrive.
+TEST_F(GstAudio, RdmasrcPadsComeAndGoWithTheTracksAndSilenceIsGapEvents) {
+  Watch w;  // outlives the pipeline, whose pads go when it does
+  auto receiver =
+      parse_pipeline("rdmasrc name=src address=127.0.0.1 port=0 ! fakesink name=video sync=false");
+  auto src = element(receiver.get(), "src");
+  w.pipeline = receiver.get();
+  g_signal_connect(src.get(), "pad-added", G_CALLBACK(pad_added), &w);
+  g_signal_connect(src.get(), "pad-removed", G_CALLBACK(pad_removed), &w);
+  g_signal_connect(src.get(), "no-more-pads", G_CALLBACK(no_more_pads), &w);
+  {
+    GstPad* video = gst_element_get_static_pad(src.get(), "src");
+    gst_pad_add_probe(video, GST_PAD_PROBE_TYPE_BUFFER, video_probe, &w, nullptr);
+    gst_object_unref(video);
+  }
+  ASSERT_NE(gst_element_set_state(receiver.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  guint port = 0;
+  g_object_get(src.get(), "bound-port", &port, nullptr);
+  ASSERT_NE(port, 0u);
+
+  constexpr int kFps = 30, kFrames = 6 * kFps;
+  constexpr uint32_t kRate = 48000, kChunk = 480;  // 10 ms
+  SenderSessionOptions options;
+  options.transport = TransportKind::tcp;
+  options.connect.endpoint = Endpoint{"127.0.0.1", static_cast<uint16_t>(port)};
+  auto session = SenderSession::connect(options);
+  ASSERT_TRUE(session) << session.error().message();
+  auto format = proto::make_stream_start(PixelFormat::uyvy, 64, 36, {kFps, 1});
+  ASSERT_TRUE(format);
+  format->name = "tracks";
+  ASSERT_TRUE((*session)->start_stream(*format, 4));
+  proto::AudioStart stereo;
+  stereo.sample_format = proto::SampleFormat::f32;
+  stereo.sample_rate = kRate;
+  stereo.channels = 2;
+  stereo.channel_layout = 3;
+  stereo.name = "program";
+  auto track0 = (*session)->start_audio(stereo);
+  ASSERT_TRUE(track0) << track0.error().message();
+  uint32_t track1 = 0;
+  bool track1_on = false;
+  std::vector<float> samples(kChunk * 2, 0.25f);
+  const auto bytes = std::as_bytes(std::span(samples));
+  int64_t audio_at = 0;  // ns of audio sent so far, both tracks alike
+  const int64_t frame_ns = 1'000'000'000 / kFps;
+  const int64_t chunk_ns = int64_t{kChunk} * 1'000'000'000 / kRate;
+  for (int f = 0; f < kFrames; ++f) {
+    const int64_t pts = f * frame_ns;
+    if (f == kFps) {  // 1 s: a second track starts
+      proto::AudioStart late = stereo;
+      late.name = "late";
+      auto started = (*session)->start_audio(late);
+      ASSERT_TRUE(started) << started.error().message();
+      track1 = *started;
+      track1_on = true;
+    }
+    if (f == 3 * kFps) {  // 3 s: it ends
+      ASSERT_TRUE((*session)->end_audio(track1));
+      track1_on = false;
+    }
+    // Sound up to the end of this picture.
+    for (; audio_at < pts + frame_ns; audio_at += chunk_ns) {
+      const bool paused = audio_at >= 2'000'000'000 && audio_at < 4'000'000'000;
+      if (!paused) {
+        ASSERT_TRUE((*session)->submit_audio(*track0, audio_at, kChunk, bytes));
+      }
+      if (track1_on) {
+        ASSERT_TRUE((*session)->submit_audio(track1, audio_at, kChunk, bytes));
+      }
+    }
+    auto buffer = (*session)->acquire_buffer();
+    ASSERT_TRUE(buffer);
+    auto sent = (*session)->submit(*buffer, FrameMeta{static_cast<uint64_t>(f), pts});
+    ASSERT_TRUE(sent);
+  }
+  ASSERT_TRUE((*session)->end_stream());
+  auto end = pop_message(receiver.get(),
+                         static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR), 30s);
+  ASSERT_NE(end, nullptr) << "the pipeline never ended: something blocked";
+  ASSERT_EQ(GST_MESSAGE_TYPE(end.get()), GST_MESSAGE_EOS) << describe(end.get());
+  gst_element_set_state(receiver.get(), GST_STATE_NULL);
+
+  std::lock_guard lock(w.mu);
+  EXPECT_EQ(w.pictures, static_cast<uint64_t>(kFrames)) << "every picture arrived";
+  EXPECT_TRUE(w.no_more_pads);
+  ASSERT_EQ(w.pads.size(), 2u);
+  const PadLog& program = w.pads[0];
+  const PadLog& late = w.pads[1];
+  EXPECT_EQ(program.name, "audio_0");
+  EXPECT_EQ(late.name, "audio_1");
+  EXPECT_EQ(program.pictures_before, 0u) << "a track started before the first picture";
+  EXPECT_LE(w.pictures_at_no_more_pads, 1u) << "no-more-pads at the first picture";
+  EXPECT_GE(late.pictures_before, static_cast<uint64_t>(kFps) - 2) << "the late track's pad "
+                                                                      "came when it started";
+  EXPECT_LE(late.pictures_before, static_cast<uint64_t>(kFps) + 10);
+  // The late track ended at 3 s: EOS on its pad, and the pad gone, while pictures went on.
+  EXPECT_TRUE(late.eos);
+  EXPECT_TRUE(late.removed);
+  EXPECT_LT(late.pictures_at_removal, static_cast<uint64_t>(4 * kFps));
+  EXPECT_NEAR(static_cast<double>(late.first_pts) / GST_SECOND, 1.0, 0.05);
+  EXPECT_NEAR(static_cast<double>(late.end) / GST_SECOND, 3.0, 0.05);
+  EXPECT_TRUE(late.gaps.empty()) << "the late track had no silence";
+  // Track 0's silence, 2 s to 4 s, is GAP events and nothing else.
+  GstClockTime silent = 0;
+  for (const auto& [ts, duration] : program.gaps) {
+    EXPECT_GE(ts + 10 * GST_MSECOND, 2 * GST_SECOND) << "a GAP before the silence";
+    EXPECT_LE(ts + duration, 4 * GST_SECOND + 10 * GST_MSECOND) << "a GAP after the silence";
+    silent += duration;
+  }
+  EXPECT_NEAR(static_cast<double>(silent) / GST_SECOND, 2.0, 0.02)
+      << program.gaps.size() << " GAP events";
+  EXPECT_NEAR(static_cast<double>(program.end) / GST_SECOND, 6.0, 0.05);
+  // 6 s of sound less 2 s of silence.
+  EXPECT_NEAR(static_cast<double>(program.sound) / GST_SECOND, 4.0, 0.001)
+      << program.buffers << " buffers";
+  EXPECT_TRUE(program.eos);
+}
+
+}  // namespace
+}  // namespace rdmavideo::testing

@@ -120,15 +120,13 @@ void SinkAudio::end_track(Track& track) {
   track.number.reset();
 }
 
+// Every event ends here: a sink pad has nothing to forward it to.
 gboolean SinkAudio::event(GstPad* pad, GstObject* parent, GstEvent* event) {
+  (void)parent;
   auto* self = static_cast<SinkAudio*>(gst_pad_get_element_private(pad));
   const gboolean handled = self->handle_event(pad, event);
-  if (GST_EVENT_IS_SERIALIZED(event) || GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_START ||
-      GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
-    gst_event_unref(event);
-    return handled;
-  }
-  return gst_pad_event_default(pad, parent, event);
+  gst_event_unref(event);
+  return handled;
 }
 
 gboolean SinkAudio::handle_event(GstPad* pad, GstEvent* event) {

@@ -152,6 +152,17 @@ GstFlowReturn SrcAudioPads::push(AudioPacket packet, GstClockTime pts) {
   p->next = std::max(GST_CLOCK_TIME_IS_VALID(p->next) ? p->next : 0, pts + duration);
   const GstFlowReturn flow = gst_pad_push(p->pad, buffer);
   if (flow == GST_FLOW_NOT_LINKED || flow == GST_FLOW_EOS) return GST_FLOW_OK;
+  if (flow == GST_FLOW_NOT_NEGOTIATED) {
+    GstCaps* current = gst_audio_info_to_caps(&p->info);
+    gchar* caps = gst_caps_to_string(current);
+    gst_caps_unref(current);
+    GST_ELEMENT_ERROR(
+        element_, CORE, NEGOTIATION,
+        ("Downstream of audio_%u does not accept the sender's audio format.", p->track),
+        ("%s %d Hz, %d channels (%s)", gst_audio_format_to_string(GST_AUDIO_INFO_FORMAT(&p->info)),
+         GST_AUDIO_INFO_RATE(&p->info), GST_AUDIO_INFO_CHANNELS(&p->info), caps));
+    g_free(caps);
+  }
   return flow;
 }
 

@@ -104,20 +104,31 @@ $bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --output - --quiet |
 wait
 if [ -e $bin/gst-plugin/libgstrdmavideo.so ]; then
   export GST_PLUGIN_PATH=$PWD/$bin/gst-plugin GST_REGISTRY_1_0=$PWD/$bin/gst-registry.bin
-  echo "== 6. GStreamer: videotestsrc ! rdmasink recorded as ProRes; rdmavideo-send into rdmasrc"
+  echo "== 6. GStreamer with sound: videotestsrc and two tones into rdmasink's video and audio"
+  echo "      pads, recorded as ProRes with two PCM tracks; rdmavideo-send's beeps on its flashes"
+  echo "      into rdmasrc's video and audio_0 pads, into qtmux, the sync measured"
   $bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --output "$out/gst.mov" --quiet &
   recv=$!
   sleep 0.3
   gst-launch-1.0 -q videotestsrc num-buffers=120 pattern=smpte \
     ! video/x-raw,format=UYVY,width=1280,height=720,framerate=60/1 \
-    ! rdmasink host=127.0.0.1 port=$port checksum=true sync=false
+    ! rdmasink name=s host=127.0.0.1 port=$port checksum=true sync=false \
+    audiotestsrc num-buffers=200 freq=440 ! audio/x-raw,format=F32LE,rate=48000,channels=2 \
+    ! taginject tags="title=Program" ! s.audio_0 \
+    audiotestsrc num-buffers=200 freq=880 ! audio/x-raw,format=S16LE,rate=48000,channels=1 \
+    ! taginject tags="title=Commentary" ! s.audio_1
   wait $recv
-  gst-launch-1.0 -q rdmasrc port=$port ! videoconvert ! pngenc snapshot=true \
-    ! filesink location="$out/gst-frame.png" &
+  ffprobe -v error -show_entries stream=index,codec_name,channels:stream_tags=handler_name \
+    -of compact=p=0:nk=0 "$out/gst.mov" | sed 's/^/      /'
+  gst-launch-1.0 -q -e rdmasrc port=$port name=r ! queue ! videoconvert \
+    ! video/x-raw,format=UYVY ! queue ! qtmux name=m ! filesink location="$out/gst-src.mov" \
+    r.audio_0 ! queue ! audioconvert ! m. &
   gst=$!
   sleep 1
-  $bin/sender/rdmavideo-send --connect 127.0.0.1:$port --testsrc -s 1280x720 --frames 60 --quiet
+  $bin/sender/rdmavideo-send --connect 127.0.0.1:$port --testsrc -s 1280x720 -r 30 \
+    --tone 1000 --frames 90 --quiet
   wait $gst
+  python3 tests/support/av_sync.py "$out/gst-src.mov" --summary | sed 's/^/      /'
 fi
 echo "== 7. GPU memory: what this machine offers (the doctor's GPU section), then 4K RGBA from"
 echo "      GPU memory into a GPU ring, verified on the GPU by a kernel, where there is a GPU"

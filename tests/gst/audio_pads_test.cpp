@@ -8,6 +8,7 @@
 // tracks, GAP events for a track's silence, one running time for picture and sound.
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
+#include <gst/audio/audio.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -158,6 +159,66 @@ TEST_F(GstAudio, RdmasrcGivesEveryTrackOfASenderAPadAndQtmuxKeepsThemInSync) {
   EXPECT_NE(streams.find(",audio", first + 1), std::string::npos) << "two audio tracks\n"
                                                                   << streams;
   expect_tracks_in_sync(out, {1000, 500});
+}
+
+// Planar sound through both elements: a stereo track made of two tones (440 Hz left, 880 Hz
+// right), non-interleaved, into rdmasink's audio pad, out of rdmasrc's as the sender sent it
+// (planar, its channel mask), each channel its own tone: no channel swapped or interleaved.
+TEST_F(GstAudio, PlanarSoundKeepsItsChannelsThroughBothElements) {
+  auto receiver = parse_pipeline(
+      "rdmasrc name=r address=127.0.0.1 port=0 ! queue ! fakesink sync=false "
+      "r.audio_0 ! queue ! appsink name=out sync=false");
+  auto r = element(receiver.get(), "r");
+  ASSERT_NE(gst_element_set_state(receiver.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  guint port = 0;
+  g_object_get(r.get(), "bound-port", &port, nullptr);
+  auto sender = parse_pipeline(
+      "videotestsrc num-buffers=60 ! video/x-raw,format=UYVY,width=64,height=36,framerate=30/1 "
+      "! rdmasink name=s transport=tcp sync=false port=" +
+      std::to_string(port) +
+      " interleave name=i ! audioconvert ! audio/x-raw,format=S16LE,layout=non-interleaved,"
+      "rate=48000,channels=2 ! s.audio_0"
+      " audiotestsrc freq=440 num-buffers=200 samplesperbuffer=480 ! audio/x-raw,channels=1,"
+      "rate=48000 ! i. audiotestsrc freq=880 num-buffers=200 samplesperbuffer=480 "
+      "! audio/x-raw,channels=1,rate=48000 ! i.");
+  ASSERT_NE(gst_element_set_state(sender.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  auto out = element(receiver.get(), "out");
+  std::vector<int16_t> left, right;
+  UniqueCaps caps;
+  for (;;) {
+    UniqueSample sample(gst_app_sink_try_pull_sample(GST_APP_SINK(out.get()), 30 * GST_SECOND));
+    if (!sample) break;
+    if (!caps) caps.reset(gst_caps_ref(gst_sample_get_caps(sample.get())));
+    GstAudioInfo info;
+    ASSERT_TRUE(gst_audio_info_from_caps(&info, gst_sample_get_caps(sample.get())));
+    GstAudioBuffer planes;
+    ASSERT_TRUE(
+        gst_audio_buffer_map(&planes, &info, gst_sample_get_buffer(sample.get()), GST_MAP_READ));
+    ASSERT_EQ(planes.n_planes, 2);
+    const auto* l = static_cast<const int16_t*>(planes.planes[0]);
+    const auto* rr = static_cast<const int16_t*>(planes.planes[1]);
+    left.insert(left.end(), l, l + planes.n_samples);
+    right.insert(right.end(), rr, rr + planes.n_samples);
+    gst_audio_buffer_unmap(&planes);
+  }
+  ASSERT_NE(caps, nullptr) << "no sound arrived";
+  GstAudioInfo info;
+  ASSERT_TRUE(gst_audio_info_from_caps(&info, caps.get()));
+  EXPECT_EQ(GST_AUDIO_INFO_LAYOUT(&info), GST_AUDIO_LAYOUT_NON_INTERLEAVED);
+  EXPECT_EQ(GST_AUDIO_INFO_FORMAT(&info), GST_AUDIO_FORMAT_S16LE);
+  EXPECT_EQ(info.position[0], GST_AUDIO_CHANNEL_POSITION_FRONT_LEFT);
+  EXPECT_EQ(info.position[1], GST_AUDIO_CHANNEL_POSITION_FRONT_RIGHT);
+  // Each channel's tone from its zero crossings.
+  const auto hz = [](const std::vector<int16_t>& v) {
+    size_t crossings = 0;
+    for (size_t i = 1; i < v.size(); ++i) crossings += (v[i - 1] < 0) != (v[i] < 0);
+    return static_cast<double>(crossings) / 2 / (static_cast<double>(v.size()) / 48000);
+  };
+  EXPECT_NEAR(static_cast<double>(left.size()) / 48000, 2.0, 0.05);
+  EXPECT_NEAR(hz(left), 440, 5);
+  EXPECT_NEAR(hz(right), 880, 5);
+  gst_element_set_state(sender.get(), GST_STATE_NULL);
+  gst_element_set_state(receiver.get(), GST_STATE_NULL);
 }
 
 // What downstream of one audio pad saw.

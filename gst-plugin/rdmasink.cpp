@@ -416,6 +416,7 @@ GstFlowReturn sink_render(GstBaseSink* sink, GstBuffer* buffer) {
   auto& state = *self->state;
   if (!state.runtime) return GST_FLOW_FLUSHING;
   auto& rt = *state.runtime;
+  state.audio->before_picture();  // the tracks start before the first picture goes
   auto ready = Clock::now();
   std::unique_lock lock(rt.mutex);
   if (rt.session->failure()) return GST_FLOW_ERROR;  // posted by the session's callback

@@ -459,14 +459,21 @@ void count_held(SrcRuntime& rt, GstMemory* memory) {
       new std::shared_ptr<std::atomic<uint32_t>>(rt.held));
 }
 
-// The stream has sound on pads and downstream holds all of the ring but two slots: a muxer
-// gathering its interleave (qtmux takes half a second of one track at a time) would wait for
-// sound the sender cannot send until a slot comes back. Frames are then copied out of the
-// ring, so the sender goes on; the queues downstream still bound how far. Without sound a
-// downstream that holds the ring holds the sender back, as it should.
+// Downstream holds all of the ring but two slots, and it may be waiting for sound behind the
+// frames the sender cannot send until a slot comes back: a muxer gathering its interleave
+// (qtmux takes half a second of one track at a time) when the stream has sound on pads, or a
+// pipeline still prerolling that waits for an audio pad (someone listens for pad-added, as
+// gst-launch-1.0 does for `src.audio_0 ! ...`), whose branch needs a first buffer before
+// anything plays (the sender's first samples, even its AudioStart, may wait behind the next
+// frame). Frames are then copied out of the ring, so the sender goes on; the queues
+// downstream still bound how far. Otherwise a downstream that holds the ring holds the sender
+// back, as it should.
 bool ring_held_downstream(GstRdmaSrc* self, const SrcRuntime& rt) {
-  return self->state->audio && self->state->audio->has_pads() && rt.settings.ring_size > 2 &&
-         rt.held->load() + 2 >= rt.settings.ring_size;
+  if (rt.settings.ring_size <= 2 || rt.held->load() + 2 < rt.settings.ring_size) return false;
+  if (self->state->audio && self->state->audio->has_pads()) return true;
+  static const guint pad_added = g_signal_lookup("pad-added", GST_TYPE_ELEMENT);
+  return GST_STATE(self) != GST_STATE_PLAYING &&
+         g_signal_has_handler_pending(self, pad_added, 0, FALSE);
 }
 
 GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
@@ -487,7 +494,7 @@ GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
         rt.warned_held = true;
         GST_WARNING_OBJECT(self,
                            "copying frames out of the ring: downstream holds %u of its %u slots "
-                           "(a muxer gathering its interleave, or a deep queue)",
+                           "(a muxer gathering its interleave, or a pipeline prerolling)",
                            rt.held->load(), rt.settings.ring_size);
       }
       ++rt.copies;

@@ -77,6 +77,23 @@ void SinkAudio::close() {
   cv_.notify_all();
 }
 
+void SinkAudio::before_picture() {
+  std::unique_lock lock(mutex_);
+  if (live_ || last_picture_ || !session_) return;
+  const bool started = cv_.wait_for(lock, kStall, [&] {
+    return unlocked_ || std::all_of(tracks_.begin(), tracks_.end(), [](const Track& t) {
+             return t.number || t.eos || t.flushing || !gst_pad_is_linked(t.pad);
+           });
+  });
+  if (!started) {
+    GST_WARNING_OBJECT(element_,
+                       "an audio pad had no buffer %lld s after the first picture was "
+                       "ready: the picture goes without its track, which a receiver's recording "
+                       "may not take later",
+                       static_cast<long long>(kStall.count()));
+  }
+}
+
 void SinkAudio::picture_sent(std::optional<int64_t> pts_ns) {
   std::lock_guard lock(mutex_);
   if (pts_ns) last_picture_ = pts_ns;
@@ -242,6 +259,7 @@ GstFlowReturn SinkAudio::send(GstPad* pad, GstBuffer* buffer) {
       return GST_FLOW_ERROR;
     }
     track->number = *number;
+    cv_.notify_all();  // the first picture may be waiting for it
     GST_INFO_OBJECT(element_, "%s: track %u \"%s\", %s %d Hz, %d channels", GST_PAD_NAME(pad),
                     *number, start->name.c_str(),
                     gst_audio_format_to_string(GST_AUDIO_INFO_FORMAT(&track->info)), rate,

@@ -10,7 +10,8 @@
 //
 // A track starts at its pad's first buffer, with the caps then current and the name of its
 // `title` tag (else the pad's name); a caps change ends it and starts another. Timestamps
-// are taken as they are, like the video's. In no-drop mode (files) a pad waits for the first
+// are taken as they are, like the video's. In no-drop mode (files) the first picture waits
+// until every linked pad has started its track (at most kStall), and a pad waits for the first
 // picture (until then the receiver's ring may not be up, and sound sent would be lost), then
 // while its samples run more than kLead ahead of the last picture sent, so a file's sound does not
 // race ahead of its pictures into the receiver's bounded audio queue; the wait gives up
@@ -50,6 +51,10 @@ class SinkAudio {
   void open(SenderSession* session, bool live);
   /// No more sound goes out (before the stream ends, and at stop): waits for a send in progress.
   void close();
+  /// Before a picture goes: the first waits (no-drop mode, at most kStall) until every linked
+  /// audio pad has started its track, as a receiver's recording knows its tracks by the first
+  /// picture.
+  void before_picture();
   /// The video's progress: the pts of the last picture sent (or dropped).
   void picture_sent(std::optional<int64_t> pts_ns);
   /// The video pad had EOS: waits until every audio pad has had it too, at most kEosWait.

@@ -389,6 +389,47 @@ TEST_P(AudioOver, AnAudioOnlyConnectionIsRefusedNamingWhy) {
   EXPECT_TRUE((*service)->reports().empty());
 }
 
+// A track started once the ring is up (rdmasink's audio pad at its first buffer, after the
+// video pad's caps) is announced at once, before the first frame, though its first samples
+// come after it: a receiver's recording knows its tracks by its first frame.
+TEST_P(AudioOver, ATrackStartedAfterTheRingIsUpIsAnnouncedBeforeTheFirstFrame) {
+  const Transport t = GetParam();
+  SKIP_WITHOUT_LAB(t);
+  Rig rig;
+  ASSERT_NO_FATAL_FAILURE(rig_up(rig, t));
+  SenderSession& session = *rig.session;
+  auto format = proto::make_stream_start(PixelFormat::nv12, 64, 36, {60, 1});
+  ASSERT_TRUE(session.start_stream(*format, 3));
+  auto track = session.start_audio(stereo_float_planar());
+  ASSERT_TRUE(track) << track.error().message();
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(rig.heard->mu);
+    return !rig.heard->tracks.empty();
+  })) << "the track was not announced before any frame or sample";
+  {
+    std::lock_guard lock(rig.heard->mu);
+    EXPECT_EQ(rig.heard->frames, 0u);
+    EXPECT_EQ(rig.heard->tracks[0].format.name, "Program");
+  }
+  for (int i = 0; i < 6; ++i) {
+    auto buffer = session.acquire_buffer();
+    ASSERT_TRUE(buffer && *buffer);
+    const int64_t pts = int64_t{i} * 1'000'000'000 / 60;
+    ASSERT_TRUE(session.submit(*buffer, FrameMeta{static_cast<uint64_t>(i), pts}));
+    ASSERT_TRUE(session.submit_audio(*track, int64_t{i} * 800 * 1'000'000'000 / 48000, 800,
+                                     sines(static_cast<uint64_t>(i) * 800, 800)));
+  }
+  ASSERT_TRUE(session.end_stream());
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(rig.heard->mu);
+    return rig.heard->finished;
+  }));
+  std::lock_guard lock(rig.heard->mu);
+  EXPECT_TRUE(rig.heard->audio_before_first_frame);
+  EXPECT_EQ(rig.heard->tracks.size(), 1u) << "announced twice";
+  EXPECT_EQ(rig.heard->samples[0].size(), 6u * 800 * 2 * sizeof(float));
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, AudioOver,
                          ::testing::Values(Transport{TransportKind::tcp, "127.0.0.1"},
                                            Transport{TransportKind::verbs, "10.99.0.1"}),

@@ -374,6 +374,7 @@ void SenderSession::Impl::Destination::send_audio(const AudioJob& job) {
   }
   start_audio_tracks();
   if (!core) return dropped();  // lost while starting them
+  if (job.what == AudioJob::What::start) return;
   proto::AudioStart track;
   {
     std::lock_guard lock(session.stream_mu);

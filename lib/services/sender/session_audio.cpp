@@ -16,16 +16,24 @@ Result<uint32_t> SenderSession::start_audio(const proto::AudioStart& format) {
     return make_error(ErrorCode::invalid_argument, "audio at {} Hz ({}..{})", format.sample_rate,
                       proto::kMinSampleRate, proto::kMaxSampleRate);
   }
-  std::lock_guard lock(s.stream_mu);
-  if (s.audio_tracks.size() >= proto::kMaxAudioStreams) {
-    return make_error(ErrorCode::invalid_argument, "more than {} audio tracks",
-                      proto::kMaxAudioStreams);
+  uint32_t track = 0;
+  {
+    std::lock_guard lock(s.stream_mu);
+    if (s.audio_tracks.size() >= proto::kMaxAudioStreams) {
+      return make_error(ErrorCode::invalid_argument, "more than {} audio tracks",
+                        proto::kMaxAudioStreams);
+    }
+    track = static_cast<uint32_t>(s.audio_tracks.size());
+    proto::AudioStart m = format;
+    m.stream_id = sender::SenderCore::kStreamId + 1 + track;
+    m.name = proto::fit_name(format.name);
+    s.audio_tracks.push_back(m);
   }
-  const auto track = static_cast<uint32_t>(s.audio_tracks.size());
-  proto::AudioStart m = format;
-  m.stream_id = sender::SenderCore::kStreamId + 1 + track;
-  m.name = proto::fit_name(format.name);
-  s.audio_tracks.push_back(m);
+  // Where a destination's ring is up, its AudioStart goes now; elsewhere when the ring is.
+  auto start = std::make_shared<AudioJob>();
+  start->what = AudioJob::What::start;
+  start->track = track;
+  if (auto ok = s.queue_audio(std::move(start)); !ok) return Unexpected(ok.error());
   return track;
 }
 

@@ -68,7 +68,9 @@ inline constexpr std::chrono::seconds kLiveDrain{5};
 
 // Samples of one audio track for the destinations' queues, shared by them all.
 struct AudioJob {
-  enum class What { samples, end };
+  // start: the track's AudioStart, which goes at once where the ring is up (a receiver's
+  // recording knows its tracks by the first frame), not with the track's first samples.
+  enum class What { start, samples, end };
   What what = What::samples;
   uint32_t track = 0;
   int64_t pts_ns = 0;

@@ -41,7 +41,8 @@
 // Audio (protocol version 3): start_audio() adds a track beside the video, submit_audio()
 // sends its samples on the video's pts clock, to every destination whose receiver takes
 // audio (one line says so of a version 2 receiver, which then gets the video alone). A
-// destination gets each track's AudioStart once its ring is up, and again after a reconnect.
+// destination gets each track's AudioStart once its ring is up (a track started later: at
+// once, not with its first samples), and again after a reconnect.
 // Audio travels in order with the frames: blocking mode sends it on the caller's thread to
 // the first destination and queues it for the others; non-blocking mode only queues it. A
 // track's consecutive samples are gathered to kAudioBatch before they go (a message and a

@@ -37,27 +37,23 @@ class GstAudio : public ::testing::Test {
     if (std::string(RDMAVIDEO_GST_LAUNCH).empty())
       GTEST_SKIP() << "gst-launch-1.0 is not installed";
   }
-
-  /// Waits until gst-launch-1.0 has set its pipeline to PAUSED (rdmasrc listens by then).
-  static bool wait_prerolling(const std::filesystem::path& stdout_path, Process& process) {
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (read_file(stdout_path).find("PREROLLING") != std::string::npos) return true;
-      if (process.wait(0ms)) return false;
-      std::this_thread::sleep_for(20ms);
-    }
-    return false;
-  }
-
-  static std::vector<std::string> launch(const std::string& pipeline,
-                                         std::vector<std::string> flags = {}) {
-    std::vector<std::string> argv{RDMAVIDEO_GST_LAUNCH};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    std::istringstream words(pipeline);
-    for (std::string word; words >> word;) argv.push_back(word);
-    return argv;
-  }
 };
+
+// Calls `probe` for every picture rdmasrc `src` pushes.
+void probe_pictures(GstElement* src, GstPadProbeCallback probe, gpointer data) {
+  GstPad* video = gst_element_get_static_pad(src, "src");
+  gst_pad_add_probe(video, GST_PAD_PROBE_TYPE_BUFFER, probe, data, nullptr);
+  gst_object_unref(video);
+}
+
+// Sets a receiving pipeline playing: the port its rdmasrc `src` listens on, 0 where it did
+// not start.
+guint play_and_port(GstElement* pipeline, GstElement* src) {
+  if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) return 0;
+  guint port = 0;
+  g_object_get(src, "bound-port", &port, nullptr);
+  return port;
+}
 
 // A clip of `seconds` at 30 fps: 320x180, white on each whole second and black between, and
 // a PCM track for each tone, beeping on the flashes (quiet tone between). Raw video and PCM
@@ -108,13 +104,14 @@ TEST_F(GstAudio, RdmasinkSendsADecodedClipsTwoTracksEachItsOwnToneInSync) {
                dir / "recv.stderr");
   const auto port = recv.wait_for_stderr(R"(listening on 127\.0\.0\.1:(\d+))", 30s);
   ASSERT_TRUE(port) << recv.stderr_text();
-  Process gst(launch("filesrc location=" + clip.string() +
-                     " ! decodebin name=d d. ! video/x-raw ! queue ! videoconvert ! rdmasink "
-                     "name=s transport=tcp port=" +
-                     *port +
-                     " d. ! audio/x-raw ! queue ! audioconvert ! s.audio_0"
-                     " d. ! audio/x-raw ! queue ! audioconvert ! s.audio_1"),
-              dir / "gst.stderr");
+  Process gst(
+      gst_launch_argv("filesrc location=" + clip.string() +
+                      " ! decodebin name=d d. ! video/x-raw ! queue ! videoconvert ! rdmasink "
+                      "name=s transport=tcp port=" +
+                      *port +
+                      " d. ! audio/x-raw ! queue ! audioconvert ! s.audio_0"
+                      " d. ! audio/x-raw ! queue ! audioconvert ! s.audio_1"),
+      dir / "gst.stderr");
   ASSERT_EQ(gst.wait(60s), 0) << gst.stderr_text();
   ASSERT_EQ(recv.wait(60s), 0) << recv.stderr_text();
   const std::string streams = stream_codecs(out);
@@ -139,14 +136,15 @@ TEST_F(GstAudio, RdmasrcGivesEveryTrackOfASenderAPadAndQtmuxKeepsThemInSync) {
   const uint16_t port = free_port();
   Redirect out_file;
   out_file.stdout_path = (dir / "gst.stdout").string();
-  Process gst(launch("rdmasrc name=s address=127.0.0.1 port=" + std::to_string(port) +
-                         " ! queue ! videoconvert ! video/x-raw,format=UYVY ! queue ! qtmux "
-                         "name=m ! filesink location=" +
-                         out.string() +
-                         " s.audio_0 ! queue ! audioconvert ! m."
-                         " s.audio_1 ! queue ! audioconvert ! m.",
-                     {"-e"}),
-              dir / "gst.stderr", out_file);
+  Process gst(
+      gst_launch_argv("rdmasrc name=s address=127.0.0.1 port=" + std::to_string(port) +
+                          " ! queue ! videoconvert ! video/x-raw,format=UYVY ! queue ! qtmux "
+                          "name=m ! filesink location=" +
+                          out.string() +
+                          " s.audio_0 ! queue ! audioconvert ! m."
+                          " s.audio_1 ! queue ! audioconvert ! m.",
+                      {"-e"}),
+      dir / "gst.stderr", out_file);
   ASSERT_TRUE(wait_prerolling(dir / "gst.stdout", gst)) << gst.stderr_text();
   Process send({RDMAVIDEO_SEND_BIN, "--connect", "127.0.0.1:" + std::to_string(port), "-i",
                 clip.string(), "--audio", "all", "--quiet"},
@@ -162,27 +160,49 @@ TEST_F(GstAudio, RdmasrcGivesEveryTrackOfASenderAPadAndQtmuxKeepsThemInSync) {
 }
 
 // Planar sound through both elements: a stereo track made of two tones (440 Hz left, 880 Hz
-// right), non-interleaved, into rdmasink's audio pad, out of rdmasrc's as the sender sent it
-// (planar, its channel mask), each channel its own tone: no channel swapped or interleaved.
+// right), non-interleaved and titled, into rdmasink's audio pad, out of rdmasrc's as the
+// sender sent it (planar, its channel mask, its title), each channel its own tone: no channel
+// swapped or interleaved.
 TEST_F(GstAudio, PlanarSoundKeepsItsChannelsThroughBothElements) {
   auto receiver = parse_pipeline(
       "rdmasrc name=r address=127.0.0.1 port=0 ! queue ! fakesink sync=false "
       "r.audio_0 ! queue ! appsink name=out sync=false");
   auto r = element(receiver.get(), "r");
-  ASSERT_NE(gst_element_set_state(receiver.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
-  guint port = 0;
-  g_object_get(r.get(), "bound-port", &port, nullptr);
+  auto out = element(receiver.get(), "out");
+  struct Titles {
+    std::mutex mu;
+    std::vector<std::string> seen;
+  } titles;
+  GstPad* out_pad = gst_element_get_static_pad(out.get(), "sink");
+  gst_pad_add_probe(
+      out_pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+      +[](GstPad*, GstPadProbeInfo* info, gpointer data) {
+        GstEvent* e = GST_PAD_PROBE_INFO_EVENT(info);
+        gchar* title = nullptr;
+        GstTagList* tags = nullptr;
+        if (GST_EVENT_TYPE(e) == GST_EVENT_TAG) gst_event_parse_tag(e, &tags);
+        if (tags && gst_tag_list_get_string(tags, GST_TAG_TITLE, &title)) {
+          auto* t = static_cast<Titles*>(data);
+          std::lock_guard lock(t->mu);
+          t->seen.emplace_back(title);
+          g_free(title);
+        }
+        return GST_PAD_PROBE_OK;
+      },
+      &titles, nullptr);
+  gst_object_unref(out_pad);
+  const guint port = play_and_port(receiver.get(), r.get());
+  ASSERT_NE(port, 0u);
   auto sender = parse_pipeline(
       "videotestsrc num-buffers=60 ! video/x-raw,format=UYVY,width=64,height=36,framerate=30/1 "
       "! rdmasink name=s transport=tcp sync=false port=" +
       std::to_string(port) +
       " interleave name=i ! audioconvert ! audio/x-raw,format=S16LE,layout=non-interleaved,"
-      "rate=48000,channels=2 ! s.audio_0"
+      "rate=48000,channels=2 ! taginject tags=title=Program ! s.audio_0"
       " audiotestsrc freq=440 num-buffers=200 samplesperbuffer=480 ! audio/x-raw,channels=1,"
       "rate=48000 ! i. audiotestsrc freq=880 num-buffers=200 samplesperbuffer=480 "
       "! audio/x-raw,channels=1,rate=48000 ! i.");
   ASSERT_NE(gst_element_set_state(sender.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
-  auto out = element(receiver.get(), "out");
   std::vector<int16_t> left, right;
   UniqueCaps caps;
   for (;;) {
@@ -217,6 +237,10 @@ TEST_F(GstAudio, PlanarSoundKeepsItsChannelsThroughBothElements) {
   EXPECT_NEAR(static_cast<double>(left.size()) / 48000, 2.0, 0.05);
   EXPECT_NEAR(hz(left), 440, 5);
   EXPECT_NEAR(hz(right), 880, 5);
+  {
+    std::lock_guard lock(titles.mu);
+    EXPECT_EQ(titles.seen, std::vector<std::string>{"Program"}) << "the track's title tag";
+  }
   gst_element_set_state(sender.get(), GST_STATE_NULL);
   gst_element_set_state(receiver.get(), GST_STATE_NULL);
 }
@@ -387,14 +411,8 @@ TEST_F(GstAudio, RdmasrcPadsComeAndGoWithTheTracksAndSilenceIsGapEvents) {
   g_signal_connect(src.get(), "pad-added", G_CALLBACK(pad_added), &w);
   g_signal_connect(src.get(), "pad-removed", G_CALLBACK(pad_removed), &w);
   g_signal_connect(src.get(), "no-more-pads", G_CALLBACK(no_more_pads), &w);
-  {
-    GstPad* video = gst_element_get_static_pad(src.get(), "src");
-    gst_pad_add_probe(video, GST_PAD_PROBE_TYPE_BUFFER, video_probe, &w, nullptr);
-    gst_object_unref(video);
-  }
-  ASSERT_NE(gst_element_set_state(receiver.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
-  guint port = 0;
-  g_object_get(src.get(), "bound-port", &port, nullptr);
+  probe_pictures(src.get(), video_probe, &w);
+  const guint port = play_and_port(receiver.get(), src.get());
   ASSERT_NE(port, 0u);
 
   constexpr int kFps = 30, kFrames = 6 * kFps;
@@ -568,14 +586,8 @@ void live_loop(int seconds) {
       "r.audio_0 ! queue ! fakesink sync=true");
   auto r = element(receiver.get(), "r");
   g_signal_connect(r.get(), "pad-added", G_CALLBACK(live_audio_pad), &log);
-  {
-    GstPad* video = gst_element_get_static_pad(r.get(), "src");
-    gst_pad_add_probe(video, GST_PAD_PROBE_TYPE_BUFFER, live_video, &log, nullptr);
-    gst_object_unref(video);
-  }
-  ASSERT_NE(gst_element_set_state(receiver.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
-  guint port = 0;
-  g_object_get(r.get(), "bound-port", &port, nullptr);
+  probe_pictures(r.get(), live_video, &log);
+  const guint port = play_and_port(receiver.get(), r.get());
   ASSERT_NE(port, 0u);
   auto sender = parse_pipeline(
       "appsrc name=v is-live=true format=time caps=video/x-raw,format=UYVY,width=320,height=180,"

@@ -31,27 +31,9 @@ class GstLaunch : public ::testing::Test {
     UniqueObject<GstElementFactory> factory(gst_element_factory_find("videotestsrc"));
     if (!factory) GTEST_SKIP() << "videotestsrc (gst-plugins-base) is not installed";
   }
-
   static std::vector<std::string> launch(const std::string& pipeline,
-                                         std::vector<std::string> flags = {}) {
-    std::vector<std::string> argv{RDMAVIDEO_GST_LAUNCH};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    // gst-launch-1.0 takes the pipeline as separate words; none of ours has quoted spaces.
-    std::istringstream words(pipeline);
-    for (std::string word; words >> word;) argv.push_back(word);
-    return argv;
-  }
-
-  /// Waits until gst-launch-1.0 has set its pipeline to PAUSED (rdmasrc listens by then).
-  static bool wait_prerolling(const std::filesystem::path& stdout_path, Process& process,
-                              std::chrono::seconds timeout = 20s) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (read_file(stdout_path).find("PREROLLING") != std::string::npos) return true;
-      if (process.wait(0ms)) return false;
-      std::this_thread::sleep_for(20ms);
-    }
-    return false;
+                                         const std::vector<std::string>& flags = {}) {
+    return gst_launch_argv(pipeline, flags);
   }
 };
 

@@ -20,9 +20,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "process.hpp"
 
 namespace rdmavideo::testing {
 
@@ -355,6 +359,30 @@ inline FrameBytes pattern_bytes(const GstVideoInfo& info, uint32_t seed, size_t 
     out.row_bytes.push_back(row);
   }
   return out;
+}
+
+/// gst-launch-1.0's argv for `pipeline` (which has no quoted spaces: it goes as separate
+/// words), after `flags`.
+inline std::vector<std::string> gst_launch_argv(const std::string& pipeline,
+                                                const std::vector<std::string>& flags = {}) {
+  std::vector<std::string> argv{RDMAVIDEO_GST_LAUNCH};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  std::istringstream words(pipeline);
+  for (std::string word; words >> word;) argv.push_back(word);
+  return argv;
+}
+
+/// Waits until gst-launch-1.0 (its stdout in `stdout_path`) has set its pipeline to PAUSED
+/// (rdmasrc listens by then); false when it exited or the time ran out first.
+inline bool wait_prerolling(const std::filesystem::path& stdout_path, Process& process,
+                            std::chrono::seconds timeout = std::chrono::seconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (read_file(stdout_path).find("PREROLLING") != std::string::npos) return true;
+    if (process.wait(std::chrono::milliseconds(0))) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
 }
 
 }  // namespace rdmavideo::testing

@@ -96,7 +96,8 @@ void SinkAudio::before_picture() {
 
 void SinkAudio::picture_sent(std::optional<int64_t> pts_ns) {
   std::lock_guard lock(mutex_);
-  if (pts_ns) last_picture_ = pts_ns;
+  // Pictures without a pts cannot pace the sound: it goes on as it comes.
+  last_picture_ = pts_ns ? *pts_ns : last_picture_.value_or(INT64_MAX);
   cv_.notify_all();
 }
 

@@ -72,7 +72,6 @@ struct Arrival {
 // Built in start(), dropped in stop().
 struct SrcRuntime {
   SrcSettings settings;
-  std::optional<std::vector<uint32_t>> tracks;  // the tracks given pads; nullopt: all
   std::unique_ptr<ReceiverService> service;
 
   std::mutex mutex;  // guards the hand-over below
@@ -104,10 +103,6 @@ struct SrcRuntime {
   int cuda_device = 0;                   // the GPU of memory:CUDAMemory buffers
   std::unique_ptr<CudaFrames> cuda_out;  // downstream takes memory:CUDAMemory
   GstCaps* cuda_caps = nullptr;          // the negotiated CUDA caps, for its pool
-
-  bool chosen(uint32_t track) const {
-    return !tracks || std::find(tracks->begin(), tracks->end(), track) != tracks->end();
-  }
 
   ~SrcRuntime() {
     if (service) service->stop();  // its sink is done with this runtime before it goes
@@ -191,16 +186,17 @@ class QueueSink final : public StreamSink {
   QueueSink(GstRdmaSrc* self, SrcRuntime* rt) : self_(self), rt_(rt) {}
 
   void frame(FrameLease frame) override { queue(std::move(frame)); }
+  // Tracks not chosen (the `tracks` property) are not queued; their samples are not wanted,
+  // so not counted as dropped either.
   void audio_started(const AudioTrack& track) override {
-    if (rt_->chosen(track.index)) queue(track);
+    if (chosen(track.index)) queue(track);
   }
   bool audio(AudioPacket packet) override {
-    // A track not chosen is not wanted: not dropped either.
-    if (rt_->chosen(packet.track)) queue(std::move(packet));
+    if (chosen(packet.track)) queue(std::move(packet));
     return true;
   }
   void audio_ended(uint32_t track) override {
-    if (rt_->chosen(track)) queue(AudioEnded{track});
+    if (chosen(track)) queue(AudioEnded{track});
   }
 
   Result<void> finish(const StreamEnd& end) override {
@@ -211,6 +207,9 @@ class QueueSink final : public StreamSink {
   }
 
  private:
+  // The choice is the audio pads' (made at start(), kept until after the service stops).
+  bool chosen(uint32_t track) const { return self_->state->audio->chosen(track); }
+
   template <typename T>
   void queue(T what) {
     GstClockTime now = GST_CLOCK_TIME_NONE;
@@ -244,7 +243,6 @@ gboolean src_start(GstBaseSrc* src) {
                       ("%s", tracks.error().message().c_str()));
     return FALSE;
   }
-  rt->tracks = *tracks;
   rt->timeline = Timeline(rt->settings.is_live);
   state.audio = std::make_unique<SrcAudioPads>(GST_ELEMENT(self), GST_BASE_SRC_PAD(src), *tracks);
   // One stream per element, as GStreamer composes: a second sender is refused as busy.

@@ -14,6 +14,10 @@ namespace rdmavideo::gst {
 
 GstPad* SinkAudio::request_pad(GstPadTemplate* templ, const gchar* name) {
   std::lock_guard lock(mutex_);
+  if (tracks_.size() >= proto::kMaxAudioStreams) {
+    GST_WARNING_OBJECT(element_, "at most %u audio pads", proto::kMaxAudioStreams);
+    return nullptr;
+  }
   std::string pad_name;
   if (name) {
     guint n = 0;
@@ -25,10 +29,6 @@ GstPad* SinkAudio::request_pad(GstPadTemplate* templ, const gchar* name) {
     next_pad_ = std::max(next_pad_, n + 1);
   } else {
     pad_name = "audio_" + std::to_string(next_pad_++);
-  }
-  if (tracks_.size() >= proto::kMaxAudioStreams) {
-    GST_WARNING_OBJECT(element_, "at most %u audio pads", proto::kMaxAudioStreams);
-    return nullptr;
   }
   GstPad* pad = gst_pad_new_from_template(templ, pad_name.c_str());
   gst_pad_set_element_private(pad, this);
@@ -77,14 +77,21 @@ void SinkAudio::close() {
   cv_.notify_all();
 }
 
+template <typename Done>
+bool SinkAudio::wait_for_every_track(std::unique_lock<std::mutex>& lock,
+                                     std::chrono::milliseconds timeout, Done done) {
+  return cv_.wait_for(lock, timeout, [&] {
+    return unlocked_ || std::all_of(tracks_.begin(), tracks_.end(), [&](const Track& t) {
+             return done(t) || !gst_pad_is_linked(t.pad);
+           });
+  });
+}
+
 void SinkAudio::before_picture() {
   std::unique_lock lock(mutex_);
   if (live_ || last_picture_ || !session_) return;
-  const bool started = cv_.wait_for(lock, kStall, [&] {
-    return unlocked_ || std::all_of(tracks_.begin(), tracks_.end(), [](const Track& t) {
-             return t.number || t.eos || t.flushing || !gst_pad_is_linked(t.pad);
-           });
-  });
+  const bool started = wait_for_every_track(
+      lock, kStall, [](const Track& t) { return t.number || t.eos || t.flushing; });
   if (!started) {
     GST_WARNING_OBJECT(element_,
                        "an audio pad had no buffer %lld s after the first picture was "
@@ -103,11 +110,7 @@ void SinkAudio::picture_sent(std::optional<int64_t> pts_ns) {
 
 void SinkAudio::wait_eos() {
   std::unique_lock lock(mutex_);
-  const bool all = cv_.wait_for(lock, kEosWait, [&] {
-    return unlocked_ || std::all_of(tracks_.begin(), tracks_.end(), [](const Track& t) {
-             return t.eos || !gst_pad_is_linked(t.pad);
-           });
-  });
+  const bool all = wait_for_every_track(lock, kEosWait, [](const Track& t) { return t.eos; });
   if (!all) {
     GST_WARNING_OBJECT(element_,
                        "the video ended and an audio pad had no EOS within %lld s: "

@@ -85,6 +85,11 @@ class SinkAudio {
   gboolean handle_event(GstPad* pad, GstEvent* event);
   void end_track(Track& track);  // under mutex_
   void wait_for_pictures(std::unique_lock<std::mutex>& lock, GstPad* pad, int64_t pts_ns);
+  // Waits (under mutex_, at most `timeout`) until `done` holds for every linked pad, or the
+  // element is unlocked; false when the time ran out.
+  template <typename Done>
+  bool wait_for_every_track(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds timeout,
+                            Done done);
 
   GstElement* element_;
   std::mutex mutex_;

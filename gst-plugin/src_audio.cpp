@@ -42,10 +42,6 @@ gboolean audio_pad_query(GstPad* pad, GstObject* parent, GstQuery* query) {
   return gst_pad_query_default(pad, parent, query);
 }
 
-struct HeldPacket {
-  AudioPacket packet;
-};
-
 }  // namespace
 
 SrcAudioPads::SrcAudioPads(GstElement* element, GstPad* video_pad,
@@ -66,7 +62,7 @@ SrcAudioPads::Pad* SrcAudioPads::find(uint32_t track) {
 }
 
 bool SrcAudioPads::start(const AudioTrack& track) {
-  if (!chosen(track.index) || find(track.index)) return true;
+  if (find(track.index)) return true;
   auto received = audio_info(track.format);
   if (!received) {
     GST_ELEMENT_ERROR(element_, STREAM, FORMAT,
@@ -133,14 +129,14 @@ void SrcAudioPads::gap(Pad& p, GstClockTime until) {
 
 GstFlowReturn SrcAudioPads::push(AudioPacket packet, GstClockTime pts) {
   Pad* p = find(packet.track);
-  if (!p) return GST_FLOW_OK;  // not chosen
+  if (!p) return GST_FLOW_OK;  // a track whose start could not be described
   if (GST_CLOCK_TIME_IS_VALID(p->next) && pts > p->next + kHole) gap(*p, pts);
   const uint32_t samples = packet.samples;
   const size_t bytes = packet.data.size();
-  auto* held = new HeldPacket{std::move(packet)};
+  auto* held = new AudioPacket(std::move(packet));
   GstBuffer* buffer = gst_buffer_new_wrapped_full(
-      GST_MEMORY_FLAG_READONLY, held->packet.data.data(), bytes, 0, bytes, held,
-      [](gpointer data) { delete static_cast<HeldPacket*>(data); });
+      GST_MEMORY_FLAG_READONLY, held->data.data(), bytes, 0, bytes, held,
+      [](gpointer data) { delete static_cast<AudioPacket*>(data); });
   if (GST_AUDIO_INFO_LAYOUT(&p->info) == GST_AUDIO_LAYOUT_NON_INTERLEAVED)
     gst_buffer_add_audio_meta(buffer, &p->info, samples, nullptr);
   const GstClockTime duration =

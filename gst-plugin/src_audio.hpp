@@ -50,10 +50,11 @@ class SrcAudioPads {
   SrcAudioPads(const SrcAudioPads&) = delete;
   SrcAudioPads& operator=(const SrcAudioPads&) = delete;
 
-  /// Whether a track gets a pad (the `tracks` property). Any thread.
+  /// Whether a track gets a pad (the `tracks` property). Any thread: the stream's sink asks
+  /// before it queues a track's start, samples and end.
   bool chosen(uint32_t track) const;
-  /// A track started: its pad, with stream-start, caps and segment. False (an error posted)
-  /// where its format has no GStreamer caps.
+  /// A chosen track started: its pad, with stream-start, caps and segment. False (an error
+  /// posted) where its format has no GStreamer caps.
   bool start(const AudioTrack& track);
   /// A packet of a started track, stamped `pts`: after a GAP for a hole since its last.
   /// NOT_LINKED and EOS from downstream are OK here (that branch is not wanted).

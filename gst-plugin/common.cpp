@@ -228,7 +228,8 @@ const SideTexts& texts(Side side) {
       "Where the frames sent are kept: host, or cuda / cuda:N (GPU N's memory, which the NIC "
       "reads where GPUDirect RDMA works). Read when the element starts.",
       "rdmasink-stats: frames, bytes, dropped, copies (frames not sent zero-copy), "
-      "checksum-failures, latency-p50-ns, latency-p99-ns, latency-max-ns (credit wait plus "
+      "checksum-failures, jumps, silence-ms and audio-dropped (0: rdmasrc's), latency-p50-ns, "
+      "latency-p99-ns, latency-max-ns (credit wait plus "
       "write, per frame), seconds, transport, peer. Updated every frame.",
   };
   static const SideTexts receiver{
@@ -245,7 +246,11 @@ const SideTexts& texts(Side side) {
       "Where the ring is: host, or cuda / cuda:N (GPU N's memory, which the NIC writes where "
       "GPUDirect RDMA works). Read when the element starts.",
       "rdmasrc-stats: frames, bytes, dropped (by the sender, from gaps in its sequence), copies "
-      "(frames repacked for downstream), checksum-failures, latency-p50-ns, latency-p99-ns, "
+      "(frames repacked for downstream, or copied out of the ring while a muxer waits for "
+      "sound), checksum-failures, jumps (pictures or a track whose timestamps strayed, moved "
+      "back beside the others), silence-ms (silence put into holes in the sound), "
+      "audio-dropped (samples a pad whose downstream took none dropped), latency-p50-ns, "
+      "latency-p99-ns, "
       "latency-max-ns (sender's write start to arrival; same-clock hosts only), seconds, "
       "transport, peer. Updated every frame.",
   };
@@ -349,6 +354,9 @@ GstStructure* stats_structure(const char* name, const StatsSnapshot& s) {
                            "dropped", G_TYPE_UINT64, s.dropped,                      //
                            "copies", G_TYPE_UINT64, s.copies,                        //
                            "checksum-failures", G_TYPE_UINT64, s.checksum_failures,  //
+                           "jumps", G_TYPE_UINT64, s.jumps,                          //
+                           "silence-ms", G_TYPE_UINT64, s.silence_ms,                //
+                           "audio-dropped", G_TYPE_UINT64, s.audio_dropped,          //
                            "latency-p50-ns", G_TYPE_UINT64, s.latency_p50_ns,        //
                            "latency-p99-ns", G_TYPE_UINT64, s.latency_p99_ns,        //
                            "latency-max-ns", G_TYPE_UINT64, s.latency_max_ns,        //

@@ -85,6 +85,9 @@ struct StatsSnapshot {
   uint64_t dropped = 0;
   uint64_t copies = 0;  ///< frames that had to be copied (not zero-copy)
   uint64_t checksum_failures = 0;
+  uint64_t jumps = 0;          ///< rdmasrc: sources moved back beside the others
+  uint64_t silence_ms = 0;     ///< rdmasrc: silence put into holes in the sound
+  uint64_t audio_dropped = 0;  ///< rdmasrc: samples a full audio pad queue dropped
   uint64_t latency_p50_ns = 0;
   uint64_t latency_p99_ns = 0;
   uint64_t latency_max_ns = 0;
@@ -93,8 +96,9 @@ struct StatsSnapshot {
   std::string peer;
 };
 StatsSnapshot snapshot(const stats::TransferStats& stats);
-/// The `stats` property's structure: frames, bytes, dropped, copies, checksum-failures,
-/// latency-p50-ns, latency-p99-ns, latency-max-ns, seconds, transport, peer.
+/// The `stats` property's structure: frames, bytes, dropped, copies, checksum-failures, jumps,
+/// silence-ms, audio-dropped, latency-p50-ns, latency-p99-ns, latency-max-ns, seconds,
+/// transport, peer.
 GstStructure* stats_structure(const char* name, const StatsSnapshot& stats);
 
 /// Logs `stats` at INFO in `category` and posts them as an element message named `name`

@@ -27,10 +27,12 @@
 #include <poll.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <variant>
 
@@ -39,6 +41,7 @@
 #include "cuda_caps.hpp"
 #include "rdmavideo/frame_verifier.hpp"
 #include "rdmavideo/receiver_service.hpp"
+#include "rdmavideo/stream_timeline.hpp"
 #include "slot_memory.hpp"
 #include "src_audio.hpp"
 
@@ -59,14 +62,15 @@ struct SrcSettings : CommonSettings {
   std::string tracks = "all";
 };
 
-// What the service's connection thread hands to create(), in arrival order: a frame, a
-// track's start, its samples, its end.
-struct AudioEnded {
-  uint32_t track = 0;
+// What the service's connection thread hands to create(), in arrival order: a frame (in its
+// ring slot, or copied out of it), or a gap in the pictures (sound runs on without them),
+// stamped on the stream's time line. Sound goes to the audio pads' own threads instead.
+struct PictureGap {
+  GstClockTime until = 0;
 };
 struct Arrival {
-  std::variant<FrameLease, AudioTrack, AudioPacket, AudioEnded> what;
-  GstClockTime clock_time;  // the element clock when it arrived; NONE without a clock
+  std::variant<FrameLease, PictureGap> what;
+  GstClockTime pts = 0;  // the frame's stamp, or where the gap starts
 };
 
 // Built in start(), dropped in stop().
@@ -76,11 +80,22 @@ struct SrcRuntime {
 
   std::mutex mutex;  // guards the hand-over below
   std::condition_variable cv;
-  std::deque<Arrival> events;    // frames hold their slots
+  std::deque<Arrival> events;    // frames hold their slots (copies hold none)
+  uint32_t queued_slots = 0;     // frames in `events` holding a ring slot
+  uint32_t queued_copies = 0;    // frames in `events` copied out of the ring
   std::optional<StreamEnd> end;  // how the stream ended, queued after its last frame
   bool connected = false;
   TransportKind kind = TransportKind::tcp;
   std::string peer;
+  std::shared_ptr<const proto::StreamStart> announced;  // the stream's first format
+
+  // The stream's connection thread only.
+  StreamTimeline timeline{false};  // pictures and sound on one time line
+  std::set<int> said_jump;         // sources whose jump was said
+
+  // Counted on the connection thread, read by the stats.
+  std::atomic<uint64_t> jumps{0};   // sources moved back beside the others
+  std::atomic<uint64_t> copies{0};  // frames copied: out of the ring, or into GStreamer's layout
 
   // Streaming thread only.
   std::shared_ptr<const proto::StreamStart> format;  // the format caps were made for
@@ -89,16 +104,12 @@ struct SrcRuntime {
   bool default_layout = true;
   bool downstream_meta = false;            // downstream reads GstVideoMeta
   std::optional<StreamVerifier> verifier;  // the receiver's policy: on the GPU where it can
-  Timeline timeline{false};                // pictures and sound on one time line
-  GstClockTime last_video_pts = 0;
   uint64_t next_sequence = 0;
   uint64_t pushed = 0;             // frames pushed downstream
   uint64_t checksum_failures = 0;  // frames that failed verify
-  uint64_t copies = 0;
   // Ring slots held downstream (buffers pushed and not yet dropped); shared with the buffers'
   // memories, which may outlive this runtime.
   std::shared_ptr<std::atomic<uint32_t>> held = std::make_shared<std::atomic<uint32_t>>(0);
-  bool warned_held = false;
   bool eos = false;
   int cuda_device = 0;                   // the GPU of memory:CUDAMemory buffers
   std::unique_ptr<CudaFrames> cuda_out;  // downstream takes memory:CUDAMemory
@@ -149,8 +160,8 @@ enum {
 SrcState& state_of(gpointer object) { return *GST_RDMA_SRC(object)->state; }
 
 // The stats property. Frames, bytes, drops, latency and seconds are the service's, as it
-// counted them on arrival (this element takes one stream: stream_limit); verify failures and
-// copies are this element's own.
+// counted them on arrival (this element takes one stream: stream_limit); verify failures,
+// copies, jumps and what the audio pads were given are this element's own.
 void publish_stats(GstRdmaSrc* self, SrcRuntime& rt) {
   stats::TransferStats counted;
   if (rt.service) {
@@ -159,7 +170,12 @@ void publish_stats(GstRdmaSrc* self, SrcRuntime& rt) {
   }
   counted.checksum_failures = rt.checksum_failures;
   auto s = snapshot(counted);
-  s.copies = rt.copies;
+  s.copies = rt.copies.load();
+  s.jumps = rt.jumps.load();
+  if (const auto& audio = self->state->audio) {
+    s.silence_ms = audio->silence_ms();
+    s.audio_dropped = audio->dropped_samples();
+  }
   {
     std::lock_guard lock(rt.mutex);
     if (rt.connected) {
@@ -180,23 +196,76 @@ void post_stats_message(GstRdmaSrc* self) {
   post_stats(GST_ELEMENT(self), rdmasrc_debug, "rdmasrc-stats", s);
 }
 
-// The stream's sink: runs on the service's connection thread, queues frames for create().
+// The running time now on the element's clock; -1 without a clock.
+int64_t arrival_now(GstElement* element) {
+  GstClock* clock = gst_element_get_clock(element);
+  if (!clock) return -1;
+  const GstClockTime now = gst_clock_get_time(clock);
+  gst_object_unref(clock);
+  const GstClockTime base = gst_element_get_base_time(element);
+  return now > base ? static_cast<int64_t>(now - base) : 0;
+}
+
+// The stream's sink: runs on the service's connection thread. It stamps every frame and
+// chunk on the stream's time line as it arrives, queues frames for create() and hands sound
+// to the audio pads, whose threads push it: so no pad waits behind another.
 class QueueSink final : public StreamSink {
  public:
   QueueSink(GstRdmaSrc* self, SrcRuntime* rt) : self_(self), rt_(rt) {}
 
-  void frame(FrameLease frame) override { queue(std::move(frame)); }
-  // Tracks not chosen (the `tracks` property) are not queued; their samples are not wanted,
-  // so not counted as dropped either.
+  void frame(FrameLease frame) override {
+    const auto& rate = frame.format().frame_rate;
+    const auto duration =
+        static_cast<int64_t>(gst_util_uint64_scale(GST_SECOND, rate.den, rate.num));
+    const int64_t pts =
+        rt_->timeline.picture(frame.info().pts_ns, duration, arrival(), steady_ns());
+    say_jumps();
+    const bool copy = should_copy(frame);
+    if (copy) {
+      auto copied = std::move(frame).copied();
+      if (copied) {
+        frame = std::move(*copied);
+        if (rt_->copies++ == 0) {
+          GST_WARNING_OBJECT(self_,
+                             "copying frames out of the ring: downstream holds it while a muxer "
+                             "waits for sound, or while the pipeline prerolls");
+        }
+      }
+    }
+    {
+      std::lock_guard lock(rt_->mutex);
+      ++(frame.holds_slot() ? rt_->queued_slots : rt_->queued_copies);
+      rt_->events.push_back({std::move(frame), static_cast<GstClockTime>(pts)});
+      rt_->cv.notify_all();
+    }
+    pads().first_picture();
+    for (const auto& owed : rt_->timeline.idle(steady_ns())) pads().silence(owed);
+  }
+  // Tracks not chosen (the `tracks` property) get no pad; their samples are not wanted, so
+  // not counted as dropped either.
   void audio_started(const AudioTrack& track) override {
-    if (chosen(track.index)) queue(track);
+    if (!pads().chosen(track.index)) return;
+    rt_->timeline.start_track(track.index, track.format.sample_rate, steady_ns());
+    if (!pads().start(track)) rt_->timeline.end_track(track.index);
   }
   bool audio(AudioPacket packet) override {
-    if (chosen(packet.track)) queue(std::move(packet));
+    if (!pads().chosen(packet.track)) return true;
+    const auto placed =
+        rt_->timeline.sound(packet.track, packet.pts_ns, packet.samples, arrival(), steady_ns());
+    say_jumps();
+    pads().push(std::move(packet), placed);
+    if (auto gap = rt_->timeline.picture_gap(steady_ns())) {
+      std::lock_guard lock(rt_->mutex);
+      rt_->events.push_back({PictureGap{static_cast<GstClockTime>(gap->second)},
+                             static_cast<GstClockTime>(gap->first)});
+      rt_->cv.notify_all();
+    }
     return true;
   }
   void audio_ended(uint32_t track) override {
-    if (chosen(track)) queue(AudioEnded{track});
+    if (!pads().chosen(track)) return;
+    rt_->timeline.end_track(track);
+    pads().end(track);
   }
 
   Result<void> finish(const StreamEnd& end) override {
@@ -207,19 +276,55 @@ class QueueSink final : public StreamSink {
   }
 
  private:
-  // The choice is the audio pads' (made at start(), kept until after the service stops).
-  bool chosen(uint32_t track) const { return self_->state->audio->chosen(track); }
+  // The pads are made at start() and kept until after the service stops.
+  SrcAudioPads& pads() { return *self_->state->audio; }
 
-  template <typename T>
-  void queue(T what) {
-    GstClockTime now = GST_CLOCK_TIME_NONE;
-    if (GstClock* clock = gst_element_get_clock(GST_ELEMENT(self_))) {
-      now = gst_clock_get_time(clock);
-      gst_object_unref(clock);
+  // Live: when it arrived, in running time (-1 without a clock, when pts stamp it).
+  int64_t arrival() const { return rt_->settings.is_live ? arrival_now(GST_ELEMENT(self_)) : -1; }
+  static int64_t steady_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  // A jump is said once a source (the pictures, each track), and counted every time.
+  void say_jumps() {
+    for (const auto& j : rt_->timeline.take_jumps()) {
+      ++rt_->jumps;
+      if (!rt_->said_jump.insert(j.source).second) continue;
+      const std::string who = j.source == StreamTimeline::kPictures
+                                  ? std::string("the pictures'")
+                                  : "audio track " + std::to_string(j.source) + "'s";
+      GST_ELEMENT_WARNING(self_, STREAM, FAILED,
+                          ("The sender's timestamps jumped; the stream was kept together."),
+                          ("%s timestamps strayed %.3f s from the rest of the stream and were "
+                           "moved back beside it (counted in stats as jumps; said once)",
+                           who.c_str(), static_cast<double>(-j.by_ns) / 1e9));
     }
-    std::lock_guard lock(rt_->mutex);
-    rt_->events.push_back({std::move(what), now});
-    rt_->cv.notify_all();
+  }
+
+  // Whether a frame is copied out of its ring slot as it arrives, so the sender is not held
+  // back: the ring is nearly all held (queued here or downstream) and something downstream
+  // may be waiting for what only the sender can send next. A muxer interleaving picture and
+  // sound waits for sound that the sender sends after frames it has no credit for; a
+  // pipeline still prerolling waits for an audio pad (someone listens for pad-added, as
+  // gst-launch-1.0 does for `src.audio_0 ! ...`). At most half a second of frames is held
+  // copied; beyond that a downstream that holds the ring holds the sender back, as it should.
+  bool should_copy(const FrameLease& frame) {
+    const uint32_t ring = rt_->settings.ring_size;
+    if (frame.memory_kind() != memory::MemoryKind::host || ring <= 2) return false;
+    const auto& rate = frame.format().frame_rate;
+    const uint64_t most = std::max<uint64_t>(
+        4, gst_util_uint64_scale(StreamTimeline::kApartNs, rate.num, rate.den * GST_SECOND));
+    {
+      std::lock_guard lock(rt_->mutex);
+      if (rt_->held->load() + rt_->queued_slots + 2 < ring || rt_->queued_copies >= most)
+        return false;
+    }
+    if (pads().has_pads()) return true;
+    static const guint pad_added = g_signal_lookup("pad-added", GST_TYPE_ELEMENT);
+    return GST_STATE(self_) != GST_STATE_PLAYING &&
+           g_signal_has_handler_pending(self_, pad_added, 0, FALSE);
   }
 
   GstRdmaSrc* self_;
@@ -243,7 +348,7 @@ gboolean src_start(GstBaseSrc* src) {
                       ("%s", tracks.error().message().c_str()));
     return FALSE;
   }
-  rt->timeline = Timeline(rt->settings.is_live);
+  rt->timeline = StreamTimeline(rt->settings.is_live);
   state.audio = std::make_unique<SrcAudioPads>(GST_ELEMENT(self), GST_BASE_SRC_PAD(src), *tracks);
   // One stream per element, as GStreamer composes: a second sender is refused as busy.
   ReceiverServiceOptions options;
@@ -273,6 +378,7 @@ gboolean src_start(GstBaseSrc* src) {
     raw->connected = true;
     raw->kind = info.transport;
     raw->peer = info.peer;
+    raw->announced = info.format;
     return std::unique_ptr<StreamSink>(std::make_unique<QueueSink>(self, raw));
   };
   auto service = ReceiverService::start(std::move(options));
@@ -457,23 +563,6 @@ void count_held(SrcRuntime& rt, GstMemory* memory) {
       new std::shared_ptr<std::atomic<uint32_t>>(rt.held));
 }
 
-// Downstream holds all of the ring but two slots, and it may be waiting for sound behind the
-// frames the sender cannot send until a slot comes back: a muxer gathering its interleave
-// (qtmux takes half a second of one track at a time) when the stream has sound on pads, or a
-// pipeline still prerolling that waits for an audio pad (someone listens for pad-added, as
-// gst-launch-1.0 does for `src.audio_0 ! ...`), whose branch needs a first buffer before
-// anything plays (the sender's first samples, even its AudioStart, may wait behind the next
-// frame). Frames are then copied out of the ring, so the sender goes on; the queues
-// downstream still bound how far. Otherwise a downstream that holds the ring holds the sender
-// back, as it should.
-bool ring_held_downstream(GstRdmaSrc* self, const SrcRuntime& rt) {
-  if (rt.settings.ring_size <= 2 || rt.held->load() + 2 < rt.settings.ring_size) return false;
-  if (self->state->audio && self->state->audio->has_pads()) return true;
-  static const guint pad_added = g_signal_lookup("pad-added", GST_TYPE_ELEMENT);
-  return GST_STATE(self) != GST_STATE_PLAYING &&
-         g_signal_has_handler_pending(self, pad_added, 0, FALSE);
-}
-
 GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
   if (rt.cuda_out) {
     // A copy on the GPU (from a ring in GPU memory) or an upload into a CUDA buffer.
@@ -486,24 +575,12 @@ GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
     return nullptr;
   }
   if (rt.default_layout || rt.downstream_meta) {
-    GstBuffer* buffer = nullptr;
-    if (frame.memory_kind() == memory::MemoryKind::host && ring_held_downstream(self, rt)) {
-      if (!rt.warned_held) {
-        rt.warned_held = true;
-        GST_WARNING_OBJECT(self,
-                           "copying frames out of the ring: downstream holds %u of its %u slots "
-                           "(a muxer gathering its interleave, or a pipeline prerolling)",
-                           rt.held->load(), rt.settings.ring_size);
-      }
-      ++rt.copies;
-      const auto bytes = frame.data();
-      buffer = gst_buffer_new_memdup(bytes.data(), bytes.size());
-    } else {
-      buffer = gst_buffer_new();
-      GstMemory* memory = wrap_lease(std::move(frame));
-      count_held(rt, memory);
-      gst_buffer_append_memory(buffer, memory);
-    }
+    // The ring slot itself, or the copy made of it as it arrived (QueueSink::should_copy).
+    GstBuffer* buffer = gst_buffer_new();
+    const bool slot = frame.holds_slot();
+    GstMemory* memory = wrap_lease(std::move(frame));
+    if (slot) count_held(rt, memory);
+    gst_buffer_append_memory(buffer, memory);
     if (!rt.default_layout) {
       gst_buffer_add_video_meta_full(
           buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&rt.info),
@@ -528,31 +605,36 @@ GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
   return buffer;
 }
 
-// The running time of a clock time the element's clock gave; NONE for NONE.
-GstClockTime running_time(GstRdmaSrc* self, GstClockTime clock_time) {
-  if (!GST_CLOCK_TIME_IS_VALID(clock_time)) return GST_CLOCK_TIME_NONE;
-  const GstClockTime base = gst_element_get_base_time(GST_ELEMENT(self));
-  return clock_time > base ? clock_time - base : 0;
-}
-
-// A track's start, samples or end, pushed on its pad.
-GstFlowReturn audio_arrived(GstRdmaSrc* self, SrcRuntime& rt, Arrival arrival) {
-  SrcAudioPads* audio = self->state->audio.get();
-  if (!audio) return GST_FLOW_OK;
-  if (auto* track = std::get_if<AudioTrack>(&arrival.what)) {
-    return audio->start(*track) ? GST_FLOW_OK : GST_FLOW_ERROR;
+// The pictures are missing while the sound goes on (none yet, or the sender's pictures
+// stopped): a GAP event on the picture's pad up to half a second behind the sound, so a muxer
+// waiting on every input moves on. Before the first picture, the caps are the stream's.
+GstFlowReturn picture_gap(GstRdmaSrc* self, SrcRuntime& rt, GstClockTime from, GstClockTime until) {
+  if (!rt.format) {
+    std::shared_ptr<const proto::StreamStart> announced;
+    {
+      std::lock_guard lock(rt.mutex);
+      announced = rt.announced;
+    }
+    if (!announced) return GST_FLOW_OK;
+    if (auto flow = start_stream(self, rt, announced); flow != GST_FLOW_OK) return flow;
   }
-  if (auto* packet = std::get_if<AudioPacket>(&arrival.what)) {
-    const GstClockTime pts =
-        rt.timeline.stamp(packet->pts_ns, running_time(self, arrival.clock_time));
-    return audio->push(std::move(*packet), pts);
+  GstPad* pad = GST_BASE_SRC_PAD(self);
+  if (GstEvent* segment = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0)) {
+    gst_event_unref(segment);
+  } else {
+    // The base class sends its segment with the first picture; a gap needs one before.
+    GstSegment time;
+    gst_segment_init(&time, GST_FORMAT_TIME);
+    gst_pad_push_event(pad, gst_event_new_segment(&time));
   }
-  audio->end(std::get<AudioEnded>(arrival.what).track);
+  GST_LOG_OBJECT(self, "no picture from %" GST_TIME_FORMAT " to %" GST_TIME_FORMAT,
+                 GST_TIME_ARGS(from), GST_TIME_ARGS(until));
+  gst_pad_push_event(pad, gst_event_new_gap(from, until - from));
   return GST_FLOW_OK;
 }
 
-GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame,
-                            GstClockTime arrival, GstBuffer** out) {
+GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame, GstClockTime pts,
+                            GstBuffer** out) {
   const proto::FrameWritten info = frame.info();
   // The sender's sequence counts the frames it dropped (the service counts them): a gap.
   const bool discont = rt.pushed == 0 || info.sequence > rt.next_sequence;
@@ -597,12 +679,7 @@ GstFlowReturn frame_arrived(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame,
 
   GstBuffer* buffer = make_buffer(self, rt, std::move(frame));
   if (!buffer) return GST_FLOW_ERROR;
-  // Never before the frame ahead of it, on the time line the sound is stamped on too.
-  const GstClockTime pts =
-      std::max(rt.timeline.stamp(info.pts_ns, running_time(self, arrival)), rt.last_video_pts);
-  rt.last_video_pts = pts;
-  GST_BUFFER_PTS(buffer) = pts;
-  if (self->state->audio) self->state->audio->picture(pts);
+  GST_BUFFER_PTS(buffer) = pts;  // stamped on arrival, on the time line of the sound too
   GST_BUFFER_DTS(buffer) = GST_CLOCK_TIME_NONE;
   GST_BUFFER_DURATION(buffer) =
       gst_util_uint64_scale(GST_SECOND, rt.format->frame_rate.den, rt.format->frame_rate.num);
@@ -621,43 +698,58 @@ GstFlowReturn src_create(GstPushSrc* push_src, GstBuffer** out) {
   auto& rt = *state.runtime;
   if (rt.eos) return GST_FLOW_EOS;
   std::unique_lock lock(rt.mutex);
-  // Sound is pushed on its pads as it comes, in order with the pictures, until a picture
-  // (returned) or the end.
+  // Gaps in the pictures are pushed as they come, until a picture (returned) or the end.
   for (;;) {
     rt.cv.wait(lock, [&] { return state.unlocked || !rt.events.empty() || rt.end; });
     if (state.unlocked) return GST_FLOW_FLUSHING;
     if (rt.events.empty()) break;
     Arrival arrival = std::move(rt.events.front());
     rt.events.pop_front();
-    lock.unlock();
     if (auto* frame = std::get_if<FrameLease>(&arrival.what)) {
+      --(frame->holds_slot() ? rt.queued_slots : rt.queued_copies);
+      lock.unlock();
       if (frame->shared_format() != rt.format) {  // the first frame of a new format
         if (auto flow = start_stream(self, rt, frame->shared_format()); flow != GST_FLOW_OK) {
           return flow;
         }
       }
-      return frame_arrived(self, rt, std::move(*frame), arrival.clock_time, out);
+      return frame_arrived(self, rt, std::move(*frame), arrival.pts, out);
     }
-    if (auto flow = audio_arrived(self, rt, std::move(arrival)); flow != GST_FLOW_OK) return flow;
+    lock.unlock();
+    const auto& gap = std::get<PictureGap>(arrival.what);
+    if (auto flow = picture_gap(self, rt, arrival.pts, gap.until); flow != GST_FLOW_OK) return flow;
     lock.lock();
   }
   const StreamEnd end = *rt.end;
   const std::string peer = rt.peer;
   lock.unlock();
+  // However it ended, what was received ends with EOS on every pad, so a recording
+  // downstream is finished and playable; a sender that failed or went away is a warning.
   if (!end.ok()) {
-    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("The sender %s failed or went away.", peer.c_str()),
-                      ("%s", end.error ? end.error->message().c_str() : "unknown"));
-    return GST_FLOW_ERROR;
+    GST_ELEMENT_WARNING(self, RESOURCE, READ,
+                        ("The sender %s failed or went away; the stream ends here.", peer.c_str()),
+                        ("%s", end.error ? end.error->message().c_str() : "unknown"));
+  } else {
+    GST_INFO_OBJECT(self,
+                    "the sender ended the stream after %" G_GUINT64_FORMAT
+                    " frames (%" G_GUINT64_FORMAT " dropped)",
+                    end.sender_frames, end.sender_dropped);
   }
-  GST_INFO_OBJECT(self,
-                  "the sender ended the stream after %" G_GUINT64_FORMAT
-                  " frames (%" G_GUINT64_FORMAT " dropped)",
-                  end.sender_frames, end.sender_dropped);
   rt.eos = true;
   if (state.audio) state.audio->eos();
   publish_stats(self, rt);
   post_stats_message(self);
   return GST_FLOW_EOS;
+}
+
+// The application's EOS (gst-launch-1.0 -e on Ctrl+C) reaches the base class for the
+// picture's pad; every audio pad gets it too, after what it has queued, so a muxer
+// downstream finishes its file.
+gboolean send_event(GstElement* element, GstEvent* event) {
+  if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
+    if (auto& audio = state_of(element).audio) audio->eos();
+  }
+  return GST_ELEMENT_CLASS(gst_rdma_src_parent_class)->send_event(element, event);
 }
 
 void set_property(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
@@ -802,6 +894,7 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
   gst_caps_unref(audio_caps);
 
   element_class->change_state = change_state;
+  element_class->send_event = send_event;
   base_class->start = src_start;
   base_class->stop = src_stop;
   base_class->unlock = src_unlock;

@@ -75,9 +75,14 @@ class FrameLease {
   /// to_host(), or hand it to CUDA).
   memory::MemoryKind memory_kind() const { return kind_; }
   /// The frame in host memory: this lease itself where it is there already; for a frame in
-  /// GPU memory, a download into new host memory the returned lease owns (the slot stays
-  /// held until that lease is let go). This lease is empty afterwards.
+  /// GPU memory, copied(). This lease is empty afterwards.
   Result<FrameLease> to_host() &&;
+  /// The frame copied (or downloaded) into new host memory the returned lease owns, and its
+  /// slot given back at once: for a consumer that must hold frames longer than the ring
+  /// lets it. This lease is empty afterwards.
+  Result<FrameLease> copied() &&;
+  /// Whether the lease holds a ring slot (a copy holds none).
+  bool holds_slot() const;
   /// The GPU data() is on; nullptr for a frame in host memory.
   std::shared_ptr<cuda::Device> cuda_device() const;
   /// Arrival minus FrameWritten.sent_ns (meaningful between same-clock hosts only); 0 when

@@ -62,7 +62,7 @@ Result<std::unique_ptr<ObsSender>> ObsSender::start(const OutputSettings& settin
                                                     const video_output_info& canvas,
                                                     const VideoPlan& plan,
                                                     const std::vector<Track>& tracks,
-                                                    const std::atomic<bool>* stop,
+                                                    std::shared_ptr<const std::atomic<bool>> stop,
                                                     std::function<void(const Error&)> on_failure) {
   if (canvas.fps_num == 0 || canvas.fps_den == 0) {
     return make_error(ErrorCode::invalid_argument, "OBS's frame rate {}/{} is not a rate",
@@ -79,8 +79,8 @@ Result<std::unique_ptr<ObsSender>> ObsSender::start(const OutputSettings& settin
   options.destinations = settings.destinations;
   options.connect.endpoint = settings.destinations.front();
   options.connect.max_frame_bytes = format->layout.frame_bytes;
-  options.connect.stop = stop;
-  options.interrupt = stop;
+  options.connect.stop = stop.get();
+  options.interrupt = stop.get();
   if (!settings.key_file.empty()) {
     auto key = auth::load_key(settings.key_file);
     if (!key) return Unexpected(key.error().context("key_file"));
@@ -94,6 +94,7 @@ Result<std::unique_ptr<ObsSender>> ObsSender::start(const OutputSettings& settin
   if (!session) return Unexpected(session.error());
 
   std::unique_ptr<ObsSender> sender(new ObsSender());
+  sender->stop_ = std::move(stop);
   sender->format_ = *format;
   sender->session_ = std::move(*session);
   for (const Track& t : tracks) {

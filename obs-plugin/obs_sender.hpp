@@ -66,10 +66,11 @@ class ObsSender {
     proto::AudioStart format;
   };
   /// Connects (blocking: call it off OBS's UI thread), starts the stream in `plan`'s format
-  /// at the canvas' size and rate, and adds `tracks`.
+  /// at the canvas' size and rate, and adds `tracks`. `stop`, once true, ends a connect or a
+  /// wait at once; the sender keeps it as long as its session.
   static Result<std::unique_ptr<ObsSender>> start(
       const OutputSettings& settings, const video_output_info& canvas, const VideoPlan& plan,
-      const std::vector<Track>& tracks, const std::atomic<bool>* stop = nullptr,
+      const std::vector<Track>& tracks, std::shared_ptr<const std::atomic<bool>> stop = nullptr,
       std::function<void(const Error&)> on_failure = {});
   ~ObsSender();
   ObsSender(const ObsSender&) = delete;
@@ -103,6 +104,7 @@ class ObsSender {
  private:
   ObsSender() = default;
 
+  std::shared_ptr<const std::atomic<bool>> stop_;  // the session's stop flag: outlives it
   std::unique_ptr<SenderSession> session_;
   proto::StreamStart format_;
   std::array<std::optional<uint32_t>, kMixTracks> track_of_mix_{};  // session track numbers

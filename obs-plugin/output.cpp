@@ -27,14 +27,14 @@ class Output {
  public:
   explicit Output(obs_output_t* output) : output_(output) {}
   ~Output() {
-    stopping_ = true;
+    stop_run();
     join();
   }
 
   // libobs releases the output (destroy): from now on nothing here touches its handle, and
   // a stream still ending (a receiver that reads slowly, or not at all) ends on its own.
   void forget_output() {
-    stopping_ = true;
+    stop_run();
     published_.store(nullptr, std::memory_order_release);
     std::lock_guard lock(output_mu_);
     output_ = nullptr;
@@ -74,14 +74,20 @@ class Output {
         tracks.push_back({mix, audio_track(ai->samples_per_sec, ai->speakers, track_name(mix))});
       }
     }
-    stopping_ = false;
+    // A stop flag of this run's own: the last run's connect, still giving up, keeps its
+    // own (set), so this start neither waits for it nor brings it back to life.
+    auto stopping = std::make_shared<std::atomic<bool>>(false);
+    {
+      std::lock_guard lock(run_mu_);
+      run_stop_ = stopping;
+    }
     {
       std::lock_guard lock(error_mu_);
       last_error_.clear();
     }
     published_.store(nullptr, std::memory_order_release);
     worker_ = std::thread([this, previous = std::move(worker_), settings = *settings, canvas, plan,
-                           tracks]() mutable {
+                           tracks, stopping]() mutable {
       if (previous.joinable()) previous.join();
       {
         // The last run's sender is kept one run more: OBS ends its capture on a thread of its
@@ -89,17 +95,18 @@ class Output {
         std::lock_guard lock(mu_);
         retired_ = std::move(sender_);
       }
-      auto sender =
-          ObsSender::start(settings, canvas, plan, tracks, &stopping_, [this](const Error& error) {
-            // Every destination lost (no reconnect): OBS's output stops, saying why. Not while
-            // OBS stops it: a stop signalled then makes libobs reconnect (start again) an output
-            // that is being released.
-            set_error(error.message());
-            if (!stopping_) signal_stop(OBS_OUTPUT_DISCONNECTED);
-          });
+      auto sender = ObsSender::start(settings, canvas, plan, tracks, stopping,
+                                     [this, stopping](const Error& error) {
+                                       // Every destination lost (no reconnect): OBS's output stops,
+                                       // saying why. Not while OBS stops it: a stop signalled then
+                                       // makes libobs reconnect (start again) an output that is
+                                       // being released.
+                                       set_error(error.message());
+                                       if (!*stopping) signal_stop(OBS_OUTPUT_DISCONNECTED);
+                                     });
       if (!sender) {
         set_error(sender.error().message());
-        if (stopping_) return;  // given up for a stop: nothing to signal
+        if (*stopping) return;  // given up for a stop: nothing to signal
         log().error("[obs] {}", sender.error().message());
         signal_stop(OBS_OUTPUT_CONNECT_FAILED);
         return;
@@ -113,7 +120,7 @@ class Output {
       bool capturing = false;
       {
         std::lock_guard lock(output_mu_);
-        capturing = !stopping_ && output_ && obs_output_begin_data_capture(output_, 0);
+        capturing = !*stopping && output_ && obs_output_begin_data_capture(output_, 0);
       }
       if (!capturing) end_stream();
     });
@@ -123,7 +130,7 @@ class Output {
   // OBS's UI thread: returns at once; the stream ends on a thread of its own, after the
   // connect in progress (if any) has given up.
   void stop() {
-    stopping_ = true;  // a connect in progress gives up
+    stop_run();  // a connect in progress gives up at once
     obs_output_end_data_capture(output_);
     worker_ = std::thread([this, previous = std::move(worker_)]() mutable {
       if (previous.joinable()) previous.join();
@@ -168,6 +175,11 @@ class Output {
 
  private:
   ObsSender* live() { return published_.load(std::memory_order_acquire); }
+  // The run in progress gives up its connect, and its waits end.
+  void stop_run() {
+    std::lock_guard lock(run_mu_);
+    *run_stop_ = true;
+  }
   // The worker's: ends the stream without holding mu_, which the dialog's and
   // obs-websocket's stats take (a receiver that reads slowly can make the end take long).
   // sender_ is replaced only by the next start's worker, which joins this one first.
@@ -215,7 +227,10 @@ class Output {
   std::atomic<ObsSender*> published_{nullptr};
   std::mutex error_mu_;
   std::string last_error_;
-  std::atomic<bool> stopping_{false};
+  std::mutex run_mu_;  // run_stop_
+  // The run in progress's stop flag: each start() makes one, each run's connect and session
+  // keep their own.
+  std::shared_ptr<std::atomic<bool>> run_stop_ = std::make_shared<std::atomic<bool>>(false);
   std::thread worker_;
 };
 

@@ -8,7 +8,7 @@
 //            [--colorspace 709|601|2100pq|2100hlg] [--range partial|full] [--color 0xAABBGGRR]
 //            [--clip-a FILE] [--clip-b FILE] [--tracks MASK] [--size WxH] [--fps N/D]
 //            [--record FILE.mkv [--record-encoder ffv1]] [--no-rdmavideo] [--null-output]
-//            [--reconnect] [--after-release S]
+//            [--reconnect] [--after-release S] [--cycles N]
 //
 // --record runs OBS's own FFmpeg output (obs-ffmpeg's ffmpeg_output, which encodes OBS's raw
 // canvas itself, as OBS's custom recording does) beside ours, writing the same canvas and
@@ -28,12 +28,16 @@
 // the plugin's reconnect on and libobs' own (obs_output_set_reconnect_settings, as OBS does
 // for its streaming outputs); --after-release keeps libobs running that long after the
 // output is released (a reconnect thread of libobs' would call into it then).
-// Without --record the output is released before the JSON is printed.
+// Without --record the output is released before the JSON is printed. --cycles N starts and
+// stops the output N times first (50 ms apart, stopped as OBS's frontend stops it), and the
+// JSON gives the process's threads before and after and the slowest stop; a second line then
+// gives how long obs_shutdown took.
 #include <X11/Xlib.h>
 #include <obs-module.h>
 #include <obs-nix-platform.h>
 #include <obs.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -54,6 +58,7 @@ struct Args {
   bool null_output = false;
   bool reconnect = false;
   double after_release = 0;
+  int cycles = 0;
   bool rdmavideo = true;
   double seconds = 5;
   video_format format = VIDEO_FORMAT_NV12;
@@ -103,6 +108,8 @@ Args parse(int argc, char** argv) {
       a.record_encoder = v;
     else if (k == "--seconds")
       a.seconds = std::stod(v);
+    else if (k == "--cycles")
+      a.cycles = std::stoi(v);
     else if (k == "--after-release")
       a.after_release = std::stod(v);
     else if (k == "--clip-a")
@@ -194,6 +201,13 @@ long resident_kb() {
   }
   std::fclose(f);
   return kb;
+}
+
+int thread_count() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task"))
+    ++n;
+  return n;
 }
 
 double ms_since(std::chrono::steady_clock::time_point t) {
@@ -329,6 +343,26 @@ int main(int argc, char** argv) {
                            nullptr);
     obs_output_set_media(recording, obs_get_video(), obs_get_audio());
   }
+  // Started and stopped again and again, as someone clicking Start and Stop does.
+  const int threads_before = thread_count();
+  double worst_cycle_ms = 0;
+  for (int i = 0; output && i < a.cycles; ++i) {
+    obs_output_start(output);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto stopping = std::chrono::steady_clock::now();
+    if (obs_output_active(output)) {
+      obs_output_stop(output);
+    } else {
+      obs_output_force_stop(output);
+    }
+    worst_cycle_ms = std::max(worst_cycle_ms, ms_since(stopping));
+  }
+  if (a.cycles > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::lock_guard lock(g_mu);
+    g_stopped = false;
+  }
+  const int threads_after = thread_count();
   if (output && !obs_output_start(output)) {
     const char* why = obs_output_get_last_error(output);
     die(std::string("obs_output_start failed: ") + (why ? why : "no reason given"));
@@ -401,13 +435,14 @@ int main(int argc, char** argv) {
       "\"callback_cpu_ns\": %lld, \"stop_code\": %lld, \"stopped_early\": %s, \"error\": \"%s\", "
       "\"rendered\": %u, \"lagged\": %u, \"cpu_s\": %.3f, \"recorded\": %d, \"null_frames\": %d, "
       "\"stop_ms\": %.1f, \"stats_ms\": %.1f, \"release_ms\": %.1f, \"rss_early_kb\": %ld, "
-      "\"rss_late_kb\": %ld}\n",
+      "\"rss_late_kb\": %ld, \"threads_before\": %d, \"threads_after\": %d, "
+      "\"worst_cycle_ms\": %.1f}\n",
       frames, dropped, bytes, calldata_int(&cd, "frames"), calldata_int(&cd, "callback_ns"),
       calldata_int(&cd, "callback_cpu_ns"), g_stop_code, stopped_early ? "true" : "false",
       error.c_str(), rendered, lagged, cpu_s,
       recording ? obs_output_get_total_frames(recording) : 0,
       null_output ? obs_output_get_total_frames(null_output) : 0, stop_ms, stats_ms, release_ms,
-      rss_early_kb, rss_late_kb);
+      rss_early_kb, rss_late_kb, threads_before, threads_after, worst_cycle_ms);
   calldata_free(&cd);
   std::fflush(stdout);
   if (recording && a.abandon_recording) std::_Exit(0);
@@ -438,7 +473,10 @@ int main(int argc, char** argv) {
   obs_set_output_source(0, nullptr);
   obs_scene_release(scene);
   obs_source_release(colour);
+  const auto shutting = std::chrono::steady_clock::now();
   obs_shutdown();
+  std::printf("{\"shutdown_ms\": %.1f}\n", ms_since(shutting));
+  std::fflush(stdout);
   XCloseDisplay(display);
   return 0;
 }

@@ -2,6 +2,7 @@
 #include "sender/sender_core.hpp"
 
 #include <algorithm>
+#include <cerrno>
 
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/stats.hpp"
@@ -88,7 +89,8 @@ SenderCore::SenderCore(std::unique_ptr<SenderChannel> channel, const ConnectOpti
       key_(options.key),
       max_frame_bytes_(options.max_frame_bytes),
       credits_requested_(options.credits_requested),
-      max_version_(std::clamp(options.max_version, proto::kMinVersion, proto::kVersion)) {}
+      max_version_(std::clamp(options.max_version, proto::kMinVersion, proto::kVersion)),
+      stop_(options.stop) {}
 
 SenderCore::~SenderCore() {
   // The channel first: once it is closed nothing reads the frames' memory, and their holds
@@ -109,6 +111,11 @@ Result<void> SenderCore::handshake() {
   if (auto ok = send(hello_); !ok) return fail(ok.error());
   const auto deadline = Clock::now() + timeouts_.connect;
   while (step_ != Step::done) {
+    // Whoever started the connect stopped it (OBS's Stop): given up at once, not at the
+    // deadline, so a connect to a receiver that never answers holds no thread on.
+    if (stop_ && stop_->load()) {
+      return fail(Error(ErrorCode::system, "connect stopped before the handshake ended", EINTR));
+    }
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       return fail(

@@ -18,6 +18,8 @@
 // the channel's wake() may be called from elsewhere.
 #pragma once
 
+#include <atomic>
+
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -150,6 +152,7 @@ class SenderCore {
   uint64_t max_frame_bytes_ = 0;                // ConnectOptions::max_frame_bytes
   uint32_t credits_requested_ = 0;              // ConnectOptions::credits_requested
   uint16_t max_version_ = proto::kVersion;      // ConnectOptions::max_version
+  const std::atomic<bool>* stop_ = nullptr;     // ConnectOptions::stop: gives up the handshake
 
   Step step_ = Step::hello_sent;
   proto::Hello hello_;                    // as sent

@@ -9,15 +9,18 @@
 // track keeps its own format.
 //
 // A track starts at its pad's first buffer, with the caps then current and the name of its
-// `title` tag (else the pad's name); a caps change ends it and starts another. Timestamps
-// are taken as they are, like the video's. In no-drop mode (files) the first picture waits
-// until every linked pad has started its track (at most kStall), and a pad waits for the first
-// picture (until then the receiver's ring may not be up, and sound sent would be lost), then
-// while its samples run more than kLead ahead of the last picture sent, so a file's sound does not
-// race ahead of its pictures into the receiver's bounded audio queue; the wait gives up
-// after kStall when no picture moves (an upstream that feeds both pads from one thread
-// without queues). In live mode a pad never waits. The stream ends (EndOfStream) once the
-// video pad and every audio pad have had EOS, or kEosWait after the video's.
+// `title` tag (else the pad's name), and tracks start in the order of their pads' numbers
+// (audio_0 before audio_1, whichever buffer comes first: a pad waits, at most kStall, for
+// the caps of the linked pads numbered before it). A caps change goes on in the same track,
+// converted (GstAudioConverter: format, channels, rate) into the format it started with, so
+// a receiver's recording keeps it. Timestamps are taken as they are, like the video's. In no-drop
+// mode (files) the first picture waits until every linked pad has started its track (at most
+// kStall), and a pad waits for the first picture (until then the receiver's ring may not be up, and
+// sound sent would be lost), then while its samples run more than kLead ahead of the last picture
+// sent, so a file's sound does not race ahead of its pictures into the receiver's bounded audio
+// queue; the wait gives up after kStall when no picture moves (an upstream that feeds both pads
+// from one thread without queues). In live mode a pad never waits. The stream ends (EndOfStream)
+// once the video pad and every audio pad have had EOS, or kEosWait after the video's.
 #pragma once
 
 #include <gst/audio/audio.h>
@@ -26,6 +29,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -69,8 +73,12 @@ class SinkAudio {
  private:
   struct Track {
     GstPad* pad = nullptr;
-    GstAudioInfo info{};
+    uint32_t index = 0;   // the pad's number: tracks start in its order
+    GstAudioInfo info{};  // the pad's caps
     bool has_caps = false;
+    GstAudioInfo sent{};                         // the track's format, from its first caps
+    std::shared_ptr<GstAudioConverter> convert;  // the caps, when they changed, into `sent`
+    std::vector<std::byte> converted;
     std::string title;
     std::optional<uint32_t> number;  // the session's, once started
     int64_t next_pts = 0;            // where its last samples ended
@@ -84,6 +92,10 @@ class SinkAudio {
   GstFlowReturn send(GstPad* pad, GstBuffer* buffer);
   gboolean handle_event(GstPad* pad, GstEvent* event);
   void end_track(Track& track);  // under mutex_
+  // Starts `track`'s track, after every linked pad numbered before it that has caps (under
+  // mutex_); false with an error posted where the session refused it.
+  bool start_in_order(std::unique_lock<std::mutex>& lock, GstPad* pad);
+  bool start_track(Track& track);  // under mutex_
   void wait_for_pictures(std::unique_lock<std::mutex>& lock, GstPad* pad, int64_t pts_ns);
   // Waits (under mutex_, at most `timeout`) until `done` holds for every linked pad, or the
   // element is unlocked; false when the time ran out.

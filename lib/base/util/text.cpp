@@ -45,6 +45,23 @@ size_t decode_utf8(std::string_view s, char32_t& out) {
 
 }  // namespace
 
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t at = 0; at < text.size();) {
+    char32_t c = 0;
+    const size_t n = decode_utf8(text.substr(at), c);
+    if (n == 0) {
+      out += "\xef\xbf\xbd";  // U+FFFD REPLACEMENT CHARACTER
+      ++at;
+      continue;
+    }
+    out.append(text.substr(at, n));
+    at += n;
+  }
+  return out;
+}
+
 std::string printable(std::string_view text) {
   std::string out;
   out.reserve(text.size());

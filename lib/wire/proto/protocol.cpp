@@ -6,6 +6,7 @@
 #include <bit>
 
 #include "proto/wire.hpp"
+#include "rdmavideo/text.hpp"
 
 namespace rdmavideo::proto {
 namespace {
@@ -40,7 +41,9 @@ Result<std::string> get_fixed_text(WireReader& in, size_t size, std::string_view
                  static_cast<unsigned char>(*c), c - chars);
     }
   }
-  return std::string(chars, end);
+  // Names are shown and tagged, never parsed: bytes that are not UTF-8 are replaced, not
+  // refused.
+  return valid_utf8(std::string_view(chars, static_cast<size_t>(end - chars)));
 }
 
 Result<void> expect_length(const Header& header, uint32_t expected) {
@@ -606,11 +609,12 @@ Result<StreamStart> make_stream_start(PixelFormat format, uint32_t width, uint32
 }
 
 std::string fit_name(std::string_view text) {
-  std::string name(text.substr(0, std::min(text.size(), kNameBytes - 1)));
-  if (name.size() < text.size()) {
+  const std::string valid = valid_utf8(text);
+  std::string name = valid.substr(0, std::min(valid.size(), kNameBytes - 1));
+  if (name.size() < valid.size()) {
     // Back to the start of the character the cut fell in (a UTF-8 continuation is 10xxxxxx).
     size_t end = name.size();
-    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    while (end > 0 && (static_cast<unsigned char>(valid[end]) & 0xC0) == 0x80) --end;
     name.resize(end);
   }
   for (char& c : name) {

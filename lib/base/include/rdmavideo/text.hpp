@@ -18,4 +18,9 @@ namespace rdmavideo {
 /// `text` with control, bidirectional-formatting and malformed bytes escaped.
 std::string printable(std::string_view text);
 
+/// `text` as well-formed UTF-8: each byte that does not start a well-formed sequence (a
+/// stray continuation, an overlong form, a surrogate, a cut-off sequence) becomes U+FFFD.
+/// What leaves the library as text (names on the wire, GStreamer tags) goes through it.
+std::string valid_utf8(std::string_view text);
+
 }  // namespace rdmavideo

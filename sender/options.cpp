@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "options.hpp"
 
+#include <cstdlib>
 #include <sstream>
 
 #include "cli.hpp"
@@ -61,7 +62,16 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "PRIMARIES/TRANSFER/MATRIX [RANGE] (bt2020/smpte2084/bt2020nc limited). "
                  "Default: an FFmpeg input's own; the test pattern's BT.709 (sRGB for RGB)");
   auto* frames = app.add_option("--frames", o.frames, "Stop after N source frames");
-  app.add_option("--duration", o.duration_s, "Stop after SEC seconds")->check(CLI::PositiveNumber);
+  // Said in words: CLI11's PositiveNumber names its range up to the largest double.
+  const CLI::Validator more_than_zero(
+      [](std::string& value) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        if (end == value.c_str() || *end != '\0') return "\"" + value + "\" is not a number";
+        return v > 0 ? "" : "must be more than 0 seconds, not " + value;
+      },
+      "SEC>0");
+  app.add_option("--duration", o.duration_s, "Stop after SEC seconds")->check(more_than_zero);
   auto* realtime = app.add_flag("--realtime", o.realtime,
                                 "Pace at -r and drop frames when the receiver has no free slot");
   auto* nodrop =

@@ -52,6 +52,12 @@ std::vector<Case> cases() {
            1,
            "Connection refused"},
       Case{"UnknownFlag", {"--connect", "127.0.0.1:1", "--testsrc", "--bogus"}, true, 2, "--bogus"},
+      // Said in words, not as a range up to the largest double (308 digits).
+      Case{"ZeroDuration",
+           {"--connect", "127.0.0.1:1", "--testsrc", "--duration", "0"},
+           true,
+           2,
+           "--duration: must be more than 0 seconds, not 0"},
       Case{"UnknownPixFmt",
            {"--connect", "127.0.0.1:1", "--testsrc", "--pix-fmt", "yuv9000"},
            true,

@@ -788,6 +788,19 @@ TEST(ProtocolStreamStart, RejectsControlCharacterInName) {
   EXPECT_TRUE(contains(rejection(bytes), "StreamStart.name has control character 0x1b at byte 2"));
 }
 
+// A name that is not UTF-8 (a Latin-1 byte, half a character, an overlong form) is taken, each
+// bad byte made U+FFFD: what reaches logs, tags and GStreamer is always valid UTF-8.
+TEST(ProtocolStreamStart, ANameThatIsNotUtf8ArrivesAsValidUtf8) {
+  StreamStart m = sample_stream_start();
+  m.name = "cam";
+  Bytes bytes = encode(Message{m});
+  bytes[kBody + 96 + 1] = std::byte{0xe9};  // Latin-1 "é"
+  bytes[kBody + 96 + 3] = std::byte{0xc3};  // the first byte of a 2-byte character, alone
+  auto decoded = decode_message(bytes);
+  ASSERT_TRUE(decoded) << decoded.error().message();
+  EXPECT_EQ(std::get<StreamStart>(*decoded).name, "c\xef\xbf\xbdm\xef\xbf\xbd");
+}
+
 // ---------------------------------------------------------------------------------------
 // RingInfo: stream_id 0, ring_epoch 4, slot_count 8, rkey 12, slot_bytes 16, slot_stride 24,
 // base_addr 32.
@@ -977,6 +990,11 @@ TEST(FitName, CutsAtACharacterAndBlanksControlCharacters) {
   // 61 bytes then "é": it fits exactly.
   const std::string fits = std::string(61, 'a') + "\xc3\xa9" + "z";
   EXPECT_EQ(fit_name(fits), std::string(61, 'a') + "\xc3\xa9");
+  // Bytes that are not UTF-8 become U+FFFD (3 bytes), and the cut still falls between
+  // characters of the valid text.
+  EXPECT_EQ(fit_name("a\xffz"), "a\xef\xbf\xbdz");
+  const std::string latin = std::string(61, 'a') + "\xe9" + "z";
+  EXPECT_EQ(fit_name(latin), std::string(61, 'a'));
   // Whatever it gets, the result goes over the wire and back as it is.
   StreamStart m = *make_stream_start(PixelFormat::uyvy, 64, 36, Rational{30, 1});
   m.ring_epoch = 1;

@@ -13,7 +13,9 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <mutex>
 #include <regex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -150,6 +152,83 @@ INSTANTIATE_TEST_SUITE_P(OtherMuxers, OddSender,
                                            Case{"pause", "mp4mux", false},
                                            Case{"die", "mp4mux", false}),
                          name_of);
+
+}  // namespace
+}  // namespace rdmavideo::testing
+
+namespace rdmavideo::testing {
+namespace {
+
+struct Stamps {
+  std::mutex mu;
+  std::vector<GstClockTime> pictures;
+  GstClockTime sound = 0;  // sound pushed, in duration
+};
+
+// Live: one chunk of sound (at 2 s) and one picture (at 3 s) stamped an hour ahead. Every
+// picture still gets a stamp of its own, about a frame after the one before, the sound goes
+// on, and the two moves are counted. (The hour became the live stream's latency for good:
+// every later picture was clamped to one pts, 113 pictures with one stamp.)
+TEST(OddSenderLive, OneTimestampAnHourAheadDoesNotHoldTheTimeLine) {
+  init_gstreamer();
+  Stamps stamps;
+  auto receiver = parse_pipeline(
+      "rdmasrc name=s address=127.0.0.1 port=0 is-live=true ! fakesink sync=false "
+      "s.audio_0 ! fakesink name=a sync=false");
+  auto src = element(receiver.get(), "s");
+  GstPad* video = gst_element_get_static_pad(src.get(), "src");
+  gst_pad_add_probe(
+      video, GST_PAD_PROBE_TYPE_BUFFER,
+      +[](GstPad*, GstPadProbeInfo* info, gpointer data) {
+        auto* s = static_cast<Stamps*>(data);
+        std::lock_guard lock(s->mu);
+        s->pictures.push_back(GST_BUFFER_PTS(GST_PAD_PROBE_INFO_BUFFER(info)));
+        return GST_PAD_PROBE_OK;
+      },
+      &stamps, nullptr);
+  gst_object_unref(video);
+  auto a = element(receiver.get(), "a");
+  GstPad* sound = gst_element_get_static_pad(a.get(), "sink");
+  gst_pad_add_probe(
+      sound, GST_PAD_PROBE_TYPE_BUFFER,
+      +[](GstPad*, GstPadProbeInfo* info, gpointer data) {
+        auto* s = static_cast<Stamps*>(data);
+        std::lock_guard lock(s->mu);
+        s->sound += GST_BUFFER_DURATION(GST_PAD_PROBE_INFO_BUFFER(info));
+        return GST_PAD_PROBE_OK;
+      },
+      &stamps, nullptr);
+  gst_object_unref(sound);
+  ASSERT_NE(gst_element_set_state(receiver.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  guint port = 0;
+  g_object_get(src.get(), "bound-port", &port, nullptr);
+  TempDir dir;
+  Process send({RDMAVIDEO_ODD_SENDER, "--connect", "127.0.0.1:" + std::to_string(port), "--case",
+                "hour", "--live", "--seconds", "5"},
+               dir / "send.stderr");
+  EXPECT_EQ(send.wait(30s), 0) << send.stderr_text();
+  const BusLog end = wait_for_end(receiver.get(), 30s);
+  EXPECT_TRUE(end.eos) << end.error.value_or("");
+  EXPECT_TRUE(end.warned("timestamps jumped")) << "the jump is said";
+  const uint64_t jumps = u64_field(stats_of(src.get()).get(), "jumps");
+  gst_element_set_state(receiver.get(), GST_STATE_NULL);
+
+  std::lock_guard lock(stamps.mu);
+  ASSERT_GE(stamps.pictures.size(), 140u);
+  std::set<GstClockTime> distinct(stamps.pictures.begin(), stamps.pictures.end());
+  EXPECT_GE(distinct.size(), stamps.pictures.size() - 1) << "pictures sharing a stamp";
+  size_t about_a_frame = 0;
+  for (size_t i = 1; i < stamps.pictures.size(); ++i) {
+    const GstClockTime d = stamps.pictures[i] - stamps.pictures[i - 1];
+    about_a_frame += d > 10 * GST_MSECOND && d < 60 * GST_MSECOND;
+  }
+  EXPECT_GE(about_a_frame, stamps.pictures.size() * 9 / 10);
+  EXPECT_GE(jumps, 2u) << "there and back, at least for the picture";
+  EXPECT_NEAR(static_cast<double>(stamps.sound) / GST_SECOND, 5.0, 0.3);
+  std::printf("%zu pictures, %zu distinct stamps, %zu a frame apart; %llu jumps\n",
+              stamps.pictures.size(), distinct.size(), about_a_frame,
+              static_cast<unsigned long long>(jumps));
+}
 
 }  // namespace
 }  // namespace rdmavideo::testing

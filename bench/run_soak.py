@@ -7,9 +7,12 @@ beside them a hostile mix (--hostile, on by default): idle sockets, Hellos trick
 a time, a reconnect storm of peers without the key and of garbage, idle and slowloris clients
 of the metrics endpoint, and scrapes twice a second that must all be answered. The mix also
 has peers of odd media: a recording receiver (no key, --output .mov per stream) given one
-10 s stream after another whose sound comes one sample a chunk and whose pts jump an hour
-ahead every 3 s (bench/hostile_peer.cpp), each recording checked and deleted; and a live
-fan-out sender whose second receiver is reached through a proxy that passes 200 kB/s.
+10 s stream after another, in turn: sound one sample a chunk with pts an hour ahead every 3 s
+(bench/hostile_peer.cpp), and from tests/gst/odd_sender.cpp (where the build has it) a live
+source whose pictures' pts jump 2 s ahead, one whose track pauses for half a second, and one
+that dies without EndOfStream; each recording checked (it decodes to its end without a word)
+and deleted; and a live fan-out sender whose second receiver is reached through a proxy that
+passes 200 kB/s.
 
 Every --every seconds it samples the receiver's resident memory (VmRSS), open descriptors
 (/proc/PID/fd), threads, CPU and log size, and each stream's frames and drops from --metrics;
@@ -234,25 +237,38 @@ class OddMedia:
             t.join(20)
 
     def odd_streams(self) -> None:
+        odd_sender = self.peer_bin.parent.parent / "tests/gst/odd_sender"
+        kinds = ["hour"] + (["jump", "pause", "die"] if odd_sender.exists() else [])
         while not self.done.is_set():
+            kind = kinds[self.streams % len(kinds)]
             name = f"odd{self.streams}"
-            peer = subprocess.run([self.peer_bin, "--port", str(self.recorder_port), "--name", name,
-                                   "--seconds", "10", "--chunk", "1", "--jump-every", "3"],
-                                  stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.nice(10))
+            if kind == "hour":
+                command = [self.peer_bin, "--port", str(self.recorder_port), "--name", name,
+                           "--seconds", "10", "--chunk", "1", "--jump-every", "3"]
+            else:
+                command = [odd_sender, "--connect", f"127.0.0.1:{self.recorder_port}", "--name",
+                           name, "--case", kind, "--live", "--seconds", "10"]
+            peer = subprocess.run(command, stderr=subprocess.PIPE, text=True,
+                                  preexec_fn=lambda: os.nice(10))
             self.streams += 1
-            if peer.returncode != 0:
-                self.failures.append(f"{name}: {peer.stderr.strip()}")
+            expected = 3 if kind == "die" else 0  # the dying sender ends itself so
+            if peer.returncode != expected:
+                self.failures.append(f"{name} ({kind}): {peer.stderr.strip()}")
             time.sleep(1)  # the recording finalised
             files = list(self.folder.glob(f"{name}-*.mov"))
             if len(files) != 1:
-                self.failures.append(f"{name}: {len(files)} recordings")
+                self.failures.append(f"{name} ({kind}): {len(files)} recordings")
             for f in files:
                 size = f.stat().st_size
                 self.largest_file = max(self.largest_file, size)
-                # 10 s of 64x36 pictures and 48 kHz stereo PCM is under 3 MB; an hour's jump
+                # 10 s of small pictures and 48 kHz stereo PCM is a few MB; an hour's jump
                 # filled with silence was a gigabyte.
                 if size > 8 << 20:
                     self.failures.append(f"{f.name} is {size} bytes")
+                decoded = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", str(f), "-f",
+                                          "null", "-"], capture_output=True, text=True)
+                if decoded.returncode != 0 or decoded.stderr.strip():
+                    self.failures.append(f"{f.name} ({kind}) does not play: {decoded.stderr.strip()[:200]}")
                 f.unlink()
 
     def serve_proxy(self) -> None:

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
 build_dir=build-fuzz
-CC=clang CXX=clang++ BUILD_DIR=$build_dir BUILD_TARGETS="fuzz_decode fuzz_receiver fuzz_sound fuzz_tiles" \
+CC=clang CXX=clang++ BUILD_DIR=$build_dir BUILD_TARGETS="fuzz_decode fuzz_receiver fuzz_sound fuzz_tiles fuzz_stream" \
   ./scripts/build.sh -DRDMAVIDEO_BUILD_FUZZ=ON -DRDMAVIDEO_WERROR=ON \
   -DRDMAVIDEO_SANITIZE=address,undefined,fuzzer-no-link \
   -DRDMAVIDEO_BUILD_TESTS=OFF -DRDMAVIDEO_BUILD_BENCH=OFF -DRDMAVIDEO_WITH_VERBS=OFF \
@@ -26,7 +26,7 @@ run_target() {
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build_dir/findings/$target-" \
     "$scratch" "tests/fuzz/corpus/$target" 2>"$build_dir/fuzz_$target.log"
 }
-targets=(decode receiver sound tiles)
+targets=(decode receiver sound tiles stream)
 declare -A pids
 status=0
 report() {  # report TARGET PID: waits for it and says how it went

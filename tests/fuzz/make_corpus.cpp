@@ -195,6 +195,31 @@ std::vector<std::byte> sound_seed(proto::SampleFormat format, uint32_t rate, uin
   return p.bytes;
 }
 
+// A stream's time line (stream_targets.cpp): a 48 kHz track started, then 2 s of a 30 fps
+// picture each followed by three 10 ms chunks, received live or not; with `pictures` false the
+// pictures are left out (sound alone); `jump_ns` (nonzero) puts one picture there, halfway.
+std::vector<std::byte> stream_seed(bool live, bool pictures, int64_t jump_ns) {
+  Program p;
+  p.put<uint8_t>(live ? 1 : 0);
+  const auto op = [&](uint32_t after_ns, uint8_t which) -> Program& {
+    p.in(0, after_ns).in(0, after_ns);
+    if (live) p.put<uint8_t>(1);  // it arrived at the running time
+    return p.put<uint8_t>(which);
+  };
+  op(0, 1).in(0, 0).in(1000, 48000);
+  for (int f = 0; f < 60; ++f) {
+    if (pictures) {
+      if (jump_ns != 0 && f == 30) {
+        op(33'333'333, 0).put<uint8_t>(255).put<int64_t>(jump_ns).in(0, 33'333'333);
+      } else {
+        op(33'333'333, 0).step(33'000'000).in(0, 33'333'333);
+      }
+    }
+    for (int c = 0; c < 3; ++c) op(0, 3).in(0, 0).samples(480).step(10'000'000);
+  }
+  return p.bytes;
+}
+
 // Frames of `formats` placed into areas of a `width` x `height` canvas of canvas format
 // `canvas` (media_targets.cpp's tables), in, across and outside it, as they came and fitted.
 std::vector<std::byte> tiles_seed(uint8_t canvas, uint32_t width, uint32_t height) {
@@ -215,8 +240,9 @@ std::vector<std::byte> tiles_seed(uint8_t canvas, uint32_t width, uint32_t heigh
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr,
-                 "usage: fuzz_make_corpus DIR (writes DIR/decode, receiver, sound and tiles)\n");
+    std::fprintf(
+        stderr,
+        "usage: fuzz_make_corpus DIR (writes DIR/decode, receiver, sound, stream and tiles)\n");
     return 2;
   }
   const fs::path dir = argv[1];
@@ -282,6 +308,10 @@ int main(int argc, char** argv) {
         sound_seed(proto::SampleFormat::s32, 48000, 2, 480, 3'599'000'000'000, 1));
   write(dir / "sound" / "two_tracks_one_ends",
         sound_seed(proto::SampleFormat::s16p, 8000, 1, 80, -500'000'000, 2));
+  fs::create_directories(dir / "stream");
+  write(dir / "stream" / "steady", stream_seed(false, true, 0));
+  write(dir / "stream" / "live_picture_an_hour_ahead", stream_seed(true, true, 3'601'000'000'000));
+  write(dir / "stream" / "sound_alone", stream_seed(false, false, 0));
   fs::create_directories(dir / "tiles");
   write(dir / "tiles" / "nv12_640x360", tiles_seed(0, 640, 360));
   write(dir / "tiles" / "uyvy_320x180", tiles_seed(2, 320, 180));

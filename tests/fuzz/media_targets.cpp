@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "guarded.hpp"
+#include "input.hpp"
 #include "rdmavideo/av/audio_converter.hpp"
 #include "rdmavideo/av/canvas.hpp"
 #include "rdmavideo/av/recorder.hpp"
@@ -28,27 +29,6 @@ namespace {
   std::fprintf(stderr, "fuzz finding: %s\n", what);
   std::abort();
 }
-
-class Input {
- public:
-  Input(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-  bool empty() const { return at_ >= size_; }
-  template <typename T>
-  T get() {
-    T v{};
-    const size_t n = std::min(sizeof(T), size_ - std::min(at_, size_));
-    if (n > 0) std::memcpy(&v, data_ + at_, n);
-    at_ += sizeof(T);
-    return v;
-  }
-  // A value in lo..hi.
-  uint32_t in(uint32_t lo, uint32_t hi) { return lo + get<uint32_t>() % (hi - lo + 1); }
-
- private:
-  const uint8_t* data_;
-  size_t size_;
-  size_t at_ = 0;
-};
 
 // A track's format as a peer may send it: every sample format, a rate and channel count in the
 // protocol's ranges (at most `most_rate` and `most_channels`), a layout of that many channels

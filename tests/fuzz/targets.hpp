@@ -42,4 +42,12 @@ SoundRun place_sound(const uint8_t* data, size_t size);
 /// byte written beside the area.
 void place_tiles(const uint8_t* data, size_t size);
 
+/// A received stream's time line (StreamTimeline: what rdmasrc's picture and audio pads are
+/// given), live or not, driven by pictures and chunks of any pts, size and arrival, tracks
+/// started and ended, time passing: a finding is a picture stamped before the one ahead of
+/// it or before 0, a track's sound going back over itself, more silence at once than the
+/// bounds allow, or a gap in the pictures overlapping one given before. Returns the
+/// operations it ran.
+uint64_t place_stream(const uint8_t* data, size_t size);
+
 }  // namespace rdmavideo::fuzz

@@ -6,7 +6,7 @@
 // timestamps are odd. Its pictures flash white on every whole second of their pts and its
 // sound beeps on the same instants (1 kHz, 0.1 s), so a recording's sync can be measured.
 //
-//   odd_sender --connect HOST:PORT --case CASE [--seconds S] [--live] [--tracks N]
+//   odd_sender --connect HOST:PORT --case CASE [--seconds S] [--live] [--tracks N] [--name N]
 //
 // Cases:
 //   steady      pictures and sound as a good sender sends them
@@ -44,6 +44,7 @@ struct Args {
   std::string host = "127.0.0.1";
   uint16_t port = 0;
   std::string kase = "steady";
+  std::string name;  // the stream's; "odd CASE" by default
   double seconds = 6;
   bool live = false;
   uint32_t tracks = 1;
@@ -72,6 +73,8 @@ Args parse(int argc, char** argv) {
       a.seconds = std::stod(v);
     } else if (k == "--tracks") {
       a.tracks = static_cast<uint32_t>(std::stoul(v));
+    } else if (k == "--name") {
+      a.name = v;
     } else if (k == "--fps") {
       a.fps = static_cast<uint32_t>(std::stoul(v));
     } else {
@@ -119,7 +122,7 @@ int main(int argc, char** argv) {
   auto format = rdmavideo::proto::make_stream_start(rdmavideo::PixelFormat::uyvy, a.width, a.height,
                                                     {a.fps, 1});
   if (!format) usage(format.error().message());
-  format->name = "odd " + a.kase;
+  format->name = a.name.empty() ? "odd " + a.kase : a.name;
   if (a.live) format->flags |= rdmavideo::proto::kStreamLive;
   if (auto ring = (*session)->start_stream(*format, 4); !ring) usage(ring.error().message());
 

@@ -50,6 +50,14 @@ TEST(FuzzCorpus, DecoderSeedsDecodeAndRoundTrip) {
   each(files, [](const auto& b, const std::string&) { decode_one(b.data(), b.size()); });
 }
 
+TEST(FuzzCorpus, StreamTimeLineSeedsRunEveryOperation) {
+  const auto files = files_in(kFuzzDir / "corpus" / "stream");
+  ASSERT_GE(files.size(), 3u);
+  each(files, [](const auto& b, const std::string&) {
+    EXPECT_GE(place_stream(b.data(), b.size()), 180u);
+  });
+}
+
 TEST(FuzzCorpus, ReceiverSeedsRunToTheirEnd) {
   const auto files = files_in(kFuzzDir / "corpus" / "receiver");
   ASSERT_GE(files.size(), 10u);

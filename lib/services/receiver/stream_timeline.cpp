@@ -9,16 +9,18 @@
 namespace rdmavideo {
 namespace {
 
-// A peer's timestamps are bounded to about 36 years either side, so no sum or difference of
-// them below overflows.
+// Every time here is held within about 36 years either side of 0 (a peer's timestamps, and
+// what offsets and sums of them make), so no sum or difference of two of them overflows.
 constexpr int64_t kLimitNs = int64_t{1} << 60;
-int64_t bounded(int64_t ns) { return std::clamp(ns, -kLimitNs, kLimitNs); }
+int64_t bounded(__int128 ns) {
+  return static_cast<int64_t>(std::clamp<__int128>(ns, -kLimitNs, kLimitNs));
+}
 
 }  // namespace
 
 int64_t StreamTimeline::Track::ns_of(uint64_t samples) const {
   // In 128 bits: an hour of 768 kHz sound times 1e9 is beyond 64.
-  return static_cast<int64_t>(static_cast<unsigned __int128>(samples) * 1'000'000'000u / rate);
+  return bounded(static_cast<unsigned __int128>(samples) * 1'000'000'000u / rate);
 }
 
 uint64_t StreamTimeline::Track::samples_of(int64_t ns) const {
@@ -27,23 +29,25 @@ uint64_t StreamTimeline::Track::samples_of(int64_t ns) const {
                                1'000'000'000u);
 }
 
-int64_t StreamTimeline::Track::next_ns() const { return base_ns + ns_of(count); }
+int64_t StreamTimeline::Track::next_ns() const {
+  return bounded(static_cast<__int128>(base_ns) + ns_of(count));
+}
 
 int64_t StreamTimeline::map(int64_t pts_ns, int64_t offset_ns, int64_t arrival_ns) {
-  const int64_t raw = pts_ns + offset_ns;
+  const int64_t raw = bounded(static_cast<__int128>(pts_ns) + offset_ns);
   if (with_clock(arrival_ns)) {
     if (!delay_ns_) {
-      delay_ns_ = arrival_ns - raw;
+      delay_ns_ = bounded(static_cast<__int128>(arrival_ns) - raw);
       last_raw_ns_ = raw;
     }
-    return raw + *delay_ns_;
+    return bounded(static_cast<__int128>(raw) + *delay_ns_);
   }
   if (!origin_ns_) origin_ns_ = raw;
-  return raw - *origin_ns_;
+  return bounded(static_cast<__int128>(raw) - *origin_ns_);
 }
 
 int64_t StreamTimeline::move(int source, Source& from, int64_t s, int64_t by_ns) {
-  from.offset_ns += by_ns;
+  from.offset_ns = bounded(static_cast<__int128>(from.offset_ns) + by_ns);
   if (std::llabs(from.offset_ns) <= kApartNs) {
     // Back where the stream's own mapping puts it (a jump there and back): exactly.
     by_ns -= from.offset_ns;
@@ -51,7 +55,7 @@ int64_t StreamTimeline::move(int source, Source& from, int64_t s, int64_t by_ns)
   }
   ++jumps_;
   new_jumps_.push_back({source, by_ns});
-  return s + by_ns;
+  return bounded(static_cast<__int128>(s) + by_ns);
 }
 
 int64_t StreamTimeline::live_check(int source, int64_t s, int64_t raw_ns, int64_t arrival_ns,
@@ -70,10 +74,10 @@ int64_t StreamTimeline::live_check(int source, int64_t s, int64_t raw_ns, int64_
     const int64_t gone = std::max<int64_t>(raw_ns - last_raw_ns_, 0);
     moved = std::min<int64_t>(late, gone / 1000);
   }
-  *delay_ns_ += moved;
+  *delay_ns_ = bounded(static_cast<__int128>(*delay_ns_) + moved);
   from.late_ns = late - moved;
   last_raw_ns_ = raw_ns;
-  return raw_ns + *delay_ns_;
+  return bounded(static_cast<__int128>(raw_ns) + *delay_ns_);
 }
 
 int64_t StreamTimeline::sound_end() const {
@@ -93,7 +97,8 @@ int64_t StreamTimeline::picture(int64_t pts_ns, int64_t duration_ns, int64_t arr
   duration_ns = std::clamp<int64_t>(duration_ns, 0, kApartNs);
   int64_t s = map(pts_ns, pictures_.offset_ns, arrival_ns);
   if (with_clock(arrival_ns)) {
-    s = live_check(kPictures, s, pts_ns + pictures_.offset_ns, arrival_ns, pictures_);
+    s = live_check(kPictures, s, bounded(static_cast<__int128>(pts_ns) + pictures_.offset_ns),
+                   arrival_ns, pictures_);
   } else {
     // Where the pictures belong: where they left off, or (the first) beside the sound.
     const int64_t expected = last_picture_ns_ >= 0 ? picture_end_ns_ : sound_end();
@@ -149,7 +154,8 @@ StreamTimeline::Sound StreamTimeline::sound(uint32_t track, int64_t pts_ns, uint
   Sound out;
   int64_t s = map(pts_ns, t.offset_ns, arrival_ns);
   if (with_clock(arrival_ns)) {
-    s = live_check(static_cast<int>(track), s, pts_ns + t.offset_ns, arrival_ns, t);
+    s = live_check(static_cast<int>(track), s, bounded(static_cast<__int128>(pts_ns) + t.offset_ns),
+                   arrival_ns, t);
   } else {
     // A sender may send its sound behind its pictures (a file, as fast as it goes): that
     // is kept. What strays is sound ahead of everything, or behind where the track already

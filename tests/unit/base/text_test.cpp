@@ -47,3 +47,21 @@ TEST(Printable, EscapesMalformedUtf8ByteByByte) {
 
 }  // namespace
 }  // namespace rdmavideo
+
+namespace rdmavideo {
+namespace {
+
+// Valid UTF-8 passes as it is; each byte that starts no well-formed sequence (a stray
+// continuation, an overlong form, a surrogate, a sequence cut short) becomes U+FFFD.
+TEST(ValidUtf8, ReplacesEachBadByteAndKeepsTheRest) {
+  EXPECT_EQ(valid_utf8("cam \xc3\xa9\xe2\x80\xae"), "cam \xc3\xa9\xe2\x80\xae");
+  EXPECT_EQ(valid_utf8("a\xe9z"), "a\xef\xbf\xbdz");                              // Latin-1
+  EXPECT_EQ(valid_utf8("\x80"), "\xef\xbf\xbd");                                  // continuation
+  EXPECT_EQ(valid_utf8("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");                  // overlong
+  EXPECT_EQ(valid_utf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // surrogate
+  EXPECT_EQ(valid_utf8("ab\xc3"), "ab\xef\xbf\xbd");                              // cut short
+  EXPECT_EQ(valid_utf8(""), "");
+}
+
+}  // namespace
+}  // namespace rdmavideo

@@ -5,14 +5,15 @@
 //   gst-launch-1.0 rdmasrc port=5000 ! videoconvert ! autovideosink
 //
 // start() starts a ReceiverService (librdmavideo) that takes one stream: its connection
-// thread services the sender (keepalives answered even while the pipeline is paused) and
-// queues each frame for create(), which takes them in order. A stream's format becomes caps
+// thread services the sender (keepalives answered even while the pipeline is paused), stamps
+// each frame and queues it for create(), which takes them in order, and hands the sound to
+// the audio pads' own threads (src_stream.hpp, src_audio.hpp). A stream's format becomes caps
 // (renegotiated when the sender changes format), each frame a buffer whose memory is the ring
 // slot itself: the slot's credit goes back to the sender when downstream drops the buffer,
 // so a slow downstream slows the sender instead of growing a queue. The sender's
 // EndOfStream becomes EOS; a second sender while one streams is refused as busy. With is-live=false
 // (the default) buffers carry the sender's pts, counted from its first frame; with is-live=true the
-// element is a live source and stamps each buffer with the pipeline's running time at which the
+// element is a live source and stamps each buffer on the pipeline's running time as the
 // receive thread saw it complete (not when create() dequeued it, which a busy downstream delays).
 // Liveness is a property (as in shmsrc) because a GstBaseSrc must declare it before READY->PAUSED
 // completes, before any sender has connected; the sender's live flag is compared with it and a
@@ -27,23 +28,16 @@
 #include <poll.h>
 
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <mutex>
-#include <set>
-#include <thread>
-#include <variant>
 
 #include "audio_caps.hpp"
 #include "common.hpp"
 #include "cuda_caps.hpp"
-#include "rdmavideo/frame_verifier.hpp"
-#include "rdmavideo/receiver_service.hpp"
-#include "rdmavideo/stream_timeline.hpp"
 #include "slot_memory.hpp"
 #include "src_audio.hpp"
+#include "src_runtime.hpp"
+#include "src_stream.hpp"
 
 GST_DEBUG_CATEGORY(rdmasrc_debug);
 #define GST_CAT_DEFAULT rdmasrc_debug
@@ -52,74 +46,6 @@ namespace rdmavideo::gst {
 namespace {
 
 constexpr uint64_t kMaxVerifyWarnings = 10;
-
-// Property values, under the object lock; copied at start().
-struct SrcSettings : CommonSettings {
-  std::string address = "0.0.0.0";
-  guint ring_size = 8;
-  bool verify = false;
-  bool is_live = false;
-  std::string tracks = "all";
-};
-
-// What the service's connection thread hands to create(), in arrival order: a frame (in its
-// ring slot, or copied out of it), or a gap in the pictures (sound runs on without them),
-// stamped on the stream's time line. Sound goes to the audio pads' own threads instead.
-struct PictureGap {
-  GstClockTime until = 0;
-};
-struct Arrival {
-  std::variant<FrameLease, PictureGap> what;
-  GstClockTime pts = 0;  // the frame's stamp, or where the gap starts
-};
-
-// Built in start(), dropped in stop().
-struct SrcRuntime {
-  SrcSettings settings;
-  std::unique_ptr<ReceiverService> service;
-
-  std::mutex mutex;  // guards the hand-over below
-  std::condition_variable cv;
-  std::deque<Arrival> events;    // frames hold their slots (copies hold none)
-  uint32_t queued_slots = 0;     // frames in `events` holding a ring slot
-  uint32_t queued_copies = 0;    // frames in `events` copied out of the ring
-  std::optional<StreamEnd> end;  // how the stream ended, queued after its last frame
-  bool connected = false;
-  TransportKind kind = TransportKind::tcp;
-  std::string peer;
-  std::shared_ptr<const proto::StreamStart> announced;  // the stream's first format
-
-  // The stream's connection thread only.
-  StreamTimeline timeline{false};  // pictures and sound on one time line
-  std::set<int> said_jump;         // sources whose jump was said
-
-  // Counted on the connection thread, read by the stats.
-  std::atomic<uint64_t> jumps{0};   // sources moved back beside the others
-  std::atomic<uint64_t> copies{0};  // frames copied: out of the ring, or into GStreamer's layout
-
-  // Streaming thread only.
-  std::shared_ptr<const proto::StreamStart> format;  // the format caps were made for
-  GstVideoInfo info{};                               // the sender's layout
-  GstVideoInfo default_info{};                       // GStreamer's layout for the same caps
-  bool default_layout = true;
-  bool downstream_meta = false;            // downstream reads GstVideoMeta
-  std::optional<StreamVerifier> verifier;  // the receiver's policy: on the GPU where it can
-  uint64_t next_sequence = 0;
-  uint64_t pushed = 0;             // frames pushed downstream
-  uint64_t checksum_failures = 0;  // frames that failed verify
-  // Ring slots held downstream (buffers pushed and not yet dropped); shared with the buffers'
-  // memories, which may outlive this runtime.
-  std::shared_ptr<std::atomic<uint32_t>> held = std::make_shared<std::atomic<uint32_t>>(0);
-  bool eos = false;
-  int cuda_device = 0;                   // the GPU of memory:CUDAMemory buffers
-  std::unique_ptr<CudaFrames> cuda_out;  // downstream takes memory:CUDAMemory
-  GstCaps* cuda_caps = nullptr;          // the negotiated CUDA caps, for its pool
-
-  ~SrcRuntime() {
-    if (service) service->stop();  // its sink is done with this runtime before it goes
-    gst_clear_caps(&cuda_caps);
-  }
-};
 
 struct SrcState {
   SrcSettings settings;     // under the object lock
@@ -196,141 +122,6 @@ void post_stats_message(GstRdmaSrc* self) {
   post_stats(GST_ELEMENT(self), rdmasrc_debug, "rdmasrc-stats", s);
 }
 
-// The running time now on the element's clock; -1 without a clock.
-int64_t arrival_now(GstElement* element) {
-  GstClock* clock = gst_element_get_clock(element);
-  if (!clock) return -1;
-  const GstClockTime now = gst_clock_get_time(clock);
-  gst_object_unref(clock);
-  const GstClockTime base = gst_element_get_base_time(element);
-  return now > base ? static_cast<int64_t>(now - base) : 0;
-}
-
-// The stream's sink: runs on the service's connection thread. It stamps every frame and
-// chunk on the stream's time line as it arrives, queues frames for create() and hands sound
-// to the audio pads, whose threads push it: so no pad waits behind another.
-class QueueSink final : public StreamSink {
- public:
-  QueueSink(GstRdmaSrc* self, SrcRuntime* rt) : self_(self), rt_(rt) {}
-
-  void frame(FrameLease frame) override {
-    const auto& rate = frame.format().frame_rate;
-    const auto duration =
-        static_cast<int64_t>(gst_util_uint64_scale(GST_SECOND, rate.den, rate.num));
-    const int64_t pts =
-        rt_->timeline.picture(frame.info().pts_ns, duration, arrival(), steady_ns());
-    say_jumps();
-    const bool copy = should_copy(frame);
-    if (copy) {
-      auto copied = std::move(frame).copied();
-      if (copied) {
-        frame = std::move(*copied);
-        if (rt_->copies++ == 0) {
-          GST_WARNING_OBJECT(self_,
-                             "copying frames out of the ring: downstream holds it while a muxer "
-                             "waits for sound, or while the pipeline prerolls");
-        }
-      }
-    }
-    {
-      std::lock_guard lock(rt_->mutex);
-      ++(frame.holds_slot() ? rt_->queued_slots : rt_->queued_copies);
-      rt_->events.push_back({std::move(frame), static_cast<GstClockTime>(pts)});
-      rt_->cv.notify_all();
-    }
-    pads().first_picture();
-    for (const auto& owed : rt_->timeline.idle(steady_ns())) pads().silence(owed);
-  }
-  // Tracks not chosen (the `tracks` property) get no pad; their samples are not wanted, so
-  // not counted as dropped either.
-  void audio_started(const AudioTrack& track) override {
-    if (!pads().chosen(track.index)) return;
-    rt_->timeline.start_track(track.index, track.format.sample_rate, steady_ns());
-    if (!pads().start(track)) rt_->timeline.end_track(track.index);
-  }
-  bool audio(AudioPacket packet) override {
-    if (!pads().chosen(packet.track)) return true;
-    const auto placed =
-        rt_->timeline.sound(packet.track, packet.pts_ns, packet.samples, arrival(), steady_ns());
-    say_jumps();
-    pads().push(std::move(packet), placed);
-    if (auto gap = rt_->timeline.picture_gap(steady_ns())) {
-      std::lock_guard lock(rt_->mutex);
-      rt_->events.push_back({PictureGap{static_cast<GstClockTime>(gap->second)},
-                             static_cast<GstClockTime>(gap->first)});
-      rt_->cv.notify_all();
-    }
-    return true;
-  }
-  void audio_ended(uint32_t track) override {
-    if (!pads().chosen(track)) return;
-    rt_->timeline.end_track(track);
-    pads().end(track);
-  }
-
-  Result<void> finish(const StreamEnd& end) override {
-    std::lock_guard lock(rt_->mutex);
-    rt_->end = end;
-    rt_->cv.notify_all();
-    return {};
-  }
-
- private:
-  // The pads are made at start() and kept until after the service stops.
-  SrcAudioPads& pads() { return *self_->state->audio; }
-
-  // Live: when it arrived, in running time (-1 without a clock, when pts stamp it).
-  int64_t arrival() const { return rt_->settings.is_live ? arrival_now(GST_ELEMENT(self_)) : -1; }
-  static int64_t steady_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
-
-  // A jump is said once a source (the pictures, each track), and counted every time.
-  void say_jumps() {
-    for (const auto& j : rt_->timeline.take_jumps()) {
-      ++rt_->jumps;
-      if (!rt_->said_jump.insert(j.source).second) continue;
-      const std::string who = j.source == StreamTimeline::kPictures
-                                  ? std::string("the pictures'")
-                                  : "audio track " + std::to_string(j.source) + "'s";
-      GST_ELEMENT_WARNING(self_, STREAM, FAILED,
-                          ("The sender's timestamps jumped; the stream was kept together."),
-                          ("%s timestamps strayed %.3f s from the rest of the stream and were "
-                           "moved back beside it (counted in stats as jumps; said once)",
-                           who.c_str(), static_cast<double>(-j.by_ns) / 1e9));
-    }
-  }
-
-  // Whether a frame is copied out of its ring slot as it arrives, so the sender is not held
-  // back: the ring is nearly all held (queued here or downstream) and something downstream
-  // may be waiting for what only the sender can send next. A muxer interleaving picture and
-  // sound waits for sound that the sender sends after frames it has no credit for; a
-  // pipeline still prerolling waits for an audio pad (someone listens for pad-added, as
-  // gst-launch-1.0 does for `src.audio_0 ! ...`). At most half a second of frames is held
-  // copied; beyond that a downstream that holds the ring holds the sender back, as it should.
-  bool should_copy(const FrameLease& frame) {
-    const uint32_t ring = rt_->settings.ring_size;
-    if (frame.memory_kind() != memory::MemoryKind::host || ring <= 2) return false;
-    const auto& rate = frame.format().frame_rate;
-    const uint64_t most = std::max<uint64_t>(
-        4, gst_util_uint64_scale(StreamTimeline::kApartNs, rate.num, rate.den * GST_SECOND));
-    {
-      std::lock_guard lock(rt_->mutex);
-      if (rt_->held->load() + rt_->queued_slots + 2 < ring || rt_->queued_copies >= most)
-        return false;
-    }
-    if (pads().has_pads()) return true;
-    static const guint pad_added = g_signal_lookup("pad-added", GST_TYPE_ELEMENT);
-    return GST_STATE(self_) != GST_STATE_PLAYING &&
-           g_signal_has_handler_pending(self_, pad_added, 0, FALSE);
-  }
-
-  GstRdmaSrc* self_;
-  SrcRuntime* rt_;
-};
-
 gboolean src_start(GstBaseSrc* src) {
   auto* self = GST_RDMA_SRC(src);
   auto& state = *self->state;
@@ -379,7 +170,7 @@ gboolean src_start(GstBaseSrc* src) {
     raw->kind = info.transport;
     raw->peer = info.peer;
     raw->announced = info.format;
-    return std::unique_ptr<StreamSink>(std::make_unique<QueueSink>(self, raw));
+    return make_stream_sink(GST_ELEMENT(self), *raw, *self->state->audio);
   };
   auto service = ReceiverService::start(std::move(options));
   if (!service) {

@@ -39,13 +39,16 @@ class QueueSink final : public StreamSink {
     const bool copy = should_copy(frame);
     if (copy) {
       auto copied = std::move(frame).copied();
-      if (copied) {
-        frame = std::move(*copied);
-        if (rt_->copies++ == 0) {
-          GST_WARNING_OBJECT(self_,
-                             "copying frames out of the ring: downstream holds it while a muxer "
-                             "waits for sound, or while the pipeline prerolls");
-        }
+      if (!copied) {
+        GST_ELEMENT_WARNING(self_, RESOURCE, READ, ("Could not copy a frame out of the ring."),
+                            ("%s; the frame is dropped", copied.error().message().c_str()));
+        return;
+      }
+      frame = std::move(*copied);
+      if (rt_->copies++ == 0) {
+        GST_WARNING_OBJECT(self_,
+                           "copying frames out of the ring: downstream holds it while a muxer "
+                           "waits for sound, or while the pipeline prerolls");
       }
     }
     {

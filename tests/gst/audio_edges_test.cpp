@@ -80,7 +80,14 @@ void push_pictures(GstElement* v, int seconds) {
   gst_app_src_end_of_stream(GST_APP_SRC(v));
 }
 
-constexpr const char* kVideoCaps = "video/x-raw,format=UYVY,width=64,height=36,framerate=30/1";
+// appsrc `v`'s pictures (UYVY 64x36 at 30 fps) into rdmasink `s` toward a receiver on `port`,
+// beside `audio` (branches into s.audio_N).
+UniquePipeline sender_to(int port, const std::string& audio) {
+  return parse_pipeline(
+      "appsrc name=v format=time caps=video/x-raw,format=UYVY,width=64,height=36,framerate=30/1 "
+      "! rdmasink name=s transport=tcp sync=false port=" +
+      std::to_string(port) + " " + audio);
+}
 
 // An rdmasink audio pad whose caps change 20 times (S16LE 48 kHz and F32LE 44.1 kHz in turn,
 // every 150 ms): the stream goes on, one track to the end, the tone whole. (Each change
@@ -93,10 +100,7 @@ TEST_F(GstAudioEdges, CapsChangingOnASinkAudioPadKeepOneTrackToTheEnd) {
   TempDir dir;
   const auto out = dir / "out.mov";
   Receiver recv(dir, {"--output", out.string()});
-  auto sender = parse_pipeline(
-      std::string("appsrc name=v format=time caps=") + kVideoCaps +
-      " ! rdmasink name=s transport=tcp sync=false port=" + std::to_string(recv.port()) +
-      " appsrc name=a format=time ! s.audio_0");
+  auto sender = sender_to(recv.port(), "appsrc name=a format=time ! s.audio_0");
   auto v = element(sender.get(), "v");
   auto a = element(sender.get(), "a");
   UniqueCaps first(audio_caps(GST_AUDIO_FORMAT_S16LE, 48000, 2));
@@ -150,10 +154,9 @@ TEST_F(GstAudioEdges, AudioPadsBecomeTracksInPadOrder) {
   TempDir dir;
   const auto out = dir / "out.mov";
   Receiver recv(dir, {"--output", out.string()});
-  auto sender = parse_pipeline(
-      std::string("appsrc name=v format=time caps=") + kVideoCaps +
-      " ! rdmasink name=s transport=tcp sync=false port=" + std::to_string(recv.port()) +
-      " appsrc name=a0 format=time ! s.audio_0 appsrc name=a1 format=time ! s.audio_1");
+  auto sender = sender_to(recv.port(),
+                          "appsrc name=a0 format=time ! s.audio_0 appsrc name=a1 format=time ! "
+                          "s.audio_1");
   auto v = element(sender.get(), "v");
   UniqueObject<GstElement> a[2] = {element(sender.get(), "a0"), element(sender.get(), "a1")};
   UniqueCaps mono(audio_caps(GST_AUDIO_FORMAT_S16LE, 48000, 1));
@@ -206,28 +209,8 @@ TEST_F(GstAudioEdges, ANameCutAtACharacterAndMonoPlanarWithoutACritical) {
       "r.audio_0 ! queue ! appsink name=out sync=false");
   auto r = element(receiver.get(), "r");
   auto out = element(receiver.get(), "out");
-  struct Seen {
-    std::mutex mu;
-    std::string title;
-  } seen;
-  GstPad* out_pad = gst_element_get_static_pad(out.get(), "sink");
-  gst_pad_add_probe(
-      out_pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
-      +[](GstPad*, GstPadProbeInfo* info, gpointer data) {
-        GstEvent* e = GST_PAD_PROBE_INFO_EVENT(info);
-        GstTagList* tags = nullptr;
-        gchar* title = nullptr;
-        if (GST_EVENT_TYPE(e) == GST_EVENT_TAG) gst_event_parse_tag(e, &tags);
-        if (tags && gst_tag_list_get_string(tags, GST_TAG_TITLE, &title)) {
-          auto* s = static_cast<Seen*>(data);
-          std::lock_guard lock(s->mu);
-          s->title = title;
-          g_free(title);
-        }
-        return GST_PAD_PROBE_OK;
-      },
-      &seen, nullptr);
-  gst_object_unref(out_pad);
+  TitlesSeen titles;
+  watch_titles(out.get(), titles);
   ASSERT_NE(gst_element_set_state(receiver.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
   guint port = 0;
   g_object_get(r.get(), "bound-port", &port, nullptr);
@@ -265,9 +248,11 @@ TEST_F(GstAudioEdges, ANameCutAtACharacterAndMonoPlanarWithoutACritical) {
   EXPECT_EQ(GST_AUDIO_INFO_LAYOUT(&info), GST_AUDIO_LAYOUT_NON_INTERLEAVED);
   EXPECT_NEAR(static_cast<double>(samples) / 48000, 1.0, 0.05);
   EXPECT_EQ(criticals.load(), 0);
-  std::lock_guard lock(seen.mu);
-  EXPECT_TRUE(g_utf8_validate(seen.title.data(), static_cast<gssize>(seen.title.size()), nullptr));
-  EXPECT_EQ(seen.title, std::string(62, 'a')) << "cut before the character, not inside it";
+  std::lock_guard lock(titles.mu);
+  ASSERT_EQ(titles.seen.size(), 1u);
+  const std::string& seen = titles.seen[0];
+  EXPECT_TRUE(g_utf8_validate(seen.data(), static_cast<gssize>(seen.size()), nullptr));
+  EXPECT_EQ(seen, std::string(62, 'a')) << "cut before the character, not inside it";
 }
 
 }  // namespace

@@ -169,28 +169,8 @@ TEST_F(GstAudio, PlanarSoundKeepsItsChannelsThroughBothElements) {
       "r.audio_0 ! queue ! appsink name=out sync=false");
   auto r = element(receiver.get(), "r");
   auto out = element(receiver.get(), "out");
-  struct Titles {
-    std::mutex mu;
-    std::vector<std::string> seen;
-  } titles;
-  GstPad* out_pad = gst_element_get_static_pad(out.get(), "sink");
-  gst_pad_add_probe(
-      out_pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
-      +[](GstPad*, GstPadProbeInfo* info, gpointer data) {
-        GstEvent* e = GST_PAD_PROBE_INFO_EVENT(info);
-        gchar* title = nullptr;
-        GstTagList* tags = nullptr;
-        if (GST_EVENT_TYPE(e) == GST_EVENT_TAG) gst_event_parse_tag(e, &tags);
-        if (tags && gst_tag_list_get_string(tags, GST_TAG_TITLE, &title)) {
-          auto* t = static_cast<Titles*>(data);
-          std::lock_guard lock(t->mu);
-          t->seen.emplace_back(title);
-          g_free(title);
-        }
-        return GST_PAD_PROBE_OK;
-      },
-      &titles, nullptr);
-  gst_object_unref(out_pad);
+  TitlesSeen titles;
+  watch_titles(out.get(), titles);
   const guint port = play_and_port(receiver.get(), r.get());
   ASSERT_NE(port, 0u);
   auto sender = parse_pipeline(

@@ -361,6 +361,34 @@ inline FrameBytes pattern_bytes(const GstVideoInfo& info, uint32_t seed, size_t 
   return out;
 }
 
+/// The titles (GST_TAG_TITLE) of the tag events that reach a pad, in order.
+struct TitlesSeen {
+  std::mutex mu;
+  std::vector<std::string> seen;
+};
+
+/// Records in `titles` every title that reaches the sink pad of `element` (an appsink).
+inline void watch_titles(GstElement* element, TitlesSeen& titles) {
+  GstPad* pad = gst_element_get_static_pad(element, "sink");
+  gst_pad_add_probe(
+      pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+      +[](GstPad*, GstPadProbeInfo* info, gpointer data) {
+        GstEvent* e = GST_PAD_PROBE_INFO_EVENT(info);
+        GstTagList* tags = nullptr;
+        gchar* title = nullptr;
+        if (GST_EVENT_TYPE(e) == GST_EVENT_TAG) gst_event_parse_tag(e, &tags);
+        if (tags && gst_tag_list_get_string(tags, GST_TAG_TITLE, &title)) {
+          auto* t = static_cast<TitlesSeen*>(data);
+          std::lock_guard lock(t->mu);
+          t->seen.emplace_back(title);
+          g_free(title);
+        }
+        return GST_PAD_PROBE_OK;
+      },
+      &titles, nullptr);
+  gst_object_unref(pad);
+}
+
 /// gst-launch-1.0's argv for `pipeline` (which has no quoted spaces: it goes as separate
 /// words), after `flags`.
 inline std::vector<std::string> gst_launch_argv(const std::string& pipeline,

@@ -43,45 +43,46 @@ size_t decode_utf8(std::string_view s, char32_t& out) {
   return n;
 }
 
-}  // namespace
-
-std::string valid_utf8(std::string_view text) {
+// `text` rewritten character by character: `character(code point, its bytes, out)` for each
+// well-formed UTF-8 sequence, `malformed(byte, out)` for each byte that starts none.
+template <typename Character, typename Malformed>
+std::string rewrite(std::string_view text, Character character, Malformed malformed) {
   std::string out;
   out.reserve(text.size());
   for (size_t at = 0; at < text.size();) {
     char32_t c = 0;
     const size_t n = decode_utf8(text.substr(at), c);
     if (n == 0) {
-      out += "\xef\xbf\xbd";  // U+FFFD REPLACEMENT CHARACTER
+      malformed(static_cast<unsigned char>(text[at]), out);
       ++at;
       continue;
     }
-    out.append(text.substr(at, n));
+    character(c, text.substr(at, n), out);
     at += n;
   }
   return out;
 }
 
+}  // namespace
+
+std::string valid_utf8(std::string_view text) {
+  return rewrite(
+      text, [](char32_t, std::string_view whole, std::string& out) { out.append(whole); },
+      [](unsigned char, std::string& out) { out += "\xef\xbf\xbd"; });  // U+FFFD
+}
+
 std::string printable(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t at = 0; at < text.size();) {
-    char32_t c = 0;
-    const size_t n = decode_utf8(text.substr(at), c);
-    if (n == 0) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[at]));
-      ++at;
-      continue;
-    }
-    if (dangerous(c)) {
-      out += c < 0x80 ? fmt::format("\\x{:02x}", static_cast<unsigned>(c))
-                      : fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-    } else {
-      out.append(text.substr(at, n));
-    }
-    at += n;
-  }
-  return out;
+  return rewrite(
+      text,
+      [](char32_t c, std::string_view whole, std::string& out) {
+        if (!dangerous(c)) {
+          out.append(whole);
+        } else {
+          out += c < 0x80 ? fmt::format("\\x{:02x}", static_cast<unsigned>(c))
+                          : fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        }
+      },
+      [](unsigned char byte, std::string& out) { out += fmt::format("\\x{:02x}", byte); });
 }
 
 }  // namespace rdmavideo

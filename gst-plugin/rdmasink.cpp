@@ -226,7 +226,12 @@ gboolean sink_stop(GstBaseSink* sink) {
 
 GstStateChangeReturn change_state(GstElement* element, GstStateChange transition) {
   auto& state = state_of(element);
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) state.stopping = false;
+  // The base class starts (connects) at NULL to READY: a stop left set by the last run
+  // would give up that connect's handshake at once.
+  if (transition == GST_STATE_CHANGE_NULL_TO_READY ||
+      transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    state.stopping = false;
+  }
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) state.stopping = true;  // before unlock()
   return GST_ELEMENT_CLASS(gst_rdma_sink_parent_class)->change_state(element, transition);
 }

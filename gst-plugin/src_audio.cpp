@@ -77,9 +77,11 @@ bool SrcAudioPads::has_pads() const {
 }
 
 bool SrcAudioPads::start(const AudioTrack& track) {
-  std::lock_guard lock(mutex_);
-  join_left();
-  if (eos_ || find(track.index)) return true;
+  {
+    std::lock_guard lock(mutex_);
+    join_left();
+    if (eos_ || find(track.index)) return true;
+  }
   auto received = audio_info(track.format);
   if (!received) {
     GST_ELEMENT_ERROR(element_, STREAM, FORMAT,
@@ -138,10 +140,15 @@ bool SrcAudioPads::start(const AudioTrack& track) {
     gst_pad_push_event(p->pad, gst_event_new_tag(tags));
   }
   g_free(title);
-  gst_element_add_pad(element_, p->pad);  // the element takes a reference of its own
-  Pad* raw = p.get();
-  p->thread = std::thread([this, raw] { run(*raw); });
-  pads_.push_back(std::move(p));
+  GstPad* pad = p->pad;
+  {
+    std::lock_guard lock(mutex_);
+    Pad* raw = p.get();
+    p->thread = std::thread([this, raw] { run(*raw); });
+    pads_.push_back(std::move(p));
+  }
+  // Outside the lock: whoever listens for pad-added links the pad there, on this thread.
+  gst_element_add_pad(element_, pad);  // the element takes a reference of its own
   return true;
 }
 
@@ -333,10 +340,8 @@ void SrcAudioPads::end(uint32_t track) {
 }
 
 void SrcAudioPads::first_picture() {
-  std::lock_guard lock(mutex_);
-  if (no_more_pads_) return;
-  no_more_pads_ = true;
-  gst_element_no_more_pads(element_);
+  // Signalled outside the lock, as pad-added is.
+  if (!no_more_pads_.exchange(true)) gst_element_no_more_pads(element_);
 }
 
 void SrcAudioPads::eos() {

@@ -91,7 +91,7 @@ class SrcAudioPads {
   mutable std::mutex mutex_;                // pads_ and left_
   std::vector<std::shared_ptr<Pad>> pads_;  // the tracks that have pads
   std::vector<std::shared_ptr<Pad>> left_;  // ended: their threads remove them, then end
-  bool no_more_pads_ = false;
+  std::atomic<bool> no_more_pads_{false};
   bool eos_ = false;
   std::atomic<uint64_t> silence_ns_{0};
   std::atomic<uint64_t> dropped_samples_{0};

@@ -217,6 +217,10 @@ class OddMedia:
 
     def __init__(self, build: Path, recorder_port: int, folder: Path, target_port: int) -> None:
         self.peer_bin = build / "bench/rdmavideo-hostile-peer"
+        # One-sample sound with pts an hour ahead every 3 s; and where the build has the odd
+        # sender, a live source whose pictures jump, one whose track pauses, one that dies.
+        self.kinds = ["hour"] + (["jump", "pause", "die"]
+                                 if (build / "tests/gst/odd_sender").exists() else [])
         self.recorder_port, self.folder, self.target_port = recorder_port, folder, target_port
         self.done = threading.Event()
         self.streams = 0
@@ -238,9 +242,8 @@ class OddMedia:
 
     def odd_streams(self) -> None:
         odd_sender = self.peer_bin.parent.parent / "tests/gst/odd_sender"
-        kinds = ["hour"] + (["jump", "pause", "die"] if odd_sender.exists() else [])
         while not self.done.is_set():
-            kind = kinds[self.streams % len(kinds)]
+            kind = self.kinds[self.streams % len(self.kinds)]
             name = f"odd{self.streams}"
             if kind == "hour":
                 command = [self.peer_bin, "--port", str(self.recorder_port), "--name", name,
@@ -528,8 +531,8 @@ def main() -> int:
                             f"{max(r[3] for r in rows)} threads")
     if odd:
         left = sum(f.stat().st_size for f in recordings.glob("*"))
-        print(f"odd media: {odd.streams} streams of one-sample audio with pts an hour ahead every 3 s "
-              f"recorded, the largest file {odd.largest_file / 1e6:.1f} MB, {left} bytes left on disk")
+        print(f"odd media: {odd.streams} streams recorded, each played to its end ({', '.join(odd.kinds)} "
+              f"in turn), the largest file {odd.largest_file / 1e6:.1f} MB, {left} bytes left on disk")
         failures += odd.failures
         if odd.streams == 0:
             failures.append("no odd stream was recorded")

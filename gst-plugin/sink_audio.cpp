@@ -364,9 +364,9 @@ GstFlowReturn SinkAudio::send(GstPad* pad, GstBuffer* buffer) {
     const gsize out_frames =
         gst_audio_converter_get_out_frames(track->convert.get(), planes.n_samples);
     const size_t plane_bytes = out_frames * GST_AUDIO_INFO_WIDTH(&out) / 8;
-    track->converted.resize(out_frames * GST_AUDIO_INFO_BPF(&out));
+    track->packed.resize(out_frames * GST_AUDIO_INFO_BPF(&out));
     std::vector<gpointer> to(planar_out ? GST_AUDIO_INFO_CHANNELS(&out) : 1);
-    for (size_t p = 0; p < to.size(); ++p) to[p] = track->converted.data() + p * plane_bytes;
+    for (size_t p = 0; p < to.size(); ++p) to[p] = track->packed.data() + p * plane_bytes;
     if (!gst_audio_converter_samples(track->convert.get(), GST_AUDIO_CONVERTER_FLAG_NONE,
                                      planes.planes, planes.n_samples, to.data(), out_frames)) {
       gst_audio_buffer_unmap(&planes);
@@ -377,7 +377,7 @@ GstFlowReturn SinkAudio::send(GstPad* pad, GstBuffer* buffer) {
       return GST_FLOW_ERROR;
     }
     samples = static_cast<uint32_t>(out_frames);
-    data = track->converted;
+    data = track->packed;
   } else if (planar_in) {
     // Plane after plane, as the protocol carries planar samples.
     const size_t plane_bytes = size_t{planes.n_samples} * GST_AUDIO_INFO_WIDTH(&in) / 8;

@@ -78,13 +78,14 @@ class SinkAudio {
     bool has_caps = false;
     GstAudioInfo sent{};                         // the track's format, from its first caps
     std::shared_ptr<GstAudioConverter> convert;  // the caps, when they changed, into `sent`
-    std::vector<std::byte> converted;
     std::string title;
     std::optional<uint32_t> number;  // the session's, once started
     int64_t next_pts = 0;            // where its last samples ended
     bool eos = false;
     bool flushing = false;
-    std::vector<std::byte> packed;  // planar samples gathered plane after plane
+    // The samples as they are sent, where they are not the buffer's own bytes: converted,
+    // or planar ones gathered plane after plane.
+    std::vector<std::byte> packed;
   };
   static gboolean event(GstPad* pad, GstObject* parent, GstEvent* event);
   static GstFlowReturn chain(GstPad* pad, GstObject* parent, GstBuffer* buffer);

@@ -89,7 +89,7 @@ UniquePipeline sender_to(int port, const std::string& audio) {
       std::to_string(port) + " " + audio);
 }
 
-// An rdmasink audio pad whose caps change 20 times (S16LE 48 kHz and F32LE 44.1 kHz in turn,
+// An rdmasink audio pad whose caps change 19 times (S16LE 48 kHz and F32LE 44.1 kHz in turn,
 // every 150 ms): the stream goes on, one track to the end, the tone whole. (Each change
 // started a new track, which the recorder refused as started after the first frame, and the
 // 17th, past the protocol's 16 tracks, failed the pipeline, picture and all.)

@@ -8,6 +8,11 @@ if(NOT WIN32)
 endif()
 
 option(RDMAVIDEO_BUILD_TESTS "Build the GoogleTest suites" ON)
+# The CTest labels whose test programs are built (unit, integration, gst, kernels, gpu, timing,
+# windows); empty builds them all. A build that runs only some labels (CI's sanitizer build
+# runs no timing test, its optimised build no test that is only integration or gst) need not
+# compile the others.
+set(RDMAVIDEO_TEST_LABELS "" CACHE STRING "Build only the test programs with these labels (;-list)")
 option(RDMAVIDEO_BUILD_BENCH "Build the benchmark helpers" ON)
 option(RDMAVIDEO_BUILD_FUZZ "Build the libFuzzer targets (clang; scripts/fuzz.sh)" OFF)
 option(RDMAVIDEO_WERROR "Treat warnings as errors (CI turns this on)" OFF)
@@ -23,6 +28,11 @@ set(RDMAVIDEO_WITH_OBS AUTO CACHE STRING "OBS plugin (libobs-dev): AUTO, ON or O
 add_compile_options(-Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wpointer-arith)
 if(RDMAVIDEO_WERROR)
   add_compile_options(-Werror)
+endif()
+if(CMAKE_UNITY_BUILD)
+  # A unity source includes a library's files one after another: a type in a file's anonymous
+  # namespace is then not in the main file, which GCC takes for a header's mistake.
+  add_compile_options($<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
 endif()
 if(RDMAVIDEO_SANITIZE)
   add_compile_options(-fsanitize=${RDMAVIDEO_SANITIZE} -fno-omit-frame-pointer

@@ -51,7 +51,10 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   using namespace rdmavideo::doctor;
-  Options options;
-  if (auto code = parse_options(argc, argv, options)) return *code;
-  return rdmavideo::cli::run_main("rdmavideo-doctor", [&] { return run(options); });
+  // Everything in run_main, option parsing too: nothing thrown leaves main.
+  return rdmavideo::cli::run_main("rdmavideo-doctor", [&] {
+    Options options;
+    if (auto code = parse_options(argc, argv, options)) return *code;
+    return run(options);
+  });
 }

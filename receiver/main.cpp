@@ -123,10 +123,13 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   using namespace rdmavideo::recv_cli;
-  Options options;
-  if (auto code = parse_options(argc, argv, options)) return *code;
-  rdmavideo::cli::install_stop_signals();
-  // A descriptor per connection, and a reserve for streams: take what the hard limit allows.
-  rdmavideo::cli::raise_descriptor_limit();
-  return rdmavideo::cli::run_main("rdmavideo-recv", [&] { return run(options); });
+  // Everything in run_main, option parsing too: nothing thrown leaves main.
+  return rdmavideo::cli::run_main("rdmavideo-recv", [&] {
+    Options options;
+    if (auto code = parse_options(argc, argv, options)) return *code;
+    rdmavideo::cli::install_stop_signals();
+    // A descriptor per connection, and a reserve for streams: take what the hard limit allows.
+    rdmavideo::cli::raise_descriptor_limit();
+    return run(options);
+  });
 }

@@ -50,7 +50,7 @@ stage "format"
 ./scripts/check-format.sh
 
 stage "sanitizer build"
-BUILD_DIR=build-asan BUILD_TYPE=Debug ./scripts/build.sh -DRDMAVIDEO_WERROR=ON \
+BUILD_DIR=build-asan BUILD_TYPE=Debug TEST_LABELS="unit;integration;gst;kernels" ./scripts/build.sh -DRDMAVIDEO_WERROR=ON \
   -DRDMAVIDEO_SANITIZE=address,undefined -DRDMAVIDEO_WITH_CUDA=OFF -DRDMAVIDEO_BUILD_BENCH=OFF
 
 stage "sanitizer tests (-j$parallel)"
@@ -61,7 +61,7 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 G_SLICE=always-mall
   --output-on-failure --timeout 300
 
 stage "optimised build"
-./scripts/build.sh -DRDMAVIDEO_WERROR=ON
+TEST_LABELS="unit;kernels;gpu;windows;timing;rxe" ./scripts/build.sh -DRDMAVIDEO_WERROR=ON
 
 stage "lint"
 ./scripts/check-lint.sh

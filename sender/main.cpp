@@ -237,8 +237,11 @@ int run(Options o) {
 
 int main(int argc, char** argv) {
   using namespace rdmavideo::send_cli;
-  Options options;
-  if (auto code = parse_options(argc, argv, options)) return *code;
-  rdmavideo::cli::install_stop_signals();
-  return rdmavideo::cli::run_main("rdmavideo-send", [&] { return run(options); });
+  // Everything in run_main, option parsing too: nothing thrown leaves main.
+  return rdmavideo::cli::run_main("rdmavideo-send", [&] {
+    Options options;
+    if (auto code = parse_options(argc, argv, options)) return *code;
+    rdmavideo::cli::install_stop_signals();
+    return run(options);
+  });
 }

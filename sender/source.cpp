@@ -9,8 +9,6 @@
 namespace rdmavideo::send_cli {
 namespace {
 
-const std::atomic<bool>& g_stop = cli::stop_requested();  // SIGINT or SIGTERM arrived
-
 // Buffers the session lends for decoded or read frames: one being filled while the others may
 // still be on the wire (verbs reads them until their writes complete).
 constexpr uint32_t kInputBuffers = 3;
@@ -91,7 +89,7 @@ Result<bool> Source::read_stdin(std::span<std::byte> buffer, uint64_t sequence) 
     // Waits in slices so a stop is noticed while stdin is quiet.
     auto n = platform::read_stdin(buffer.subspan(done), std::chrono::milliseconds(250));
     if (!n) return Unexpected(n.error());
-    if (g_stop) return false;
+    if (cli::stop_requested()) return false;  // SIGINT or SIGTERM arrived
     if (!*n) continue;
     if (**n == 0) break;
     done += **n;

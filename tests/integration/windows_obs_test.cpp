@@ -121,8 +121,7 @@ TEST_F(WindowsObsPlugin, P010WithPqColourAndTwoTracksIsRecordedInSync) {
     EXPECT_LE(unmatched, dropped) << m.dump();
     EXPECT_GE(beeps - unmatched, 2) << m.dump();  // flashes enough to measure the sync on
     EXPECT_EQ(beeps - unmatched, m["flashes"]) << m.dump();
-    EXPECT_LE(m["max_abs_matched_ms"].get<double>(), m["frame_ms"].get<double>() + 0.5)
-        << m.dump();
+    EXPECT_LE(m["max_abs_matched_ms"].get<double>(), m["frame_ms"].get<double>() + 0.5) << m.dump();
     EXPECT_NEAR(m["tone_hz"].get<double>(), 1000.0 / (track + 1), 10) << m.dump();
   }
   EXPECT_EQ(got["streams"][0]["audio"][0]["name"], "Track 1");

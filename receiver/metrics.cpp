@@ -86,7 +86,7 @@ std::string render_metrics(const ReceiverService& service, const Streams& stream
   w.family("rdmavideo_receiver_memory_budget_bytes", "gauge", "The --max-memory budget.");
   w.sample("rdmavideo_receiver_memory_budget_bytes", "", static_cast<double>(budget.limit()));
   w.family("rdmavideo_receiver_memory_used_bytes", "gauge",
-           "Memory held against the budget (rings, verification frames).");
+           "Memory held against the budget (rings, encoders, tiles, verification frames).");
   w.sample("rdmavideo_receiver_memory_used_bytes", "", static_cast<double>(budget.used()));
 
   struct Stream {

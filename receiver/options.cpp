@@ -56,8 +56,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       ->check(CLI::Range(0.1, 86400.0));
   std::string max_memory;
   app.add_option("--max-memory", max_memory,
-                 "Memory all streams may hold at once (rings, verification frames), e.g. 512M "
-                 "or 8G; a stream asking for more is refused (default: half of RAM, and on "
+                 "Memory all streams may hold at once (rings, recordings' encoders, tiles, "
+                 "verification frames), e.g. 512M or 8G; a stream asking for more is refused "
+                 "(default: half of RAM, and on "
                  "verbs at most ulimit -l unless the process has CAP_IPC_LOCK)");
   std::string metrics;
   app.add_option("--metrics", metrics,

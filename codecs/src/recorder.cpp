@@ -108,7 +108,9 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   enc->framerate =
       AVRational{static_cast<int>(format.frame_rate.num), static_cast<int>(format.frame_rate.den)};
   enc->sample_aspect_ratio = AVRational{1, 1};
-  enc->thread_count = 0;  // one per core; ProRes and FFV1 are intra-only, so threads scale
+  // One a core unless a budget asked for fewer; ProRes and FFV1 are intra-only, so threads
+  // scale.
+  enc->thread_count = options.threads;
   enc->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
   if (choice->codec->av_profile != FF_PROFILE_UNKNOWN) enc->profile = choice->codec->av_profile;
   if (choice->codec->profile && enc->priv_data &&

@@ -3,6 +3,7 @@
 
 extern "C" {
 #include <libavformat/avformat.h>
+#include <libavutil/cpu.h>
 #include <libavutil/imgutils.h>
 }
 
@@ -221,6 +222,95 @@ Result<void> check_recorder_format(const RecorderOptions& options,
                       who, format.width, format.height, choice->codec->name);
   }
   return {};
+}
+
+namespace {
+
+// Bytes a pixel of the stream's picture costs an encoder, beside the frames themselves: the
+// growth of the receiver's peak resident memory over raw recording, at 3840x2160 NV12 with one
+// thread and with two (FFmpeg 5.1), rounded up. An encoder not measured is taken to hold four
+// frames and two more a thread.
+struct EncoderCost {
+  const char* encoder;  // FFmpeg's name; nullptr: the library's own ProRes encoder
+  double fixed;         // bytes a pixel, whatever the threads
+  double per_thread;    // bytes a pixel, each thread
+  bool inter;           // predicts across frames: a fragment waits for the next keyframe
+};
+constexpr EncoderCost kEncoderCosts[] = {
+    {nullptr, 16, 0, false},      // measured 14: 10-bit planes, coefficients, the packet
+    {"prores_ks", 0, 10, false},  // 7 with one thread, 15.6 with two
+    {"prores_aw", 0, 26, false},  // 23.5, 48.6
+    {"dnxhd", 0, 60, false},      // 42.6, 112
+    {"ffv1", 170, 0, false},      // 162 with one thread or two
+    {"libx264", 45, 16, true},    // 55, 70
+    {"libx265", 90, 12, true},    // about 100 (1920x1080)
+    {"h264_nvenc", 0, 0, true},   // the GPU's memory, not the host's
+    {"hevc_nvenc", 0, 0, true},
+};
+// libx264's and libx265's keyframe interval when none is set: a fragment holds up to this many
+// frames.
+constexpr uint64_t kInterKeyframeFrames = 250;
+// matroska's cluster, written once it holds this much (or 5 s).
+constexpr uint64_t kClusterBytes = 5ull << 20;
+
+}  // namespace
+
+Result<RecorderMemory> recorder_memory(const RecorderOptions& options,
+                                       const proto::StreamStart& format) {
+  auto choice = choose(options, format.pixel_format);
+  if (!choice) return Unexpected(choice.error());
+  const double pixels = static_cast<double>(format.width) * format.height;
+  const uint64_t in_bytes = format.layout.frame_bytes;
+  // The frame as the encoder takes it: the codec's fixed format, else at most the stream's
+  // own or 16 bits a sample of 4:2:2 (a conversion's widest).
+  uint64_t coded = std::max<uint64_t>(in_bytes, static_cast<uint64_t>(pixels * 4));
+  if (choice->codec->fixed != AV_PIX_FMT_NONE) {
+    const int size = av_image_get_buffer_size(choice->codec->fixed, static_cast<int>(format.width),
+                                              static_cast<int>(format.height), 64);
+    if (size > 0) coded = static_cast<uint64_t>(size);
+  }
+  const std::string_view name = choice->encoder ? choice->encoder->name : "";
+  const EncoderCost* cost = nullptr;
+  for (const auto& c : kEncoderCosts) {
+    if (c.encoder ? name == c.encoder : !choice->encoder) cost = &c;
+  }
+  RecorderMemory m;
+  const bool own = !choice->encoder;
+  m.threads = own ? 1 : options.threads > 0 ? options.threads : std::clamp(av_cpu_count(), 1, 16);
+  if (cost) {
+    m.fixed = static_cast<uint64_t>(cost->fixed * pixels);
+    m.per_thread = static_cast<uint64_t>(cost->per_thread * pixels);
+  } else {
+    m.fixed = 4 * coded;
+    m.per_thread = 2 * coded;
+  }
+  // The frame copied out of the ring, and converted for the encoder.
+  m.fixed += in_bytes + coded;
+  // What a packet is: raw and lossless pictures a frame and an eighth; ProRes 422 and DNxHR HQ
+  // 0.6 bytes a pixel (their nominal rates are about 0.45), ProRes 4444 0.9 (0.67); H.264 and
+  // HEVC, mostly predicted frames, a tenth of a byte on average.
+  const auto id = choice->codec->id;
+  const uint64_t packet = id == AV_CODEC_ID_RAWVIDEO || id == AV_CODEC_ID_FFV1 ? coded + coded / 8
+                          : cost && cost->inter ? static_cast<uint64_t>(pixels / 10)
+                          : choice->codec->fixed == AV_PIX_FMT_YUV444P10LE
+                              ? static_cast<uint64_t>(pixels * 0.9)
+                              : static_cast<uint64_t>(pixels * 0.6);
+  const std::string_view muxer = choice->container->muxer;
+  if (choice->container->fragmented) {
+    // A fragment of about a second, cut at a keyframe: every frame of an intra codec.
+    const uint64_t second =
+        format.frame_rate.den == 0
+            ? 1
+            : (format.frame_rate.num + format.frame_rate.den - 1) / format.frame_rate.den;
+    const uint64_t frames =
+        1 + (cost && cost->inter ? std::max(second, kInterKeyframeFrames) : second);
+    m.fixed += frames * packet;
+  } else if (muxer == "matroska") {
+    m.fixed += kClusterBytes + packet;
+  } else {
+    m.fixed += packet;
+  }
+  return m;
 }
 
 bool recorder_holds_audio(const std::string& path) {

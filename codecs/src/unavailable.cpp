@@ -80,6 +80,10 @@ Result<void> check_recorder_format(const RecorderOptions& options, const proto::
   return check_recorder_options(options);
 }
 
+Result<RecorderMemory> recorder_memory(const RecorderOptions& options, const proto::StreamStart&) {
+  return Unexpected(check_recorder_options(options).error());
+}
+
 bool recorder_holds_audio(const std::string&) { return false; }
 
 Result<void> check_recorder_audio(const RecorderOptions& options, const proto::AudioStart&) {

@@ -103,7 +103,8 @@ struct Compositor::Tile {
   std::array<Held, 3> held;  // the newest frames, each shown one canvas period after its time
   std::shared_ptr<const void> reservation;  // their memory, in the receiver's budget
   std::shared_ptr<memory::Budget> budget;   // the receiver's (null: none)
-  size_t reserved_frame_bytes = 0;          // the reservation is three frames of this size
+  size_t reserved_frame_bytes = 0;          // the reservation is for frames held of this size
+  size_t reserved_source_bytes = 0;         // fitted from frames of this size (0: as they came)
   std::string name;                         // the stream's, or the last one's
   uint64_t stream = 0;
   uint64_t received = 0, composited = 0, sampled = 0, repeats = 0;
@@ -254,10 +255,12 @@ Result<std::unique_ptr<StreamSink>> Compositor::make_sink(const StreamInfo& info
                       options_.layout_name.empty() ? "" : " in " + options_.layout_name);
   }
   Tile& tile = *tiles_[*at];
-  // Three frames copied out of the ring, as the tile holds them, in the receiver's budget.
-  const size_t held_bytes = held_format(tile, info.format)->layout.frame_bytes;
+  // What the tile holds for its stream's frames, in the receiver's budget.
+  const auto held = held_format(tile, info.format);
+  const size_t held_bytes = held->layout.frame_bytes;
+  const size_t source_bytes = held != info.format ? info.format->layout.frame_bytes : 0;
   auto reserved = info.budget ? info.budget->reserve(
-                                    3ull * held_bytes,
+                                    tile_bytes(held_bytes, source_bytes),
                                     fmt::format("stream {}'s tile of the composite", info.number))
                               : Result<std::shared_ptr<const void>>(nullptr);
   if (!reserved) return Unexpected(reserved.error());
@@ -272,6 +275,7 @@ Result<std::unique_ptr<StreamSink>> Compositor::make_sink(const StreamInfo& info
   tile.reservation = std::move(*reserved);
   tile.budget = info.budget;
   tile.reserved_frame_bytes = held_bytes;
+  tile.reserved_source_bytes = source_bytes;
   log().info("[composite] stream {} (\"{}\") in tile {}", info.number, label, *at + 1);
   return std::unique_ptr<StreamSink>(std::make_unique<TileSink>(*this, *at));
 }
@@ -330,7 +334,9 @@ void Compositor::deliver(size_t index, FrameLease frame) {
       // the budget first.
       into->copy.reset();
       into->bytes = 0;
-      if (auto ok = charge(tile, need); !ok) return Unexpected(ok.error());
+      if (auto ok = charge(tile, need, fit ? frame.data().size() : 0); !ok) {
+        return Unexpected(ok.error());
+      }
       auto region = memory::Region::allocate(canvas_->memory(), need);
       if (!region) return Unexpected(region.error());
       into->copy = std::move(*region);
@@ -366,12 +372,23 @@ std::shared_ptr<const proto::StreamStart> Compositor::held_format(
   return tile.held_as ? tile.held_as : format;
 }
 
-// Three frames of `frame_bytes` in the budget for the tile, where its stream's format
-// changed, or refused by the budget (the frame is then not shown, and the next one asks
-// again).
-Result<void> Compositor::charge(Tile& tile, size_t frame_bytes) {
+// Three frames held of `held` bytes, fitted from frames of `source` bytes where they are
+// (the CPU canvas): the fitter's scratch picture, the copy of a source that ends near the end
+// of its memory (libswscale reads past a row's end), and libswscale's own filters and lines.
+uint64_t Compositor::tile_bytes(uint64_t held, uint64_t source) {
+  constexpr uint64_t kScalerBytes = 1ull << 20;  // libswscale's context, beside its lines
+  const uint64_t fitting = source == 0 ? 0 : held + source + source / 8 + kScalerBytes;
+  return 3 * held + fitting;
+}
+
+// What the tile holds (tile_bytes()) in the budget, where its stream's format changed, or
+// refused by the budget (the frame is then not shown, and the next one asks again).
+Result<void> Compositor::charge(Tile& tile, size_t frame_bytes, size_t source_bytes) {
   std::lock_guard lock(mu_);
-  if (frame_bytes == tile.reserved_frame_bytes || !tile.budget) return {};
+  if (!tile.budget ||
+      (frame_bytes == tile.reserved_frame_bytes && source_bytes == tile.reserved_source_bytes)) {
+    return {};
+  }
   // Copies of the old format waiting to be shown are let go with their reservation (newer
   // frames are coming in the new one); one being read goes when it is next written.
   for (auto& h : tile.held) {
@@ -383,12 +400,14 @@ Result<void> Compositor::charge(Tile& tile, size_t frame_bytes) {
   }
   tile.reservation.reset();
   tile.reserved_frame_bytes = 0;
+  tile.reserved_source_bytes = 0;
   auto reserved = tile.budget->reserve(
-      3ull * frame_bytes,
+      tile_bytes(frame_bytes, source_bytes),
       fmt::format("stream {}'s tile of the composite (its format changed)", tile.stream));
   if (!reserved) return Unexpected(reserved.error());
   tile.reservation = std::move(*reserved);
   tile.reserved_frame_bytes = frame_bytes;
+  tile.reserved_source_bytes = source_bytes;
   return {};
 }
 

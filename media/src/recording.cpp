@@ -36,6 +36,38 @@ RecordingOptions recording_options(const WriterOptions& writer, std::string path
   return RecordingOptions{std::move(path), writer.codec, writer.encoder, abort_fd, writer.names};
 }
 
+Result<RecordingMemory> Recording::reserve_memory(const RecordingOptions& o,
+                                                  const proto::StreamStart& format,
+                                                  memory::Budget& budget, std::string_view who) {
+  av::RecorderOptions options = checked(o);
+  options.threads = o.threads;
+  auto needs = av::recorder_memory(options, format);
+  if (!needs) return Unexpected(needs.error());
+  RecordingMemory m{nullptr, 0, needs->threads, format.width, format.height, format.pixel_format};
+  // The most threads that fit: each holds its own frames, and fewer only encode more slowly.
+  for (int threads = needs->threads; threads >= 1; --threads) {
+    m.bytes = needs->bytes(threads);
+    m.threads = threads;
+    auto held =
+        budget.reserve(m.bytes, fmt::format("{}'s recording of {}x{} {} ({} encoder thread{})", who,
+                                            format.width, format.height, name(format.pixel_format),
+                                            threads, threads == 1 ? "" : "s"));
+    if (held) {
+      m.held = std::move(*held);
+      if (threads < needs->threads) {
+        log().warn(
+            "{}: the recording's encoder gets {} of {} threads, as many as the memory "
+            "budget holds ({} of {})",
+            who, threads, needs->threads, memory::format_bytes(m.bytes),
+            memory::format_bytes(budget.limit()));
+      }
+      return m;
+    }
+    if (threads == 1) return Unexpected(held.error());
+  }
+  return m;
+}
+
 Result<void> Recording::check(const RecordingOptions& o) {
   return av::check_recorder_options(checked(o));
 }
@@ -57,6 +89,7 @@ Result<void> Recording::open(const FrameLease& first) {
   recorder.start_wall_ns = first.info().sent_ns;
   if (gpu) recorder.gpu_frames = gpu->facts().ordinal;
   recorder.abort_fd = options_.abort_fd;
+  recorder.threads = options_.threads;
   recorder.audio = audio_;
   auto opened = av::Recorder::open(recorder, format);
   if (!opened) return Unexpected(opened.error());

@@ -31,9 +31,22 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::create(const WriterOptions& 
     // Without it a stop could not reach a write waiting on the output: refuse the stream.
     return Unexpected(system_error("the stream's writer: eventfd", errno));
   }
+  // A recording's encoder and muxer hold memory beside the ring: reserved now, so a stream
+  // whose recording would not fit is refused at its StreamStart, as a ring that does not is.
+  RecordingMemory memory;
+  if (info.budget && info.format && Recording::is_recording_path(options.output)) {
+    auto reserved =
+        Recording::reserve_memory(recording_options(options, options.output), *info.format,
+                                  *info.budget, fmt::format("stream {}", info.number));
+    if (!reserved) return Unexpected(reserved.error());
+    memory = std::move(*reserved);
+  }
   try {
-    return std::make_unique<StreamWriter>(options, std::move(info), std::move(output), monitor,
-                                          std::move(release_monitor), std::move(abort_fd));
+    auto writer =
+        std::make_unique<StreamWriter>(options, std::move(info), std::move(output), monitor,
+                                       std::move(release_monitor), std::move(abort_fd));
+    writer->recording_memory_ = std::move(memory);  // before any frame: none can have come
+    return writer;
   } catch (const std::system_error& e) {  // its thread could not start (the thread limit)
     return make_error(ErrorCode::resource, "the stream's writer: cannot start its thread: {}",
                       e.what());
@@ -185,7 +198,17 @@ Result<void> StreamWriter::open_output(const FrameLease& first) {
     output_->path = path;
   }
   if (Recording::is_recording_path(path)) {
-    recording_.emplace(recording_options(options_, path, abort_fd_.get()));
+    auto options = recording_options(options_, path, abort_fd_.get());
+    if (info_.budget && !recording_memory_.fits(first.format())) {
+      // The format changed before the first frame: what the recording holds is reserved anew.
+      recording_memory_ = {};
+      auto reserved = Recording::reserve_memory(options, first.format(), *info_.budget,
+                                                fmt::format("stream {}", info_.number));
+      if (!reserved) return Unexpected(reserved.error());
+      recording_memory_ = std::move(*reserved);
+    }
+    if (recording_memory_.held) options.threads = recording_memory_.threads;
+    recording_.emplace(std::move(options));
     if (records_audio_) {
       for (size_t i = 0; i < tracks_.size(); ++i) add_track(i);
     }

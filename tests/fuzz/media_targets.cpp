@@ -61,6 +61,33 @@ int64_t pts_step(Input& in) {
   return in.get<int64_t>();
 }
 
+// What a recording reserves in the budget (av::recorder_memory()) for a stream of any carried
+// format and size, any codec and container: known wherever the recording's checks pass, at
+// least the frame it copies, never less with more encoder threads, and never wrapped around.
+void check_recording_memory(Input& in) {
+  static const char* const kPaths[] = {"a.mov", "a.mkv", "a.mp4", "a.nut", "a.y4m"};
+  av::RecorderOptions options;
+  options.path = kPaths[in.in(0, 4)];
+  const auto& codecs = av::recorder_codecs();
+  const uint32_t pick = in.in(0, static_cast<uint32_t>(codecs.size()));
+  if (pick < codecs.size()) options.codec = codecs[pick];  // else the container's own
+  if (in.get<uint8_t>() % 4 == 0) options.encoder = av::kOwnProresEncoder;
+  options.threads = static_cast<int>(in.in(0, 64));
+  const auto pixel_format = static_cast<PixelFormat>(in.in(1, 16));
+  auto stream = proto::make_stream_start(pixel_format, in.in(1, 16384), in.in(1, 16384),
+                                         {in.in(1, 240), in.in(1, 1001)});
+  if (!stream || !av::check_recorder_format(options, *stream)) return;
+  const auto memory = av::recorder_memory(options, *stream);
+  if (!memory) finding("a recording the checks let through has no memory estimate");
+  if (memory->threads < 1) finding("a recording's encoder reserved for no thread");
+  if (memory->bytes(1) < stream->layout.frame_bytes) {
+    finding("a recording reserved less than the frame it copies");
+  }
+  if (memory->bytes(memory->threads) < memory->bytes(1) || memory->bytes(1) > (1ull << 62)) {
+    finding("a recording's memory estimate wrapped around");
+  }
+}
+
 int64_t saturating_add(int64_t a, int64_t b) {
   int64_t out = 0;
   if (__builtin_add_overflow(a, b, &out)) return b > 0 ? INT64_MAX : INT64_MIN;
@@ -171,6 +198,7 @@ SoundRun place_sound(const uint8_t* data, size_t size) {
   const auto finished = (*recorder)->finish();
   const auto audio = (*recorder)->audio();
   recorder->reset();
+  check_recording_memory(in);
   struct stat st {};
   const bool written = ::stat(options.path.c_str(), &st) == 0;
   std::filesystem::remove(options.path);

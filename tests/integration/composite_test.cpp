@@ -68,15 +68,6 @@ Picture picture_at(const std::filesystem::path& file, double seconds, int width,
                                        << " want " << want.r << "," << want.g << "," << want.b;
 }
 
-// Frames ffprobe counts in the file, decoding it to the end.
-int decoded_frames(const std::filesystem::path& file) {
-  const std::string out = capture(
-      "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
-      "stream=nb_read_frames -of csv=p=0 " +
-      file.string());
-  return out.empty() ? -1 : std::stoi(out);
-}
-
 // Four colours into a grid recorded as FFV1: each in its quadrant; a sender killed halfway
 // leaves its quadrant "no signal" while the canvas goes on to the end, and the file plays.
 TEST(Composite, FourColoursInAGridAndAKilledOneLeavesNoSignal) {

@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 
+#include "output_checks.hpp"
 #include "process.hpp"
 
 namespace rdmavideo::testing {
@@ -35,12 +36,6 @@ std::map<std::string, std::string> probe(const fs::path& file, const std::string
                                          const std::string& extra = "-select_streams v:0") {
   return key_values(capture("ffprobe -v error " + extra + " -show_entries " + entries +
                             " -of default=noprint_wrappers=1 '" + file.string() + "'"));
-}
-
-int decoded_frames(const fs::path& file) {
-  const auto facts = probe(file, "stream=nb_read_frames", "-count_frames -select_streams v:0");
-  auto it = facts.find("nb_read_frames");
-  return it == facts.end() ? -1 : std::stoi(it->second);
 }
 
 bool have_ffprobe() { return shell("command -v ffprobe >/dev/null 2>&1") == 0; }

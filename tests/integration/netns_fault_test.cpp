@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "output_checks.hpp"
 #include "process.hpp"
 
 namespace rdmavideo::testing {
@@ -70,14 +71,6 @@ bool wait_for_count(Process& p, const std::string& needle, int count,
     std::this_thread::sleep_for(20ms);
   }
   return false;
-}
-
-int decoded_frames(const fs::path& file) {
-  const auto out = capture(
-      "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
-      "stream=nb_read_frames -of default=noprint_wrappers=1:nokey=1 '" +
-      file.string() + "'");
-  return out.empty() ? -1 : std::stoi(out);
 }
 
 TEST(NetworkFaults, LinkDownForEightSecondsThenTheSenderReconnects) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -31,6 +32,16 @@ inline std::vector<std::string> error_lines(const std::string& text) {
 inline std::string stream_codecs(const std::filesystem::path& file) {
   return capture("ffprobe -v error -show_entries stream=codec_name,codec_type -of csv=p=0 '" +
                  file.string() + "'");
+}
+
+/// The frames of `file`'s first video stream that ffprobe counts, decoding it to the end; -1
+/// where it counts none.
+inline int decoded_frames(const std::filesystem::path& file) {
+  const std::string out = capture(
+      "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+      "stream=nb_read_frames -of csv=p=0 '" +
+      file.string() + "'");
+  return out.empty() ? -1 : std::atoi(out.c_str());
 }
 
 #ifdef RDMAVIDEO_SOURCE_DIR

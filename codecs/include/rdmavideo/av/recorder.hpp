@@ -62,6 +62,9 @@ struct RecorderOptions {
   /// CUDA frame pool, and nothing crosses PCIe but the bitstream. Other encoders are given
   /// host frames, so their caller downloads first (takes_gpu_frames() is false).
   std::optional<int> gpu_frames;
+  /// The encoder's threads; 0: one a core, at most 16. A memory budget may ask for fewer
+  /// (recorder_memory()).
+  int threads = 0;
   /// An eventfd (not owned), or -1: once readable, a wait on the output gives up (a FIFO with
   /// no reader yet, a pipe nobody reads), so a stop is never held by a reader. Regular files
   /// are written, finalised and fsynced as usual.
@@ -104,6 +107,22 @@ Result<void> check_recorder_audio(const RecorderOptions& options, const proto::A
 /// not: asked when a StreamStart arrives, before a ring is reserved or a file opened.
 Result<void> check_recorder_format(const RecorderOptions& options,
                                    const proto::StreamStart& format);
+
+/// What a recording holds in memory for a stream, beside the receiver's ring: the encoder's
+/// frames, copies and state (a part of it for each encoder thread), the frame copied and
+/// converted for it, and the packets the muxer keeps until it writes them (a fragment's in
+/// .mov and .mp4, a cluster's in .mkv). Measured with FFmpeg 5.1 and rounded up; the memory
+/// section of docs/operations.md gives the figures.
+struct RecorderMemory {
+  uint64_t fixed = 0;       ///< whatever the threads
+  uint64_t per_thread = 0;  ///< each encoder thread's
+  int threads = 1;          ///< the threads the encoder takes when left to choose
+  uint64_t bytes(int t) const { return fixed + per_thread * static_cast<uint64_t>(t); }
+};
+/// What a recording with these options holds for a stream of `format` (whose
+/// check_recorder_format() passed).
+Result<RecorderMemory> recorder_memory(const RecorderOptions& options,
+                                       const proto::StreamStart& format);
 
 class Recorder {
  public:

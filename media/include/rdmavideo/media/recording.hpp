@@ -16,6 +16,7 @@
 
 #include "rdmavideo/frame_lease.hpp"
 #include "rdmavideo/media/engine_options.hpp"
+#include "rdmavideo/memory.hpp"
 #include "rdmavideo/protocol.hpp"
 
 namespace rdmavideo::av {
@@ -31,6 +32,21 @@ struct RecordingOptions {
   std::string encoder;  // empty: the codec's default
   int abort_fd = -1;    // eventfd: once readable, waits on the output give up
   SettingNames names;   // the front end's names for the output, codec and encoder
+  int threads = 0;      // the encoder's; 0: one a core (at most 16)
+};
+
+/// A recording's memory, held in a receiver's budget while `held` lives.
+struct RecordingMemory {
+  std::shared_ptr<const void> held;
+  uint64_t bytes = 0;
+  int threads = 1;  // the encoder threads it was reserved for
+  uint32_t width = 0, height = 0;
+  PixelFormat pixel_format{};
+  /// Whether it was reserved for a stream of `format`'s size and pixel format.
+  bool fits(const proto::StreamStart& format) const {
+    return held && format.width == width && format.height == height &&
+           format.pixel_format == pixel_format;
+  }
 };
 
 /// A recording into `path` as `writer` asks for one (its codec, encoder and names).
@@ -47,6 +63,14 @@ class Recording {
   /// is reserved), naming the StreamStart field that cannot.
   static Result<void> check_format(const RecordingOptions& options,
                                    const proto::StreamStart& format);
+
+  /// Reserves in `budget` what a recording of `format` holds beside the ring (its encoder's
+  /// frames and state, converted copies, the muxer's buffered packets: av::recorder_memory()),
+  /// with as many encoder threads as fit, up to one a core; or the budget's refusal, which
+  /// names `who`'s recording and what it needs.
+  static Result<RecordingMemory> reserve_memory(const RecordingOptions& options,
+                                                const proto::StreamStart& format,
+                                                memory::Budget& budget, std::string_view who);
 
   explicit Recording(RecordingOptions options);
   ~Recording();

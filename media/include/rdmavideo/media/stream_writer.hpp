@@ -122,6 +122,7 @@ class StreamWriter final : public StreamSink {
   // Writer thread only.
   std::optional<RawOutput> raw_;
   std::optional<Recording> recording_;
+  RecordingMemory recording_memory_;  // the recording's in the budget, from the admission on
   bool opened_ = false;
   StreamVerifier verifier_;  // its pattern's frames in the memory budget
 

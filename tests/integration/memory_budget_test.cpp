@@ -25,7 +25,18 @@ using namespace std::chrono_literals;
 // among them), heap and threads' stacks.
 constexpr long kAllowanceMiB = 96;
 
-long peak_mib(Process& p) { return status_field(p.pid(), "VmHWM") / 1024; }
+// The receiver's peak resident memory in MiB so far; then it is stopped, its log whole.
+long peak_then_stop(Receiver& recv) {
+  const long peak = status_field(recv.process().pid(), "VmHWM") / 1024;
+  recv.process().signal(SIGTERM);
+  EXPECT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  return peak;
+}
+
+// Once the sender ended its stream.
+bool stream_ended(Receiver& recv) {
+  return recv.process().wait_for_stderr("stream 1 the sender ended it", 60s).has_value();
+}
 
 // The case, smaller: 16000x16000 NV12 into the project's ProRes encoder held 3.7 GB
 // under --max-memory 1G, as only the ring was counted. At 3840x2160 a ring of eight 12 MiB
@@ -46,11 +57,9 @@ TEST(MemoryBudget, ARecordingWhoseEncoderDoesNotFitIsRefusedNamingTheMemory) {
       << why;
   EXPECT_NE(why.find("beyond the receiver's memory budget of 200 MiB"), std::string::npos) << why;
   EXPECT_FALSE(std::filesystem::exists(out)) << "nothing was recorded";
-  const long peak = peak_mib(recv.process());
+  const long peak = peak_then_stop(recv);
   std::cerr << "peak resident " << peak << " MiB under --max-memory 200M\n";
   EXPECT_LE(peak, 200 + kAllowanceMiB);
-  recv.process().signal(SIGTERM);
-  EXPECT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
 }
 
 // prores_aw holds about 26 bytes a pixel for each of its frame threads: at 3840x2160, 216 MB
@@ -66,11 +75,8 @@ TEST(MemoryBudget, AnEncoderGetsTheThreadsTheBudgetHolds) {
                 "--pix-fmt", "nv12", "-r", "30", "--frames", "45"},
                dir / "send.stderr");
   ASSERT_EQ(send.wait(120s), 0) << send.stderr_text();
-  ASSERT_TRUE(recv.process().wait_for_stderr("stream 1 the sender ended it", 60s))
-      << recv.process().stderr_text();
-  const long peak = peak_mib(recv.process());
-  recv.process().signal(SIGTERM);
-  EXPECT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  ASSERT_TRUE(stream_ended(recv)) << recv.process().stderr_text();
+  const long peak = peak_then_stop(recv);
   const std::string log = recv.process().stderr_text();
   if (std::thread::hardware_concurrency() >= 2) {
     EXPECT_NE(log.find("the recording's encoder gets 1 of "), std::string::npos) << log;
@@ -97,11 +103,8 @@ TEST(MemoryBudget, ATileCountsItsScalerAndStaysWithinTheBudget) {
     peer.play(0, 0.2, 0);  // six frames of 256 MiB
     peer.end();
   }
-  ASSERT_TRUE(recv.process().wait_for_stderr("stream 1 the sender ended it", 60s))
-      << recv.process().stderr_text();
-  const long peak = peak_mib(recv.process());
-  recv.process().signal(SIGTERM);
-  EXPECT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  ASSERT_TRUE(stream_ended(recv)) << recv.process().stderr_text();
+  const long peak = peak_then_stop(recv);
   const std::string log = recv.process().stderr_text();
   EXPECT_NE(log.find("stream 1's tile of the composite (its format changed) needs"),
             std::string::npos)

@@ -99,10 +99,11 @@ struct Planes3 {
 
 // A 10-bit chroma sample of row `row` from 4:2:0 chroma rows a quarter and three quarters
 // of a chroma row away (MPEG-2 siting: each chroma row lies halfway between its two luma
-// rows): three parts the nearer, one part the other, the edges repeated. `near` and `far` are
+// rows): three parts the nearer, one part the farther, the edges repeated (not `near` and `far`,
+// which Windows's headers define as macros). `nearer` and `farther` are
 // at `bits` (8 or 10); the result at 10.
-RDMAVIDEO_HOST_DEVICE inline unsigned chroma420_row(unsigned near, unsigned far, int bits) {
-  return bits == 8 ? 3 * near + far : (3 * near + far + 2) >> 2;
+RDMAVIDEO_HOST_DEVICE inline unsigned chroma420_row(unsigned nearer, unsigned farther, int bits) {
+  return bits == 8 ? 3 * nearer + farther : (3 * nearer + farther + 2) >> 2;
 }
 
 RDMAVIDEO_HOST_DEVICE inline unsigned v210_sample(const uint8_t* row, unsigned word,
@@ -134,30 +135,30 @@ RDMAVIDEO_HOST_DEVICE inline void to_yuv422p10(int input, const Planes3& p, unsi
     case kInI420:
     case kInP010: {
       const unsigned chroma_rows = (height + 1) / 2;
-      const unsigned near = row / 2;
-      const unsigned far =
-          row % 2 == 0 ? (near > 0 ? near - 1 : 0) : (near + 1 < chroma_rows ? near + 1 : near);
+      const unsigned nearer = row / 2;
+      const unsigned farther = row % 2 == 0 ? (nearer > 0 ? nearer - 1 : 0)
+                                            : (nearer + 1 < chroma_rows ? nearer + 1 : nearer);
       if (input == kInP010) {
         auto at = [](const uint8_t* r, unsigned i) {
           return static_cast<unsigned>(reinterpret_cast<const uint16_t*>(r)[i] >> 6);
         };
         y0 = at(r0, x), y1 = second ? at(r0, x + 1) : y0;
-        const uint8_t* n = p.in[1] + near * p.in_pitch[1];
-        const uint8_t* f = p.in[1] + far * p.in_pitch[1];
+        const uint8_t* n = p.in[1] + nearer * p.in_pitch[1];
+        const uint8_t* f = p.in[1] + farther * p.in_pitch[1];
         cb = chroma420_row(at(n, x), at(f, x), 10);
         cr = chroma420_row(at(n, x + 1), at(f, x + 1), 10);
       } else {
         y0 = r0[x] << 2, y1 = second ? r0[x + 1] << 2 : y0;
         if (input == kInNv12) {
-          const uint8_t* n = p.in[1] + near * p.in_pitch[1];
-          const uint8_t* f = p.in[1] + far * p.in_pitch[1];
+          const uint8_t* n = p.in[1] + nearer * p.in_pitch[1];
+          const uint8_t* f = p.in[1] + farther * p.in_pitch[1];
           cb = chroma420_row(n[x], f[x], 8);
           cr = chroma420_row(n[x + 1], f[x + 1], 8);
         } else {
-          cb = chroma420_row(p.in[1][near * p.in_pitch[1] + pair],
-                             p.in[1][far * p.in_pitch[1] + pair], 8);
-          cr = chroma420_row(p.in[2][near * p.in_pitch[2] + pair],
-                             p.in[2][far * p.in_pitch[2] + pair], 8);
+          cb = chroma420_row(p.in[1][nearer * p.in_pitch[1] + pair],
+                             p.in[1][farther * p.in_pitch[1] + pair], 8);
+          cr = chroma420_row(p.in[2][nearer * p.in_pitch[2] + pair],
+                             p.in[2][farther * p.in_pitch[2] + pair], 8);
         }
       }
       break;

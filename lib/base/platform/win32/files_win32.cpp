@@ -28,13 +28,11 @@ struct HandleCloser {
 };
 using UniqueWinHandle = std::unique_ptr<void, HandleCloser>;
 
-std::string last_error_text(DWORD code) { return win32::error_text(code); }
-
 Error windows_error(std::string_view what, DWORD code) {
   return Error(code == ERROR_FILE_NOT_FOUND || code == ERROR_PATH_NOT_FOUND
                    ? ErrorCode::invalid_argument
                    : ErrorCode::system,
-               fmt::format("{}: {}", what, last_error_text(code)));
+               fmt::format("{}: {}", what, win32::error_text(code)));
 }
 
 bool is_well_known(PSID sid, WELL_KNOWN_SID_TYPE type) {
@@ -105,7 +103,7 @@ Result<uint64_t> check_private_file(const std::filesystem::path& path, std::stri
     log().warn(
         "{}: who may read it cannot be checked here ({}); keep it where only you can "
         "read it",
-        what, rc != ERROR_SUCCESS ? last_error_text(rc) : "it has no owner");
+        what, rc != ERROR_SUCCESS ? win32::error_text(rc) : "it has no owner");
     return size;
   }
   if (!dacl) {

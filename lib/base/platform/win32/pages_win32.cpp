@@ -12,8 +12,6 @@
 namespace rdmavideo::platform {
 namespace {
 
-std::string last_error_text(DWORD code) { return win32::error_text(code); }
-
 std::mutex working_set_mutex;
 
 // Moves both bounds of the working set by `delta` bytes.
@@ -39,7 +37,7 @@ Result<std::byte*> map_pages(size_t bytes, bool lock, std::string_view what) {
   void* p = VirtualAlloc(nullptr, bytes, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
   if (!p) {
     return make_error(ErrorCode::resource, "{}: VirtualAlloc: {}", what,
-                      last_error_text(GetLastError()));
+                      win32::error_text(GetLastError()));
   }
   if (lock) {
     const bool grown = grow_working_set(bytes, true);
@@ -47,7 +45,7 @@ Result<std::byte*> map_pages(size_t bytes, bool lock, std::string_view what) {
       const DWORD err = GetLastError();
       VirtualFree(p, 0, MEM_RELEASE);
       if (grown) grow_working_set(bytes, false);
-      return make_error(ErrorCode::resource, "{}: VirtualLock: {}", what, last_error_text(err));
+      return make_error(ErrorCode::resource, "{}: VirtualLock: {}", what, win32::error_text(err));
     }
   } else {
     // Touch every page now, as MAP_POPULATE does on Linux.
@@ -65,7 +63,7 @@ void unmap_pages(std::byte* at, size_t bytes, bool locked) noexcept {
   if (!freed) {
     try {
       log().warn("memory: VirtualFree of {} bytes at {} failed: {}", bytes, static_cast<void*>(at),
-                 last_error_text(GetLastError()));
+                 win32::error_text(GetLastError()));
     } catch (...) {
     }
   }

@@ -27,6 +27,16 @@ Unexpected bad(fmt::format_string<Args...> format, Args&&... args) {
   return Unexpected(Error(ErrorCode::protocol, fmt::format(format, std::forward<Args>(args)...)));
 }
 
+// `valid` (UTF-8) in at most `most` bytes: cut back to the start of the character the cut
+// falls in (a UTF-8 continuation byte is 10xxxxxx).
+std::string cut_utf8(std::string valid, size_t most) {
+  if (valid.size() <= most) return valid;
+  size_t end = most;
+  while (end > 0 && (static_cast<unsigned char>(valid[end]) & 0xC0) == 0x80) --end;
+  valid.resize(end);
+  return valid;
+}
+
 // A NUL-terminated text field of fixed size. `field` names it for errors.
 Result<std::string> get_fixed_text(WireReader& in, size_t size, std::string_view field) {
   auto bytes = in.get_bytes(size);
@@ -42,8 +52,9 @@ Result<std::string> get_fixed_text(WireReader& in, size_t size, std::string_view
     }
   }
   // Names are shown and tagged, never parsed: bytes that are not UTF-8 are replaced, not
-  // refused.
-  return valid_utf8(std::string_view(chars, static_cast<size_t>(end - chars)));
+  // refused. Each replacement (U+FFFD) is three bytes: the text is cut to what the field holds,
+  // so that it is sent on as it was read.
+  return cut_utf8(valid_utf8(std::string_view(chars, static_cast<size_t>(end - chars))), size - 1);
 }
 
 Result<void> expect_length(const Header& header, uint32_t expected) {
@@ -609,14 +620,7 @@ Result<StreamStart> make_stream_start(PixelFormat format, uint32_t width, uint32
 }
 
 std::string fit_name(std::string_view text) {
-  const std::string valid = valid_utf8(text);
-  std::string name = valid.substr(0, std::min(valid.size(), kNameBytes - 1));
-  if (name.size() < valid.size()) {
-    // Back to the start of the character the cut fell in (a UTF-8 continuation is 10xxxxxx).
-    size_t end = name.size();
-    while (end > 0 && (static_cast<unsigned char>(valid[end]) & 0xC0) == 0x80) --end;
-    name.resize(end);
-  }
+  std::string name = cut_utf8(valid_utf8(text), kNameBytes - 1);
   for (char& c : name) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   }

@@ -3,7 +3,8 @@
 # Installs what is needed, checks the format, builds with warnings as errors, lints the product's
 # sources (clang-tidy over the optimised build's compile commands; a file that passed before is
 # not linted again until it or what it includes changes), and runs every test with CTest, each
-# in the build that suits it and once:
+# in the build that suits it and once (each build, a unity build, compiles only the test
+# programs of the labels it runs):
 #   - the sanitizer build (AddressSanitizer, UBSan; without the CUDA toolkit) runs the unit,
 #     integration, GStreamer and kernels tests, several at a time;
 #   - the Windows build (MinGW-w64, scripts/build-windows.sh) runs its unit tests under wine,

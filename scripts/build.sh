@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Configures and builds into build/ (or $BUILD_DIR; $BUILD_TARGETS, space-separated, builds
 # only those; $TEST_LABELS, a ;-list of CTest labels, builds only the test programs with those
-# labels, and unset builds them all). Each library and program is compiled as a unity build (its
-# files several to a compile, a third of the time; UNITY=OFF compiles them one by one, for a
-# quicker rebuild after a change to one file). Extra arguments go to CMake. Compiles go through ccache where it is installed
-# (scripts/setup.sh installs it): a rebuild of what did not change, in any build folder, is a
-# cache hit. Links go through lld where it is installed (setup installs it too).
+# labels, and unset builds them all). Each library and program is compiled as a unity build
+# (its files several to a compile, a third of the time; UNITY=OFF compiles them one by one, for
+# a quicker rebuild after a change to one file). Extra arguments go to CMake. Compiles go
+# through ccache where it is installed (scripts/setup.sh installs it): a rebuild of what did
+# not change, in any build folder, is a cache hit. Links go through lld where it is installed
+# (setup installs it too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}

@@ -51,8 +51,9 @@ stage "format"
 ./scripts/check-format.sh
 
 stage "sanitizer build"
-BUILD_DIR=build-asan BUILD_TYPE=Debug TEST_LABELS="unit;integration;gst;kernels" ./scripts/build.sh -DRDMAVIDEO_WERROR=ON \
-  -DRDMAVIDEO_SANITIZE=address,undefined -DRDMAVIDEO_WITH_CUDA=OFF -DRDMAVIDEO_BUILD_BENCH=OFF
+BUILD_DIR=build-asan BUILD_TYPE=Debug TEST_LABELS="unit;integration;gst;kernels" \
+  ./scripts/build.sh -DRDMAVIDEO_WERROR=ON -DRDMAVIDEO_SANITIZE=address,undefined \
+  -DRDMAVIDEO_WITH_CUDA=OFF -DRDMAVIDEO_BUILD_BENCH=OFF
 
 stage "sanitizer tests (-j$parallel)"
 # G_SLICE=always-malloc: GLib's slice allocator would hide leaked GStreamer objects from LSan.

@@ -43,29 +43,29 @@ Result<RecordingMemory> Recording::reserve_memory(const RecordingOptions& o,
   options.threads = o.threads;
   auto needs = av::recorder_memory(options, format);
   if (!needs) return Unexpected(needs.error());
-  RecordingMemory m{nullptr, 0, needs->threads, format.width, format.height, format.pixel_format};
+  RecordingMemory m{nullptr, needs->threads, format.width, format.height, format.pixel_format};
   // The most threads that fit: each holds its own frames, and fewer only encode more slowly.
-  for (int threads = needs->threads; threads >= 1; --threads) {
-    m.bytes = needs->bytes(threads);
-    m.threads = threads;
+  for (int threads = needs->threads;; --threads) {
+    const uint64_t bytes = needs->bytes(threads);
     auto held =
-        budget.reserve(m.bytes, fmt::format("{}'s recording of {}x{} {} ({} encoder thread{})", who,
-                                            format.width, format.height, name(format.pixel_format),
-                                            threads, threads == 1 ? "" : "s"));
-    if (held) {
-      m.held = std::move(*held);
-      if (threads < needs->threads) {
-        log().warn(
-            "{}: the recording's encoder gets {} of {} threads, as many as the memory "
-            "budget holds ({} of {})",
-            who, threads, needs->threads, memory::format_bytes(m.bytes),
-            memory::format_bytes(budget.limit()));
-      }
-      return m;
+        budget.reserve(bytes, fmt::format("{}'s recording of {}x{} {} ({} encoder thread{})", who,
+                                          format.width, format.height, name(format.pixel_format),
+                                          threads, threads == 1 ? "" : "s"));
+    if (!held) {
+      if (threads == 1) return Unexpected(held.error());
+      continue;
     }
-    if (threads == 1) return Unexpected(held.error());
+    m.held = std::move(*held);
+    m.threads = threads;
+    if (threads < needs->threads) {
+      log().warn(
+          "{}: the recording's encoder gets {} of {} threads, as many as the memory "
+          "budget holds ({} of {})",
+          who, threads, needs->threads, memory::format_bytes(bytes),
+          memory::format_bytes(budget.limit()));
+    }
+    return m;
   }
-  return m;
 }
 
 Result<void> Recording::check(const RecordingOptions& o) {

@@ -19,6 +19,14 @@
 namespace rdmavideo::media {
 namespace {
 constexpr uint64_t kMaxVerifyErrors = 10;  // logged per stream; all are counted
+
+// What stream `info`'s recording holds beside its ring, for frames of `format`, in its budget.
+Result<RecordingMemory> reserve_recording(const RecordingOptions& options,
+                                          const proto::StreamStart& format,
+                                          const StreamInfo& info) {
+  return Recording::reserve_memory(options, format, *info.budget,
+                                   fmt::format("stream {}", info.number));
+}
 }  // namespace
 
 Result<std::unique_ptr<StreamWriter>> StreamWriter::create(const WriterOptions& options,
@@ -36,8 +44,7 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::create(const WriterOptions& 
   RecordingMemory memory;
   if (info.budget && info.format && Recording::is_recording_path(options.output)) {
     auto reserved =
-        Recording::reserve_memory(recording_options(options, options.output), *info.format,
-                                  *info.budget, fmt::format("stream {}", info.number));
+        reserve_recording(recording_options(options, options.output), *info.format, info);
     if (!reserved) return Unexpected(reserved.error());
     memory = std::move(*reserved);
   }
@@ -202,8 +209,7 @@ Result<void> StreamWriter::open_output(const FrameLease& first) {
     if (info_.budget && !recording_memory_.fits(first.format())) {
       // The format changed before the first frame: what the recording holds is reserved anew.
       recording_memory_ = {};
-      auto reserved = Recording::reserve_memory(options, first.format(), *info_.budget,
-                                                fmt::format("stream {}", info_.number));
+      auto reserved = reserve_recording(options, first.format(), info_);
       if (!reserved) return Unexpected(reserved.error());
       recording_memory_ = std::move(*reserved);
     }

@@ -38,7 +38,6 @@ struct RecordingOptions {
 /// A recording's memory, held in a receiver's budget while `held` lives.
 struct RecordingMemory {
   std::shared_ptr<const void> held;
-  uint64_t bytes = 0;
   int threads = 1;  // the encoder threads it was reserved for
   uint32_t width = 0, height = 0;
   PixelFormat pixel_format{};

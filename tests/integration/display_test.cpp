@@ -610,7 +610,14 @@ TEST_F(DisplaySound, PlaysTheToneAndThePictureFollowsIt) {
   EXPECT_GE(audio["paced"].get<uint64_t>(), shown * 95 / 100) << audio;
   EXPECT_LT(audio["offset_p99_ms"].get<double>(), 1000.0 / 60) << audio;
   EXPECT_EQ(audio["restarts"].get<uint64_t>(), 0u) << audio;
-  EXPECT_LT(audio["latency_ms"].get<double>(), 250.0) << audio;
+  // The queue is kept near its target (100 ms and SDL's buffer) by stretching the sound by
+  // up to 2%. SDL's disk driver sleeps a buffer's time between buffers and, on a loaded
+  // machine, oversleeps: where it ran more than 2% slow the compensation is at its limit (the
+  // sound played as fast as it may) and the queue grows past the target; it is then dropped
+  // back to it before it is 500 ms deeper.
+  const double correction = audio["correction_ppm"].get<double>();
+  const bool device_too_slow = correction <= -19'999;
+  EXPECT_LT(audio["latency_ms"].get<double>(), device_too_slow ? 650.0 : 250.0) << audio;
 
   // What the device played: the 1 kHz tone, a beep every second of the sender's clock. The
   // receiver may stretch the sound by at most 2% to follow the sender, so beeps are 48000

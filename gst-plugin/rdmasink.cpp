@@ -33,6 +33,7 @@
 #include <unordered_set>
 
 #include "audio_caps.hpp"
+#include "boundary.hpp"
 #include "common.hpp"
 #include "cuda_caps.hpp"
 #include "rdmavideo/sender_session.hpp"
@@ -621,8 +622,8 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
   auto* sink_class = GST_BASE_SINK_CLASS(klass);
   GST_DEBUG_CATEGORY_INIT(rdmasink_debug, "rdmasink", 0, "rdmavideo sender element");
 
-  gobject_class->set_property = set_property;
-  gobject_class->get_property = get_property;
+  gobject_class->set_property = guarded<"set a property", set_property>;
+  gobject_class->get_property = guarded<"read a property", get_property>;
   gobject_class->finalize = finalize;
   install_common_properties(gobject_class, Side::sender);
   const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
@@ -675,19 +676,20 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
       element_class, gst_pad_template_new("audio_%u", GST_PAD_SINK, GST_PAD_REQUEST, audio_caps));
   gst_caps_unref(audio_caps);
 
-  element_class->change_state = change_state;
-  element_class->request_new_pad = request_new_pad;
-  element_class->release_pad = release_pad;
-  sink_class->start = sink_start;
-  sink_class->stop = sink_stop;
-  sink_class->unlock = sink_unlock;
-  sink_class->unlock_stop = sink_unlock_stop;
-  sink_class->set_caps = sink_set_caps;
-  sink_class->propose_allocation = sink_propose_allocation;
-  sink_class->render = sink_render;
-  sink_class->event = sink_event;
-  sink_class->get_caps = sink_get_caps;
-  sink_class->query = sink_query;
+  // Every function GStreamer calls stops exceptions at its edge (boundary.hpp).
+  element_class->change_state = guarded<"change state", change_state>;
+  element_class->request_new_pad = guarded<"add an audio pad", request_new_pad>;
+  element_class->release_pad = guarded<"release an audio pad", release_pad>;
+  sink_class->start = guarded<"connect to the receiver", sink_start>;
+  sink_class->stop = guarded<"end the stream", sink_stop>;
+  sink_class->unlock = guarded<"unlock", sink_unlock>;
+  sink_class->unlock_stop = guarded<"end an unlock", sink_unlock_stop>;
+  sink_class->set_caps = guarded<"take the caps", sink_set_caps>;
+  sink_class->propose_allocation = guarded<"propose an allocation", sink_propose_allocation>;
+  sink_class->render = guarded<"send a frame", sink_render>;
+  sink_class->event = guarded<"handle an event", sink_event>;
+  sink_class->get_caps = guarded<"answer a caps query", sink_get_caps>;
+  sink_class->query = guarded<"answer a query", sink_query>;
   gst_type_mark_as_plugin_api(transport_enum_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(mode_enum_type(), static_cast<GstPluginAPIFlags>(0));
 }

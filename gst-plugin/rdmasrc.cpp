@@ -32,6 +32,7 @@
 #include <mutex>
 
 #include "audio_caps.hpp"
+#include "boundary.hpp"
 #include "common.hpp"
 #include "cuda_caps.hpp"
 #include "slot_memory.hpp"
@@ -617,8 +618,8 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
   auto* push_class = GST_PUSH_SRC_CLASS(klass);
   GST_DEBUG_CATEGORY_INIT(rdmasrc_debug, "rdmasrc", 0, "rdmavideo receiver element");
 
-  gobject_class->set_property = set_property;
-  gobject_class->get_property = get_property;
+  gobject_class->set_property = guarded<"set a property", set_property>;
+  gobject_class->get_property = guarded<"read a property", get_property>;
   gobject_class->finalize = finalize;
   install_common_properties(gobject_class, Side::receiver);
   const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
@@ -684,17 +685,18 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
       element_class, gst_pad_template_new("audio_%u", GST_PAD_SRC, GST_PAD_SOMETIMES, audio_caps));
   gst_caps_unref(audio_caps);
 
-  element_class->change_state = change_state;
-  element_class->send_event = send_event;
-  base_class->start = src_start;
-  base_class->stop = src_stop;
-  base_class->unlock = src_unlock;
-  base_class->unlock_stop = src_unlock_stop;
-  base_class->get_caps = src_get_caps;
-  base_class->negotiate = src_negotiate;
-  base_class->decide_allocation = src_decide_allocation;
-  base_class->query = src_query;
-  push_class->create = src_create;
+  // Every function GStreamer calls stops exceptions at its edge (boundary.hpp).
+  element_class->change_state = guarded<"change state", change_state>;
+  element_class->send_event = guarded<"handle an event", send_event>;
+  base_class->start = guarded<"listen for the sender", src_start>;
+  base_class->stop = guarded<"end the stream", src_stop>;
+  base_class->unlock = guarded<"unlock", src_unlock>;
+  base_class->unlock_stop = guarded<"end an unlock", src_unlock_stop>;
+  base_class->get_caps = guarded<"answer a caps query", src_get_caps>;
+  base_class->negotiate = guarded<"negotiate caps", src_negotiate>;
+  base_class->decide_allocation = guarded<"decide an allocation", src_decide_allocation>;
+  base_class->query = guarded<"answer a query", src_query>;
+  push_class->create = guarded<"receive a frame", src_create>;
 }
 
 static void gst_rdma_src_init(GstRdmaSrc* self) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "audio_caps.hpp"
+#include "boundary.hpp"
 #include "rdmavideo/sender_session.hpp"
 
 GST_DEBUG_CATEGORY_EXTERN(rdmasink_debug);
@@ -33,8 +34,8 @@ GstPad* SinkAudio::request_pad(GstPadTemplate* templ, const gchar* name) {
   }
   GstPad* pad = gst_pad_new_from_template(templ, pad_name.c_str());
   gst_pad_set_element_private(pad, this);
-  gst_pad_set_chain_function(pad, chain);
-  gst_pad_set_event_function(pad, event);
+  gst_pad_set_chain_function(pad, (guarded<"send sound", chain>));
+  gst_pad_set_event_function(pad, (guarded<"handle an event on an audio pad", event>));
   GST_PAD_SET_PROXY_ALLOCATION(pad);
   Track track;
   track.pad = GST_PAD(gst_object_ref(pad));

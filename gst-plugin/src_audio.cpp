@@ -5,6 +5,7 @@
 #include <string>
 
 #include "audio_caps.hpp"
+#include "boundary.hpp"
 
 GST_DEBUG_CATEGORY_EXTERN(rdmasrc_debug);
 #define GST_CAT_DEFAULT rdmasrc_debug
@@ -108,7 +109,7 @@ bool SrcAudioPads::start(const AudioTrack& track) {
   p->pad = gst_pad_new_from_template(templ, name.c_str());
   gst_object_ref_sink(p->pad);
   gst_pad_use_fixed_caps(p->pad);
-  gst_pad_set_query_function(p->pad, audio_pad_query);
+  gst_pad_set_query_function(p->pad, (guarded<"answer a query on an audio pad", audio_pad_query>));
   gst_pad_set_active(p->pad, TRUE);
 
   // Sticky events before the pad is added: whoever links it at pad-added finds them.
@@ -144,7 +145,13 @@ bool SrcAudioPads::start(const AudioTrack& track) {
   {
     std::lock_guard lock(mutex_);
     Pad* raw = p.get();
-    p->thread = std::thread([this, raw] { run(*raw); });
+    p->thread = std::thread([this, raw] {
+      try {
+        run(*raw);
+      } catch (...) {  // a thread of the element's own: the error goes to the bus too
+        report_exception(element_, "push sound", std::current_exception());
+      }
+    });
     pads_.push_back(std::move(p));
   }
   // Outside the lock: whoever listens for pad-added links the pad there, on this thread.

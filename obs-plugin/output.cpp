@@ -7,8 +7,10 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
+#include "rdmavideo/caught.hpp"
 #include "rdmavideo/log.hpp"
 
 namespace rdmavideo::obs {
@@ -89,40 +91,48 @@ class Output {
     worker_ = std::thread([this, previous = std::move(worker_), settings = *settings, canvas, plan,
                            tracks, stopping]() mutable {
       if (previous.joinable()) previous.join();
-      {
-        // The last run's sender is kept one run more: OBS ends its capture on a thread of its
-        // own, so a late callback may still hold it.
-        std::lock_guard lock(mu_);
-        retired_ = std::move(sender_);
+      // OBS's process must outlive whatever the platform's libraries throw on this thread.
+      try {
+        {
+          // The last run's sender is kept one run more: OBS ends its capture on a thread of its
+          // own, so a late callback may still hold it.
+          std::lock_guard lock(mu_);
+          retired_ = std::move(sender_);
+        }
+        auto sender = ObsSender::start(settings, canvas, plan, tracks, stopping,
+                                       [this, stopping](const Error& error) {
+                                         // Every destination lost (no reconnect): OBS's output
+                                         // stops, saying why. Not while OBS stops it: a stop
+                                         // signalled then makes libobs reconnect (start again) an
+                                         // output that is being released.
+                                         set_error(error.message());
+                                         if (!*stopping) signal_stop(OBS_OUTPUT_DISCONNECTED);
+                                       });
+        if (!sender) {
+          set_error(sender.error().message());
+          if (*stopping) return;  // given up for a stop: nothing to signal
+          log().error("[obs] {}", sender.error().message());
+          signal_stop(OBS_OUTPUT_CONNECT_FAILED);
+          return;
+        }
+        log().info("[obs] sending {}", (*sender)->describe());
+        {
+          std::lock_guard lock(mu_);
+          sender_ = std::move(*sender);
+          published_.store(sender_.get(), std::memory_order_release);
+        }
+        bool capturing = false;
+        {
+          std::lock_guard lock(output_mu_);
+          capturing = !*stopping && output_ && obs_output_begin_data_capture(output_, 0);
+        }
+        if (!capturing) end_stream();
+      } catch (...) {
+        const Error error = error_of(std::current_exception(), "start sending");
+        set_error(error.message());
+        log().error("[obs] {}", error.message());
+        if (!*stopping) signal_stop(OBS_OUTPUT_ERROR);
       }
-      auto sender = ObsSender::start(settings, canvas, plan, tracks, stopping,
-                                     [this, stopping](const Error& error) {
-                                       // Every destination lost (no reconnect): OBS's output stops,
-                                       // saying why. Not while OBS stops it: a stop signalled then
-                                       // makes libobs reconnect (start again) an output that is
-                                       // being released.
-                                       set_error(error.message());
-                                       if (!*stopping) signal_stop(OBS_OUTPUT_DISCONNECTED);
-                                     });
-      if (!sender) {
-        set_error(sender.error().message());
-        if (*stopping) return;  // given up for a stop: nothing to signal
-        log().error("[obs] {}", sender.error().message());
-        signal_stop(OBS_OUTPUT_CONNECT_FAILED);
-        return;
-      }
-      log().info("[obs] sending {}", (*sender)->describe());
-      {
-        std::lock_guard lock(mu_);
-        sender_ = std::move(*sender);
-        published_.store(sender_.get(), std::memory_order_release);
-      }
-      bool capturing = false;
-      {
-        std::lock_guard lock(output_mu_);
-        capturing = !*stopping && output_ && obs_output_begin_data_capture(output_, 0);
-      }
-      if (!capturing) end_stream();
     });
     return true;
   }
@@ -321,31 +331,51 @@ void wait_for_released_outputs() {
   for (auto& r : releasing) r.thread.join();
 }
 
+// OBS's callbacks are C: what is thrown below one is logged, naming what failed, and the
+// callback returns its failure value (the rule boundary.hpp keeps for GStreamer).
+template <typename Body>
+auto shielded(const char* what, Body&& body) noexcept -> decltype(body()) {
+  try {
+    return body();
+  } catch (...) {
+    log().error("[obs] {}", error_of(std::current_exception(), what).message());
+  }
+  if constexpr (!std::is_void_v<decltype(body())>) return {};  // false, 0, NULL
+}
+
 void register_output() {
   obs_output_info info{};
   info.id = kOutputId;
   info.flags = OBS_OUTPUT_AV | OBS_OUTPUT_MULTI_TRACK;
   info.get_name = [](void*) -> const char* { return "rdmavideo (uncompressed over RDMA or TCP)"; };
   info.create = [](obs_data_t*, obs_output_t* output) -> void* {
-    auto* out = new Output(output);
-    proc_handler_add(
-        obs_output_get_proc_handler(output),
-        "void get_stats(out int frames, out int dropped, out int bytes, out int callback_ns, "
-        "out int callback_cpu_ns)",
-        get_stats_proc, out);
-    return out;
+    return shielded("create the output", [&]() -> void* {
+      auto* out = new Output(output);
+      proc_handler_add(
+          obs_output_get_proc_handler(output),
+          "void get_stats(out int frames, out int dropped, out int bytes, out int callback_ns, "
+          "out int callback_cpu_ns)",
+          get_stats_proc, out);
+      return out;
+    });
   };
-  info.destroy = [](void* data) { release(self(data)); };
-  info.start = [](void* data) { return self(data)->start(); };
-  info.stop = [](void* data, uint64_t) { self(data)->stop(); };
-  info.raw_video = [](void* data, video_data* frame) { self(data)->video(frame); };
+  info.destroy = [](void* data) { shielded("release the output", [&] { release(self(data)); }); };
+  info.start = [](void* data) { return shielded("start", [&] { return self(data)->start(); }); };
+  info.stop = [](void* data, uint64_t) { shielded("stop", [&] { self(data)->stop(); }); };
+  info.raw_video = [](void* data, video_data* frame) {
+    shielded("send a frame", [&] { self(data)->video(frame); });
+  };
   info.raw_audio2 = [](void* data, size_t mix, audio_data* frames) {
-    self(data)->audio(mix, frames);
+    shielded("send sound", [&] { self(data)->audio(mix, frames); });
   };
   info.get_defaults = defaults;
   info.get_properties = properties;
-  info.get_total_bytes = [](void* data) { return self(data)->total_bytes(); };
-  info.get_dropped_frames = [](void* data) { return self(data)->dropped_frames(); };
+  info.get_total_bytes = [](void* data) {
+    return shielded("count bytes", [&] { return self(data)->total_bytes(); });
+  };
+  info.get_dropped_frames = [](void* data) {
+    return shielded("count dropped frames", [&] { return self(data)->dropped_frames(); });
+  };
   obs_register_output(&info);
 }
 

@@ -16,8 +16,11 @@
 #include <cstring>
 #include <functional>
 #include <future>
+#include <new>
+#include <stdexcept>
 #include <thread>
 
+#include "boundary.hpp"
 #include "gst_test_support.hpp"
 #include "process.hpp"
 #include "raw_peer.hpp"
@@ -239,6 +242,62 @@ INSTANTIATE_TEST_SUITE_P(Formats, VideotestsrcThroughRdma,
                                   std::to_string(param_info.param.width) + "x" +
                                   std::to_string(param_info.param.height);
                          });
+
+// Functions the elements hand GStreamer, as boundary.hpp installs them: what one throws
+// becomes an error message on its element (a pad's: the pad's element) and the failure value
+// GStreamer knows, and the pipeline's process goes on.
+gboolean start_throwing(GstBaseSink* sink) {
+  (void)sink;
+  throw std::runtime_error("the key cannot be proven");
+}
+GstFlowReturn render_out_of_memory(GstBaseSink* sink, GstBuffer* buffer) {
+  (void)sink;
+  (void)buffer;
+  throw std::bad_alloc();
+}
+GstFlowReturn chain_throwing(GstPad* pad, GstObject* parent, GstBuffer* buffer) {
+  (void)pad;
+  (void)parent;
+  gst_buffer_unref(buffer);
+  throw std::logic_error("a pad function's fault");
+}
+
+TEST_F(GstElements, AFunctionThatThrowsPostsAnErrorAndReturnsFailure) {
+  UniquePipeline pipeline(gst_parse_launch("fakesrc ! fakesink name=sink", nullptr));
+  ASSERT_TRUE(pipeline);
+  const auto sink = element(pipeline.get(), "sink");
+  auto* base = GST_BASE_SINK(sink.get());
+
+  EXPECT_EQ((gst::guarded<"connect to the receiver", start_throwing>(base)), FALSE);
+  auto message = pop_message(pipeline.get(), GST_MESSAGE_ERROR, 1s);
+  ASSERT_TRUE(message);
+  EXPECT_EQ(std::string(GST_MESSAGE_SRC_NAME(message.get())), "sink");
+  EXPECT_NE(describe(message.get()).find("Could not connect to the receiver."), std::string::npos)
+      << describe(message.get());
+  EXPECT_NE(describe(message.get()).find("connect to the receiver: the key cannot be proven"),
+            std::string::npos)
+      << describe(message.get());
+
+  GstBuffer* buffer = gst_buffer_new();
+  EXPECT_EQ((gst::guarded<"send a frame", render_out_of_memory>(base, buffer)), GST_FLOW_ERROR);
+  gst_buffer_unref(buffer);
+  message = pop_message(pipeline.get(), GST_MESSAGE_ERROR, 1s);
+  ASSERT_TRUE(message);
+  EXPECT_NE(describe(message.get()).find("send a frame: out of memory"), std::string::npos)
+      << describe(message.get());
+
+  GstPad* pad = gst_element_get_static_pad(sink.get(), "sink");
+  ASSERT_NE(pad, nullptr);
+  EXPECT_EQ(
+      (gst::guarded<"send sound", chain_throwing>(pad, GST_OBJECT(sink.get()), gst_buffer_new())),
+      GST_FLOW_ERROR);
+  gst_object_unref(pad);
+  message = pop_message(pipeline.get(), GST_MESSAGE_ERROR, 1s);
+  ASSERT_TRUE(message);
+  EXPECT_EQ(std::string(GST_MESSAGE_SRC_NAME(message.get())), "sink");
+  EXPECT_NE(describe(message.get()).find("send sound: a pad function's fault"), std::string::npos)
+      << describe(message.get());
+}
 
 TEST_F(GstElements, FactoriesHaveTheDocumentedPropertiesDefaultsAndTemplates) {
   struct Expected {

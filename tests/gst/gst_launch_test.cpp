@@ -357,6 +357,50 @@ TEST_F(GstLaunch, KeyFileAuthenticatesBothElements) {
   EXPECT_EQ(u64_field(stats.get(), "checksum-failures"), 0u);
 }
 
+// The handshake throws inside rdmasink's start where OpenSSL has no HMAC (a configuration
+// without its provider: no_hmac preloaded). The pipeline gets an error naming why, and ends
+// with gst-launch's failure, not std::terminate's abort; the receiver, which met the same
+// handshake, refuses that one sender and takes the next.
+TEST_F(GstLaunch, AHandshakeThatThrowsIsAnErrorOnTheBus) {
+  TempDir dir;
+  const auto key = dir / "shared.key";
+  ASSERT_TRUE(auth::create_key_file(key));
+  Receiver recv(dir, {"--verify", "--quiet", "--transport", "tcp", "--key-file", key.string(),
+                      "--serve", "--stats-json", (dir / "recv.json").string()});
+  const std::string pipeline = "videotestsrc num-buffers=10 ! " +
+                               caps_string("UYVY", 320, 240, 30) +
+                               " ! rdmasink host=127.0.0.1 port=" + std::to_string(recv.port()) +
+                               " transport=tcp sync=false key-file=" + key.string();
+  {
+    const char* preload = std::getenv("LD_PRELOAD");
+    const std::string before = preload ? preload : "";
+    const std::string with = before.empty() ? RDMAVIDEO_NO_HMAC : before + ":" + RDMAVIDEO_NO_HMAC;
+    setenv("LD_PRELOAD", with.c_str(), 1);
+    Process failing(launch(pipeline), dir / "failing.stderr");
+    if (before.empty()) {
+      unsetenv("LD_PRELOAD");
+    } else {
+      setenv("LD_PRELOAD", before.c_str(), 1);
+    }
+    const auto code = failing.wait(60s);
+    ASSERT_TRUE(code);
+    // gst-launch-1.0's own failure (255 where the pipeline would not start), not a signal.
+    EXPECT_EQ(*code, 255) << failing.stderr_text();
+    const std::string said = failing.stderr_text();
+    EXPECT_NE(said.find("ERROR: from element /GstPipeline:pipeline0/GstRdmaSink:rdmasink0"),
+              std::string::npos)
+        << said;
+    EXPECT_NE(said.find("cannot prove the shared key: HMAC-SHA256 unavailable"), std::string::npos)
+        << said;
+    EXPECT_EQ(said.find("terminate called"), std::string::npos) << said;
+  }
+  Process keyed(launch(pipeline, {"-q"}), dir / "keyed.stderr");
+  ASSERT_EQ(keyed.wait(60s), 0) << keyed.stderr_text();
+  recv.process().signal(SIGTERM);
+  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
+  EXPECT_EQ(read_json(dir / "recv.json")["frames"], 10);
+}
+
 // gst-inspect-1.0 finds both elements through GST_PLUGIN_PATH and shows their properties
 // and pad templates.
 // The native recipe for a composite in gst-launch (docs/gstreamer.md): four rdmasrc, each on

@@ -270,14 +270,16 @@ Result<void> ReceiverConnection::authenticate(const proto::Hello& hello, const p
                       proto::to_string(proto::type_of(*message)));
   }
   // Which byte was wrong is never said, here or to the peer.
-  if (proof->nonce == *nonce ||
-      !auth::verify(key, auth::Role::sender, proof->nonce, *nonce, hello, ack, proof->proof)) {
+  const auto proven =
+      auth::verify(key, auth::Role::sender, proof->nonce, *nonce, hello, ack, proof->proof);
+  if (!proven) return Unexpected(proven.error());
+  if (proof->nonce == *nonce || !*proven) {
     return make_error(ErrorCode::auth_failed, "authentication failed");
   }
-  const proto::Auth answer{
-      *nonce, auth::prove(key, auth::Role::receiver, proof->nonce, *nonce, hello, ack)};
+  const auto answer = auth::prove(key, auth::Role::receiver, proof->nonce, *nonce, hello, ack);
+  if (!answer) return Unexpected(answer.error());
   passed_handshake();
-  if (auto ok = send(answer); !ok) return ok;
+  if (auto ok = send(proto::Auth{*nonce, *answer}); !ok) return ok;
   channel_->protect(
       std::make_shared<auth::ControlMac>(key, auth::Role::receiver, proof->nonce, *nonce));
   log().debug("[{}] authenticated", who_);

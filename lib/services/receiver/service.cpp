@@ -13,6 +13,7 @@
 #include <system_error>
 #include <thread>
 
+#include "rdmavideo/caught.hpp"
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/signals.hpp"
@@ -270,7 +271,13 @@ struct ReceiverService::Impl final : ConnectionHost {
 
   void run_connection(Running& entry) {
     block_async_signals();
-    auto ok = entry.connection->run();
+    Result<void> ok;
+    try {
+      ok = entry.connection->run();
+    } catch (...) {  // the platform's libraries' (boundary of the connection's thread)
+      ok = Unexpected(error_of(std::current_exception(),
+                               fmt::format("connection from {}", entry.connection->peer())));
+    }
     const char* shed = entry.shed;
     if (!ok || shed) {
       std::lock_guard lock(mu);

@@ -3,11 +3,29 @@
 // back-off), joins each stream format, and sends its queue of frames and audio.
 #include "session_impl.hpp"
 
+#include "rdmavideo/caught.hpp"
+
 namespace rdmavideo {
 
 void SenderSession::Impl::Destination::run() {
   block_async_signals();
   bool first = true;
+  for (;;) {
+    try {
+      serve(first);
+      return;
+    } catch (...) {
+      // What the platform's libraries may throw (an allocation, the crypto library) ends
+      // this destination for good, saying what, and not the process. serve() then waits for
+      // the end, dropping what is queued.
+      first = false;
+      lost(error_of(std::current_exception(), fmt::format("destination {}", endpoint.to_string())),
+           Retry::never);
+    }
+  }
+}
+
+void SenderSession::Impl::Destination::serve(bool& first) {
   for (;;) {
     {
       std::unique_lock lock(mu);
@@ -394,7 +412,7 @@ void SenderSession::Impl::Destination::send_audio(const AudioJob& job) {
   }
 }
 
-void SenderSession::Impl::Destination::lost(const Error& error) {
+void SenderSession::Impl::Destination::lost(const Error& error, Retry may) {
   std::deque<Job> dropped;
   {
     std::lock_guard lock(mu);
@@ -409,11 +427,11 @@ void SenderSession::Impl::Destination::lost(const Error& error) {
     }
     finish_job(job, Took::dropped);
   }
-  try_again_or_give_up(error);
+  try_again_or_give_up(error, may);
 }
 
-void SenderSession::Impl::Destination::try_again_or_give_up(const Error& error) {
-  retry = worth_retrying(error);
+void SenderSession::Impl::Destination::try_again_or_give_up(const Error& error, Retry may) {
+  retry = may == Retry::if_worth_it && worth_retrying(error);
   const bool again = session.options.reconnect && retry && !session.stop_flag();
   set_state(again ? DestinationState::connecting : DestinationState::failed, error);
   if (again) {

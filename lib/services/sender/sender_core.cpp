@@ -177,9 +177,9 @@ Result<void> SenderCore::handshake_step(const proto::Message& message) {
       if (!nonce) return failed(nonce.error());
       nonce_ = *nonce;
       receiver_nonce_ = challenge->nonce;
-      const proto::Auth proof{
-          nonce_, auth::prove(*key_, auth::Role::sender, nonce_, receiver_nonce_, hello_, ack_)};
-      if (auto ok = send(proof); !ok) return failed(ok.error());
+      auto proven = auth::prove(*key_, auth::Role::sender, nonce_, receiver_nonce_, hello_, ack_);
+      if (!proven) return failed(proven.error());
+      if (auto ok = send(proto::Auth{nonce_, *proven}); !ok) return failed(ok.error());
       step_ = Step::proof_awaited;
       return {};
     }
@@ -187,9 +187,10 @@ Result<void> SenderCore::handshake_step(const proto::Message& message) {
       const auto* proof = std::get_if<proto::Auth>(&message);
       if (!proof) return failed(not_auth());
       // The receiver proves the key too, so nothing is sent to an impostor.
-      if (proof->nonce != receiver_nonce_ ||
-          !auth::verify(*key_, auth::Role::receiver, nonce_, receiver_nonce_, hello_, ack_,
-                        proof->proof)) {
+      const auto proven = auth::verify(*key_, auth::Role::receiver, nonce_, receiver_nonce_, hello_,
+                                       ack_, proof->proof);
+      if (!proven) return failed(proven.error());
+      if (proof->nonce != receiver_nonce_ || !*proven) {
         return failed(Error(ErrorCode::auth_failed,
                             "authentication failed: the receiver did not prove the shared key"));
       }

@@ -183,16 +183,18 @@ struct SenderSession::Impl {
       std::lock_guard lock(session.stream_mu);
       session.stream_cv.notify_all();
     }
-    void run();
+    void run();  // the destination's thread: serve() with exceptions stopped
+    void serve(bool& first);
     bool connect();
     Result<void> join(uint64_t stream_generation, const proto::StreamStart& stream_format,
                       const std::shared_ptr<detail::BufferPool>& stream_pool);
     Result<void> register_pool(const std::shared_ptr<detail::BufferPool>& new_pool);
     void send(Job& job);
-    void lost(const Error& error);
+    enum class Retry { if_worth_it, never };
+    void lost(const Error& error, Retry may = Retry::if_worth_it);
     /// After a failed connect or a lost connection: connect again after the back-off
     /// (--reconnect, and an error worth another try), or give this destination up.
-    void try_again_or_give_up(const Error& error);
+    void try_again_or_give_up(const Error& error, Retry may = Retry::if_worth_it);
     void finish_job(Job& job, Took took);
     // A frame job's part in its dispatch, as finish_job() without touching `busy` (a job
     // that never left the queue).

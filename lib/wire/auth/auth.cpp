@@ -73,18 +73,28 @@ Result<Nonce> make_nonce() {
   return nonce;
 }
 
-Proof prove(const SharedKey& key, Role role, const Nonce& sender_nonce, const Nonce& receiver_nonce,
-            const proto::Hello& hello, const proto::HelloAck& ack) {
+Result<Proof> prove(const SharedKey& key, Role role, const Nonce& sender_nonce,
+                    const Nonce& receiver_nonce, const proto::Hello& hello,
+                    const proto::HelloAck& ack) {
   const auto hello_bytes = proto::encode(hello);
   const auto ack_bytes = proto::encode(ack);
-  return crypto::hmac_sha256(
-      key.bytes(), {as_bytes(label(role)), sender_nonce, receiver_nonce, hello_bytes, ack_bytes});
+  try {
+    return crypto::hmac_sha256(
+        key.bytes(), {as_bytes(label(role)), sender_nonce, receiver_nonce, hello_bytes, ack_bytes});
+  } catch (const std::exception& e) {
+    // The first HMAC a connection computes: where the crypto library has none (a provider
+    // missing from its configuration), the handshake fails here saying so. The control
+    // messages' tags use the same primitive only after this one worked.
+    return make_error(ErrorCode::system, "cannot prove the shared key: {}", e.what());
+  }
 }
 
-bool verify(const SharedKey& key, Role role, const Nonce& sender_nonce, const Nonce& receiver_nonce,
-            const proto::Hello& hello, const proto::HelloAck& ack, const Proof& proof) {
-  const Proof expected = prove(key, role, sender_nonce, receiver_nonce, hello, ack);
-  return crypto::equal_in_constant_time(expected, proof);
+Result<bool> verify(const SharedKey& key, Role role, const Nonce& sender_nonce,
+                    const Nonce& receiver_nonce, const proto::Hello& hello,
+                    const proto::HelloAck& ack, const Proof& proof) {
+  const auto expected = prove(key, role, sender_nonce, receiver_nonce, hello, ack);
+  if (!expected) return Unexpected(expected.error());
+  return crypto::equal_in_constant_time(*expected, proof);
 }
 
 ControlMac::ControlMac(const SharedKey& key, Role role, const Nonce& sender_nonce,

@@ -39,11 +39,15 @@ Result<Nonce> make_nonce();
 
 /// The proof `role` sends: HMAC-SHA256 under the shared key over the role's label, the
 /// sender's nonce, the receiver's nonce and the Hello and HelloAck as encode() writes them.
-Proof prove(const SharedKey& key, Role role, const Nonce& sender_nonce, const Nonce& receiver_nonce,
-            const proto::Hello& hello, const proto::HelloAck& ack);
-/// Whether `proof` is `role`'s proof for this handshake (a constant-time comparison).
-bool verify(const SharedKey& key, Role role, const Nonce& sender_nonce, const Nonce& receiver_nonce,
-            const proto::Hello& hello, const proto::HelloAck& ack, const Proof& proof);
+/// An error (system) where the crypto library cannot compute HMAC-SHA256.
+Result<Proof> prove(const SharedKey& key, Role role, const Nonce& sender_nonce,
+                    const Nonce& receiver_nonce, const proto::Hello& hello,
+                    const proto::HelloAck& ack);
+/// Whether `proof` is `role`'s proof for this handshake (a constant-time comparison); an
+/// error where the proof cannot be computed (as prove()).
+Result<bool> verify(const SharedKey& key, Role role, const Nonce& sender_nonce,
+                    const Nonce& receiver_nonce, const proto::Hello& hello,
+                    const proto::HelloAck& ack, const Proof& proof);
 
 /// Seals and opens the control messages of one authenticated connection, for `role`'s end:
 /// messages it sends get a tag under its direction's key, messages it receives must carry

@@ -682,12 +682,13 @@ TEST_F(AuthenticatedCore, ASenderThatProvesTheKeyIsAnsweredWithTheReceiversProof
   EXPECT_TRUE(ack_.flags & proto::kCapAuth);
   const proto::Nonce mine = *auth::make_nonce();
   say(proto::Auth{mine,
-                  auth::prove(*key_, auth::Role::sender, mine, challenge.nonce, hello_, ack_)});
+                  *auth::prove(*key_, auth::Role::sender, mine, challenge.nonce, hello_, ack_)});
   const auto answers = await<proto::Auth>(2);
   ASSERT_EQ(answers.size(), 2u);
   EXPECT_EQ(answers[1].nonce, challenge.nonce);
   EXPECT_TRUE(auth::verify(*key_, auth::Role::receiver, mine, challenge.nonce, hello_, ack_,
-                           answers[1].proof));
+                           answers[1].proof)
+                  .value_or(false));
   ASSERT_TRUE(eventually([&] {
     std::lock_guard lock(shared_->mu);
     return shared_->mac != nullptr;
@@ -735,7 +736,7 @@ TEST_F(AuthenticatedCore, AWrongProofIsRefusedWithoutSayingWhyAndNoRingIsExposed
   const auth::SharedKey wrong(std::vector<std::byte>(40, std::byte{'w'}));
   const proto::Nonce mine = *auth::make_nonce();
   say(proto::Auth{mine,
-                  auth::prove(wrong, auth::Role::sender, mine, challenge.nonce, hello_, ack_)});
+                  *auth::prove(wrong, auth::Role::sender, mine, challenge.nonce, hello_, ack_)});
   say(format());  // what an impostor would send next
   join();
   ASSERT_FALSE(result_);

@@ -145,20 +145,20 @@ struct Exchange {
 TEST(Proofs, AProofHoldsForItsRoleNoncesAndHelloExchangeOnly) {
   const SharedKey key = key_of('k');
   Exchange x;
-  const Proof sender = prove(key, Role::sender, x.s, x.r, x.hello, x.ack);
-  EXPECT_TRUE(verify(key, Role::sender, x.s, x.r, x.hello, x.ack, sender));
+  const Proof sender = prove(key, Role::sender, x.s, x.r, x.hello, x.ack).value();
+  EXPECT_TRUE(verify(key, Role::sender, x.s, x.r, x.hello, x.ack, sender).value());
   // Reflected: the sender's proof is not the receiver's.
-  EXPECT_FALSE(verify(key, Role::receiver, x.s, x.r, x.hello, x.ack, sender));
+  EXPECT_FALSE(verify(key, Role::receiver, x.s, x.r, x.hello, x.ack, sender).value());
   // Another key, other nonces, or a Hello changed on the way: no.
-  EXPECT_FALSE(verify(key_of('j'), Role::sender, x.s, x.r, x.hello, x.ack, sender));
-  EXPECT_FALSE(verify(key, Role::sender, x.r, x.s, x.hello, x.ack, sender));
-  EXPECT_FALSE(verify(key, Role::sender, x.s, *make_nonce(), x.hello, x.ack, sender));
+  EXPECT_FALSE(verify(key_of('j'), Role::sender, x.s, x.r, x.hello, x.ack, sender).value());
+  EXPECT_FALSE(verify(key, Role::sender, x.r, x.s, x.hello, x.ack, sender).value());
+  EXPECT_FALSE(verify(key, Role::sender, x.s, *make_nonce(), x.hello, x.ack, sender).value());
   proto::Hello downgraded = x.hello;
   downgraded.flags = 0;
-  EXPECT_FALSE(verify(key, Role::sender, x.s, x.r, downgraded, x.ack, sender));
+  EXPECT_FALSE(verify(key, Role::sender, x.s, x.r, downgraded, x.ack, sender).value());
   proto::HelloAck smaller = x.ack;
   smaller.credits = 2;
-  EXPECT_FALSE(verify(key, Role::sender, x.s, x.r, x.hello, smaller, sender));
+  EXPECT_FALSE(verify(key, Role::sender, x.s, x.r, x.hello, smaller, sender).value());
   // Nonces are fresh.
   EXPECT_NE(*make_nonce(), *make_nonce());
 }

@@ -15,12 +15,13 @@
 namespace rdmavideo::crypto {
 namespace {
 
-std::string openssl_error() {
+// `what`, and OpenSSL's reason where its error queue has one.
+std::string openssl_error(std::string what) {
   const unsigned long code = ERR_get_error();
-  if (code == 0) return "no detail";
+  if (code == 0) return what;
   char text[256];
   ERR_error_string_n(code, text, sizeof text);
-  return text;
+  return what + ": " + text;
 }
 
 }  // namespace
@@ -43,15 +44,18 @@ Digest hmac_sha256(Bytes key, std::initializer_list<Bytes> parts) {
   }
   ok = ok && EVP_MAC_final(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), &length,
                            out.size()) == 1;
-  if (!ok || length != out.size()) {
-    throw std::runtime_error("HMAC-SHA256 unavailable: " + openssl_error());
+  if (!mac) {
+    throw std::runtime_error(openssl_error(
+        "HMAC-SHA256 unavailable: OpenSSL offers no HMAC (is a provider missing from its "
+        "configuration?)"));
   }
+  if (!ok || length != out.size()) throw std::runtime_error(openssl_error("HMAC-SHA256 failed"));
   return out;
 }
 
 Result<void> random_bytes(std::span<std::byte> out) {
   if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(out.size())) != 1) {
-    return make_error(ErrorCode::system, "the random generator failed: {}", openssl_error());
+    return make_error(ErrorCode::system, "{}", openssl_error("the random generator failed"));
   }
   return {};
 }

@@ -381,15 +381,25 @@ bool load_key_file(GstElement* element, const std::string& path,
   return true;
 }
 
-void post_stats(GstElement* element, GstDebugCategory* category, const char* name,
-                const StatsSnapshot& s) {
+void ElementStats::publish(StatsSnapshot stats) {
+  std::lock_guard lock(mu_);
+  stats_ = std::move(stats);
+}
+
+StatsSnapshot ElementStats::read() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void ElementStats::post(GstElement* element, GstDebugCategory* category) const {
+  const StatsSnapshot s = read();
   GST_CAT_INFO_OBJECT(
       category, element,
       "%" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT " bytes, %" G_GUINT64_FORMAT
       " dropped, %" G_GUINT64_FORMAT " copies, %" G_GUINT64_FORMAT " checksum failures, over %s",
       s.frames, s.bytes, s.dropped, s.copies, s.checksum_failures, s.transport.c_str());
   gst_element_post_message(element,
-                           gst_message_new_element(GST_OBJECT(element), stats_structure(name, s)));
+                           gst_message_new_element(GST_OBJECT(element), stats_structure(name_, s)));
 }
 
 void copy_planes(const FrameLayout& wire, std::byte* wire_data, const GstVideoFrame& frame,

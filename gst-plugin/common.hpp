@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // What rdmasink and rdmasrc share: the mapping between GStreamer video caps and the
-// protocol's StreamStart, the element enums, the stats structure, and the bridge that
+// protocol's StreamStart, the element enums, the stats and their structure, and the bridge that
 // forwards librdmavideo's log lines into GStreamer's debug log.
 //
 // Pure translation: nothing here holds state beyond the registered GTypes and the log
@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -101,15 +102,28 @@ StatsSnapshot snapshot(const stats::TransferStats& stats);
 /// transport, peer.
 GstStructure* stats_structure(const char* name, const StatsSnapshot& stats);
 
-/// Logs `stats` at INFO in `category` and posts them as an element message named `name`
-/// (the structure gst-launch-1.0 -m prints): what each element does at EOS and on stop.
 /// The `key-file` property: loads the key when a path is set (false, with an error message
 /// posted naming the file and why, when it cannot be used); `key` stays empty otherwise.
 bool load_key_file(GstElement* element, const std::string& path,
                    std::shared_ptr<const auth::SharedKey>& key);
 
-void post_stats(GstElement* element, GstDebugCategory* category, const char* name,
-                const StatsSnapshot& stats);
+/// An element's counters as its `stats` property shows them: published by the threads that
+/// count, read by the property, and logged at INFO and posted as an element message (the
+/// structure gst-launch-1.0 -m prints) at EOS and on stop. Thread-safe.
+class ElementStats {
+ public:
+  explicit ElementStats(const char* name) : name_(name) {}
+  void publish(StatsSnapshot stats);
+  StatsSnapshot read() const;
+  /// The property's value (a new structure named as the element's message).
+  GstStructure* structure() const { return stats_structure(name_, read()); }
+  void post(GstElement* element, GstDebugCategory* category) const;
+
+ private:
+  const char* name_;  // "rdmasink-stats"
+  mutable std::mutex mu_;
+  StatsSnapshot stats_;
+};
 
 /// Copies a frame's planes between its wire layout (`wire`, the bytes at `wire_data`) and a
 /// mapped GStreamer frame of the same format, row by row, each side with its own strides.

@@ -87,8 +87,7 @@ struct SinkState {
   std::unique_ptr<SinkRuntime> runtime;
   std::mutex pools_mutex;
   std::vector<GstBufferPool*> pools;  // every pool we offered since start(); one reference each
-  std::mutex stats_mutex;
-  StatsSnapshot stats;               // under stats_mutex
+  ElementStats stats{"rdmasink-stats"};
   CudaContextShare cuda;             // the GstCudaContext this element offers its neighbours
   std::unique_ptr<SinkAudio> audio;  // the audio_N pads; made with the element
 };
@@ -122,17 +121,7 @@ void publish_stats(GstRdmaSink* self, SinkRuntime& rt) {
   s.copies = rt.copies;
   s.transport = std::string(to_string(rt.session->kind()));
   s.peer = rt.session->peer();
-  std::lock_guard lock(self->state->stats_mutex);
-  self->state->stats = std::move(s);
-}
-
-void post_stats_message(GstRdmaSink* self) {
-  StatsSnapshot s;
-  {
-    std::lock_guard lock(self->state->stats_mutex);
-    s = self->state->stats;
-  }
-  post_stats(GST_ELEMENT(self), rdmasink_debug, "rdmasink-stats", s);
+  self->state->stats.publish(std::move(s));
 }
 
 gboolean sink_start(GstBaseSink* sink) {
@@ -216,7 +205,7 @@ gboolean sink_stop(GstBaseSink* sink) {
       std::lock_guard lock(state.runtime->mutex);
       finish_stream(self, *state.runtime);
     }
-    post_stats_message(self);
+    self->state->stats.post(GST_ELEMENT(self), rdmasink_debug);
     state.runtime.reset();
   }
   std::lock_guard lock(state.pools_mutex);
@@ -532,7 +521,7 @@ gboolean sink_event(GstBaseSink* sink, GstEvent* event) {
       std::lock_guard lock(self->state->runtime->mutex);
       finish_stream(self, *self->state->runtime);
     }
-    post_stats_message(self);
+    self->state->stats.post(GST_ELEMENT(self), rdmasink_debug);
   }
   return GST_BASE_SINK_CLASS(gst_rdma_sink_parent_class)->event(sink, event);
 }
@@ -576,8 +565,7 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
 void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
   auto& state = state_of(object);
   if (id == PROP_STATS) {
-    std::lock_guard lock(state.stats_mutex);
-    g_value_take_boxed(value, stats_structure("rdmasink-stats", state.stats));
+    g_value_take_boxed(value, state.stats.structure());
     return;
   }
   auto& s = state.settings;

@@ -56,8 +56,7 @@ struct SrcState {
   std::unique_ptr<SrcRuntime> runtime;
   // The audio pads: made at start(), removed once stopped (PAUSED to READY).
   std::unique_ptr<SrcAudioPads> audio;
-  std::mutex stats_mutex;
-  StatsSnapshot stats;    // under stats_mutex
+  ElementStats stats{"rdmasrc-stats"};
   CudaContextShare cuda;  // the GstCudaContext this element offers its neighbours
 };
 
@@ -110,17 +109,7 @@ void publish_stats(GstRdmaSrc* self, SrcRuntime& rt) {
       s.peer = rt.peer;
     }
   }
-  std::lock_guard lock(self->state->stats_mutex);
-  self->state->stats = std::move(s);
-}
-
-void post_stats_message(GstRdmaSrc* self) {
-  StatsSnapshot s;
-  {
-    std::lock_guard lock(self->state->stats_mutex);
-    s = self->state->stats;
-  }
-  post_stats(GST_ELEMENT(self), rdmasrc_debug, "rdmasrc-stats", s);
+  self->state->stats.publish(std::move(s));
 }
 
 gboolean src_start(GstBaseSrc* src) {
@@ -199,7 +188,7 @@ gboolean src_stop(GstBaseSrc* src) {
   if (state.runtime) {
     state.runtime->service->stop();
     publish_stats(self, *state.runtime);
-    if (!state.runtime->eos) post_stats_message(self);
+    if (!state.runtime->eos) self->state->stats.post(GST_ELEMENT(self), rdmasrc_debug);
     state.runtime.reset();  // queued frames return their slots; buffers downstream keep theirs
   }
   GST_OBJECT_LOCK(self);
@@ -342,19 +331,6 @@ GstFlowReturn start_stream(GstRdmaSrc* self, SrcRuntime& rt,
   return GST_FLOW_OK;
 }
 
-// Counts a ring slot held downstream until its memory goes.
-void count_held(SrcRuntime& rt, GstMemory* memory) {
-  rt.held->fetch_add(1);
-  gst_mini_object_weak_ref(
-      GST_MINI_OBJECT_CAST(memory),
-      [](gpointer data, GstMiniObject*) {
-        auto* held = static_cast<std::shared_ptr<std::atomic<uint32_t>>*>(data);
-        (*held)->fetch_sub(1);
-        delete held;
-      },
-      new std::shared_ptr<std::atomic<uint32_t>>(rt.held));
-}
-
 GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
   if (rt.cuda_out) {
     // A copy on the GPU (from a ring in GPU memory) or an upload into a CUDA buffer.
@@ -369,10 +345,7 @@ GstBuffer* make_buffer(GstRdmaSrc* self, SrcRuntime& rt, FrameLease frame) {
   if (rt.default_layout || rt.downstream_meta) {
     // The ring slot itself, or the copy made of it as it arrived (QueueSink::should_copy).
     GstBuffer* buffer = gst_buffer_new();
-    const bool slot = frame.holds_slot();
-    GstMemory* memory = wrap_lease(std::move(frame));
-    if (slot) count_held(rt, memory);
-    gst_buffer_append_memory(buffer, memory);
+    gst_buffer_append_memory(buffer, wrap_lease(std::move(frame), rt.held));
     if (!rt.default_layout) {
       gst_buffer_add_video_meta_full(
           buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&rt.info),
@@ -530,7 +503,7 @@ GstFlowReturn src_create(GstPushSrc* push_src, GstBuffer** out) {
   rt.eos = true;
   if (state.audio) state.audio->eos();
   publish_stats(self, rt);
-  post_stats_message(self);
+  self->state->stats.post(GST_ELEMENT(self), rdmasrc_debug);
   return GST_FLOW_EOS;
 }
 
@@ -568,8 +541,7 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
 void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
   auto& state = state_of(object);
   if (id == PROP_STATS) {
-    std::lock_guard lock(state.stats_mutex);
-    g_value_take_boxed(value, stats_structure("rdmasrc-stats", state.stats));
+    g_value_take_boxed(value, state.stats.structure());
     return;
   }
   auto& s = state.settings;

@@ -8,6 +8,7 @@ struct SlotMemory {
   GstMemory memory;
   FrameLease* lease;  // owned by the root memory; null in shares
   std::byte* data;    // the frame's first byte in the slot
+  HeldSlots* held;    // the root's count of slots held, if it counts one; null in shares
 };
 
 }  // namespace
@@ -37,6 +38,7 @@ GstMemory* slot_share(GstMemory* memory, gssize offset, gssize size) {
   if (size < 0) size = static_cast<gssize>(memory->size) - offset;
   auto* share = g_new0(SlotMemory, 1);
   share->lease = nullptr;
+  share->held = nullptr;
   share->data = reinterpret_cast<SlotMemory*>(root)->data;
   gst_memory_init(
       GST_MEMORY_CAST(share),
@@ -49,6 +51,10 @@ GstMemory* slot_share(GstMemory* memory, gssize offset, gssize size) {
 void slot_free(GstAllocator*, GstMemory* memory) {
   auto* slot = reinterpret_cast<SlotMemory*>(memory);
   delete slot->lease;  // returns the slot's credit (root memory only)
+  if (slot->held) {
+    (*slot->held)->fetch_sub(1);
+    delete slot->held;
+  }
   g_free(slot);
 }
 
@@ -67,10 +73,14 @@ void register_slot_allocator() {
   gst_allocator_register(kSlotMemoryType, allocator);  // takes our reference
 }
 
-GstMemory* wrap_lease(FrameLease lease) {
+GstMemory* wrap_lease(FrameLease lease, const HeldSlots& held) {
   const auto data = lease.mutable_data();
   auto* memory = g_new0(SlotMemory, 1);
   memory->data = data.data();
+  if (held && lease.holds_slot()) {
+    held->fetch_add(1);
+    memory->held = new HeldSlots(held);
+  }
   memory->lease = new FrameLease(std::move(lease));
   gst_memory_init(GST_MEMORY_CAST(memory), static_cast<GstMemoryFlags>(0), slot_allocator(),
                   nullptr, data.size(), 0, 0, data.size());

@@ -24,6 +24,7 @@
 #include "rdmavideo/frame_verifier.hpp"
 #include "rdmavideo/receiver_service.hpp"
 #include "rdmavideo/stream_timeline.hpp"
+#include "slot_memory.hpp"
 
 namespace rdmavideo::gst {
 
@@ -83,7 +84,7 @@ struct SrcRuntime {
   uint64_t checksum_failures = 0;  // frames that failed verify
   // Ring slots held downstream (buffers pushed and not yet dropped); shared with the buffers'
   // memories, which may outlive this runtime.
-  std::shared_ptr<std::atomic<uint32_t>> held = std::make_shared<std::atomic<uint32_t>>(0);
+  HeldSlots held = std::make_shared<std::atomic<uint32_t>>(0);
   bool eos = false;
   int cuda_device = 0;                   // the GPU of memory:CUDAMemory buffers
   std::unique_ptr<CudaFrames> cuda_out;  // downstream takes memory:CUDAMemory

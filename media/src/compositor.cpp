@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "composite_canvas.hpp"
+#include "compositor_tile.hpp"
 #include "rdmavideo/av/audio_converter.hpp"
 #include "rdmavideo/glyphs.hpp"
 #include "rdmavideo/log.hpp"
@@ -21,29 +22,12 @@ namespace {
 
 constexpr uint32_t kCanvasBuffers = 4;  // canvas frames the writer may hold at once
 constexpr av::Rgb kNoSignal{40, 40, 48};
-constexpr uint32_t kAudioRate = 48000;  // the canvas's sound
-constexpr uint16_t kAudioChannels = 2;
-// Mixed sound: how old canvas time is before it is mixed (a track's samples that
-// arrive later than this are silence there), and how far ahead a track may be buffered.
-constexpr int64_t kMixLatencyNs = 200'000'000;
-constexpr int64_t kMixAheadSamples = 10 * kAudioRate;
 // A tile whose stream sends no new frame for this long, or three of its frame periods if
 // longer, is marked "NO FRAMES".
 constexpr int64_t kQuietNs = 2'000'000'000;
 
 int64_t period_of(Rational rate) {
   return static_cast<int64_t>(std::min(1e9 * rate.den / std::max<uint32_t>(rate.num, 1), 1e12));
-}
-
-// A packet of the canvas's track (interleaved float at kAudioRate, kAudioChannels) at `pts_ns`.
-AudioPacket canvas_packet(int64_t pts_ns, std::span<const float> samples) {
-  AudioPacket out;
-  out.track = 0;
-  out.pts_ns = pts_ns;
-  out.samples = static_cast<uint32_t>(samples.size() / kAudioChannels);
-  const auto bytes = std::as_bytes(samples);
-  out.data.assign(bytes.begin(), bytes.end());
-  return out;
 }
 
 }  // namespace
@@ -84,60 +68,6 @@ class Compositor::Pool final : public detail::SlotOwner {
   std::vector<std::shared_ptr<memory::Region>> buffers_;
   std::mutex mu_;
   std::vector<bool> free_;  // under mu_
-};
-
-struct Compositor::Tile {
-  // A frame copied out of its ring slot on arrival (the slot goes back at once), with its
-  // time on the canvas's clock.
-  struct Held {
-    enum class State { free, writing, ready, reading } state = State::free;
-    std::shared_ptr<memory::Region> copy;  // in the canvas's memory, made on first need
-    size_t bytes = 0;                      // the frame size it was made for
-    std::shared_ptr<const proto::StreamStart> format;
-    int64_t canvas_ns = 0;
-  };
-  TileSpec spec;
-  // Under the compositor's mu_.
-  bool taken = false;        // a stream is in it now
-  bool drawn_empty = false;  // the no-signal picture is on the canvas for what it holds now
-  std::array<Held, 3> held;  // the newest frames, each shown one canvas period after its time
-  std::shared_ptr<const void> reservation;  // their memory, in the receiver's budget
-  std::shared_ptr<memory::Budget> budget;   // the receiver's (null: none)
-  size_t reserved_frame_bytes = 0;          // the reservation is for frames held of this size
-  size_t reserved_source_bytes = 0;         // fitted from frames of this size (0: as they came)
-  std::string name;                         // the stream's, or the last one's
-  uint64_t stream = 0;
-  uint64_t received = 0, composited = 0, sampled = 0, repeats = 0;
-  uint64_t uploads = 0, downloads = 0;  // frames copied between host and GPU memory on arrival
-  CompositeCanvas::Copier copier;       // its stream's connection thread
-  // What its stream's frames are held as where the canvas is drawn by the CPU (scaled to
-  // their picture on arrival, CompositeCanvas::held_as), for the format they came in.
-  std::shared_ptr<const proto::StreamStart> held_for;
-  std::shared_ptr<const proto::StreamStart> held_as;  // null: as they came
-  bool warned = false;                                // a frame it could not place was said once
-  int64_t last_shown_ns = 0;   // canvas time its stream's newest frame was first shown
-  int64_t quiet_after_ns = 0;  // its stream's quiet: no new frame for this long is marked
-  bool marked_quiet = false;   // the "NO FRAMES" mark is on its picture (until a frame comes)
-  uint64_t stalls = 0;         // times it was marked
-  av::Rect picture{};          // compositor thread: where its last frame was placed
-  // The stream's clock on the canvas's (tile_clock.hpp): its frames' times, and where its
-  // sound's samples go.
-  TileClock clock{0, kAudioRate};
-  // How long after its time a frame is shown (a period and the wait for the next tick),
-  // smoothed: its sound is placed that much later too, so that it stays with its picture.
-  std::optional<double> shown_after_ns;
-  // The shift its sound is placed with: predicted from the tick its first frame is shown at,
-  // and taken again from the smoothed value above only when the two part by more than a
-  // quarter period, so that samples follow one another without the recording filling or
-  // trimming between them.
-  std::optional<int64_t> audio_shift_ns;
-  // Its stream's sound, where the canvas carries it: converted to the canvas's track.
-  std::unique_ptr<av::AudioConverter> converter;
-  uint32_t audio_rate = 0;  // the track's, before conversion
-  uint64_t audio_samples = 0;
-  // Mixed sound: its converted samples by canvas sample, from `mix_start` on.
-  std::vector<float> mixing;
-  int64_t mix_start = 0;
 };
 
 class Compositor::TileSink final : public StreamSink {
@@ -422,81 +352,6 @@ void Compositor::ended(size_t index) {
   log().info("[composite] tile {} (\"{}\") has no signal", index + 1, tile.name);
 }
 
-void Compositor::audio_started(size_t index, const AudioTrack& track) {
-  if (!canvas_track_ || track.index != 0 || (!mixer_ && index + 1 != options_.audio_tile)) return;
-  auto converter = av::AudioConverter::open(track.format, kAudioRate, kAudioChannels);
-  std::lock_guard lock(mu_);
-  Tile& tile = *tiles_[index];
-  if (!converter) {
-    log().warn("[composite] tile {} (\"{}\"): its sound cannot be carried: {}", index + 1,
-               tile.name, converter.error().message());
-    return;
-  }
-  log().info("[composite] the canvas's sound{}: tile {} (\"{}\"), {}", mixer_ ? " mixes" : "",
-             index + 1, tile.name, (*converter)->describe());
-  tile.converter = std::move(*converter);
-  tile.audio_rate = track.format.sample_rate;
-  tile.mixing.clear();
-}
-
-// A packet of the tile's first track, converted and placed on the canvas's clock. Samples
-// from before the stream's first frame have no place yet and are dropped (a recording starts
-// with its first frame anyway).
-bool Compositor::audio(size_t index, AudioPacket packet) {
-  AudioPacket out;
-  {
-    std::lock_guard lock(mu_);
-    Tile& tile = *tiles_[index];
-    if (packet.track != 0 || !tile.converter || !tile.clock.tied() || tile.audio_rate == 0)
-      return false;
-    // Where its picture of the same instant is on the canvas: its time, shown that much later
-    // (predicted at its first frame, deliver(); taken again from the frames' smoothed delay
-    // only once that is known and has moved by more than a quarter period).
-    if (tile.shown_after_ns) {
-      const auto seen = static_cast<int64_t>(*tile.shown_after_ns);
-      if (!tile.audio_shift_ns || std::llabs(seen - *tile.audio_shift_ns) > period_ns_ / 4)
-        tile.audio_shift_ns = seen;
-    }
-    // Laid where the last packet ended, resampled a little toward where it belongs.
-    const int64_t expected = static_cast<int64_t>(packet.samples) * kAudioRate / tile.audio_rate;
-    const auto place =
-        tile.clock.audio(packet.pts_ns, tile.audio_shift_ns.value_or(3 * period_ns_ / 2), expected);
-    if (expected > 0) (void)tile.converter->compensate(place.delta, static_cast<int>(expected));
-    auto converted = tile.converter->convert(packet.samples, packet.data);
-    if (!converted) {
-      log().warn("[composite] tile {} (\"{}\"): {}", index + 1, tile.name,
-                 converted.error().message());
-      tile.converter.reset();
-      return false;
-    }
-    const auto n = static_cast<int64_t>(converted->size() / kAudioChannels);
-    tile.clock.placed(place.at, n);
-    if (n == 0 || place.at < 0) return true;  // nothing yet, or from before the canvas began
-    if (mixer_) {
-      // Into the tile's buffer at its canvas sample; what is already mixed is gone.
-      const int64_t at = place.at;
-      if (tile.mixing.empty() || at - tile.mix_start > kMixAheadSamples) {
-        tile.mixing.clear();
-        tile.mix_start = std::max(at, mixed_upto_);
-      }
-      const int64_t skip = std::max<int64_t>(0, tile.mix_start - at);
-      if (skip >= n) return true;
-      const size_t from = static_cast<size_t>(at + skip - tile.mix_start) * kAudioChannels;
-      const size_t count = static_cast<size_t>(n - skip) * kAudioChannels;
-      if (tile.mixing.size() < from + count) tile.mixing.resize(from + count, 0.0f);
-      std::copy(converted->begin() + static_cast<ptrdiff_t>(skip * kAudioChannels),
-                converted->end(), tile.mixing.begin() + static_cast<ptrdiff_t>(from));
-      tile.audio_samples += static_cast<uint64_t>(n - skip);
-      return true;
-    }
-    out = canvas_packet(
-        static_cast<int64_t>(static_cast<__int128>(place.at) * 1'000'000'000 / kAudioRate),
-        *converted);
-    tile.audio_samples += out.samples;
-  }
-  return writer_->audio(std::move(out));
-}
-
 // One tile onto the canvas for the tick at canvas time `now_ns`: the newest frame whose time
 // is at least a period past (so that frames arriving a little early or late still show one a
 // tick), the no-signal picture, or nothing (the frame before stays: a repeat).
@@ -577,55 +432,6 @@ void Compositor::compose(Tile& tile, int64_t now_ns) {
                          area.y + area.height / 2 - glyphs::kHeight * scale, text, 2 * scale);
     if (!label.empty()) (void)canvas_->label(area.x + 2 * scale, area.y + 2 * scale, label, scale);
   }
-}
-
-// Mixed sound, on the compositor's thread at each tick: every tile's samples up to
-// `now_ns` less the mixing latency, silence where a tile has none, mixed and handed on.
-void Compositor::mix_audio(int64_t now_ns) {
-  const int64_t upto = std::max<int64_t>(0, now_ns - kMixLatencyNs) * kAudioRate / 1'000'000'000;
-  if (upto <= mixed_upto_) return;
-  const auto n = static_cast<size_t>(upto - mixed_upto_);
-  std::vector<std::vector<float>> inputs(tiles_.size(),
-                                         std::vector<float>(n * kAudioChannels, 0.0f));
-  {
-    std::lock_guard lock(mu_);
-    for (size_t i = 0; i < tiles_.size(); ++i) {
-      Tile& t = *tiles_[i];
-      if (t.mixing.empty()) continue;
-      // The part of [mixed_upto_, upto) the tile has, then what is left after it.
-      const int64_t have_from = std::max(t.mix_start, mixed_upto_);
-      const int64_t have_to = std::min<int64_t>(
-          upto, t.mix_start + static_cast<int64_t>(t.mixing.size() / kAudioChannels));
-      if (have_to > have_from) {
-        std::copy(t.mixing.begin() + (have_from - t.mix_start) * kAudioChannels,
-                  t.mixing.begin() + (have_to - t.mix_start) * kAudioChannels,
-                  inputs[i].begin() + (have_from - mixed_upto_) * kAudioChannels);
-      }
-      const int64_t drop = std::min<int64_t>(
-          upto - t.mix_start, static_cast<int64_t>(t.mixing.size() / kAudioChannels));
-      if (drop > 0) {
-        t.mixing.erase(t.mixing.begin(), t.mixing.begin() + drop * kAudioChannels);
-        t.mix_start += drop;
-      }
-      if (t.mixing.empty()) t.mix_start = upto;
-    }
-  }
-  std::vector<std::span<const float>> spans(inputs.begin(), inputs.end());
-  auto mixed = mixer_->mix(spans, static_cast<uint32_t>(n));
-  if (!mixed) {
-    // Said once; the canvas goes on without its sound (mixer_ stays: the tiles read it).
-    log().warn("[composite] mixing the sound failed, the canvas goes on silent: {}",
-               mixed.error().message());
-    mix_failed_ = true;
-    return;
-  }
-  if (!mixed->empty()) {
-    AudioPacket out = canvas_packet(mixed_pts_ns_, *mixed);
-    mixed_pts_ns_ += static_cast<int64_t>(out.samples) * 1'000'000'000 / kAudioRate;
-    writer_->audio(std::move(out));
-  }
-  std::lock_guard lock(mu_);
-  mixed_upto_ = upto;
 }
 
 bool Compositor::hand_on(uint64_t sequence, int64_t pts_ns) {
@@ -722,52 +528,6 @@ Result<void> Compositor::stop() {
 
 std::optional<Error> Compositor::failure() const {
   return writer_ ? writer_->failure() : std::nullopt;
-}
-
-CompositeReport Compositor::report() const {
-  CompositeReport r;
-  r.width = format_->width;
-  r.height = format_->height;
-  r.pix_fmt = std::string(name(format_->pixel_format));
-  r.frame_rate = to_string(format_->frame_rate);
-  r.memory = memory::to_string(canvas_->memory());
-  std::lock_guard lock(mu_);
-  r.frames = frames_;
-  r.late = late_;
-  r.audio_tile = canvas_track_ && !options_.audio_mix ? options_.audio_tile : 0;
-  r.audio_mix = canvas_track_ && options_.audio_mix;
-  for (const auto& t : tiles_) {
-    r.tiles.push_back({t->name, t->stream, t->taken, t->received, t->composited, t->sampled,
-                       t->repeats, t->audio_samples, t->uploads, t->downloads,
-                       t->clock.audio_jumps(), t->clock.audio_error_ms(), t->stalls});
-  }
-  return r;
-}
-
-nlohmann::json CompositeReport::json() const {
-  nlohmann::json tiles_json = nlohmann::json::array();
-  for (size_t i = 0; i < tiles.size(); ++i) {
-    const Tile& t = tiles[i];
-    tiles_json.push_back({{"tile", i + 1},
-                          {"name", t.name},
-                          {"stream", t.stream},
-                          {"live", t.live},
-                          {"received", t.received},
-                          {"composited", t.composited},
-                          {"sampled", t.sampled},
-                          {"repeats", t.repeats},
-                          {"audio_samples", t.audio_samples},
-                          {"uploads", t.uploads},
-                          {"downloads", t.downloads},
-                          {"audio_placed_again", t.audio_placed_again},
-                          {"audio_error_ms", t.audio_error_ms},
-                          {"stalls", t.stalls}});
-  }
-  return {{"width", width},         {"height", height},
-          {"pix_fmt", pix_fmt},     {"frame_rate", frame_rate},
-          {"memory", memory},       {"frames", frames},
-          {"late", late},           {"audio_tile", audio_tile},
-          {"audio_mix", audio_mix}, {"tiles", tiles_json}};
 }
 
 }  // namespace rdmavideo::media

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The SDL2 display behind --display (see display.hpp). Everything SDL happens on the display
 // thread: init, window, renderer, textures, events and teardown. This file is the thread, the
-// mailbox and the window; the overlay's font is in overlay_font, the conversions of formats SDL
-// has no texture for in display_convert, and the questions for the X server in window_manager.
+// mailbox, the picture and its queue; the window and fullscreen are in display_window, the
+// overlay's font in overlay_font, the conversions of formats SDL has no texture for in
+// display_convert.
 #include "display.hpp"
 
 #include <SDL.h>
@@ -25,12 +26,12 @@
 #include <vector>
 
 #include "display_convert.hpp"
+#include "display_window.hpp"
 #include "overlay_font.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/signals.hpp"
 #include "rdmavideo/stats.hpp"
 #include "rdmavideo/text.hpp"
-#include "window_manager.hpp"
 
 namespace rdmavideo::recv_cli {
 namespace {
@@ -41,55 +42,6 @@ using namespace std::chrono_literals;
 constexpr size_t kMostQueued = 32;        // textures waiting for the audio clock
 constexpr int64_t kEarlyNs = 2'000'000;   // a frame this close to its time is shown now
 constexpr size_t kMostOffsets = 1 << 20;  // paced frames' offsets kept for the summary
-
-struct WindowDeleter {
-  void operator()(SDL_Window* w) const noexcept { SDL_DestroyWindow(w); }
-};
-struct RendererDeleter {
-  void operator()(SDL_Renderer* r) const noexcept { SDL_DestroyRenderer(r); }
-};
-struct TextureDeleter {
-  void operator()(SDL_Texture* t) const noexcept { SDL_DestroyTexture(t); }
-};
-using UniqueWindow = std::unique_ptr<SDL_Window, WindowDeleter>;
-using UniqueRenderer = std::unique_ptr<SDL_Renderer, RendererDeleter>;
-using UniqueTexture = std::unique_ptr<SDL_Texture, TextureDeleter>;
-
-// SDL_Init(VIDEO) paired with SDL_QuitSubSystem/SDL_Quit; declared before the window so it
-// goes last.
-class SdlVideo {
- public:
-  static Result<SdlVideo> init() {
-    // Our SIGINT/SIGTERM handlers stop the receiver; SDL's own would replace them.
-    SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1");
-    if (SDL_Init(SDL_INIT_VIDEO) != 0) {
-      return make_error(ErrorCode::resource, "display: SDL_Init(video) failed: {}", SDL_GetError());
-    }
-    SdlVideo video(true);
-    // With no X or Wayland server SDL falls back to drivers that show nothing; take those only
-    // when SDL_VIDEODRIVER asks for them.
-    const std::string driver = SDL_GetCurrentVideoDriver() ? SDL_GetCurrentVideoDriver() : "";
-    const char* requested = SDL_getenv("SDL_VIDEODRIVER");
-    if ((driver == "offscreen" || driver == "dummy" || driver == "evdev") &&
-        (!requested || driver != requested)) {
-      const char* x = SDL_getenv("DISPLAY");
-      return make_error(ErrorCode::resource,
-                        "display: no X or Wayland display to open a window on (DISPLAY={}); SDL "
-                        "found only its \"{}\" video driver",
-                        x ? x : "unset", driver);
-    }
-    return video;
-  }
-  SdlVideo(SdlVideo&& other) noexcept : active_(std::exchange(other.active_, false)) {}
-  SdlVideo& operator=(SdlVideo&&) = delete;
-  ~SdlVideo() {
-    if (active_) SDL_Quit();
-  }
-
- private:
-  explicit SdlVideo(bool active) : active_(active) {}
-  bool active_ = false;
-};
 
 struct Pending {
   proto::StreamStart format;
@@ -243,28 +195,14 @@ class SdlDisplay final : public Display {
     }
     // The test pattern and most sources are BT.709; SDL's default is BT.601.
     SDL_SetYUVConversionMode(SDL_YUV_CONVERSION_BT709);
-    UniqueWindow window(SDL_CreateWindow("rdmavideo-recv", SDL_WINDOWPOS_CENTERED,
-                                         SDL_WINDOWPOS_CENTERED, 960, 540,
-                                         SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI));
-    if (!window) {
-      opened.set_value(
-          make_error(ErrorCode::resource, "display: SDL_CreateWindow failed: {}", SDL_GetError()));
+    auto screen = DisplayWindow::open();
+    if (!screen) {
+      opened.set_value(Unexpected(screen.error()));
       return;
     }
-    UniqueRenderer renderer(SDL_CreateRenderer(window.get(), -1, 0));
-    if (!renderer) {
-      opened.set_value(make_error(ErrorCode::resource, "display: SDL_CreateRenderer failed: {}",
-                                  SDL_GetError()));
-      return;
-    }
-    SDL_RendererInfo info{};
-    SDL_GetRendererInfo(renderer.get(), &info);
-    std::string id;
-    if (const auto x11 = x11_window_id(window.get())) id = fmt::format(" x11 window 0x{:x}", *x11);
-    log().info("[display] window open ({} renderer, {} video{}); f: fullscreen, q/Esc: stop",
-               info.name, SDL_GetCurrentVideoDriver(), id);
-    window_ptr_ = window.get();
-    renderer_ = renderer.get();
+    log().info("[display] window open ({}); f: fullscreen, q/Esc: stop", screen->describe());
+    screen_ = &*screen;
+    renderer_ = screen->renderer();
     opened.set_value({});
 
     loop();
@@ -273,7 +211,7 @@ class SdlDisplay final : public Display {
     spare_.clear();
     texture_.reset();
     renderer_ = nullptr;
-    window_ptr_ = nullptr;
+    screen_ = nullptr;
   }
 
   void loop() {
@@ -291,7 +229,7 @@ class SdlDisplay final : public Display {
           const SDL_Keycode key = event.key.keysym.sym;
           if (key == SDLK_q || key == SDLK_ESCAPE) quit_requested_ = true;
           if (key == SDLK_f) {
-            toggle_fullscreen();
+            screen_->toggle_fullscreen();
             dirty = true;
           }
         } else if (event.type == SDL_WINDOWEVENT) {
@@ -358,63 +296,6 @@ class SdlDisplay final : public Display {
     }
   }
 
-  // f: the window fills the screen at the desktop's resolution (no mode change), or goes back.
-  // SDL2 on X11 asks the window manager for fullscreen (a _NET_WM_STATE_FULLSCREEN message to
-  // the root window, as the EWMH specifies) and leaves the resizing to it. With no window
-  // manager, nothing acts on that message, yet SDL takes the window to be screen-sized and
-  // renders a screen-sized picture into the unchanged window, showing a corner of it. So where
-  // no EWMH window manager runs (a bare X server driving a monitor), we make the window cover
-  // the screen ourselves: borderless, at the screen's origin and size.
-  void toggle_fullscreen() {
-    // The window manager may have ended fullscreen itself (its own key binding).
-    if (fullscreen_ == Fullscreen::window_manager &&
-        !(SDL_GetWindowFlags(window_ptr_) & SDL_WINDOW_FULLSCREEN)) {
-      fullscreen_ = Fullscreen::off;
-    }
-    switch (fullscreen_) {
-      case Fullscreen::off:
-        if (!x11_without_window_manager(window_ptr_)) {
-          if (SDL_SetWindowFullscreen(window_ptr_, SDL_WINDOW_FULLSCREEN_DESKTOP) != 0) {
-            log().warn("[display] SDL_SetWindowFullscreen(desktop) failed: {}", SDL_GetError());
-            return;
-          }
-          fullscreen_ = Fullscreen::window_manager;
-          log().info("[display] fullscreen on");
-          return;
-        }
-        if (SDL_Rect screen{};
-            SDL_GetDisplayBounds(SDL_GetWindowDisplayIndex(window_ptr_), &screen) == 0) {
-          SDL_GetWindowPosition(window_ptr_, &windowed_.x, &windowed_.y);
-          SDL_GetWindowSize(window_ptr_, &windowed_.w, &windowed_.h);
-          SDL_SetWindowBordered(window_ptr_, SDL_FALSE);
-          SDL_SetWindowPosition(window_ptr_, screen.x, screen.y);
-          SDL_SetWindowSize(window_ptr_, screen.w, screen.h);
-          SDL_RaiseWindow(window_ptr_);
-          fullscreen_ = Fullscreen::covering;
-          log().info(
-              "[display] fullscreen on: no window manager, so the window covers the {}x{} "
-              "screen itself",
-              screen.w, screen.h);
-        } else {
-          log().warn("[display] fullscreen: SDL_GetDisplayBounds failed: {}", SDL_GetError());
-        }
-        return;
-      case Fullscreen::window_manager:
-        if (SDL_SetWindowFullscreen(window_ptr_, 0) != 0) {
-          log().warn("[display] SDL_SetWindowFullscreen(off) failed: {}", SDL_GetError());
-          return;
-        }
-        break;
-      case Fullscreen::covering:
-        SDL_SetWindowSize(window_ptr_, windowed_.w, windowed_.h);
-        SDL_SetWindowPosition(window_ptr_, windowed_.x, windowed_.y);
-        SDL_SetWindowBordered(window_ptr_, SDL_TRUE);
-        break;
-    }
-    fullscreen_ = Fullscreen::off;
-    log().info("[display] fullscreen off");
-  }
-
   // Under mu_: turns the frames offered since the last call into the status text.
   void update_status(Clock::duration elapsed, std::optional<double> sound_ms) {
     const double seconds = std::chrono::duration<double>(elapsed).count();
@@ -470,7 +351,7 @@ class SdlDisplay final : public Display {
       tex_w_ = f.width;
       tex_h_ = f.height;
       tex_format_ = f.pixel_format;
-      fit_window(f.width, f.height);
+      screen_->fit(f.width, f.height);
       std::lock_guard lock(mu_);
       format_text_ = fmt::format("{}x{} {}", f.width, f.height, name(f.pixel_format));
       log().info("[display] showing {}x{} {} as an {} texture", f.width, f.height,
@@ -603,17 +484,6 @@ class SdlDisplay final : public Display {
     return true;
   }
 
-  // Sizes a windowed window to the stream, shrunk to fit the desktop.
-  void fit_window(uint32_t width, uint32_t height) {
-    if (fullscreen_ != Fullscreen::off) return;
-    SDL_Rect usable{0, 0, 1920, 1080};
-    SDL_GetDisplayUsableBounds(SDL_GetWindowDisplayIndex(window_ptr_), &usable);
-    const double scale = std::min({1.0, 0.9 * usable.w / width, 0.9 * usable.h / height});
-    SDL_SetWindowSize(window_ptr_, std::max(1, static_cast<int>(width * scale)),
-                      std::max(1, static_cast<int>(height * scale)));
-    SDL_SetWindowPosition(window_ptr_, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED);
-  }
-
   void render() {
     int out_w = 0, out_h = 0;
     SDL_GetRendererOutputSize(renderer_, &out_w, &out_h);
@@ -670,8 +540,8 @@ class SdlDisplay final : public Display {
   bool audio_refusal_said_ = false;
   const int64_t audio_delay_ns_;
 
-  // Display thread only. The window and renderer are owned by run()'s locals.
-  SDL_Window* window_ptr_ = nullptr;
+  // Display thread only. The window and its renderer are owned by run()'s locals.
+  DisplayWindow* screen_ = nullptr;
   SDL_Renderer* renderer_ = nullptr;
   UniqueTexture texture_;  // the frame shown
   struct Queued {
@@ -687,9 +557,6 @@ class SdlDisplay final : public Display {
   bool upload_failed_ = false;
   bool quit_requested_ = false;
   std::function<void()> on_quit_;  // asks the receiver to stop
-  enum class Fullscreen { off, window_manager, covering };
-  Fullscreen fullscreen_ = Fullscreen::off;  // covering: no window manager; see toggle_fullscreen
-  SDL_Rect windowed_{};                      // the window before it started covering the screen
 
   std::thread thread_;
 };

@@ -113,7 +113,6 @@ void DisplayWindow::toggle_fullscreen() {
   log().info("[display] fullscreen off");
 }
 
-
 // Sizes a windowed window to the stream, shrunk to fit the desktop.
 void DisplayWindow::fit(uint32_t width, uint32_t height) {
   if (fullscreen_ != Fullscreen::off) return;

@@ -13,6 +13,7 @@ extern "C" {
 
 #include "av_util.hpp"
 #include "rdmavideo/log.hpp"
+#include "source_audio.hpp"
 
 namespace rdmavideo::av {
 namespace {
@@ -44,22 +45,6 @@ std::optional<PixelFormat> nvdec_output(AVPixelFormat software) {
     default: return std::nullopt;
   }
 }
-
-// One audio stream of the input, decoded beside the picture.
-struct AudioInput {
-  int stream_index = -1;
-  AVRational time_base{1, 1};
-  AudioDecoder audio;
-  uint32_t track = 0;
-};
-
-// Audio decoded before its pass's first frame gave the clock's origin: placed once it has.
-struct PendingAudio {
-  uint32_t track;
-  int64_t ts_ns;  // the input's timestamp, in ns
-  uint32_t samples;
-  std::vector<std::byte> data;
-};
 
 // The colour frames leave in when none was asked for: the input's, with the matrix and
 // range a conversion into another family chose (into YUV: BT.709 from 720 lines up, else
@@ -116,11 +101,7 @@ struct Source::Impl {
   int64_t pass_offset_ns = 0;              // pts of this pass's first frame
   int64_t last_pts_ns = -1;                // pts of the last frame returned
   uint64_t pass_frames = 0;                // frames returned in this pass
-  // Audio beside the picture, and what was decoded of it not yet taken.
-  std::vector<AudioInput> audio;
-  std::vector<PendingAudio> pending_audio;  // this pass's, origin not applied yet
-  std::vector<DecodedAudio> decoded_audio;  // on the frames' clock
-  UniqueFrame audio_frame;
+  SourceAudio audio;                       // the sound beside the picture (--audio)
 
   // The origin of this pass's clock: its first frame's timestamp, in ns.
   std::optional<int64_t> pass_origin_ns() const {
@@ -131,52 +112,13 @@ struct Source::Impl {
   // pass ends without a frame: the pass's own start).
   void place_pending_audio(std::optional<int64_t> origin = std::nullopt) {
     if (!origin) origin = pass_origin_ns();
-    if (!origin) return;
-    for (auto& a : pending_audio) {
-      decoded_audio.push_back(
-          {a.track, pass_offset_ns + a.ts_ns - *origin, a.samples, std::move(a.data)});
-    }
-    pending_audio.clear();
-  }
-
-  // An audio packet: decoded, converted where the protocol does not carry the format, and
-  // queued until its pass's origin places it.
-  Result<void> decode_audio(AudioInput& in, const AVPacket* p) {
-    int rc = avcodec_send_packet(in.audio.decoder.get(), p);
-    if (rc == AVERROR_INVALIDDATA) {
-      log().warn("[{}] skipping an audio packet the decoder rejects: {}", who, error_text(rc));
-      return {};
-    }
-    if (rc < 0 && rc != AVERROR_EOF)
-      return Unexpected(av_error(who, "avcodec_send_packet(audio)", rc));
-    for (;;) {
-      AVFrame* f = audio_frame.get();
-      rc = avcodec_receive_frame(in.audio.decoder.get(), f);
-      if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return {};
-      if (rc < 0) return Unexpected(av_error(who, "avcodec_receive_frame(audio)", rc));
-      const int64_t ts = f->best_effort_timestamp;
-      const auto count = static_cast<uint32_t>(f->nb_samples);
-      auto samples = in.audio.samples(*f, who);
-      av_frame_unref(f);
-      if (!samples) return Unexpected(samples.error());
-      if (count == 0) continue;
-      const int64_t ts_ns =
-          ts == AV_NOPTS_VALUE ? 0 : av_rescale_q(ts, in.time_base, AVRational{1, 1000000000});
-      pending_audio.push_back({in.track, ts_ns, count, std::move(*samples)});
-    }
-  }
-
-  AudioInput* audio_of(int index) {
-    for (auto& a : audio) {
-      if (a.stream_index == index) return &a;
-    }
-    return nullptr;
+    if (origin) audio.place(*origin, pass_offset_ns);
   }
 
   Result<void> restart() {
     // This pass's audio keeps this pass's clock.
     place_pending_audio(pass_origin_ns().value_or(0));
-    for (auto& a : audio) avcodec_flush_buffers(a.audio.decoder.get());
+    audio.seeked();
     if (const int rc = av_seek_frame(input.get(), stream_index, INT64_MIN, AVSEEK_FLAG_BACKWARD);
         rc < 0) {
       if (const int rc2 = avformat_seek_file(input.get(), -1, INT64_MIN, 0, 0, 0); rc2 < 0) {
@@ -291,17 +233,15 @@ struct Source::Impl {
       }
       if (rc == AVERROR_EOF || rc == AVERROR(EPIPE)) {
         draining = true;
-        for (auto& a : audio) {
-          if (auto ok = decode_audio(a, nullptr); !ok) return Unexpected(ok.error());
-        }
+        if (auto ok = audio.drain(); !ok) return Unexpected(ok.error());
         rc = avcodec_send_packet(decoder.get(), nullptr);
         if (rc < 0 && rc != AVERROR_EOF)
           return Unexpected(decode_error("avcodec_send_packet(flush)", rc));
         continue;
       }
       if (rc < 0) return Unexpected(av_error(who, "av_read_frame", rc));
-      if (AudioInput* a = audio_of(packet->stream_index)) {
-        auto ok = decode_audio(*a, packet.get());
+      if (audio.takes(packet->stream_index)) {
+        auto ok = audio.decode(*packet);
         av_packet_unref(packet.get());
         if (!ok) return Unexpected(ok.error());
         continue;
@@ -317,72 +257,6 @@ struct Source::Impl {
       }
       av_packet_unref(packet.get());
     }
-  }
-
-  // The audio streams the options choose, each with its decoder and, where the protocol
-  // does not carry the decoder's format, a conversion to float planar.
-  Result<void> open_audio() {
-    if (options.audio == SourceOptions::Audio::none) return {};
-    std::vector<int> streams;  // the input's audio streams, in order
-    for (unsigned i = 0; i < input->nb_streams; ++i) {
-      if (input->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO)
-        streams.push_back(static_cast<int>(i));
-    }
-    std::vector<int> chosen;
-    switch (options.audio) {
-      case SourceOptions::Audio::none: break;
-      case SourceOptions::Audio::first:
-        if (!streams.empty()) {
-          const int best =
-              av_find_best_stream(input.get(), AVMEDIA_TYPE_AUDIO, -1, stream_index, nullptr, 0);
-          chosen.push_back(best >= 0 ? best : streams.front());
-        }
-        break;
-      case SourceOptions::Audio::all: chosen = streams; break;
-      case SourceOptions::Audio::listed:
-        for (int n : options.audio_streams) {
-          if (n < 0 || static_cast<size_t>(n) >= streams.size()) {
-            return make_error(ErrorCode::invalid_argument,
-                              "{}: {} {}: the input has {} audio stream{} (0..{})", who,
-                              options.names.audio, n, streams.size(),
-                              streams.size() == 1 ? "" : "s", static_cast<int>(streams.size()) - 1);
-          }
-          chosen.push_back(streams[static_cast<size_t>(n)]);
-        }
-        break;
-    }
-    if (chosen.size() > proto::kMaxAudioStreams) {
-      return make_error(ErrorCode::invalid_argument,
-                        "{}: {} audio streams chosen; a stream carries at most {}", who,
-                        chosen.size(), proto::kMaxAudioStreams);
-    }
-    for (int index : chosen) {
-      AVStream* st = input->streams[index];
-      const int ordinal =
-          static_cast<int>(std::find(streams.begin(), streams.end(), index) - streams.begin());
-      AudioInput in;
-      in.stream_index = index;
-      in.time_base = st->time_base;
-      auto opened = AudioDecoder::open(*st, fmt::format("{} audio {}", who, ordinal));
-      if (!opened) return Unexpected(opened.error().context("choose others with --audio, or none"));
-      in.audio = std::move(*opened);
-      proto::AudioStart& f = in.audio.format;
-      const AVDictionaryEntry* title = av_dict_get(st->metadata, "title", nullptr, 0);
-      const AVDictionaryEntry* language = av_dict_get(st->metadata, "language", nullptr, 0);
-      f.name = title ? title->value
-               : language && std::string_view(language->value) != "und"
-                   ? language->value
-                   : fmt::format("audio {}", ordinal);
-      in.track = static_cast<uint32_t>(audio.size());
-      log().info("[{}] audio {}: {} \"{}\"", who, ordinal, in.audio.describe(), f.name);
-      audio.push_back(std::move(in));
-    }
-    if (!audio.empty()) {
-      auto frame_out = make_frame(who);
-      if (!frame_out) return Unexpected(frame_out.error());
-      audio_frame = std::move(*frame_out);
-    }
-    return {};
   }
 
   Error decode_error(std::string_view call, int rc) const {
@@ -602,7 +476,9 @@ Result<std::unique_ptr<Source>> Source::open(const SourceOptions& options) {
   if (!frame) return Unexpected(frame.error());
   impl->frame = std::move(*frame);
 
-  if (auto ok = impl->open_audio(); !ok) return Unexpected(ok.error());
+  auto audio = SourceAudio::open(*impl->input, impl->stream_index, options, impl->who);
+  if (!audio) return Unexpected(audio.error());
+  impl->audio = std::move(*audio);
 
   // The stream's format: the input's unless the options ask for a conversion.
   const uint32_t width = options.width.value_or(static_cast<uint32_t>(dec->width));
@@ -658,17 +534,9 @@ std::string Source::describe() const {
 
 bool Source::decodes_on_gpu() const { return impl_->hw_device != nullptr; }
 
-std::vector<proto::AudioStart> Source::audio_tracks() const {
-  std::vector<proto::AudioStart> tracks;
-  for (const auto& a : impl_->audio) tracks.push_back(a.audio.format);
-  return tracks;
-}
+std::vector<proto::AudioStart> Source::audio_tracks() const { return impl_->audio.tracks(); }
 
-std::vector<DecodedAudio> Source::take_audio() {
-  std::vector<DecodedAudio> out;
-  out.swap(impl_->decoded_audio);
-  return out;
-}
+std::vector<DecodedAudio> Source::take_audio() { return impl_->audio.take(); }
 
 Result<std::optional<Source::FrameInfo>> Source::read_frame(std::span<std::byte> out) {
   Impl& s = *impl_;

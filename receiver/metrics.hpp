@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "options.hpp"
 #include "rdmavideo/memory.hpp"
 #include "rdmavideo/receiver_service.hpp"
 #include "streams.hpp"
@@ -27,7 +28,7 @@ std::string render_metrics(const ReceiverService& service, const Streams& stream
 class MetricsServer {
  public:
   /// Connections open at once; one more sheds the oldest.
-  static constexpr uint32_t kMostConnections = 32;
+  static constexpr uint32_t kMostConnections = kMetricsConnections;
   /// Listens on `endpoint` (port 0: any free port) and answers GET /metrics with `render()`.
   static Result<std::unique_ptr<MetricsServer>> start(const Endpoint& endpoint,
                                                       std::function<std::string()> render);

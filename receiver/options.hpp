@@ -14,6 +14,10 @@
 
 namespace rdmavideo::recv_cli {
 
+/// --metrics: the connections its endpoint keeps open at once (one more sheds the oldest),
+/// each a descriptor the receiver's streams cannot have.
+inline constexpr uint32_t kMetricsConnections = 32;
+
 struct Options {
   Endpoint listen;
   TransportKind transport = TransportKind::automatic;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "metrics.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/text.hpp"
 
@@ -355,7 +354,7 @@ ReceiverServiceOptions service_options(const Options& o, Streams& streams) {
   so.format_check = [&o](const proto::StreamStart& format) {
     return Streams::check_format(o, format);
   };
-  if (o.metrics) so.front_end_descriptors = MetricsServer::kMostConnections;
+  if (o.metrics) so.front_end_descriptors = kMetricsConnections;
   return so;
 }
 

@@ -10,7 +10,7 @@ extern "C" {
 #include <optional>
 #include <string>
 
-#include "rdmavideo/av/recorder.hpp"
+#include "rdmavideo/av/recorder_options.hpp"
 
 namespace rdmavideo::av {
 

@@ -24,8 +24,7 @@ Result<SourceAudio> SourceAudio::open(AVFormatContext& input, int picture,
     case SourceOptions::Audio::none: break;
     case SourceOptions::Audio::first:
       if (!streams.empty()) {
-        const int best =
-            av_find_best_stream(&input, AVMEDIA_TYPE_AUDIO, -1, picture, nullptr, 0);
+        const int best = av_find_best_stream(&input, AVMEDIA_TYPE_AUDIO, -1, picture, nullptr, 0);
         chosen.push_back(best >= 0 ? best : streams.front());
       }
       break;
@@ -35,8 +34,8 @@ Result<SourceAudio> SourceAudio::open(AVFormatContext& input, int picture,
         if (n < 0 || static_cast<size_t>(n) >= streams.size()) {
           return make_error(ErrorCode::invalid_argument,
                             "{}: {} {}: the input has {} audio stream{} (0..{})", who,
-                            options.names.audio, n, streams.size(),
-                            streams.size() == 1 ? "" : "s", static_cast<int>(streams.size()) - 1);
+                            options.names.audio, n, streams.size(), streams.size() == 1 ? "" : "s",
+                            static_cast<int>(streams.size()) - 1);
         }
         chosen.push_back(streams[static_cast<size_t>(n)]);
       }
@@ -76,7 +75,6 @@ Result<SourceAudio> SourceAudio::open(AVFormatContext& input, int picture,
   return audio;
 }
 
-
 std::vector<proto::AudioStart> SourceAudio::tracks() const {
   std::vector<proto::AudioStart> out;
   for (const auto& in : inputs_) out.push_back(in.audio.format);
@@ -108,7 +106,8 @@ void SourceAudio::seeked() {
 
 void SourceAudio::place(int64_t origin_ns, int64_t pass_offset_ns) {
   for (auto& a : pending_) {
-    decoded_.push_back({a.track, pass_offset_ns + a.ts_ns - origin_ns, a.samples, std::move(a.data)});
+    decoded_.push_back(
+        {a.track, pass_offset_ns + a.ts_ns - origin_ns, a.samples, std::move(a.data)});
   }
   pending_.clear();
 }

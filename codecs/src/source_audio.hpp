@@ -23,8 +23,8 @@ class SourceAudio {
   /// The audio streams of `input` that `options` choose (none for --audio none); `picture`
   /// is the picture's stream, which "the first" goes by. Errors name a stream it does not
   /// have, too many streams, or one that cannot be decoded.
-  static Result<SourceAudio> open(AVFormatContext& input, int picture,
-                                  const SourceOptions& options, const std::string& who);
+  static Result<SourceAudio> open(AVFormatContext& input, int picture, const SourceOptions& options,
+                                  const std::string& who);
   SourceAudio() = default;
 
   std::vector<proto::AudioStart> tracks() const;

@@ -12,8 +12,8 @@
 #include "rdmavideo/destination_report.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/sender_session.hpp"
+#include "rdmavideo/test_tone.hpp"
 #include "source.hpp"
-#include "tone.hpp"
 
 namespace rdmavideo::send_cli {
 namespace {
@@ -87,7 +87,7 @@ int run(Options o) {
   // Audio beside the picture, the test tone or the input's tracks, started before the
   // stream so every receiver has them from the first frame. The tone's samples for a frame's
   // period go out just before the frame; an input's as they were decoded with its frames.
-  std::optional<Tone> tone;
+  std::optional<TestTone> tone;
   if (o.tone) tone.emplace(*o.tone, o.tone_channels);
   std::vector<proto::AudioStart> audio_formats =
       tone ? std::vector<proto::AudioStart>{tone->format()} : source.audio_tracks();
@@ -111,10 +111,10 @@ int run(Options o) {
   };
   auto send_tone_until = [&](uint64_t frame_end) -> Result<void> {
     // Samples up to the end of frame `frame_end - 1`: frame_end / rate seconds.
-    const uint64_t until = frame_end * Tone::kRate * o.rate.den / o.rate.num;
+    const uint64_t until = frame_end * TestTone::kRate * o.rate.den / o.rate.num;
     if (!tone || until <= tone_sent) return {};
     const auto count = static_cast<uint32_t>(until - tone_sent);
-    const auto pts = static_cast<int64_t>(tone_sent * 1'000'000'000 / Tone::kRate);
+    const auto pts = static_cast<int64_t>(tone_sent * 1'000'000'000 / TestTone::kRate);
     auto ok = session.submit_audio(tracks.front(), pts, count, tone->samples(tone_sent, count));
     tone_sent = until;
     return ok;

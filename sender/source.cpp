@@ -26,6 +26,7 @@ Result<void> Source::prepare(SenderSession& session, const proto::StreamStart& f
   for (uint32_t index = 0; index < pool_buffers(format); ++index) {
     auto buffer = session.acquire_buffer(index);
     if (!buffer) return Unexpected(buffer.error());
+    // What buffer `index` holds for acquire_holding().
     TestPattern::render_buffer(format, index % TestPattern::buffer_count(format), phase_frame);
     if (auto ok = buffer->write(phase_frame); !ok) return ok;
   }
@@ -39,12 +40,8 @@ Result<void> Source::prepare(SenderSession& session, const proto::StreamStart& f
 
 Result<FrameBuffer> Source::buffer_for(SenderSession& session, uint64_t sequence) {
   if (!testsrc_) return session.acquire_buffer();
-  const uint32_t phase = TestPattern::buffer_index(format_, sequence);
-  for (uint32_t copy = 0; copies_ > 1 && copy < copies_; ++copy) {
-    auto spare = session.try_acquire_buffer(phase + copy * TestPattern::buffer_count(format_));
-    if (!spare || *spare) return spare;
-  }
-  return session.acquire_buffer(phase);
+  return session.acquire_holding(TestPattern::buffer_index(format_, sequence),
+                                 TestPattern::buffer_count(format_));
 }
 
 Result<bool> Source::fill(FrameBuffer& buffer, uint64_t sequence) {

@@ -14,7 +14,7 @@ extern "C" {
 #include <vector>
 
 #include "av_util.hpp"
-#include "rdmavideo/av/source.hpp"
+#include "rdmavideo/av/source_options.hpp"
 
 namespace rdmavideo::av {
 

@@ -227,6 +227,25 @@ Result<FrameBuffer> SenderSession::try_acquire_buffer(uint32_t index) {
   return FrameBuffer();
 }
 
+Result<FrameBuffer> SenderSession::acquire_holding(uint32_t contents, uint32_t kinds) {
+  if (kinds == 0 || contents >= kinds) {
+    return make_error(ErrorCode::invalid_argument, "send {}: contents {} of {} kinds", peer(),
+                      contents, kinds);
+  }
+  std::shared_ptr<detail::BufferPool> pool;
+  {
+    std::lock_guard lock(impl_->stream_mu);
+    pool = impl_->pool;
+  }
+  if (!pool) return make_error(ErrorCode::invalid_argument, "send {}: no stream started", peer());
+  // A copy neither lent nor read by a transfer, else the first copy once it is free.
+  for (uint32_t index = contents; index < pool->count(); index += kinds) {
+    if (auto got = pool->lend(index))
+      return FrameBuffer(pool, *got, pool->buffer(*got), pool->region()->kind());
+  }
+  return acquire_buffer(contents);
+}
+
 Result<SenderSession::Outcome> SenderSession::submit(FrameBuffer& buffer, const FrameMeta& meta) {
   auto& s = *impl_;
   std::shared_ptr<detail::BufferPool> pool;

@@ -118,6 +118,32 @@ TEST(NonBlockingSession, NoFreeBufferIsADropNotAWait) {
   (void)(*session)->end_stream();
 }
 
+// A source of fixed contents written into several buffers each (the test pattern's phases):
+// the session lends a free buffer holding the contents asked for, whichever copy that is,
+// and refuses contents the pool does not hold.
+TEST(NonBlockingSession, ABufferHoldingTheContentsAskedForIsLentWhicheverCopyIsFree) {
+  Receivers receivers;
+  auto session = SenderSession::connect(options({2}, false));
+  ASSERT_TRUE(session) << session.error().message();
+  ASSERT_TRUE((*session)->start_stream(format(), 6));  // 3 kinds of contents, 2 copies each
+  auto first = (*session)->acquire_holding(1, 3);
+  ASSERT_TRUE(first && *first);
+  EXPECT_EQ(first->index(), 1u);
+  auto second = (*session)->acquire_holding(1, 3);  // the first copy is lent: the other
+  ASSERT_TRUE(second && *second);
+  EXPECT_EQ(second->index(), 4u);
+  auto other = (*session)->acquire_holding(2, 3);
+  ASSERT_TRUE(other && *other);
+  EXPECT_EQ(other->index(), 2u);
+  EXPECT_FALSE((*session)->acquire_holding(3, 3));
+  EXPECT_FALSE((*session)->acquire_holding(0, 0));
+  for (auto* b : {&*first, &*second, &*other}) {
+    auto outcome = (*session)->submit(*b, {b->index(), std::nullopt, Clock::now()});
+    EXPECT_TRUE(outcome) << outcome.error().message();
+  }
+  ASSERT_TRUE((*session)->end_stream());
+}
+
 // Fan-out: one receiver stalls, the other keeps up and gets every frame.
 TEST(NonBlockingSession, AReceiverThatKeepsUpIsNotHeldBackByOneThatStalls) {
   Receivers receivers;

@@ -230,9 +230,13 @@ class SenderSession {
   /// them. Non-blocking: never waits; an empty FrameBuffer when none is free (the frame is
   /// counted as dropped).
   Result<FrameBuffer> acquire_buffer(std::optional<uint32_t> index = std::nullopt);
-  /// Buffer `index` if no transfer reads it now, else an empty FrameBuffer: never waits (a
-  /// source with copies of the same contents in several buffers tries each).
+  /// Buffer `index` if no transfer reads it now, else an empty FrameBuffer: never waits.
   Result<FrameBuffer> try_acquire_buffer(uint32_t index);
+  /// For a source whose frames are one of `kinds` fixed contents, each written once into
+  /// several buffers (the test pattern's phases): buffer i of a pool of a multiple of `kinds`
+  /// holds contents i % kinds. The first free buffer holding `contents`, else (blocking mode)
+  /// the first of them once it is free; as acquire_buffer() otherwise.
+  Result<FrameBuffer> acquire_holding(uint32_t contents, uint32_t kinds);
   /// Sends a filled pool buffer to every destination. `buffer` is taken (emptied) unless the
   /// outcome is `interrupted`, when it stays the caller's to submit again (destinations that
   /// already have it do not get it twice).

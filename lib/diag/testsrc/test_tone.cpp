@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tone.hpp"
+#include "rdmavideo/test_tone.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-namespace rdmavideo::send_cli {
+namespace rdmavideo {
 
-proto::AudioStart Tone::format() const {
+proto::AudioStart TestTone::format() const {
   proto::AudioStart a;
   a.sample_format = proto::SampleFormat::f32p;
   a.sample_rate = kRate;
@@ -27,7 +27,8 @@ proto::AudioStart Tone::format() const {
   return a;
 }
 
-Tone::Tone(double frequency, uint32_t channels) : frequency_(frequency), channels_(channels) {
+TestTone::TestTone(double frequency, uint32_t channels)
+    : frequency_(frequency), channels_(channels) {
   if (frequency == std::floor(frequency)) {
     std::vector<float> second(kRate);
     for (uint32_t i = 0; i < kRate; ++i) second[i] = value(i);  // computed: the table is empty yet
@@ -35,7 +36,7 @@ Tone::Tone(double frequency, uint32_t channels) : frequency_(frequency), channel
   }
 }
 
-float Tone::value(uint64_t n) const {
+float TestTone::value(uint64_t n) const {
   if (!second_.empty()) return second_[n % kRate];
   // The phase from the sample number alone, reduced per period so it stays exact for hours.
   const double cycles =
@@ -44,11 +45,11 @@ float Tone::value(uint64_t n) const {
   return static_cast<float>(level * std::sin(2 * std::numbers::pi * cycles));
 }
 
-bool Tone::in_beep(uint64_t index) {
+bool TestTone::in_beep(uint64_t index) {
   return index % kRate < static_cast<uint64_t>(kBeepSeconds * kRate);
 }
 
-std::vector<std::byte> Tone::samples(uint64_t first, uint32_t count) const {
+std::vector<std::byte> TestTone::samples(uint64_t first, uint32_t count) const {
   // Planar: the first channel computed (or copied from the second's table), the rest copied.
   std::vector<std::byte> bytes(size_t{count} * channels_ * sizeof(float));
   auto* out = reinterpret_cast<float*>(bytes.data());
@@ -58,4 +59,4 @@ std::vector<std::byte> Tone::samples(uint64_t first, uint32_t count) const {
   return bytes;
 }
 
-}  // namespace rdmavideo::send_cli
+}  // namespace rdmavideo

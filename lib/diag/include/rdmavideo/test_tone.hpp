@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The test tone (--testsrc --tone HZ): a quiet sine at HZ (-40 dBFS), and at every whole
+// The test tone that goes with the test pattern (rdmavideo/test_pattern.hpp; rdmavideo-send
+// --testsrc --tone HZ): a quiet sine at HZ (-40 dBFS), and at every whole
 // second of the stream a beep of the same sine at -6 dBFS for 100 ms, beginning on the very
 // sample of the second. The test pattern flashes on the first frame at or after each whole
 // second (kStreamFlash), so a recording's sync is the distance from each beep's first sample
@@ -13,16 +14,16 @@
 
 #include "rdmavideo/protocol.hpp"
 
-namespace rdmavideo::send_cli {
+namespace rdmavideo {
 
-class Tone {
+class TestTone {
  public:
   static constexpr uint32_t kRate = 48000;
   static constexpr double kBeepSeconds = 0.1;
   static constexpr double kBeepLevel = 0.5;    // -6 dBFS
   static constexpr double kQuietLevel = 0.01;  // -40 dBFS
 
-  Tone(double frequency, uint32_t channels = 2);
+  TestTone(double frequency, uint32_t channels = 2);
 
   /// The AudioStart of the track ("tone 1000 Hz").
   proto::AudioStart format() const;
@@ -41,4 +42,4 @@ class Tone {
   std::vector<float> second_;
 };
 
-}  // namespace rdmavideo::send_cli
+}  // namespace rdmavideo

@@ -33,49 +33,42 @@ int usage_error(const CLI::App& app, const std::string& message) {
   return kExitUsage;
 }
 
-void add_key_option(CLI::App& app, std::string& path) {
-  app.add_option("--key-file", path,
+EndOptions::EndOptions(CLI::App& app, const std::string& frames) {
+  app.add_option("--key-file", key_file_,
                  "Shared key: the peer must prove it, and this end proves it back (a file of "
                  "at least 32 bytes, mode 0600; make one with rdmavideo-doctor --new-key FILE)");
-}
-
-void add_memory_options(CLI::App& app, MemoryOptions& options, const std::string& what) {
-  app.add_option("--memory", options.memory,
-                 fmt::format("Where {} live: host, or cuda[:N] for GPU N's memory", what))
+  app.add_option("--memory", memory_,
+                 fmt::format("Where {} live: host, or cuda[:N] for GPU N's memory", frames))
       ->capture_default_str();
   app.add_option(
-         "--gpu-path", options.gpu_path,
+         "--gpu-path", gpu_path_,
          "With --memory cuda, how GPU memory meets the network: auto (dma-buf, then "
          "nvidia-peermem, then staged through pinned host memory), dmabuf, peermem or staged")
       ->capture_default_str();
 }
 
-std::optional<int> parse_memory_options(const CLI::App& app, const MemoryOptions& options,
-                                        memory::MemorySpec& memory, gpu::PathChoice& gpu_path) {
-  auto spec = memory::parse_memory(options.memory);
-  if (!spec || spec->kind == memory::MemoryKind::pinned) {
-    return usage_error(app,
-                       "--memory \"" + options.memory + "\" unknown (host, or cuda[:N] for GPU N)");
+std::optional<int> EndOptions::apply(const CLI::App& app,
+                                     std::shared_ptr<const auth::SharedKey>& key,
+                                     memory::MemorySpec& memory, gpu::PathChoice& gpu_path) const {
+  if (!key_file_.empty()) {
+    auto loaded = auth::load_key(key_file_);
+    if (!loaded) return usage_error(app, "--key-file: " + loaded.error().message());
+    key = std::move(*loaded);
   }
-  auto path = gpu::parse_path_choice(options.gpu_path);
+  auto spec = memory::parse_memory(memory_);
+  if (!spec || spec->kind == memory::MemoryKind::pinned) {
+    return usage_error(app, "--memory \"" + memory_ + "\" unknown (host, or cuda[:N] for GPU N)");
+  }
+  auto path = gpu::parse_path_choice(gpu_path_);
   if (!path) {
     return usage_error(
-        app, "--gpu-path \"" + options.gpu_path + "\" unknown (auto, dmabuf, peermem or staged)");
+        app, "--gpu-path \"" + gpu_path_ + "\" unknown (auto, dmabuf, peermem or staged)");
   }
   if (*path != gpu::PathChoice::automatic && spec->kind != memory::MemoryKind::cuda) {
     return usage_error(app, "--gpu-path applies to GPU memory: give --memory cuda too");
   }
   memory = *spec;
   gpu_path = *path;
-  return std::nullopt;
-}
-
-std::optional<int> load_key(const CLI::App& app, const std::string& path,
-                            std::shared_ptr<const auth::SharedKey>& key) {
-  if (path.empty()) return std::nullopt;
-  auto loaded = auth::load_key(path);
-  if (!loaded) return usage_error(app, "--key-file: " + loaded.error().message());
-  key = std::move(*loaded);
   return std::nullopt;
 }
 

@@ -30,23 +30,27 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv);
 /// Prints "<program>: <message>" on one line and returns kExitUsage.
 int usage_error(const CLI::App& app, const std::string& message);
 
-/// Adds --key-file FILE (docs/security.md) to `app`.
-void add_key_option(CLI::App& app, std::string& path);
-/// Loads the key --key-file names, if one was given; a file that cannot be used (missing,
-/// too short, readable by others) is a usage error, printed on one line: the exit code.
-std::optional<int> load_key(const CLI::App& app, const std::string& path,
-                            std::shared_ptr<const auth::SharedKey>& key);
+/// The options both ends have, wired once: --key-file FILE (docs/security.md), --memory
+/// host|cuda[:N] (where frames live on this end) and --gpu-path auto|dmabuf|peermem|staged
+/// (how GPU memory meets the network). Made before parse() (the options it adds hold
+/// references into it, so it stays where it is made); apply() after.
+class EndOptions {
+ public:
+  /// Adds them to `app`; `frames` is what --memory places ("received frames").
+  EndOptions(CLI::App& app, const std::string& frames);
+  EndOptions(const EndOptions&) = delete;
+  EndOptions& operator=(const EndOptions&) = delete;
+  /// Loads the key, if one was named, and reads where frames live. A key file that cannot be
+  /// used (missing, too short, readable by others) or a bad value is a usage error, printed
+  /// on one line: the exit code.
+  std::optional<int> apply(const CLI::App& app, std::shared_ptr<const auth::SharedKey>& key,
+                           memory::MemorySpec& memory, gpu::PathChoice& gpu_path) const;
 
-/// Adds --memory host|cuda[:N] (where frames live on this end) and --gpu-path
-/// auto|dmabuf|peermem|staged (how GPU memory meets the network) to `app`.
-struct MemoryOptions {
-  std::string memory = "host";
-  std::string gpu_path = "auto";
+ private:
+  std::string key_file_;
+  std::string memory_ = "host";
+  std::string gpu_path_ = "auto";
 };
-void add_memory_options(CLI::App& app, MemoryOptions& options, const std::string& what);
-/// Parses them; a bad value is a usage error, printed on one line: the exit code.
-std::optional<int> parse_memory_options(const CLI::App& app, const MemoryOptions& options,
-                                        memory::MemorySpec& memory, gpu::PathChoice& gpu_path);
 
 /// Set when the user asks the tool to stop: SIGINT or SIGTERM on Linux, Ctrl+C or a closed
 /// console on Windows (rdmavideo/platform/process.hpp). A blocked call returns (EINTR) and

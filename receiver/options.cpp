@@ -99,13 +99,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       "--composite-audio", composite_audio,
       "The composite's sound: N, the first audio track of the stream in tile N (default 1), mix "
       "(every tile's first track, mixed), or none");
-  std::string key_file;
-  cli::add_key_option(app, key_file);
-  cli::MemoryOptions memory_options;
-  cli::add_memory_options(app, memory_options, "received frames");
+  cli::EndOptions both_ends(app, "received frames");
   if (auto code = cli::parse(app, argc, argv)) return code;
-  if (auto code = cli::load_key(app, key_file, o.key)) return code;
-  if (auto code = cli::parse_memory_options(app, memory_options, o.memory, o.gpu_path)) return code;
+  if (auto code = both_ends.apply(app, o.key, o.memory, o.gpu_path)) return code;
   auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   auto endpoint = parse_endpoint(listen, true);
   if (!endpoint) return fail("--listen " + endpoint.error().message());

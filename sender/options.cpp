@@ -100,13 +100,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "Decode -i FILE on the GPU: cuda or cuda:N (NVDEC through FFmpeg; the GPU of "
                  "--memory cuda:N by default). Into GPU memory frames stay in GPU memory, in the "
                  "decoder's format (nv12, p010); into host memory they are downloaded");
-  std::string key_file;
-  cli::add_key_option(app, key_file);
-  cli::MemoryOptions memory;
-  cli::add_memory_options(app, memory, "the frame buffers");
+  cli::EndOptions both_ends(app, "the frame buffers");
   if (auto code = cli::parse(app, argc, argv)) return code;
-  if (auto code = cli::load_key(app, key_file, o.key)) return code;
-  if (auto code = cli::parse_memory_options(app, memory, o.memory, o.gpu_path)) return code;
+  if (auto code = both_ends.apply(app, o.key, o.memory, o.gpu_path)) return code;
   auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   if (!o.testsrc && o.input.empty()) return fail("no source: give --testsrc or -i -");
   if (!ffmpeg_input(o) && (!o.input_format.empty() || o.loop || !hwaccel.empty())) {

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The recorder: a stream's frames encoded (on the CPU, or by NVENC from GPU memory:
-// recorder_nvenc.cpp) and muxed with its audio tracks. What it is made of is chosen in
-// recorder_choice.cpp; its state is recorder_impl.hpp.
+// The recorder: a stream's frames made into pictures for its video encoder (video_encoder.hpp:
+// FFmpeg's, NVENC from GPU memory, or the project's ProRes) and muxed with its audio tracks.
+// What it is made of is chosen in recorder_choice.cpp; its state is recorder_impl.hpp.
 #include "recorder_impl.hpp"
 
 extern "C" {
 #include <libavutil/imgutils.h>
-#include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 }
 
@@ -57,32 +56,6 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   }
   impl->input_format = *input_format;
 
-  // The encoder's pixel format: the profile's, else the input's where the encoder takes it.
-  const AVCodec* codec = choice->encoder;  // nullptr: the library's own ProRes encoder
-  const bool own = codec == nullptr;
-  AVPixelFormat encode_format = choice->codec->fixed;
-  if (encode_format == AV_PIX_FMT_NONE) {
-    const AVPixelFormat* list = codec->pix_fmts;
-    if (std::string_view(choice->container->muxer) == "yuv4mpegpipe" &&
-        choice->codec->id == AV_CODEC_ID_RAWVIDEO) {
-      list = kY4mFormats;
-    }
-    encode_format = *input_format;
-    if (list) {
-      bool supported = false;
-      for (const AVPixelFormat* p = list; *p != AV_PIX_FMT_NONE; ++p)
-        supported |= *p == *input_format;
-      if (!supported)
-        encode_format = avcodec_find_best_pix_fmt_of_list(list, *input_format, 0, nullptr);
-    }
-  }
-  impl->encode_format = encode_format;
-  // Raw video keeps the words as they came; v210 unpacks to 10-bit values only.
-  impl->mask_to_10_bits =
-      (*input_format == AV_PIX_FMT_YUV422P10LE || *input_format == AV_PIX_FMT_YUV444P10LE) &&
-      encode_format == *input_format && format.pixel_format != PixelFormat::v210 &&
-      (own || (codec->id != AV_CODEC_ID_RAWVIDEO && codec->id != AV_CODEC_ID_WRAPPED_AVFRAME));
-
   AVFormatContext* raw = nullptr;
   if (const int rc = avformat_alloc_output_context2(&raw, nullptr, choice->container->muxer,
                                                     options.path.c_str());
@@ -91,176 +64,95 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
         av_error(who, "avformat_alloc_output_context2", rc < 0 ? rc : AVERROR(ENOMEM)));
   }
   impl->output.reset(raw);
-  auto encoder = make_codec_context(codec, who);
-  if (!encoder) return Unexpected(encoder.error());
-  impl->encoder = std::move(*encoder);
-  AVCodecContext* enc = impl->encoder.get();
-  if (own) {
-    enc->codec_type = AVMEDIA_TYPE_VIDEO;
-    enc->codec_id = AV_CODEC_ID_PRORES;
-    enc->bits_per_raw_sample = 10;
-  }
-  enc->width = static_cast<int>(format.width);
-  enc->height = static_cast<int>(format.height);
-  enc->pix_fmt = encode_format;
-  enc->time_base =
-      AVRational{static_cast<int>(format.frame_rate.den), static_cast<int>(format.frame_rate.num)};
-  enc->framerate =
-      AVRational{static_cast<int>(format.frame_rate.num), static_cast<int>(format.frame_rate.den)};
-  enc->sample_aspect_ratio = AVRational{1, 1};
-  // One a core unless a budget asked for fewer; ProRes and FFV1 are intra-only, so threads
-  // scale.
-  enc->thread_count = options.threads;
-  enc->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
-  if (choice->codec->av_profile != FF_PROFILE_UNKNOWN) enc->profile = choice->codec->av_profile;
-  if (choice->codec->profile && enc->priv_data &&
-      av_opt_find(enc->priv_data, "profile", nullptr, 0, 0)) {
-    if (const int rc = av_opt_set(enc->priv_data, "profile", choice->codec->profile, 0); rc < 0) {
-      return Unexpected(
-          av_error(who, fmt::format("{} profile {}", codec->name, choice->codec->profile), rc));
-    }
-  }
-  if (choice->codec->id == AV_CODEC_ID_FFV1) {
-    enc->level = 3;  // FFV1 version 3: slices, so the encoder can use every core
-    av_opt_set_int(enc->priv_data, "slicecrc", 1, 0);
-  }
-  if (raw->oformat->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-  // The stream's colour goes into the encoder (ProRes frame headers, H.264/HEVC VUI) and from
-  // there into the container: `colr` in .mov and .mp4, Colour elements in Matroska.
-  set_colour(*enc, format.colour);
-  if (traits(format.pixel_format).rgb &&
-      !(av_pix_fmt_desc_get(encode_format)->flags & AV_PIX_FMT_FLAG_RGB)) {
-    // RGB converted into YUV here: the matrix and range libswscale is told (encode_frame).
-    enc->colorspace = format.height >= 720 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M;
-    enc->color_range = AVCOL_RANGE_MPEG;
-  }
-  const bool nvenc = !own && std::string_view(codec->name).ends_with("_nvenc");
-  if (nvenc && options.gpu_frames) {
-    if (auto ok = impl->open_cuda_frames(enc, codec, *options.gpu_frames); !ok)
-      return Unexpected(ok.error());
-    encode_format = impl->encode_format;
-  }
-  const auto profile = choice->codec->av_profile == FF_PROFILE_PRORES_HQ
-                           ? prores::Profile::hq
-                           : prores::Profile::standard;
-  if (own) {
-    // The frame header's colour is the stream's, as FFmpeg's encoders take it from the frame.
-    const prores::FrameFormat own_format{format.width,
-                                         format.height,
-                                         profile,
-                                         static_cast<uint8_t>(enc->color_primaries),
-                                         static_cast<uint8_t>(enc->color_trc),
-                                         static_cast<uint8_t>(enc->colorspace)};
-    auto made = OwnProres::open(own_format, format, options.gpu_frames, who);
-    if (!made) return Unexpected(made.error());
-    impl->own = std::move(*made);
-  }
-  LogCapture said;  // NVENC says why it cannot open (no encode device, ...) only in its log
-  if (const int rc = own ? 0 : avcodec_open2(enc, codec, nullptr); rc < 0) {
-    return Unexpected(said.error(who,
-                                 fmt::format("avcodec_open2({} {}x{} {})", codec->name, enc->width,
-                                             enc->height, av_name(encode_format)),
-                                 rc));
-  }
+  auto video = open_video_encoder(*choice, options, format, *input_format,
+                                  (raw->oformat->flags & AVFMT_GLOBALHEADER) != 0, who);
+  if (!video) return Unexpected(video.error());
+  impl->video = std::move(*video);
+  impl->video_out = [s = impl.get()](AVPacket& p) { return s->write_video(p); };
+  impl->encode_format = impl->video->picture_format();
+  // Raw video keeps the words as they came; v210 unpacks to 10-bit values only.
+  impl->mask_to_10_bits =
+      (*input_format == AV_PIX_FMT_YUV422P10LE || *input_format == AV_PIX_FMT_YUV444P10LE) &&
+      impl->encode_format == *input_format && format.pixel_format != PixelFormat::v210 &&
+      !impl->video->stores_raw();
+  if (auto ok = impl->open_file(*choice->container); !ok) return Unexpected(ok.error());
+  if (auto ok = impl->make_pictures(); !ok) return Unexpected(ok.error());
+  impl->description = impl->video->describe(choice->container->muxer);
+  for (const auto& track : impl->audio) impl->description += ", audio " + track->describe();
+  return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));
+}
 
-  impl->stream = avformat_new_stream(raw, nullptr);
-  if (!impl->stream) return make_error(ErrorCode::resource, "{}: avformat_new_stream failed", who);
-  if (const int rc = avcodec_parameters_from_context(impl->stream->codecpar, enc); rc < 0) {
+// The file: the picture's stream as the encoder describes it, the audio tracks, the output
+// opened, its metadata and header written.
+Result<void> Recorder::Impl::open_file(const Container& container) {
+  AVFormatContext* raw = output.get();
+  const AVCodecContext& enc = video->context();
+  stream = avformat_new_stream(raw, nullptr);
+  if (!stream) return make_error(ErrorCode::resource, "{}: avformat_new_stream failed", who);
+  if (const int rc = avcodec_parameters_from_context(stream->codecpar, &enc); rc < 0) {
     return Unexpected(av_error(who, "avcodec_parameters_from_context", rc));
   }
-  if (std::string_view(choice->container->muxer) != "mov") impl->stream->codecpar->codec_tag = 0;
-  if (own) {
-    // The four-character code names the profile, as Apple's encoders and prores_aw write it.
-    const std::string_view tag = prores::fourcc(profile);
-    impl->stream->codecpar->codec_tag = MKTAG(tag[0], tag[1], tag[2], tag[3]);
-  }
+  if (std::string_view(container.muxer) != "mov") stream->codecpar->codec_tag = 0;
+  if (const uint32_t tag = video->codec_tag()) stream->codecpar->codec_tag = tag;
   if (recorder_holds_audio(options.path)) {
     for (size_t i = 0; i < options.audio.size(); ++i) {
-      auto track = AudioTrack::open(raw, choice->container->muxer, options.audio[i],
+      auto track = AudioTrack::open(raw, container.muxer, options.audio[i],
                                     fmt::format("{} audio {}", who, i));
       if (!track) return Unexpected(track.error());
-      impl->audio.push_back(std::move(*track));
+      audio.push_back(std::move(*track));
     }
     // A track that lags never holds more than about a second of picture in the muxer.
     raw->max_interleave_delta = 1'000'000;
   }
-  // Raw pictures are told apart by their tag (a FourCC naming the pixel format): without it,
-  // NUT readers guess one, and guess wrong.
-  if (!own && codec->id == AV_CODEC_ID_RAWVIDEO) {
-    impl->stream->codecpar->codec_tag = avcodec_pix_fmt_to_codec_tag(encode_format);
-  }
-  impl->stream->time_base = enc->time_base;
-  impl->stream->avg_frame_rate = enc->framerate;
-  impl->stream->r_frame_rate = enc->framerate;
+  stream->time_base = enc.time_base;
+  stream->avg_frame_rate = enc.framerate;
+  stream->r_frame_rate = enc.framerate;
 
   if (!(raw->oformat->flags & AVFMT_NOFILE)) {
     // A write(2) per MiB: ProRes frames are larger.
-    if (auto ok = impl->muxer_out.open(options.path, options.abort_fd, raw, who, 1 << 20,
-                                       options.setting);
+    if (auto ok =
+            muxer_out.open(options.path, options.abort_fd, raw, who, 1 << 20, options.setting);
         !ok)
-      return Unexpected(ok.error());
+      return ok;
   }
   if (options.start_wall_ns) {
     // When the first frame was sent, so files of several cameras can be lined up.
     av_dict_set(&raw->metadata, "creation_time", iso8601_utc(*options.start_wall_ns).c_str(), 0);
     if (auto tc = time_of_day_timecode(*options.start_wall_ns, format.frame_rate, who)) {
-      av_dict_set(&impl->stream->metadata, "timecode", tc->c_str(), 0);
+      av_dict_set(&stream->metadata, "timecode", tc->c_str(), 0);
     }
   }
   AVDictionary* raw_opts = nullptr;
   std::unique_ptr<AVDictionary*, void (*)(AVDictionary**)> opts(&raw_opts, av_dict_free);
-  if (choice->container->fragmented) {
+  if (container.fragmented) {
     // Every ProRes frame is a keyframe, so cut on time (about 1 s), not on keyframes.
     // MP4 (H.264 with B-frames, AAC with its priming) holds back its moov until the first
     // fragment, so the edit lists that line the tracks up can be written; mov (intra-only
     // pictures, PCM) needs none and writes it at once.
     av_dict_set(&raw_opts, "movflags",
-                std::string_view(choice->container->muxer) == "mp4"
-                    ? "+delay_moov+default_base_moof"
-                    : "+empty_moov+default_base_moof",
+                std::string_view(container.muxer) == "mp4" ? "+delay_moov+default_base_moof"
+                                                           : "+empty_moov+default_base_moof",
                 0);
     av_dict_set(&raw_opts, "frag_duration", "1000000", 0);
   }
   if (const int rc = avformat_write_header(raw, &raw_opts); rc < 0) {
-    return Unexpected(impl->muxer_out.error_or(av_error(who, "avformat_write_header", rc)));
+    return Unexpected(muxer_out.error_or(av_error(who, "avformat_write_header", rc)));
   }
+  return {};
+}
 
-  const int bytes = av_image_get_buffer_size(encode_format, enc->width, enc->height, 64);
+// The pictures host frames are made into for the encoder: a pool of its format's size.
+Result<void> Recorder::Impl::make_pictures() {
+  const AVCodecContext& enc = video->context();
+  const int bytes = av_image_get_buffer_size(encode_format, enc.width, enc.height, 64);
   if (bytes < 0) return Unexpected(av_error(who, "av_image_get_buffer_size", bytes));
-  impl->buffer_bytes = bytes;
-  impl->pool.reset(av_buffer_pool_init(static_cast<size_t>(bytes) + 64, av_buffer_alloc));
-  if (!impl->pool) return make_error(ErrorCode::resource, "{}: av_buffer_pool_init failed", who);
-  auto frame = make_frame(who);
-  if (!frame) return Unexpected(frame.error());
-  impl->frame = std::move(*frame);
-  auto packet = make_packet(who);
-  if (!packet) return Unexpected(packet.error());
-  impl->packet = std::move(*packet);
-
-  if (own) {
-    impl->description =
-        fmt::format("{} (prores {}, {}) {}x{} {} at {} fps in {}, {}", kOwnProresEncoder,
-                    prores::to_string(profile), prores::fourcc(profile), enc->width, enc->height,
-                    av_name(encode_format), to_string(format.frame_rate), choice->container->muxer,
-                    impl->own->describe());
-    for (const auto& track : impl->audio) impl->description += ", audio " + track->describe();
-    return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));
-  }
-  const char* profile_name = av_get_profile_name(codec, enc->profile);
-  impl->description = fmt::format(
-      "{} ({}{}{}) {}x{} {} at {} fps in {}, {} threads{}", codec->name,
-      avcodec_get_name(codec->id), profile_name ? " " : "", profile_name ? profile_name : "",
-      enc->width, enc->height, av_name(encode_format), to_string(format.frame_rate),
-      choice->container->muxer, enc->thread_count,
-      impl->hw_frames ? fmt::format(", from GPU memory on {}{}", impl->gpu->describe(),
-                                    impl->conversion ? fmt::format(", converted from {} there",
-                                                                   name(format.pixel_format))
-                                                     : "")
-      : encode_format == *input_format
-          ? ""
-          : fmt::format(", converting from {}", av_name(*input_format)));
-  for (const auto& track : impl->audio) impl->description += ", audio " + track->describe();
-  return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));
+  buffer_bytes = bytes;
+  pool.reset(av_buffer_pool_init(static_cast<size_t>(bytes) + 64, av_buffer_alloc));
+  if (!pool) return make_error(ErrorCode::resource, "{}: av_buffer_pool_init failed", who);
+  auto made = make_frame(who);
+  if (!made) return Unexpected(made.error());
+  frame = std::move(*made);
+  return {};
 }
 
 Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
@@ -320,7 +212,7 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
     }
     // In the stream's matrix and range, and out in the encoder's (the same, or for RGB into
     // YUV the ones set at open), not libswscale's BT.601 limited.
-    const AVCodecContext* enc = s.encoder.get();
+    const AVCodecContext* enc = &s.video->context();
     const bool in_full =
         s.format.colour.range == colour::kFull || traits(s.format.pixel_format).rgb;
     const bool out_full = enc->color_range == AVCOL_RANGE_JPEG;
@@ -335,21 +227,16 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
   return s.encode(pts_ns, began);
 }
 
-bool Recorder::takes_gpu_frames() const {
-  return impl_->hw_frames != nullptr || (impl_->own && impl_->own->takes_gpu_frames());
-}
+bool Recorder::takes_gpu_frames() const { return impl_->video->takes_gpu_frames(); }
 
 Result<void> Recorder::write(FrameLease lease) {
   Impl& s = *impl_;
   if (s.finished) return make_error(ErrorCode::invalid_argument, "{}: write after finish", s.who);
   if (lease.memory_kind() == memory::MemoryKind::cuda) {
-    if (s.own && s.own->takes_gpu_frames()) return s.encode_own_gpu_frame(std::move(lease));
-    if (!s.hw_frames) {
-      auto host = std::move(lease).to_host();
-      if (!host) return Unexpected(host.error().context(s.who));
-      return write(std::move(*host));
-    }
-    return s.encode_gpu_frame(std::move(lease));
+    if (s.video->takes_gpu_frames()) return s.encode_gpu_frame(std::move(lease));
+    auto host = std::move(lease).to_host();
+    if (!host) return Unexpected(host.error().context(s.who));
+    return write(std::move(*host));
   }
   if (!s.can_wrap(lease)) return write(lease.data(), lease.info().pts_ns);
   const auto began = Clock::now();
@@ -391,14 +278,7 @@ Result<void> Recorder::finish() {
                s.frames_masked, s.frames);
   }
   std::optional<Error> error;
-  if (s.own) {
-    // Nothing held back: each frame was written as it was coded.
-  } else if (const int rc = avcodec_send_frame(s.encoder.get(), nullptr);
-             rc < 0 && rc != AVERROR_EOF) {
-    error = av_error(s.who, "avcodec_send_frame(flush)", rc);
-  } else if (auto ok = s.drain(); !ok) {
-    error = ok.error();
-  }
+  if (auto ok = s.video->flush(s.video_out); !ok) error = ok.error();
   // Every audio track as long as the picture, then its encoder drained.
   for (auto& track : s.audio) {
     if (error) break;

@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The recorder's state (Recorder::Impl), shared by its CPU path (recorder.cpp) and its NVENC
-// path from GPU memory (recorder_nvenc.cpp).
+// The recorder's state (Recorder::Impl): the file, its tracks and the pictures handed to the
+// video encoder (video_encoder.hpp), whichever codes them.
 #pragma once
-
-extern "C" {
-#include <libavutil/hwcontext.h>
-}
 
 #include <atomic>
 #include <chrono>
@@ -19,10 +15,9 @@ extern "C" {
 #include "muxer_output.hpp"
 #include "picture_timeline.hpp"
 #include "rdmavideo/av/recorder.hpp"
-#include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
-#include "recorder_prores.hpp"
 #include "ten_bit.hpp"
+#include "video_encoder.hpp"
 
 namespace rdmavideo::av {
 
@@ -39,26 +34,16 @@ using UniquePool = std::unique_ptr<AVBufferPool, PoolDeleter>;
 
 struct Recorder::Impl {
   // Creation order; destroyed backwards: frames and sws, the encoder, the muxer, then the
-  // AVIOContext it wrote through and the file under that; last the CUDA stream FFmpeg's CUDA
-  // device (NVENC) queues its work on.
-  std::shared_ptr<cuda::Device> gpu;  // NVENC from GPU memory: the GPU the frames are on
-  std::unique_ptr<cuda::Stream>
-      gpu_copies;  // our copies into the pool and NVENC's reads, in one order
+  // AVIOContext it wrote through and the file under that.
   MuxerOutput muxer_out;
   UniqueOutputContext output;
-  // FFmpeg's encoder; with the library's own ProRes encoder (`own`), a context never opened
-  // that holds the stream's parameters (size, time base, colour) for the muxer.
-  UniqueCodecContext encoder;
-  std::unique_ptr<OwnProres> own;
+  std::unique_ptr<VideoEncoder> video;  // FFmpeg's encoders, NVENC, or the project's ProRes
+  VideoEncoder::Packets video_out;      // its packets into the file
   UniquePool pool;  // buffers for the frames handed to the encoder (it may hold several)
   UniqueSws sws;
   std::vector<uint8_t>
       padded;  // a frame that ends where its memory may, copied for libswscale (scale_within)
   UniqueFrame frame;
-  UniquePacket packet;
-  UniqueBufferRef hw_frames;                     // NVENC from GPU memory: FFmpeg's CUDA frame pool
-  std::shared_ptr<const cuda::Kernels> kernels;  // NVENC: a conversion on the GPU, if needed
-  std::optional<cuda::Kernels::Conversion> conversion;
   AVStream* stream = nullptr;  // owned by output
   std::vector<std::unique_ptr<AudioTrack>>
       audio;  // beside the picture; their streams owned by output
@@ -84,20 +69,20 @@ struct Recorder::Impl {
   uint64_t status_frames = 0;
   double busy_s = 0;                   // seconds inside write() since status_last
   std::atomic<double> last_speed{0};   // update_speed()'s last result, for other threads
-  std::atomic<double> last_gpu_ms{0};  // the own encoder's GPU time for the last frame
+  std::atomic<double> last_gpu_ms{0};  // the encoder's GPU time for the last frame
 
-  Result<void> drain() {
-    for (;;) {
-      const int rc = avcodec_receive_packet(encoder.get(), packet.get());
-      if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return {};
-      if (rc < 0) return Unexpected(av_error(who, "avcodec_receive_packet", rc));
-      if (packet->duration <= 0) packet->duration = 1;
-      av_packet_rescale_ts(packet.get(), encoder->time_base, stream->time_base);
-      packet->stream_index = stream->index;
-      if (const int wrc = av_interleaved_write_frame(output.get(), packet.get()); wrc < 0) {
-        return Unexpected(muxer_out.error_or(av_error(who, "av_interleaved_write_frame", wrc)));
-      }
+  Result<void> open_file(const Container& container);
+  Result<void> make_pictures();
+
+  // The encoder's packets into the file, in the stream's time base.
+  Result<void> write_video(AVPacket& p) {
+    if (p.duration <= 0) p.duration = 1;
+    av_packet_rescale_ts(&p, video->context().time_base, stream->time_base);
+    p.stream_index = stream->index;
+    if (const int rc = av_interleaved_write_frame(output.get(), &p); rc < 0) {
+      return Unexpected(muxer_out.error_or(av_error(who, "av_interleaved_write_frame", rc)));
     }
+    return {};
   }
 
   // Whether a received frame can go to the encoder where it lies (no conversion, and planes
@@ -129,7 +114,7 @@ struct Recorder::Impl {
   // The sender's pts in frames since the first frame, repaired so the file stays valid
   // whatever a sender sends (PictureTimeline), with a warning the first time it jumps.
   int64_t repaired_pts(int64_t pts_ns) {
-    if (!timeline) timeline.emplace(encoder->time_base);
+    if (!timeline) timeline.emplace(video->context().time_base);
     const auto placed = timeline->place(pts_ns, 1);
     if (placed.jumped && pts_jumps++ == 0) {
       log().warn(
@@ -140,59 +125,29 @@ struct Recorder::Impl {
     return placed.at;
   }
 
-  // Stamps `frame` with its pts, hands it to the encoder and writes what comes out.
+  // Stamps `frame` with its pts and colour, hands it to the encoder and writes what comes out.
   Result<void> encode(int64_t pts_ns, Clock::time_point began) {
     AVFrame* f = frame.get();
     f->pts = repaired_pts(pts_ns);
-    // Encoders that write colour into each picture (ProRes' frame header) take it from the
-    // frame, not the context.
-    f->color_primaries = encoder->color_primaries;
-    f->color_trc = encoder->color_trc;
-    f->colorspace = encoder->colorspace;
-    f->color_range = encoder->color_range;
-    if (own) {
-      const int64_t pts = f->pts;
-      auto ok = own->encode(*f, packet.get());
-      av_frame_unref(f);
-      if (!ok) return ok;
-      return write_own(pts, began);
-    }
-    if (const int rc = avcodec_send_frame(encoder.get(), f); rc < 0) {
-      av_frame_unref(f);
-      return Unexpected(av_error(who, "avcodec_send_frame", rc));
-    }
+    stamp_colour(*f, video->context());
+    auto ok = video->encode(*f, video_out);
     av_frame_unref(f);
-    ++frames;
-    if (auto ok = drain(); !ok) return ok;
+    if (!ok) return ok;
     return frame_done(began);
   }
 
-  // The own encoder's frame in `packet`, at `pts` in the encoder's time base, into the file.
-  Result<void> write_own(int64_t pts, Clock::time_point began) {
-    AVPacket* p = packet.get();
-    p->pts = p->dts = pts;
-    p->duration = 1;
-    p->flags |= AV_PKT_FLAG_KEY;
-    av_packet_rescale_ts(p, encoder->time_base, stream->time_base);
-    p->stream_index = stream->index;
-    ++frames;
-    last_gpu_ms.store(own->gpu_ms(), std::memory_order_relaxed);
-    if (const int rc = av_interleaved_write_frame(output.get(), p); rc < 0) {
-      return Unexpected(muxer_out.error_or(av_error(who, "av_interleaved_write_frame", rc)));
-    }
-    return frame_done(began);
-  }
-
-  // A frame in GPU memory coded by the own encoder on the GPU, where it lies.
-  Result<void> encode_own_gpu_frame(FrameLease lease) {
+  // A frame in GPU memory to an encoder that takes it where it lies.
+  Result<void> encode_gpu_frame(FrameLease lease) {
     const auto began = Clock::now();
     const int64_t pts = repaired_pts(lease.info().pts_ns);
-    if (auto ok = own->encode(std::move(lease), packet.get()); !ok) return ok;
-    return write_own(pts, began);
+    if (auto ok = video->encode(std::move(lease), pts, video_out); !ok) return ok;
+    return frame_done(began);
   }
 
   // After each frame: the audio tracks told how far the picture goes, the speed kept.
   Result<void> frame_done(Clock::time_point began) {
+    ++frames;
+    last_gpu_ms.store(video->gpu_ms(), std::memory_order_relaxed);
     for (auto& track : audio) {
       if (auto ok = track->video_moved(video_end_ns(), write_audio_packet()); !ok) return ok;
     }
@@ -201,8 +156,6 @@ struct Recorder::Impl {
     update_speed(now);
     return {};
   }
-
-  Result<void> open_cuda_frames(AVCodecContext* enc, const AVCodec* codec, int ordinal);
 
   // Where the picture ends so far on the file's timeline (ns): after its last frame.
   int64_t video_end_ns() const {
@@ -218,9 +171,6 @@ struct Recorder::Impl {
       return {};
     };
   }
-
-  // A frame in GPU memory into a frame of FFmpeg's CUDA pool (recorder_nvenc.cpp).
-  Result<void> encode_gpu_frame(FrameLease lease);
 
   void update_speed(Clock::time_point now) {
     const double dt = std::chrono::duration<double>(now - status_last).count();

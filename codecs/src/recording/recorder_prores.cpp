@@ -6,6 +6,7 @@
 
 #include "av_util.hpp"
 #include "rdmavideo/log.hpp"
+#include "video_encoder.hpp"
 
 namespace rdmavideo::av {
 namespace {
@@ -203,6 +204,95 @@ std::string OwnProres::describe() const {
                                        : std::string("each picture uploaded once as yuv422p10le"));
   }
   return "on the CPU (the GPU encoder's twin: no GPU)";
+}
+
+namespace {
+
+// The project's ProRes behind the recorder's seam: each picture coded and written at once (an
+// intra-only codec holds nothing back), stamped with its time as a keyframe.
+class ProresEncoder final : public VideoEncoder {
+ public:
+  ProresEncoder(UniqueCodecContext context, AVPixelFormat picture_format,
+                std::unique_ptr<OwnProres> own, prores::Profile profile, Rational rate,
+                UniquePacket packet)
+      : VideoEncoder(std::move(context), picture_format),
+        own_(std::move(own)),
+        profile_(profile),
+        rate_(rate),
+        packet_(std::move(packet)) {}
+
+  bool takes_gpu_frames() const override { return own_->takes_gpu_frames(); }
+  bool stores_raw() const override { return false; }
+  uint32_t codec_tag() const override {
+    // The four-character code names the profile, as Apple's encoders and prores_aw write it.
+    const std::string_view tag = prores::fourcc(profile_);
+    return MKTAG(tag[0], tag[1], tag[2], tag[3]);
+  }
+  Result<void> encode(AVFrame& picture, const Packets& out) override {
+    if (auto ok = own_->encode(picture, packet_.get()); !ok) return ok;
+    return written(picture.pts, out);
+  }
+  Result<void> encode(FrameLease frame, int64_t pts, const Packets& out) override {
+    if (auto ok = own_->encode(std::move(frame), packet_.get()); !ok) return ok;
+    return written(pts, out);
+  }
+  Result<void> flush(const Packets&) override { return {}; }  // each picture went out coded
+  double gpu_ms() const override { return own_->gpu_ms(); }
+  std::string describe(std::string_view muxer) const override {
+    return fmt::format("{} (prores {}, {}) {}x{} {} at {} fps in {}, {}", kOwnProresEncoder,
+                       prores::to_string(profile_), prores::fourcc(profile_), context_->width,
+                       context_->height, av_name(picture_format_), to_string(rate_), muxer,
+                       own_->describe());
+  }
+
+ private:
+  Result<void> written(int64_t pts, const Packets& out) {
+    AVPacket& p = *packet_;
+    p.pts = p.dts = pts;
+    p.duration = 1;
+    p.flags |= AV_PKT_FLAG_KEY;
+    return out(p);
+  }
+
+  std::unique_ptr<OwnProres> own_;
+  prores::Profile profile_;
+  Rational rate_;
+  UniquePacket packet_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<VideoEncoder>> open_prores_encoder(const Choice& choice,
+                                                          const RecorderOptions& options,
+                                                          const proto::StreamStart& format,
+                                                          bool global_header,
+                                                          const std::string& who) {
+  // A context FFmpeg never opens: the stream's parameters for the muxer.
+  auto context = make_codec_context(nullptr, who);
+  if (!context) return Unexpected(context.error());
+  AVCodecContext& enc = **context;
+  enc.codec_type = AVMEDIA_TYPE_VIDEO;
+  enc.codec_id = AV_CODEC_ID_PRORES;
+  enc.bits_per_raw_sample = 10;
+  const AVPixelFormat picture_format = choice.codec->fixed;  // yuv422p10le
+  describe_stream(enc, format, picture_format, global_header);
+  if (choice.codec->av_profile != FF_PROFILE_UNKNOWN) enc.profile = choice.codec->av_profile;
+  const auto profile = choice.codec->av_profile == FF_PROFILE_PRORES_HQ ? prores::Profile::hq
+                                                                        : prores::Profile::standard;
+  // The frame header's colour is the stream's, as FFmpeg's encoders take it from the frame.
+  const prores::FrameFormat own_format{format.width,
+                                       format.height,
+                                       profile,
+                                       static_cast<uint8_t>(enc.color_primaries),
+                                       static_cast<uint8_t>(enc.color_trc),
+                                       static_cast<uint8_t>(enc.colorspace)};
+  auto own = OwnProres::open(own_format, format, options.gpu_frames, who);
+  if (!own) return Unexpected(own.error());
+  auto packet = make_packet(who);
+  if (!packet) return Unexpected(packet.error());
+  return std::unique_ptr<VideoEncoder>(
+      std::make_unique<ProresEncoder>(std::move(*context), picture_format, std::move(*own), profile,
+                                      format.frame_rate, std::move(*packet)));
 }
 
 }  // namespace rdmavideo::av

@@ -54,7 +54,8 @@ TEST(TestTone, ChunksOfAnySizeJoinIntoTheSameSamples) {
     const auto whole = floats(tone.samples(47'000, 3000));
     std::vector<float> joined;
     for (uint64_t at = 47'000; at < 50'000; at += 7) {
-      const auto part = floats(tone.samples(at, static_cast<uint32_t>(std::min<uint64_t>(7, 50'000 - at))));
+      const auto part =
+          floats(tone.samples(at, static_cast<uint32_t>(std::min<uint64_t>(7, 50'000 - at))));
       joined.insert(joined.end(), part.begin(), part.end());
     }
     EXPECT_EQ(joined, whole) << hz << " Hz";

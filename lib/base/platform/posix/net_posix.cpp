@@ -12,32 +12,14 @@
 #include <cstring>
 #include <memory>
 
+#include "platform/net_detail.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/platform/net.hpp"
 
 namespace rdmavideo::platform::net {
 namespace {
 
-struct AddrInfoDeleter {
-  void operator()(addrinfo* ai) const noexcept { freeaddrinfo(ai); }
-};
-using UniqueAddrInfo = std::unique_ptr<addrinfo, AddrInfoDeleter>;
-
-Result<UniqueAddrInfo> resolve(const std::string& host, uint16_t port, bool passive,
-                               const std::string& name) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = passive ? AI_PASSIVE : 0;
-  addrinfo* result = nullptr;
-  const std::string service = std::to_string(port);
-  if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &result);
-      rc != 0) {
-    return make_error(ErrorCode::invalid_argument, "{}: cannot resolve: {}", name,
-                      gai_strerror(rc));
-  }
-  return UniqueAddrInfo(result);
-}
+using detail::resolve;
 
 int fd_of(SocketHandle socket) { return static_cast<int>(socket); }
 
@@ -151,31 +133,38 @@ Result<UniqueSocket> connect(const std::string& host, uint16_t port,
   return make_error(ErrorCode::peer_closed, "connect to {} failed: {}", name, failures);
 }
 
-Result<Listening> listen(const std::string& host, uint16_t port, int backlog,
-                         const std::string& name) {
-  auto addresses = resolve(host, port, true, name);
-  if (!addresses) return Unexpected(addresses.error());
-  int last_err = 0;
-  for (addrinfo* ai = addresses->get(); ai; ai = ai->ai_next) {
-    // Non-blocking: accept() is called when the socket is readable, and a peer that gave up
-    // in between must not block the caller.
-    UniqueSocket s(
-        socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
-    if (!s) return Unexpected(system_error("socket", errno));
-    int one = 1;
-    setsockopt(fd_of(s.get()), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd_of(s.get()), ai->ai_addr, ai->ai_addrlen) != 0 ||
-        ::listen(fd_of(s.get()), backlog) != 0) {
-      last_err = errno;
-      continue;
-    }
-    sockaddr_storage bound{};
-    socklen_t len = sizeof bound;
-    getsockname(fd_of(s.get()), reinterpret_cast<sockaddr*>(&bound), &len);
-    return Listening{std::move(s), format_address(&bound)};
+namespace detail {
+
+void ready() {}
+
+std::string resolve_text(int rc) { return gai_strerror(rc); }
+
+Result<std::optional<UniqueSocket>> listening_socket(const addrinfo& ai, int backlog, int& err) {
+  // Non-blocking: accept() is called when the socket is readable, and a peer that gave up
+  // in between must not block the caller.
+  UniqueSocket s(
+      socket(ai.ai_family, ai.ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai.ai_protocol));
+  if (!s) return Unexpected(system_error("socket", errno));
+  int one = 1;
+  setsockopt(fd_of(s.get()), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind(fd_of(s.get()), ai.ai_addr, ai.ai_addrlen) != 0 ||
+      ::listen(fd_of(s.get()), backlog) != 0) {
+    err = errno;
+    return std::optional<UniqueSocket>();
   }
-  return Unexpected(system_error(fmt::format("listen on {}", name), last_err));
+  return std::optional<UniqueSocket>(std::move(s));
 }
+
+std::string local_address(SocketHandle socket) {
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  getsockname(fd_of(socket), reinterpret_cast<sockaddr*>(&bound), &len);
+  return format_address(&bound);
+}
+
+Error socket_error(std::string_view what, int err) { return system_error(what, err); }
+
+}  // namespace detail
 
 Result<Accepted> accept(SocketHandle listening, const std::string& name) {
   sockaddr_storage peer{};

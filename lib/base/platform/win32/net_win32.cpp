@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <mutex>
 
+#include "platform/net_detail.hpp"
 #include "platform/win32/win32_error.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/platform/net.hpp"
@@ -89,26 +90,7 @@ Transfer outcome(int n) {
   return t;
 }
 
-struct AddrInfoDeleter {
-  void operator()(addrinfo* ai) const noexcept { freeaddrinfo(ai); }
-};
-using UniqueAddrInfo = std::unique_ptr<addrinfo, AddrInfoDeleter>;
-
-Result<UniqueAddrInfo> resolve(const std::string& host, uint16_t port, bool passive,
-                               const std::string& name) {
-  start();
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = passive ? AI_PASSIVE : 0;
-  addrinfo* result = nullptr;
-  const std::string service = std::to_string(port);
-  if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &result);
-      rc != 0) {
-    return make_error(ErrorCode::invalid_argument, "{}: cannot resolve: {}", name, wsa_text(rc));
-  }
-  return UniqueAddrInfo(result);
-}
+using detail::resolve;
 
 // A socket for `ai`'s family, not inherited by child processes.
 Result<UniqueSocket> open_socket(const addrinfo& ai) {
@@ -237,32 +219,39 @@ Result<UniqueSocket> connect(const std::string& host, uint16_t port,
   return make_error(ErrorCode::peer_closed, "connect to {} failed: {}", name, failures);
 }
 
-Result<Listening> listen(const std::string& host, uint16_t port, int backlog,
-                         const std::string& name) {
-  auto addresses = resolve(host, port, true, name);
-  if (!addresses) return Unexpected(addresses.error());
-  int last_err = 0;
-  for (addrinfo* ai = addresses->get(); ai; ai = ai->ai_next) {
-    auto opened = open_socket(*ai);
-    if (!opened) return Unexpected(opened.error());
-    UniqueSocket s = std::move(*opened);
-    // Exclusive: on Windows SO_REUSEADDR would let another program take the port from us.
-    BOOL one = TRUE;
-    setsockopt(sock_of(s.get()), SOL_SOCKET, SO_EXCLUSIVEADDRUSE,
-               reinterpret_cast<const char*>(&one), sizeof one);
-    if (!set_nonblocking(sock_of(s.get())) ||
-        bind(sock_of(s.get()), ai->ai_addr, static_cast<int>(ai->ai_addrlen)) != 0 ||
-        ::listen(sock_of(s.get()), backlog) != 0) {
-      last_err = WSAGetLastError();
-      continue;
-    }
-    sockaddr_storage bound{};
-    int len = sizeof bound;
-    getsockname(sock_of(s.get()), reinterpret_cast<sockaddr*>(&bound), &len);
-    return Listening{std::move(s), format_address(&bound)};
+namespace detail {
+
+void ready() { start(); }
+
+std::string resolve_text(int rc) { return wsa_text(rc); }
+
+Result<std::optional<UniqueSocket>> listening_socket(const addrinfo& ai, int backlog, int& err) {
+  auto opened = open_socket(ai);
+  if (!opened) return Unexpected(opened.error());
+  UniqueSocket s = std::move(*opened);
+  // Exclusive: on Windows SO_REUSEADDR would let another program take the port from us.
+  BOOL one = TRUE;
+  setsockopt(sock_of(s.get()), SOL_SOCKET, SO_EXCLUSIVEADDRUSE, reinterpret_cast<const char*>(&one),
+             sizeof one);
+  if (!set_nonblocking(sock_of(s.get())) ||
+      bind(sock_of(s.get()), ai.ai_addr, static_cast<int>(ai.ai_addrlen)) != 0 ||
+      ::listen(sock_of(s.get()), backlog) != 0) {
+    err = WSAGetLastError();
+    return std::optional<UniqueSocket>();
   }
-  return Unexpected(wsa_error(fmt::format("listen on {}", name), last_err));
+  return std::optional<UniqueSocket>(std::move(s));
 }
+
+std::string local_address(SocketHandle socket) {
+  sockaddr_storage bound{};
+  int len = sizeof bound;
+  getsockname(sock_of(socket), reinterpret_cast<sockaddr*>(&bound), &len);
+  return format_address(&bound);
+}
+
+Error socket_error(std::string_view what, int err) { return wsa_error(what, err); }
+
+}  // namespace detail
 
 Result<Accepted> accept(SocketHandle listening, const std::string& name) {
   sockaddr_storage peer{};

@@ -378,8 +378,8 @@ TEST(Codecs, X11grabSendsTheScreen) {
     ASSERT_EQ(frames.size(), 4u * 320 * 240 * 3);
     // Every byte has the root window's colour but those of the mouse pointer, which x11grab
     // draws in the middle of the screen (at most 32x32 pixels a frame).
-    const size_t other = static_cast<size_t>(
-        std::count_if(frames.begin(), frames.end(), [&](char b) { return b != value; }));
+    const size_t other = static_cast<size_t>(std::count_if(
+        frames.begin(), frames.end(), [colour = value](char b) { return b != colour; }));
     EXPECT_LE(other, 4u * 32 * 32 * 3) << "first at byte " << frames.find_first_not_of(value);
   }
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "pattern_run.hpp"
 #include "process.hpp"
 
 namespace rdmavideo::testing {
@@ -18,31 +19,15 @@ std::vector<std::string> sender_args(const Receiver& recv, std::vector<std::stri
   return a;
 }
 
+// The body verbs_test runs over Soft-RoCE, here over TCP at 1080p, with the summary's rates.
 TEST(TcpEndToEnd, TestPatternUyvy1080pIsVerifiedFrameByFrame) {
   TempDir dir;
-  Receiver recv(dir, {"--verify", "--quiet", "--transport", "tcp", "--stats-json",
-                      (dir / "recv.json").string()});
-  Process send(
-      sender_args(recv, {"--testsrc", "-s", "1920x1080", "--pix-fmt", "uyvy422", "--frames", "600",
-                         "--checksum", "--stats-json", (dir / "send.json").string()}),
-      dir / "send.stderr");
-  ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
-  ASSERT_EQ(recv.process().wait(30s), 0) << recv.process().stderr_text();
-
-  const auto r = read_json(dir / "recv.json");
-  const auto s = read_json(dir / "send.json");
-  EXPECT_EQ(r["frames"], 600);
-  EXPECT_EQ(r["checksum_failures"], 0);
-  EXPECT_EQ(r["transport"], "tcp");
-  EXPECT_EQ(r["pix_fmt"], "uyvy422");
-  EXPECT_EQ(r["width"], 1920);
-  EXPECT_EQ(r["bytes"], 600ull * 1920 * 1080 * 2);
-  EXPECT_EQ(s["frames"], 600);
-  EXPECT_EQ(s["dropped"], 0);
+  PatternRun run;
+  ASSERT_NO_FATAL_FAILURE(run_test_pattern(dir, "tcp", 1920, 1080, 600, 60s, run));
   for (const char* key : {"seconds", "fps", "gbytes_per_s", "cpu_seconds"}) {
-    EXPECT_GT(r[key].get<double>(), 0) << key;
+    EXPECT_GT(run.received[key].get<double>(), 0) << key;
   }
-  EXPECT_TRUE(r["latency_ms"].contains("p99"));
+  EXPECT_TRUE(run.received["latency_ms"].contains("p99"));
 }
 
 TEST(TcpEndToEnd, ChecksummedFramesFromStdinVerify) {

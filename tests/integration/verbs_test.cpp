@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <rdma/rdma_cma.h>
 
+#include "pattern_run.hpp"
 #include "process.hpp"
 #include "rdmavideo/auth.hpp"
 #include "rdmavideo/protocol.hpp"
@@ -45,29 +46,15 @@ void expect_good_sender_served(TempDir& dir, Receiver& recv, int frames_before) 
   EXPECT_EQ(r["transport"], "verbs");
 }
 
+// The body tcp_end_to_end_test runs over TCP, here over Soft-RoCE.
 TEST(Verbs, TestPattern640x360UyvyVerifiedFrameByFrame) {
   REQUIRE_LAB();
   TempDir dir;
-  Receiver recv(
-      dir,
-      {"--transport", "verbs", "--verify", "--quiet", "--stats-json", (dir / "recv.json").string()},
-      {}, "recv", kReceiverHost);
-  Process send(sender(recv, {"--testsrc", "-s", "640x360", "--pix-fmt", "uyvy422", "--frames",
-                             "300", "--checksum", "--stats-json", (dir / "send.json").string()}),
-               dir / "send.stderr");
-  ASSERT_EQ(send.wait(180s), 0) << send.stderr_text();
-  ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
-  const auto r = read_json(dir / "recv.json");
-  const auto s = read_json(dir / "send.json");
-  EXPECT_EQ(r["frames"], 300);
-  EXPECT_EQ(r["checksum_failures"], 0);
-  EXPECT_EQ(r["transport"], "verbs");
-  EXPECT_EQ(s["transport"], "verbs");
-  EXPECT_EQ(s["dropped"], 0);
-  EXPECT_EQ(r["bytes"], 300ull * 640 * 360 * 2);
+  PatternRun run;
+  ASSERT_NO_FATAL_FAILURE(run_test_pattern(dir, "verbs", 640, 360, 300, 180s, run, kReceiverHost));
   // The sender went out through rxe1 and the receiver took it on rxe0.
-  EXPECT_NE(send.stderr_text().find("(rxe1)"), std::string::npos) << send.stderr_text();
-  EXPECT_NE(recv.process().stderr_text().find("(rxe0)"), std::string::npos);
+  EXPECT_NE(run.send_log.find("(rxe1)"), std::string::npos) << run.send_log;
+  EXPECT_NE(run.recv_log.find("(rxe0)"), std::string::npos) << run.recv_log;
 }
 
 // GPU memory on both ends over Soft-RoCE, through the stand-in CUDA driver: rxe imports no

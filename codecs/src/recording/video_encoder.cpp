@@ -38,12 +38,9 @@ void stamp_colour(AVFrame& picture, const AVCodecContext& context) {
   picture.color_range = context.color_range;
 }
 
-Result<std::unique_ptr<VideoEncoder>> open_video_encoder(const Choice& choice,
-                                                         const RecorderOptions& options,
-                                                         const proto::StreamStart& format,
-                                                         AVPixelFormat input_format,
-                                                         bool global_header,
-                                                         const std::string& who) {
+Result<std::unique_ptr<VideoEncoder>> open_video_encoder(
+    const Choice& choice, const RecorderOptions& options, const proto::StreamStart& format,
+    AVPixelFormat input_format, bool global_header, const std::string& who) {
   // The one place that knows which kind a recording gets: no FFmpeg encoder named is the
   // project's ProRes (kOwnProresEncoder).
   if (choice.encoder == nullptr) {

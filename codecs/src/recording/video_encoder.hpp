@@ -77,20 +77,14 @@ void stamp_colour(AVFrame& picture, const AVCodecContext& context);
 
 /// The encoder `choice` names for a stream of `format`, whose host pictures come in
 /// `input_format`; `global_header`: the container wants the codec's headers out of band.
-Result<std::unique_ptr<VideoEncoder>> open_video_encoder(const Choice& choice,
-                                                         const RecorderOptions& options,
-                                                         const proto::StreamStart& format,
-                                                         AVPixelFormat input_format,
-                                                         bool global_header,
-                                                         const std::string& who);
+Result<std::unique_ptr<VideoEncoder>> open_video_encoder(
+    const Choice& choice, const RecorderOptions& options, const proto::StreamStart& format,
+    AVPixelFormat input_format, bool global_header, const std::string& who);
 
 // The two kinds, each opened through open_video_encoder().
-Result<std::unique_ptr<VideoEncoder>> open_ffmpeg_encoder(const Choice& choice,
-                                                          const RecorderOptions& options,
-                                                          const proto::StreamStart& format,
-                                                          AVPixelFormat input_format,
-                                                          bool global_header,
-                                                          const std::string& who);
+Result<std::unique_ptr<VideoEncoder>> open_ffmpeg_encoder(
+    const Choice& choice, const RecorderOptions& options, const proto::StreamStart& format,
+    AVPixelFormat input_format, bool global_header, const std::string& who);
 Result<std::unique_ptr<VideoEncoder>> open_prores_encoder(const Choice& choice,
                                                           const RecorderOptions& options,
                                                           const proto::StreamStart& format,

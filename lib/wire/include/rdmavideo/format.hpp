@@ -71,12 +71,14 @@ struct Plane {
   uint32_t offset = 0;  ///< bytes from the start of the frame
   uint32_t stride = 0;  ///< bytes from one row to the next
   uint32_t rows = 0;    ///< rows in this plane
+  bool operator==(const Plane&) const = default;
 };
 
 struct FrameLayout {
   int plane_count = 0;
   std::array<Plane, kMaxPlanes> planes{};
   uint32_t frame_bytes = 0;  ///< bytes of the whole frame (end of the last plane)
+  bool operator==(const FrameLayout&) const = default;
 };
 
 /// Bytes of pixel data in one row of a plane (the least stride that plane may have).
@@ -109,6 +111,8 @@ struct Rational {
   uint32_t num = 0;
   uint32_t den = 1;
   double value() const { return den ? static_cast<double>(num) / den : 0.0; }
+  /// The same numerator and denominator (30/1 and 60/2 differ: the wire carries both).
+  bool operator==(const Rational&) const = default;
 };
 
 /// Parses "60", "59.94", "30000/1001", "29.97"; NTSC decimal rates map to /1001.

@@ -110,6 +110,7 @@ struct Hello {
   uint64_t max_frame_bytes = 0;  ///< largest frame the sender will send
   uint32_t credits_requested = 0;
   std::string software;  ///< e.g. "rdmavideo 0.1.0"; at most kSoftwareBytes - 1
+  bool operator==(const Hello&) const = default;
 };
 
 /// Receiver -> sender: the chosen version and the receiver's limits.
@@ -119,6 +120,7 @@ struct HelloAck {
   uint64_t max_frame_bytes = 0;  ///< largest frame the receiver accepts
   uint32_t credits = 0;          ///< ring slots the receiver will grant
   std::string software;
+  bool operator==(const HelloAck&) const = default;
 };
 
 /// Sender -> receiver: the format of the frames that follow. May be sent again to change
@@ -137,6 +139,7 @@ struct StreamStart {
   /// ignores it, and a sender that predates it sends 0, "not said").
   Colour colour{};
   std::string name;  ///< at most kNameBytes - 1 bytes, no control characters
+  bool operator==(const StreamStart&) const = default;
 };
 
 /// Receiver -> sender: the ring the sender writes into.
@@ -148,6 +151,7 @@ struct RingInfo {
   uint64_t slot_stride = 0;  ///< bytes between slot starts (verbs addressing)
   uint64_t base_addr = 0;    ///< verbs: remote address of slot 0; TCP: 0
   uint32_t rkey = 0;         ///< verbs: remote key of the ring; TCP: 0
+  bool operator==(const RingInfo&) const = default;
 };
 
 /// Sender -> receiver: a frame is in a slot (verbs) or follows this message (TCP: exactly
@@ -161,29 +165,34 @@ struct FrameWritten {
   uint32_t bytes = 0;     ///< payload bytes; equals StreamStart's frame_bytes
   uint32_t flags = 0;
   uint64_t checksum = 0;  ///< XXH3-64 of the payload when kFrameHasChecksum
+  bool operator==(const FrameWritten&) const = default;
 };
 
 /// Receiver -> sender: slots the sender may write again (batched credits).
 struct CreditReturn {
   uint32_t ring_epoch = 0;
   std::vector<uint32_t> slots;
+  bool operator==(const CreditReturn&) const = default;
 };
 
 /// Either way, when nothing else was sent for a while; proves the peer is alive.
 struct Keepalive {
   uint64_t sent_ns = 0;
+  bool operator==(const Keepalive&) const = default;
 };
 
 /// Sender -> receiver: no more frames. Receiver -> sender: stop, I have what I wanted.
 struct EndOfStream {
   uint64_t frames = 0;
   uint64_t dropped = 0;
+  bool operator==(const EndOfStream&) const = default;
 };
 
 /// Either way, before closing: why.
 struct ErrorMessage {
   ErrorCode code = ErrorCode::protocol;
   std::string text;
+  bool operator==(const ErrorMessage&) const = default;
 };
 
 inline constexpr size_t kNonceBytes = 32;
@@ -196,6 +205,7 @@ using Proof = std::array<std::byte, kProofBytes>;
 struct Auth {
   Nonce nonce{};
   Proof proof{};
+  bool operator==(const Auth&) const = default;
 };
 
 /// Audio streams on one connection, beside its one video stream.
@@ -230,6 +240,7 @@ struct AudioStart {
   uint64_t channel_layout =
       0;             ///< WAVE/FFmpeg channel mask (bit 0 front left, ...); 0: unspecified
   std::string name;  ///< the track's name; at most kNameBytes - 1 bytes
+  bool operator==(const AudioStart&) const = default;
 };
 
 /// Sender -> receiver, version 3: consecutive samples of one audio stream. The samples are
@@ -239,6 +250,7 @@ struct AudioChunk {
   uint32_t samples = 0;  ///< per channel, at least 1
   int64_t pts_ns = 0;    ///< of the first sample, on the video's pts clock
   std::vector<std::byte> data;
+  bool operator==(const AudioChunk&) const = default;
 };
 /// AudioChunk's fixed fields before the samples.
 inline constexpr uint32_t kAudioChunkFixedBytes = 24;
@@ -246,6 +258,7 @@ inline constexpr uint32_t kAudioChunkFixedBytes = 24;
 /// Sender -> receiver, version 3: this audio stream ends; the video and other audio go on.
 struct AudioEnd {
   uint32_t stream_id = 0;
+  bool operator==(const AudioEnd&) const = default;
 };
 
 using Message =

@@ -20,7 +20,7 @@ GstElement* element_of(gpointer object) {
 
 }  // namespace
 
-void report_exception(gpointer object, const char* what, std::exception_ptr error) noexcept {
+void report_exception(gpointer object, const char* what, const std::exception_ptr& error) noexcept {
   try {
     const std::string why = error_of(error, what).message();
     GstElement* element = element_of(object);

@@ -27,7 +27,7 @@ struct What {
 
 /// Posts an error message naming `what` and the exception on the element `object` is, or on
 /// the element a pad `object` belongs to; logs it where there is no element. Never throws.
-void report_exception(gpointer object, const char* what, std::exception_ptr error) noexcept;
+void report_exception(gpointer object, const char* what, const std::exception_ptr& error) noexcept;
 
 /// What a GStreamer virtual function returns when it failed.
 template <typename R>

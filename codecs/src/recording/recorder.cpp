@@ -69,11 +69,10 @@ Result<std::unique_ptr<Recorder>> Recorder::open(const RecorderOptions& options,
   if (!video) return Unexpected(video.error());
   impl->video = std::move(*video);
   impl->video_out = [s = impl.get()](AVPacket& p) { return s->write_video(p); };
-  impl->encode_format = impl->video->picture_format();
   // Raw video keeps the words as they came; v210 unpacks to 10-bit values only.
   impl->mask_to_10_bits =
       (*input_format == AV_PIX_FMT_YUV422P10LE || *input_format == AV_PIX_FMT_YUV444P10LE) &&
-      impl->encode_format == *input_format && format.pixel_format != PixelFormat::v210 &&
+      impl->encode_format() == *input_format && format.pixel_format != PixelFormat::v210 &&
       !impl->video->stores_raw();
   if (auto ok = impl->open_file(*choice->container); !ok) return Unexpected(ok.error());
   if (auto ok = impl->make_pictures(); !ok) return Unexpected(ok.error());
@@ -144,7 +143,7 @@ Result<void> Recorder::Impl::open_file(const Container& container) {
 // The pictures host frames are made into for the encoder: a pool of its format's size.
 Result<void> Recorder::Impl::make_pictures() {
   const AVCodecContext& enc = video->context();
-  const int bytes = av_image_get_buffer_size(encode_format, enc.width, enc.height, 64);
+  const int bytes = av_image_get_buffer_size(encode_format(), enc.width, enc.height, 64);
   if (bytes < 0) return Unexpected(av_error(who, "av_image_get_buffer_size", bytes));
   buffer_bytes = bytes;
   pool.reset(av_buffer_pool_init(static_cast<size_t>(bytes) + 64, av_buffer_alloc));
@@ -168,11 +167,11 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
   frame->buf[0] = av_buffer_pool_get(s.pool.get());
   if (!frame->buf[0])
     return make_error(ErrorCode::resource, "{}: av_buffer_pool_get failed", s.who);
-  frame->format = s.encode_format;
+  frame->format = s.encode_format();
   frame->width = static_cast<int>(s.format.width);
   frame->height = static_cast<int>(s.format.height);
   if (const int rc = av_image_fill_arrays(frame->data, frame->linesize, frame->buf[0]->data,
-                                          s.encode_format, frame->width, frame->height, 64);
+                                          s.encode_format(), frame->width, frame->height, 64);
       rc < 0) {
     return Unexpected(av_error(s.who, "av_image_fill_arrays", rc));
   }
@@ -197,18 +196,18 @@ Result<void> Recorder::write(std::span<const std::byte> data, int64_t pts_ns) {
       src_linesize[p] = static_cast<int>(s.format.layout.planes[p].stride);
     }
   }
-  if (s.encode_format == s.input_format) {
+  if (s.encode_format() == s.input_format) {
     av_image_copy(frame->data, frame->linesize, src, src_linesize, s.input_format, frame->width,
                   frame->height);
     if (s.mask_to_10_bits) s.mask(frame);
   } else {
     s.sws.reset(sws_getCachedContext(s.sws.release(), frame->width, frame->height, s.input_format,
-                                     frame->width, frame->height, s.encode_format,
+                                     frame->width, frame->height, s.encode_format(),
                                      SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr,
                                      nullptr, nullptr));
     if (!s.sws) {
       return make_error(ErrorCode::unsupported, "{}: sws_getCachedContext({} -> {}) failed", s.who,
-                        av_name(s.input_format), av_name(s.encode_format));
+                        av_name(s.input_format), av_name(s.encode_format()));
     }
     // In the stream's matrix and range, and out in the encoder's (the same, or for RGB into
     // YUV the ones set at open), not libswscale's BT.601 limited.
@@ -243,7 +242,7 @@ Result<void> Recorder::write(FrameLease lease) {
   const int64_t pts_ns = lease.info().pts_ns;
   AVFrame* frame = s.frame.get();
   av_frame_unref(frame);
-  frame->format = s.encode_format;
+  frame->format = s.encode_format();
   frame->width = static_cast<int>(s.format.width);
   frame->height = static_cast<int>(s.format.height);
   std::byte* base = lease.mutable_data().data();

@@ -50,7 +50,6 @@ struct Recorder::Impl {
   RecorderOptions options;
   proto::StreamStart format;
   AVPixelFormat input_format = AV_PIX_FMT_NONE;
-  AVPixelFormat encode_format = AV_PIX_FMT_NONE;
   std::vector<uint16_t> v210_planes;  // v210 input unpacked to yuv422p10le, one frame
   bool mask_to_10_bits = false;       // yuv422p10le straight into an encoder (not raw video)
   uint64_t frames_masked = 0;         // frames that had samples above 10 bits
@@ -71,6 +70,9 @@ struct Recorder::Impl {
   std::atomic<double> last_speed{0};   // update_speed()'s last result, for other threads
   std::atomic<double> last_gpu_ms{0};  // the encoder's GPU time for the last frame
 
+  // The pixel format the encoder takes host pictures in.
+  AVPixelFormat encode_format() const { return video->picture_format(); }
+
   Result<void> open_file(const Container& container);
   Result<void> make_pictures();
 
@@ -88,7 +90,7 @@ struct Recorder::Impl {
   // Whether a received frame can go to the encoder where it lies (no conversion, and planes
   // aligned as FFmpeg aligns its own frames), rather than be copied first.
   bool can_wrap(const FrameLease& lease) const {
-    if (encode_format != input_format || format.pixel_format == PixelFormat::v210) return false;
+    if (encode_format() != input_format || format.pixel_format == PixelFormat::v210) return false;
     if (lease.format().layout.frame_bytes != format.layout.frame_bytes) return false;
     const auto base = reinterpret_cast<uintptr_t>(lease.data().data());
     for (int p = 0; p < format.layout.plane_count; ++p) {

@@ -17,8 +17,9 @@ void SenderSession::Impl::Destination::run() {
     } catch (...) {
       // What the platform's libraries may throw (an allocation, the crypto library) ends
       // this destination for good, saying what, and not the process. serve() then waits for
-      // the end, dropping what is queued.
+      // the end, dropping what is queued. lost() runs under core_mu, as it does in serve().
       first = false;
+      std::lock_guard cl(core_mu);
       lost(error_of(std::current_exception(), fmt::format("destination {}", endpoint.to_string())),
            Retry::never);
     }

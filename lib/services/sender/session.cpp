@@ -171,11 +171,7 @@ Result<proto::RingInfo> SenderSession::start_stream(const proto::StreamStart& fo
 
 Result<FrameBuffer> SenderSession::acquire_buffer(std::optional<uint32_t> index) {
   auto& s = *impl_;
-  std::shared_ptr<detail::BufferPool> pool;
-  {
-    std::lock_guard lock(s.stream_mu);
-    pool = s.pool;
-  }
+  const auto pool = s.current_pool();
   if (!pool) return make_error(ErrorCode::invalid_argument, "send {}: no stream started", peer());
   if (index && *index >= pool->count()) {
     return make_error(ErrorCode::invalid_argument, "send {}: buffer {} out of range (pool of {})",
@@ -208,11 +204,7 @@ Result<FrameBuffer> SenderSession::acquire_buffer(std::optional<uint32_t> index)
 
 Result<FrameBuffer> SenderSession::try_acquire_buffer(uint32_t index) {
   auto& s = *impl_;
-  std::shared_ptr<detail::BufferPool> pool;
-  {
-    std::lock_guard lock(s.stream_mu);
-    pool = s.pool;
-  }
+  const auto pool = s.current_pool();
   if (!pool) return make_error(ErrorCode::invalid_argument, "send {}: no stream started", peer());
   if (index >= pool->count()) {
     return make_error(ErrorCode::invalid_argument, "send {}: buffer {} out of range (pool of {})",
@@ -232,11 +224,7 @@ Result<FrameBuffer> SenderSession::acquire_holding(uint32_t contents, uint32_t k
     return make_error(ErrorCode::invalid_argument, "send {}: contents {} of {} kinds", peer(),
                       contents, kinds);
   }
-  std::shared_ptr<detail::BufferPool> pool;
-  {
-    std::lock_guard lock(impl_->stream_mu);
-    pool = impl_->pool;
-  }
+  const auto pool = impl_->current_pool();
   if (!pool) return make_error(ErrorCode::invalid_argument, "send {}: no stream started", peer());
   // A copy neither lent nor read by a transfer, else the first copy once it is free.
   for (uint32_t index = contents; index < pool->count(); index += kinds) {
@@ -248,11 +236,7 @@ Result<FrameBuffer> SenderSession::acquire_holding(uint32_t contents, uint32_t k
 
 Result<SenderSession::Outcome> SenderSession::submit(FrameBuffer& buffer, const FrameMeta& meta) {
   auto& s = *impl_;
-  std::shared_ptr<detail::BufferPool> pool;
-  {
-    std::lock_guard lock(s.stream_mu);
-    pool = s.pool;
-  }
+  const auto pool = s.current_pool();
   if (!buffer || buffer.pool_ != pool) {
     return make_error(ErrorCode::invalid_argument,
                       "send {}: submit of a buffer that is not from the current stream's pool",

@@ -220,6 +220,11 @@ struct SenderSession::Impl {
   std::shared_ptr<detail::BufferPool> pool;
   std::shared_ptr<gpu::Stager> stager;  // made when the first destination stages
   std::atomic<uint64_t> generation{0};  // StreamStarts so far (changed under stream_mu)
+  // The stream's pool as it is now (start_stream() replaces it); null before the first.
+  std::shared_ptr<detail::BufferPool> current_pool() const {
+    std::lock_guard lock(stream_mu);
+    return pool;
+  }
 
   // The caller's.
   std::vector<std::weak_ptr<FrameHold>> slot_holds;  // per staging slot: alive while read

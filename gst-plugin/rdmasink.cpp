@@ -155,7 +155,8 @@ gboolean sink_start(GstBaseSink* sink) {
   options.connect.rdma_device = rt->settings.rdma_device;
   options.connect.key = key;
   options.connect.stop = &state.stopping;  // stopping abandons a frame write; a flush must not
-  options.policy = {rt->settings.mode == SinkMode::live, rt->settings.checksum};
+  options.policy.live = rt->settings.mode == SinkMode::live;
+  options.policy.checksum = rt->settings.checksum;
   options.interrupt = &state.unlocked;  // a flush or a pause abandons a wait for a credit
   options.max_external_in_flight = kMaxInFlight;
   options.on_failure = [self](const Error& error) {

@@ -14,12 +14,23 @@
 #include "rdmavideo/sender_session.hpp"
 #include "rdmavideo/test_tone.hpp"
 #include "source.hpp"
+#include "trace.hpp"
 
 namespace rdmavideo::send_cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 const std::atomic<bool>& g_stop = cli::stop_requested();  // SIGINT or SIGTERM arrived
+
+std::string_view outcome_name(SenderSession::Outcome outcome) {
+  switch (outcome) {
+    case SenderSession::Outcome::sent: return "sent";
+    case SenderSession::Outcome::dropped: return "dropped";
+    case SenderSession::Outcome::receiver_ended: return "receiver_ended";
+    case SenderSession::Outcome::interrupted: return "interrupted";
+  }
+  return "unknown";
+}
 
 int run(Options o) {
   auto ffmpeg = open_ffmpeg(o);
@@ -53,7 +64,18 @@ int run(Options o) {
   if (o.tone) format->flags |= proto::kStreamFlash;  // the beeps' instants, in the picture
   Source source(o, std::move(*ffmpeg));
 
-  auto connected = SenderSession::connect(session_options(o, *format, &g_stop));
+  std::unique_ptr<FrameTrace> trace;  // outlives the session, whose threads write to it
+  if (!o.trace.empty()) {
+    auto opened_trace = FrameTrace::open(o.trace);
+    if (!opened_trace) {
+      log().error("rdmavideo-send: {}", opened_trace.error().message());
+      return cli::kExitFailed;
+    }
+    trace = std::move(*opened_trace);
+  }
+  auto options = session_options(o, *format, &g_stop);
+  if (trace) options.on_frame = [t = trace.get()](const FrameTiming& f) { t->destination(f); };
+  auto connected = SenderSession::connect(std::move(options));
   if (!connected) {
     log().error("{}", connected.error().message());
     return cli::kExitFailed;
@@ -154,12 +176,19 @@ int run(Options o) {
       late = due->what == SenderSession::Pacing::What::late;
       ready = due->due;
     }
+    const auto woke = Clock::now();
+    auto traced = [&](std::string_view outcome, Clock::time_point filled) {
+      if (trace) trace->source(sequence, ready, woke, filled, Clock::now(), outcome);
+    };
     // The frame's period of the tone, even for a late frame: the sound goes on.
     if (auto ok = send_tone_until(sequence + 1); !ok) {
       failed(ok.error());
       break;
     }
-    if (late) continue;  // dropped and counted
+    if (late) {  // dropped and counted
+      traced("late", woke);
+      continue;
+    }
     auto buffer = source.buffer_for(session, sequence);
     if (!buffer) {
       failed(buffer.error());
@@ -175,7 +204,9 @@ int run(Options o) {
       break;
     }
     if (!*filled) break;  // end of input
+    const auto filled_at = Clock::now();
     auto outcome = session.submit(*buffer, {sequence, source.pts_ns(), ready});
+    if (outcome) traced(outcome_name(*outcome), filled_at);
     if (!outcome) {
       failed(outcome.error());
       break;
@@ -217,7 +248,7 @@ int run(Options o) {
   for (const auto& d : destinations) {
     if (destinations.size() > 1 || d.state == DestinationReport::State::failed) {
       log().info("[send {}] {}: {} frames, dropped {}{}", d.endpoint.to_string(),
-                 to_string(d.state), d.stats.frames, d.stats.dropped,
+                 to_string(d.state), d.stats.frames, stats::dropped_text(d.stats),
                  d.error ? ": " + d.error->message() : "");
     }
   }

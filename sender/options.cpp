@@ -7,6 +7,27 @@
 #include "cli.hpp"
 
 namespace rdmavideo::send_cli {
+namespace {
+
+// --max-lateness: "50ms" or "50" (milliseconds), "3f" (frame periods); {value, in frames}.
+std::optional<std::pair<double, bool>> parse_lateness(std::string_view text) {
+  bool frames = false;
+  if (text.ends_with("ms")) {
+    text.remove_suffix(2);
+  } else if (text.ends_with("f")) {
+    text.remove_suffix(1);
+    frames = true;
+  }
+  const std::string number(text);
+  char* end = nullptr;
+  const double v = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !(v >= 0) || v > 1e6) {
+    return std::nullopt;
+  }
+  return std::pair{v, frames};
+}
+
+}  // namespace
 
 std::optional<int> parse_options(int argc, char** argv, Options& o) {
   CLI::App app{"rdmavideo-send: send raw video frames into a receiver's ring (RDMA or TCP)",
@@ -82,8 +103,27 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "whose clock runs 0.1% fast), 0.1..10")
       ->check(CLI::Range(0.1, 10.0))
       ->needs(realtime);
+  app.add_option_function<std::string>(
+         "--max-lateness",
+         [&o](const std::string& value) {
+           const auto bound = parse_lateness(value);  // checked below
+           (bound->second ? o.max_lateness_frames : o.max_lateness_ms) = bound->first;
+         },
+         "With --realtime: how late a frame may still go, as MS milliseconds (50ms, or a bare "
+         "number) or N frame periods (3f); later, it is dropped as late, or as no credit when "
+         "the receiver had no free slot for it by then. Default 4f (67 ms at 60 fps)")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            return parse_lateness(value) ? "" : "\"" + value + "\" is not MSms or Nf (50ms, 3f)";
+          },
+          "MS|Nf"))
+      ->needs(realtime);
   app.add_flag("--checksum", o.checksum, "Send an XXH3-64 checksum with every frame");
   app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
+  app.add_option("--trace", o.trace,
+                 "Write every frame's timing to FILE, a JSON line each: when it was due, woken "
+                 "for, filled, given a credit and written, for each receiver (where a late "
+                 "frame's time went)");
   app.add_option("--name", o.name, "Stream name shown by the receiver");
   app.add_flag("--reconnect", o.reconnect,
                "When a receiver's connection is lost (or it is not there yet), connect again "
@@ -207,7 +247,16 @@ SenderSessionOptions session_options(const Options& o, const proto::StreamStart&
   so.connect.key = o.key;
   so.connect.max_frame_bytes = format.layout.frame_bytes;
   so.connect.stop = stop;  // only SIGINT/SIGTERM stop a write; other signals do not
-  so.policy = {o.realtime, o.checksum, o.readrate};
+  so.policy.live = o.realtime;
+  so.policy.checksum = o.checksum;
+  so.policy.readrate = o.readrate;
+  if (o.max_lateness_ms) {
+    so.policy.max_lateness = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double, std::milli>(*o.max_lateness_ms));
+  } else if (o.max_lateness_frames) {
+    so.policy.max_lateness = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(*o.max_lateness_frames / (o.rate.value() * o.readrate)));
+  }
   so.interrupt = stop;
   so.memory = o.memory;
   so.gpu_path = o.gpu_path;

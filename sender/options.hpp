@@ -45,9 +45,14 @@ struct Options {
   std::optional<double> duration_s;
   bool realtime = false;  // pace at rate, drop when no credit
   double readrate = 1.0;  // --readrate: pace at this many times the rate
-  bool no_drop = false;   // --no-drop given (an FFmpeg capture input is live otherwise)
+  // --max-lateness: how late a live frame may still go, in milliseconds or in frame periods
+  // (one of the two); neither: the session's default.
+  std::optional<double> max_lateness_ms;
+  std::optional<double> max_lateness_frames;
+  bool no_drop = false;  // --no-drop given (an FFmpeg capture input is live otherwise)
   bool checksum = false;
   std::string stats_json;
+  std::string trace;  // --trace FILE: every frame's timing, a JSON line each
   std::string name;
   bool quiet = false;
   bool reconnect = false;    // --reconnect: a lost connection is made again, with back-off

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "pattern_run.hpp"
 #include "process.hpp"
 
@@ -144,7 +147,8 @@ TEST(TcpEndToEnd, LiveModeDropsAtTheSenderWhenTheReceiverIsSlow) {
       Redirect{"", "", true, false});
   std::thread reader(drain_slowly, recv.process().stdout_fd(), size_t{640} * 360 * 2, 60ms, false);
   Process send(sender_args(recv, {"--testsrc", "-s", "640x360", "-r", "60", "--frames", "120",
-                                  "--realtime", "--stats-json", (dir / "send.json").string()}),
+                                  "--realtime", "--stats-json", (dir / "send.json").string(),
+                                  "--trace", (dir / "trace.jsonl").string()}),
                dir / "send.stderr");
   ASSERT_EQ(send.wait(60s), 0) << send.stderr_text();
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
@@ -155,6 +159,40 @@ TEST(TcpEndToEnd, LiveModeDropsAtTheSenderWhenTheReceiverIsSlow) {
   EXPECT_EQ(s["frames"].get<int>() + s["dropped"].get<int>(), 120);
   EXPECT_EQ(r["frames"], s["frames"]);
   EXPECT_EQ(r["dropped"], s["dropped"]);  // reported to the receiver in EndOfStream
+  // Every drop has its cause: the receiver's slots were busy (no credit within the bound)
+  // or the sender came to the frame past the bound (late), nothing else.
+  ASSERT_TRUE(s.contains("drops")) << s.dump();
+  const auto& drops = s["drops"];
+  EXPECT_EQ(drops["no_credit"].get<int>() + drops["late"].get<int>(), s["dropped"].get<int>())
+      << drops.dump();
+  EXPECT_EQ(drops["behind"], 0);
+  EXPECT_EQ(drops["not_up"], 0);
+  EXPECT_EQ(drops["no_buffer"], 0);
+  EXPECT_NE(send.stderr_text().find("dropped " + std::to_string(s["dropped"].get<int>()) + " ("),
+            std::string::npos)
+      << send.stderr_text();
+  // The trace has the source's line for every frame, and a destination's for every frame it
+  // sent or gave up a credit for, its times in order.
+  std::ifstream trace(dir / "trace.jsonl");
+  std::string line;
+  int sources = 0, sent = 0, no_credit = 0, late = 0;
+  while (std::getline(trace, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.contains("dest")) {
+      EXPECT_LE(j["ready"].get<double>(), j["taken"].get<double>() + 1e-3) << line;
+      EXPECT_LE(j["taken"].get<double>(), j["credited"].get<double>() + 1e-3) << line;
+      EXPECT_LE(j["credited"].get<double>(), j["written"].get<double>() + 1e-3) << line;
+      (j.contains("dropped") ? no_credit : sent) += 1;
+    } else {
+      ++sources;
+      EXPECT_LE(j["due"].get<double>(), j["woke"].get<double>() + 1e-3) << line;
+      if (j["outcome"] == "late") ++late;
+    }
+  }
+  EXPECT_EQ(sources, 120);
+  EXPECT_EQ(sent, s["frames"].get<int>());
+  EXPECT_EQ(no_credit, drops["no_credit"].get<int>());
+  EXPECT_EQ(late, drops["late"].get<int>());
 }
 
 TEST(TcpEndToEnd, NoDropModeWaitsForTheSlowReceiver) {

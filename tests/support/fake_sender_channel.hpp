@@ -32,6 +32,8 @@ class FakeChannel final : public SenderChannel {
     bool receiver_closed = false;     // receive() says peer_closed once the inbound is empty
     std::atomic<bool> chatty{false};  // a receiver alive and well: a Keepalive at every wait
     bool returns_credits = false;     // each slot's credit comes back once its frame is written
+    std::chrono::milliseconds credit_delay{0};  // ... this long after the frame's write
+    std::deque<std::pair<std::chrono::steady_clock::time_point, proto::Message>> later;
     std::optional<proto::Message> closed_with;
     std::chrono::milliseconds linger{-1};  // close()'s
     uint64_t frames = 0;
@@ -64,13 +66,20 @@ class FakeChannel final : public SenderChannel {
                               RemoteSlot) override {
     if (s_->fail_sends) return Unexpected(*s_->fail_sends);
     s_->sent.push_back(m);
-    if (s_->returns_credits) s_->inbound.push_back(proto::CreditReturn{m.ring_epoch, {m.slot}});
+    if (s_->returns_credits) {
+      s_->later.emplace_back(std::chrono::steady_clock::now() + s_->credit_delay,
+                             proto::CreditReturn{m.ring_epoch, {m.slot}});
+    }
     const uint64_t ticket = ++s_->frames;
     if (s_->complete_at_once) s_->done.insert(ticket);
     return ticket;
   }
   bool done(uint64_t ticket) override { return s_->done.count(ticket) > 0; }
   Result<std::optional<proto::Message>> receive(std::chrono::milliseconds wait) override {
+    while (!s_->later.empty() && s_->later.front().first <= std::chrono::steady_clock::now()) {
+      s_->inbound.push_back(std::move(s_->later.front().second));
+      s_->later.pop_front();
+    }
     if (s_->inbound.empty()) {
       if (s_->receiver_closed)
         return make_error(ErrorCode::peer_closed, "receiver closed the connection");

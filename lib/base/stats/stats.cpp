@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rdmavideo/stats.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <fstream>
@@ -63,7 +64,7 @@ void TransferStats::add(const TransferStats& other) {
   frames += other.frames;
   bytes += other.bytes;
   dropped += other.dropped;
-  dropped_late += other.dropped_late;
+  for (size_t i = 0; i < kDropCauses; ++i) drops[i] += other.drops[i];
   checksum_failures += other.checksum_failures;
   gpu_copies += other.gpu_copies;
   latency.merge(other.latency);
@@ -84,6 +85,33 @@ double TransferStats::seconds() const {
   return std::chrono::duration<double>(stop - start).count();
 }
 
+std::string_view to_string(DropCause cause) {
+  switch (cause) {
+    case DropCause::late: return "late";
+    case DropCause::no_credit: return "no_credit";
+    case DropCause::behind: return "behind";
+    case DropCause::not_up: return "not_up";
+    case DropCause::no_buffer: return "no_buffer";
+  }
+  return "unknown";
+}
+
+std::string drop_causes_text(const TransferStats& s) {
+  std::string text;
+  for (size_t i = 0; i < kDropCauses; ++i) {
+    if (s.drops[i] == 0) continue;
+    std::string name(to_string(static_cast<DropCause>(i)));
+    std::replace(name.begin(), name.end(), '_', ' ');
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", name, s.drops[i]);
+  }
+  return text;
+}
+
+std::string dropped_text(const TransferStats& s) {
+  const auto causes = drop_causes_text(s);
+  return causes.empty() ? std::to_string(s.dropped) : fmt::format("{} ({})", s.dropped, causes);
+}
+
 nlohmann::json summary_json(const TransferStats& s, const StreamFacts& facts,
                             std::optional<double> cpu_seconds) {
   const double secs = s.seconds();
@@ -96,7 +124,7 @@ nlohmann::json summary_json(const TransferStats& s, const StreamFacts& facts,
       {"fps", secs > 0 ? static_cast<double>(s.frames) / secs : 0.0},
       {"gbytes_per_s", secs > 0 ? static_cast<double>(s.bytes) / secs / 1e9 : 0.0},
       {"dropped", s.dropped},
-      {"dropped_late", s.dropped_late},
+      {"dropped_late", s.drops_of(DropCause::late)},
       {"checksum_failures", s.checksum_failures},
       {"latency_ms",
        {{"p50", ms(s.latency.percentile_ns(0.5))},
@@ -112,6 +140,12 @@ nlohmann::json summary_json(const TransferStats& s, const StreamFacts& facts,
       {"peer", facts.peer},
       {"memory", facts.memory},
   };
+  if (const auto known = drop_causes_text(s); !known.empty()) {
+    nlohmann::json causes = nlohmann::json::object();
+    for (size_t i = 0; i < kDropCauses; ++i)
+      causes[to_string(static_cast<DropCause>(i))] = s.drops[i];
+    j["drops"] = std::move(causes);
+  }
   if (!facts.gpu_path.empty()) {
     j["gpu_path"] = facts.gpu_path;
     j["gpu_copies"] = s.gpu_copies;
@@ -150,7 +184,7 @@ std::string summary_text(const TransferStats& s, const StreamFacts& facts,
       "{} frames {}x{} {} over {} in {:.2f} s: {:.1f} fps, {:.3f} GB/s, dropped {}, "
       "checksum failures {}, latency p50 {:.2f} ms p99 {:.2f} ms max {:.2f} ms, cpu {:.2f} s",
       s.frames, facts.width, facts.height, facts.pix_fmt, facts.transport, secs,
-      secs > 0 ? s.frames / secs : 0.0, secs > 0 ? s.bytes / secs / 1e9 : 0.0, s.dropped,
+      secs > 0 ? s.frames / secs : 0.0, secs > 0 ? s.bytes / secs / 1e9 : 0.0, dropped_text(s),
       s.checksum_failures, s.latency.percentile_ns(0.5) / 1e6, s.latency.percentile_ns(0.99) / 1e6,
       s.latency.max_ns() / 1e6, cpu);
   if (!facts.gpu_path.empty()) {
@@ -177,8 +211,8 @@ void StatusLine::maybe_print(const TransferStats& s, const std::string& suffix) 
   const double fps = (s.frames - last_frames_) / dt;
   const double gbps = (s.bytes - last_bytes_) / dt / 1e9;
   print(fmt::format("{} frames {} fps {:.1f} {:.3f} GB/s dropped {} latency p50 {:.2f} ms{}",
-                    prefix_, s.frames, fps, gbps, s.dropped, s.latency.percentile_ns(0.5) / 1e6,
-                    suffix));
+                    prefix_, s.frames, fps, gbps, dropped_text(s),
+                    s.latency.percentile_ns(0.5) / 1e6, suffix));
   last_frames_ = s.frames;
   last_bytes_ = s.bytes;
 }

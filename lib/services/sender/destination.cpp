@@ -241,7 +241,7 @@ Result<void> SenderSession::Impl::Destination::join(
   return {};
 }
 
-void SenderSession::Impl::Destination::settle(Job& job, Took took) {
+void SenderSession::Impl::Destination::settle(Job& job, Took took, stats::DropCause cause) {
   const std::shared_ptr<Dispatch> dispatch = job.dispatch;
   Dispatch& d = *dispatch;
   bool complete = false;
@@ -251,9 +251,10 @@ void SenderSession::Impl::Destination::settle(Job& job, Took took) {
     if (took == Took::sent) d.sent |= bit;
     if (took == Took::interrupted) d.interrupted |= bit;
     if (took == Took::ended) d.ended |= bit;
+    if (took == Took::dropped && !d.cause) d.cause = cause;
     complete = --d.remaining == 0;
   }
-  if (took == Took::dropped) count([](stats::TransferStats& s) { ++s.dropped; });
+  if (took == Took::dropped) count([cause](stats::TransferStats& s) { s.count_drop(cause); });
   job = Job{};  // the holds go (the frame is with the core where it was sent)
   if (complete) {
     if (d.on_complete) d.on_complete(d);
@@ -275,11 +276,11 @@ void SenderSession::Impl::Destination::drop_queued() {
         report.audio_dropped_samples += job.audio->samples;
       continue;
     }
-    settle(job, Took::dropped);
+    settle(job, Took::dropped, stats::DropCause::behind);
   }
 }
 
-void SenderSession::Impl::Destination::finish_job(Job& job, Took took) {
+void SenderSession::Impl::Destination::finish_job(Job& job, Took took, stats::DropCause cause) {
   if (job.audio) {
     // Audio counts itself where it was sent; here only what never went.
     if (took != Took::sent) {
@@ -295,7 +296,7 @@ void SenderSession::Impl::Destination::finish_job(Job& job, Took took) {
     session.stream_cv.notify_all();
     return;
   }
-  settle(job, took);
+  settle(job, took, cause);
   {
     std::lock_guard lock(mu);
     busy = false;
@@ -310,12 +311,24 @@ void SenderSession::Impl::Destination::send(Job& job) {
     return finish_job(job, Took::ended);
   }
   if (job.generation != joined) return finish_job(job, Took::dropped);
-  // A credit as the policy says: now or never (live), or waiting (no-drop).
+  // A credit as the policy says: live, until the frame is later than the lateness bound
+  // (then it is the receiver's want of a slot that drops it); no-drop, waiting.
   std::optional<sender::Credit> credit;
   const bool live = session.options.policy.live;
+  const auto give_up = job.dispatch->ready + session.max_lateness();
+  FrameTiming timing;
+  timing.sequence = job.info.sequence;
+  timing.destination = index;
+  timing.ready = job.dispatch->ready;
+  timing.taken = Clock::now();
+  const auto& on_frame = session.options.on_frame;
+  // Live, a frame that waited in this destination's queue past the bound goes no more.
+  if (live && timing.taken > give_up) return finish_job(job, Took::dropped, stats::DropCause::late);
   for (;;) {
     if (!live && session.interrupted()) return finish_job(job, Took::interrupted);
-    auto got = core->acquire(live ? milliseconds(0) : kTick);  // slices: the interrupt is seen
+    const auto left =
+        std::chrono::ceil<milliseconds>(std::max(Clock::duration{}, give_up - Clock::now()));
+    auto got = core->acquire(live ? std::min(left, kTick) : kTick);  // slices: see interrupts
     if (!got) {
       lost(got.error());
       return finish_job(job, Took::dropped);
@@ -328,7 +341,15 @@ void SenderSession::Impl::Destination::send(Job& job) {
       mark_ended();
       return finish_job(job, Took::ended);
     }
-    if (live) return finish_job(job, Took::dropped);
+    if (live && Clock::now() >= give_up) {
+      if (on_frame) {
+        timing.credited = timing.written = Clock::now();
+        timing.dropped = stats::DropCause::no_credit;
+        on_frame(timing);
+      }
+      return finish_job(job, Took::dropped, stats::DropCause::no_credit);
+    }
+    if (live && session.interrupted()) return finish_job(job, Took::interrupted);
     std::lock_guard lock(mu);
     if (stop) break;
   }
@@ -337,6 +358,7 @@ void SenderSession::Impl::Destination::send(Job& job) {
   const auto frame = staged_frame ? job.staged : job.frame;
   auto hold = staged_frame ? job.staged_hold : job.hold;
   proto::FrameWritten info = job.info;
+  timing.credited = Clock::now();
   info.sent_ns = stats::realtime_ns();
   if (auto ok = core->send_frame(*credit, frame, info, hold); !ok) {
     lost(ok.error());
@@ -344,6 +366,10 @@ void SenderSession::Impl::Destination::send(Job& job) {
   }
   hold->arm();
   const auto now = Clock::now();
+  if (on_frame) {
+    timing.written = now;
+    on_frame(timing);
+  }
   count([&](stats::TransferStats& s) {
     ++s.frames;
     s.bytes += frame.size();

@@ -35,7 +35,7 @@ Result<SenderSession::Outcome> SenderSession::Impl::dispatch(std::span<const std
     if (!targets.empty()) break;
     if (all_receivers_ended()) return Outcome::receiver_ended;
     if (options.policy.live || !anyone_coming || options.non_blocking) {
-      count_source_drop(/*late=*/false, sent_before);  // nobody to send to
+      count_source_drop(stats::DropCause::not_up, sent_before);  // nobody to send to
       return Outcome::dropped;
     }
     if (interrupted()) return Outcome::interrupted;
@@ -111,7 +111,7 @@ Result<SenderSession::Outcome> SenderSession::Impl::dispatch(std::span<const std
       t->cv.notify_one();
       if (t->core) t->core->channel().wake();  // out of a wait for completions
     }
-    for (auto& old : stale) t->settle(old, Took::dropped);
+    for (auto& old : stale) t->settle(old, Took::dropped, stats::DropCause::behind);
   }
   if (options.policy.live) count_missed(targets);
   if (direct) {

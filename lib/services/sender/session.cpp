@@ -125,6 +125,10 @@ Result<proto::RingInfo> SenderSession::start_stream(const proto::StreamStart& fo
     s.format->name = proto::fit_name(format.name);
     if (s.options.policy.live) s.format->flags |= proto::kStreamLive;
     if (s.options.policy.checksum) s.format->flags |= proto::kStreamChecksums;
+    const auto bound = s.options.policy.max_lateness.value_or(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(
+            kLatenessPeriods / (format.frame_rate.value() * s.options.policy.readrate))));
+    s.lateness = std::chrono::duration_cast<Clock::duration>(bound).count();
     generation = ++s.generation;
   }
   for (auto& d : s.destinations) {
@@ -193,7 +197,7 @@ Result<FrameBuffer> SenderSession::acquire_buffer(std::optional<uint32_t> index)
     if (s.options.non_blocking) {
       // Every buffer is still with a destination: this frame is dropped, not waited for.
       s.start_counting();
-      s.count_source_drop();
+      s.count_source_drop(stats::DropCause::no_buffer);
       return FrameBuffer();
     }
     if (auto f = s.failure_now()) return Unexpected(*f);
@@ -346,11 +350,11 @@ Result<SenderSession::Pacing> SenderSession::pace(uint64_t sequence) {
     platform::sleep_until(std::min(due, Clock::now() + kTick));
   }
   if (auto f = s.failure_now()) return Unexpected(*f);
-  // Live: a frame due more than two periods ago (the link was busy with earlier ones) is
-  // dropped, so a slow link costs frames, not a delay that grows.
-  if (s.options.policy.live && Clock::now() - due > at(2)) {
+  // Live: a frame due longer ago than the lateness bound (the link was busy with earlier
+  // ones for that long) is dropped, so a slow link costs frames, not a delay that grows.
+  if (s.options.policy.live && Clock::now() - due > s.max_lateness()) {
     s.start_counting();
-    s.count_source_drop(/*late=*/true);
+    s.count_source_drop(stats::DropCause::late);
     return Pacing{Pacing::What::late, due};
   }
   return Pacing{Pacing::What::due, due};
@@ -358,7 +362,7 @@ Result<SenderSession::Pacing> SenderSession::pace(uint64_t sequence) {
 
 void SenderSession::skip(uint64_t) {
   impl_->start_counting();
-  impl_->count_source_drop();
+  impl_->count_source_drop(stats::DropCause::no_buffer);
 }
 
 Result<void> SenderSession::end_stream() {

@@ -54,10 +54,14 @@ struct Dispatch {
   uint64_t sent_before = 0;  // destinations that had it from an earlier, interrupted submit
   size_t bytes = 0;
   Clock::time_point ready;
+  std::optional<stats::DropCause> cause;       // why the first destination that dropped it did
   std::function<void(Dispatch&)> on_complete;  // once every destination is done with it
 };
 
 enum class Took { sent, dropped, ended, interrupted };
+
+// A live frame's default lateness bound, in frame periods (SendPolicy::max_lateness).
+inline constexpr int kLatenessPeriods = 4;
 
 // Audio batches (kAudioBatch each) of one track a destination's queue holds at most.
 inline constexpr size_t kMostQueuedAudio = 64;
@@ -195,10 +199,10 @@ struct SenderSession::Impl {
     /// After a failed connect or a lost connection: connect again after the back-off
     /// (--reconnect, and an error worth another try), or give this destination up.
     void try_again_or_give_up(const Error& error, Retry may = Retry::if_worth_it);
-    void finish_job(Job& job, Took took);
+    void finish_job(Job& job, Took took, stats::DropCause cause = stats::DropCause::not_up);
     // A frame job's part in its dispatch, as finish_job() without touching `busy` (a job
     // that never left the queue).
-    void settle(Job& job, Took took);
+    void settle(Job& job, Took took, stats::DropCause cause = stats::DropCause::not_up);
     // Everything queued, dropped and counted (a live stream ending while it is behind).
     void drop_queued();
     void end_stream();
@@ -220,6 +224,10 @@ struct SenderSession::Impl {
   std::shared_ptr<detail::BufferPool> pool;
   std::shared_ptr<gpu::Stager> stager;  // made when the first destination stages
   std::atomic<uint64_t> generation{0};  // StreamStarts so far (changed under stream_mu)
+  // How late a live frame may still go (SendPolicy::max_lateness, or kLatenessPeriods of the
+  // current format's frame periods), set with the format.
+  std::atomic<Clock::rep> lateness{0};
+  Clock::duration max_lateness() const { return Clock::duration(lateness.load()); }
   // The stream's pool as it is now (start_stream() replaces it); null before the first.
   std::shared_ptr<detail::BufferPool> current_pool() const {
     std::lock_guard lock(stream_mu);
@@ -308,7 +316,7 @@ struct SenderSession::Impl {
             std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - d.ready).count()));
       }
     } else if (!d.interrupted && !d.sent_before) {
-      ++counters.dropped;
+      counters.count_drop(d.cause.value_or(stats::DropCause::not_up));
     }
   }
 
@@ -323,22 +331,18 @@ struct SenderSession::Impl {
     for (auto& d : destinations) {
       if (std::find(targets.begin(), targets.end(), d.get()) != targets.end()) continue;
       if (d->state() != DestinationState::connecting || d->report_connections() == 0) continue;
-      d->count([](stats::TransferStats& s) { ++s.dropped; });
+      d->count([](stats::TransferStats& s) { s.count_drop(stats::DropCause::not_up); });
     }
   }
 
-  void count_source_drop(bool late = false, uint64_t had_it = 0) {
+  void count_source_drop(stats::DropCause cause, uint64_t had_it = 0) {
     if (!had_it) {
       std::lock_guard lock(state_mu);
-      ++counters.dropped;
-      if (late) ++counters.dropped_late;
+      counters.count_drop(cause);
     }
     for (auto& d : destinations) {
       if ((had_it >> d->index) & 1) continue;
-      d->count([late](stats::TransferStats& s) {
-        ++s.dropped;
-        if (late) ++s.dropped_late;
-      });
+      d->count([cause](stats::TransferStats& s) { s.count_drop(cause); });
     }
   }
 

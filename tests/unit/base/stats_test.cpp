@@ -41,6 +41,36 @@ TEST(TransferStats, AddSumsCountersAndMergesLatency) {
   EXPECT_EQ(a.latency.max_ns(), 3'000'000u);
 }
 
+// A sender's drops carry their causes into the sum, the JSON and the summary line; a
+// receiver's (no causes known) say only the count.
+TEST(TransferStats, DropsKeepTheirCausesEverywhere) {
+  TransferStats a, b;
+  a.count_drop(DropCause::late);
+  a.count_drop(DropCause::late);
+  b.count_drop(DropCause::no_credit);
+  b.count_drop(DropCause::behind);
+  a.add(b);
+  EXPECT_EQ(a.dropped, 4u);
+  EXPECT_EQ(a.drops_of(DropCause::late), 2u);
+  EXPECT_EQ(a.drops_of(DropCause::no_credit), 1u);
+  EXPECT_EQ(a.drops_of(DropCause::behind), 1u);
+  EXPECT_EQ(dropped_text(a), "4 (late 2, no credit 1, behind 1)");
+  const nlohmann::json j = summary_json(a, StreamFacts{});
+  EXPECT_EQ(j["dropped"], 4);
+  EXPECT_EQ(j["dropped_late"], 2);
+  EXPECT_EQ(j["drops"]["late"], 2);
+  EXPECT_EQ(j["drops"]["no_credit"], 1);
+  EXPECT_EQ(j["drops"]["behind"], 1);
+  EXPECT_EQ(j["drops"]["not_up"], 0);
+  EXPECT_EQ(j["drops"]["no_buffer"], 0);
+  EXPECT_NE(summary_text(a, StreamFacts{}).find("dropped 4 (late 2, no credit 1, behind 1)"),
+            std::string::npos);
+  TransferStats receiver;
+  receiver.dropped = 3;  // gaps in the sender's sequence: no cause known here
+  EXPECT_EQ(dropped_text(receiver), "3");
+  EXPECT_FALSE(summary_json(receiver, StreamFacts{}).contains("drops"));
+}
+
 TEST(LatencyHistogram, EmptyReportsZero) {
   LatencyHistogram h;
   EXPECT_EQ(h.count(), 0u);

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "fake_sender_channel.hpp"
 #include "rdmavideo/sender_session.hpp"
@@ -20,7 +21,8 @@ using testing::FakeChannel;
 using Clock = std::chrono::steady_clock;
 
 // Receivers by port: port 1 grants one credit and never another (stalled); port 2 returns
-// each credit once its frame was written (keeps up).
+// each credit once its frame was written (keeps up); port 3 has one slot, whose credit comes
+// back 20 ms after each frame (slow, but within a live frame's bound).
 class Receivers {
  public:
   Receivers() {
@@ -31,6 +33,11 @@ class Receivers {
           shared->chatty = true;  // alive: only its credits stall
           if (options.endpoint.port == 1) shared->slots = 1;
           if (options.endpoint.port == 2) shared->returns_credits = true;
+          if (options.endpoint.port == 3) {  // one slot, its credit back 20 ms after a frame
+            shared->slots = 1;
+            shared->returns_credits = true;
+            shared->credit_delay = 20ms;
+          }
           std::lock_guard lock(mu);
           by_port[options.endpoint.port] = shared;
           return std::unique_ptr<sender::SenderChannel>(std::make_unique<FakeChannel>(shared));
@@ -94,6 +101,76 @@ TEST(NonBlockingSession, AStalledLiveReceiverDropsAndCountsWithoutWaiting) {
   const auto s = (*session)->stats();
   EXPECT_EQ(s.frames, 1u);
   EXPECT_EQ(s.dropped, 49u);
+  // Each drop has its cause, and they add up: frames that waited out the bound for a credit,
+  // frames no buffer was free for meanwhile, frames queued past the bound.
+  using stats::DropCause;
+  EXPECT_GT(s.drops_of(DropCause::no_credit), 0u);
+  EXPECT_GT(s.drops_of(DropCause::no_buffer), 0u);
+  EXPECT_EQ(s.drops_of(DropCause::no_credit) + s.drops_of(DropCause::no_buffer) +
+                s.drops_of(DropCause::late),
+            s.dropped);
+  EXPECT_EQ(d.stats.drops_of(DropCause::no_credit) + d.stats.drops_of(DropCause::no_buffer) +
+                d.stats.drops_of(DropCause::late),
+            d.stats.dropped);
+}
+
+// Blocking, live: `n` frames back to back, each ready as it is offered; the session's stats.
+stats::TransferStats offer_live(std::optional<std::chrono::nanoseconds> bound, int n) {
+  auto o = options({3}, true);
+  o.non_blocking = false;
+  o.policy.max_lateness = bound;
+  auto session = SenderSession::connect(o);
+  EXPECT_TRUE(session) << session.error().message();
+  if (!session) return {};
+  EXPECT_TRUE((*session)->start_stream(format(), 3));
+  for (int i = 0; i < n; ++i) {
+    auto buffer = (*session)->acquire_buffer();
+    EXPECT_TRUE(buffer && *buffer);
+    if (!buffer || !*buffer) break;
+    auto outcome =
+        (*session)->submit(*buffer, {static_cast<uint64_t>(i), std::nullopt, Clock::now()});
+    EXPECT_TRUE(outcome) << outcome.error().message();
+  }
+  EXPECT_TRUE((*session)->end_stream());
+  return (*session)->stats();
+}
+
+// A live frame waits for its credit within the lateness bound: a receiver that gives its one
+// slot back 20 ms after each frame gets every frame under a bound of 500 ms, and under a
+// bound of 2 ms loses nearly all of them, each counted as no credit (not as late).
+TEST(LiveSession, AFrameWaitsForItsCreditUpToTheBoundAndNoLonger) {
+  Receivers receivers;
+  const auto patient = offer_live(std::chrono::milliseconds(500), 8);
+  EXPECT_EQ(patient.frames, 8u);
+  EXPECT_EQ(patient.dropped, 0u);
+  const auto hasty = offer_live(std::chrono::milliseconds(2), 8);
+  EXPECT_GE(hasty.dropped, 5u);
+  EXPECT_EQ(hasty.drops_of(stats::DropCause::no_credit), hasty.dropped);
+  EXPECT_EQ(hasty.frames + hasty.dropped, 8u);
+}
+
+// pace(): a frame due longer ago than the bound is late (counted so); within it, it goes.
+TEST(LiveSession, PaceCallsAFrameLateOnlyPastTheBound) {
+  Receivers receivers;
+  for (const auto bound : {std::chrono::milliseconds(50), std::chrono::milliseconds(1000)}) {
+    auto o = options({2}, true);
+    o.non_blocking = false;
+    o.policy.max_lateness = bound;
+    auto session = SenderSession::connect(o);
+    ASSERT_TRUE(session) << session.error().message();
+    ASSERT_TRUE((*session)->start_stream(format(), 3));
+    ASSERT_TRUE((*session)->pace(0));
+    std::this_thread::sleep_for(250ms);  // frame 1 was due 16.7 ms after frame 0
+    auto due = (*session)->pace(1);
+    ASSERT_TRUE(due);
+    const bool short_bound = bound < 100ms;
+    EXPECT_EQ(due->what,
+              short_bound ? SenderSession::Pacing::What::late : SenderSession::Pacing::What::due);
+    const auto s = (*session)->stats();
+    EXPECT_EQ(s.drops_of(stats::DropCause::late), short_bound ? 1u : 0u);
+    EXPECT_EQ(s.dropped, s.drops_of(stats::DropCause::late));
+    ASSERT_TRUE((*session)->end_stream());
+  }
 }
 
 // No-drop: frames wait in the stalled destination's queue, holding their buffers; once every

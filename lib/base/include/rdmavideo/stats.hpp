@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace rdmavideo::stats {
 
@@ -51,13 +52,25 @@ double thread_cpu_seconds();
 /// CLOCK_REALTIME in nanoseconds, the clock FrameWritten.sent_ns is stamped with.
 uint64_t realtime_ns();
 
+/// Why a sender dropped a frame, for one destination or for the source.
+enum class DropCause : uint8_t {
+  late,       ///< due longer ago than the lateness bound when it could go: this side was busy
+  no_credit,  ///< the receiver had no free slot for it within the lateness bound
+  behind,     ///< live fan-out: frames were queued for this destination still (its link busy)
+  not_up,     ///< no connection to send it on (connecting, reconnecting, lost, another format)
+  no_buffer,  ///< the pool had no free buffer for it, or the source could not deliver it
+};
+inline constexpr size_t kDropCauses = 5;
+/// "late", "no_credit", "behind", "not_up", "no_buffer": the JSON keys and metric labels.
+std::string_view to_string(DropCause cause);
+
 struct TransferStats {
   uint64_t frames = 0;  ///< frames moved (sent or received)
   uint64_t bytes = 0;   ///< payload bytes moved
   uint64_t dropped = 0;
-  /// Of `dropped`, frames a live sender dropped because they came due late (its own machine
-  /// was busy), not for want of a credit from the receiver.
-  uint64_t dropped_late = 0;
+  /// A sender's `dropped` by cause (they add up to it); a receiver knows only the sender's
+  /// total, and leaves these zero.
+  std::array<uint64_t, kDropCauses> drops{};
   uint64_t checksum_failures = 0;  ///< checksum or pattern mismatches (receiver --verify)
   /// Copies of whole frames between GPU memory and host memory (staging, a download to
   /// verify or record): what GPUDirect saves.
@@ -68,6 +81,12 @@ struct TransferStats {
   double cpu_start = process_cpu_seconds();
   double cpu_end = 0;
 
+  /// Counts one dropped frame and its cause.
+  void count_drop(DropCause cause) {
+    ++dropped;
+    ++drops[static_cast<size_t>(cause)];
+  }
+  uint64_t drops_of(DropCause cause) const { return drops[static_cast<size_t>(cause)]; }
   void finish();
   /// Adds another transfer's counters (frames, bytes, drops, checksum failures) and latency
   /// samples; the time span and CPU are the caller's to combine.
@@ -108,6 +127,12 @@ bool write_summary(const std::string& path, const TransferStats& stats, const St
 /// The human summary printed at the end.
 std::string summary_text(const TransferStats& stats, const StreamFacts& facts,
                          std::optional<double> cpu_seconds = std::nullopt);
+
+/// "late 2, no credit 1": the causes of a sender's drops that occurred; empty when none is
+/// known (no drops, or a receiver's counters).
+std::string drop_causes_text(const TransferStats& stats);
+/// "3 (late 2, no credit 1)", or "3" where the causes are not known.
+std::string dropped_text(const TransferStats& stats);
 
 /// The one status line of every program: "frames fps GB/s dropped latency" (or the caller's
 /// own line) to stderr once a second; on a terminal it rewrites one line, otherwise it prints

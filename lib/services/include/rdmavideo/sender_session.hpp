@@ -14,12 +14,11 @@
 // copy. `automatic` picks the transport per destination. A destination that fails is dropped
 // with one logged line while the others go on, unless `require_all` (the session then fails);
 // with `reconnect` a lost destination (or one not up yet) is connected again on its own, with
-// back-off, and joins the stream where it is. A live frame a destination has no credit for is
-// dropped for that destination alone, as is (with several destinations) the oldest of those
-// queued for it beyond two (a receiver reading slowly holds at most three of the pool's
-// buffers, not all of them), and every frame sent
-// while it is away reconnecting counts as dropped for it; a no-drop frame waits for the
-// slowest.
+// back-off, and joins the stream where it is. A live frame a destination has no credit for
+// within the lateness bound is dropped for that destination alone, as is (with several
+// destinations) the oldest of those queued for it beyond two (a receiver reading slowly holds at
+// most three of the pool's buffers, not all of them), and every frame sent while it is away
+// reconnecting counts as dropped for it; a no-drop frame waits for the slowest.
 //
 // Buffers: a FrameBuffer is a move-only lease of one pool buffer. submit() takes it; the
 // buffer returns to the pool once every destination has sent it (no transfer reads it any
@@ -122,6 +121,25 @@ struct SendPolicy {
   /// pace() at this many times the frame rate (ffmpeg's -readrate): 1.001 is a sender whose
   /// clock runs 0.1% fast, as a receiver meets one.
   double readrate = 1.0;
+  /// Live: how late a frame may still go. A frame due (or ready) longer ago when the sender
+  /// comes to it is dropped as `late`; one whose receiver has no free slot for it by then,
+  /// as `no_credit`. Frames due while a send is under way wait meanwhile (the pool holds
+  /// them), and go back to back once it ends. Unset: four frame periods (67 ms at 60 fps),
+  /// enough to ride out a loaded machine's stalls without a delay that grows.
+  std::optional<std::chrono::nanoseconds> max_lateness;
+};
+
+/// One frame's way through one destination (SenderSessionOptions::on_frame): where a late
+/// frame's time went.
+struct FrameTiming {
+  using TimePoint = std::chrono::steady_clock::time_point;
+  uint64_t sequence = 0;
+  uint32_t destination = 0;  ///< its index in the destinations, in the order given
+  TimePoint ready;           ///< FrameMeta::ready: when it was due or became available
+  TimePoint taken;           ///< the destination took it up (its thread, or the caller's)
+  TimePoint credited;        ///< a credit in hand (or, dropped, given up waiting for one)
+  TimePoint written;         ///< the write returned (TCP: the kernel has it; verbs: posted)
+  std::optional<stats::DropCause> dropped;  ///< no_credit, or sent (none)
 };
 
 /// What a session that requires every destination says when one fails (after that
@@ -157,6 +175,10 @@ struct SenderSessionOptions {
   /// Called (on a destination's thread) when the session fails: its last destination is
   /// lost, or any with `require_all`.
   std::function<void(const Error& error)> on_failure;
+  /// Called for every frame a destination sends, or drops for want of a credit, with its
+  /// timing (on that destination's thread, or the caller's for the first destination in
+  /// blocking mode): `rdmavideo-send --trace`. Must not call into the session.
+  std::function<void(const FrameTiming& timing)> on_frame;
   /// External frames (submit_external()) that may be in flight at once.
   uint32_t max_external_in_flight = 2;
 };
@@ -256,9 +278,10 @@ class SenderSession {
   /// own does). Else the caller copies into a session buffer (acquire_buffer()).
   bool sends_in_place(bool registrable) const;
   /// Waits until frame `sequence` is due at the stream's rate, counted from the first call
-  /// (the connections are kept alive meanwhile). A live stream's frame due more than two
-  /// frame periods ago is `late`: the link was busy with earlier frames, and sending it would
-  /// only add delay; it is counted as dropped, and the receiver sees the gap.
+  /// (the connections are kept alive meanwhile). A live stream's frame due longer ago than
+  /// SendPolicy::max_lateness is `late`: the link was busy with earlier frames for that long,
+  /// and sending it would only add delay; it is counted as dropped, and the receiver sees
+  /// the gap.
   Result<Pacing> pace(uint64_t sequence);
   /// A frame the source itself could not deliver: counted as dropped.
   void skip(uint64_t sequence);

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The live 4K60 tail: rdmavideo-send --realtime into rdmavideo-recv over TCP loopback, beside
+a plain paced socket sending the same bytes at the same rate (bench/paced_socket.cpp), runs
+alternating in one go so that the machine's moods hit both.
+
+Each round runs, in turn:
+- the link's capacity: rdmavideo-tcp-pipe moving 60 frames' bytes as fast as it can (4K60 RGBA
+  needs 1.99 GB/s; a round whose capacity is below that cannot carry 60 fps by any means);
+- rdmavideo live, with the default lateness bound (4 frame periods), and with --trace, whose
+  lines put every frame's time where it went (waking, filling, a credit, the write);
+- rdmavideo live with the old rule, 2 frame periods (--max-lateness 2f): the before;
+- the plain paced socket: a frame every period, one blocking send of the frame, a reader
+  draining into a ring of 8 frame buffers. It never drops; `late` counts the frames it began
+  more than the same bound after they were due (the ones a live sender would have dropped).
+
+Figures: frames sent and dropped (by cause), fps, the sender's latency (due to the end of the
+write) p50/p99/max, the receiver's p99, CPU seconds per GB (both ends). Then the ratio of the
+tails (rdmavideo p99 / plain p99, target <= 1.5) and the drops (target 0), on the medians of
+--repeat rounds and round by round. Exits 0 when every case ran, whatever the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import (REPO_ROOT, CaseError, Proc, interrupt_on_sigterm, percentile,  # noqa: E402
+                      wait_for_port_line, wait_idle)
+
+WIDTH, HEIGHT, RATE = 3840, 2160, 60
+FRAME_BYTES = WIDTH * HEIGHT * 4
+BOUND_FRAMES = 4  # the sender's default --max-lateness
+TARGET_TAIL = 1.5  # rdmavideo p99 / plain p99
+
+
+def wait_all(procs: list[Proc], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    for p in procs:
+        p.wait(deadline)
+    for p in procs:
+        p.check()
+
+
+def capacity(build: Path, work: Path, tag: str) -> dict:
+    tool = str(build / "bench/rdmavideo-tcp-pipe")
+    listen = Proc(f"{tag}-cap-listen", [tool, "--listen", "0"], work)
+    port = wait_for_port_line(listen)
+    write = Proc(f"{tag}-cap-write", [tool, "--connect", f"127.0.0.1:{port}", "--bytes",
+                                      str(60 * FRAME_BYTES)], work)
+    wait_all([write, listen], 120)
+    return {"gbytes_per_s": json.loads(listen.stdout().splitlines()[-1])["gbytes_per_s"]}
+
+
+def rdmavideo(build: Path, work: Path, tag: str, frames: int, bound: str | None,
+              trace: bool) -> dict:
+    recv_json, send_json, trace_file = (work / f"{tag}-recv.json", work / f"{tag}-send.json",
+                                        work / f"{tag}-trace.jsonl")
+    recv = Proc(f"{tag}-recv", [str(build / "receiver/rdmavideo-recv"), "--listen", "127.0.0.1:0",
+                                "--transport", "tcp", "--quiet", "--stats-json", str(recv_json)],
+                work)
+    port = wait_for_port_line(recv)
+    argv = [str(build / "sender/rdmavideo-send"), "--connect", f"127.0.0.1:{port}", "--transport",
+            "tcp", "--testsrc", "-s", f"{WIDTH}x{HEIGHT}", "--pix-fmt", "rgba", "-r", str(RATE),
+            "--realtime", "--frames", str(frames), "--quiet", "--stats-json", str(send_json)]
+    if bound:
+        argv += ["--max-lateness", bound]
+    if trace:
+        argv += ["--trace", str(trace_file)]
+    send = Proc(f"{tag}-send", argv, work)
+    wait_all([send, recv], 60 + frames / RATE * 4)
+    s, r = json.loads(send_json.read_text()), json.loads(recv_json.read_text())
+    out = {"frames": s["frames"], "dropped": s["dropped"], "drops": s.get("drops", {}),
+           "fps": s["frames"] / (frames / RATE), "p50": s["latency_ms"]["p50"],
+           "p99": s["latency_ms"]["p99"], "max": s["latency_ms"]["max"],
+           "recv_p99": r["latency_ms"]["p99"],
+           "cpu_per_gb": (send.cpu_seconds + recv.cpu_seconds) / max(1e-9, s["bytes"] / 1e9)}
+    if trace:
+        out["stages"] = stages(trace_file)
+    return out
+
+
+def stages(trace_file: Path) -> dict:
+    """Where the frames' time went, from the sender's trace: how late the pacing woke for a
+    frame (the sender busy with the one before), the wait for a credit, and the write."""
+    src, dst = {}, {}
+    for line in trace_file.read_text().splitlines():
+        j = json.loads(line)
+        (dst if "dest" in j else src)[j["seq"]] = j
+    woke = [s["woke"] - s["due"] for s in src.values()]
+    credit = [d["credited"] - d["taken"] for d in dst.values()]
+    write = [d["written"] - d["credited"] for d in dst.values() if "dropped" not in d]
+    return {name: {"p50": percentile(v, 50), "p99": percentile(v, 99), "max": max(v, default=0)}
+            for name, v in (("start_late", woke), ("credit_wait", credit), ("write", write))}
+
+
+def plain(build: Path, work: Path, tag: str, frames: int) -> dict:
+    tool = str(build / "bench/rdmavideo-paced-socket")
+    listen = Proc(f"{tag}-plain-listen", [tool, "--listen", "0", "--frame-bytes", str(FRAME_BYTES)],
+                  work)
+    port = wait_for_port_line(listen)
+    send = Proc(f"{tag}-plain-send",
+                [tool, "--connect", f"127.0.0.1:{port}", "--frame-bytes", str(FRAME_BYTES),
+                 "--rate", str(RATE), "--frames", str(frames), "--max-lateness-ms",
+                 f"{BOUND_FRAMES * 1000 / RATE:.3f}"], work)
+    wait_all([send, listen], 60 + frames / RATE * 10)
+    s, r = json.loads(send.stdout().splitlines()[-1]), json.loads(listen.stdout().splitlines()[-1])
+    return {"frames": s["frames"], "dropped": 0, "late": s["late"], "fps": s["fps"],
+            "p50": s["latency_ms"]["p50"], "p99": s["latency_ms"]["p99"],
+            "max": s["latency_ms"]["max"], "recv_p99": r["latency_ms"]["p99"],
+            "cpu_per_gb": (send.cpu_seconds + listen.cpu_seconds) / (frames * FRAME_BYTES / 1e9)}
+
+
+def drops_text(r: dict) -> str:
+    if "late" in r:
+        return f"0 ({r['late']} late)"
+    causes = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r["drops"].items() if v)
+    return f"{r['dropped']} ({causes})" if causes else str(r["dropped"])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build-dir", default=str(REPO_ROOT / "build"))
+    ap.add_argument("--frames", type=int, default=600, help="frames a run (10 s at 60 fps)")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds; the table gives medians")
+    ap.add_argument("--quick", action="store_true", help="CI smoke: one round of 240 frames")
+    ap.add_argument("--json", help="write every run's figures to this file")
+    args = ap.parse_args()
+    if args.quick:
+        args.frames, args.repeat = 240, 1
+    interrupt_on_sigterm()
+    build = Path(args.build_dir)
+    work = Path(tempfile.mkdtemp(prefix="rdmavideo-live-bench-"))
+    names = ["rdmavideo --realtime", "rdmavideo --realtime, old 2f bound", "plain paced socket"]
+    runs: dict[str, list[dict]] = {n: [] for n in names}
+    caps: list[float] = []
+    try:
+        for round_ in range(args.repeat):
+            wait_idle(10)
+            caps.append(capacity(build, work, f"r{round_}")["gbytes_per_s"])
+            wait_idle(10)
+            runs[names[0]].append(rdmavideo(build, work, f"r{round_}-new", args.frames, None, True))
+            wait_idle(10)
+            runs[names[1]].append(rdmavideo(build, work, f"r{round_}-old", args.frames, "2f", False))
+            wait_idle(10)
+            runs[names[2]].append(plain(build, work, f"r{round_}", args.frames))
+    except CaseError as e:
+        print(f"a case failed to run: {e}", file=sys.stderr)
+        return 1
+    print(f"{args.frames} frames of {WIDTH}x{HEIGHT} RGBA ({FRAME_BYTES / 1e6:.1f} MB) at {RATE} fps "
+          f"over TCP loopback, {args.repeat} round(s); link capacity (a plain pipe as fast as it "
+          f"can) {' '.join(f'{c:.2f}' for c in caps)} GB/s (60 fps needs "
+          f"{FRAME_BYTES * RATE / 1e9:.2f})")
+    head = f"{'case':36} {'sent':>5} {'dropped':>22} {'fps':>5} {'p50 ms':>7} {'p99 ms':>7} " \
+           f"{'max ms':>7} {'recv p99':>8} {'CPU-s/GB':>8}"
+    print(head)
+    med = {}
+    for n in names:
+        rs = runs[n]
+        m = {k: statistics.median(r[k] for r in rs) for k in
+             ("frames", "fps", "p50", "p99", "max", "recv_p99", "cpu_per_gb", "dropped")}
+        med[n] = m
+        for i, r in enumerate(rs):
+            label = n if args.repeat == 1 else f"{n} #{i + 1}"
+            print(f"{label:36} {r['frames']:5d} {drops_text(r):>22} {r['fps']:5.1f} {r['p50']:7.1f} "
+                  f"{r['p99']:7.1f} {r['max']:7.1f} {r['recv_p99']:8.1f} {r['cpu_per_gb']:8.3f}")
+        if args.repeat > 1:
+            print(f"{n + ' (median)':36} {m['frames']:5.0f} {m['dropped']:>22.0f} {m['fps']:5.1f} "
+                  f"{m['p50']:7.1f} {m['p99']:7.1f} {m['max']:7.1f} {m['recv_p99']:8.1f} "
+                  f"{m['cpu_per_gb']:8.3f}")
+    st = [r["stages"] for r in runs[names[0]]]
+    print("where rdmavideo's frames' time went (ms, its trace; medians over rounds):")
+    for stage in ("start_late", "credit_wait", "write"):
+        print(f"  {stage:12} p50 {statistics.median(s[stage]['p50'] for s in st):6.2f}  "
+              f"p99 {statistics.median(s[stage]['p99'] for s in st):6.2f}  "
+              f"max {statistics.median(s[stage]['max'] for s in st):6.2f}")
+    ratio = med[names[0]]["p99"] / max(1e-9, med[names[2]]["p99"])
+    per_round = [a["p99"] / max(1e-9, b["p99"]) for a, b in zip(runs[names[0]], runs[names[2]])]
+    print(f"tail ratio, rdmavideo p99 / plain p99: {ratio:.2f} (target <= {TARGET_TAIL}); by round "
+          f"{' '.join(f'{x:.2f}' for x in per_round)}")
+    print(f"rdmavideo drops: {med[names[0]]['dropped']:.0f} (target 0); the old bound: "
+          f"{med[names[1]]['dropped']:.0f}; the plain socket's frames later than the bound: "
+          f"{statistics.median(r['late'] for r in runs[names[2]]):.0f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"capacity_gbytes_per_s": caps, "runs": runs},
+                                              indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

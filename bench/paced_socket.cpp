@@ -8,7 +8,10 @@
 //
 //   rdmavideo-paced-socket --listen PORT --frame-bytes N [--slots S] [--host ADDR]
 //   rdmavideo-paced-socket --connect HOST:PORT --frame-bytes N --rate FPS --frames F
-//                          [--buffers B] [--max-lateness-ms MS]
+//                          [--buffers B] [--max-lateness-ms MS] [--write-bytes N]
+//
+// --write-bytes N: each send() call offers at most N bytes (default: all of the frame that is
+// left, as a sendall does).
 //
 // The sender's latency of a frame runs from its due time to the end of its write (what
 // rdmavideo-send's latency measures); `late` counts frames whose write began more than
@@ -68,7 +71,7 @@ int usage() {
                "usage: rdmavideo-paced-socket --listen PORT --frame-bytes N [--slots S] "
                "[--host ADDR]\n"
                "       rdmavideo-paced-socket --connect HOST:PORT --frame-bytes N --rate FPS "
-               "--frames F [--buffers B] [--max-lateness-ms MS]\n");
+               "--frames F [--buffers B] [--max-lateness-ms MS] [--write-bytes N]\n");
   return 2;
 }
 
@@ -106,10 +109,12 @@ bool read_exact(int fd, char* to, size_t bytes) {
   return true;
 }
 
-bool write_exact(int fd, const char* from, size_t bytes) {
+// One send() call for at most `slice` bytes (0: all that is left).
+bool write_exact(int fd, const char* from, size_t bytes, size_t slice = 0) {
   size_t done = 0;
   while (done < bytes) {
-    const ssize_t n = send(fd, from + done, bytes - done, MSG_NOSIGNAL);
+    const size_t want = slice ? std::min(slice, bytes - done) : bytes - done;
+    const ssize_t n = send(fd, from + done, want, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       return false;
@@ -166,7 +171,7 @@ int run_listen(const std::string& host, uint16_t port, size_t frame_bytes, size_
 }
 
 int run_connect(const std::string& endpoint, size_t frame_bytes, double rate, uint64_t count,
-                size_t buffers, double max_lateness_ms) {
+                size_t buffers, double max_lateness_ms, size_t slice) {
   const auto colon = endpoint.rfind(':');
   if (colon == std::string::npos) return usage();
   sockaddr_in addr{};
@@ -194,7 +199,7 @@ int run_connect(const std::string& endpoint, size_t frame_bytes, double rate, ui
     if (static_cast<double>(began - due) > bound_ns) ++late;
     const Header header{i, due};
     if (!write_exact(fd, reinterpret_cast<const char*>(&header), sizeof header) ||
-        !write_exact(fd, frames[i % buffers].data(), frame_bytes)) {
+        !write_exact(fd, frames[i % buffers].data(), frame_bytes, slice)) {
       return fail("send");
     }
     last_end = now_ns();
@@ -222,7 +227,7 @@ int run_connect(const std::string& endpoint, size_t frame_bytes, double rate, ui
 int main(int argc, char** argv) {
   std::string listen_port, connect_to, host = "127.0.0.1";
   double rate = 60, max_lateness_ms = 1e12;
-  unsigned long long frame_bytes = 0, frames = 0, slots = 8, buffers = 3;
+  unsigned long long frame_bytes = 0, frames = 0, slots = 8, buffers = 3, slice = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string_view arg = argv[i];
     const char* value = argv[i + 1];
@@ -244,6 +249,8 @@ int main(int argc, char** argv) {
       rate = std::strtod(value, nullptr);
     else if (arg == "--max-lateness-ms")
       max_lateness_ms = std::strtod(value, nullptr);
+    else if (arg == "--write-bytes")
+      slice = std::strtoull(value, nullptr, 10);
     else
       return usage();
   }
@@ -255,5 +262,5 @@ int main(int argc, char** argv) {
                       slots);
   }
   if (frames == 0 || buffers == 0 || !(rate > 0)) return usage();
-  return run_connect(connect_to, frame_bytes, rate, frames, buffers, max_lateness_ms);
+  return run_connect(connect_to, frame_bytes, rate, frames, buffers, max_lateness_ms, slice);
 }

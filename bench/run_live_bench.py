@@ -10,13 +10,15 @@ Each round runs, in turn:
 - rdmavideo live, with the default lateness bound (4 frame periods), and with --trace, whose
   lines put every frame's time where it went (waking, filling, a credit, the write);
 - rdmavideo live with the old rule, 2 frame periods (--max-lateness 2f): the before;
-- the plain paced socket: a frame every period, one blocking send of the frame, a reader
-  draining into a ring of 8 frame buffers. It never drops; `late` counts the frames it began
-  more than the same bound after they were due (the ones a live sender would have dropped).
+- the plain paced socket: a frame every period, one blocking send of the frame (a sendall),
+  a reader draining into a ring of 8 frame buffers. It never drops; `late` counts the frames
+  it began more than the same bound after they were due (the ones a live sender would have
+  dropped);
+- the same with the frame offered 4 MiB a send() call, as rdmavideo writes it.
 
 Figures: frames sent and dropped (by cause), fps, the sender's latency (due to the end of the
 write) p50/p99/max, the receiver's p99, CPU seconds per GB (both ends). Then the ratio of the
-tails (rdmavideo p99 / plain p99, target <= 1.5) and the drops (target 0), on the medians of
+tails (rdmavideo p99 / the better plain peer's p99 in the same round, target <= 1.5) and the drops (target 0), on the medians of
 --repeat rounds and round by round. Exits 0 when every case ran, whatever the numbers.
 """
 
@@ -100,15 +102,17 @@ def stages(trace_file: Path) -> dict:
             for name, v in (("start_late", woke), ("credit_wait", credit), ("write", write))}
 
 
-def plain(build: Path, work: Path, tag: str, frames: int) -> dict:
+def plain(build: Path, work: Path, tag: str, frames: int, write_bytes: int = 0) -> dict:
     tool = str(build / "bench/rdmavideo-paced-socket")
     listen = Proc(f"{tag}-plain-listen", [tool, "--listen", "0", "--frame-bytes", str(FRAME_BYTES)],
                   work)
     port = wait_for_port_line(listen)
-    send = Proc(f"{tag}-plain-send",
-                [tool, "--connect", f"127.0.0.1:{port}", "--frame-bytes", str(FRAME_BYTES),
-                 "--rate", str(RATE), "--frames", str(frames), "--max-lateness-ms",
-                 f"{BOUND_FRAMES * 1000 / RATE:.3f}"], work)
+    argv = [tool, "--connect", f"127.0.0.1:{port}", "--frame-bytes", str(FRAME_BYTES), "--rate",
+            str(RATE), "--frames", str(frames), "--max-lateness-ms",
+            f"{BOUND_FRAMES * 1000 / RATE:.3f}"]
+    if write_bytes:
+        argv += ["--write-bytes", str(write_bytes)]
+    send = Proc(f"{tag}-plain-send", argv, work)
     wait_all([send, listen], 60 + frames / RATE * 10)
     s, r = json.loads(send.stdout().splitlines()[-1]), json.loads(listen.stdout().splitlines()[-1])
     return {"frames": s["frames"], "dropped": 0, "late": s["late"], "fps": s["fps"],
@@ -137,7 +141,8 @@ def main() -> int:
     interrupt_on_sigterm()
     build = Path(args.build_dir)
     work = Path(tempfile.mkdtemp(prefix="rdmavideo-live-bench-"))
-    names = ["rdmavideo --realtime", "rdmavideo --realtime, old 2f bound", "plain paced socket"]
+    names = ["rdmavideo --realtime", "rdmavideo --realtime, old 2f bound", "plain paced socket",
+             "plain paced socket, 4 MiB sends"]
     runs: dict[str, list[dict]] = {n: [] for n in names}
     caps: list[float] = []
     try:
@@ -150,6 +155,8 @@ def main() -> int:
             runs[names[1]].append(rdmavideo(build, work, f"r{round_}-old", args.frames, "2f", False))
             wait_idle(10)
             runs[names[2]].append(plain(build, work, f"r{round_}", args.frames))
+            wait_idle(10)
+            runs[names[3]].append(plain(build, work, f"r{round_}-4m", args.frames, 4 << 20))
     except CaseError as e:
         print(f"a case failed to run: {e}", file=sys.stderr)
         return 1
@@ -180,13 +187,17 @@ def main() -> int:
         print(f"  {stage:12} p50 {statistics.median(s[stage]['p50'] for s in st):6.2f}  "
               f"p99 {statistics.median(s[stage]['p99'] for s in st):6.2f}  "
               f"max {statistics.median(s[stage]['max'] for s in st):6.2f}")
-    ratio = med[names[0]]["p99"] / max(1e-9, med[names[2]]["p99"])
-    per_round = [a["p99"] / max(1e-9, b["p99"]) for a, b in zip(runs[names[0]], runs[names[2]])]
-    print(f"tail ratio, rdmavideo p99 / plain p99: {ratio:.2f} (target <= {TARGET_TAIL}); by round "
+    # Against the better of the two plain peers, round by round (the machine's mood is shared
+    # within a round, not across rounds).
+    best = [min(a["p99"], b["p99"]) for a, b in zip(runs[names[2]], runs[names[3]])]
+    per_round = [r["p99"] / max(1e-9, b) for r, b in zip(runs[names[0]], best)]
+    print(f"tail ratio, rdmavideo p99 / the better plain socket's p99: "
+          f"{statistics.median(per_round):.2f} (target <= {TARGET_TAIL}); by round "
           f"{' '.join(f'{x:.2f}' for x in per_round)}")
-    print(f"rdmavideo drops: {med[names[0]]['dropped']:.0f} (target 0); the old bound: "
-          f"{med[names[1]]['dropped']:.0f}; the plain socket's frames later than the bound: "
-          f"{statistics.median(r['late'] for r in runs[names[2]]):.0f}")
+    late = [min(a["late"], b["late"]) for a, b in zip(runs[names[2]], runs[names[3]])]
+    print(f"rdmavideo drops: {med[names[0]]['dropped']:.0f} (target 0); with the old bound: "
+          f"{med[names[1]]['dropped']:.0f}; the better plain socket's frames begun later than the "
+          f"bound: {statistics.median(late):.0f}")
     if args.json:
         Path(args.json).write_text(json.dumps({"capacity_gbytes_per_s": caps, "runs": runs},
                                               indent=2))

@@ -339,6 +339,7 @@ StatsSnapshot snapshot(const stats::TransferStats& stats) {
   s.frames = stats.frames;
   s.bytes = stats.bytes;
   s.dropped = stats.dropped;
+  s.drops = stats.drops;
   s.checksum_failures = stats.checksum_failures;
   s.latency_p50_ns = stats.latency.percentile_ns(0.50);
   s.latency_p99_ns = stats.latency.percentile_ns(0.99);
@@ -348,21 +349,29 @@ StatsSnapshot snapshot(const stats::TransferStats& stats) {
 }
 
 GstStructure* stats_structure(const char* name, const StatsSnapshot& s) {
-  return gst_structure_new(name,                                                     //
-                           "frames", G_TYPE_UINT64, s.frames,                        //
-                           "bytes", G_TYPE_UINT64, s.bytes,                          //
-                           "dropped", G_TYPE_UINT64, s.dropped,                      //
-                           "copies", G_TYPE_UINT64, s.copies,                        //
-                           "checksum-failures", G_TYPE_UINT64, s.checksum_failures,  //
-                           "jumps", G_TYPE_UINT64, s.jumps,                          //
-                           "silence-ms", G_TYPE_UINT64, s.silence_ms,                //
-                           "audio-dropped", G_TYPE_UINT64, s.audio_dropped,          //
-                           "latency-p50-ns", G_TYPE_UINT64, s.latency_p50_ns,        //
-                           "latency-p99-ns", G_TYPE_UINT64, s.latency_p99_ns,        //
-                           "latency-max-ns", G_TYPE_UINT64, s.latency_max_ns,        //
-                           "seconds", G_TYPE_DOUBLE, s.seconds,                      //
-                           "transport", G_TYPE_STRING, s.transport.c_str(),          //
-                           "peer", G_TYPE_STRING, s.peer.c_str(), nullptr);
+  GstStructure* structure =
+      gst_structure_new(name,                                                     //
+                        "frames", G_TYPE_UINT64, s.frames,                        //
+                        "bytes", G_TYPE_UINT64, s.bytes,                          //
+                        "dropped", G_TYPE_UINT64, s.dropped,                      //
+                        "copies", G_TYPE_UINT64, s.copies,                        //
+                        "checksum-failures", G_TYPE_UINT64, s.checksum_failures,  //
+                        "jumps", G_TYPE_UINT64, s.jumps,                          //
+                        "silence-ms", G_TYPE_UINT64, s.silence_ms,                //
+                        "audio-dropped", G_TYPE_UINT64, s.audio_dropped,          //
+                        "latency-p50-ns", G_TYPE_UINT64, s.latency_p50_ns,        //
+                        "latency-p99-ns", G_TYPE_UINT64, s.latency_p99_ns,        //
+                        "latency-max-ns", G_TYPE_UINT64, s.latency_max_ns,        //
+                        "seconds", G_TYPE_DOUBLE, s.seconds,                      //
+                        "transport", G_TYPE_STRING, s.transport.c_str(),          //
+                        "peer", G_TYPE_STRING, s.peer.c_str(), nullptr);
+  for (size_t i = 0; i < stats::kDropCauses; ++i) {
+    std::string field =
+        "dropped-" + std::string(stats::to_string(static_cast<stats::DropCause>(i)));
+    std::replace(field.begin(), field.end(), '_', '-');
+    gst_structure_set(structure, field.c_str(), G_TYPE_UINT64, s.drops[i], nullptr);
+  }
+  return structure;
 }
 
 bool load_key_file(GstElement* element, const std::string& path,

@@ -84,6 +84,7 @@ struct StatsSnapshot {
   uint64_t frames = 0;
   uint64_t bytes = 0;
   uint64_t dropped = 0;
+  std::array<uint64_t, stats::kDropCauses> drops{};  ///< rdmasink: `dropped` by cause
   uint64_t copies = 0;  ///< frames that had to be copied (not zero-copy)
   uint64_t checksum_failures = 0;
   uint64_t jumps = 0;          ///< rdmasrc: sources moved back beside the others
@@ -97,9 +98,10 @@ struct StatsSnapshot {
   std::string peer;
 };
 StatsSnapshot snapshot(const stats::TransferStats& stats);
-/// The `stats` property's structure: frames, bytes, dropped, copies, checksum-failures, jumps,
-/// silence-ms, audio-dropped, latency-p50-ns, latency-p99-ns, latency-max-ns, seconds,
-/// transport, peer.
+/// The `stats` property's structure: frames, bytes, dropped, dropped-late,
+/// dropped-no-credit, dropped-behind, dropped-not-up, dropped-no-buffer (rdmasink's drops by
+/// cause), copies, checksum-failures, jumps, silence-ms, audio-dropped, latency-p50-ns,
+/// latency-p99-ns, latency-max-ns, seconds, transport, peer.
 GstStructure* stats_structure(const char* name, const StatsSnapshot& stats);
 
 /// The `key-file` property: loads the key when a path is set (false, with an error message

@@ -61,12 +61,13 @@ int run(const Options& o) {
              o.max_streams == 1 ? "" : "s", o.serve ? ", serving until stopped" : "",
              memory::format_bytes((*service)->budget().limit()),
              o.key ? ", senders must prove the key" : "");
-  std::unique_ptr<MetricsServer> metrics;
+  std::unique_ptr<cli::MetricsServer> metrics;
   if (o.metrics) {
     ReceiverService* svc = service->get();
     Streams* st = streams.get();
-    auto started =
-        MetricsServer::start(*o.metrics, [svc, st] { return render_metrics(*svc, *st); });
+    auto started = cli::MetricsServer::start(
+        *o.metrics, [svc, st] { return render_metrics(*svc, *st); }, "rdmavideo-recv",
+        kMetricsConnections);
     if (!started) {
       log().error("rdmavideo-recv: {}", started.error().message());
       return cli::kExitFailed;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "metrics.hpp"
 #include "options.hpp"
 #include "rdmavideo/av/audio_capture.hpp"
 #include "rdmavideo/av/capture_feed.hpp"
@@ -82,6 +83,15 @@ int run(Options o) {
   }
   SenderSession& session = **connected;
   const std::string who = fmt::format("send {} \"{}\"", session.peer(), o.name);
+  std::unique_ptr<MetricsEndpoint> metrics;  // before the session goes, it goes
+  if (o.metrics) {
+    auto served = serve_metrics(*o.metrics, session, o.name);
+    if (!served) {
+      log().error("rdmavideo-send: {}", served.error().message());
+      return cli::kExitFailed;
+    }
+    metrics = std::move(*served);
+  }
   // `auto` says why it took TCP where verbs could not be tried.
   std::string chosen;
   if (o.transport == TransportKind::automatic) {

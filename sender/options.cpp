@@ -120,6 +120,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       ->needs(realtime);
   app.add_flag("--checksum", o.checksum, "Send an XXH3-64 checksum with every frame");
   app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
+  std::string metrics;
+  app.add_option("--metrics", metrics,
+                 "Serve Prometheus metrics at http://HOST:PORT/metrics (frames, drops by cause, "
+                 "latency and state, in all and per receiver)");
   app.add_option("--trace", o.trace,
                  "Write every frame's timing to FILE, a JSON line each: when it was due, woken "
                  "for, filled, given a credit and written, for each receiver (where a late "
@@ -145,6 +149,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   if (auto code = both_ends.apply(app, o.key, o.memory, o.gpu_path)) return code;
   auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   if (!o.testsrc && o.input.empty()) return fail("no source: give --testsrc or -i -");
+  if (!metrics.empty()) {
+    auto at = parse_endpoint(metrics, true);
+    if (!at) return fail("--metrics " + at.error().message());
+    o.metrics = *at;
+  }
   if (!ffmpeg_input(o) && (!o.input_format.empty() || o.loop || !hwaccel.empty())) {
     return fail(
         "-f, --loop and --hwaccel apply to FFmpeg inputs (a file, URL or device), not to "

@@ -52,7 +52,8 @@ struct Options {
   bool no_drop = false;  // --no-drop given (an FFmpeg capture input is live otherwise)
   bool checksum = false;
   std::string stats_json;
-  std::string trace;  // --trace FILE: every frame's timing, a JSON line each
+  std::string trace;                // --trace FILE: every frame's timing, a JSON line each
+  std::optional<Endpoint> metrics;  // --metrics HOST:PORT: Prometheus text at /metrics
   std::string name;
   bool quiet = false;
   bool reconnect = false;    // --reconnect: a lost connection is made again, with back-off

@@ -1397,6 +1397,12 @@ TEST_F(GstElements, LiveModeDropsAreCountedOnBothSides) {
   EXPECT_GE(u64_field(src_stats, "frames") + u64_field(src_stats, "dropped"), last_sequence + 1);
   EXPECT_GE(u64_field(src_stats, "dropped"), 10u);
   EXPECT_EQ(u64_field(src_stats, "dropped"), u64_field(sink_stats.get(), "dropped"));
+  // The sink says why: each frame waited out its bound for a slot that did not come.
+  EXPECT_EQ(u64_field(sink_stats.get(), "dropped-no-credit"),
+            u64_field(sink_stats.get(), "dropped"));
+  for (const char* other :
+       {"dropped-late", "dropped-behind", "dropped-not-up", "dropped-no-buffer"})
+    EXPECT_EQ(u64_field(sink_stats.get(), other), 0u) << other;
   ASSERT_GT(holder.offsets.size(), kRing);
   EXPECT_GT(holder.offsets[kRing], kRing) << "no gap after the held frames";
   EXPECT_TRUE(holder.discont[kRing]) << "the frame after a gap is not DISCONT";

@@ -196,6 +196,73 @@ struct WithMetrics {
   int port = 0;
 };
 
+// rdmavideo-send --metrics, scraped while it sends live into a receiver whose ring is full (its
+// output is a pipe nobody reads): the source's and the receiver's drops are there by cause,
+// only the causes a full ring gives, and they add up to what the summary says.
+TEST(SenderMetrics, DropsByCauseWhileTheReceiverHasNoSlot) {
+  TempDir dir;
+  Receiver recv(dir, {"--output", "-", "--ring", "2", "--quiet"}, Redirect{"", "", true, false});
+  Process send({RDMAVIDEO_SEND_BIN,
+                "--connect",
+                recv.address(),
+                "--transport",
+                "tcp",
+                "--testsrc",
+                "-s",
+                "320x180",
+                "-r",
+                "60",
+                "--realtime",
+                "--duration",
+                "4",
+                "--name",
+                "cam \"1\"",
+                "--metrics",
+                "127.0.0.1:0",
+                "--quiet",
+                "--stats-json",
+                (dir / "send.json").string()},
+               dir / "send.stderr");
+  auto port = send.wait_for_stderr(R"(metrics at http://127\.0\.0\.1:(\d+)/metrics)", 10s);
+  ASSERT_TRUE(port) << send.stderr_text();
+  std::this_thread::sleep_for(2s);
+  httplib::Client http("127.0.0.1", std::stoi(*port));
+  auto res = http.Get("/metrics");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  const Scrape scrape = parse(res->body);
+  const std::string source = R"(name="cam \"1\"")";
+  const std::string dest = source + ",destination=\"" + recv.address() + "\",transport=\"tcp\"";
+  auto dropped = [&](const std::string& family, const std::string& labels,
+                     const std::string& cause) {
+    return scrape.at(family + "{" + labels + ",cause=\"" + cause + "\"}");
+  };
+  EXPECT_EQ(scrape.types.at("rdmavideo_sender_dropped_frames_total"), "counter");
+  EXPECT_EQ(scrape.types.at("rdmavideo_destination_latency_seconds"), "histogram");
+  EXPECT_EQ(scrape.at("rdmavideo_destination_up{" + dest + "}"), 1);
+  const double frames = scrape.at("rdmavideo_destination_frames_total{" + dest + "}");
+  EXPECT_GE(frames, 1);  // the ring's two slots, and what the pipe took before it filled
+  EXPECT_EQ(scrape.at("rdmavideo_destination_latency_seconds_count{" + dest + "}"), frames);
+  // Two seconds at 60 fps with the ring full: most frames are dropped, for want of a slot
+  // (no credit) or because waiting for one made the next ones late; nothing else.
+  const double no_credit = dropped("rdmavideo_sender_dropped_frames_total", source, "no_credit");
+  const double late = dropped("rdmavideo_sender_dropped_frames_total", source, "late");
+  EXPECT_GT(no_credit, 0);
+  EXPECT_GT(no_credit + late, 60);
+  for (const char* other : {"behind", "not_up", "no_buffer"}) {
+    EXPECT_EQ(dropped("rdmavideo_sender_dropped_frames_total", source, other), 0) << other;
+    EXPECT_EQ(dropped("rdmavideo_destination_dropped_frames_total", dest, other), 0) << other;
+  }
+  EXPECT_EQ(dropped("rdmavideo_destination_dropped_frames_total", dest, "no_credit"), no_credit);
+  // The run ends by itself; its summary agrees with what the scrape saw, and grew since.
+  ASSERT_EQ(send.wait(30s), 0) << send.stderr_text();
+  const auto summary = read_json(dir / "send.json");
+  EXPECT_GE(summary["drops"]["no_credit"].get<double>(), no_credit);
+  EXPECT_EQ(summary["drops"]["no_credit"].get<int>() + summary["drops"]["late"].get<int>(),
+            summary["dropped"].get<int>());
+  recv.process().signal(SIGKILL);
+}
+
 // A client sending its request a byte at a time (slowloris) holds no stop: the receiver exits
 // within 2 s of SIGTERM, its summary written.
 TEST(MetricsEndpoint, SlowClientDoesNotHoldAStop) {

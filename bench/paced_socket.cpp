@@ -7,11 +7,13 @@
 // being written is written as soon as the socket takes it.
 //
 //   rdmavideo-paced-socket --listen PORT --frame-bytes N [--slots S] [--host ADDR]
+//                          [--read waitall]
 //   rdmavideo-paced-socket --connect HOST:PORT --frame-bytes N --rate FPS --frames F
 //                          [--buffers B] [--max-lateness-ms MS] [--write-bytes N]
 //
 // --write-bytes N: each send() call offers at most N bytes (default: all of the frame that is
-// left, as a sendall does).
+// left, as a sendall does). --read waitall: each frame is read by one recv(MSG_WAITALL), as
+// rdmavideo-recv reads it (default: recv() of what is left, returning with what has come).
 //
 // The sender's latency of a frame runs from its due time to the end of its write (what
 // rdmavideo-send's latency measures); `late` counts frames whose write began more than
@@ -69,7 +71,7 @@ int fail(const char* what) {
 int usage() {
   std::fprintf(stderr,
                "usage: rdmavideo-paced-socket --listen PORT --frame-bytes N [--slots S] "
-               "[--host ADDR]\n"
+               "[--host ADDR] [--read waitall]\n"
                "       rdmavideo-paced-socket --connect HOST:PORT --frame-bytes N --rate FPS "
                "--frames F [--buffers B] [--max-lateness-ms MS] [--write-bytes N]\n");
   return 2;
@@ -95,10 +97,10 @@ std::string latency_json(std::vector<double> ms) {
   return text;
 }
 
-bool read_exact(int fd, char* to, size_t bytes) {
+bool read_exact(int fd, char* to, size_t bytes, int flags = 0) {
   size_t done = 0;
   while (done < bytes) {
-    const ssize_t n = recv(fd, to + done, bytes - done, 0);
+    const ssize_t n = recv(fd, to + done, bytes - done, flags);
     if (n == 0) return false;
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -124,7 +126,8 @@ bool write_exact(int fd, const char* from, size_t bytes, size_t slice = 0) {
   return true;
 }
 
-int run_listen(const std::string& host, uint16_t port, size_t frame_bytes, size_t slots) {
+int run_listen(const std::string& host, uint16_t port, size_t frame_bytes, size_t slots,
+               bool waitall) {
   const int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (lfd < 0) return fail("socket");
   int one = 1;
@@ -154,7 +157,10 @@ int run_listen(const std::string& host, uint16_t port, size_t frame_bytes, size_
       first_ns = now_ns();
       cpu_start = cpu_seconds();
     }
-    if (!read_exact(fd, ring.data() + (frames % slots) * frame_bytes, frame_bytes)) break;
+    if (!read_exact(fd, ring.data() + (frames % slots) * frame_bytes, frame_bytes,
+                    waitall ? MSG_WAITALL : 0)) {
+      break;
+    }
     last_ns = now_ns();
     latency_ms.push_back(static_cast<double>(last_ns - header.due_ns) / 1e6);
     ++frames;
@@ -228,6 +234,7 @@ int main(int argc, char** argv) {
   std::string listen_port, connect_to, host = "127.0.0.1";
   double rate = 60, max_lateness_ms = 1e12;
   unsigned long long frame_bytes = 0, frames = 0, slots = 8, buffers = 3, slice = 0;
+  bool waitall = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string_view arg = argv[i];
     const char* value = argv[i + 1];
@@ -251,6 +258,8 @@ int main(int argc, char** argv) {
       max_lateness_ms = std::strtod(value, nullptr);
     else if (arg == "--write-bytes")
       slice = std::strtoull(value, nullptr, 10);
+    else if (arg == "--read" && std::string_view(value) == "waitall")
+      waitall = true;
     else
       return usage();
   }
@@ -259,7 +268,7 @@ int main(int argc, char** argv) {
   if (!listen_port.empty()) {
     if (slots == 0) return usage();
     return run_listen(host, static_cast<uint16_t>(std::atoi(listen_port.c_str())), frame_bytes,
-                      slots);
+                      slots, waitall);
   }
   if (frames == 0 || buffers == 0 || !(rate > 0)) return usage();
   return run_connect(connect_to, frame_bytes, rate, frames, buffers, max_lateness_ms, slice);

@@ -14,10 +14,13 @@ Each round runs, in turn:
   a reader draining into a ring of 8 frame buffers. It never drops; `late` counts the frames
   it began more than the same bound after they were due (the ones a live sender would have
   dropped);
-- the same with the frame offered 4 MiB a send() call, as rdmavideo writes it.
+- the same with rdmavideo's socket calls: the frame offered 4 MiB a send() call, and read by
+  one recv(MSG_WAITALL) a frame (the plain socket at its best here).
 
 Figures: frames sent and dropped (by cause), fps, the sender's latency (due to the end of the
-write) p50/p99/max, the receiver's p99, CPU seconds per GB (both ends). Then the ratio of the
+write) p50/p99/max, the receiver's p99, CPU seconds per GB (both ends), and the share of the
+machine's time its hypervisor stole meanwhile (/proc/stat). For rdmavideo also its threads'
+time on a CPU and runnable but waiting for one (/proc/PID/task/*/schedstat). Then the ratio of the
 tails (rdmavideo p99 / the better plain peer's p99 in the same round, target <= 1.5) and the drops (target 0), on the medians of
 --repeat rounds and round by round. Exits 0 when every case ran, whatever the numbers.
 """
@@ -29,6 +32,7 @@ import json
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -60,6 +64,50 @@ def capacity(build: Path, work: Path, tag: str) -> dict:
     return {"gbytes_per_s": json.loads(listen.stdout().splitlines()[-1])["gbytes_per_s"]}
 
 
+class SchedWatch:
+    """Samples /proc/PID/task/*/schedstat of some processes every 100 ms while a case runs
+    (the last sample of each thread is kept, so threads that ended count too), and the
+    machine's steal time from /proc/stat: on-CPU time, time runnable but waiting for a CPU,
+    and the rest of the wall time off the CPU (blocked: in a socket call, a sleep, a lock)."""
+
+    def __init__(self, procs: dict[str, Proc]):
+        self.procs = procs
+        self.last: dict[str, dict[str, tuple[int, int]]] = {n: {} for n in procs}
+        self.stop = threading.Event()
+        self.steal0 = self._steal()
+        self.t0 = time.monotonic()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def _steal() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+        return fields[7] if len(fields) > 7 else 0, sum(fields)
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.1):
+            for name, p in self.procs.items():
+                for task in Path(f"/proc/{p.pid}/task").glob("*"):
+                    try:
+                        on, wait, _ = Path(task, "schedstat").read_text().split()
+                    except (OSError, ValueError):
+                        continue
+                    self.last[name][task.name] = (int(on), int(wait))
+
+    def finish(self) -> dict:
+        self.stop.set()
+        self.thread.join()
+        wall = time.monotonic() - self.t0
+        steal1 = self._steal()
+        out = {"wall_s": wall, "steal_pct": 100.0 * (steal1[0] - self.steal0[0]) /
+               max(1, steal1[1] - self.steal0[1])}
+        for name, tasks in self.last.items():
+            out[name] = {"on_cpu_s": sum(t[0] for t in tasks.values()) / 1e9,
+                         "runqueue_s": sum(t[1] for t in tasks.values()) / 1e9,
+                         "threads": len(tasks)}
+        return out
+
+
 def rdmavideo(build: Path, work: Path, tag: str, frames: int, bound: str | None,
               trace: bool) -> dict:
     recv_json, send_json, trace_file = (work / f"{tag}-recv.json", work / f"{tag}-send.json",
@@ -76,13 +124,16 @@ def rdmavideo(build: Path, work: Path, tag: str, frames: int, bound: str | None,
     if trace:
         argv += ["--trace", str(trace_file)]
     send = Proc(f"{tag}-send", argv, work)
+    watch = SchedWatch({"sender": send, "receiver": recv})
     wait_all([send, recv], 60 + frames / RATE * 4)
+    sched = watch.finish()
     s, r = json.loads(send_json.read_text()), json.loads(recv_json.read_text())
     out = {"frames": s["frames"], "dropped": s["dropped"], "drops": s.get("drops", {}),
            "fps": s["frames"] / (frames / RATE), "p50": s["latency_ms"]["p50"],
            "p99": s["latency_ms"]["p99"], "max": s["latency_ms"]["max"],
            "recv_p99": r["latency_ms"]["p99"],
-           "cpu_per_gb": (send.cpu_seconds + recv.cpu_seconds) / max(1e-9, s["bytes"] / 1e9)}
+           "cpu_per_gb": (send.cpu_seconds + recv.cpu_seconds) / max(1e-9, s["bytes"] / 1e9),
+           "sched": sched}
     if trace:
         out["stages"] = stages(trace_file)
     return out
@@ -102,23 +153,26 @@ def stages(trace_file: Path) -> dict:
             for name, v in (("start_late", woke), ("credit_wait", credit), ("write", write))}
 
 
-def plain(build: Path, work: Path, tag: str, frames: int, write_bytes: int = 0) -> dict:
+def plain(build: Path, work: Path, tag: str, frames: int, as_rdmavideo: bool = False) -> dict:
     tool = str(build / "bench/rdmavideo-paced-socket")
-    listen = Proc(f"{tag}-plain-listen", [tool, "--listen", "0", "--frame-bytes", str(FRAME_BYTES)],
-                  work)
+    listen = Proc(f"{tag}-plain-listen", [tool, "--listen", "0", "--frame-bytes", str(FRAME_BYTES)]
+                  + (["--read", "waitall"] if as_rdmavideo else []), work)
     port = wait_for_port_line(listen)
     argv = [tool, "--connect", f"127.0.0.1:{port}", "--frame-bytes", str(FRAME_BYTES), "--rate",
             str(RATE), "--frames", str(frames), "--max-lateness-ms",
             f"{BOUND_FRAMES * 1000 / RATE:.3f}"]
-    if write_bytes:
-        argv += ["--write-bytes", str(write_bytes)]
+    if as_rdmavideo:
+        argv += ["--write-bytes", str(4 << 20)]
     send = Proc(f"{tag}-plain-send", argv, work)
+    watch = SchedWatch({"sender": send, "receiver": listen})
     wait_all([send, listen], 60 + frames / RATE * 10)
+    sched = watch.finish()
     s, r = json.loads(send.stdout().splitlines()[-1]), json.loads(listen.stdout().splitlines()[-1])
     return {"frames": s["frames"], "dropped": 0, "late": s["late"], "fps": s["fps"],
             "p50": s["latency_ms"]["p50"], "p99": s["latency_ms"]["p99"],
             "max": s["latency_ms"]["max"], "recv_p99": r["latency_ms"]["p99"],
-            "cpu_per_gb": (send.cpu_seconds + listen.cpu_seconds) / (frames * FRAME_BYTES / 1e9)}
+            "cpu_per_gb": (send.cpu_seconds + listen.cpu_seconds) / (frames * FRAME_BYTES / 1e9),
+            "sched": sched}
 
 
 def drops_text(r: dict) -> str:
@@ -142,7 +196,7 @@ def main() -> int:
     build = Path(args.build_dir)
     work = Path(tempfile.mkdtemp(prefix="rdmavideo-live-bench-"))
     names = ["rdmavideo --realtime", "rdmavideo --realtime, old 2f bound", "plain paced socket",
-             "plain paced socket, 4 MiB sends"]
+             "plain socket, rdmavideo's calls"]
     runs: dict[str, list[dict]] = {n: [] for n in names}
     caps: list[float] = []
     try:
@@ -156,7 +210,7 @@ def main() -> int:
             wait_idle(10)
             runs[names[2]].append(plain(build, work, f"r{round_}", args.frames))
             wait_idle(10)
-            runs[names[3]].append(plain(build, work, f"r{round_}-4m", args.frames, 4 << 20))
+            runs[names[3]].append(plain(build, work, f"r{round_}-calls", args.frames, True))
     except CaseError as e:
         print(f"a case failed to run: {e}", file=sys.stderr)
         return 1
@@ -165,28 +219,39 @@ def main() -> int:
           f"can) {' '.join(f'{c:.2f}' for c in caps)} GB/s (60 fps needs "
           f"{FRAME_BYTES * RATE / 1e9:.2f})")
     head = f"{'case':36} {'sent':>5} {'dropped':>22} {'fps':>5} {'p50 ms':>7} {'p99 ms':>7} " \
-           f"{'max ms':>7} {'recv p99':>8} {'CPU-s/GB':>8}"
+           f"{'max ms':>7} {'recv p99':>8} {'CPU-s/GB':>8} {'steal':>6}"
     print(head)
     med = {}
     for n in names:
         rs = runs[n]
         m = {k: statistics.median(r[k] for r in rs) for k in
              ("frames", "fps", "p50", "p99", "max", "recv_p99", "cpu_per_gb", "dropped")}
+        m["steal"] = statistics.median(r["sched"]["steal_pct"] for r in rs)
         med[n] = m
         for i, r in enumerate(rs):
             label = n if args.repeat == 1 else f"{n} #{i + 1}"
             print(f"{label:36} {r['frames']:5d} {drops_text(r):>22} {r['fps']:5.1f} {r['p50']:7.1f} "
-                  f"{r['p99']:7.1f} {r['max']:7.1f} {r['recv_p99']:8.1f} {r['cpu_per_gb']:8.3f}")
+                  f"{r['p99']:7.1f} {r['max']:7.1f} {r['recv_p99']:8.1f} {r['cpu_per_gb']:8.3f} "
+                  f"{r['sched']['steal_pct']:5.1f}%")
         if args.repeat > 1:
             print(f"{n + ' (median)':36} {m['frames']:5.0f} {m['dropped']:>22.0f} {m['fps']:5.1f} "
                   f"{m['p50']:7.1f} {m['p99']:7.1f} {m['max']:7.1f} {m['recv_p99']:8.1f} "
-                  f"{m['cpu_per_gb']:8.3f}")
+                  f"{m['cpu_per_gb']:8.3f} {m['steal']:5.1f}%")
     st = [r["stages"] for r in runs[names[0]]]
     print("where rdmavideo's frames' time went (ms, its trace; medians over rounds):")
     for stage in ("start_late", "credit_wait", "write"):
         print(f"  {stage:12} p50 {statistics.median(s[stage]['p50'] for s in st):6.2f}  "
               f"p99 {statistics.median(s[stage]['p99'] for s in st):6.2f}  "
               f"max {statistics.median(s[stage]['max'] for s in st):6.2f}")
+    print("rdmavideo's threads (medians over rounds): seconds on a CPU and runnable but waiting "
+          "for one, of the run's wall time (the rest they were blocked: in the socket, asleep)")
+    sc = [r["sched"] for r in runs[names[0]]]
+    for who in ("sender", "receiver"):
+        on = statistics.median(x[who]["on_cpu_s"] for x in sc)
+        rq = statistics.median(x[who]["runqueue_s"] for x in sc)
+        print(f"  {who:8} on CPU {on:5.2f} s, waiting for a CPU {rq:5.2f} s "
+              f"({statistics.median(x[who]['threads'] for x in sc):.0f} threads) "
+              f"in {statistics.median(x['wall_s'] for x in sc):5.2f} s")
     # Against the better of the two plain peers, round by round (the machine's mood is shared
     # within a round, not across rounds).
     best = [min(a["p99"], b["p99"]) for a, b in zip(runs[names[2]], runs[names[3]])]

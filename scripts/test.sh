@@ -82,6 +82,7 @@ ctest --test-dir build -L 'timing|rxe' --output-on-failure --timeout 300
 
 stage "benchmark smoke run"
 python3 bench/run_tcp_bench.py --quick --build-dir build >/dev/null
+python3 bench/run_live_bench.py --quick --build-dir build  # the live 4K60 tail, printed
 python3 bench/run_gst_bench.py --quick --build-dir build >/dev/null
 python3 bench/run_windows_bench.py --quick >/dev/null
 

@@ -54,6 +54,8 @@ FORMATS = [
 TARGET_RATIO = 0.8         # rdmavideo throughput / plain pipe throughput
 TARGET_CPU_PER_GB = 0.35   # CPU seconds per GB, both ends
 TARGET_FPS_FRACTION = 0.98  # real time: delivered fps at least 98% of 60
+TARGET_IPERF_RATIO = 0.95  # rdmavideo throughput / iperf3's (4K RGBA)
+TARGET_IPERF_CPU = 1.1     # rdmavideo CPU s/GB / iperf3's
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,6 +121,37 @@ class Bench:
             r.timing = "listener: first byte to EOF"
             r.extra = {"listen": got, "connect": sent,
                        "wall_seconds_connect_start_to_listen_exit": recv.end - send.start}
+
+        return run_case(r, body, procs)
+
+    # a2) iperf3 ------------------------------------------------------------------------------
+    def iperf3(self, fmt: Format) -> Result:
+        total = self.frames * fmt.frame_bytes
+        r = Result("iperf3 (128 KiB buffers)", fmt.label, "throughput", frames_sent=self.frames)
+        procs: list[Proc] = []
+        d = self.dirs.new(f"iperf3-{fmt.label}")
+
+        def body():
+            exe = self._need("iperf3")
+            port = free_port()
+            server = Proc("iperf3-server", [exe, "-s", "-1", "-B", "127.0.0.1", "-p", str(port)],
+                          d)
+            procs.append(server)
+            wait_listening(port, server)
+            client = Proc("iperf3-client", [exe, "-c", "127.0.0.1", "-p", str(port), "-n",
+                                            str(total), "-J"], d)
+            procs.append(client)
+            deadline = time.monotonic() + self._limit(total)
+            client.wait(deadline)
+            server.wait(deadline)
+            client.check()
+            end = json.loads(client.stdout())["end"]
+            received = end["sum_received"]
+            r.bytes = int(received["bytes"])
+            r.frames = r.bytes // fmt.frame_bytes
+            r.seconds = float(received["seconds"])
+            r.timing = "iperf3's own: the receiver's seconds"
+            r.extra = {"cpu_utilization_percent": end.get("cpu_utilization_percent", {})}
 
         return run_case(r, body, procs)
 
@@ -373,6 +406,15 @@ def evaluate_targets(results: list[Result], realtime_seconds: float) -> list[dic
                 f"stats JSON transfer windows)")
         else:
             add(f"rdmavideo <= {TARGET_CPU_PER_GB} CPU s/GB ({fmt.label})", None, "not measured")
+    ip, rv = by.get(("iperf3 (128 KiB buffers)", "RGBA")), by.get(("rdmavideo (no-drop)", "RGBA"))
+    name = f"rdmavideo >= {TARGET_IPERF_RATIO}x iperf3 at <= {TARGET_IPERF_CPU}x its CPU s/GB (RGBA)"
+    if ip and ip.ok and rv and rv.ok and ip.gbps > 0 and ip.cpu_per_gb > 0:
+        ratio, cpu = rv.gbps / ip.gbps, rv.cpu_per_gb / ip.cpu_per_gb
+        add(name, ratio >= TARGET_IPERF_RATIO and cpu <= TARGET_IPERF_CPU,
+            f"{rv.gbps:.2f} GB/s vs {ip.gbps:.2f} = {ratio:.2f}x, CPU s/GB {rv.cpu_per_gb:.3f} vs "
+            f"{ip.cpu_per_gb:.3f} = {cpu:.2f}x")
+    else:
+        add(name, None, "not measured (iperf3 missing?)")
     rt = by.get(("rdmavideo --realtime", "RGBA"))
     name = f"real time 4K{RATE} RGBA, 0 drops"
     if rt and rt.ok:
@@ -426,7 +468,8 @@ def main() -> int:
         plan = []
         for fmt in FORMATS:
             # The two rows the throughput target compares run --repeat times, alternating.
-            plan += [(bench.plain_pipe, fmt), (bench.rdmavideo, fmt)] * args.repeat
+            plan += [(bench.plain_pipe, fmt), (bench.rdmavideo, fmt), (bench.iperf3, fmt)] * \
+                args.repeat
             plan += [(bench.ffmpeg, fmt), (bench.gstreamer, fmt)]
         for fmt in FORMATS:
             plan += [(lambda f: bench.rdmavideo(f, realtime=True), fmt),

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 
@@ -29,9 +30,44 @@ bool can_lock_beyond_limit() {
   return inside == 0 && outside == 0 && count == 4294967295ull;
 }
 
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+// A frame-sized region in 2 MiB pages where the kernel has them to give (transparent huge
+// pages, asked for with MADV_HUGEPAGE: Debian's default is "madvise"): a 33 MB frame is 16
+// pages to the TLB instead of 8,100, and every copy of it (into a socket, out of one, a
+// memcpy) walks fewer page tables. The mapping is aligned to 2 MiB, asked for huge pages,
+// then faulted in; where the kernel has none to give it stays in 4 KiB pages. nullptr when
+// the mapping failed.
+void* map_huge(size_t bytes) {
+  const size_t span = bytes + kHugePage;
+  void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const auto start = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (start + kHugePage - 1) & ~(uintptr_t{kHugePage} - 1);
+  if (aligned > start) munmap(raw, aligned - start);
+  const uintptr_t end = start + span, used_end = aligned + bytes;
+  if (end > used_end) munmap(reinterpret_cast<void*>(used_end), end - used_end);
+  void* p = reinterpret_cast<void*>(aligned);
+  madvise(p, bytes, MADV_HUGEPAGE);  // advice: where it is refused, 4 KiB pages as before
+#ifdef MADV_POPULATE_WRITE
+  if (madvise(p, bytes, MADV_POPULATE_WRITE) == 0) return p;
+#endif
+  // Kernels before 5.14: fault every page in by touching it, as MAP_POPULATE would.
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (size_t at = 0; at < bytes; at += page) static_cast<volatile char*>(p)[at] = 0;
+  return p;
+}
+
+}  // namespace
+
 Result<std::byte*> map_pages(size_t bytes, bool lock, std::string_view what) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                 -1, 0);
+  void* p = bytes >= kHugePage ? map_huge(bytes) : nullptr;
+  if (!p) {
+    p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+             -1, 0);
+  }
   if (p == MAP_FAILED) return Unexpected(system_error(fmt::format("{}: mmap", what), errno));
   if (lock && mlock(p, bytes) != 0) {
     const int err = errno;

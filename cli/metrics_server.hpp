@@ -13,9 +13,9 @@
 #include <string>
 #include <string_view>
 
-#include "rdmavideo/transport.hpp"
 #include "rdmavideo/result.hpp"
 #include "rdmavideo/stats.hpp"
+#include "rdmavideo/transport.hpp"
 
 namespace rdmavideo::cli {
 

@@ -47,23 +47,22 @@ std::string render_metrics(const SenderSession& session, const std::string& name
   drop_samples(w, "rdmavideo_sender_dropped_frames_total", source, total);
 
   std::vector<std::string> labels;
+  labels.reserve(destinations.size());
   for (const auto& d : destinations) {
     labels.push_back(fmt::format("{},destination=\"{}\",transport=\"{}\"", source,
                                  cli::metric_label(d.endpoint.to_string()),
                                  d.transport.empty() ? "none" : d.transport));
   }
-  auto per_destination = [&](const char* family, const char* type, const char* help,
-                             auto value) {
+  auto per_destination = [&](const char* family, const char* type, const char* help, auto value) {
     w.family(family, type, help);
     for (size_t i = 0; i < destinations.size(); ++i) {
       w.sample(family, labels[i], static_cast<double>(value(destinations[i])));
     }
   };
-  per_destination("rdmavideo_destination_up", "gauge",
-                  "1 while the receiver takes the stream, 0 while connecting, ended or failed.",
-                  [](const DestinationReport& d) {
-                    return d.state == DestinationReport::State::streaming;
-                  });
+  per_destination(
+      "rdmavideo_destination_up", "gauge",
+      "1 while the receiver takes the stream, 0 while connecting, ended or failed.",
+      [](const DestinationReport& d) { return d.state == DestinationReport::State::streaming; });
   per_destination("rdmavideo_destination_frames_total", "counter", "Frames sent to it.",
                   [](const DestinationReport& d) { return d.stats.frames; });
   per_destination("rdmavideo_destination_bytes_total", "counter", "Payload bytes sent to it.",
@@ -71,8 +70,7 @@ std::string render_metrics(const SenderSession& session, const std::string& name
   w.family("rdmavideo_destination_dropped_frames_total", "counter",
            "Frames it did not get, by cause (as rdmavideo_sender_dropped_frames_total).");
   for (size_t i = 0; i < destinations.size(); ++i) {
-    drop_samples(w, "rdmavideo_destination_dropped_frames_total", labels[i],
-                 destinations[i].stats);
+    drop_samples(w, "rdmavideo_destination_dropped_frames_total", labels[i], destinations[i].stats);
   }
   per_destination("rdmavideo_destination_connections_total", "counter",
                   "Connections made to it (more than 1 after a reconnect).",
@@ -86,8 +84,7 @@ std::string render_metrics(const SenderSession& session, const std::string& name
   w.family("rdmavideo_destination_latency_seconds", "histogram",
            "From the frame being due (or ready) to the end of its write.");
   for (size_t i = 0; i < destinations.size(); ++i) {
-    w.histogram("rdmavideo_destination_latency_seconds", labels[i],
-                destinations[i].stats.latency);
+    w.histogram("rdmavideo_destination_latency_seconds", labels[i], destinations[i].stats.latency);
   }
   return w.take();
 }

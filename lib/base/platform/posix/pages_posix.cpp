@@ -65,8 +65,8 @@ void* map_huge(size_t bytes) {
 Result<std::byte*> map_pages(size_t bytes, bool lock, std::string_view what) {
   void* p = bytes >= kHugePage ? map_huge(bytes) : nullptr;
   if (!p) {
-    p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-             -1, 0);
+    p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
+             0);
   }
   if (p == MAP_FAILED) return Unexpected(system_error(fmt::format("{}: mmap", what), errno));
   if (lock && mlock(p, bytes) != 0) {

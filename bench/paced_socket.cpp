@@ -38,6 +38,8 @@
 #include <string_view>
 #include <vector>
 
+#include "plain_socket.hpp"
+
 namespace {
 
 uint64_t now_ns() {
@@ -54,19 +56,9 @@ void sleep_until_ns(uint64_t when) {
   }
 }
 
-double cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& tv) {
-    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
-  };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
+using rdmavideo::bench::cpu_seconds;
 
-int fail(const char* what) {
-  std::fprintf(stderr, "rdmavideo-paced-socket: %s: %s\n", what, std::strerror(errno));
-  return 1;
-}
+int fail(const char* what) { return rdmavideo::bench::fail("rdmavideo-paced-socket", what); }
 
 int usage() {
   std::fprintf(stderr,

@@ -29,25 +29,17 @@
 #include <thread>
 #include <vector>
 
+#include "plain_socket.hpp"
+
 namespace {
 
 constexpr size_t kChunk = size_t{4} << 20;  // 4 MiB per read and per write
 
 using Clock = std::chrono::steady_clock;
 
-double cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& tv) {
-    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
-  };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
+using rdmavideo::bench::cpu_seconds;
 
-int fail(const char* what) {
-  std::fprintf(stderr, "rdmavideo-tcp-pipe: %s: %s\n", what, std::strerror(errno));
-  return 1;
-}
+int fail(const char* what) { return rdmavideo::bench::fail("rdmavideo-tcp-pipe", what); }
 
 int usage() {
   std::fprintf(

@@ -120,25 +120,10 @@ bool write_exact(int fd, const char* from, size_t bytes, size_t slice = 0) {
 
 int run_listen(const std::string& host, uint16_t port, size_t frame_bytes, size_t slots,
                bool waitall) {
-  const int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (lfd < 0) return fail("socket");
-  int one = 1;
-  setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) return usage();
-  if (bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return fail("bind");
-  if (listen(lfd, 1) != 0) return fail("listen");
-  socklen_t len = sizeof addr;
-  getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len);
-  std::fprintf(stderr, "listening on %s:%u\n", host.c_str(), ntohs(addr.sin_port));
-  std::fflush(stderr);
   // The ring, every page touched now (rdmavideo-recv maps its ring up front too).
   std::vector<char> ring(frame_bytes * slots, '\0');
-  const int fd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd < 0) return fail("accept");
-  close(lfd);
+  const int fd = rdmavideo::bench::accept_one("rdmavideo-paced-socket", host, port);
+  if (fd < 0) return 1;
   std::vector<double> latency_ms;
   uint64_t frames = 0, first_ns = 0, last_ns = 0;
   double cpu_start = 0;

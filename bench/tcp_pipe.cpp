@@ -69,27 +69,8 @@ bool parse_u64(const char* text, uint64_t& out) {
 }
 
 int run_listen(const std::string& host, uint16_t port) {
-  const int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (lfd < 0) return fail("socket");
-  int one = 1;
-  setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
-    std::fprintf(stderr, "rdmavideo-tcp-pipe: --host %s: not an IPv4 address\n", host.c_str());
-    return 2;
-  }
-  if (bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return fail("bind");
-  if (listen(lfd, 1) != 0) return fail("listen");
-  socklen_t len = sizeof addr;
-  getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len);
-  std::fprintf(stderr, "listening on %s:%u\n", host.c_str(), ntohs(addr.sin_port));
-  std::fflush(stderr);
-
-  const int fd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd < 0) return fail("accept");
-  close(lfd);
+  const int fd = rdmavideo::bench::accept_one("rdmavideo-tcp-pipe", host, port);
+  if (fd < 0) return 1;
 
   std::vector<char> buffer(kChunk);
   uint64_t total = 0;

@@ -312,7 +312,9 @@ void SenderSession::Impl::Destination::send(Job& job) {
   }
   if (job.generation != joined) return finish_job(job, Took::dropped);
   // A credit as the policy says: live, until the frame is later than the lateness bound
-  // (then it is the receiver's want of a slot that drops it); no-drop, waiting.
+  // (then it is the receiver's want of a slot that drops it; a frame that waited in this
+  // destination's queue past its bound goes only where a credit is there at once); no-drop,
+  // waiting.
   std::optional<sender::Credit> credit;
   const bool live = session.options.policy.live;
   const auto give_up = job.dispatch->ready + session.max_lateness();
@@ -322,8 +324,6 @@ void SenderSession::Impl::Destination::send(Job& job) {
   timing.ready = job.dispatch->ready;
   timing.taken = Clock::now();
   const auto& on_frame = session.options.on_frame;
-  // Live, a frame that waited in this destination's queue past the bound goes no more.
-  if (live && timing.taken > give_up) return finish_job(job, Took::dropped, stats::DropCause::late);
   for (;;) {
     if (!live && session.interrupted()) return finish_job(job, Took::interrupted);
     const auto left =

@@ -102,7 +102,7 @@ TEST(NonBlockingSession, AStalledLiveReceiverDropsAndCountsWithoutWaiting) {
   EXPECT_EQ(s.frames, 1u);
   EXPECT_EQ(s.dropped, 49u);
   // Each drop has its cause, and they add up: frames that waited out the bound for a credit,
-  // frames no buffer was free for meanwhile, frames queued past the bound.
+  // frames no buffer was free for meanwhile.
   using stats::DropCause;
   EXPECT_GT(s.drops_of(DropCause::no_credit), 0u);
   EXPECT_GT(s.drops_of(DropCause::no_buffer), 0u);

@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import (REPO_ROOT, CaseError, Proc, interrupt_on_sigterm, percentile,  # noqa: E402
-                      wait_for_port_line, wait_idle)
+                      stop_all, wait_all, wait_for_port_line, wait_idle)
 
 WIDTH, HEIGHT, RATE = 3840, 2160, 60
 FRAME_BYTES = WIDTH * HEIGHT * 4
@@ -46,12 +46,12 @@ BOUND_FRAMES = 4  # the sender's default --max-lateness
 TARGET_TAIL = 1.5  # rdmavideo p99 / plain p99
 
 
-def wait_all(procs: list[Proc], seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    for p in procs:
-        p.wait(deadline)
-    for p in procs:
-        p.check()
+def finish(procs: list[Proc], seconds: float) -> None:
+    """benchlib's wait_all, and whatever still runs after a failure is stopped."""
+    try:
+        wait_all(procs, seconds)
+    finally:
+        stop_all(procs)
 
 
 def capacity(build: Path, work: Path, tag: str) -> dict:
@@ -60,7 +60,7 @@ def capacity(build: Path, work: Path, tag: str) -> dict:
     port = wait_for_port_line(listen)
     write = Proc(f"{tag}-cap-write", [tool, "--connect", f"127.0.0.1:{port}", "--bytes",
                                       str(60 * FRAME_BYTES)], work)
-    wait_all([write, listen], 120)
+    finish([write, listen], 120)
     return {"gbytes_per_s": json.loads(listen.stdout().splitlines()[-1])["gbytes_per_s"]}
 
 
@@ -125,7 +125,7 @@ def rdmavideo(build: Path, work: Path, tag: str, frames: int, bound: str | None,
         argv += ["--trace", str(trace_file)]
     send = Proc(f"{tag}-send", argv, work)
     watch = SchedWatch({"sender": send, "receiver": recv})
-    wait_all([send, recv], 60 + frames / RATE * 4)
+    finish([send, recv], 60 + frames / RATE * 4)
     sched = watch.finish()
     s, r = json.loads(send_json.read_text()), json.loads(recv_json.read_text())
     out = {"frames": s["frames"], "dropped": s["dropped"], "drops": s.get("drops", {}),
@@ -165,7 +165,7 @@ def plain(build: Path, work: Path, tag: str, frames: int, as_rdmavideo: bool = F
         argv += ["--write-bytes", str(4 << 20)]
     send = Proc(f"{tag}-plain-send", argv, work)
     watch = SchedWatch({"sender": send, "receiver": listen})
-    wait_all([send, listen], 60 + frames / RATE * 10)
+    finish([send, listen], 60 + frames / RATE * 10)
     sched = watch.finish()
     s, r = json.loads(send.stdout().splitlines()[-1]), json.loads(listen.stdout().splitlines()[-1])
     return {"frames": s["frames"], "dropped": 0, "late": s["late"], "fps": s["fps"],

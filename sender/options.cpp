@@ -263,8 +263,7 @@ SenderSessionOptions session_options(const Options& o, const proto::StreamStart&
     so.policy.max_lateness = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::duration<double, std::milli>(*o.max_lateness_ms));
   } else if (o.max_lateness_frames) {
-    so.policy.max_lateness = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::duration<double>(*o.max_lateness_frames / (o.rate.value() * o.readrate)));
+    so.policy.max_lateness_periods = *o.max_lateness_frames;
   }
   so.interrupt = stop;
   so.memory = o.memory;

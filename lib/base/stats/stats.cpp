@@ -140,7 +140,7 @@ nlohmann::json summary_json(const TransferStats& s, const StreamFacts& facts,
       {"peer", facts.peer},
       {"memory", facts.memory},
   };
-  if (const auto known = drop_causes_text(s); !known.empty()) {
+  if (std::any_of(s.drops.begin(), s.drops.end(), [](uint64_t n) { return n > 0; })) {
     nlohmann::json causes = nlohmann::json::object();
     for (size_t i = 0; i < kDropCauses; ++i)
       causes[to_string(static_cast<DropCause>(i))] = s.drops[i];

@@ -127,7 +127,8 @@ Result<proto::RingInfo> SenderSession::start_stream(const proto::StreamStart& fo
     if (s.options.policy.checksum) s.format->flags |= proto::kStreamChecksums;
     const auto bound = s.options.policy.max_lateness.value_or(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(
-            kLatenessPeriods / (format.frame_rate.value() * s.options.policy.readrate))));
+            s.options.policy.max_lateness_periods /
+            (format.frame_rate.value() * s.options.policy.readrate))));
     s.lateness = std::chrono::duration_cast<Clock::duration>(bound).count();
     generation = ++s.generation;
   }

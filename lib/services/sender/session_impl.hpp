@@ -60,9 +60,6 @@ struct Dispatch {
 
 enum class Took { sent, dropped, ended, interrupted };
 
-// A live frame's default lateness bound, in frame periods (SendPolicy::max_lateness).
-inline constexpr int kLatenessPeriods = 4;
-
 // Audio batches (kAudioBatch each) of one track a destination's queue holds at most.
 inline constexpr size_t kMostQueuedAudio = 64;
 // Live frames a destination's queue holds at most (besides the one it is sending).
@@ -224,8 +221,8 @@ struct SenderSession::Impl {
   std::shared_ptr<detail::BufferPool> pool;
   std::shared_ptr<gpu::Stager> stager;  // made when the first destination stages
   std::atomic<uint64_t> generation{0};  // StreamStarts so far (changed under stream_mu)
-  // How late a live frame may still go (SendPolicy::max_lateness, or kLatenessPeriods of the
-  // current format's frame periods), set with the format.
+  // How late a live frame may still go (SendPolicy::max_lateness, or max_lateness_periods of
+  // the current format's frame periods), set with the format.
   std::atomic<Clock::rep> lateness{0};
   Clock::duration max_lateness() const { return Clock::duration(lateness.load()); }
   // The stream's pool as it is now (start_stream() replaces it); null before the first.

@@ -173,6 +173,27 @@ TEST(LiveSession, PaceCallsAFrameLateOnlyPastTheBound) {
   }
 }
 
+// The bound in frame periods follows the stream's rate: 3 periods at 60 fps (50 ms) make a
+// frame 250 ms late `late`, 30 periods (500 ms) let it go.
+TEST(LiveSession, ABoundInFramePeriodsIsTheStreamsRate) {
+  Receivers receivers;
+  for (const double periods : {3.0, 30.0}) {
+    auto o = options({2}, true);
+    o.non_blocking = false;
+    o.policy.max_lateness_periods = periods;
+    auto session = SenderSession::connect(o);
+    ASSERT_TRUE(session) << session.error().message();
+    ASSERT_TRUE((*session)->start_stream(format(), 3));
+    ASSERT_TRUE((*session)->pace(0));
+    std::this_thread::sleep_for(250ms);
+    auto due = (*session)->pace(1);
+    ASSERT_TRUE(due);
+    EXPECT_EQ(due->what,
+              periods < 10 ? SenderSession::Pacing::What::late : SenderSession::Pacing::What::due);
+    ASSERT_TRUE((*session)->end_stream());
+  }
+}
+
 // No-drop: frames wait in the stalled destination's queue, holding their buffers; once every
 // buffer is held, acquire_buffer() hands out none (the frame is dropped and counted) instead
 // of waiting.

@@ -124,9 +124,12 @@ struct SendPolicy {
   /// Live: how late a frame may still go. A frame due (or ready) longer ago when the sender
   /// comes to it is dropped as `late`; one whose receiver has no free slot for it by then,
   /// as `no_credit`. Frames due while a send is under way wait meanwhile (the pool holds
-  /// them), and go back to back once it ends. Unset: four frame periods (67 ms at 60 fps),
-  /// enough to ride out a loaded machine's stalls without a delay that grows.
+  /// them), and go back to back once it ends. Unset: `max_lateness_periods`.
   std::optional<std::chrono::nanoseconds> max_lateness;
+  /// The bound where `max_lateness` is unset, in frame periods of the stream's rate (paced at
+  /// `readrate`), so it follows a change of format: four (67 ms at 60 fps) ride out a
+  /// loaded machine's stalls without a delay that grows.
+  double max_lateness_periods = 4;
 };
 
 /// One frame's way through one destination (SenderSessionOptions::on_frame): where a late

@@ -225,7 +225,7 @@ Row run_gpu(const Picture& p, int frames, int streams) {
     encoders.push_back(std::move(*encoder));
   }
   const uint32_t cw = (p.width + 1) / 2;
-  cuda::Kernels::Picture422 picture{{}, p.width, p.height};
+  prores::DevicePicture picture{{}, p.width, p.height};
   std::vector<std::shared_ptr<cuda::DevicePtr>> memory;
   const std::vector<uint16_t>* planes[3] = {&p.y, &p.cb, &p.cr};
   for (int i = 0; i < 3; ++i) {

@@ -7,7 +7,10 @@ A room is a source file with its header (x.cpp and x.hpp, or a public header
 a header of no source of its own that the room's source includes and that includes the room
 back (a private header: recorder_impl.hpp, compositor_tile.hpp) is part of that room. Rooms
 must include one another without a cycle: an include that closes one points up. And the
-folders of codecs/src include one another only through src/ itself, never a sibling.
+folders of codecs/src include one another only through src/ itself, never a sibling. And
+the memory layer holds memory: no kernel (.cu), no arithmetic marked for the GPU
+(RDMAVIDEO_HOST_DEVICE), and no code that names ProRes, the canvas or a pixel format; each
+room's kernels live with the room (docs/architecture.md, "Where a kernel goes").
 
 Usage: check-includes.py [REPOSITORY]; exit status 1 with each cycle or crossing named.
 """
@@ -133,6 +136,25 @@ def main(root):
             a, b = codecs_folder(f), codecs_folder(t)
             if a and b and a != b:
                 problems.append(f"{f} includes {t}: codecs/src's folders meet only in src/")
+
+    # The memory layer holds memory: its code (comments aside) names no codec, canvas or pixel
+    # format, and it has no kernels of its own.
+    concept = re.compile(r"\b\w*(prores|canvas|nv12|i420|p010|uyvy|yuy2|rgba|bgra|rgb24|yuv4\d\dp"
+                         r"\w*|v210)\w*\b", re.IGNORECASE)
+    for f in files:
+        if not f.startswith("lib/memory/"):
+            continue
+        if f.endswith((".cu", ".cuh")):
+            problems.append(f"{f}: a kernel in the memory layer (it goes with the room that owns it)")
+            continue
+        with open(os.path.join(root, f), encoding="utf-8", errors="replace") as text:
+            for number, line in enumerate(text, 1):
+                code = line.split("//")[0]
+                m = concept.search(code)
+                if "RDMAVIDEO_HOST_DEVICE" in code and not f.endswith("host_device.hpp"):
+                    problems.append(f"{f}:{number}: GPU arithmetic in the memory layer")
+                elif m:
+                    problems.append(f"{f}:{number}: the memory layer names '{m.group(0)}'")
 
     for p in problems:
         print(p)

@@ -7,6 +7,8 @@
 #include <optional>
 #include <utility>
 
+#include "canvas_kernels.hpp"
+
 namespace rdmavideo::media {
 
 namespace {
@@ -48,11 +50,11 @@ class HostCanvas final : public CompositeCanvas {
 
 // How the kernels read a stream's frames; nullopt for v210, which they do not.
 struct Readable {
-  cuda::Kernels::Layout layout;
+  CanvasKernels::Layout layout;
   int bits = 8;
 };
 std::optional<Readable> readable(PixelFormat format) {
-  using L = cuda::Kernels::Layout;
+  using L = CanvasKernels::Layout;
   switch (format) {
     case PixelFormat::nv12: return Readable{L::nv12};
     case PixelFormat::i420: return Readable{L::i420};
@@ -71,8 +73,8 @@ std::optional<Readable> readable(PixelFormat format) {
   return std::nullopt;
 }
 
-cuda::Kernels::Planes planes_of(const proto::StreamStart& format, cuda::DevicePtr at) {
-  cuda::Kernels::Planes planes;
+CanvasKernels::Planes planes_of(const proto::StreamStart& format, cuda::DevicePtr at) {
+  CanvasKernels::Planes planes;
   for (int p = 0; p < format.layout.plane_count && p < 3; ++p) {
     planes.at[p] = at + format.layout.planes[p].offset;
     planes.pitch[p] = format.layout.planes[p].stride;
@@ -80,14 +82,14 @@ cuda::Kernels::Planes planes_of(const proto::StreamStart& format, cuda::DevicePt
   return planes;
 }
 
-cuda::Kernels::Area area_of(av::Rect r) { return {r.x, r.y, r.width, r.height}; }
+CanvasKernels::Area area_of(av::Rect r) { return {r.x, r.y, r.width, r.height}; }
 
 class GpuCanvas final : public CompositeCanvas {
  public:
   // On the GPU the frames are received on (`device`).
-  static Result<std::unique_ptr<CompositeCanvas>> create(
-      std::shared_ptr<cuda::Device> device, std::shared_ptr<const cuda::Kernels> kernels,
-      const CompositeOptions& o) {
+  static Result<std::unique_ptr<CompositeCanvas>> create(std::shared_ptr<cuda::Device> device,
+                                                         CanvasKernels kernels,
+                                                         const CompositeOptions& o) {
     auto layout = canonical_layout(PixelFormat::nv12, o.width, o.height);
     if (!layout)
       return Unexpected(layout.error().context(
@@ -133,13 +135,13 @@ class GpuCanvas final : public CompositeCanvas {
       if (bar.empty()) continue;
       if (auto ok = fill(bar, {}); !ok) return Unexpected(ok.error());
     }
-    cuda::Kernels::Picture from;
+    CanvasKernels::Picture from;
     from.layout = how->layout;
     from.bits = how->bits;
     from.width = format.width;
     from.height = format.height;
     from.planes = planes_of(format, cuda::address(held.bytes().data()));
-    if (auto ok = kernels_->place(*stream_, from, nv12(), area_of(picture)); !ok)
+    if (auto ok = kernels_.place(*stream_, from, nv12(), area_of(picture)); !ok)
       return Unexpected(ok.error());
     // Done reading `held` before it is handed back: the tile's next frame is copied into it on
     // another stream.
@@ -150,7 +152,7 @@ class GpuCanvas final : public CompositeCanvas {
   Result<void> fill(av::Rect area, av::Rgb colour) override {
     area = clip(area);
     if (area.empty()) return {};
-    return kernels_->fill(*stream_, nv12(), area_of(area), colour.r, colour.g, colour.b);
+    return kernels_.fill(*stream_, nv12(), area_of(area), colour.r, colour.g, colour.b);
   }
 
   Result<av::Rect> label(int x, int y, std::string_view text, int scale) override {
@@ -168,8 +170,8 @@ class GpuCanvas final : public CompositeCanvas {
     const cuda::DevicePtr at = cuda::address(band_->bytes().data());
     if (auto ok = stream_->upload_async(at, std::as_bytes(std::span(band.gray))); !ok)
       return Unexpected(ok.error());
-    if (auto ok = kernels_->gray(*stream_, at, static_cast<size_t>(band.rect.width), nv12(),
-                                 area_of(band.rect));
+    if (auto ok = kernels_.gray(*stream_, at, static_cast<size_t>(band.rect.width), nv12(),
+                                area_of(band.rect));
         !ok) {
       return Unexpected(ok.error());
     }
@@ -192,12 +194,11 @@ class GpuCanvas final : public CompositeCanvas {
   Copier copier() const override { return Copier(); }
 
  private:
-  GpuCanvas(memory::MemorySpec spec, std::shared_ptr<cuda::Device> device,
-            std::shared_ptr<const cuda::Kernels> kernels)
+  GpuCanvas(memory::MemorySpec spec, std::shared_ptr<cuda::Device> device, CanvasKernels kernels)
       : spec_(spec), device_(std::move(device)), kernels_(std::move(kernels)) {}
   av::Rect clip(av::Rect r) const { return av::clip(r, format_.width, format_.height); }
-  cuda::Kernels::Nv12 nv12() const {
-    cuda::Kernels::Nv12 n;
+  CanvasKernels::Nv12 nv12() const {
+    CanvasKernels::Nv12 n;
     n.planes = planes_of(format_, cuda::address(canvas_->bytes().data()));
     n.width = format_.width;
     n.height = format_.height;
@@ -207,7 +208,7 @@ class GpuCanvas final : public CompositeCanvas {
 
   memory::MemorySpec spec_;
   std::shared_ptr<cuda::Device> device_;
-  std::shared_ptr<const cuda::Kernels> kernels_;
+  CanvasKernels kernels_;
   proto::StreamStart format_;
   std::shared_ptr<memory::Region> canvas_;  // the frame drawn
   std::shared_ptr<memory::Region> band_;    // a label's gray levels
@@ -224,7 +225,7 @@ Result<std::unique_ptr<CompositeCanvas>> CompositeCanvas::create(const Composite
     if (o.format != PixelFormat::nv12) {
       *why_host = fmt::format("a canvas in GPU memory is nv12, and {} asks for {}",
                               o.writer.names.canvas_format, name(o.format));
-    } else if (auto kernels = cuda::Kernels::shared(*device); !kernels) {
+    } else if (auto kernels = CanvasKernels::load(**device); !kernels) {
       *why_host = kernels.error().message();
     } else {
       return GpuCanvas::create(std::move(*device), std::move(*kernels), o);

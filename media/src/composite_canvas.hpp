@@ -3,10 +3,9 @@
 //
 //   host memory: av::Canvas, libswscale; any format it writes. Frames received
 //                into GPU memory are downloaded into their tiles' buffers.
-//   GPU memory:  where frames are received into a GPU, an NV12 canvas on that GPU drawn by the
-//   library's kernels
-//                (cuda::Kernels::place, fill, gray: bilinear scaling, area averages beyond 2:1
-//                down, the same bytes on every GPU); the tiles' buffers are there too, so a
+//   GPU memory:  where frames are received into a GPU, an NV12 canvas on that GPU drawn by its
+//                kernels (CanvasKernels::place, fill, gray: bilinear scaling, area averages beyond
+//                2:1 down, the same bytes on every GPU); the tiles' buffers are there too, so a
 //                frame in a GPU ring is copied inside the GPU and one in host memory is uploaded.
 //                The writer takes the canvas from GPU memory as it takes a GPU ring's frames: NVENC
 //                encodes it where it is, everything else downloads it.

@@ -49,7 +49,7 @@ string(REGEX REPLACE "(..)" "\\\\x\\1" escaped "${hex}")
 execute_process(COMMAND ${PRINTF} "${escaped}" OUTPUT_FILE ${WORK_DIR}/image.bin RESULT_VARIABLE rc)
 expect("printf of the test bytes" "${rc}" "0")
 execute_process(COMMAND ${CMAKE_COMMAND} -DINPUT=${WORK_DIR}/image.bin -DOUTPUT=${WORK_DIR}/image.cpp
-                        -DHEADER=kernels.hpp -DTOOLKIT=12.4 -DSASS=75,90 -DPTX=75,90
+                        -DSYMBOL=rdmavideo::test::kImage -DTOOLKIT=12.4 -DSASS=75,90 -DPTX=75,90
                         -P ${SOURCE_DIR}/cmake/EmbedBinary.cmake RESULT_VARIABLE rc)
 expect("EmbedBinary" "${rc}" "0")
 file(STRINGS ${WORK_DIR}/image.cpp lines)
@@ -69,10 +69,19 @@ endforeach()
 expect("bytes embedded" "${bytes}" "100")
 expect("lines of bytes (32, 32, 32, 4)" "${rows}" "4")
 file(READ ${WORK_DIR}/image.cpp text)
-foreach(want "0x00,0x01,0x02," "0x63," "kKernelImageBytes = 100;" "kKernelToolkit = \"12.4\";"
-             "kKernelSass = \"75,90\";" "kKernelPtx = \"75,90\";")
+foreach(want "0x00,0x01,0x02," "0x63," "namespace rdmavideo::test {"
+             "EmbeddedImage kImage{kBytes, 100, \"12.4\", \"75,90\", \"75,90\"};")
   string(FIND "${text}" "${want}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "image.cpp lacks ${want}")
   endif()
 endforeach()
+# Without the toolkit there is no fat binary: the image is there, and empty.
+execute_process(COMMAND ${CMAKE_COMMAND} -DOUTPUT=${WORK_DIR}/empty.cpp -DSYMBOL=rdmavideo::test::kNone
+                        -P ${SOURCE_DIR}/cmake/EmbedBinary.cmake RESULT_VARIABLE rc)
+expect("EmbedBinary without INPUT" "${rc}" "0")
+file(READ ${WORK_DIR}/empty.cpp text)
+string(FIND "${text}" "EmbeddedImage kNone{kBytes, 0, \"\", \"\", \"\"};" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "empty.cpp is not an empty image: ${text}")
+endif()

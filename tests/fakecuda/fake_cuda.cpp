@@ -28,8 +28,8 @@
 // FAKE_CUDA_MEMORY (bytes a device holds, 1 GiB), FAKE_CUDA_MISSING (entry points to leave
 // out, comma separated), FAKE_CUDA_KERNELS (1: the library's kernels load, and run on the
 // CPU; 0: cuModuleLoadData answers CUDA_ERROR_NO_BINARY_FOR_GPU, as for a GPU the build has
-// no code for). The kernels here are the CPU's reading of what kernels.cu computes, so what
-// they test is the library's use of them; the kernels themselves run in the tests labelled
+// no code for). The kernels here are the CPU's reading of what the rooms' .cu files compute, so
+// what they test is the library's use of them; the kernels themselves run in the tests labelled
 // gpu. fake_cuda_counters() reports what was done, for tests.
 #include <sys/mman.h>
 #include <unistd.h>
@@ -44,10 +44,11 @@
 #include <string>
 #include <vector>
 
-#include "cuda/composite_pixels.hpp"
-#include "cuda/convert_pixels.hpp"
-#include "cuda/prores_slices.hpp"
+#include "canvas_pixels.hpp"
 #include "fake_cuda.hpp"
+#include "gpu/picture422.hpp"
+#include "nvenc_pixels.hpp"
+#include "slices/prores_slices.hpp"
 
 namespace {
 
@@ -461,11 +462,11 @@ CUresult fake_memcpy_2d_async(const Copy2D* c, void* stream) {
   return kSuccess;
 }
 
-// Modules: one stand-in module with the library's kernels (kernels.cu), computed on the
+// Modules: one stand-in module with every room's kernels (the .cu files), computed on the
 // CPU: the first difference as the kernel defines it, the conversions and the canvas with the
-// very functions the kernels call (convert_pixels.hpp, composite_pixels.hpp). Only blocks the
-// launch's grid covers are computed, so a grid that falls short shows in the output as it
-// would on a GPU.
+// very functions the kernels call (nvenc_pixels.hpp, canvas_pixels.hpp, picture422.hpp). Only
+// blocks the launch's grid covers are computed, so a grid that falls short shows in the output as
+// it would on a GPU.
 int g_module = 0;
 // The library's functions, in kFunctionNames's order.
 enum FakeFunction {
@@ -544,15 +545,15 @@ CUresult first_difference(void** params) {
 }
 
 // The canvas's NV12 planes as CPU pointers; false where they are not device memory.
-bool cpu_target(rdmavideo::cuda::pixels::Target& t) {
+bool cpu_target(rdmavideo::media::canvas::Target& t) {
   t.y = plane(reinterpret_cast<CUdeviceptr>(t.y), t.y_pitch, t.height, t.width);
   t.uv = plane(reinterpret_cast<CUdeviceptr>(t.uv), t.uv_pitch, t.height / 2, t.width);
   return t.y && t.uv;
 }
 
-// The composite kernels (composite_pixels.hpp): every block the grid covers.
+// The composite kernels (canvas_pixels.hpp): every block the grid covers.
 CUresult composite(int f, void** params, unsigned threads_x, unsigned threads_y) {
-  namespace px = rdmavideo::cuda::pixels;
+  namespace px = rdmavideo::media::canvas;
   px::Source source{};
   const uint8_t* luma = nullptr;
   uint64_t luma_pitch = 0;
@@ -718,7 +719,7 @@ CUresult prores(int f, void** params, unsigned grid, unsigned block) {
 // The encoder's 10-bit 4:2:2 picture from a stream's format: each plane read or written
 // checked to be memory the caller has, at the rows and bytes its format gives it.
 CUresult to_yuv422p10(void** params, unsigned threads_x, unsigned threads_y) {
-  namespace px = rdmavideo::cuda::pixels;
+  namespace px = rdmavideo::prores::input;
   const auto input = arg<int>(params, 0);
   auto planes = arg<px::Planes3>(params, 1);
   const auto width = arg<unsigned>(params, 2), height = arg<unsigned>(params, 3);
@@ -768,7 +769,7 @@ CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned,
   ++counters.kernel_launches;
   if (f == kFirstDifference) return first_difference(params);
   const unsigned threads_x = grid_x * block_x, threads_y = grid_y * block_y;
-  namespace px = rdmavideo::cuda::pixels;
+  namespace px = rdmavideo::av::nvenc;
   if (f == kPlaceNv12 || f == kFillNv12 || f == kGrayNv12)
     return composite(f, params, threads_x, threads_y);
   if (f == kToYuv422p10) return to_yuv422p10(params, threads_x, threads_y);

@@ -10,6 +10,7 @@ extern "C" {
 #include <libavutil/opt.h>
 }
 
+#include "nvenc_convert.hpp"
 #include "rdmavideo/cuda.hpp"
 #include "video_encoder.hpp"
 
@@ -98,11 +99,11 @@ class FfmpegEncoder final : public VideoEncoder {
   std::string who_;
   UniquePacket packet_;
   // NVENC from GPU memory; destroyed backwards, after the encoder (the destructor).
-  std::shared_ptr<cuda::Device> gpu_;             // the GPU the frames are on
-  std::unique_ptr<cuda::Stream> gpu_copies_;      // our copies into the pool and NVENC's reads
-  UniqueBufferRef hw_frames_;                     // FFmpeg's CUDA frame pool
-  std::shared_ptr<const cuda::Kernels> kernels_;  // a conversion on the GPU, if needed
-  std::optional<cuda::Kernels::Conversion> conversion_;
+  std::shared_ptr<cuda::Device> gpu_;         // the GPU the frames are on
+  std::unique_ptr<cuda::Stream> gpu_copies_;  // our copies into the pool and NVENC's reads
+  UniqueBufferRef hw_frames_;                 // FFmpeg's CUDA frame pool
+  std::optional<NvencConvert> kernels_;       // a conversion on the GPU, if needed
+  std::optional<NvencConvert::Conversion> conversion_;
   UniqueFrame gpu_frame_;  // the pool's frame a GPU frame is copied into
 };
 
@@ -119,7 +120,7 @@ Result<void> FfmpegEncoder::open_cuda_frames(int ordinal) {
   AVPixelFormat gpu_format = input_format_;
   if (!takes(input_format_)) {
     // What NVENC does not take is converted on the GPU into what it does.
-    using Conversion = cuda::Kernels::Conversion;
+    using Conversion = NvencConvert::Conversion;
     struct Converted {
       PixelFormat from;
       Conversion conversion;
@@ -143,7 +144,7 @@ Result<void> FfmpegEncoder::open_cuda_frames(int ordinal) {
           "yuv422p10le and rgb24 are converted): record from frames in host memory",
           who_, codec_->name, name(format_.pixel_format));
     }
-    auto loaded = cuda::Kernels::shared(gpu_);
+    auto loaded = NvencConvert::load(*gpu_);
     if (!loaded) {
       return Unexpected(loaded.error().context(
           fmt::format("{}: {} frames need converting to {} on the GPU for {}", who_,
@@ -206,7 +207,7 @@ Result<void> FfmpegEncoder::encode(FrameLease lease, int64_t pts, const Packets&
   }
   const auto from = cuda::address(lease.data().data());
   if (conversion_) {
-    cuda::Kernels::Planes in, to;
+    NvencConvert::Planes in, to;
     for (int p = 0; p < format_.layout.plane_count && p < 3; ++p) {
       in.at[p] = from + format_.layout.planes[p].offset;
       in.pitch[p] = format_.layout.planes[p].stride;

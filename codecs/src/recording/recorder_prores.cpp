@@ -12,8 +12,8 @@ namespace rdmavideo::av {
 namespace {
 
 // What the GPU makes the encoder's picture from; nullopt: the CPU path makes it.
-std::optional<cuda::Kernels::Input422> gpu_input(PixelFormat format) {
-  using In = cuda::Kernels::Input422;
+std::optional<prores::GpuInput> gpu_input(PixelFormat format) {
+  using In = prores::GpuInput;
   switch (format) {
     case PixelFormat::uyvy: return In::uyvy;
     case PixelFormat::yuy2: return In::yuy2;
@@ -33,14 +33,13 @@ struct OwnProres::Impl {
   PixelFormat stream_format = PixelFormat::uyvy;
   FrameLayout layout;
   std::string who;
-  // On a GPU: the encoder, the picture it reads (three planes), the conversion's kernels and
-  // stream. Else the CPU twin.
+  // On a GPU: the encoder, the picture it reads (three planes) and the stream it is made on.
+  // Else the CPU twin.
   std::shared_ptr<cuda::Device> device;
   std::unique_ptr<prores::GpuEncoder> gpu;
-  std::shared_ptr<const cuda::Kernels> kernels;
   std::unique_ptr<cuda::Stream> stream;
   std::shared_ptr<cuda::DevicePtr> picture_at[3];
-  cuda::Kernels::Picture422 picture;
+  prores::DevicePicture picture;
   std::optional<prores::Encoder> cpu;
   std::string why_cpu;  // why the CPU twin encodes
   bool frames_on_gpu = false;
@@ -55,8 +54,6 @@ struct OwnProres::Impl {
     device = *opened;
     auto encoder = prores::GpuEncoder::create(device, format);
     if (!encoder) return Unexpected(encoder.error());
-    auto loaded = cuda::Kernels::shared(device);
-    if (!loaded) return Unexpected(loaded.error());
     auto created = device->create_stream();
     if (!created) return Unexpected(created.error());
     const uint32_t samples[3] = {format.width, (format.width + 1) / 2, (format.width + 1) / 2};
@@ -70,7 +67,6 @@ struct OwnProres::Impl {
       picture.planes.pitch[p] = pitch;
     }
     gpu = std::move(*encoder);
-    kernels = std::move(*loaded);
     stream = std::move(*created);
     return {};
   }
@@ -179,13 +175,13 @@ Result<void> OwnProres::encode(FrameLease frame, AVPacket* packet) {
                       "{}: a frame in GPU memory for an encoder that does not take one", m.who);
   }
   const auto began = std::chrono::steady_clock::now();
-  cuda::Kernels::Planes from;
+  prores::DevicePlanes from;
   const auto base = cuda::address(frame.data().data());
   for (int p = 0; p < m.layout.plane_count && p < 3; ++p) {
     from.at[p] = base + m.layout.planes[p].offset;
     from.pitch[p] = m.layout.planes[p].stride;
   }
-  auto ok = m.kernels->to_yuv422p10(*m.stream, *input, from, m.picture);
+  auto ok = prores::make_picture(*m.stream, *input, from, m.picture);
   if (ok) ok = m.stream->synchronize();
   if (!ok) return Unexpected(ok.error().context(m.who));
   frame.release();  // the slot goes back while the picture is coded

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "rdmavideo/frame_verifier.hpp"
+#include "testsrc/first_difference.hpp"
 
 namespace rdmavideo {
 
@@ -12,12 +13,12 @@ uint64_t GpuFrameVerifier::device_bytes(const proto::StreamStart& format) {
 
 Result<std::unique_ptr<GpuFrameVerifier>> GpuFrameVerifier::create(
     const proto::StreamStart& format, std::shared_ptr<cuda::Device> device) {
-  auto kernels = cuda::Kernels::shared(device);
-  if (!kernels) return Unexpected(kernels.error());
+  auto kernel = diag::FirstDifference::load(*device);
+  if (!kernel) return Unexpected(kernel.error());
   std::unique_ptr<GpuFrameVerifier> v(new GpuFrameVerifier());
   v->format_ = format;
   v->device_ = std::move(device);
-  v->kernels_ = std::move(*kernels);
+  v->first_difference_ = std::move(*kernel);
   v->checksums_.emplace(format);
   auto stream = v->device_->create_stream();
   if (!stream) return Unexpected(stream.error());
@@ -67,7 +68,7 @@ Result<std::optional<std::string>> GpuFrameVerifier::verify(const proto::FrameWr
     return mismatch(static_cast<size_t>(head.first - download_.begin()), *head.first, *head.second);
   }
   // The rest: a kernel compares it with the phase in GPU memory.
-  auto first = kernels_->first_difference(*stream_, frame, *phases_[phase], expected.size(), bytes);
+  auto first = first_difference_->find(*stream_, frame, *phases_[phase], expected.size(), bytes);
   if (!first) return Unexpected(first.error());
   if (!*first) return std::optional<std::string>{};
   std::byte got{}, want{};

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA loader against the stand-in driver (tests/fakecuda): what it reports, how each
-// missing piece is named, and that device memory round-trips without the CPU touching it.
-// A real GPU runs the same calls in the `gpu` tests.
+// missing piece is named, and that device memory round-trips without the CPU touching it;
+// and every room's kernels loaded through it (cuda::Module), against their CPU arithmetic:
+// the frame verifier's (diag), NVENC's conversions (codecs), the canvas's (media) and the
+// ProRes encoder's. A real GPU runs the same calls in the `gpu` tests.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,13 +16,16 @@
 
 #include <fmt/format.h>
 
-#include "cuda/composite_pixels.hpp"
-#include "cuda/convert_pixels.hpp"
-#include "cuda/kernels.hpp"
+#include "canvas_kernels.hpp"
+#include "canvas_pixels.hpp"
 #include "fake_cuda.hpp"
+#include "gpu/gpu_passes.hpp"
+#include "nvenc_convert.hpp"
+#include "nvenc_pixels.hpp"
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/frame_verifier.hpp"
 #include "rdmavideo/prores.hpp"
+#include "testsrc/first_difference.hpp"
 
 namespace rdmavideo::cuda {
 namespace {
@@ -56,7 +61,7 @@ void expect_pitched_copies_keep_rows(Device& device) {
 // too), with differences planted at `at`.
 void expect_first_difference(const std::shared_ptr<Device>& device, size_t bytes,
                              std::vector<uint64_t> at) {
-  auto kernels = Kernels::shared(device);
+  auto kernels = diag::FirstDifference::load(*device);
   if (!RDMAVIDEO_CUDA_KERNELS) {
     ASSERT_FALSE(kernels);
     EXPECT_NE(kernels.error().message().find("this build has no CUDA kernels"), std::string::npos)
@@ -72,7 +77,7 @@ void expect_first_difference(const std::shared_ptr<Device>& device, size_t bytes
   ASSERT_TRUE(a && b && stream);
   ASSERT_TRUE(device->upload(**a, host));
   ASSERT_TRUE(device->upload(**b, host));
-  auto same = (*kernels)->first_difference(**stream, **a, **b, 0, bytes);
+  auto same = (*kernels)->find(**stream, **a, **b, 0, bytes);
   ASSERT_TRUE(same) << same.error().message();
   EXPECT_FALSE(*same);
   for (uint64_t where : at) host[where] ^= std::byte{0x40};
@@ -80,15 +85,15 @@ void expect_first_difference(const std::shared_ptr<Device>& device, size_t bytes
   std::sort(at.begin(), at.end());
   for (size_t i = 0; i < at.size(); ++i) {
     const uint64_t from = i == 0 ? 0 : at[i - 1] + 1;
-    auto first = (*kernels)->first_difference(**stream, **a, **b, from, bytes);
+    auto first = (*kernels)->find(**stream, **a, **b, from, bytes);
     ASSERT_TRUE(first) << first.error().message();
     ASSERT_TRUE(*first) << "from " << from;
     EXPECT_EQ(**first, at[i]) << "from " << from;
   }
-  auto none = (*kernels)->first_difference(**stream, **a, **b, at.back() + 1, bytes);
+  auto none = (*kernels)->find(**stream, **a, **b, at.back() + 1, bytes);
   ASSERT_TRUE(none);
   EXPECT_FALSE(*none);
-  EXPECT_FALSE((*kernels)->first_difference(**stream, **a + 1, **b, 0, bytes - 1)) << "unaligned";
+  EXPECT_FALSE((*kernels)->find(**stream, **a + 1, **b, 0, bytes - 1)) << "unaligned";
 }
 
 // A test-pattern frame in GPU memory verified in place: a good one passes; a changed byte
@@ -146,23 +151,24 @@ void expect_gpu_verifier_agrees_with_the_host(const std::shared_ptr<Device>& dev
 }
 
 // A conversion run by the kernels on `device`, planes packed (pitch = row bytes + 64, so
-// pitches are honoured), and the same computed on the CPU by convert_pixels.hpp: the
+// pitches are honoured), and the same computed on the CPU by nvenc_pixels.hpp: the
 // kernel's output, the CPU's, as host bytes per output plane.
 struct Converted {
   std::vector<std::vector<uint8_t>> gpu, cpu;
 };
-Converted run_conversion(const std::shared_ptr<Device>& device, Kernels::Conversion conversion,
+Converted run_conversion(const std::shared_ptr<Device>& device,
+                         av::NvencConvert::Conversion conversion,
                          const std::vector<std::vector<uint8_t>>& in_planes,
                          const std::vector<size_t>& in_pitch, const std::vector<size_t>& out_rows,
                          const std::vector<size_t>& out_pitch, unsigned width, unsigned height) {
   Converted result;
-  auto kernels = Kernels::shared(device);
+  auto kernels = av::NvencConvert::load(*device);
   EXPECT_TRUE(kernels) << kernels.error().message();
   if (!kernels) return result;
   auto stream = device->create_stream();
   EXPECT_TRUE(stream);
   std::vector<std::shared_ptr<DevicePtr>> held;
-  Kernels::Planes in, out;
+  av::NvencConvert::Planes in, out;
   for (size_t p = 0; p < in_planes.size(); ++p) {
     auto memory = device->allocate(in_planes[p].size());
     EXPECT_TRUE(memory);
@@ -180,7 +186,7 @@ Converted run_conversion(const std::shared_ptr<Device>& device, Kernels::Convers
     held.push_back(*memory);
     result.cpu.emplace_back(out_rows[p] * out_pitch[p], 0);
   }
-  auto ok = (*kernels)->convert(**stream, conversion, in, out, width, height);
+  auto ok = kernels->convert(**stream, conversion, in, out, width, height);
   EXPECT_TRUE(ok) << ok.error().message();
   EXPECT_TRUE((*stream)->synchronize());
   for (size_t p = 0; p < out_rows.size(); ++p) {
@@ -188,23 +194,23 @@ Converted run_conversion(const std::shared_ptr<Device>& device, Kernels::Convers
     EXPECT_TRUE(device->download(std::as_writable_bytes(std::span(bytes)), out.at[p]));
     result.gpu.push_back(std::move(bytes));
   }
-  namespace px = pixels;
+  namespace px = av::nvenc;
   for (unsigned row2 = 0; row2 < (height + 1) / 2; ++row2) {
     for (unsigned pair = 0; pair < (width + 1) / 2; ++pair) {
-      if (conversion == Kernels::Conversion::uyvy_to_nv12 ||
-          conversion == Kernels::Conversion::yuy2_to_nv12) {
+      if (conversion == av::NvencConvert::Conversion::uyvy_to_nv12 ||
+          conversion == av::NvencConvert::Conversion::yuy2_to_nv12) {
         px::packed422_to_nv12(
             in_planes[0].data(), in_pitch[0], result.cpu[0].data(), out_pitch[0],
             result.cpu[1].data(), out_pitch[1], width, height, pair, row2,
-            conversion == Kernels::Conversion::uyvy_to_nv12 ? px::kUyvy : px::kYuy2);
-      } else if (conversion == Kernels::Conversion::yuv422p10_to_p010) {
+            conversion == av::NvencConvert::Conversion::uyvy_to_nv12 ? px::kUyvy : px::kYuy2);
+      } else if (conversion == av::NvencConvert::Conversion::yuv422p10_to_p010) {
         px::yuv422p10_to_p010(in_planes[0].data(), in_pitch[0], in_planes[1].data(), in_pitch[1],
                               in_planes[2].data(), in_pitch[2], result.cpu[0].data(), out_pitch[0],
                               result.cpu[1].data(), out_pitch[1], width, height, pair, row2);
       }
     }
   }
-  if (conversion == Kernels::Conversion::rgb24_to_rgb0) {
+  if (conversion == av::NvencConvert::Conversion::rgb24_to_rgb0) {
     for (unsigned row = 0; row < height; ++row) {
       for (unsigned x = 0; x < width; ++x)
         px::rgb24_to_rgb0(in_planes[0].data(), in_pitch[0], result.cpu[0].data(), out_pitch[0], x,
@@ -221,15 +227,16 @@ std::vector<uint8_t> noise(size_t bytes, uint32_t seed) {
 }
 
 // Every conversion on a frame of noise (odd height, pitches wider than the rows) gives
-// what convert_pixels.hpp says, byte for byte, padding untouched.
+// what nvenc_pixels.hpp says, byte for byte, padding untouched.
 void expect_conversions_match_the_cpu(const std::shared_ptr<Device>& device, unsigned width,
                                       unsigned height) {
   if (!RDMAVIDEO_CUDA_KERNELS) {
-    EXPECT_FALSE(Kernels::shared(device));
+    EXPECT_FALSE(av::NvencConvert::load(*device));
     return;
   }
   const size_t rows2 = (height + 1) / 2, pairs = (width + 1) / 2;
-  for (auto conversion : {Kernels::Conversion::uyvy_to_nv12, Kernels::Conversion::yuy2_to_nv12}) {
+  for (auto conversion :
+       {av::NvencConvert::Conversion::uyvy_to_nv12, av::NvencConvert::Conversion::yuy2_to_nv12}) {
     const size_t pitch = pairs * 4 + 64;
     auto r = run_conversion(device, conversion, {noise(pitch * height, 1)}, {pitch},
                             {height, rows2}, {width + 64, pairs * 2 + 64}, width, height);
@@ -238,32 +245,32 @@ void expect_conversions_match_the_cpu(const std::shared_ptr<Device>& device, uns
   }
   const size_t y_pitch = width * 2 + 64, c_pitch = pairs * 2 + 64;
   auto p10 = run_conversion(
-      device, Kernels::Conversion::yuv422p10_to_p010,
+      device, av::NvencConvert::Conversion::yuv422p10_to_p010,
       {noise(y_pitch * height, 2), noise(c_pitch * height, 3), noise(c_pitch * height, 4)},
       {y_pitch, c_pitch, c_pitch}, {height, rows2}, {width * 2 + 64, pairs * 4 + 64}, width,
       height);
   ASSERT_EQ(p10.gpu.size(), 2u);
   EXPECT_TRUE(p10.gpu == p10.cpu) << "yuv422p10 to p010";
   const size_t rgb_pitch = width * 3 + 64;
-  auto rgb =
-      run_conversion(device, Kernels::Conversion::rgb24_to_rgb0, {noise(rgb_pitch * height, 5)},
-                     {rgb_pitch}, {height}, {width * 4 + 64}, width, height);
+  auto rgb = run_conversion(device, av::NvencConvert::Conversion::rgb24_to_rgb0,
+                            {noise(rgb_pitch * height, 5)}, {rgb_pitch}, {height}, {width * 4 + 64},
+                            width, height);
   ASSERT_EQ(rgb.gpu.size(), 1u);
   EXPECT_TRUE(rgb.gpu == rgb.cpu) << "rgb24 to rgb0";
 }
 
-// The canvas kernels (composite_pixels.hpp) on a 70x42 NV12 canvas, pitches wider than its
+// The canvas kernels (canvas_pixels.hpp) on a 70x42 NV12 canvas, pitches wider than its
 // rows: every layout of noise (53x31, odd sizes, padded pitches) placed into an area it is
 // scaled up into, one it is scaled down into beyond 2:1 and one it is scaled down into across
 // and up into down, a fill and a gray band, against the same
 // functions run on the CPU, byte for byte; outside the areas nothing is written.
 void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) {
   if (!RDMAVIDEO_CUDA_KERNELS) {
-    EXPECT_FALSE(Kernels::shared(device));
+    EXPECT_FALSE(media::CanvasKernels::load(*device));
     return;
   }
-  namespace px = pixels;
-  auto kernels = Kernels::shared(device);
+  namespace px = media::canvas;
+  auto kernels = media::CanvasKernels::load(*device);
   ASSERT_TRUE(kernels) << kernels.error().message();
   auto stream = device->create_stream();
   ASSERT_TRUE(stream);
@@ -273,7 +280,7 @@ void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) 
   ASSERT_TRUE(canvas);
   std::vector<uint8_t> cpu(canvas_bytes, 7);
   ASSERT_TRUE(device->upload(**canvas, std::as_bytes(std::span(cpu))));
-  Kernels::Nv12 nv12;
+  media::CanvasKernels::Nv12 nv12;
   nv12.planes.at[0] = **canvas;
   nv12.planes.pitch[0] = kYPitch;
   nv12.planes.at[1] = **canvas + kYPitch * kH;
@@ -291,12 +298,12 @@ void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) 
   constexpr unsigned kSrcW = 53, kSrcH = 31;
   // Up both ways; down beyond 2:1 both ways (area averages over fractions of pixels); down
   // beyond 2:1 across and up down.
-  const Kernels::Area areas[3] = {{2, 4, 66, 36}, {40, 2, 18, 10}, {60, 0, 8, 40}};
+  const media::CanvasKernels::Area areas[3] = {{2, 4, 66, 36}, {40, 2, 18, 10}, {60, 0, 8, 40}};
   std::vector<std::shared_ptr<DevicePtr>> held;
   uint32_t seed = 11;
   for (int layout = 0; layout < px::layout::kLayouts; ++layout) {
-    Kernels::Picture picture;
-    picture.layout = static_cast<Kernels::Layout>(layout);
+    media::CanvasKernels::Picture picture;
+    picture.layout = static_cast<media::CanvasKernels::Layout>(layout);
     picture.width = kSrcW;
     picture.height = kSrcH;
     picture.bits = layout == px::layout::kYuv444p16 ? 12 : 10;
@@ -318,8 +325,8 @@ void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) 
       source.pitch[p] = pitch;
       held.push_back(*memory);
     }
-    for (const Kernels::Area& a : areas) {
-      auto ok = (*kernels)->place(**stream, picture, nv12, a);
+    for (const media::CanvasKernels::Area& a : areas) {
+      auto ok = kernels->place(**stream, picture, nv12, a);
       ASSERT_TRUE(ok) << ok.error().message();
       const px::Area area{a.x, a.y, a.width, a.height};
       run_cpu(area, [&](unsigned pair, unsigned row2) {
@@ -332,8 +339,8 @@ void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) 
     EXPECT_TRUE(gpu == cpu) << "layout " << layout;
   }
   // A fill (sRGB made YUV by BT.601) and a band of gray levels.
-  const Kernels::Area fill_area{10, 6, 20, 8};
-  ASSERT_TRUE((*kernels)->fill(**stream, nv12, fill_area, 200, 100, 50));
+  const media::CanvasKernels::Area fill_area{10, 6, 20, 8};
+  ASSERT_TRUE(kernels->fill(**stream, nv12, fill_area, 200, 100, 50));
   const px::Area fa{10, 6, 20, 8};
   run_cpu(fa, [&](unsigned pair, unsigned row2) {
     px::fill_nv12(target, fa, px::rgb_to_yuv(200, 100, 50, 0), pair, row2);
@@ -342,7 +349,7 @@ void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) 
   auto luma = device->allocate(band.size());
   ASSERT_TRUE(luma);
   ASSERT_TRUE(device->upload(**luma, std::as_bytes(std::span(band))));
-  ASSERT_TRUE((*kernels)->gray(**stream, **luma, 14, nv12, {50, 30, 14, 6}));
+  ASSERT_TRUE(kernels->gray(**stream, **luma, 14, nv12, {50, 30, 14, 6}));
   const px::Area ga{50, 30, 14, 6};
   run_cpu(ga, [&](unsigned pair, unsigned row2) {
     px::gray_nv12(band.data(), 14, target, ga, pair, row2);
@@ -354,13 +361,13 @@ void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) 
   EXPECT_EQ(gpu[0], 7) << "outside every area";
   EXPECT_EQ(gpu[kYPitch - 1], 7) << "the pitch's padding";
   // An area that is odd or leaves the canvas is refused, naming it.
-  auto odd = (*kernels)->fill(**stream, nv12, {1, 0, 4, 4}, 0, 0, 0);
+  auto odd = kernels->fill(**stream, nv12, {1, 0, 4, 4}, 0, 0, 0);
   ASSERT_FALSE(odd);
   EXPECT_NE(
       odd.error().message().find("4x4 at (1, 0) is not an even rectangle inside the 70x42 canvas"),
       std::string::npos)
       << odd.error().message();
-  EXPECT_FALSE((*kernels)->fill(**stream, nv12, {64, 0, 8, 4}, 0, 0, 0));
+  EXPECT_FALSE(kernels->fill(**stream, nv12, {64, 0, 8, 4}, 0, 0, 0));
 }
 
 // The ProRes encoder's input made on the GPU from each format a stream carries, against what
@@ -370,7 +377,7 @@ void expect_canvas_kernels_match_the_cpu(const std::shared_ptr<Device>& device) 
 // bits, 4:2:0 chroma three parts the nearer chroma row and one the other (edges repeated),
 // v210 unpacked, 10-bit planar samples masked to their low 10 bits.
 void expect_to_yuv422p10(const std::shared_ptr<Device>& device, uint32_t width, uint32_t height) {
-  using Input = Kernels::Input422;
+  using Input = prores::GpuInput;
   const uint32_t pairs = (width + 1) / 2, half = (height + 1) / 2;
   uint32_t seed = 777;
   auto noise = [&] {
@@ -379,7 +386,7 @@ void expect_to_yuv422p10(const std::shared_ptr<Device>& device, uint32_t width, 
   };
   auto stream = device->create_stream();
   ASSERT_TRUE(stream);
-  auto kernels = Kernels::shared(device);
+  auto kernels = prores::GpuPasses::load(*device);
   if (!RDMAVIDEO_CUDA_KERNELS) {
     ASSERT_FALSE(kernels);
     return;
@@ -520,16 +527,16 @@ void expect_to_yuv422p10(const std::shared_ptr<Device>& device, uint32_t width, 
         break;
       }
     }
-    Kernels::Planes from;
+    prores::DevicePlanes from;
     for (int p = 0; p < 3; ++p) {
       if (!in[p].empty()) upload(in[p], in_rows[p], in_bytes[p], from.at[p], from.pitch[p]);
     }
-    Kernels::Picture422 to{{}, width, height};
+    prores::DevicePicture to{{}, width, height};
     for (int p = 0; p < 3; ++p) {
       std::vector<uint8_t> zero((p ? pairs : width) * 2u * height, 0);
       upload(zero, height, (p ? pairs : width) * 2u, to.planes.at[p], to.planes.pitch[p]);
     }
-    ASSERT_TRUE((*kernels)->to_yuv422p10(**stream, input, from, to));
+    ASSERT_TRUE(kernels->make_picture(**stream, input, from, to));
     ASSERT_TRUE((*stream)->synchronize());
     for (int p = 0; p < 3; ++p) {
       const uint32_t samples = p ? pairs : width;
@@ -563,7 +570,7 @@ void expect_prores_matches_the_cpu(const std::shared_ptr<Device>& device, uint32
       plane[i] = static_cast<uint16_t>(64 + (i % width) * 3 % 800 + (seed >> 16) % 97);
     }
   }
-  Kernels::Picture422 picture{{}, width, height};
+  prores::DevicePicture picture{{}, width, height};
   std::vector<std::shared_ptr<DevicePtr>> memory;
   for (int p = 0; p < 3; ++p) {
     const uint32_t samples = p == 0 ? width : cw;
@@ -976,22 +983,27 @@ TEST(CudaKernels, AGpuTheBuildHasNoCodeForIsNamed) {
   FakeEnv no_code("FAKE_CUDA_KERNELS", "0");
   auto device = fake_device();
   ASSERT_TRUE(device);
-  auto kernels = Kernels::shared(device);
+  const EmbeddedImage& image = prores::kKernelImage;
+  auto kernels = prores::GpuPasses::load(*device);
   ASSERT_FALSE(kernels);
   EXPECT_EQ(kernels.error().code(), ErrorCode::unsupported);
   EXPECT_EQ(
       kernels.error().message(),
       RDMAVIDEO_CUDA_KERNELS
           ? fmt::format(
-                "cuda:0 (Fake GPU 0): the kernels cannot be loaded: CUDA_ERROR_NO_BINARY_FOR_GPU "
-                "(209) "
+                "cuda:0 (Fake GPU 0): the ProRes encoder's kernels cannot be loaded: "
+                "CUDA_ERROR_NO_BINARY_FOR_GPU (209) "
                 "(the kernels were built by nvcc {} with code for compute capability {} and PTX "
                 "for {}; none of it runs on compute capability 9.0 with CUDA driver 13.0)",
-                detail::kKernelToolkit, expected_capabilities(detail::kKernelSass),
-                expected_capabilities(detail::kKernelPtx))
-          : "this build has no CUDA kernels (the CUDA toolkit was not found when it was "
-            "configured: install nvcc and configure again)");
-  EXPECT_EQ(kernels_built(), bool{RDMAVIDEO_CUDA_KERNELS});
+                image.toolkit, expected_capabilities(image.sass), expected_capabilities(image.ptx))
+          : "this build has no CUDA kernels, the ProRes encoder's kernels among them (the CUDA "
+            "toolkit was not found when it was configured: install nvcc and configure again)");
+  // Every room's image is built, or none is.
+  for (const EmbeddedImage* each : {&prores::kKernelImage, &diag::kFirstDifferenceImage,
+                                    &av::kNvencConvertImage, &media::kCanvasKernelImage}) {
+    EXPECT_EQ(each->built(), bool{RDMAVIDEO_CUDA_KERNELS});
+    EXPECT_STREQ(each->toolkit, image.toolkit);
+  }
 }
 
 // A driver older than the toolkit that built the kernels is named as what to update (its JIT
@@ -1002,19 +1014,19 @@ TEST(CudaKernels, ADriverOlderThanTheToolkitIsNamedAsWhatToUpdate) {
   FakeEnv old("FAKE_CUDA_VERSION", "12020");
   auto device = fake_device();
   ASSERT_TRUE(device);
-  auto kernels = Kernels::shared(device);
+  const EmbeddedImage& image = media::kCanvasKernelImage;
+  auto kernels = media::CanvasKernels::load(*device);
   ASSERT_FALSE(kernels);
   EXPECT_NE(kernels.error().message().find(fmt::format(
                 "CUDA driver 12.2 is older than that toolkit and runs none of it on compute "
                 "capability 9.0: update the NVIDIA driver to {} or newer)",
-                detail::kKernelToolkit)),
+                image.toolkit)),
             std::string::npos)
       << kernels.error().message();
   // The PTX is there for the lowest architecture built too, so a GPU between the SASS built
   // has a JIT path; and the toolkit is named as nvcc's major.minor.
-  EXPECT_NE(std::string_view(detail::kKernelPtx).find("75"), std::string_view::npos)
-      << detail::kKernelPtx;
-  EXPECT_NE(std::string_view(detail::kKernelToolkit).find('.'), std::string_view::npos);
+  EXPECT_NE(std::string_view(image.ptx).find("75"), std::string_view::npos) << image.ptx;
+  EXPECT_NE(std::string_view(image.toolkit).find('.'), std::string_view::npos);
 }
 
 TEST(GpuFrameVerifier, NamesWhatIsWrongAsTheHostVerifierDoes) {
@@ -1033,7 +1045,7 @@ TEST(GpuFrameVerifier, NamesWhatIsWrongAsTheHostVerifierDoes) {
 // average of the row pair (an odd last row averaged with itself), 10-bit samples masked and
 // shifted to p010's high bits, rgb24 given an opaque fourth byte.
 TEST(ConvertPixels, SamplesAreWhatTheFormatsSay) {
-  namespace px = pixels;
+  namespace px = av::nvenc;
   // uyvy 4x2: U Y V Y | U Y V Y on two rows.
   const uint8_t uyvy[16] = {10, 20, 30, 40, 50, 60, 70, 80, 12, 22, 33, 44, 55, 66, 77, 88};
   uint8_t y[8] = {}, uv[4] = {};
@@ -1078,7 +1090,7 @@ TEST(CudaKernels, ConversionsCoverTheFrameAndKeepThePitches) {
 // matrix, gray levels as luma, and a picture scaled by two both ways (a 2x2 box down,
 // copies of each pixel up but at the edges between them, where neighbours are weighted).
 TEST(CompositePixels, SamplesAreWhatTheCanvasSays) {
-  namespace px = pixels;
+  namespace px = media::canvas;
   auto yuv = [](px::Yuv c) { return std::vector<int>{c.y, c.cb, c.cr}; };
   EXPECT_EQ(yuv(px::rgb_to_yuv(255, 255, 255, 1)), (std::vector<int>{235, 128, 128}));
   EXPECT_EQ(yuv(px::rgb_to_yuv(0, 0, 0, 0)), (std::vector<int>{16, 128, 128}));
@@ -1119,7 +1131,7 @@ TEST(CompositePixels, SamplesAreWhatTheCanvasSays) {
 // edges weighted by the part covered. Bilinear would sample two of the four pixels a canvas
 // pixel covers at 4:1: a one-pixel line would vanish or not as it moved.
 TEST(CompositePixels, ReductionsBeyondTwoToOneAverageWhatEachPixelCovers) {
-  namespace px = pixels;
+  namespace px = media::canvas;
   // 8x2 I420, luma one white column then black, into 2x2 (4:1 across, 1:1 down): the first
   // canvas pixel a quarter of the way from black to white. Chroma over the block's whole
   // width: (200 200 100 100 100 100 100 100) / 8 and (50 50 128 ...) / 8, rounded.

@@ -15,6 +15,10 @@
 
 namespace rdmavideo {
 
+namespace diag {
+class FirstDifference;
+}
+
 class FrameVerifier {
  public:
   explicit FrameVerifier(const proto::StreamStart& format);
@@ -56,7 +60,7 @@ class GpuFrameVerifier {
   GpuFrameVerifier() = default;
   proto::StreamStart format_;
   std::shared_ptr<cuda::Device> device_;
-  std::shared_ptr<const cuda::Kernels> kernels_;
+  std::shared_ptr<const diag::FirstDifference> first_difference_;  // the kernel
   std::unique_ptr<cuda::Stream> stream_;
   std::vector<std::shared_ptr<cuda::DevicePtr>> phases_;  // the pattern's frames on the GPU
   std::vector<std::vector<std::byte>> heads_;             // each phase's first bytes, on the host

@@ -27,6 +27,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rdmavideo/format.hpp"
@@ -115,7 +116,7 @@ class Driver : public std::enable_shared_from_this<Driver> {
 };
 
 class Stream;
-class Kernels;
+class Module;
 
 /// One side of a pitched copy (rows of `pitch` bytes): device or host memory.
 struct Pitched {
@@ -184,7 +185,7 @@ class Device : public std::enable_shared_from_this<Device> {
  private:
   friend class Driver;
   friend class Stream;
-  friend class Kernels;
+  friend class Module;
   Device(std::shared_ptr<Driver> driver, DeviceFacts facts, int handle, void* context)
       : driver_(std::move(driver)), facts_(std::move(facts)), handle_(handle), context_(context) {}
   Result<void> check(int result, std::string_view what) const;
@@ -235,7 +236,7 @@ class Stream {
 
  private:
   friend class Device;
-  friend class Kernels;
+  friend class Module;
   Stream(std::shared_ptr<const Device> device, void* stream)
       : device_(std::move(device)), stream_(stream) {}
   struct Mark {
@@ -245,174 +246,73 @@ class Stream {
   Result<void> retire(uint64_t ticket);
   std::shared_ptr<const Device> device_;
   void* stream_ = nullptr;
-  std::vector<Mark> marks_;             // events recorded, oldest first
-  std::vector<void*> spare_;            // events to reuse
-  std::shared_ptr<DevicePtr> scratch_;  // a kernel's answer (Kernels), allocated on first use
+  std::vector<Mark> marks_;   // events recorded, oldest first
+  std::vector<void*> spare_;  // events to reuse
   uint64_t next_ticket_ = 1;
 };
 
-/// Whether this build has the library's CUDA kernels: they are compiled with nvcc when the
-/// CUDA toolkit is found at configure time, and embedded (SASS for every GPU generation the
-/// toolkit builds for, PTX for later ones).
-bool kernels_built();
+/// A fat binary of kernels as nvcc built it, embedded in the library of the room that owns
+/// them (cmake/CudaKernels.cmake writes one for each .cu), with what built it. Empty in a
+/// build configured without the CUDA toolkit.
+struct EmbeddedImage {
+  const unsigned char* bytes = nullptr;
+  size_t size = 0;
+  const char* toolkit = "";  ///< the nvcc that built it: "13.0"
+  const char* sass = "";     ///< the architectures it has SASS for: "75,80,86,..."
+  const char* ptx = "";      ///< and PTX for: "75,120"
+  bool built() const { return size > 0; }
+};
 
-/// For a result of loading the kernels that says they hold no code the GPU runs
+/// A room's kernels: its embedded image, the functions it launches from it (by index into
+/// `functions`) and what they are, for messages.
+struct KernelImage {
+  const EmbeddedImage& image;
+  std::span<const char* const> functions;
+  std::string_view what;
+};
+
+/// For a result of loading an image that says it holds no code the GPU runs
 /// (CUDA_ERROR_NO_BINARY_FOR_GPU, ..._UNSUPPORTED_PTX_VERSION, ..._INVALID_PTX): " (...)"
-/// naming the nvcc that built them, what they have code for, the GPU's compute capability
-/// and the driver, and the driver as what to update where it is older than that nvcc.
-/// Empty for any other result.
-std::string why_no_code(int result, const DeviceFacts& gpu, const Driver& driver);
+/// naming the nvcc that built it, what it has code for, the GPU's compute capability and the
+/// driver, and the driver as what to update where it is older than that nvcc. Empty for any
+/// other result.
+std::string why_no_code(int result, const EmbeddedImage& image, const DeviceFacts& gpu,
+                        const Driver& driver);
 
-/// The library's kernels, loaded into a device's primary context through the driver API.
-class Kernels {
+/// The extent of a launch's grid or of its blocks.
+struct Extent {
+  unsigned x = 1, y = 1;
+};
+/// How many blocks of `per_block` threads cover `threads` along an axis.
+inline unsigned blocks(unsigned threads, unsigned per_block) {
+  return (threads + per_block - 1) / per_block;
+}
+
+/// A kernel image loaded into a device's primary context (cuModuleLoadData) with its
+/// functions looked up, and launched there: the one way the rooms above run their kernels.
+class Module {
  public:
-  /// Loaded once per device and kept. `unsupported`, naming why, where they cannot be: this
-  /// build has none, or they hold no code this GPU runs.
-  static Result<std::shared_ptr<const Kernels>> shared(const std::shared_ptr<Device>& device);
-  ~Kernels();
-  Kernels(const Kernels&) = delete;
-  Kernels& operator=(const Kernels&) = delete;
+  /// Loaded once per device and image, and kept. `unsupported`, naming why, where it cannot
+  /// be: this build has no kernels, or they hold no code this GPU runs.
+  static Result<std::shared_ptr<const Module>> shared(const Device& device,
+                                                      const KernelImage& kernels);
+  ~Module();
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
 
-  /// The first byte at or after `from` where the `bytes` at `a` and at `b` differ; nullopt
-  /// when they are the same. Both start 16-byte aligned. Runs on `stream` (work queued there
-  /// before runs first) and waits for the answer.
-  Result<std::optional<uint64_t>> first_difference(Stream& stream, DevicePtr a, DevicePtr b,
-                                                   uint64_t from, uint64_t bytes) const;
-
-  /// Up to three planes in device memory, each with its pitch in bytes.
-  struct Planes {
-    DevicePtr at[3] = {};
-    size_t pitch[3] = {};
-  };
-  /// Conversions into what NVENC takes from GPU memory (lib/memory/cuda/convert_pixels.hpp
-  /// says how each sample is made).
-  enum class Conversion { uyvy_to_nv12, yuy2_to_nv12, yuv422p10_to_p010, rgb24_to_rgb0 };
-  /// Queues the conversion of a `width` x `height` frame on `stream`; the caller waits.
-  Result<void> convert(Stream& stream, Conversion conversion, const Planes& from, const Planes& to,
-                       unsigned width, unsigned height) const;
-
-  // ---- The receiver's canvas in GPU memory (lib/memory/cuda/composite_pixels.hpp says how
-  // each sample is made). Each queues its work on `stream`; the caller waits.
-
-  /// How a picture the canvas reads is laid out: 8-bit 4:2:0 (nv12, i420), p010, packed
-  /// 4:2:2 (uyvy, yuy2), RGB, and planar 4:2:2 and 4:4:4 (16-bit samples with the value in
-  /// their low `bits`).
-  enum class Layout {
-    nv12,
-    i420,
-    p010,
-    uyvy,
-    yuy2,
-    rgba,
-    bgra,
-    rgb24,
-    yuv422p16,
-    yuv444p,
-    yuv444p16
-  };
-  struct Picture {
-    Layout layout = Layout::nv12;
-    Planes planes;
-    unsigned width = 0, height = 0;
-    int bits = 8;  ///< yuv422p16, yuv444p16: 10, 12 or 16
-  };
-  /// An NV12 canvas in device memory (planes 0 and 1) and the matrix RGB pictures are made
-  /// YUV with.
-  struct Nv12 {
-    Planes planes;
-    unsigned width = 0, height = 0;
-    bool bt709 = true;
-  };
-  /// A rectangle of a canvas: even corners and sizes, inside it.
-  struct Area {
-    int x = 0, y = 0, width = 0, height = 0;
-  };
-  /// `picture` scaled into `area` of `canvas` (bilinear, filling the area).
-  Result<void> place(Stream& stream, const Picture& picture, const Nv12& canvas, Area area) const;
-  /// `area` of `canvas` in one sRGB colour.
-  Result<void> fill(Stream& stream, const Nv12& canvas, Area area, uint8_t r, uint8_t g,
-                    uint8_t b) const;
-  /// `area` of `canvas` from a picture of gray levels (0 black, 255 white) of its size in
-  /// device memory, rows `pitch` apart.
-  Result<void> gray(Stream& stream, DevicePtr luma, size_t pitch, const Nv12& canvas,
-                    Area area) const;
-
-  // ---- The ProRes encoder's passes (lib/memory/cuda/prores_slices.hpp), each queued on
-  // `stream`; the caller waits. `slices` is an array of `count` slices, three 32-bit numbers
-  // each (first macroblock across and down, macroblocks), in device memory; `rate` a
-  // prores::RateState there, which the rate control's passes read and move on.
-
-  /// A 10-bit 4:2:2 picture in device memory: Y, Cb, Cr, pitches in bytes.
-  struct Picture422 {
-    Planes planes;
-    unsigned width = 0, height = 0;
-  };
-  /// What the encoder's picture is made from on the GPU (convert_pixels.hpp, to_yuv422p10):
-  /// 8-bit packed 4:2:2, 8-bit 4:2:0 (chroma interleaved or in two planes), p010, 10-bit
-  /// planar 4:2:2, and v210.
-  enum class Input422 { uyvy, yuy2, nv12, i420, p010, yuv422p10, v210 };
-  /// `from` (planes as its format lays them out) into `to`, a picture of its size.
-  Result<void> to_yuv422p10(Stream& stream, Input422 input, const Planes& from,
-                            const Picture422& to) const;
-  /// Each slice's DCT coefficients into `coefficients` (prores::kSliceCoefficients 32-bit
-  /// numbers a slice, interleaved: number k of slice i at k x count + i): a thread block a
-  /// slice, a thread an 8x8 block.
-  Result<void> prores_dct(Stream& stream, const Picture422& picture, DevicePtr slices,
-                          unsigned count, DevicePtr coefficients) const;
-  /// Each slice (a thread a slice) coded at quantisers[i] (32-bit numbers) where `quantiser`
-  /// is 0, at `quantiser` where it is above 0, or at the one `rate` gives
-  /// (prores::QuantiserFrom; no slice is coded where it gives none), into its slot
-  /// (`slot_bytes` apart; with `slots` 0 the slices are only counted), its size (64 bits; 0:
-  /// over its cap) into sizes[i].
-  Result<void> prores_code(Stream& stream, DevicePtr coefficients, DevicePtr slices, unsigned count,
-                           DevicePtr matrix, DevicePtr quantisers, int quantiser, DevicePtr slots,
-                           uint64_t slot_bytes, DevicePtr sizes, DevicePtr rate) const;
-  /// The search for the frame's quantiser moved one step on from the slices' sizes at the one
-  /// it tried (nothing once it has ended).
-  Result<void> prores_search(Stream& stream, DevicePtr sizes, unsigned count, DevicePtr rate) const;
-  /// Each slice's quantiser (32-bit numbers) once the search has ended, from the slices' sizes
-  /// at its quantiser and at the next finer.
-  Result<void> prores_finer(Stream& stream, DevicePtr sizes, DevicePtr finer, unsigned count,
-                            DevicePtr rate, DevicePtr quantisers) const;
-  /// Each coded slice's place behind the table (64 bits), and into `rate` where they end and
-  /// the first slice over its cap.
-  Result<void> prores_offsets(Stream& stream, DevicePtr sizes, unsigned count, DevicePtr rate,
-                              DevicePtr offsets) const;
-  /// Each coded slice from its slot to `frame_slices` + offsets[i] (64 bits), and its size into
-  /// the slice table at `table`.
-  Result<void> prores_gather(Stream& stream, DevicePtr slots, uint64_t slot_bytes, DevicePtr sizes,
-                             DevicePtr offsets, unsigned count, DevicePtr table,
-                             DevicePtr frame_slices) const;
+  /// Queues functions[function] on `stream` over `grid` blocks of `block` threads, with the
+  /// kernel's parameters as cuLaunchKernel takes them; the caller waits.
+  Result<void> launch(Stream& stream, size_t function, Extent grid, Extent block,
+                      void** params) const;
+  const Device& device() const { return *device_; }
 
  private:
-  enum Function {
-    kFirstDifference,
-    kPacked422ToNv12,
-    kYuv422p10ToP010,
-    kRgb24ToRgb0,
-    kPlaceNv12,
-    kFillNv12,
-    kGrayNv12,
-    kProresDct,
-    kProresCode,
-    kProresGather,
-    kToYuv422p10,
-    kProresSearch,
-    kProresFiner,
-    kProresOffsets,
-    kFunctions
-  };
-  // `function` over the blocks of `area` of `canvas`, once the area is seen to be an even
-  // rectangle inside it.
-  Result<void> launch_over(Stream& stream, Function function, const Nv12& canvas, Area area,
-                           void** params, const char* name) const;
-  Kernels(std::shared_ptr<Device> device, void* module)
-      : device_(std::move(device)), module_(module) {}
-  Result<void> launch(Stream& stream, Function function, unsigned grid_x, unsigned grid_y,
-                      unsigned block_x, unsigned block_y, void** params, const char* name) const;
-  std::shared_ptr<Device> device_;
-  void* module_ = nullptr;            // CUmodule
-  void* functions_[kFunctions] = {};  // CUfunction, by Function
+  Module(std::shared_ptr<const Device> device, const KernelImage& kernels, void* module)
+      : device_(std::move(device)), kernels_(kernels), module_(module) {}
+  std::shared_ptr<const Device> device_;
+  KernelImage kernels_;
+  void* module_ = nullptr;        // CUmodule
+  std::vector<void*> functions_;  // CUfunction, as kernels_.functions
 };
 
 }  // namespace rdmavideo::cuda

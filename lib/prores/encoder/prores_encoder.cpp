@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CPU twin of the GPU ProRes encoder: the frame and picture headers, the slice table, and
-// each slice through the shared arithmetic (cuda/prores_slices.hpp), its quantiser found by
+// each slice through the shared arithmetic (slices/prores_slices.hpp), its quantiser found by
 // a search for the finest that fits the slice's share of the frame's nominal size.
 #include "rdmavideo/prores.hpp"
 
@@ -8,8 +8,8 @@
 #include <array>
 #include <cstring>
 
-#include "cuda/prores_slices.hpp"
-#include "prores/frame_writer.hpp"
+#include "encoder/frame_writer.hpp"
+#include "slices/prores_slices.hpp"
 
 namespace rdmavideo::prores {
 namespace {

@@ -4,19 +4,21 @@
 // none of it; the chosen quantisers coded, the slices placed by a prefix sum and gathered
 // behind their table; then where they end read back, and the table and slices downloaded
 // once, behind the headers written here. The choices are the CPU twin's (the same arithmetic,
-// cuda/prores_slices.hpp), so the frames are byte for byte the same.
+// slices/prores_slices.hpp), so the frames are byte for byte the same.
 #include <chrono>
 #include <cstring>
+#include <optional>
 
-#include "cuda/prores_slices.hpp"
-#include "prores/frame_writer.hpp"
+#include "encoder/frame_writer.hpp"
+#include "gpu/gpu_passes.hpp"
 #include "rdmavideo/prores.hpp"
+#include "slices/prores_slices.hpp"
 
 namespace rdmavideo::prores {
 
 struct GpuEncoder::Impl {
   std::shared_ptr<cuda::Device> device;
-  std::shared_ptr<const cuda::Kernels> kernels;
+  std::optional<GpuPasses> passes;
   std::unique_ptr<cuda::Stream> stream;
   FrameFormat format;
   std::vector<SliceSpan> slices;
@@ -37,9 +39,9 @@ struct GpuEncoder::Impl {
   // Every slice coded at the quantiser `quantiser` says (QuantiserFrom, or 0: each its own),
   // the sizes into `sizes`; into its slot only at its own (the rate control's passes count).
   Result<void> code(int quantiser, cuda::DevicePtr sizes) {
-    return kernels->prores_code(
-        *stream, *coefficients_at, *slices_at, static_cast<unsigned>(slices.size()), *matrix_at,
-        *quantisers_at, quantiser, quantiser == 0 ? *slots_at : 0, slot_bytes, sizes, *rate_at);
+    return passes->code(*stream, *coefficients_at, *slices_at, static_cast<unsigned>(slices.size()),
+                        *matrix_at, *quantisers_at, quantiser, quantiser == 0 ? *slots_at : 0,
+                        slot_bytes, sizes, *rate_at);
   }
 };
 
@@ -49,13 +51,13 @@ GpuEncoder::~GpuEncoder() = default;
 Result<std::unique_ptr<GpuEncoder>> GpuEncoder::create(std::shared_ptr<cuda::Device> device,
                                                        const FrameFormat& format) {
   if (auto ok = check_format(format); !ok) return Unexpected(ok.error());
-  auto kernels = cuda::Kernels::shared(device);
-  if (!kernels) return Unexpected(kernels.error());
+  auto passes = GpuPasses::load(*device);
+  if (!passes) return Unexpected(passes.error());
   auto stream = device->create_stream();
   if (!stream) return Unexpected(stream.error());
   auto impl = std::make_unique<Impl>();
   impl->device = device;
-  impl->kernels = *kernels;
+  impl->passes = std::move(*passes);
   impl->stream = std::move(*stream);
   impl->format = format;
   impl->slices = slice_layout(format.width, format.height);
@@ -104,8 +106,7 @@ size_t GpuEncoder::max_frame_bytes() const { return prores::max_frame_bytes(impl
 
 double GpuEncoder::last_encode_ms() const { return impl_->last_ms; }
 
-Result<size_t> GpuEncoder::encode(const cuda::Kernels::Picture422& picture,
-                                  std::span<uint8_t> out) {
+Result<size_t> GpuEncoder::encode(const DevicePicture& picture, std::span<uint8_t> out) {
   Impl& m = *impl_;
   if (auto ok = detail::check_output(m.format, out.size()); !ok) return Unexpected(ok.error());
   if (picture.width != m.format.width || picture.height != m.format.height) {
@@ -115,8 +116,7 @@ Result<size_t> GpuEncoder::encode(const cuda::Kernels::Picture422& picture,
   const auto start = std::chrono::steady_clock::now();
   const size_t count = m.slices.size();
   const auto slices = static_cast<unsigned>(count);
-  if (auto ok = m.kernels->prores_dct(*m.stream, picture, *m.slices_at, slices, *m.coefficients_at);
-      !ok) {
+  if (auto ok = m.passes->dct(*m.stream, picture, *m.slices_at, slices, *m.coefficients_at); !ok) {
     return Unexpected(ok.error());
   }
   m.rate = rate_start(detail::slices_budget(m.format, count));
@@ -126,22 +126,21 @@ Result<size_t> GpuEncoder::encode(const cuda::Kernels::Picture422& picture,
   // it has ended code nothing and move nothing.
   for (int step = 0; step < kRateSteps; ++step) {
     auto ok = m.code(kSearchQuantiser, *m.sizes_at);
-    if (ok) ok = m.kernels->prores_search(*m.stream, *m.sizes_at, slices, *m.rate_at);
+    if (ok) ok = m.passes->search(*m.stream, *m.sizes_at, slices, *m.rate_at);
     if (!ok) return Unexpected(ok.error());
   }
   // The next finer quantiser for the first slices the bytes left pay for; all coded at theirs.
   auto done = m.code(kFoundQuantiser, *m.sizes_at);
   if (done) done = m.code(kFinerQuantiser, *m.finer_at);
   if (done) {
-    done = m.kernels->prores_finer(*m.stream, *m.sizes_at, *m.finer_at, slices, *m.rate_at,
-                                   *m.quantisers_at);
+    done =
+        m.passes->finer(*m.stream, *m.sizes_at, *m.finer_at, slices, *m.rate_at, *m.quantisers_at);
   }
   if (done) done = m.code(0, *m.sizes_at);
-  if (done)
-    done = m.kernels->prores_offsets(*m.stream, *m.sizes_at, slices, *m.rate_at, *m.offsets_at);
+  if (done) done = m.passes->offsets(*m.stream, *m.sizes_at, slices, *m.rate_at, *m.offsets_at);
   if (done) {
-    done = m.kernels->prores_gather(*m.stream, *m.slots_at, m.slot_bytes, *m.sizes_at,
-                                    *m.offsets_at, slices, *m.frame_at, *m.frame_at);
+    done = m.passes->gather(*m.stream, *m.slots_at, m.slot_bytes, *m.sizes_at, *m.offsets_at,
+                            slices, *m.frame_at, *m.frame_at);
   }
   if (done) {
     done = m.stream->download_async(std::span(m.rate_back.get(), sizeof(RateState)), *m.rate_at);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The arithmetic of the ProRes encoder (SMPTE RDD 36), written once for the GPU and the CPU,
-// as the conversions are (convert_pixels.hpp): the CUDA kernels and the CPU encoder
-// (prores/prores_encoder.cpp) both call it, so they make the same bytes. Integer arithmetic
-// only: a GPU's floating point (fused multiply-adds) would not round as a CPU does.
+// as its input's conversion is (gpu/picture422.hpp): the CUDA kernels (gpu/prores.cu) and
+// the CPU encoder (encoder/prores_encoder.cpp) both call it, so they make the same bytes. Integer
+// arithmetic only: a GPU's floating point (fused multiply-adds) would not round as a CPU does.
 //
 // A picture is cut into slices of 1, 2, 4 or 8 macroblocks (16x16) along a row. Each slice's
 // planes (Y; Cb and Cr, 8 samples wide per macroblock in 4:2:2) are coded apart: an 8x8 DCT of
@@ -17,11 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define RDMAVIDEO_PRORES_HD __host__ __device__
-#else
-#define RDMAVIDEO_PRORES_HD
-#endif
+#include "rdmavideo/host_device.hpp"
 
 namespace rdmavideo::prores {
 
@@ -31,7 +27,7 @@ inline constexpr int kBlockSamples = 64;
 inline constexpr int kMaxQuantiser = 128;
 
 // The order in which a progressive frame's coefficients are visited (RDD 36).
-RDMAVIDEO_PRORES_HD inline int scan_position(int i) {
+RDMAVIDEO_HOST_DEVICE inline int scan_position(int i) {
   constexpr uint8_t kScan[64] = {0,  1,  8,  9,  2,  3,  10, 11, 16, 17, 24, 25, 18, 19, 26, 27,
                                  4,  5,  12, 20, 13, 6,  7,  14, 21, 28, 29, 22, 15, 23, 30, 31,
                                  32, 33, 40, 48, 41, 34, 35, 42, 49, 56, 57, 50, 43, 36, 37, 44,
@@ -41,16 +37,16 @@ RDMAVIDEO_PRORES_HD inline int scan_position(int i) {
 
 // Code book bytes (bits 7-5: Rice order; 4-2: exponential Golomb order; 1-0: the switch).
 inline constexpr uint8_t kFirstDcBook = 0xb8;
-RDMAVIDEO_PRORES_HD inline uint8_t dc_book(unsigned last_code) {
+RDMAVIDEO_HOST_DEVICE inline uint8_t dc_book(unsigned last_code) {
   constexpr uint8_t kBooks[7] = {0x04, 0x28, 0x28, 0x4d, 0x4d, 0x70, 0x70};
   return kBooks[last_code < 6 ? last_code : 6];
 }
-RDMAVIDEO_PRORES_HD inline uint8_t run_book(unsigned last_run) {
+RDMAVIDEO_HOST_DEVICE inline uint8_t run_book(unsigned last_run) {
   constexpr uint8_t kBooks[16] = {0x06, 0x06, 0x05, 0x05, 0x04, 0x29, 0x29, 0x29,
                                   0x29, 0x28, 0x28, 0x28, 0x28, 0x28, 0x28, 0x4c};
   return kBooks[last_run < 15 ? last_run : 15];
 }
-RDMAVIDEO_PRORES_HD inline uint8_t level_book(unsigned last_level) {
+RDMAVIDEO_HOST_DEVICE inline uint8_t level_book(unsigned last_level) {
   constexpr uint8_t kBooks[10] = {0x04, 0x0a, 0x05, 0x06, 0x04, 0x28, 0x28, 0x28, 0x28, 0x4c};
   return kBooks[last_level < 9 ? last_level : 9];
 }
@@ -61,10 +57,10 @@ RDMAVIDEO_PRORES_HD inline uint8_t level_book(unsigned last_level) {
 /// (the rate control's passes need sizes, not slices).
 class BitWriter {
  public:
-  RDMAVIDEO_PRORES_HD BitWriter(uint8_t* out, size_t capacity) : out_(out), capacity_(capacity) {}
+  RDMAVIDEO_HOST_DEVICE BitWriter(uint8_t* out, size_t capacity) : out_(out), capacity_(capacity) {}
 
   /// The low `count` (0..32) bits of `value`.
-  RDMAVIDEO_PRORES_HD void put(uint32_t value, int count) {
+  RDMAVIDEO_HOST_DEVICE void put(uint32_t value, int count) {
     if (count == 0) return;
     acc_ = (acc_ << count) | (value & (count == 32 ? 0xffffffffu : (1u << count) - 1));
     held_ += count;
@@ -73,22 +69,22 @@ class BitWriter {
       emit(static_cast<uint8_t>(acc_ >> held_));
     }
   }
-  RDMAVIDEO_PRORES_HD void zeros(unsigned count) {
+  RDMAVIDEO_HOST_DEVICE void zeros(unsigned count) {
     for (; count >= 32; count -= 32) put(0, 32);
     put(0, static_cast<int>(count));
   }
   /// Pads the last byte with zeros; the bytes written.
-  RDMAVIDEO_PRORES_HD size_t finish() {
+  RDMAVIDEO_HOST_DEVICE size_t finish() {
     if (held_ > 0) {
       emit(static_cast<uint8_t>(acc_ << (8 - held_)));
       held_ = 0;
     }
     return bytes_;
   }
-  RDMAVIDEO_PRORES_HD bool overflowed() const { return overflow_; }
+  RDMAVIDEO_HOST_DEVICE bool overflowed() const { return overflow_; }
 
  private:
-  RDMAVIDEO_PRORES_HD void emit(uint8_t byte) {
+  RDMAVIDEO_HOST_DEVICE void emit(uint8_t byte) {
     if (bytes_ < capacity_) {
       if (out_) out_[bytes_] = byte;
       ++bytes_;
@@ -106,19 +102,19 @@ class BitWriter {
 };
 
 /// `v`'s low 16 bits, big-endian, as the format's fields are.
-RDMAVIDEO_PRORES_HD inline void put16(uint8_t* at, uint32_t v) {
+RDMAVIDEO_HOST_DEVICE inline void put16(uint8_t* at, uint32_t v) {
   at[0] = static_cast<uint8_t>(v >> 8);
   at[1] = static_cast<uint8_t>(v);
 }
 
-RDMAVIDEO_PRORES_HD inline int log2_floor(uint32_t v) {
+RDMAVIDEO_HOST_DEVICE inline int log2_floor(uint32_t v) {
   int n = 0;
   while (v >>= 1) ++n;
   return n;
 }
 
 /// `value` (>= 0) in the code book `book`.
-RDMAVIDEO_PRORES_HD inline void put_code(BitWriter& w, uint32_t value, uint8_t book) {
+RDMAVIDEO_HOST_DEVICE inline void put_code(BitWriter& w, uint32_t value, uint8_t book) {
   const int switch_bits = book & 3;
   const int exp_order = (book >> 2) & 7;
   const int rice_order = book >> 5;
@@ -139,7 +135,7 @@ RDMAVIDEO_PRORES_HD inline void put_code(BitWriter& w, uint32_t value, uint8_t b
 /// decoders expect: four times the orthonormal transform, rounded. Fixed point: cosines in
 /// 15 bits, four bits kept between the passes (the sums stay within 31 bits: |rows| <= 16 x
 /// 512 x sqrt(8), and the largest row of cosines sums to 83,980).
-RDMAVIDEO_PRORES_HD inline void forward_dct(const int32_t in[64], int32_t out[64]) {
+RDMAVIDEO_HOST_DEVICE inline void forward_dct(const int32_t in[64], int32_t out[64]) {
   // round(32768 * c(k) * cos((2n + 1) k pi / 16)), c(0) = sqrt(1/8), c(k) = 1/2.
   constexpr int32_t kCos[8][8] = {{11585, 11585, 11585, 11585, 11585, 11585, 11585, 11585},
                                   {16069, 13623, 9102, 3196, -3196, -9102, -13623, -16069},
@@ -169,7 +165,7 @@ RDMAVIDEO_PRORES_HD inline void forward_dct(const int32_t in[64], int32_t out[64
 /// `coefficient` / `step`, rounded up from 5/8 of a step rather than a half: the small
 /// coefficients that noise makes cost more bits than the error they save (the dead zone's
 /// width was chosen by PSNR at equal size, prores_conformance_test).
-RDMAVIDEO_PRORES_HD inline int32_t quantise(int32_t coefficient, int32_t step) {
+RDMAVIDEO_HOST_DEVICE inline int32_t quantise(int32_t coefficient, int32_t step) {
   const int32_t magnitude = coefficient < 0 ? -coefficient : coefficient;
   const int32_t level = (magnitude * 8 + step * 3) / (step * 8);
   return coefficient < 0 ? -level : level;
@@ -182,8 +178,8 @@ template <typename T>
 struct Strided {
   T* at;
   size_t stride;
-  RDMAVIDEO_PRORES_HD T& operator[](size_t i) const { return at[i * stride]; }
-  RDMAVIDEO_PRORES_HD Strided operator+(size_t i) const { return {at + i * stride, stride}; }
+  RDMAVIDEO_HOST_DEVICE T& operator[](size_t i) const { return at[i * stride]; }
+  RDMAVIDEO_HOST_DEVICE Strided operator+(size_t i) const { return {at + i * stride, stride}; }
 };
 using Coefficients = Strided<int32_t>;
 using ConstCoefficients = Strided<const int32_t>;
@@ -191,8 +187,9 @@ using ConstCoefficients = Strided<const int32_t>;
 /// Codes one plane of a slice: `count` blocks (a power of two) of coefficients, each 64 in
 /// raster order, quantised by `matrix` x `q` as they are read. Returns the bytes written (or
 /// counted, with no `out`), or 0 when they did not fit in `capacity`.
-RDMAVIDEO_PRORES_HD inline size_t code_plane(ConstCoefficients coefficients, const uint8_t* matrix,
-                                             int q, int count, uint8_t* out, size_t capacity) {
+RDMAVIDEO_HOST_DEVICE inline size_t code_plane(ConstCoefficients coefficients,
+                                               const uint8_t* matrix, int q, int count,
+                                               uint8_t* out, size_t capacity) {
   const auto level_at = [&](int block, int at) {
     return quantise(coefficients[static_cast<size_t>(block) * kBlockSamples + at],
                     static_cast<int32_t>(matrix[at]) * q);
@@ -247,7 +244,7 @@ inline constexpr size_t kSliceCapPerMacroblock = 2048;
 // Coefficients of one slice: 8 blocks a macroblock (4 Y, 2 Cb, 2 Cr), 64 each.
 inline constexpr size_t kSliceCoefficients = kMaxSliceMacroblocks * 8 * kBlockSamples;
 
-RDMAVIDEO_PRORES_HD inline size_t slice_cap(uint32_t mb_count) {
+RDMAVIDEO_HOST_DEVICE inline size_t slice_cap(uint32_t mb_count) {
   const size_t cap = mb_count * kSliceCapPerMacroblock;
   return cap < 0xffff ? cap : 0xffff;
 }
@@ -268,9 +265,9 @@ struct PlanesRef {
 
 /// The 8x8 block at (x0, y0) of a plane `width` x `height` (its edge samples repeated), less
 /// the midpoint, transformed into `out`.
-RDMAVIDEO_PRORES_HD inline void block_dct(const uint16_t* plane, size_t pitch, uint32_t width,
-                                          uint32_t height, uint32_t x0, uint32_t y0,
-                                          Coefficients out) {
+RDMAVIDEO_HOST_DEVICE inline void block_dct(const uint16_t* plane, size_t pitch, uint32_t width,
+                                            uint32_t height, uint32_t x0, uint32_t y0,
+                                            Coefficients out) {
   int32_t samples[64];
   for (uint32_t r = 0; r < 8; ++r) {
     const uint32_t y = y0 + r < height ? y0 + r : height - 1;
@@ -290,9 +287,9 @@ RDMAVIDEO_PRORES_HD inline void block_dct(const uint16_t* plane, size_t pitch, u
 /// 4-5 Cb and 6-7 Cr: top, bottom), transformed into its place in `coefficients`
 /// (kSliceCoefficients): every Y block of the slice, then every Cb block, then every Cr
 /// block, each plane's in macroblock order. A GPU thread does one.
-RDMAVIDEO_PRORES_HD inline void slice_block_dct(const PlanesRef& p, uint32_t mb_x, uint32_t mb_y,
-                                                uint32_t mb_count, uint32_t t,
-                                                Coefficients coefficients) {
+RDMAVIDEO_HOST_DEVICE inline void slice_block_dct(const PlanesRef& p, uint32_t mb_x, uint32_t mb_y,
+                                                  uint32_t mb_count, uint32_t t,
+                                                  Coefficients coefficients) {
   const uint32_t m = t / 8, b = t % 8;
   const uint32_t x = (mb_x + m) * 16, y = mb_y * 16;
   if (b < 4) {
@@ -309,8 +306,8 @@ RDMAVIDEO_PRORES_HD inline void slice_block_dct(const PlanesRef& p, uint32_t mb_
 }
 
 /// Every block of the slice (slice_block_dct), one after another.
-RDMAVIDEO_PRORES_HD inline void slice_dct(const PlanesRef& p, uint32_t mb_x, uint32_t mb_y,
-                                          uint32_t mb_count, Coefficients coefficients) {
+RDMAVIDEO_HOST_DEVICE inline void slice_dct(const PlanesRef& p, uint32_t mb_x, uint32_t mb_y,
+                                            uint32_t mb_count, Coefficients coefficients) {
   for (uint32_t t = 0; t < mb_count * 8; ++t) {
     slice_block_dct(p, mb_x, mb_y, mb_count, t, coefficients);
   }
@@ -318,9 +315,9 @@ RDMAVIDEO_PRORES_HD inline void slice_dct(const PlanesRef& p, uint32_t mb_x, uin
 
 /// The slice's `coefficients` at quantiser `q` into `out` (its 6-byte header first): its
 /// size, or 0 where it does not fit in `cap`. With no `out`, only its size.
-RDMAVIDEO_PRORES_HD inline size_t code_slice(ConstCoefficients coefficients, uint32_t mb_count,
-                                             const uint8_t* matrix, int q, uint8_t* out,
-                                             size_t cap) {
+RDMAVIDEO_HOST_DEVICE inline size_t code_slice(ConstCoefficients coefficients, uint32_t mb_count,
+                                               const uint8_t* matrix, int q, uint8_t* out,
+                                               size_t cap) {
   if (cap <= kSliceHeaderBytes) return 0;
   const int blocks[3] = {static_cast<int>(mb_count * 4), static_cast<int>(mb_count * 2),
                          static_cast<int>(mb_count * 2)};
@@ -362,18 +359,18 @@ struct RateState {
   uint64_t end;
 };
 
-RDMAVIDEO_PRORES_HD inline RateState rate_start(uint64_t budget) {
+RDMAVIDEO_HOST_DEVICE inline RateState rate_start(uint64_t budget) {
   return {1, kMaxQuantiser, (1 + kMaxQuantiser) / 2, kNoSlice, budget, 0};
 }
 
 /// A slice's bytes as the search adds them up: one over its cap (size 0) counts so much that
 /// no sum with it fits any budget, yet the sum of every slice cannot wrap.
-RDMAVIDEO_PRORES_HD inline uint64_t rate_bytes(uint64_t size, uint32_t count) {
+RDMAVIDEO_HOST_DEVICE inline uint64_t rate_bytes(uint64_t size, uint32_t count) {
   return size == 0 ? ~uint64_t{0} / (4 * uint64_t{count} + 4) : size;
 }
 
 /// One step of the search, given the slices' total at s.q.
-RDMAVIDEO_PRORES_HD inline void rate_step(RateState& s, uint64_t total) {
+RDMAVIDEO_HOST_DEVICE inline void rate_step(RateState& s, uint64_t total) {
   if (s.lo >= s.hi) return;
   if (total <= s.budget) {
     s.hi = s.q;
@@ -387,7 +384,7 @@ RDMAVIDEO_PRORES_HD inline void rate_step(RateState& s, uint64_t total) {
 struct Chunk {
   uint32_t first, end;
 };
-RDMAVIDEO_PRORES_HD inline Chunk rate_chunk(uint32_t t, uint32_t count) {
+RDMAVIDEO_HOST_DEVICE inline Chunk rate_chunk(uint32_t t, uint32_t count) {
   const uint32_t per = (count + kRateThreads - 1) / kRateThreads;
   const uint32_t first = t * per < count ? t * per : count;
   return {first, first + per < count ? first + per : count};
@@ -401,7 +398,7 @@ struct RateShared {
 };
 
 /// `*at` = min(*at, v): atomically on a GPU.
-RDMAVIDEO_PRORES_HD inline void min_into(uint32_t* at, uint32_t v) {
+RDMAVIDEO_HOST_DEVICE inline void min_into(uint32_t* at, uint32_t v) {
 #if defined(__CUDA_ARCH__)
   atomicMin(at, v);
 #else
@@ -410,14 +407,14 @@ RDMAVIDEO_PRORES_HD inline void min_into(uint32_t* at, uint32_t v) {
 }
 
 /// The search's step. Phase 1: thread t's sum. Phase 2 (thread 0): the total, and the step.
-RDMAVIDEO_PRORES_HD inline void search_sum(uint32_t t, const uint64_t* sizes, uint32_t count,
-                                           RateShared& sh) {
+RDMAVIDEO_HOST_DEVICE inline void search_sum(uint32_t t, const uint64_t* sizes, uint32_t count,
+                                             RateShared& sh) {
   const Chunk c = rate_chunk(t, count);
   uint64_t sum = 0;
   for (uint32_t i = c.first; i < c.end; ++i) sum += rate_bytes(sizes[i], count);
   sh.part[t] = sum;
 }
-RDMAVIDEO_PRORES_HD inline void search_step(RateShared& sh, RateState& s) {
+RDMAVIDEO_HOST_DEVICE inline void search_step(RateShared& sh, RateState& s) {
   uint64_t total = 0;
   for (int t = 0; t < kRateThreads; ++t) total += sh.part[t];
   rate_step(s, total);
@@ -428,11 +425,12 @@ RDMAVIDEO_PRORES_HD inline void search_step(RateShared& sh, RateState& s) {
 /// fit its cap at lo - 1); lo for the rest. `sizes` at lo, `finer` at lo - 1.
 /// Phase 1: thread t's sums at lo and of the extra bytes. Phase 2 (thread 0): each chunk's
 /// spending before it. Phase 3: the first slice not paid for. Phase 4: the quantisers.
-RDMAVIDEO_PRORES_HD inline uint64_t finer_extra(uint64_t size, uint64_t finer) {
+RDMAVIDEO_HOST_DEVICE inline uint64_t finer_extra(uint64_t size, uint64_t finer) {
   return finer > size ? finer - size : 0;
 }
-RDMAVIDEO_PRORES_HD inline void finer_sums(uint32_t t, const uint64_t* sizes, const uint64_t* finer,
-                                           uint32_t count, RateShared& sh) {
+RDMAVIDEO_HOST_DEVICE inline void finer_sums(uint32_t t, const uint64_t* sizes,
+                                             const uint64_t* finer, uint32_t count,
+                                             RateShared& sh) {
   const Chunk c = rate_chunk(t, count);
   uint64_t sum = 0, extra = 0;
   for (uint32_t i = c.first; i < c.end; ++i) {
@@ -442,7 +440,7 @@ RDMAVIDEO_PRORES_HD inline void finer_sums(uint32_t t, const uint64_t* sizes, co
   sh.part[t] = sum;
   sh.extra[t] = extra;
 }
-RDMAVIDEO_PRORES_HD inline void finer_scan(RateShared& sh) {
+RDMAVIDEO_HOST_DEVICE inline void finer_scan(RateShared& sh) {
   uint64_t total = 0;
   for (int t = 0; t < kRateThreads; ++t) total += sh.part[t];
   uint64_t spent = total;  // each chunk's spending before it, all before it taken
@@ -453,8 +451,9 @@ RDMAVIDEO_PRORES_HD inline void finer_scan(RateShared& sh) {
   }
   sh.stop = kNoSlice;
 }
-RDMAVIDEO_PRORES_HD inline void finer_stop(uint32_t t, const uint64_t* sizes, const uint64_t* finer,
-                                           uint32_t count, const RateState& s, RateShared& sh) {
+RDMAVIDEO_HOST_DEVICE inline void finer_stop(uint32_t t, const uint64_t* sizes,
+                                             const uint64_t* finer, uint32_t count,
+                                             const RateState& s, RateShared& sh) {
   const Chunk c = rate_chunk(t, count);
   uint64_t spent = sh.extra[t];
   for (uint32_t i = c.first; i < c.end; ++i) {
@@ -466,8 +465,8 @@ RDMAVIDEO_PRORES_HD inline void finer_stop(uint32_t t, const uint64_t* sizes, co
     spent += extra;
   }
 }
-RDMAVIDEO_PRORES_HD inline void finer_quantisers(uint32_t t, uint32_t count, const RateState& s,
-                                                 const RateShared& sh, int32_t* quantisers) {
+RDMAVIDEO_HOST_DEVICE inline void finer_quantisers(uint32_t t, uint32_t count, const RateState& s,
+                                                   const RateShared& sh, int32_t* quantisers) {
   const Chunk c = rate_chunk(t, count);
   for (uint32_t i = c.first; i < c.end; ++i) {
     quantisers[i] = s.lo > 1 && i < sh.stop ? s.lo - 1 : s.lo;
@@ -477,14 +476,14 @@ RDMAVIDEO_PRORES_HD inline void finer_quantisers(uint32_t t, uint32_t count, con
 /// Where each coded slice goes behind the table (2 bytes a slice), where they end, and the
 /// first slice over its cap. Phase 1: thread t's sum. Phase 2 (thread 0): each chunk's start,
 /// the end. Phase 3: the offsets and the first slice over its cap.
-RDMAVIDEO_PRORES_HD inline void offsets_sum(uint32_t t, const uint64_t* sizes, uint32_t count,
-                                            RateShared& sh) {
+RDMAVIDEO_HOST_DEVICE inline void offsets_sum(uint32_t t, const uint64_t* sizes, uint32_t count,
+                                              RateShared& sh) {
   const Chunk c = rate_chunk(t, count);
   uint64_t sum = 0;
   for (uint32_t i = c.first; i < c.end; ++i) sum += sizes[i];
   sh.part[t] = sum;
 }
-RDMAVIDEO_PRORES_HD inline void offsets_scan(uint32_t count, RateShared& sh, RateState& s) {
+RDMAVIDEO_HOST_DEVICE inline void offsets_scan(uint32_t count, RateShared& sh, RateState& s) {
   uint64_t at = 2 * uint64_t{count};
   for (int t = 0; t < kRateThreads; ++t) {
     const uint64_t sum = sh.part[t];
@@ -494,9 +493,9 @@ RDMAVIDEO_PRORES_HD inline void offsets_scan(uint32_t count, RateShared& sh, Rat
   s.end = at;
   s.bad = kNoSlice;
 }
-RDMAVIDEO_PRORES_HD inline void offsets_place(uint32_t t, const uint64_t* sizes, uint32_t count,
-                                              const RateShared& sh, RateState& s,
-                                              uint64_t* offsets) {
+RDMAVIDEO_HOST_DEVICE inline void offsets_place(uint32_t t, const uint64_t* sizes, uint32_t count,
+                                                const RateShared& sh, RateState& s,
+                                                uint64_t* offsets) {
   const Chunk c = rate_chunk(t, count);
   uint64_t at = sh.part[t];
   for (uint32_t i = c.first; i < c.end; ++i) {
@@ -510,7 +509,7 @@ RDMAVIDEO_PRORES_HD inline void offsets_place(uint32_t t, const uint64_t* sizes,
 /// tries next (nothing to code once it has ended: returns 0), the one it found, or the next
 /// finer (0 where there is none).
 enum QuantiserFrom : int { kSearchQuantiser = -1, kFoundQuantiser = -2, kFinerQuantiser = -3 };
-RDMAVIDEO_PRORES_HD inline int quantiser_from(int from, const RateState& s) {
+RDMAVIDEO_HOST_DEVICE inline int quantiser_from(int from, const RateState& s) {
   switch (from) {
     case kSearchQuantiser: return s.lo < s.hi ? s.q : 0;
     case kFoundQuantiser: return s.lo;
@@ -520,8 +519,8 @@ RDMAVIDEO_PRORES_HD inline int quantiser_from(int from, const RateState& s) {
 }
 
 /// A coded slice from its slot into the frame, and its size into the slice table.
-RDMAVIDEO_PRORES_HD inline void gather_slice(const uint8_t* slot, uint64_t size,
-                                             uint8_t* table_entry, uint8_t* to) {
+RDMAVIDEO_HOST_DEVICE inline void gather_slice(const uint8_t* slot, uint64_t size,
+                                               uint8_t* table_entry, uint8_t* to) {
   for (uint64_t b = 0; b < size; ++b) to[b] = slot[b];
   put16(table_entry, static_cast<uint32_t>(size));
 }

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda/prores_slices.hpp"
 #include "rdmavideo/prores.hpp"
+#include "slices/prores_slices.hpp"
 
 namespace rdmavideo::prores {
 namespace {

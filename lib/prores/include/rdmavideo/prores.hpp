@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A ProRes 422 encoder of the library's own (SMPTE RDD 36), for recordings made without the
 // CPU where frames are in GPU memory: CUDA kernels where there is a GPU, and this CPU twin,
-// which runs the same arithmetic (cuda/prores_slices.hpp) and makes the same bytes. The CPU
+// which runs the same arithmetic (lib/prores/slices/prores_slices.hpp) and makes the same
+// bytes. The CPU
 // twin is the reference the kernels are checked against and what runs without a GPU; it is
 // not meant to race FFmpeg's encoders.
 //
@@ -88,6 +89,26 @@ class Encoder {
   std::vector<SliceSpan> slices_;
 };
 
+/// Up to three planes in a GPU's memory, each with its pitch in bytes.
+struct DevicePlanes {
+  cuda::DevicePtr at[3] = {};
+  size_t pitch[3] = {};
+};
+/// The encoder's picture in a GPU's memory: 10-bit 4:2:2 planes (Y, Cb, Cr; samples in the
+/// low 10 bits of 16), pitches in bytes.
+struct DevicePicture {
+  DevicePlanes planes;
+  unsigned width = 0, height = 0;
+};
+/// What the encoder's picture is made from on a GPU (lib/prores/gpu/picture422.hpp): 8-bit
+/// packed 4:2:2, 8-bit 4:2:0 (chroma interleaved or in two planes), p010, 10-bit planar 4:2:2,
+/// and v210.
+enum class GpuInput { uyvy, yuy2, nv12, i420, p010, yuv422p10, v210 };
+/// Queues on `stream` the making of `to` from `from` (planes as `input` lays them out); the
+/// caller waits. `unsupported`, naming why, where the device cannot run the encoder's kernels.
+Result<void> make_picture(cuda::Stream& stream, GpuInput input, const DevicePlanes& from,
+                          const DevicePicture& to);
+
 /// The encoder on a GPU: the same frames as Encoder's, from a picture in that GPU's memory.
 /// The slices are transformed, coded and gathered behind their table there; what crosses to
 /// the host is each slice's size while the rate control looks for the quantisers (a few KiB)
@@ -105,7 +126,7 @@ class GpuEncoder {
   size_t max_frame_bytes() const;
   /// Encodes the picture (10-bit 4:2:2 planes in the device's memory, pitches in bytes) into
   /// `out` (at least max_frame_bytes()); the frame's size.
-  Result<size_t> encode(const cuda::Kernels::Picture422& picture, std::span<uint8_t> out);
+  Result<size_t> encode(const DevicePicture& picture, std::span<uint8_t> out);
   /// How long the last encode took, from its first kernel to the frame on the host.
   double last_encode_ms() const;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The arithmetic of the composite kernels (the receiver's canvas in GPU memory), written once
-// for the GPU and the CPU as convert_pixels.hpp is: kernels.cu calls it for each block of
+// for the GPU and the CPU: canvas_kernels.cu calls it for each block of
 // canvas pixels, the stand-in driver runs it on the CPU, and the tests compare the two.
 //
 // The canvas is NV12 (8-bit 4:2:0). A block is a pair of canvas pixels in a pair of rows of a
@@ -22,11 +22,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "convert_pixels.hpp"
+#include "rdmavideo/host_device.hpp"
 
-namespace rdmavideo::cuda::pixels {
+namespace rdmavideo::media::canvas {
 
-/// The layouts place() reads (cuda::Kernels::Layout has the same values).
+/// The layouts place() reads (GpuCanvasKernels::Layout has the same values).
 namespace layout {
 enum : int {
   kNv12 = 0,        // Y; CbCr interleaved, 4:2:0
@@ -300,4 +300,4 @@ RDMAVIDEO_HOST_DEVICE inline void gray_nv12(const uint8_t* luma, uint64_t pitch,
   uv[0] = uv[1] = 128;
 }
 
-}  // namespace rdmavideo::cuda::pixels
+}  // namespace rdmavideo::media::canvas

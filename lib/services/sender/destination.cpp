@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // A destination of a sender session: its thread, which connects (and reconnects with
 // back-off), joins each stream format, and sends its queue of frames and audio.
-#include "session_impl.hpp"
+#include "destination.hpp"
 
 #include "rdmavideo/caught.hpp"
+#include "rdmavideo/log.hpp"
+#include "rdmavideo/signals.hpp"
 
-namespace rdmavideo {
+namespace rdmavideo::sender {
 
-void SenderSession::Impl::Destination::run() {
+void Destination::run() {
   block_async_signals();
   bool first = true;
   for (;;) {
@@ -26,7 +28,7 @@ void SenderSession::Impl::Destination::run() {
   }
 }
 
-void SenderSession::Impl::Destination::serve(bool& first) {
+void Destination::serve(bool& first) {
   for (;;) {
     {
       std::unique_lock lock(mu);
@@ -38,7 +40,7 @@ void SenderSession::Impl::Destination::serve(bool& first) {
       }
     }
     if (!core) {
-      if (!first && (!session.options.reconnect || !retry)) {
+      if (!first && (!options.reconnect || !retry)) {
         // Failed for good: wait for the end, dropping what is queued.
         std::unique_lock lock(mu);
         cv.wait_for(lock, kTick, [&] { return stop || end || !queue.empty(); });
@@ -66,10 +68,10 @@ void SenderSession::Impl::Destination::serve(bool& first) {
     std::optional<proto::StreamStart> wanted_format;
     std::shared_ptr<detail::BufferPool> wanted_pool;
     {
-      std::lock_guard lock(session.stream_mu);
-      wanted_generation = session.generation;
-      wanted_format = session.format;
-      wanted_pool = session.pool;
+      std::lock_guard lock(stream.mu);
+      wanted_generation = stream.generation;
+      wanted_format = stream.format;
+      wanted_pool = stream.pool;
     }
     {
       std::unique_lock cl(core_mu);
@@ -91,7 +93,7 @@ void SenderSession::Impl::Destination::serve(bool& first) {
       if (queue.empty() && !completions) {
         // A new stream format wakes it too (start_stream() notifies), however close it came.
         cv.wait_for(lock, kTick, [&] {
-          return stop || end || !queue.empty() || session.generation.load() != wanted_generation;
+          return stop || end || !queue.empty() || stream.generation.load() != wanted_generation;
         });
       }
       if (!queue.empty()) {
@@ -128,11 +130,11 @@ void SenderSession::Impl::Destination::serve(bool& first) {
   core.reset();  // its frames' holds go with it
 }
 
-bool SenderSession::Impl::Destination::connect() {
+bool Destination::connect() {
   set_state(DestinationState::connecting);
-  ConnectOptions connect_options = session.options.connect;
+  ConnectOptions connect_options = options.connect;
   connect_options.endpoint = endpoint;
-  auto made = sender::SenderCore::connect(session.options.transport, connect_options);
+  auto made = sender::SenderCore::connect(options.transport, connect_options);
   if (!made) {
     try_again_or_give_up(made.error());
     return false;
@@ -156,13 +158,12 @@ bool SenderSession::Impl::Destination::connect() {
       log().info("[{}] connected again (connection {})", who, report.connections);
   }
   set_state(DestinationState::streaming);
-  std::lock_guard lock(session.stream_mu);
-  session.stream_cv.notify_all();
+  std::lock_guard lock(stream.mu);
+  stream.cv.notify_all();
   return true;
 }
 
-Result<void> SenderSession::Impl::Destination::register_pool(
-    const std::shared_ptr<detail::BufferPool>& new_pool) {
+Result<void> Destination::register_pool(const std::shared_ptr<detail::BufferPool>& new_pool) {
   if (registered_pool == new_pool) return {};
   auto& channel = core->channel();
   if (registered_pool && !staged) channel.forget_memory(registered_pool->region()->bytes());
@@ -175,26 +176,25 @@ Result<void> SenderSession::Impl::Destination::register_pool(
     return {};
   }
   // GPU memory: this destination's rung of the ladder.
-  auto decision = gpu::choose_path(session.options.gpu_path, channel.gpu_facts(), *session.gpu);
+  auto decision = gpu::choose_path(options.gpu_path, channel.gpu_facts(), *stream.gpu);
   if (!decision) return Unexpected(decision.error());
   if (decision->path != gpu::Path::staged) {
-    if (auto ok =
-            channel.register_gpu_memory(region->bytes(), region, decision->path, *session.gpu);
+    if (auto ok = channel.register_gpu_memory(region->bytes(), region, decision->path, *stream.gpu);
         !ok) {
-      if (auto fell = decision->fall_back(session.options.gpu_path, ok.error()); !fell) return fell;
+      if (auto fell = decision->fall_back(options.gpu_path, ok.error()); !fell) return fell;
     }
   }
   staged = decision->path == gpu::Path::staged;
   if (staged) {
     std::shared_ptr<gpu::Stager> slots_for_all;
     {
-      std::lock_guard lock(session.stream_mu);
-      if (!session.stager) {
-        auto slots = gpu::Stager::create(session.gpu, new_pool->buffer(0).size());
+      std::lock_guard lock(stream.mu);
+      if (!stream.stager) {
+        auto slots = gpu::Stager::create(stream.gpu, new_pool->buffer(0).size());
         if (!slots) return Unexpected(slots.error());
-        session.stager = std::move(*slots);
+        stream.stager = std::move(*slots);
       }
-      slots_for_all = session.stager;
+      slots_for_all = stream.stager;
     }
     if (registered_stager != slots_for_all) {
       if (auto ok = channel.register_memory(slots_for_all->all(), slots_for_all->keep()); !ok)
@@ -202,22 +202,18 @@ Result<void> SenderSession::Impl::Destination::register_pool(
       registered_stager = slots_for_all;
     }
   }
-  log().info("[{}] frames from {}: {}", who, session.gpu->describe(), decision->summary());
+  log().info("[{}] frames from {}: {}", who, stream.gpu->describe(), decision->summary());
   {
     std::lock_guard lock(report_mu);
     report.gpu_path = decision->summary();
   }
-  {
-    std::lock_guard lock(session.state_mu);
-    if (!session.first_gpu_path) session.first_gpu_path = decision->summary();
-  }
+  events.gpu_path_chosen(decision->summary());
   registered_pool = new_pool;
   return {};
 }
 
-Result<void> SenderSession::Impl::Destination::join(
-    uint64_t stream_generation, const proto::StreamStart& stream_format,
-    const std::shared_ptr<detail::BufferPool>& stream_pool) {
+Result<void> Destination::join(uint64_t stream_generation, const proto::StreamStart& stream_format,
+                               const std::shared_ptr<detail::BufferPool>& stream_pool) {
   // Frames of the old format are out before the ring changes.
   if (auto ok = core->retire_all(); !ok) return ok;
   if (stream_pool) {
@@ -236,12 +232,12 @@ Result<void> SenderSession::Impl::Destination::join(
   // The tracks so far go out before the first frame, so a recording has them from the start.
   if (core->carries_audio()) start_audio_tracks();
   if (!core) return make_error(ErrorCode::peer_closed, "{}: lost while starting its audio", who);
-  std::lock_guard lock(session.stream_mu);
-  session.stream_cv.notify_all();
+  std::lock_guard lock(stream.mu);
+  stream.cv.notify_all();
   return {};
 }
 
-void SenderSession::Impl::Destination::settle(Job& job, Took took, stats::DropCause cause) {
+void Destination::settle(Job& job, Took took, stats::DropCause cause) {
   const std::shared_ptr<Dispatch> dispatch = job.dispatch;
   Dispatch& d = *dispatch;
   bool complete = false;
@@ -263,7 +259,7 @@ void SenderSession::Impl::Destination::settle(Job& job, Took took, stats::DropCa
   }
 }
 
-void SenderSession::Impl::Destination::drop_queued() {
+void Destination::drop_queued() {
   std::deque<Job> dropped;
   {
     std::lock_guard lock(mu);
@@ -280,7 +276,7 @@ void SenderSession::Impl::Destination::drop_queued() {
   }
 }
 
-void SenderSession::Impl::Destination::finish_job(Job& job, Took took, stats::DropCause cause) {
+void Destination::finish_job(Job& job, Took took, stats::DropCause cause) {
   if (job.audio) {
     // Audio counts itself where it was sent; here only what never went.
     if (took != Took::sent) {
@@ -292,8 +288,8 @@ void SenderSession::Impl::Destination::finish_job(Job& job, Took took, stats::Dr
       std::lock_guard lock(mu);
       busy = false;
     }
-    std::lock_guard lock(session.stream_mu);
-    session.stream_cv.notify_all();
+    std::lock_guard lock(stream.mu);
+    stream.cv.notify_all();
     return;
   }
   settle(job, took, cause);
@@ -301,11 +297,11 @@ void SenderSession::Impl::Destination::finish_job(Job& job, Took took, stats::Dr
     std::lock_guard lock(mu);
     busy = false;
   }
-  std::lock_guard lock(session.stream_mu);
-  session.stream_cv.notify_all();
+  std::lock_guard lock(stream.mu);
+  stream.cv.notify_all();
 }
 
-void SenderSession::Impl::Destination::send(Job& job) {
+void Destination::send(Job& job) {
   if (core->receiver_ended()) {
     mark_ended();
     return finish_job(job, Took::ended);
@@ -316,16 +312,16 @@ void SenderSession::Impl::Destination::send(Job& job) {
   // destination's queue past its bound goes only where a credit is there at once); no-drop,
   // waiting.
   std::optional<sender::Credit> credit;
-  const bool live = session.options.policy.live;
-  const auto give_up = job.dispatch->ready + session.max_lateness();
+  const bool live = options.policy.live;
+  const auto give_up = job.dispatch->ready + stream.max_lateness();
   FrameTiming timing;
   timing.sequence = job.info.sequence;
   timing.destination = index;
   timing.ready = job.dispatch->ready;
   timing.taken = Clock::now();
-  const auto& on_frame = session.options.on_frame;
+  const auto& on_frame = options.on_frame;
   for (;;) {
-    if (!live && session.interrupted()) return finish_job(job, Took::interrupted);
+    if (!live && events.interrupted()) return finish_job(job, Took::interrupted);
     const auto left =
         std::chrono::ceil<milliseconds>(std::max(Clock::duration{}, give_up - Clock::now()));
     auto got = core->acquire(live ? std::min(left, kTick) : kTick);  // slices: see interrupts
@@ -349,7 +345,7 @@ void SenderSession::Impl::Destination::send(Job& job) {
       }
       return finish_job(job, Took::dropped, stats::DropCause::no_credit);
     }
-    if (live && session.interrupted()) return finish_job(job, Took::interrupted);
+    if (live && events.interrupted()) return finish_job(job, Took::interrupted);
     std::lock_guard lock(mu);
     if (stop) break;
   }
@@ -380,13 +376,13 @@ void SenderSession::Impl::Destination::send(Job& job) {
   finish_job(job, Took::sent);
 }
 
-void SenderSession::Impl::Destination::start_audio_tracks() {
+void Destination::start_audio_tracks() {
   std::vector<proto::AudioStart> tracks;
   {
-    std::lock_guard lock(session.stream_mu);
-    if (audio_started >= session.audio_tracks.size()) return;
-    tracks.assign(session.audio_tracks.begin() + static_cast<ptrdiff_t>(audio_started),
-                  session.audio_tracks.end());
+    std::lock_guard lock(stream.mu);
+    if (audio_started >= stream.audio_tracks.size()) return;
+    tracks.assign(stream.audio_tracks.begin() + static_cast<ptrdiff_t>(audio_started),
+                  stream.audio_tracks.end());
   }
   for (const auto& track : tracks) {
     if (auto ok = core->start_audio(track); !ok) return lost(ok.error());
@@ -394,7 +390,7 @@ void SenderSession::Impl::Destination::start_audio_tracks() {
   }
 }
 
-void SenderSession::Impl::Destination::send_audio(const AudioJob& job) {
+void Destination::send_audio(const AudioJob& job) {
   auto dropped = [&] {
     std::lock_guard lock(report_mu);
     report.audio_dropped_samples += job.samples;
@@ -422,8 +418,8 @@ void SenderSession::Impl::Destination::send_audio(const AudioJob& job) {
   if (job.what == AudioJob::What::start) return;
   proto::AudioStart track;
   {
-    std::lock_guard lock(session.stream_mu);
-    track = session.audio_tracks.at(job.track);
+    std::lock_guard lock(stream.mu);
+    track = stream.audio_tracks.at(job.track);
   }
   auto ok = job.what == AudioJob::What::end
                 ? core->end_audio(track.stream_id)
@@ -439,7 +435,7 @@ void SenderSession::Impl::Destination::send_audio(const AudioJob& job) {
   }
 }
 
-void SenderSession::Impl::Destination::lost(const Error& error, Retry may) {
+void Destination::lost(const Error& error, Retry may) {
   std::deque<Job> dropped;
   {
     std::lock_guard lock(mu);
@@ -457,21 +453,21 @@ void SenderSession::Impl::Destination::lost(const Error& error, Retry may) {
   try_again_or_give_up(error, may);
 }
 
-void SenderSession::Impl::Destination::try_again_or_give_up(const Error& error, Retry may) {
+void Destination::try_again_or_give_up(const Error& error, Retry may) {
   retry = may == Retry::if_worth_it && worth_retrying(error);
-  const bool again = session.options.reconnect && retry && !session.stop_flag();
+  const bool again = options.reconnect && retry && !events.stopping();
   set_state(again ? DestinationState::connecting : DestinationState::failed, error);
   if (again) {
     log().warn("{}; connecting again in {:.1f} s (reconnecting)", error.message(),
                std::chrono::duration<double>(backoff).count());
   } else {
-    session.destination_lost(error);
+    events.destination_lost(error);
   }
-  std::lock_guard lock(session.stream_mu);
-  session.stream_cv.notify_all();
+  std::lock_guard lock(stream.mu);
+  stream.cv.notify_all();
 }
 
-void SenderSession::Impl::Destination::end_stream() {
+void Destination::end_stream() {
   std::unique_ptr<sender::SenderCore> ending;
   {
     std::lock_guard cl(core_mu);
@@ -495,4 +491,4 @@ void SenderSession::Impl::Destination::end_stream() {
   }
 }
 
-}  // namespace rdmavideo
+}  // namespace rdmavideo::sender

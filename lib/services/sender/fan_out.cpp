@@ -21,9 +21,9 @@ void FanOut::fail_session(const Error& error) {
 void FanOut::destination_lost(const Error& error) {
   if (options.require_all) {
     if (destinations.size() > 1) {
-      return fail_session(
-          Error(error.code(), fmt::format("{} ({})", error.message(), kEveryDestinationRequired),
-                error.sys_errno()));
+      return fail_session(Error(error.code(),
+                                fmt::format("{} ({})", error.message(), kEveryDestinationRequired),
+                                error.sys_errno()));
     }
     return fail_session(error);
   }
@@ -38,8 +38,8 @@ void FanOut::destination_lost(const Error& error) {
       ++others;
   }
   if (others == 0) return fail_session(error);
-  log().error("{}; {} other destination{} go{} on", error.message(), others,
-              others == 1 ? "" : "s", others == 1 ? "es" : "");
+  log().error("{}; {} other destination{} go{} on", error.message(), others, others == 1 ? "" : "s",
+              others == 1 ? "es" : "");
 }
 
 void FanOut::gpu_path_chosen(const std::string& summary) {

@@ -86,8 +86,7 @@ struct FanOut final : DestinationEvents {
 
   // Hands a frame to every destination that is up and has not had it (`sent_before`), and
   // in blocking mode waits until each has sent or dropped it.
-  Result<SenderSession::Outcome> dispatch(std::span<const std::byte> frame,
-                                          const FrameMeta& meta,
+  Result<SenderSession::Outcome> dispatch(std::span<const std::byte> frame, const FrameMeta& meta,
                                           std::shared_ptr<FrameHold> hold, bool in_gpu,
                                           uint64_t sent_before, uint64_t* sent_now);
   // Audio for every destination: sent at once to the caller's own (blocking mode), queued

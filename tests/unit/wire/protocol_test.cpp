@@ -7,10 +7,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "decoding.hpp"
@@ -280,22 +282,6 @@ TEST(ProtocolHeader, RejectsTruncatedHeader) {
   EXPECT_TRUE(contains(header.error().message(), "15 bytes"));
 }
 
-TEST(ProtocolHeader, RejectsBadMagic) {
-  Bytes bytes = encode(Message{Keepalive{1}});
-  poke(bytes, kMagicAt, uint32_t{0x12345678});
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "Header.magic"));
-  EXPECT_TRUE(contains(error, "0x12345678"));
-}
-
-// Version 1 headers are the handshake's only: a version 1 peer's StreamStart is refused.
-TEST(ProtocolHeader, RejectsVersionOneOutsideTheHandshake) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  poke(bytes, kVersionAt, kHandshakeHeaderVersion);
-  const std::string error = rejection(bytes, ErrorCode::unsupported);
-  EXPECT_TRUE(contains(error, "Header.version 1 not spoken here (2..3 for StreamStart)"));
-}
-
 TEST(ProtocolHeader, HandshakeMessagesGoWithVersionOneHeaders) {
   for (const Message& m :
        {Message{sample_hello()}, Message{sample_hello_ack()}, Message{sample_error()}}) {
@@ -307,26 +293,6 @@ TEST(ProtocolHeader, HandshakeMessagesGoWithVersionOneHeaders) {
     Bytes newer = bytes;  // and a version 2 header is read as well
     poke(newer, kVersionAt, kVersion);
     EXPECT_TRUE(decode_message(newer));
-  }
-}
-
-TEST(ProtocolHeader, RejectsUnsupportedVersion) {
-  for (uint16_t version : {uint16_t{0}, uint16_t{kVersion + 1}, uint16_t{0xffff}}) {
-    SCOPED_TRACE(version);
-    Bytes bytes = encode(Message{Keepalive{1}});
-    poke(bytes, kVersionAt, version);
-    const std::string error = rejection(bytes, ErrorCode::unsupported);
-    EXPECT_TRUE(contains(error, fmt::format("Header.version {}", version)));
-  }
-}
-
-TEST(ProtocolHeader, RejectsUnknownType) {
-  for (uint16_t type : {uint16_t{0}, uint16_t{14}, uint16_t{0xffff}}) {
-    SCOPED_TRACE(type);
-    Bytes bytes = encode(Message{Keepalive{1}});
-    poke(bytes, kTypeAt, type);
-    const std::string error = rejection(bytes);
-    EXPECT_TRUE(contains(error, fmt::format("Header.type {}", type)));
   }
 }
 
@@ -392,55 +358,7 @@ TEST(ProtocolHeader, RejectsWrongFixedLengthPerType) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Hello: software at 24 (32 bytes), min_version 0, max_version 2, flags 4,
-// max_frame_bytes 8, credits_requested 16.
-
-TEST(ProtocolHello, RejectsSoftwareNotNulTerminated) {
-  Bytes bytes = encode(Message{sample_hello()});
-  for (size_t i = 0; i < kSoftwareBytes; ++i) bytes[kBody + 24 + i] = std::byte{'a'};
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "Hello.software"));
-  EXPECT_TRUE(contains(error, "NUL"));
-  EXPECT_TRUE(contains(error, "32"));
-}
-
-TEST(ProtocolHello, RejectsControlCharacterInSoftware) {
-  Bytes bytes = encode(Message{sample_hello()});
-  bytes[kBody + 24 + 3] = std::byte{0x07};
-  std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "Hello.software"));
-  EXPECT_TRUE(contains(error, "0x07 at byte 3"));
-
-  bytes[kBody + 24 + 3] = std::byte{0x7f};  // DEL is a control character too
-  error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "0x7f at byte 3"));
-}
-
-TEST(ProtocolHello, RejectsMinVersionGreaterThanMax) {
-  Bytes bytes = encode(Message{sample_hello()});
-  poke(bytes, kBody + 0, uint16_t{3});
-  poke(bytes, kBody + 2, uint16_t{2});
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "Hello.min_version 3"));
-  EXPECT_TRUE(contains(error, "max_version 2"));
-}
-
-TEST(ProtocolHello, RejectsMaxFrameBytesZero) {
-  Bytes bytes = encode(Message{sample_hello()});
-  poke(bytes, kBody + 8, uint64_t{0});
-  EXPECT_TRUE(contains(rejection(bytes), "Hello.max_frame_bytes 0"));
-}
-
-TEST(ProtocolHello, RejectsMaxFrameBytesTooBig) {
-  Bytes bytes = encode(Message{sample_hello()});
-  poke(bytes, kBody + 8, kMaxFrame + 1);
-  EXPECT_TRUE(contains(rejection(bytes), fmt::format("Hello.max_frame_bytes {}", kMaxFrame + 1)));
-
-  poke(bytes, kBody + 8, kMaxFrame);
-  auto decoded = decode_message(bytes);
-  ASSERT_TRUE(decoded) << decoded.error().message();
-  EXPECT_EQ(std::get<Hello>(*decoded).max_frame_bytes, kMaxFrame);
-}
+// Hello
 
 // Hello means the same in every version: a version 1 sender asking for 1024 credits is
 // refused for its versions, not for its request.
@@ -450,49 +368,6 @@ TEST(ProtocolHello, CreditsRequestedIsNotChecked) {
   auto decoded = decode_message(bytes);
   ASSERT_TRUE(decoded) << decoded.error().message();
   EXPECT_EQ(std::get<Hello>(*decoded).credits_requested, 1024u);
-}
-
-// ---------------------------------------------------------------------------------------
-// HelloAck: version 0, flags 4, max_frame_bytes 8, credits 16, software 24.
-
-TEST(ProtocolHelloAck, RejectsUnsupportedVersion) {
-  for (uint16_t version : {uint16_t{0}, uint16_t{kVersion + 1}}) {
-    SCOPED_TRACE(version);
-    Bytes bytes = encode(Message{sample_hello_ack()});
-    poke(bytes, kBody + 0, version);
-    EXPECT_TRUE(contains(rejection(bytes), fmt::format("HelloAck.version {}", version)));
-  }
-}
-
-TEST(ProtocolHelloAck, RejectsMaxFrameBytesOutOfRange) {
-  Bytes bytes = encode(Message{sample_hello_ack()});
-  poke(bytes, kBody + 8, uint64_t{0});
-  EXPECT_TRUE(contains(rejection(bytes), "HelloAck.max_frame_bytes 0"));
-  poke(bytes, kBody + 8, kMaxFrame + 1);
-  EXPECT_TRUE(
-      contains(rejection(bytes), fmt::format("HelloAck.max_frame_bytes {}", kMaxFrame + 1)));
-}
-
-TEST(ProtocolHelloAck, RejectsCreditsOutOfRange) {
-  Bytes bytes = encode(Message{sample_hello_ack()});
-  poke(bytes, kBody + 16, uint32_t{0});
-  EXPECT_TRUE(contains(rejection(bytes), "HelloAck.credits 0"));
-  poke(bytes, kBody + 16, kMaxRingSlots + 1);
-  EXPECT_TRUE(contains(rejection(bytes), fmt::format("HelloAck.credits {}", kMaxRingSlots + 1)));
-}
-
-TEST(ProtocolHelloAck, RejectsSoftwareNotNulTerminated) {
-  Bytes bytes = encode(Message{sample_hello_ack()});
-  for (size_t i = 0; i < kSoftwareBytes; ++i) bytes[kBody + 24 + i] = std::byte{'b'};
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "HelloAck.software"));
-  EXPECT_TRUE(contains(error, "NUL"));
-}
-
-TEST(ProtocolHelloAck, RejectsControlCharacterInSoftware) {
-  Bytes bytes = encode(Message{sample_hello_ack()});
-  bytes[kBody + 24] = std::byte{0x0a};
-  EXPECT_TRUE(contains(rejection(bytes), "HelloAck.software has control character 0x0a at byte 0"));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -512,21 +387,6 @@ TEST(ProtocolStreamStart, SampleLayoutIsWhatTheTestsAssume) {
   EXPECT_EQ(m.layout.planes[1].offset, 1918u * 1078);
   EXPECT_EQ(m.layout.planes[1].rows, 539u);
   EXPECT_EQ(m.layout.frame_bytes, 1918u * 1078 + 1918u * 539);
-}
-
-TEST(ProtocolStreamStart, RejectsRingEpochZero) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  poke(bytes, kBody + 4, uint32_t{0});
-  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.ring_epoch is 0"));
-}
-
-TEST(ProtocolStreamStart, RejectsUnknownMedia) {
-  for (uint32_t media : {0u, 3u, 0xffffffffu}) {
-    SCOPED_TRACE(media);
-    Bytes bytes = encode(Message{sample_stream_start()});
-    poke(bytes, kBody + 8, media);
-    EXPECT_TRUE(contains(rejection(bytes), fmt::format("StreamStart.media {} unknown", media)));
-  }
 }
 
 TEST(ProtocolStreamStart, DecodesAudioMediaForTheReceiverToRefuse) {
@@ -551,150 +411,6 @@ TEST(ProtocolStreamStart, ColourIsTheU32AtOffset92) {
   EXPECT_FALSE(round_trip(sample_stream_start()).colour.said());
 }
 
-TEST(ProtocolStreamStart, RejectsColourThatIsNoH273CodePoint) {
-  struct Case {
-    size_t at;
-    uint8_t value;
-    std::string_view says;
-  };
-  for (const Case& c : {Case{92, 3, "colour primaries 3"}, Case{92, 13, "colour primaries 13"},
-                        Case{92, 23, "colour primaries 23"}, Case{93, 19, "colour transfer 19"},
-                        Case{93, 3, "colour transfer 3"}, Case{94, 15, "colour matrix 15"},
-                        Case{95, 3, "colour range 3"}, Case{95, 255, "colour range 255"}}) {
-    SCOPED_TRACE(c.says);
-    Bytes bytes = encode(Message{sample_stream_start()});
-    bytes[kBody + c.at] = std::byte{c.value};
-    const std::string why = rejection(bytes);
-    EXPECT_TRUE(contains(why, "StreamStart." + std::string(c.says))) << why;
-    EXPECT_TRUE(contains(why, "H.273")) << why;
-  }
-}
-
-TEST(ProtocolStreamStart, RejectsUnknownPixelFormat) {
-  for (uint32_t format : {0u, 14u, 0xffffffffu}) {
-    SCOPED_TRACE(format);
-    Bytes bytes = encode(Message{sample_stream_start()});
-    poke(bytes, kBody + 12, format);
-    EXPECT_TRUE(contains(rejection(bytes), fmt::format("StreamStart.pixel_format {}", format)));
-  }
-}
-
-TEST(ProtocolStreamStart, RejectsWidthZero) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  poke(bytes, kBody + 16, uint32_t{0});
-  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.width 0"));
-}
-
-TEST(ProtocolStreamStart, RejectsWidthTooBig) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  poke(bytes, kBody + 16, kMaxDimension + 1);
-  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.width 16385"));
-}
-
-TEST(ProtocolStreamStart, RejectsHeightZero) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  poke(bytes, kBody + 20, uint32_t{0});
-  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.height 0"));
-}
-
-TEST(ProtocolStreamStart, RejectsHeightTooBig) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  poke(bytes, kBody + 20, uint32_t{70000});
-  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.height 70000"));
-}
-
-TEST(ProtocolStreamStart, RejectsFrameRateNumeratorZero) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  poke(bytes, kBody + 24, uint32_t{0});
-  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.frame_rate 0/1001"));
-}
-
-TEST(ProtocolStreamStart, RejectsFrameRateDenominatorZero) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  poke(bytes, kBody + 28, uint32_t{0});
-  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.frame_rate 60000/0"));
-}
-
-TEST(ProtocolStreamStart, RejectsUnknownFlags) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  poke(bytes, kBody + 32, kStreamKnownFlags | 0x100u);
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "StreamStart.flags 0x10f"));
-  EXPECT_TRUE(contains(error, "unknown bits 0x100"));
-}
-
-TEST(ProtocolStreamStart, RejectsPlaneCountOutOfRange) {
-  for (uint32_t count : {0u, 5u}) {
-    SCOPED_TRACE(count);
-    Bytes bytes = encode(Message{sample_stream_start()});
-    poke(bytes, kBody + 36, count);
-    EXPECT_TRUE(contains(rejection(bytes), fmt::format("StreamStart.plane_count {}", count)));
-  }
-}
-
-TEST(ProtocolStreamStart, RejectsPlaneCountWrongForFormat) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  poke(bytes, kBody + 36, uint32_t{3});  // nv12 has 2
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "StreamStart.plane_count 3"));
-  EXPECT_TRUE(contains(error, "nv12"));
-}
-
-TEST(ProtocolStreamStart, RejectsStrideTooSmall) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  poke(bytes, plane_field(0, kStride), uint32_t{1917});
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "StreamStart.planes[0].stride 1917"));
-  EXPECT_TRUE(contains(error, "1918"));
-}
-
-TEST(ProtocolStreamStart, RejectsWrongRows) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  poke(bytes, plane_field(1, kRows), uint32_t{540});
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "StreamStart.planes[1].rows 540"));
-  EXPECT_TRUE(contains(error, "539"));
-}
-
-TEST(ProtocolStreamStart, RejectsOverlappingPlanes) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  const uint32_t overlapping = 1918 * 1078 - 1;
-  poke(bytes, plane_field(1, kOffset), overlapping);
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, fmt::format("StreamStart.planes[1].offset {}", overlapping)));
-}
-
-TEST(ProtocolStreamStart, RejectsFrameBytesTooSmall) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  const uint32_t frame_bytes = 1918 * 1078 + 1918 * 539;
-  poke(bytes, kBody + 88, frame_bytes - 1);
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, fmt::format("StreamStart.frame_bytes {}", frame_bytes - 1)));
-  EXPECT_TRUE(contains(error, fmt::format("{}", frame_bytes)));
-}
-
-TEST(ProtocolStreamStart, RejectsUnusedPlaneSet) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  poke(bytes, plane_field(2, kStride), uint32_t{64});
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "StreamStart.planes[2]"));
-}
-
-TEST(ProtocolStreamStart, RejectsNameNotNulTerminated) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  for (size_t i = 0; i < kNameBytes; ++i) bytes[kBody + 96 + i] = std::byte{'n'};
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "StreamStart.name"));
-  EXPECT_TRUE(contains(error, "NUL"));
-  EXPECT_TRUE(contains(error, "64"));
-}
-
-TEST(ProtocolStreamStart, RejectsControlCharacterInName) {
-  Bytes bytes = encode(Message{sample_stream_start()});
-  bytes[kBody + 96 + 2] = std::byte{0x1b};
-  EXPECT_TRUE(contains(rejection(bytes), "StreamStart.name has control character 0x1b at byte 2"));
-}
-
 // A name that is not UTF-8 (a Latin-1 byte, half a character, an overlong form) is taken, each
 // bad byte made U+FFFD: what reaches logs, tags and GStreamer is always valid UTF-8.
 TEST(ProtocolStreamStart, ANameThatIsNotUtf8ArrivesAsValidUtf8) {
@@ -709,66 +425,6 @@ TEST(ProtocolStreamStart, ANameThatIsNotUtf8ArrivesAsValidUtf8) {
 }
 
 // ---------------------------------------------------------------------------------------
-// RingInfo: stream_id 0, ring_epoch 4, slot_count 8, rkey 12, slot_bytes 16, slot_stride 24,
-// base_addr 32.
-
-TEST(ProtocolRingInfo, RejectsSlotCountZero) {
-  Bytes bytes = encode(Message{sample_ring_info()});
-  poke(bytes, kBody + 8, uint32_t{0});
-  EXPECT_TRUE(contains(rejection(bytes), "RingInfo.slot_count 0"));
-}
-
-TEST(ProtocolRingInfo, RejectsSlotCountTooBig) {
-  Bytes bytes = encode(Message{sample_ring_info()});
-  poke(bytes, kBody + 8, kMaxRingSlots + 1);
-  EXPECT_TRUE(contains(rejection(bytes), fmt::format("RingInfo.slot_count {}", kMaxRingSlots + 1)));
-}
-
-TEST(ProtocolRingInfo, RejectsSlotBytesOutOfRange) {
-  Bytes bytes = encode(Message{sample_ring_info()});
-  poke(bytes, kBody + 16, uint64_t{0});
-  EXPECT_TRUE(contains(rejection(bytes), "RingInfo.slot_bytes 0"));
-  poke(bytes, kBody + 16, kMaxFrame + 1);
-  EXPECT_TRUE(contains(rejection(bytes), fmt::format("RingInfo.slot_bytes {}", kMaxFrame + 1)));
-}
-
-TEST(ProtocolRingInfo, RejectsSlotStrideLessThanSlotBytes) {
-  Bytes bytes = encode(Message{sample_ring_info()});
-  poke(bytes, kBody + 16, uint64_t{4096});
-  poke(bytes, kBody + 24, uint64_t{4095});
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "RingInfo.slot_stride 4095"));
-  EXPECT_TRUE(contains(error, "4096"));
-
-  poke(bytes, kBody + 24, uint64_t{4096});  // equal is fine
-  EXPECT_TRUE(decode_message(bytes));
-}
-
-// ---------------------------------------------------------------------------------------
-// FrameWritten: ring_epoch 0, slot 4, sequence 8, pts_ns 16, sent_ns 24, bytes 32, flags 36,
-// checksum 40.
-
-TEST(ProtocolFrameWritten, RejectsSlotOutOfRange) {
-  Bytes bytes = encode(Message{sample_frame_written()});
-  poke(bytes, kBody + 4, kMaxRingSlots);
-  EXPECT_TRUE(contains(rejection(bytes), fmt::format("FrameWritten.slot {}", kMaxRingSlots)));
-}
-
-TEST(ProtocolFrameWritten, RejectsBytesZero) {
-  Bytes bytes = encode(Message{sample_frame_written()});
-  poke(bytes, kBody + 32, uint32_t{0});
-  EXPECT_TRUE(contains(rejection(bytes), "FrameWritten.bytes is 0"));
-}
-
-TEST(ProtocolFrameWritten, RejectsUnknownFlags) {
-  Bytes bytes = encode(Message{sample_frame_written()});
-  poke(bytes, kBody + 36, uint32_t{0x3});
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "FrameWritten.flags 0x3"));
-  EXPECT_TRUE(contains(error, "unknown bits 0x2"));
-}
-
-// ---------------------------------------------------------------------------------------
 // CreditReturn: ring_epoch 0, count 4, slots from 8.
 
 Bytes credit_return_body(uint32_t count, std::vector<uint32_t> slots) {
@@ -777,38 +433,6 @@ Bytes credit_return_body(uint32_t count, std::vector<uint32_t> slots) {
   poke(body, 4, count);
   for (size_t i = 0; i < slots.size(); ++i) poke(body, 8 + 4 * i, slots[i]);
   return body;
-}
-
-TEST(ProtocolCreditReturn, RejectsBodyShorterThanFixedPart) {
-  const Bytes bytes = raw_message(MessageType::CreditReturn, Bytes(4));
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "CreditReturn length 4"));
-}
-
-TEST(ProtocolCreditReturn, RejectsCountZero) {
-  const Bytes bytes = raw_message(MessageType::CreditReturn, credit_return_body(0, {}));
-  EXPECT_TRUE(contains(rejection(bytes), "CreditReturn.count 0"));
-}
-
-TEST(ProtocolCreditReturn, RejectsCountTooBig) {
-  std::vector<uint32_t> slots(kMaxRingSlots + 1, 0);
-  const Bytes bytes =
-      raw_message(MessageType::CreditReturn, credit_return_body(kMaxRingSlots + 1, slots));
-  EXPECT_TRUE(contains(rejection(bytes), fmt::format("CreditReturn.count {}", kMaxRingSlots + 1)));
-}
-
-TEST(ProtocolCreditReturn, RejectsLengthMismatchWithCount) {
-  const Bytes bytes = raw_message(MessageType::CreditReturn, credit_return_body(3, {1, 2}));
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "CreditReturn length 16"));
-  EXPECT_TRUE(contains(error, "count 3"));
-  EXPECT_TRUE(contains(error, "must be 20"));
-}
-
-TEST(ProtocolCreditReturn, RejectsSlotOutOfRange) {
-  const Bytes bytes =
-      raw_message(MessageType::CreditReturn, credit_return_body(3, {1, kMaxRingSlots, 2}));
-  EXPECT_TRUE(contains(rejection(bytes), fmt::format("CreditReturn.slots[1] {}", kMaxRingSlots)));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -822,32 +446,6 @@ Bytes error_body(uint32_t code, uint32_t text_bytes, std::string_view text) {
   return body;
 }
 
-TEST(ProtocolError, RejectsBodyShorterThanFixedPart) {
-  const Bytes bytes = raw_message(MessageType::Error, Bytes(6));
-  EXPECT_TRUE(contains(rejection(bytes), "Error length 6"));
-}
-
-TEST(ProtocolError, RejectsUnknownCode) {
-  const Bytes bytes = raw_message(MessageType::Error, error_body(8, 2, "hi"));
-  EXPECT_TRUE(contains(rejection(bytes), "Error.code 8"));
-}
-
-TEST(ProtocolError, RejectsTextTooLong) {
-  const std::string text(kMaxErrorText + 1, 't');
-  const Bytes bytes = raw_message(MessageType::Error, error_body(0, kMaxErrorText + 1, text));
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "Error.length 1025"));
-  EXPECT_TRUE(contains(error, "1024"));
-}
-
-TEST(ProtocolError, RejectsLengthMismatchWithText) {
-  const Bytes bytes = raw_message(MessageType::Error, error_body(1, 10, "short"));
-  const std::string error = rejection(bytes);
-  EXPECT_TRUE(contains(error, "Error length 13"));
-  EXPECT_TRUE(contains(error, "10 bytes"));
-  EXPECT_TRUE(contains(error, "must be 18"));
-}
-
 TEST(ProtocolError, ControlCharactersInTextAreReplaced) {
   const std::string text = "bad\nframe\x1b[31m\x7f\t\xc3\xa9!";
   const Bytes bytes = encode(Message{ErrorMessage{ErrorCode::protocol, text}});
@@ -856,6 +454,256 @@ TEST(ProtocolError, ControlCharactersInTextAreReplaced) {
   const auto& m = std::get<ErrorMessage>(*decoded);
   EXPECT_EQ(m.code, ErrorCode::protocol);
   EXPECT_EQ(m.text, "bad?frame?[31m??\xc3\xa9!");  // UTF-8 beyond ASCII is kept
+}
+
+// ---------------------------------------------------------------------------------------
+// Rejections: each a valid encoding with bytes patched at the layouts' offsets (or a body
+// built by hand), and the words the error must have: the field and the value it saw.
+//
+// Hello: min_version 0, max_version 2, flags 4, max_frame_bytes 8, credits_requested 16,
+// software 24 (32 bytes). HelloAck: version 0, flags 4, max_frame_bytes 8, credits 16,
+// software 24. RingInfo: stream_id 0, ring_epoch 4, slot_count 8, rkey 12, slot_bytes 16,
+// slot_stride 24, base_addr 32. FrameWritten: ring_epoch 0, slot 4, sequence 8, pts_ns 16,
+// sent_ns 24, bytes 32, flags 36, checksum 40. StreamStart and the bodies built by hand:
+// above.
+
+// Bytes laid over an encoding: `width` bytes of `value`, little-endian, `count` times.
+struct Patch {
+  size_t at;
+  uint64_t value;
+  size_t width;
+  size_t count = 1;
+};
+Patch u8(size_t at, uint8_t v, size_t count = 1) { return {at, v, 1, count}; }
+Patch u16(size_t at, uint16_t v) { return {at, v, 2}; }
+Patch u32(size_t at, uint32_t v) { return {at, v, 4}; }
+Patch u64(size_t at, uint64_t v) { return {at, v, 8}; }
+
+Bytes patched(const Message& message, std::initializer_list<Patch> patches) {
+  Bytes bytes = encode(message);
+  for (const Patch& p : patches) {
+    for (size_t n = 0; n < p.count; ++n) {
+      for (size_t i = 0; i < p.width; ++i)
+        bytes.at(p.at + n * p.width + i) = std::byte((p.value >> (8 * i)) & 0xff);
+    }
+  }
+  return bytes;
+}
+
+struct Rejected {
+  std::string what;
+  Bytes bytes;
+  std::vector<std::string> says;  // every one in the error's text
+  ErrorCode code = ErrorCode::protocol;
+};
+
+std::vector<Rejected> rejections() {
+  const Message keepalive{Keepalive{1}}, hello{sample_hello()}, ack{sample_hello_ack()},
+      start{sample_stream_start()}, ring{sample_ring_info()}, written{sample_frame_written()};
+  const auto big = [](uint64_t v) { return fmt::format("{}", v); };
+  std::vector<Rejected> rows = {
+      // Header
+      {"magic", patched(keepalive, {u32(kMagicAt, 0x12345678)}), {"Header.magic", "0x12345678"}},
+      // Version 1 headers are the handshake's only: a version 1 peer's StreamStart is refused.
+      {"version 1 outside the handshake",
+       patched(start, {u16(kVersionAt, kHandshakeHeaderVersion)}),
+       {"Header.version 1 not spoken here (2..3 for StreamStart)"},
+       ErrorCode::unsupported},
+      // Hello
+      {"Hello software without NUL",
+       patched(hello, {u8(kBody + 24, 'a', kSoftwareBytes)}),
+       {"Hello.software", "NUL", "32"}},
+      {"Hello software BEL",
+       patched(hello, {u8(kBody + 24 + 3, 0x07)}),
+       {"Hello.software", "0x07 at byte 3"}},
+      {"Hello software DEL", patched(hello, {u8(kBody + 24 + 3, 0x7f)}), {"0x7f at byte 3"}},
+      {"Hello min above max",
+       patched(hello, {u16(kBody + 0, 3), u16(kBody + 2, 2)}),
+       {"Hello.min_version 3", "max_version 2"}},
+      {"Hello max_frame_bytes 0", patched(hello, {u64(kBody + 8, 0)}), {"Hello.max_frame_bytes 0"}},
+      {"Hello max_frame_bytes over",
+       patched(hello, {u64(kBody + 8, kMaxFrame + 1)}),
+       {"Hello.max_frame_bytes " + big(kMaxFrame + 1)}},
+      // HelloAck
+      {"HelloAck max_frame_bytes 0",
+       patched(ack, {u64(kBody + 8, 0)}),
+       {"HelloAck.max_frame_bytes 0"}},
+      {"HelloAck max_frame_bytes over",
+       patched(ack, {u64(kBody + 8, kMaxFrame + 1)}),
+       {"HelloAck.max_frame_bytes " + big(kMaxFrame + 1)}},
+      {"HelloAck credits 0", patched(ack, {u32(kBody + 16, 0)}), {"HelloAck.credits 0"}},
+      {"HelloAck credits over",
+       patched(ack, {u32(kBody + 16, kMaxRingSlots + 1)}),
+       {"HelloAck.credits " + big(kMaxRingSlots + 1)}},
+      {"HelloAck software without NUL",
+       patched(ack, {u8(kBody + 24, 'b', kSoftwareBytes)}),
+       {"HelloAck.software", "NUL"}},
+      {"HelloAck software LF",
+       patched(ack, {u8(kBody + 24, 0x0a)}),
+       {"HelloAck.software has control character 0x0a at byte 0"}},
+      // StreamStart
+      {"ring_epoch 0", patched(start, {u32(kBody + 4, 0)}), {"StreamStart.ring_epoch is 0"}},
+      {"width 0", patched(start, {u32(kBody + 16, 0)}), {"StreamStart.width 0"}},
+      {"width over",
+       patched(start, {u32(kBody + 16, kMaxDimension + 1)}),
+       {"StreamStart.width 16385"}},
+      {"height 0", patched(start, {u32(kBody + 20, 0)}), {"StreamStart.height 0"}},
+      {"height over", patched(start, {u32(kBody + 20, 70000)}), {"StreamStart.height 70000"}},
+      {"frame rate 0/n", patched(start, {u32(kBody + 24, 0)}), {"StreamStart.frame_rate 0/1001"}},
+      {"frame rate n/0", patched(start, {u32(kBody + 28, 0)}), {"StreamStart.frame_rate 60000/0"}},
+      {"flags",
+       patched(start, {u32(kBody + 32, kStreamKnownFlags | 0x100u)}),
+       {"StreamStart.flags 0x10f", "unknown bits 0x100"}},
+      {"plane count for nv12",
+       patched(start, {u32(kBody + 36, 3)}),
+       {"StreamStart.plane_count 3", "nv12"}},
+      {"stride short",
+       patched(start, {u32(plane_field(0, kStride), 1917)}),
+       {"StreamStart.planes[0].stride 1917", "1918"}},
+      {"rows",
+       patched(start, {u32(plane_field(1, kRows), 540)}),
+       {"StreamStart.planes[1].rows 540", "539"}},
+      {"planes overlap",
+       patched(start, {u32(plane_field(1, kOffset), 1918 * 1078 - 1)}),
+       {"StreamStart.planes[1].offset " + big(1918 * 1078 - 1)}},
+      {"frame_bytes short",
+       patched(start, {u32(kBody + 88, 1918 * 1078 + 1918 * 539 - 1)}),
+       {"StreamStart.frame_bytes " + big(1918 * 1078 + 1918 * 539 - 1),
+        big(1918 * 1078 + 1918 * 539)}},
+      {"an unused plane set",
+       patched(start, {u32(plane_field(2, kStride), 64)}),
+       {"StreamStart.planes[2]"}},
+      {"name without NUL",
+       patched(start, {u8(kBody + 96, 'n', kNameBytes)}),
+       {"StreamStart.name", "NUL", "64"}},
+      {"name ESC",
+       patched(start, {u8(kBody + 96 + 2, 0x1b)}),
+       {"StreamStart.name has control character 0x1b at byte 2"}},
+      // RingInfo
+      {"slot_count 0", patched(ring, {u32(kBody + 8, 0)}), {"RingInfo.slot_count 0"}},
+      {"slot_count over",
+       patched(ring, {u32(kBody + 8, kMaxRingSlots + 1)}),
+       {"RingInfo.slot_count " + big(kMaxRingSlots + 1)}},
+      {"slot_bytes 0", patched(ring, {u64(kBody + 16, 0)}), {"RingInfo.slot_bytes 0"}},
+      {"slot_bytes over",
+       patched(ring, {u64(kBody + 16, kMaxFrame + 1)}),
+       {"RingInfo.slot_bytes " + big(kMaxFrame + 1)}},
+      {"slot_stride under slot_bytes",
+       patched(ring, {u64(kBody + 16, 4096), u64(kBody + 24, 4095)}),
+       {"RingInfo.slot_stride 4095", "4096"}},
+      // FrameWritten
+      {"slot over",
+       patched(written, {u32(kBody + 4, kMaxRingSlots)}),
+       {"FrameWritten.slot " + big(kMaxRingSlots)}},
+      {"bytes 0", patched(written, {u32(kBody + 32, 0)}), {"FrameWritten.bytes is 0"}},
+      {"FrameWritten flags",
+       patched(written, {u32(kBody + 36, 0x3)}),
+       {"FrameWritten.flags 0x3", "unknown bits 0x2"}},
+      // CreditReturn
+      {"CreditReturn short",
+       raw_message(MessageType::CreditReturn, Bytes(4)),
+       {"CreditReturn length 4"}},
+      {"CreditReturn count 0",
+       raw_message(MessageType::CreditReturn, credit_return_body(0, {})),
+       {"CreditReturn.count 0"}},
+      {"CreditReturn count over",
+       raw_message(
+           MessageType::CreditReturn,
+           credit_return_body(kMaxRingSlots + 1, std::vector<uint32_t>(kMaxRingSlots + 1, 0))),
+       {"CreditReturn.count " + big(kMaxRingSlots + 1)}},
+      {"CreditReturn length and count",
+       raw_message(MessageType::CreditReturn, credit_return_body(3, {1, 2})),
+       {"CreditReturn length 16", "count 3", "must be 20"}},
+      {"CreditReturn slot over",
+       raw_message(MessageType::CreditReturn, credit_return_body(3, {1, kMaxRingSlots, 2})),
+       {"CreditReturn.slots[1] " + big(kMaxRingSlots)}},
+      // Error
+      {"Error short", raw_message(MessageType::Error, Bytes(6)), {"Error length 6"}},
+      {"Error code", raw_message(MessageType::Error, error_body(8, 2, "hi")), {"Error.code 8"}},
+      {"Error text over",
+       raw_message(MessageType::Error,
+                   error_body(0, kMaxErrorText + 1, std::string(kMaxErrorText + 1, 't'))),
+       {"Error.length 1025", "1024"}},
+      {"Error length and text",
+       raw_message(MessageType::Error, error_body(1, 10, "short")),
+       {"Error length 13", "10 bytes", "must be 18"}},
+  };
+  // Values out of a field's range, each its own row.
+  for (uint16_t version : {uint16_t{0}, uint16_t{kVersion + 1}, uint16_t{0xffff}}) {
+    rows.push_back({"header version " + big(version),
+                    patched(keepalive, {u16(kVersionAt, version)}),
+                    {"Header.version " + big(version)},
+                    ErrorCode::unsupported});
+  }
+  for (uint16_t type : {uint16_t{0}, uint16_t{14}, uint16_t{0xffff}}) {
+    rows.push_back({"header type " + big(type),
+                    patched(keepalive, {u16(kTypeAt, type)}),
+                    {"Header.type " + big(type)}});
+  }
+  for (uint16_t version : {uint16_t{0}, uint16_t{kVersion + 1}}) {
+    rows.push_back({"HelloAck version " + big(version),
+                    patched(ack, {u16(kBody + 0, version)}),
+                    {"HelloAck.version " + big(version)}});
+  }
+  for (uint32_t media : {0u, 3u, 0xffffffffu}) {
+    rows.push_back({"media " + big(media),
+                    patched(start, {u32(kBody + 8, media)}),
+                    {fmt::format("StreamStart.media {} unknown", media)}});
+  }
+  for (uint32_t format : {0u, 14u, 0xffffffffu}) {
+    rows.push_back({"pixel format " + big(format),
+                    patched(start, {u32(kBody + 12, format)}),
+                    {"StreamStart.pixel_format " + big(format)}});
+  }
+  for (uint32_t count : {0u, 5u}) {
+    rows.push_back({"plane count " + big(count),
+                    patched(start, {u32(kBody + 36, count)}),
+                    {"StreamStart.plane_count " + big(count)}});
+  }
+  // Colour: primaries, transfer, matrix and range at 92..95, each an H.273 code point.
+  struct Colour {
+    size_t at;
+    uint8_t value;
+    const char* says;
+  };
+  for (const Colour& c :
+       {Colour{92, 3, "colour primaries 3"}, Colour{92, 13, "colour primaries 13"},
+        Colour{92, 23, "colour primaries 23"}, Colour{93, 19, "colour transfer 19"},
+        Colour{93, 3, "colour transfer 3"}, Colour{94, 15, "colour matrix 15"},
+        Colour{95, 3, "colour range 3"}, Colour{95, 255, "colour range 255"}}) {
+    rows.push_back({c.says,
+                    patched(start, {u8(kBody + c.at, c.value)}),
+                    {std::string("StreamStart.") + c.says, "H.273"}});
+  }
+  return rows;
+}
+
+TEST(ProtocolRejects, EachNamesTheFieldAndTheValueItSaw) {
+  for (const Rejected& r : rejections()) {
+    SCOPED_TRACE(r.what);
+    const std::string error = rejection(r.bytes, r.code);
+    for (const std::string& part : r.says) EXPECT_TRUE(contains(error, part));
+  }
+}
+
+// And the edges of those ranges are taken.
+TEST(ProtocolRejects, TheEdgesOfEachRangeAreTaken) {
+  const std::vector<std::pair<std::string, Bytes>> taken = {
+      {"Hello max_frame_bytes at the most",
+       patched(Message{sample_hello()}, {u64(kBody + 8, kMaxFrame)})},
+      {"RingInfo slot_stride equal to slot_bytes",
+       patched(Message{sample_ring_info()}, {u64(kBody + 16, 4096), u64(kBody + 24, 4096)})},
+      {"HelloAck credits at the most",
+       patched(Message{sample_hello_ack()}, {u32(kBody + 16, kMaxRingSlots)})},
+  };
+  for (const auto& [what, bytes] : taken) {
+    SCOPED_TRACE(what);
+    auto decoded = decode_message(bytes);
+    EXPECT_TRUE(decoded) << decoded.error().message();
+  }
+  auto at_most = decode_message(taken[0].second);
+  ASSERT_TRUE(at_most);
+  EXPECT_EQ(std::get<Hello>(*at_most).max_frame_bytes, kMaxFrame);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common.hpp"
 
+#include "cuda_caps.hpp"
+
 #include <spdlog/sinks/base_sink.h>
 
 #include <algorithm>
@@ -467,6 +469,23 @@ void forward_library_log(GstDebugCategory* category) {
   logger.sinks().clear();
   logger.sinks().push_back(std::make_shared<GstLogSink>(category));
   logger.set_level(level_for(gst_debug_category_get_threshold(category)));
+}
+
+bool get_shared_property(GObject* object, const ElementStats& stats, const CommonSettings& settings,
+                         guint id, GValue* value) {
+  if (id == PROP_STATS) {
+    g_value_take_boxed(value, stats.structure());
+    return true;
+  }
+  if (id == PROP_CUDA_CAPS) {
+    g_value_set_string(value,
+                       cuda_caps_status(element_cuda_device(object, settings.memory)).c_str());
+    return true;
+  }
+  GST_OBJECT_LOCK(object);
+  const bool shared = get_common_property(settings, id, value);
+  GST_OBJECT_UNLOCK(object);
+  return shared;
 }
 
 }  // namespace rdmavideo::gst

@@ -127,6 +127,12 @@ class ElementStats {
   StatsSnapshot stats_;
 };
 
+/// get_property for the properties both elements have: stats (from `stats`) and cuda-caps
+/// read the element's state, the rest its settings under the object lock. False for an id
+/// of the element's own.
+bool get_shared_property(GObject* object, const ElementStats& stats, const CommonSettings& settings,
+                         guint id, GValue* value);
+
 /// Copies a frame's planes between its wire layout (`wire`, the bytes at `wire_data`) and a
 /// mapped GStreamer frame of the same format, row by row, each side with its own strides.
 enum class CopyTo { wire, gst_frame };

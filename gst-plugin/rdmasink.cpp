@@ -359,6 +359,18 @@ bool sendable_in_place(const SinkRuntime& rt, GstBuffer* buffer) {
   return true;
 }
 
+// The buffer packed into `to`, in the stream's layout.
+Result<void> pack(const SinkRuntime& rt, GstBuffer* buffer, std::byte* to) {
+  GstVideoFrame source;
+  if (!gst_video_frame_map(&source, &rt.info, buffer, GST_MAP_READ)) {
+    return make_error(ErrorCode::invalid_argument, "buffer of {} bytes does not map as a {} frame",
+                      gst_buffer_get_size(buffer), GST_VIDEO_INFO_NAME(&rt.info));
+  }
+  copy_planes(rt.format->layout, to, source, CopyTo::wire);
+  gst_video_frame_unmap(&source);
+  return {};
+}
+
 // Copies the buffer into a session buffer, in the stream's layout.
 Result<FrameBuffer> copy_to_staging(SinkRuntime& rt, GstBuffer* buffer) {
   auto target = rt.session->acquire_buffer();
@@ -374,24 +386,11 @@ Result<FrameBuffer> copy_to_staging(SinkRuntime& rt, GstBuffer* buffer) {
   if (gpu_pool) {
     // A GPU pool where GStreamer's CUDA library is not there: packed here, then uploaded.
     rt.host_frame.resize(rt.format->layout.frame_bytes);
-    GstVideoFrame source;
-    if (!gst_video_frame_map(&source, &rt.info, buffer, GST_MAP_READ)) {
-      return make_error(ErrorCode::invalid_argument,
-                        "buffer of {} bytes does not map as a {} frame",
-                        gst_buffer_get_size(buffer), GST_VIDEO_INFO_NAME(&rt.info));
-    }
-    copy_planes(rt.format->layout, rt.host_frame.data(), source, CopyTo::wire);
-    gst_video_frame_unmap(&source);
+    if (auto ok = pack(rt, buffer, rt.host_frame.data()); !ok) return Unexpected(ok.error());
     if (auto ok = target->write(rt.host_frame); !ok) return Unexpected(ok.error());
     return target;
   }
-  GstVideoFrame source;
-  if (!gst_video_frame_map(&source, &rt.info, buffer, GST_MAP_READ)) {
-    return make_error(ErrorCode::invalid_argument, "buffer of {} bytes does not map as a {} frame",
-                      gst_buffer_get_size(buffer), GST_VIDEO_INFO_NAME(&rt.info));
-  }
-  copy_planes(rt.format->layout, target->bytes().data(), source, CopyTo::wire);
-  gst_video_frame_unmap(&source);
+  if (auto ok = pack(rt, buffer, target->bytes().data()); !ok) return Unexpected(ok.error());
   return target;
 }
 
@@ -565,25 +564,16 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
 
 void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
   auto& state = state_of(object);
-  if (id == PROP_STATS) {
-    g_value_take_boxed(value, state.stats.structure());
-    return;
-  }
+  if (get_shared_property(object, state.stats, state.settings, id, value)) return;
   auto& s = state.settings;
-  if (id == PROP_CUDA_CAPS) {
-    g_value_set_string(value, cuda_caps_status(element_cuda_device(object, s.memory)).c_str());
-    return;
-  }
   GST_OBJECT_LOCK(object);
-  if (!get_common_property(s, id, value)) {
-    switch (id) {
-      case PROP_HOST: g_value_set_string(value, s.host.c_str()); break;
-      case PROP_DESTINATIONS: g_value_set_string(value, s.destinations.c_str()); break;
-      case PROP_MODE: g_value_set_enum(value, static_cast<gint>(s.mode)); break;
-      case PROP_CHECKSUM: g_value_set_boolean(value, s.checksum); break;
-      case PROP_STREAM_NAME: g_value_set_string(value, s.stream_name.c_str()); break;
-      default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
-    }
+  switch (id) {
+    case PROP_HOST: g_value_set_string(value, s.host.c_str()); break;
+    case PROP_DESTINATIONS: g_value_set_string(value, s.destinations.c_str()); break;
+    case PROP_MODE: g_value_set_enum(value, static_cast<gint>(s.mode)); break;
+    case PROP_CHECKSUM: g_value_set_boolean(value, s.checksum); break;
+    case PROP_STREAM_NAME: g_value_set_string(value, s.stream_name.c_str()); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
   }
   GST_OBJECT_UNLOCK(object);
 }

@@ -540,26 +540,17 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
 
 void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
   auto& state = state_of(object);
-  if (id == PROP_STATS) {
-    g_value_take_boxed(value, state.stats.structure());
-    return;
-  }
+  if (get_shared_property(object, state.stats, state.settings, id, value)) return;
   auto& s = state.settings;
-  if (id == PROP_CUDA_CAPS) {
-    g_value_set_string(value, cuda_caps_status(element_cuda_device(object, s.memory)).c_str());
-    return;
-  }
   GST_OBJECT_LOCK(object);
-  if (!get_common_property(s, id, value)) {
-    switch (id) {
-      case PROP_ADDRESS: g_value_set_string(value, s.address.c_str()); break;
-      case PROP_RING_SIZE: g_value_set_uint(value, s.ring_size); break;
-      case PROP_VERIFY: g_value_set_boolean(value, s.verify); break;
-      case PROP_IS_LIVE: g_value_set_boolean(value, s.is_live); break;
-      case PROP_BOUND_PORT: g_value_set_uint(value, state.bound_port); break;
-      case PROP_TRACKS: g_value_set_string(value, s.tracks.c_str()); break;
-      default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
-    }
+  switch (id) {
+    case PROP_ADDRESS: g_value_set_string(value, s.address.c_str()); break;
+    case PROP_RING_SIZE: g_value_set_uint(value, s.ring_size); break;
+    case PROP_VERIFY: g_value_set_boolean(value, s.verify); break;
+    case PROP_IS_LIVE: g_value_set_boolean(value, s.is_live); break;
+    case PROP_BOUND_PORT: g_value_set_uint(value, state.bound_port); break;
+    case PROP_TRACKS: g_value_set_string(value, s.tracks.c_str()); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
   }
   GST_OBJECT_UNLOCK(object);
 }

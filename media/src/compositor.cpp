@@ -190,7 +190,7 @@ Result<std::unique_ptr<StreamSink>> Compositor::make_sink(const StreamInfo& info
   const size_t held_bytes = held->layout.frame_bytes;
   const size_t source_bytes = held != info.format ? info.format->layout.frame_bytes : 0;
   auto reserved = info.budget ? info.budget->reserve(
-                                    tile_bytes(held_bytes, source_bytes),
+                                    Tile::bytes_held(held_bytes, source_bytes),
                                     fmt::format("stream {}'s tile of the composite", info.number))
                               : Result<std::shared_ptr<const void>>(nullptr);
   if (!reserved) return Unexpected(reserved.error());
@@ -302,16 +302,7 @@ std::shared_ptr<const proto::StreamStart> Compositor::held_format(
   return tile.held_as ? tile.held_as : format;
 }
 
-// Three frames held of `held` bytes, fitted from frames of `source` bytes where they are
-// (the CPU canvas): the fitter's scratch picture, the copy of a source that ends near the end
-// of its memory (libswscale reads past a row's end), and libswscale's own filters and lines.
-uint64_t Compositor::tile_bytes(uint64_t held, uint64_t source) {
-  constexpr uint64_t kScalerBytes = 1ull << 20;  // libswscale's context, beside its lines
-  const uint64_t fitting = source == 0 ? 0 : held + source + source / 8 + kScalerBytes;
-  return 3 * held + fitting;
-}
-
-// What the tile holds (tile_bytes()) in the budget, where its stream's format changed, or
+// What the tile holds (Tile::bytes_held()) in the budget, where its stream's format changed, or
 // refused by the budget (the frame is then not shown, and the next one asks again).
 Result<void> Compositor::charge(Tile& tile, size_t frame_bytes, size_t source_bytes) {
   std::lock_guard lock(mu_);
@@ -332,7 +323,7 @@ Result<void> Compositor::charge(Tile& tile, size_t frame_bytes, size_t source_by
   tile.reserved_frame_bytes = 0;
   tile.reserved_source_bytes = 0;
   auto reserved = tile.budget->reserve(
-      tile_bytes(frame_bytes, source_bytes),
+      Tile::bytes_held(frame_bytes, source_bytes),
       fmt::format("stream {}'s tile of the composite (its format changed)", tile.stream));
   if (!reserved) return Unexpected(reserved.error());
   tile.reservation = std::move(*reserved);

@@ -28,6 +28,15 @@ inline constexpr int64_t kMixAheadSamples = 10 * kAudioRate;
 AudioPacket canvas_packet(int64_t pts_ns, std::span<const float> samples);
 
 struct Compositor::Tile {
+  // Three frames held of `held` bytes, fitted from frames of `source` bytes where they are
+  // (the CPU canvas): the fitter's scratch picture, the copy of a source that ends near the
+  // end of its memory (libswscale reads past a row's end), and libswscale's own filters and
+  // lines.
+  static uint64_t bytes_held(uint64_t held, uint64_t source) {
+    constexpr uint64_t kScalerBytes = 1ull << 20;  // libswscale's context, beside its lines
+    const uint64_t fitting = source == 0 ? 0 : held + source + source / 8 + kScalerBytes;
+    return 3 * held + fitting;
+  }
   // A frame copied out of its ring slot on arrival (the slot goes back at once), with its
   // time on the canvas's clock.
   struct Held {

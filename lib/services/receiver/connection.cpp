@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "receiver/connection.hpp"
 
+#include "receiver/connection_credits.hpp"
+
 #include "proto/checks.hpp"
 #include "rdmavideo/cuda.hpp"
 #include "rdmavideo/log.hpp"
@@ -37,97 +39,6 @@ struct ReceiverConnection::Ring {
   uint64_t stride = 0;  // bytes between slot starts
 };
 
-// The connection's credit state, shared with its leases: they release slots from any thread.
-// While the connection is open, a release that makes credits due sends them at once where the
-// channel allows sends from any thread (TCP), else wakes the connection thread to send them
-// (verbs). Lock order: this mutex, then the connection's send lock.
-class ReceiverConnection::Credits final : public detail::SlotOwner {
- public:
-  explicit Credits(ReceiverConnection* connection) : connection_(connection) {}
-
-  void release_slot(uint32_t ring_epoch, uint32_t slot) noexcept override {
-    std::lock_guard lock(mu_);
-    if (!connection_ || ring_epoch != epoch_ || !credits_) return;  // closed, or an old ring
-    if (!credits_->release(slot)) return;
-    publish();
-    ReceiverChannel& channel = *connection_->channel_;
-    if (!channel.sends_from_any_thread()) {
-      channel.wake();
-      return;
-    }
-    const proto::CreditReturn credits{epoch_, credits_->grant_pending()};
-    if (auto ok = connection_->send(credits); !ok) {
-      log().debug("[{}] CreditReturn not sent: {}", connection_->who_, ok.error().message());
-    }
-  }
-
-  // A new ring: every slot pending, to be granted in its first CreditReturn.
-  proto::CreditReturn start_ring(uint32_t epoch, uint32_t slots) {
-    std::lock_guard lock(mu_);
-    epoch_ = epoch;
-    credits_.emplace(slots);
-    publish();
-    return proto::CreditReturn{epoch, credits_->grant_pending()};
-  }
-
-  Result<void> frame_arrived(uint32_t slot) {
-    std::lock_guard lock(mu_);
-    auto ok = credits_->frame_arrived(slot);
-    publish();
-    return ok;
-  }
-
-  // Where the ring's occupancy is published (the stream's record), once admitted.
-  void publish_to(std::shared_ptr<std::atomic<uint32_t>> gauge) {
-    std::lock_guard lock(mu_);
-    gauge_ = std::move(gauge);
-    publish();
-  }
-
-  // The credits to send now, if a batch is due.
-  std::optional<proto::CreditReturn> due() {
-    std::lock_guard lock(mu_);
-    if (!connection_ || !credits_ || !credits_->flush_due()) return std::nullopt;
-    return proto::CreditReturn{epoch_, credits_->grant_pending()};
-  }
-
-  // The connection is closing: leases let their slots go silently from now on.
-  void detach() {
-    std::lock_guard lock(mu_);
-    connection_ = nullptr;
-    if (credits_) credits_->reclaim();
-  }
-
- private:
-  std::mutex mu_;
-  ReceiverConnection* connection_;                // null once closed
-  uint32_t epoch_ = 0;                            // the current ring's epoch
-  std::optional<ring::RingCredits> credits_;      // the current ring's credits
-  std::shared_ptr<std::atomic<uint32_t>> gauge_;  // slots filled, for reports
-
-  void publish() {
-    if (gauge_) *gauge_ = credits_ ? credits_->filled() : 0;
-  }
-};
-
-// What a stream's sink holds of its audio, each packet counted as its samples and what it
-// costs beside them: bounded by the reservation made from the memory budget when the first
-// track started; packets give their bytes back as they are dropped.
-struct ReceiverConnection::AudioQueue {
-  std::atomic<uint64_t> bytes{0};
-  uint64_t limit = kAudioQueueBytes;
-  std::shared_ptr<const void> reservation;
-
-  // A claim on `n` bytes of the queue, or null when they do not fit.
-  static std::shared_ptr<const void> claim(const std::shared_ptr<AudioQueue>& queue, uint64_t n) {
-    uint64_t had = queue->bytes.load();
-    do {
-      if (had + n > queue->limit) return nullptr;
-    } while (!queue->bytes.compare_exchange_weak(had, had + n));
-    return std::shared_ptr<const void>(queue.get(), [queue, n](const void*) { queue->bytes -= n; });
-  }
-};
-
 ReceiverConnection::ReceiverConnection(std::unique_ptr<ReceiverChannel> channel,
                                        ConnectionConfig config, ConnectionHost& host)
     : channel_(std::move(channel)),
@@ -135,7 +46,13 @@ ReceiverConnection::ReceiverConnection(std::unique_ptr<ReceiverChannel> channel,
       host_(host),
       peer_(channel_->peer()),
       who_(fmt::format("recv {}", peer_)),
-      credits_(std::make_shared<Credits>(this)),
+      credits_(std::make_shared<ConnectionCredits>(*channel_,
+                                                   [this](const proto::CreditReturn& credits) {
+                                                     if (auto ok = send(credits); !ok) {
+                                                       log().debug("[{}] CreditReturn not sent: {}",
+                                                                   who_, ok.error().message());
+                                                     }
+                                                   })),
       last_sent_(Clock::now()),
       last_heard_(Clock::now()) {}
 
@@ -467,99 +384,11 @@ Result<void> ReceiverConnection::frame_written(const proto::FrameWritten& m) {
   }
   ++frames_;
   last_frame_ = Clock::now();
-  last_video_pts_ = m.pts_ns;
-  last_video_arrival_ = last_frame_;
+  audio_.video_frame(m.pts_ns, last_frame_);
   next_sequence_ = m.sequence + 1;
   sink_->frame(FrameLease(credits_, ring_, ring_->format,
                           gpu_ring ? gpu_ring->kind() : ring_->memory->kind(), slot, m,
                           timed ? latency : 0, gpu_ring));
-  return {};
-}
-
-Result<void> ReceiverConnection::start_audio(const proto::AudioStart& m) {
-  const std::optional<proto::StreamStart> video =
-      ring_ ? std::optional<proto::StreamStart>(*ring_->format) : std::nullopt;
-  if (auto ok =
-          proto::check_audio_start(m, video, audio_.size(), audio_.contains(m.stream_id), version_);
-      !ok) {
-    return ok;
-  }
-  // Tracks are numbered in the order they started, ended ones included.
-  AudioTrack track{static_cast<uint32_t>(audio_.size()), m};
-  audio_.emplace(m.stream_id, Audio{track, false});
-  if (!audio_queue_) {
-    // The stream's first track: its queue comes out of the memory budget. Without room the
-    // audio is dropped and counted; the picture goes on.
-    audio_queue_ = std::make_shared<AudioQueue>();
-    if (config_.budget) {
-      auto reservation = config_.budget->reserve(kAudioQueueBytes, "the audio queue of a stream");
-      if (reservation) {
-        audio_queue_->reservation = std::move(*reservation);
-      } else {
-        audio_queue_->limit = 0;
-        log().warn("[{}] no audio: {}", who_, reservation.error().message());
-      }
-    }
-  }
-  {
-    std::lock_guard lock(record_->mu);
-    record_->report.audio.push_back(AudioReport{track});
-  }
-  log().info("[{}] audio track {} (stream {}): \"{}\" {} Hz, {} channel{}, {}", who_, track.index,
-             m.stream_id, printable(m.name), m.sample_rate, m.channels, m.channels == 1 ? "" : "s",
-             proto::to_string(m.sample_format));
-  sink_->audio_started(track);
-  return {};
-}
-
-Result<void> ReceiverConnection::audio_chunk(proto::AudioChunk& m) {
-  auto it = audio_.find(m.stream_id);
-  const bool running = it != audio_.end() && !it->second.ended;
-  if (auto ok = proto::check_audio_chunk(m, running ? &it->second.track.format : nullptr); !ok)
-    return ok;
-  const uint32_t index = it->second.track.index;
-  // How far the audio travels from the picture: its pts against the video's, both moved on
-  // to now (the video's by the time since its last frame arrived).
-  double offset_ms = 0;
-  if (frames_ > 0) {
-    const auto since =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - last_video_arrival_);
-    offset_ms = static_cast<double>(m.pts_ns - (last_video_pts_ + since.count())) / 1e6;
-  }
-  const uint32_t samples = m.samples;
-  auto queued = AudioQueue::claim(audio_queue_, m.data.size() + kAudioPacketOverheadBytes);
-  bool taken = false;
-  if (queued) {
-    taken =
-        sink_->audio(AudioPacket{index, m.pts_ns, samples, std::move(m.data), std::move(queued)});
-  }
-  std::lock_guard lock(record_->mu);
-  AudioReport& r = record_->report.audio[index];
-  ++r.chunks;
-  r.samples += samples;
-  if (!taken) {
-    ++r.dropped;
-    r.dropped_samples += samples;
-  }
-  if (frames_ > 0) {
-    r.av_offset_ms = offset_ms;
-    if (std::abs(offset_ms) > std::abs(r.av_offset_max_ms)) r.av_offset_max_ms = offset_ms;
-  }
-  return {};
-}
-
-Result<void> ReceiverConnection::end_audio(const proto::AudioEnd& m) {
-  auto it = audio_.find(m.stream_id);
-  if (it == audio_.end() || it->second.ended) {
-    return make_error(ErrorCode::protocol, "AudioEnd.stream_id {} names no running audio stream",
-                      m.stream_id);
-  }
-  it->second.ended = true;
-  {
-    std::lock_guard lock(record_->mu);
-    record_->report.audio[it->second.track.index].ended = true;
-  }
-  sink_->audio_ended(it->second.track.index);
   return {};
 }
 
@@ -577,7 +406,7 @@ void ReceiverConnection::finish_stream(StreamEnd end) {
   // The ring goes with the stream (the sink's leases may keep it a while longer), not with
   // this object, which the service reaps later: the budget sees it free when the stream ends.
   ring_.reset();
-  audio_queue_.reset();  // its reservation goes with the last packet the sink lets go
+  audio_.release_queue();  // its reservation goes with the last packet the sink lets go
   host_.release(record, std::move(end));
 }
 
@@ -659,14 +488,20 @@ Result<void> ReceiverConnection::run() {
         }
         break;
       case proto::MessageType::AudioStart:
-        if (auto ok = start_audio(std::get<proto::AudioStart>(m)); !ok) return failed(ok.error());
+        if (auto ok = audio_.start(std::get<proto::AudioStart>(m),
+                                   ring_ ? std::optional(*ring_->format) : std::nullopt, version_,
+                                   config_.budget, who_, *sink_, *record_);
+            !ok) {
+          return failed(ok.error());
+        }
         break;
       case proto::MessageType::AudioChunk:
-        if (auto ok = audio_chunk(std::get<proto::AudioChunk>(**message)); !ok)
+        if (auto ok = audio_.chunk(std::get<proto::AudioChunk>(**message), *sink_, *record_); !ok)
           return failed(ok.error());
         break;
       case proto::MessageType::AudioEnd:
-        if (auto ok = end_audio(std::get<proto::AudioEnd>(m)); !ok) return failed(ok.error());
+        if (auto ok = audio_.end(std::get<proto::AudioEnd>(m), *sink_, *record_); !ok)
+          return failed(ok.error());
         break;
       case proto::MessageType::Keepalive: break;
       case proto::MessageType::EndOfStream: {

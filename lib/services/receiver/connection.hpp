@@ -11,7 +11,6 @@
 #pragma once
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,20 +18,12 @@
 #include "channel/receiver_channel.hpp"
 #include "rdmavideo/receiver_service.hpp"
 #include "rdmavideo/ring.hpp"
+#include "receiver/stream_audio.hpp"
+#include "receiver/stream_record.hpp"
 
 namespace rdmavideo::receiver {
 
-/// A stream's live record, shared by the connection that feeds it and the service that
-/// reports it.
-struct StreamRecord {
-  mutable std::mutex mu;
-  StreamReport report;  // under mu
-  // Used on the stream's connection thread; set and reset under mu, so stop() can abort() it.
-  std::unique_ptr<StreamSink> sink;
-  /// Slots of the current ring that hold frames not yet let go (ring occupancy), kept by
-  /// the connection's credits from any thread.
-  std::shared_ptr<std::atomic<uint32_t>> slots_filled = std::make_shared<std::atomic<uint32_t>>(0);
-};
+class ConnectionCredits;
 
 /// What a connection asks of the service that runs it.
 class ConnectionHost {
@@ -107,7 +98,6 @@ class ReceiverConnection {
   bool in_handshake() const { return stage_ == Stage::handshake; }
 
  private:
-  class Credits;
   struct Ring;
 
   Result<void> handshake(Clock::time_point deadline);
@@ -120,9 +110,6 @@ class ReceiverConnection {
   Result<proto::Message> handshake_message(Clock::time_point deadline, std::string_view what);
   Result<void> start_stream(const proto::StreamStart& m);
   Result<void> frame_written(const proto::FrameWritten& m);
-  Result<void> start_audio(const proto::AudioStart& m);
-  Result<void> audio_chunk(proto::AudioChunk& m);
-  Result<void> end_audio(const proto::AudioEnd& m);
   // Sends under the send lock (credits may be sent from a consumer's thread meanwhile).
   Result<void> send(const proto::Message& message);
   Result<void> flush_credits();
@@ -135,9 +122,9 @@ class ReceiverConnection {
   std::unique_ptr<ReceiverChannel> channel_;
   ConnectionConfig config_;
   ConnectionHost& host_;
-  std::string peer_;                  // the channel's peer, with the RDMA device once established
-  std::string who_;                   // "recv host:port "name"" for messages
-  std::shared_ptr<Credits> credits_;  // shared with leases
+  std::string peer_;  // the channel's peer, with the RDMA device once established
+  std::string who_;   // "recv host:port "name"" for messages
+  std::shared_ptr<ConnectionCredits> credits_;  // shared with leases
 
   std::atomic<bool> stopping_{false};
   std::atomic<Stage> stage_{Stage::handshake};
@@ -155,17 +142,7 @@ class ReceiverConnection {
   bool closed_ = false;
   uint16_t version_ = proto::kMinVersion;  // negotiated in the handshake
 
-  // The connection's audio streams (tracks of its video stream), by stream_id: running, or
-  // ended (kept so an id is never started twice).
-  struct Audio {
-    AudioTrack track;
-    bool ended = false;
-  };
-  std::map<uint32_t, Audio> audio_;
-  struct AudioQueue;
-  std::shared_ptr<AudioQueue> audio_queue_;  // samples at the sink, bounded; shared with packets
-  int64_t last_video_pts_ = 0;               // the last frame's pts, for the A/V offset
-  Clock::time_point last_video_arrival_{};
+  StreamAudio audio_;  // the stream's audio tracks
 };
 
 }  // namespace rdmavideo::receiver

@@ -26,6 +26,7 @@
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/transport.hpp"
 #include "rdmavideo/unique_handle.hpp"
+#include "verbs/cm.hpp"
 #include "verbs/handles.hpp"
 
 namespace rdmavideo::verbs {
@@ -40,25 +41,6 @@ static_assert(proto::kHeaderBytes + 8 + 4 * proto::kMaxRingSlots + auth::Control
 static_assert(proto::kHeaderBytes + 8 + proto::kMaxErrorText + auth::ControlMac::kTagBytes <=
               kControlBytes);
 static_assert(proto::kMaxRingSlots < kRecvDepth);
-
-/// The RC connection parameters every rdmavideo connect and accept uses: one outstanding
-/// RDMA READ each way (we issue none), transport retries 7, and RNR retries forever, which is
-/// safe because every receive we can cause is pre-posted and the keepalive watchdog
-/// (Timeouts.peer) ends a connection that stalls anyway. `private_data` must outlive the call
-/// that takes the parameters.
-rdma_conn_param connection_params(std::span<const std::byte> private_data = {});
-
-/// The rdma_cm private data of a connect request: checked before anything is allocated.
-struct ConnectRequest {
-  uint32_t magic = proto::kMagic;
-  uint16_t min_version = proto::kMinVersion;
-  uint16_t max_version = proto::kVersion;
-  uint32_t credits_requested = 0;
-};
-inline constexpr size_t kConnectRequestBytes = 16;
-std::vector<std::byte> encode(const ConnectRequest& request);
-/// The error names the field ("ConnectRequest.magic ...") and is sent back as the reject reason.
-Result<ConnectRequest> decode_connect_request(std::span<const std::byte> private_data);
 
 class Link {
  public:
@@ -177,18 +159,5 @@ class Link {
   Clock::time_point last_heard_ = Clock::now();
   Clock::time_point last_sent_ = Clock::now();
 };
-
-/// rdma_cm waits: the next event on `channel` within `timeout`. The event is acked; what is
-/// needed from it is copied out.
-struct CmEvent {
-  rdma_cm_event_type type;
-  int status;
-  rdma_cm_id* id;  // for CONNECT_REQUEST: the new id, now owned by the caller
-  std::vector<std::byte> private_data;
-};
-Result<CmEvent> next_cm_event(rdma_event_channel* channel, std::chrono::milliseconds timeout);
-
-/// "10.99.0.2:45012" for a cm id's peer address.
-std::string peer_of(rdma_cm_id* id);
 
 }  // namespace rdmavideo::verbs

@@ -126,7 +126,6 @@ class Compositor {
   void run();
   void compose(Tile& tile, int64_t now_ns);
   void deliver(size_t tile, FrameLease frame);
-  static uint64_t tile_bytes(uint64_t held, uint64_t source);
   Result<void> charge(Tile& tile, size_t frame_bytes, size_t source_bytes);
   std::shared_ptr<const proto::StreamStart> held_format(
       Tile& tile, const std::shared_ptr<const proto::StreamStart>& format);

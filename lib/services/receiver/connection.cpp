@@ -490,17 +490,18 @@ Result<void> ReceiverConnection::run() {
       case proto::MessageType::AudioStart:
         if (auto ok = audio_.start(std::get<proto::AudioStart>(m),
                                    ring_ ? std::optional(*ring_->format) : std::nullopt, version_,
-                                   config_.budget, who_, *sink_, *record_);
+                                   config_.budget, who_, sink_, record_.get());
             !ok) {
           return failed(ok.error());
         }
         break;
       case proto::MessageType::AudioChunk:
-        if (auto ok = audio_.chunk(std::get<proto::AudioChunk>(**message), *sink_, *record_); !ok)
+        if (auto ok = audio_.chunk(std::get<proto::AudioChunk>(**message), sink_, record_.get());
+            !ok)
           return failed(ok.error());
         break;
       case proto::MessageType::AudioEnd:
-        if (auto ok = audio_.end(std::get<proto::AudioEnd>(m), *sink_, *record_); !ok)
+        if (auto ok = audio_.end(std::get<proto::AudioEnd>(m), sink_, record_.get()); !ok)
           return failed(ok.error());
         break;
       case proto::MessageType::Keepalive: break;

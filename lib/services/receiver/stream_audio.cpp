@@ -30,7 +30,7 @@ struct StreamAudio::Queue {
 Result<void> StreamAudio::start(const proto::AudioStart& m,
                                 const std::optional<proto::StreamStart>& video, uint16_t version,
                                 const std::shared_ptr<memory::Budget>& budget, std::string_view who,
-                                StreamSink& sink, StreamRecord& record) {
+                                StreamSink* sink, StreamRecord* record) {
   if (auto ok = proto::check_audio_start(m, video, tracks_.size(), tracks_.contains(m.stream_id),
                                          version);
       !ok) {
@@ -54,17 +54,17 @@ Result<void> StreamAudio::start(const proto::AudioStart& m,
     }
   }
   {
-    std::lock_guard lock(record.mu);
-    record.report.audio.push_back(AudioReport{track});
+    std::lock_guard lock(record->mu);
+    record->report.audio.push_back(AudioReport{track});
   }
   log().info("[{}] audio track {} (stream {}): \"{}\" {} Hz, {} channel{}, {}", who, track.index,
              m.stream_id, printable(m.name), m.sample_rate, m.channels, m.channels == 1 ? "" : "s",
              proto::to_string(m.sample_format));
-  sink.audio_started(track);
+  sink->audio_started(track);
   return {};
 }
 
-Result<void> StreamAudio::chunk(proto::AudioChunk& m, StreamSink& sink, StreamRecord& record) {
+Result<void> StreamAudio::chunk(proto::AudioChunk& m, StreamSink* sink, StreamRecord* record) {
   auto it = tracks_.find(m.stream_id);
   const bool running = it != tracks_.end() && !it->second.ended;
   if (auto ok = proto::check_audio_chunk(m, running ? &it->second.track.format : nullptr); !ok)
@@ -82,10 +82,11 @@ Result<void> StreamAudio::chunk(proto::AudioChunk& m, StreamSink& sink, StreamRe
   auto queued = Queue::claim(queue_, m.data.size() + kAudioPacketOverheadBytes);
   bool taken = false;
   if (queued) {
-    taken = sink.audio(AudioPacket{index, m.pts_ns, samples, std::move(m.data), std::move(queued)});
+    taken =
+        sink->audio(AudioPacket{index, m.pts_ns, samples, std::move(m.data), std::move(queued)});
   }
-  std::lock_guard lock(record.mu);
-  AudioReport& r = record.report.audio[index];
+  std::lock_guard lock(record->mu);
+  AudioReport& r = record->report.audio[index];
   ++r.chunks;
   r.samples += samples;
   if (!taken) {
@@ -99,7 +100,7 @@ Result<void> StreamAudio::chunk(proto::AudioChunk& m, StreamSink& sink, StreamRe
   return {};
 }
 
-Result<void> StreamAudio::end(const proto::AudioEnd& m, StreamSink& sink, StreamRecord& record) {
+Result<void> StreamAudio::end(const proto::AudioEnd& m, StreamSink* sink, StreamRecord* record) {
   auto it = tracks_.find(m.stream_id);
   if (it == tracks_.end() || it->second.ended) {
     return make_error(ErrorCode::protocol, "AudioEnd.stream_id {} names no running audio stream",
@@ -107,10 +108,10 @@ Result<void> StreamAudio::end(const proto::AudioEnd& m, StreamSink& sink, Stream
   }
   it->second.ended = true;
   {
-    std::lock_guard lock(record.mu);
-    record.report.audio[it->second.track.index].ended = true;
+    std::lock_guard lock(record->mu);
+    record->report.audio[it->second.track.index].ended = true;
   }
-  sink.audio_ended(it->second.track.index);
+  sink->audio_ended(it->second.track.index);
   return {};
 }
 

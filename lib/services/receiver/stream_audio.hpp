@@ -21,11 +21,13 @@ namespace rdmavideo::receiver {
 class StreamAudio {
  public:
   // `video` is the stream's picture so far, `version` the connection's, `who` names it.
+  // `sink` and `record` are the admitted stream's: null before one is, when every message is
+  // refused before they are looked at (a track needs a picture, a chunk or an end a track).
   Result<void> start(const proto::AudioStart& m, const std::optional<proto::StreamStart>& video,
                      uint16_t version, const std::shared_ptr<memory::Budget>& budget,
-                     std::string_view who, StreamSink& sink, StreamRecord& record);
-  Result<void> chunk(proto::AudioChunk& m, StreamSink& sink, StreamRecord& record);
-  Result<void> end(const proto::AudioEnd& m, StreamSink& sink, StreamRecord& record);
+                     std::string_view who, StreamSink* sink, StreamRecord* record);
+  Result<void> chunk(proto::AudioChunk& m, StreamSink* sink, StreamRecord* record);
+  Result<void> end(const proto::AudioEnd& m, StreamSink* sink, StreamRecord* record);
   // A frame of the picture arrived (its pts, when): the A/V offset is reckoned from it.
   void video_frame(int64_t pts_ns, Clock::time_point arrival);
   // The stream is over: the queue's reservation goes with the last packet the sink lets go.

@@ -181,7 +181,7 @@ Result<void> OwnProres::encode(FrameLease frame, AVPacket* packet) {
     from.at[p] = base + m.layout.planes[p].offset;
     from.pitch[p] = m.layout.planes[p].stride;
   }
-  auto ok = prores::make_picture(*m.stream, *input, from, m.picture);
+  auto ok = m.gpu->make_picture(*m.stream, *input, from, m.picture);
   if (ok) ok = m.stream->synchronize();
   if (!ok) return Unexpected(ok.error().context(m.who));
   frame.release();  // the slot goes back while the picture is coded

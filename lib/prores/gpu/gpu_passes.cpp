@@ -110,11 +110,4 @@ Result<void> GpuPasses::gather(cuda::Stream& stream, cuda::DevicePtr slots, uint
                          {kSliceThreads, 1}, params);
 }
 
-Result<void> make_picture(cuda::Stream& stream, GpuInput input, const DevicePlanes& from,
-                          const DevicePicture& to) {
-  auto passes = GpuPasses::load(stream.device());
-  if (!passes) return Unexpected(passes.error());
-  return passes->make_picture(stream, input, from, to);
-}
-
 }  // namespace rdmavideo::prores

@@ -104,6 +104,11 @@ const FrameFormat& GpuEncoder::format() const { return impl_->format; }
 
 size_t GpuEncoder::max_frame_bytes() const { return prores::max_frame_bytes(impl_->format); }
 
+Result<void> GpuEncoder::make_picture(cuda::Stream& stream, GpuInput input,
+                                      const DevicePlanes& from, const DevicePicture& to) const {
+  return impl_->passes->make_picture(stream, input, from, to);
+}
+
 double GpuEncoder::last_encode_ms() const { return impl_->last_ms; }
 
 Result<size_t> GpuEncoder::encode(const DevicePicture& picture, std::span<uint8_t> out) {

@@ -104,10 +104,6 @@ struct DevicePicture {
 /// packed 4:2:2, 8-bit 4:2:0 (chroma interleaved or in two planes), p010, 10-bit planar 4:2:2,
 /// and v210.
 enum class GpuInput { uyvy, yuy2, nv12, i420, p010, yuv422p10, v210 };
-/// Queues on `stream` the making of `to` from `from` (planes as `input` lays them out); the
-/// caller waits. `unsupported`, naming why, where the device cannot run the encoder's kernels.
-Result<void> make_picture(cuda::Stream& stream, GpuInput input, const DevicePlanes& from,
-                          const DevicePicture& to);
 
 /// The encoder on a GPU: the same frames as Encoder's, from a picture in that GPU's memory.
 /// The slices are transformed, coded and gathered behind their table there; what crosses to
@@ -124,6 +120,10 @@ class GpuEncoder {
 
   const FrameFormat& format() const;
   size_t max_frame_bytes() const;
+  /// Queues on `stream` (of the encoder's device) the making of `to` from `from` (planes as
+  /// `input` lays them out); the caller waits.
+  Result<void> make_picture(cuda::Stream& stream, GpuInput input, const DevicePlanes& from,
+                            const DevicePicture& to) const;
   /// Encodes the picture (10-bit 4:2:2 planes in the device's memory, pitches in bytes) into
   /// `out` (at least max_frame_bytes()); the frame's size.
   Result<size_t> encode(const DevicePicture& picture, std::span<uint8_t> out);

@@ -158,8 +158,7 @@ bool Destination::connect() {
       log().info("[{}] connected again (connection {})", who, report.connections);
   }
   set_state(DestinationState::streaming);
-  std::lock_guard lock(stream.mu);
-  stream.cv.notify_all();
+  stream.notify();
   return true;
 }
 
@@ -232,8 +231,7 @@ Result<void> Destination::join(uint64_t stream_generation, const proto::StreamSt
   // The tracks so far go out before the first frame, so a recording has them from the start.
   if (core->carries_audio()) start_audio_tracks();
   if (!core) return make_error(ErrorCode::peer_closed, "{}: lost while starting its audio", who);
-  std::lock_guard lock(stream.mu);
-  stream.cv.notify_all();
+  stream.notify();
   return {};
 }
 
@@ -288,8 +286,7 @@ void Destination::finish_job(Job& job, Took took, stats::DropCause cause) {
       std::lock_guard lock(mu);
       busy = false;
     }
-    std::lock_guard lock(stream.mu);
-    stream.cv.notify_all();
+    stream.notify();
     return;
   }
   settle(job, took, cause);
@@ -297,8 +294,7 @@ void Destination::finish_job(Job& job, Took took, stats::DropCause cause) {
     std::lock_guard lock(mu);
     busy = false;
   }
-  std::lock_guard lock(stream.mu);
-  stream.cv.notify_all();
+  stream.notify();
 }
 
 void Destination::send(Job& job) {
@@ -463,8 +459,7 @@ void Destination::try_again_or_give_up(const Error& error, Retry may) {
   } else {
     events.destination_lost(error);
   }
-  std::lock_guard lock(stream.mu);
-  stream.cv.notify_all();
+  stream.notify();
 }
 
 void Destination::end_stream() {

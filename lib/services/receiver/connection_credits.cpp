@@ -45,6 +45,7 @@ std::optional<proto::CreditReturn> ConnectionCredits::due() {
 void ConnectionCredits::detach() {
   std::lock_guard lock(mu_);
   channel_ = nullptr;
+  send_ = nullptr;  // it sends through the connection, which may go before the leases
   if (credits_) credits_->reclaim();
 }
 

@@ -25,14 +25,14 @@ set(RDMAVIDEO_WITH_GSTREAMER AUTO CACHE STRING "GStreamer: AUTO, ON or OFF")
 set(RDMAVIDEO_WITH_SDL2 AUTO CACHE STRING "SDL2: AUTO, ON or OFF")
 set(RDMAVIDEO_WITH_OBS AUTO CACHE STRING "OBS plugin (libobs-dev): AUTO, ON or OFF")
 
-add_compile_options(-Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wpointer-arith)
+add_compile_options(-Wall -Wextra -Wshadow $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor> -Wpointer-arith)
 if(RDMAVIDEO_WERROR)
   add_compile_options(-Werror)
 endif()
 if(CMAKE_UNITY_BUILD)
   # A unity source includes a library's files one after another: a type in a file's anonymous
   # namespace is then not in the main file, which GCC takes for a header's mistake.
-  add_compile_options($<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
+  add_compile_options($<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>>:-Wno-subobject-linkage>)
 endif()
 if(RDMAVIDEO_SANITIZE)
   add_compile_options(-fsanitize=${RDMAVIDEO_SANITIZE} -fno-omit-frame-pointer

@@ -22,8 +22,8 @@ import concurrent.futures, hashlib, json, os, shlex, subprocess, sys
 build_dir = sys.argv[1]
 use_cache = "--all" not in sys.argv[2:]
 root = os.getcwd()
-product = ("lib/", "codecs/", "media/", "cli/", "sender/", "receiver/", "doctor/", "gst-plugin/",
-           "obs-plugin/")
+product = ("lib/", "sdk/", "codecs/", "media/", "cli/", "sender/", "receiver/", "doctor/",
+           "gst-plugin/", "obs-plugin/")
 cache = os.environ.get("RDMAVIDEO_LINT_CACHE") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rdmavideo-lint")
 os.makedirs(cache, exist_ok=True)

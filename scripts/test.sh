@@ -11,7 +11,8 @@
 #     and rdmavideo-send.exe runs under wine into the optimised build's receiver;
 #   - the optimised build (with the CUDA kernels) runs the unit and kernels tests again (fast,
 #     and the kernels change what they run) and the gpu tests (which skip, saying why, without
-#     a GPU); then, one at a time, the tests that measure time (label timing) and the
+#     a GPU), and the SDK's (label sdk: installed, the examples built out of tree against it,
+#     and the Python module with Debian's numpy); then, one at a time, the tests that measure time (label timing) and the
 #     Soft-RoCE lab (label rxe); a short benchmark smoke run; and the fuzz targets (clang,
 #     libFuzzer) for a bounded time each.
 # Soaks (label soak) are left out: ctest --test-dir build -L soak runs them. Each stage's time
@@ -63,13 +64,13 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 G_SLICE=always-mall
   --output-on-failure --timeout 300
 
 stage "optimised build"
-TEST_LABELS="unit;kernels;gpu;windows;timing;rxe" ./scripts/build.sh -DRDMAVIDEO_WERROR=ON
+TEST_LABELS="unit;kernels;gpu;sdk;windows;timing;rxe" ./scripts/build.sh -DRDMAVIDEO_WERROR=ON
 
 stage "lint"
 ./scripts/check-lint.sh
 
-stage "optimised unit, kernels and gpu tests (-j$parallel)"
-ctest --test-dir build -L 'unit|kernels|gpu' -j"$parallel" --output-on-failure --timeout 300
+stage "optimised unit, kernels, gpu and SDK tests (-j$parallel)"
+ctest --test-dir build -L 'unit|kernels|gpu|sdk' -j"$parallel" --output-on-failure --timeout 300
 
 stage "Windows build and tests (MinGW-w64, under wine)"
 ./scripts/build-windows.sh -DRDMAVIDEO_WERROR=ON

@@ -247,4 +247,29 @@ ffprobe -v error -select_streams v -show_entries stream=codec_name,profile,codec
   -of compact=p=0 "$out/own-prores.mov"
 mediainfo --Inform="Video;MediaInfo: %Format% %Format_Profile% (%CodecID%), %FrameCount% frames" "$out/own-prores.mov"
 python3 tests/support/av_sync.py "$out/own-prores.mov" --summary | sed 's/^/own encoder: /'
+echo "== 12. Embedded: the SDK (librdmavideo, its C header, CMake package and pkg-config file)"
+echo "      installed into a prefix, the C example built against it out of tree, and a Python"
+echo "      program (examples/python/sender.py: numpy frames lent from the sender's pool, a"
+echo "      tone beside them) sending into a ProRes recorder"
+sdk=$(cd "$out" && pwd)/sdk
+rm -rf "$sdk"
+cmake --install build --prefix "$sdk" --component sdk >/dev/null
+cmake --install build --prefix "$sdk" --component sdk_dev >/dev/null
+cmake -S examples -B "$out/sdk/examples" -G Ninja -DCMAKE_PREFIX_PATH="$sdk" >/dev/null
+cmake --build "$out/sdk/examples" >/dev/null
+python=/usr/bin/python3  # Debian's, with python3-numpy
+$bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --verify --quiet &
+recv=$!
+sleep 0.3
+"$out/sdk/examples/rdmavideo-example-sender" -n 120 -s 1280x720 127.0.0.1:$port
+wait $recv
+$bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --output "$out/python.mov" --codec prores_hq \
+  --quiet &
+recv=$!
+sleep 0.3
+RDMAVIDEO_LIBRARY="$out/sdk/lib/librdmavideo.so.0" PYTHONPATH=python \
+  $python examples/python/sender.py -n 120 -s 1280x720 127.0.0.1:$port
+wait $recv
+ffprobe -v error -show_entries stream=codec_type,codec_name,profile,sample_rate:format=duration \
+  -of compact=p=0 "$out/python.mov"
 echo "demo: summaries in $out/*.json, received frames in $out/*.png, recordings in $out/*.mov"

@@ -86,6 +86,7 @@ python3 bench/run_tcp_bench.py --quick --build-dir build >/dev/null
 python3 bench/run_live_bench.py --quick --build-dir build  # the live 4K60 tail, printed
 python3 bench/run_gst_bench.py --quick --build-dir build >/dev/null
 python3 bench/run_windows_bench.py --quick >/dev/null
+python3 bench/run_sdk_bench.py --quick --build-dir build >/dev/null
 
 stage "fuzzing (${FUZZ_SECONDS:-30} s a target)"
 ./scripts/fuzz.sh

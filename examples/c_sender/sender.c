@@ -3,18 +3,22 @@
  * sender lends, so nothing is copied) with a 1 kHz tone beside it, as fast as the receiver
  * takes it.
  *
- *   rdmavideo-example-sender HOST:PORT [FRAMES [WIDTHxHEIGHT [CHECKSUMS]]]
+ *   rdmavideo-example-sender [-n FRAMES] [-s WIDTHxHEIGHT] [-c CHECKSUMS] [-1] HOST:PORT
  *
  * FRAMES defaults to 300, the size to 1280x720; CHECKSUMS, a file, gets "SEQUENCE FNV1A64" for
- * every frame sent (the receiver example writes the same of what it got).
+ * every frame sent (the receiver example writes the same of what it got). -1 draws each pool
+ * buffer once, at its first use, and sends what it holds from then on (the picture then cycles
+ * through the pool's frames), so that what is measured is the sending, not the drawing.
  *
  * Build against the installed SDK with CMake (find_package(rdmavideo), see CMakeLists.txt) or
  *   cc -std=c99 sender.c $(pkg-config --cflags --libs rdmavideo) -lm -o sender */
+#define _POSIX_C_SOURCE 200809L /* getopt */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rdmavideo/rdmavideo.h>
 
@@ -49,25 +53,41 @@ static uint64_t fnv1a64(const uint8_t* data, uint64_t size) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s HOST:PORT [FRAMES [WIDTHxHEIGHT [CHECKSUMS]]]\n", argv[0]);
-    return 2;
-  }
-  const uint64_t frames = argc > 2 ? strtoull(argv[2], NULL, 10) : 300;
+  uint64_t frames = 300;
   unsigned width = 1280, height = 720;
-  if (argc > 3 && sscanf(argv[3], "%ux%u", &width, &height) != 2) {
-    fprintf(stderr, "size \"%s\" is not WIDTHxHEIGHT\n", argv[3]);
+  const char* checksums_path = NULL;
+  int draw_once = 0;
+  for (int opt; (opt = getopt(argc, argv, "n:s:c:1")) != -1;) {
+    if (opt == 'n') {
+      frames = strtoull(optarg, NULL, 10);
+    } else if (opt == 's') {
+      if (sscanf(optarg, "%ux%u", &width, &height) != 2) {
+        fprintf(stderr, "size \"%s\" is not WIDTHxHEIGHT\n", optarg);
+        return 2;
+      }
+    } else if (opt == 'c') {
+      checksums_path = optarg;
+    } else if (opt == '1') {
+      draw_once = 1;
+    } else {
+      optind = argc + 1;
+      break;
+    }
+  }
+  if (optind != argc - 1) {
+    fprintf(stderr, "usage: %s [-n FRAMES] [-s WIDTHxHEIGHT] [-c CHECKSUMS] [-1] HOST:PORT\n",
+            argv[0]);
     return 2;
   }
   FILE* checksums = NULL;
-  if (argc > 4 && !(checksums = fopen(argv[4], "w"))) {
-    perror(argv[4]);
+  if (checksums_path && !(checksums = fopen(checksums_path, "w"))) {
+    perror(checksums_path);
     return 1;
   }
 
   rdmavideo_sender_config config;
   rdmavideo_sender_config_init(&config);
-  config.destinations = argv[1];
+  config.destinations = argv[optind];
   config.name = "c example";
   config.checksum = 1; /* the receiver can check every frame */
   rdmavideo_sender* sender = NULL;
@@ -111,7 +131,19 @@ int main(int argc, char** argv) {
     status = rdmavideo_sender_lend(sender, &buffer);
     if (status != RDMAVIDEO_OK) return fail("lend", status);
     uint8_t* pixels = rdmavideo_buffer_data(buffer);
-    draw(pixels, layout.stride[0], width, height, n);
+    if (!draw_once) {
+      draw(pixels, layout.stride[0], width, height, n);
+    } else {
+      /* The pool's buffers drawn so far, by address. */
+      static void* drawn[64];
+      static int drawn_count = 0;
+      int seen = 0;
+      for (int i = 0; i < drawn_count; ++i) seen |= drawn[i] == pixels;
+      if (!seen && drawn_count < 64) {
+        draw(pixels, layout.stride[0], width, height, n);
+        drawn[drawn_count++] = pixels;
+      }
+    }
     if (checksums) {
       fprintf(checksums, "%llu %016llx\n", (unsigned long long)n,
               (unsigned long long)fnv1a64(pixels, layout.frame_bytes));

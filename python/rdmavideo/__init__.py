@@ -426,6 +426,9 @@ class Frame:
         self.on_gpu = _frame_memory(handle) == _MEMORY_CUDA
         self.array = None if self.on_gpu else _view(self.device_pointer, self.layout,
                                                     self.pix_fmt, self.width, self.height, self)
+        # The whole frame's bytes, every plane, as one uint8 array over the slot.
+        self.data = None if self.on_gpu else np.frombuffer(
+            (ctypes.c_uint8 * self.size).from_address(self.device_pointer), dtype=np.uint8)
 
     @property
     def planes(self):
@@ -437,7 +440,7 @@ class Frame:
     def release(self):
         """Gives the slot back; :attr:`array` must not be used afterwards."""
         handle, self._handle = self._handle, None
-        self.array = None
+        self.array = self.data = None
         if handle:
             _frame_release(handle)
 

@@ -78,7 +78,7 @@ wait_port() {  # wait_port LOG PATTERN: the port a program said it listens on
   >"$work/receiver.log" 2>&1 &
 receiver=$!
 port=$(wait_port "$work/receiver.log" '.*listening on port ([0-9]+).*')
-"$work/examples/rdmavideo-example-sender" "127.0.0.1:$port" 120 640x360 "$work/sent.txt" \
+"$work/examples/rdmavideo-example-sender" -n 120 -s 640x360 -c "$work/sent.txt" "127.0.0.1:$port" \
   >"$work/sender.log" 2>&1 || { cat "$work/sender.log"; exit 1; }
 wait "$receiver" || { cat "$work/receiver.log"; exit 1; }
 cat "$work/sender.log" "$work/receiver.log"
@@ -97,7 +97,7 @@ fi
 "$recv" --listen 127.0.0.1:0 --verify --quiet >"$work/recv.log" 2>&1 &
 receiver=$!
 port=$(wait_port "$work/recv.log" '.*listening on 127\.0\.0\.1:([0-9]+) .*')
-"$work/sender-pkg-config" "127.0.0.1:$port" 60 320x240 >"$work/sender2.log" 2>&1 ||
+"$work/sender-pkg-config" -n 60 -s 320x240 -1 "127.0.0.1:$port" >"$work/sender2.log" 2>&1 ||
   { cat "$work/sender2.log"; exit 1; }
 wait "$receiver" || { cat "$work/recv.log"; exit 1; }
 cat "$work/sender2.log" "$work/recv.log"

@@ -9,18 +9,22 @@ set -euo pipefail
 library=$1 baseline=$2 headers=$3 work=$4
 command -v abidiff >/dev/null || { echo "abi_test: abidiff not found (apt install abigail-tools)" >&2; exit 1; }
 mkdir -p "$work"
-compare() {  # compare BASELINE: abidiff's exit status
+compare() {  # compare BASELINE [LIBRARY]: abidiff's exit status
   local rc=0
-  abidiff --headers-dir2 "$headers" --drop-private-types --no-show-locs "$1" "$library" \
-    >"$work/report.txt" 2>&1 || rc=$?
+  if [ $# -gt 1 ]; then
+    abidiff --no-show-locs "$1" "$2" >"$work/report.txt" 2>&1 || rc=$?
+  else
+    abidiff --headers-dir2 "$headers" --drop-private-types --no-show-locs "$1" "$library" \
+      >"$work/report.txt" 2>&1 || rc=$?
+  fi
   return $rc
 }
 
-# The check itself: a baseline that has a function the library lacks is an incompatible change
-# (abidiff's bit 3, 8).
+# The check itself: an ABI that lacks a function the baseline has is an incompatible change
+# (abidiff's bit 3, 8). Two ABI descriptions, no debug information to read: quick.
 sed 's/rdmavideo_sender_end_audio/rdmavideo_sender_end_audio_gone/g' "$baseline" >"$work/altered.abi"
 rc=0
-compare "$work/altered.abi" || rc=$?
+compare "$baseline" "$work/altered.abi" || rc=$?
 if (( (rc & 8) == 0 )); then
   echo "abi_test: abidiff did not call a removed function incompatible (status $rc):" >&2
   cat "$work/report.txt" >&2

@@ -15,8 +15,13 @@ std::atomic<bool> g_stop{false};
 }  // namespace
 
 std::optional<int> parse(CLI::App& app, int argc, char** argv) {
+  // --version: "rdmavideo-recv 0.5.0", as every program says it.
+  app.set_version_flag("--version", app.get_name() + " " + RDMAVIDEO_VERSION,
+                       "Print the version and exit");
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

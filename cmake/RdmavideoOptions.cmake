@@ -140,3 +140,15 @@ function(rdmavideo_print_summary)
     message(STATUS "  sanitizers: ${RDMAVIDEO_SANITIZE}")
   endif()
 endfunction()
+
+# rdmavideo_install_destination(OUT PATH): PATH relative to the install prefix when it lies
+# under it (a package's staging folder then gets it), else PATH as it is (a plugin folder
+# another prefix owns, for a plain `cmake --install`).
+function(rdmavideo_install_destination out path)
+  file(RELATIVE_PATH rel "${CMAKE_INSTALL_PREFIX}" "${path}")
+  if(IS_ABSOLUTE "${path}" AND NOT rel MATCHES "^\\.\\.")
+    set(${out} "${rel}" PARENT_SCOPE)
+  else()
+    set(${out} "${path}" PARENT_SCOPE)
+  endif()
+endfunction()

@@ -267,7 +267,7 @@ $bin/receiver/rdmavideo-recv --listen 127.0.0.1:$port --output "$out/python.mov"
   --quiet &
 recv=$!
 sleep 0.3
-RDMAVIDEO_LIBRARY="$out/sdk/lib/librdmavideo.so.0" PYTHONPATH=python \
+RDMAVIDEO_LIBRARY=$(find "$sdk" -name librdmavideo.so.0) PYTHONPATH=python \
   $python examples/python/sender.py -n 120 -s 1280x720 127.0.0.1:$port
 wait $recv
 ffprobe -v error -show_entries stream=codec_type,codec_name,profile,sample_rate:format=duration \

@@ -25,6 +25,7 @@ packages=(
   iperf3  # bench/run_tcp_bench.py: the kernel's TCP at its best, beside rdmavideo
   python3-numpy  # the Python module (python/rdmavideo) hands frames over as numpy arrays
   abigail-tools  # abidiff: the C API's ABI against its baseline (sdk/abi)
+  help2man lintian mmdebstrap  # the Debian packages: man pages, their check, a fresh root
   xvfb x11-apps x11-utils imagemagick xdotool openbox  # display_test: a virtual screen, xwd,
   # xprop, convert, keys, and a window manager (on X11 it is what makes a window fullscreen)
   # optional parts CMake detects (RDMA verbs, FFmpeg codecs, GStreamer plugin, SDL2 display)

@@ -15,6 +15,10 @@
 #     and the Python module with Debian's numpy); then, one at a time, the tests that measure time (label timing) and the
 #     Soft-RoCE lab (label rxe); a short benchmark smoke run; and the fuzz targets (clang,
 #     libFuzzer) for a bounded time each.
+# Then the Debian packages are made from the optimised build (scripts/package-debian.sh,
+# lintian errors fail) and installed with apt into a fresh Debian 12 root, where the programs,
+# the GStreamer plugin, the examples and the Python module are tried, and purged
+# (tests/debian/install_test.sh; the base root is made once and cached).
 # Soaks (label soak) are left out: ctest --test-dir build -L soak runs them. Each stage's time
 # is printed as it ends, and all of them at the end.
 set -euo pipefail
@@ -98,6 +102,10 @@ python3 bench/run_live_bench.py --quick --build-dir build  # the live 4K60 tail,
 python3 bench/run_gst_bench.py --quick --build-dir build >/dev/null
 python3 bench/run_windows_bench.py --quick >/dev/null
 python3 bench/run_sdk_bench.py --quick --build-dir build >/dev/null
+
+stage "Debian packages (lintian, then apt into a fresh Debian 12 root)"
+./scripts/package-debian.sh build/debs
+tests/debian/install_test.sh build/debs build/debian-install-test
 
 stage "fuzzing (${FUZZ_SECONDS:-30} s a target)"
 ./scripts/fuzz.sh

@@ -17,8 +17,10 @@ for component in sdk sdk_dev; do
   cmake --install "$build" --prefix "$prefix" --component "$component" >/dev/null
 done
 
-# Exactly the SDK's files, where a developer looks for them.
-(cd "$prefix" && find . -type f -o -type l | sort) >"$work/installed"
+# Exactly the SDK's files, where a developer looks for them (lib/ is Debian's multiarch
+# folder where the build is configured to install under /usr).
+libdir=$(cd "$prefix" && dirname "$(find . -name librdmavideo.so.0)")
+(cd "$prefix" && find . -type f -o -type l | sort | sed "s#^$libdir/#./lib/#") >"$work/installed"
 cat >"$work/expected" <<'LIST'
 ./include/rdmavideo/rdmavideo.h
 ./lib/cmake/rdmavideo/rdmavideoConfig.cmake
@@ -29,6 +31,16 @@ cat >"$work/expected" <<'LIST'
 ./lib/librdmavideo.so.0
 ./lib/librdmavideo.so.0.5.0
 ./lib/pkgconfig/rdmavideo.pc
+./share/doc/librdmavideo-dev/changelog.Debian.gz
+./share/doc/librdmavideo-dev/copyright
+./share/doc/librdmavideo-dev/examples/CMakeLists.txt
+./share/doc/librdmavideo-dev/examples/c_sender/sender.c
+./share/doc/librdmavideo-dev/examples/cpp_receiver/receiver.cpp
+./share/doc/librdmavideo-dev/examples/python/receiver.py
+./share/doc/librdmavideo-dev/examples/python/sender.py
+./share/doc/librdmavideo-dev/sdk.md
+./share/doc/librdmavideo0/changelog.Debian.gz
+./share/doc/librdmavideo0/copyright
 LIST
 # The build type names one file; compare without it.
 sed -i 's/rdmavideoTargets-[a-z]*\.cmake/rdmavideoTargets-CONFIG.cmake/' "$work/installed" "$work/expected"
@@ -53,13 +65,13 @@ fi
 grep -q "0.5.0" "$work/newer.log" || { cat "$work/newer.log"; exit 1; }
 
 # Out of tree, with pkg-config.
-export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
 [ "$(pkg-config --modversion rdmavideo)" = 0.5.0 ] || { echo "pkg-config: wrong version" >&2; exit 1; }
 # shellcheck disable=SC2046  # pkg-config's words are separate arguments
 cc -std=c99 -Wall -Wextra -Werror "$src/examples/c_sender/sender.c" \
   $(pkg-config --cflags --libs rdmavideo) -lm -o "$work/sender-pkg-config"
 # The pkg-config build has no run path: the library is found as an installed one would be.
-export LD_LIBRARY_PATH=$prefix/lib
+export LD_LIBRARY_PATH=$prefix/$libdir
 
 wait_port() {  # wait_port LOG PATTERN: the port a program said it listens on
   local i port

@@ -381,7 +381,8 @@ class Sender:
             status = _sender_end(handle)
             message = _last_error().decode(errors="replace")
             _sender_destroy(handle)
-            _check(status) if status < 0 and message else None
+            if status < 0:
+                raise Error(status, message)
 
     def _live(self):
         if not self._handle:
@@ -502,23 +503,19 @@ class Receiver:
     def next_frame(self, timeout=None):
         """The next frame, waiting up to ``timeout`` seconds (None: as long as it takes); None
         when none came in time. Raises StopIteration once the streams have ended."""
-        handle = _P()
-        ms = -1 if timeout is None else max(0, int(timeout * 1000))
-        status = _check(_receiver_next_frame(self._live(), ms, ctypes.byref(handle)),
-                        (_OK, _TIMEOUT, _ENDED))
-        if status == _ENDED:
-            raise StopIteration
-        return Frame(handle) if status == _OK else None
+        return self._next(_receiver_next_frame, Frame, timeout)
 
     def next_chunk(self, timeout=None):
         """The next audio chunk of any stream's tracks, as next_frame()."""
+        return self._next(_receiver_next_chunk, Chunk, timeout)
+
+    def _next(self, take, make, timeout):
         handle = _P()
         ms = -1 if timeout is None else max(0, int(timeout * 1000))
-        status = _check(_receiver_next_chunk(self._live(), ms, ctypes.byref(handle)),
-                        (_OK, _TIMEOUT, _ENDED))
+        status = _check(take(self._live(), ms, ctypes.byref(handle)), (_OK, _TIMEOUT, _ENDED))
         if status == _ENDED:
             raise StopIteration
-        return Chunk(handle) if status == _OK else None
+        return make(handle) if status == _OK else None
 
     def __iter__(self):
         while True:

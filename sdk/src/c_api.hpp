@@ -9,10 +9,13 @@
 #include <string_view>
 #include <type_traits>
 
+#include "rdmavideo/auth.hpp"
 #include "rdmavideo/caught.hpp"
+#include "rdmavideo/memory.hpp"
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/rdmavideo.h"
 #include "rdmavideo/result.hpp"
+#include "rdmavideo/transport.hpp"
 
 namespace rdmavideo::c_api {
 
@@ -59,6 +62,16 @@ void write_struct(const T& value, T* to) {
   std::memcpy(static_cast<void*>(to), &value, n);
   to->struct_size = size;
 }
+
+/// What a sender's and a receiver's configuration name alike: the transport ("auto", "tcp",
+/// "verbs"; NULL or "": auto), where frames live ("host", "pinned", "cuda[:N]"; NULL or "":
+/// host) and the shared key file (NULL or "": none).
+struct Settings {
+  TransportKind transport = TransportKind::automatic;
+  memory::MemorySpec memory = memory::MemoryKind::host;
+  std::shared_ptr<const auth::SharedKey> key;
+};
+Result<Settings> settings(const char* transport, const char* memory, const char* key_file);
 
 /// The StreamStart for a caller's video format (its name: `default_name` where it gives none).
 Result<proto::StreamStart> stream_start(const rdmavideo_video_format& format,

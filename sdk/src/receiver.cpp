@@ -9,7 +9,6 @@
 #include <mutex>
 
 #include "c_api.hpp"
-#include "rdmavideo/auth.hpp"
 #include "rdmavideo/checksum.hpp"
 #include "rdmavideo/format.hpp"
 #include "rdmavideo/memory.hpp"
@@ -106,27 +105,11 @@ Result<ReceiverServiceOptions> service_options(const rdmavideo_receiver_config& 
   auto endpoint = parse_endpoint(c.listen, true);
   if (!endpoint) return Unexpected(endpoint.error().context("listen"));
   o.listen.endpoint = *endpoint;
-  if (c.transport && *c.transport) {
-    const auto kind = parse_transport(c.transport);
-    if (!kind) {
-      return make_error(ErrorCode::invalid_argument,
-                        "transport \"{}\" unknown (auto, tcp or verbs)", c.transport);
-    }
-    o.transport = *kind;
-  }
-  if (c.memory && *c.memory) {
-    const auto memory = memory::parse_memory(c.memory);
-    if (!memory) {
-      return make_error(ErrorCode::invalid_argument,
-                        "memory \"{}\" unknown (host, pinned, cuda or cuda:N)", c.memory);
-    }
-    o.memory = *memory;
-  }
-  if (c.key_file && *c.key_file) {
-    auto key = auth::load_key(c.key_file);
-    if (!key) return Unexpected(key.error().context("key_file"));
-    o.listen.key = std::move(*key);
-  }
+  auto common = settings(c.transport, c.memory, c.key_file);
+  if (!common) return Unexpected(common.error());
+  o.transport = common->transport;
+  o.memory = common->memory;
+  o.listen.key = std::move(common->key);
   if (c.max_streams == 0) return make_error(ErrorCode::invalid_argument, "max_streams 0");
   o.max_streams = c.max_streams;
   if (c.ring_slots == 0 || c.ring_slots > proto::kMaxRingSlots) {
@@ -186,14 +169,6 @@ struct rdmavideo_receiver {
 };
 
 extern "C" {
-
-void rdmavideo_receiver_config_init(rdmavideo_receiver_config* config) {
-  if (!config) return;
-  *config = rdmavideo_receiver_config{};
-  config->struct_size = sizeof(*config);
-  config->max_streams = 1;
-  config->ring_slots = 8;
-}
 
 rdmavideo_status rdmavideo_receiver_create(const rdmavideo_receiver_config* config,
                                            rdmavideo_receiver** receiver) {

@@ -20,14 +20,6 @@ rdmavideo_status no_receiver(const char* call) {
 
 extern "C" {
 
-void rdmavideo_receiver_config_init(rdmavideo_receiver_config* config) {
-  if (!config) return;
-  *config = rdmavideo_receiver_config{};
-  config->struct_size = sizeof(*config);
-  config->max_streams = 1;
-  config->ring_slots = 8;
-}
-
 rdmavideo_status rdmavideo_receiver_create(const rdmavideo_receiver_config* config,
                                            rdmavideo_receiver** receiver) {
   (void)config;

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "c_api.hpp"
-#include "rdmavideo/auth.hpp"
 #include "rdmavideo/memory.hpp"
 #include "rdmavideo/sender_session.hpp"
 
@@ -41,27 +40,11 @@ Result<SenderSessionOptions> session_options(const rdmavideo_sender_config& c) {
   if (!endpoints) return Unexpected(endpoints.error().context("destinations"));
   o.destinations = std::move(*endpoints);
   o.connect.endpoint = o.destinations.front();
-  if (c.transport && *c.transport) {
-    const auto kind = parse_transport(c.transport);
-    if (!kind) {
-      return make_error(ErrorCode::invalid_argument,
-                        "transport \"{}\" unknown (auto, tcp or verbs)", c.transport);
-    }
-    o.transport = *kind;
-  }
-  if (c.memory && *c.memory) {
-    const auto memory = memory::parse_memory(c.memory);
-    if (!memory) {
-      return make_error(ErrorCode::invalid_argument,
-                        "memory \"{}\" unknown (host, pinned, cuda or cuda:N)", c.memory);
-    }
-    o.memory = *memory;
-  }
-  if (c.key_file && *c.key_file) {
-    auto key = auth::load_key(c.key_file);
-    if (!key) return Unexpected(key.error().context("key_file"));
-    o.connect.key = std::move(*key);
-  }
+  auto common = settings(c.transport, c.memory, c.key_file);
+  if (!common) return Unexpected(common.error());
+  o.transport = common->transport;
+  o.memory = common->memory;
+  o.connect.key = std::move(common->key);
   if (c.connect_timeout_ms > 0) {
     o.connect.timeouts.connect = std::chrono::milliseconds(c.connect_timeout_ms);
   }
@@ -91,14 +74,6 @@ rdmavideo_status need_stream(const rdmavideo_sender& s, std::string_view call) {
 }  // namespace rdmavideo::c_api
 
 extern "C" {
-
-void rdmavideo_sender_config_init(rdmavideo_sender_config* config) {
-  if (!config) return;
-  *config = rdmavideo_sender_config{};
-  config->struct_size = sizeof(*config);
-  config->pool_buffers = 4;
-  config->connect_timeout_ms = 5000;
-}
 
 rdmavideo_status rdmavideo_sender_create(const rdmavideo_sender_config* config,
                                          rdmavideo_sender** sender) {

@@ -201,30 +201,48 @@ def _stats(get, handle):
     return {name: getattr(s, name) for name, _ in _Stats._fields_ if name != "struct_size"}
 
 
-# Packed formats as (rows, pixels, components) of one plane; the others as their planes.
-_PACKED = {"rgba": (4, np.uint8), "bgra": (4, np.uint8), "rgb24": (3, np.uint8),
-           "uyvy422": (2, np.uint8), "yuyv422": (2, np.uint8)}
+# The packed formats' bytes a pixel: viewed as (rows, pixels, bytes); the others as their planes.
+_PACKED = {"rgba": 4, "bgra": 4, "rgb24": 3, "uyvy422": 2, "yuyv422": 2}
 
 
-def _view(address, layout, pix_fmt, width, height, keep):
-    """A numpy array over `layout.frame_bytes` bytes at `address` (no copy): (h, w, c) for the
-    packed formats, the whole frame's bytes otherwise (see :meth:`Frame.planes`)."""
-    raw = (ctypes.c_uint8 * layout.frame_bytes).from_address(address)
-    whole = np.frombuffer(raw, dtype=np.uint8)
-    packed = _PACKED.get(pix_fmt)
-    if packed is None or layout.plane_count != 1:
+def _bytes(address, size):
+    """The `size` bytes at `address` as a uint8 numpy array, without a copy."""
+    return np.frombuffer((ctypes.c_uint8 * size).from_address(address), dtype=np.uint8)
+
+
+def _view(whole, layout, pix_fmt, width, height):
+    """The frame `whole` holds (its bytes, from _bytes): (h, w, c) for the packed formats, the
+    whole frame's bytes otherwise (see :meth:`Frame.planes`)."""
+    components = _PACKED.get(pix_fmt)
+    if components is None or layout.plane_count != 1:
         return whole
-    components, dtype = packed
     return np.lib.stride_tricks.as_strided(
         whole, shape=(height, width, components), strides=(layout.stride[0], components, 1),
         writeable=whole.flags.writeable)
 
 
-def _planes(address, layout):
-    raw = (ctypes.c_uint8 * layout.frame_bytes).from_address(address)
-    whole = np.frombuffer(raw, dtype=np.uint8)
+def _planes(whole, layout):
     return [whole[layout.offset[p]:layout.offset[p] + layout.stride[p] * layout.rows[p]]
             .reshape(layout.rows[p], layout.stride[p]) for p in range(layout.plane_count)]
+
+
+class _Handle:
+    """What the library's objects share here: a handle that close() gives back (also at the end
+    of a ``with`` block), and calls that refuse once it is gone."""
+
+    _what = "object"
+    _handle = None
+
+    def _live(self):
+        if not self._handle:
+            raise Error(-1, f"the {self._what} is closed")
+        return self._handle
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 # ---- sender -------------------------------------------------------------------------------------
@@ -238,12 +256,12 @@ class Buffer:
         self._handle = handle
         self.array = None
         self.planes = None
+        self.device_pointer = _buffer_data(handle)
         if _buffer_memory(handle) != _MEMORY_CUDA:
             layout = sender._layout
-            address = _buffer_data(handle)
-            self.array = _view(address, layout, sender.pix_fmt, sender.width, sender.height, self)
-            self.planes = _planes(address, layout)
-        self.device_pointer = _buffer_data(handle)
+            whole = _bytes(self.device_pointer, layout.frame_bytes)
+            self.array = _view(whole, layout, sender.pix_fmt, sender.width, sender.height)
+            self.planes = _planes(whole, layout)
 
     def submit(self, pts_ns=None):
         """Sends it; True when sent, False when dropped (live, and no receiver had room)."""
@@ -270,10 +288,12 @@ class Buffer:
         self.discard()
 
 
-class Sender:
+class Sender(_Handle):
     """Connects to one receiver or several (fan-out: ``destinations`` a list, or "a:1,b:2") and
     starts a stream of ``width`` x ``height`` frames of ``pix_fmt`` (FFmpeg's names) at ``fps``
     (a number or a Fraction, 30000/1001)."""
+
+    _what = "sender"
 
     def __init__(self, destinations, width, height, pix_fmt="rgba", fps=60, key_file=None,
                  name=None, transport=None, memory=None, live=False, paced=False,
@@ -296,6 +316,7 @@ class Sender:
         _check(_sender_create(ctypes.byref(config), ctypes.byref(handle)))
         self._handle = handle
         self.receiver_ended = False
+        self._tracks = {}  # track number: (channels, sample type)
         try:
             self.start(width, height, pix_fmt, fps, colour)
         except Error:
@@ -332,8 +353,7 @@ class Sender:
         if view.nbytes != self.frame_bytes:
             raise Error(-1, f"a frame of {self.pix_fmt} {self.width}x{self.height} is "
                             f"{self.frame_bytes} bytes, and this one is {view.nbytes}")
-        address = ctypes.addressof(ctypes.c_char.from_buffer(view)) if not view.readonly \
-            else np.frombuffer(view, dtype=np.uint8).ctypes.data
+        address = np.frombuffer(view, dtype=np.uint8).ctypes.data
         status = _check(_sender_send(self._live(), address, view.nbytes,
                                      PTS_AUTO if pts_ns is None else int(pts_ns)),
                         (_OK, _DROPPED, _ENDED))
@@ -353,8 +373,6 @@ class Sender:
         a.name = _text(name)
         track = ctypes.c_uint32()
         _check(_sender_start_audio(self._live(), ctypes.byref(a), ctypes.byref(track)))
-        if not hasattr(self, "_tracks"):
-            self._tracks = {}
         self._tracks[track.value] = (channels, np.dtype(_SAMPLE_DTYPES[a.sample_format]))
         return track.value
 
@@ -376,7 +394,7 @@ class Sender:
 
     def close(self):
         """Sends every frame in flight and ends the stream. Idempotent."""
-        handle, self._handle = getattr(self, "_handle", None), None
+        handle, self._handle = self._handle, None
         if handle:
             status = _sender_end(handle)
             message = _last_error().decode(errors="replace")
@@ -384,19 +402,8 @@ class Sender:
             if status < 0:
                 raise Error(status, message)
 
-    def _live(self):
-        if not self._handle:
-            raise Error(-1, "the sender is closed")
-        return self._handle
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     def __del__(self):
-        handle, self._handle = getattr(self, "_handle", None), None
+        handle, self._handle = self._handle, None
         if handle:
             _sender_destroy(handle)
 
@@ -425,18 +432,17 @@ class Frame:
         self.size = _frame_size(handle)
         self.device_pointer = _frame_data(handle)
         self.on_gpu = _frame_memory(handle) == _MEMORY_CUDA
-        self.array = None if self.on_gpu else _view(self.device_pointer, self.layout,
-                                                    self.pix_fmt, self.width, self.height, self)
         # The whole frame's bytes, every plane, as one uint8 array over the slot.
-        self.data = None if self.on_gpu else np.frombuffer(
-            (ctypes.c_uint8 * self.size).from_address(self.device_pointer), dtype=np.uint8)
+        self.data = None if self.on_gpu else _bytes(self.device_pointer, self.size)
+        self.array = None if self.on_gpu else _view(self.data, self.layout, self.pix_fmt,
+                                                    self.width, self.height)
 
     @property
     def planes(self):
         """Each plane as a (rows, stride) uint8 array over the slot."""
         if self._handle is None or self.on_gpu:
             return None
-        return _planes(self.device_pointer, self.layout)
+        return _planes(self.data, self.layout)
 
     def release(self):
         """Gives the slot back; :attr:`array` must not be used afterwards."""
@@ -477,11 +483,14 @@ class Chunk:
         _chunk_release(handle)
 
 
-class Receiver:
+class Receiver(_Handle):
     """Listens on ``listen`` ("0.0.0.0:5000"; port 0 for any, then see :attr:`port`) and takes
     up to ``max_streams`` senders at once. Iterating gives every frame of every stream, each
     released when the next is asked for, until every stream taken has ended and no sender is
     connected."""
+
+    _what = "receiver"
+    _current = None  # the frame iteration handed out last
 
     def __init__(self, listen, key_file=None, transport=None, memory=None, max_streams=1,
                  ring_slots=8, max_memory=0, stream_limit=0, verify=False):
@@ -549,20 +558,9 @@ class Receiver:
         if self._current is not None:
             self._current.release()
             self._current = None
-        handle, self._handle = getattr(self, "_handle", None), None
+        handle, self._handle = self._handle, None
         if handle:
             _receiver_destroy(handle)
-
-    def _live(self):
-        if not self._handle:
-            raise Error(-1, "the receiver is closed")
-        return self._handle
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def __del__(self):
         self.close()

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -73,6 +74,9 @@ struct Settings {
 };
 Result<Settings> settings(const char* transport, const char* memory, const char* key_file);
 
+/// `name` as the protocol carries it (at most proto::kNameBytes - 1 bytes), or an error naming
+/// `what` it is ("name", "track name").
+Result<std::string> checked_name(std::string_view name, std::string_view what);
 /// The StreamStart for a caller's video format (its name: `default_name` where it gives none).
 Result<proto::StreamStart> stream_start(const rdmavideo_video_format& format,
                                         std::string_view default_name);

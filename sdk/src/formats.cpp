@@ -7,6 +7,14 @@
 
 namespace rdmavideo::c_api {
 
+Result<std::string> checked_name(std::string_view name, std::string_view what) {
+  if (name.size() >= proto::kNameBytes) {
+    return make_error(ErrorCode::invalid_argument, "{} \"{}\" is longer than {} bytes", what, name,
+                      proto::kNameBytes - 1);
+  }
+  return std::string(name);
+}
+
 Result<proto::StreamStart> stream_start(const rdmavideo_video_format& f,
                                         std::string_view default_name) {
   const std::string_view pix_fmt = f.pix_fmt ? f.pix_fmt : "uyvy422";
@@ -32,12 +40,9 @@ Result<proto::StreamStart> stream_start(const rdmavideo_video_format& f,
     }
     format->colour = *colour;
   }
-  const std::string_view name = f.name ? std::string_view(f.name) : default_name;
-  if (name.size() >= proto::kNameBytes) {
-    return make_error(ErrorCode::invalid_argument, "name \"{}\" is longer than {} bytes", name,
-                      proto::kNameBytes - 1);
-  }
-  format->name = std::string(name);
+  auto name = checked_name(f.name ? std::string_view(f.name) : default_name, "name");
+  if (!name) return Unexpected(name.error());
+  format->name = std::move(*name);
   return format;
 }
 
@@ -70,12 +75,9 @@ Result<proto::AudioStart> audio_start(const rdmavideo_audio_format& f) {
   start.channels = static_cast<uint16_t>(f.channels);
   start.channel_layout = f.channel_layout;
   if (f.name) {
-    const std::string_view name(f.name);
-    if (name.size() >= proto::kNameBytes) {
-      return make_error(ErrorCode::invalid_argument, "track name \"{}\" is longer than {} bytes",
-                        name, proto::kNameBytes - 1);
-    }
-    start.name = std::string(name);
+    auto name = checked_name(f.name, "track name");
+    if (!name) return Unexpected(name.error());
+    start.name = std::move(*name);
   }
   return start;
 }

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The C API's sender: a SenderSession, its lent buffers and its stream's format.
-#include <atomic>
 #include <memory>
-#include <new>
 #include <optional>
 #include <string>
 
@@ -85,17 +83,15 @@ rdmavideo_status rdmavideo_sender_create(const rdmavideo_sender_config* config,
       return c_api::invalid(
           fmt::format("pool_buffers {} (2..{})", c.pool_buffers, c_api::kMaxPoolBuffers));
     }
-    if (c.name && std::string_view(c.name).size() >= proto::kNameBytes) {
-      return c_api::invalid(
-          fmt::format("name \"{}\" is longer than {} bytes", c.name, proto::kNameBytes - 1));
-    }
+    auto name = c_api::checked_name(c.name ? c.name : "", "name");
+    if (!name) return c_api::fail(name.error());
     auto options = c_api::session_options(c);
     if (!options) return c_api::fail(options.error());
     auto session = SenderSession::connect(std::move(*options));
     if (!session) return c_api::fail(session.error());
     auto made = std::make_unique<rdmavideo_sender>();
     made->session = std::move(*session);
-    made->name = c.name ? c.name : "";
+    made->name = std::move(*name);
     made->pool_buffers = c.pool_buffers;
     made->paced = c.paced != 0;
     *sender = made.release();

@@ -23,6 +23,7 @@ set(RDMAVIDEO_WITH_CUDA AUTO CACHE STRING "CUDA toolkit: AUTO, ON or OFF")
 set(RDMAVIDEO_WITH_FFMPEG AUTO CACHE STRING "FFmpeg libav*: AUTO, ON or OFF")
 set(RDMAVIDEO_WITH_GSTREAMER AUTO CACHE STRING "GStreamer: AUTO, ON or OFF")
 set(RDMAVIDEO_WITH_SDL2 AUTO CACHE STRING "SDL2: AUTO, ON or OFF")
+set(RDMAVIDEO_WITH_AVAHI AUTO CACHE STRING "Avahi (DNS-SD discovery): AUTO, ON or OFF")
 set(RDMAVIDEO_WITH_OBS AUTO CACHE STRING "OBS plugin (libobs-dev): AUTO, ON or OFF")
 
 add_compile_options(-Wall -Wextra -Wshadow $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor> -Wpointer-arith)
@@ -116,6 +117,12 @@ else()
     pkg_check_modules(SDL2 IMPORTED_TARGET sdl2)
   endif()
   rdmavideo_optional(SDL2 RDMAVIDEO_WITH_SDL2 SDL2_FOUND)
+
+  # DNS-SD: advertising and browsing through avahi-daemon (Debian's libavahi-client-dev).
+  if(NOT RDMAVIDEO_WITH_AVAHI STREQUAL "OFF")
+    pkg_check_modules(AVAHI IMPORTED_TARGET avahi-client)
+  endif()
+  rdmavideo_optional(Avahi RDMAVIDEO_WITH_AVAHI AVAHI_FOUND)
 
   # The OBS plugin: libobs and its frontend API (Debian's libobs-dev, OBS 29).
   if(NOT RDMAVIDEO_WITH_OBS STREQUAL "OFF")

@@ -44,4 +44,7 @@ Section check_peer(const std::optional<Endpoint>& peer, uint32_t credits_request
 
 Section check_gpu();
 
+/// --discover: prints what DNS-SD shows; the exit status (1 where no responder answers).
+int discover(const Options& options);
+
 }  // namespace rdmavideo::doctor

@@ -2,7 +2,8 @@
 // rdmavideo-doctor: the one command to run when sending video by RDMA does not work. Lists
 // the RDMA devices, ports and GID tables, checks locked memory against the ring a receiver
 // would register, tries an rdma_cm connect to a receiver (--peer), looks for CUDA and
-// dma-buf support, and prints a fix for every failed check. --new-key writes a shared key.
+// dma-buf support, and prints a fix for every failed check. --new-key writes a shared key;
+// --discover lists the receivers and senders DNS-SD shows.
 //
 // Exit status: 0 when no check failed, 1 when one did, 2 on bad usage.
 #include <cstdio>
@@ -31,6 +32,7 @@ int new_key(const std::string& path) {
 
 int run(const Options& o) {
   if (!o.new_key.empty()) return new_key(o.new_key);
+  if (o.discover) return discover(o);
   Report report;
   for (auto& section : check_devices()) report.sections.push_back(std::move(section));
   report.sections.push_back(check_memlock(o));

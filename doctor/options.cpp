@@ -27,6 +27,13 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--new-key", o.new_key,
                  "Write a new shared key for --key-file to FILE (32 random bytes as 64 hex "
                  "digits, mode 0600; never replaces a file) and exit");
+  app.add_flag("--discover", o.discover,
+               "List the receivers (and the senders that advertise) DNS-SD shows on the "
+               "network, with their addresses, transports, keys' ids and streams free, and "
+               "exit; --json for JSON");
+  app.add_option("--wait", o.discover_wait_s, "--discover: seconds to listen for answers")
+      ->check(CLI::Range(0.1, 60.0))
+      ->capture_default_str();
   if (auto code = cli::parse(app, argc, argv)) return code;
   auto fail = [&](const std::string& message) { return cli::usage_error(app, message); };
   if (!peer.empty()) {

@@ -18,7 +18,10 @@ struct Options {
   PixelFormat pix_fmt = PixelFormat::rgba;
   bool json = false;
   bool quiet = false;
-  std::string new_key;  // --new-key FILE: write a new shared key there and do nothing else
+  std::string new_key;
+  bool discover = false;       // --discover: list what DNS-SD shows, and do nothing else
+  double discover_wait_s = 2;  // --wait: how long to listen  // --new-key FILE: write a new shared
+                               // key there and do nothing else
 };
 
 /// Parses the command line. Returns the exit code when the program should stop now (help,

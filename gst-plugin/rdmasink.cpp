@@ -36,6 +36,7 @@
 #include "boundary.hpp"
 #include "common.hpp"
 #include "cuda_caps.hpp"
+#include "rdmavideo/discovery.hpp"
 #include "rdmavideo/sender_session.hpp"
 #include "sink_audio.hpp"
 
@@ -141,7 +142,8 @@ gboolean sink_start(GstBaseSink* sink) {
   SenderSessionOptions options;
   options.memory = rt->memory;
   options.transport = rt->settings.transport;
-  options.connect.endpoint = Endpoint{rt->settings.host, static_cast<uint16_t>(rt->settings.port)};
+  options.connect.endpoint =
+      discovery::host_or_name(rt->settings.host, static_cast<uint16_t>(rt->settings.port));
   if (!rt->settings.destinations.empty()) {
     auto endpoints = parse_endpoints(rt->settings.destinations);
     if (!endpoints) {
@@ -159,6 +161,7 @@ gboolean sink_start(GstBaseSink* sink) {
   options.policy.checksum = rt->settings.checksum;
   options.interrupt = &state.unlocked;  // a flush or a pause abandons a wait for a credit
   options.max_external_in_flight = kMaxInFlight;
+  options.resolve = discovery::receiver_resolver(options.connect.timeouts.connect);
   options.on_failure = [self](const Error& error) {
     GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Lost the connection to the receiver."),
                       ("%s", error.message().c_str()));
@@ -610,13 +613,16 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_HOST,
       g_param_spec_string("host", "Host",
-                          "Receiver's address or host name. Default 127.0.0.1; read when the "
-                          "element starts (READY to PAUSED).",
+                          "Receiver's address or host name, or the name a receiver advertises "
+                          "by DNS-SD (a name no host has is looked up so; port is then the "
+                          "advertised one). Default 127.0.0.1; read when the element starts "
+                          "(READY to PAUSED).",
                           "127.0.0.1", flags));
   g_object_class_install_property(
       gobject_class, PROP_DESTINATIONS,
       g_param_spec_string("destinations", "Destinations",
-                          "Fan-out: receivers as host:port,host:port; every frame goes to each, on "
+                          "Fan-out: receivers as host:port,host:port (or their DNS-SD names); "
+                          "every frame goes to each, on "
                           "a connection of its own (host and port are then not used). A receiver "
                           "that fails is dropped while the others go on. Default empty (host and "
                           "port); read when the element starts.",

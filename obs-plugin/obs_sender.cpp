@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "rdmavideo/auth.hpp"
+#include "rdmavideo/discovery.hpp"
 #include "rdmavideo/log.hpp"
 
 namespace rdmavideo::obs {
@@ -90,6 +91,7 @@ Result<std::unique_ptr<ObsSender>> ObsSender::start(const OutputSettings& settin
   options.non_blocking = true;
   options.reconnect = settings.reconnect;
   options.on_failure = std::move(on_failure);
+  options.resolve = discovery::receiver_resolver(options.connect.timeouts.connect);
   auto session = SenderSession::connect(std::move(options));
   if (!session) return Unexpected(session.error());
 

@@ -11,6 +11,7 @@
 #include "options.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/media/compositor.hpp"
+#include "rdmavideo/receiver_advert.hpp"
 #include "rdmavideo/receiver_service.hpp"
 #include "streams.hpp"
 
@@ -20,6 +21,22 @@ namespace {
 using namespace std::chrono_literals;
 
 const std::atomic<bool>& g_stop = cli::stop_requested();  // SIGINT or SIGTERM arrived
+
+// DNS-SD: the receiver under its name, its TXT following its streams. Where no responder
+// runs it says so once and goes on, reached by address.
+std::unique_ptr<discovery::ReceiverAdvert> advertise(const Options& o,
+                                                     const ReceiverService& service) {
+  if (!o.advertise) return nullptr;
+  auto advert =
+      discovery::ReceiverAdvert::start(service, {o.name, o.transport, o.key, o.max_streams});
+  if (!advert) {
+    log().warn("rdmavideo-recv: not advertised (DNS-SD): {}; senders connect by address",
+               advert.error().message());
+    return nullptr;
+  }
+  log().info("advertised as \"{}\" ({})", (*advert)->name(), discovery::kReceiverType);
+  return std::move(*advert);
+}
 
 int run(const Options& o) {
   std::atomic<bool> quit{false};  // the display's q, Esc or close
@@ -76,11 +93,14 @@ int run(const Options& o) {
     log().info("metrics at http://{}/metrics", metrics->endpoint().to_string());
   }
 
+  auto advert = advertise(o, **service);
+
   stats::StatusLine status({}, !o.quiet);
   while (!g_stop && !quit) {
     if (!o.serve && (*service)->ended_streams() >= o.max_streams) break;
     if (compositor && compositor->failure()) break;
     std::this_thread::sleep_for(50ms);
+    if (advert) advert->refresh();
     if (status.due()) {
       status.print(streams->status_line((*service)->reports(), (*service)->folded_streams()));
     }

@@ -65,6 +65,13 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "Serve Prometheus metrics at http://HOST:PORT/metrics (per stream frames, "
                  "drops, latency, ring occupancy, encoder speed; refusals by reason)");
   app.add_option("--stats-json", o.stats_json, "Write the summary as JSON to FILE");
+  app.add_option("--name", o.name,
+                 "The name this receiver advertises by DNS-SD (_rdmavideo._tcp), which senders "
+                 "connect to instead of HOST:PORT (default: the host's name; taken on the "
+                 "network, it becomes \"NAME #2\")");
+  app.add_flag("--advertise,!--no-advertise", o.advertise,
+               "Advertise by DNS-SD through avahi-daemon (default on; where none runs the "
+               "receiver says so once and is reached by address)");
   app.add_flag("--quiet", o.quiet, "No status line");
   auto* display =
       app.add_flag("--display", o.display,

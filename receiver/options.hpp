@@ -37,6 +37,9 @@ struct Options {
   std::optional<uint64_t> max_memory;    // --max-memory: the budget of every stream's memory
   std::optional<Endpoint> metrics;       // --metrics HOST:PORT: Prometheus text over HTTP
   std::string stats_json;
+  // DNS-SD: advertised as --name (default: the host's name) unless --no-advertise
+  std::string name;
+  bool advertise = true;
   bool quiet = false;
   bool display = false;       // show the stream in an SDL2 window
   double audio_delay_ms = 0;  // --audio-delay: the window's sound that much later than its picture

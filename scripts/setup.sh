@@ -26,6 +26,10 @@ packages=(
   python3-numpy  # the Python module (python/rdmavideo) hands frames over as numpy arrays
   abigail-tools  # abidiff: the C API's ABI against its baseline (sdk/abi)
   help2man lintian mmdebstrap  # the Debian packages: man pages, their check, a fresh root
+  # DNS-SD: Avahi's client library; its daemon, avahi-browse and python3-zeroconf for the tests
+  # (two implementations the project did not write see what it advertises); python3-jsonschema
+  # checks the NMOS APIs' bodies against their schemas
+  libavahi-client-dev avahi-daemon avahi-utils python3-zeroconf python3-jsonschema
   xvfb x11-apps x11-utils imagemagick xdotool openbox  # display_test: a virtual screen, xwd,
   # xprop, convert, keys, and a window manager (on X11 it is what makes a window fullscreen)
   # optional parts CMake detects (RDMA verbs, FFmpeg codecs, GStreamer plugin, SDL2 display)

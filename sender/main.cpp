@@ -11,9 +11,11 @@
 #include "rdmavideo/av/audio_capture.hpp"
 #include "rdmavideo/av/capture_feed.hpp"
 #include "rdmavideo/destination_report.hpp"
+#include "rdmavideo/discovery.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/sender_session.hpp"
 #include "rdmavideo/test_tone.hpp"
+#include "rdmavideo/version.hpp"
 #include "source.hpp"
 #include "trace.hpp"
 
@@ -31,6 +33,29 @@ std::string_view outcome_name(SenderSession::Outcome outcome) {
     case SenderSession::Outcome::interrupted: return "interrupted";
   }
   return "unknown";
+}
+
+// --advertise: the sender by DNS-SD, with what it sends and where; its port is its metrics
+// endpoint's, or 0 (nothing to connect to: a sender connects out).
+std::unique_ptr<discovery::Advertiser> advertise(const Options& o, TransportKind chosen) {
+  if (!o.advertise) return nullptr;
+  std::string destinations;
+  for (const auto& d : o.connect) destinations += (destinations.empty() ? "" : ",") + d.to_string();
+  if (destinations.size() > 200) destinations = destinations.substr(0, 197) + "...";
+  discovery::Txt txt{{"txtvers", "1"},
+                     {"format", fmt::format("{}x{} {}", o.width, o.height, name(o.pix_fmt))},
+                     {"rate", to_string(o.rate)},
+                     {"transport", std::string(to_string(chosen))},
+                     {"destinations", destinations},
+                     {"version", std::string(version())}};
+  auto advertiser = discovery::Advertiser::start(
+      {o.name, discovery::kSenderType, o.metrics ? o.metrics->port : uint16_t{0}, txt});
+  if (!advertiser) {
+    log().warn("rdmavideo-send: --advertise: {}", advertiser.error().message());
+    return nullptr;
+  }
+  log().info("advertised as \"{}\" ({})", (*advertiser)->name(), discovery::kSenderType);
+  return std::move(*advertiser);
 }
 
 int run(Options o) {
@@ -92,6 +117,7 @@ int run(Options o) {
     }
     metrics = std::move(*served);
   }
+  auto advert = advertise(o, session.kind());
   // `auto` says why it took TCP where verbs could not be tried.
   std::string chosen;
   if (o.transport == TransportKind::automatic) {

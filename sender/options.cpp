@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "rdmavideo/discovery.hpp"
 
 namespace rdmavideo::send_cli {
 namespace {
@@ -36,8 +37,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   std::vector<std::string> connect;
   std::string transport = "auto", size, rate, pix_fmt = "uyvy422", colour;
   app.add_option("--connect", connect,
-                 "Receiver address, HOST:PORT; repeat it to send every frame to several "
-                 "receivers (fan-out), each on its own connection")
+                 "Receiver address, HOST:PORT, or the name a receiver advertises by DNS-SD "
+                 "(rdmavideo-doctor --discover lists them); repeat it to send every frame to "
+                 "several receivers (fan-out), each on its own connection")
       ->required();
   app.add_option("--transport", transport, "auto, tcp or verbs")->capture_default_str();
   app.add_option("--rdma-device", o.rdma_device,
@@ -129,6 +131,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "for, filled, given a credit and written, for each receiver (where a late "
                  "frame's time went)");
   app.add_option("--name", o.name, "Stream name shown by the receiver");
+  app.add_flag("--advertise", o.advertise,
+               "Advertise this sender by DNS-SD under its --name (_rdmavideo-send._tcp, with "
+               "its format and receivers), so rdmavideo-doctor --discover lists it");
   app.add_flag("--reconnect", o.reconnect,
                "When a receiver's connection is lost (or it is not there yet), connect again "
                "with back-off (0.5 s to 5 s) until SIGINT, and go on in a new stream there; "
@@ -201,7 +206,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   o.rate_given = !rate.empty();
   o.pix_fmt_given = app.count("--pix-fmt") > 0;
   for (const auto& address : connect) {
-    auto endpoint = parse_endpoint(address, false);
+    auto endpoint = parse_destination(address);
     if (!endpoint) return fail("--connect " + endpoint.error().message());
     o.connect.push_back(*endpoint);
   }
@@ -270,6 +275,7 @@ SenderSessionOptions session_options(const Options& o, const proto::StreamStart&
   so.gpu_path = o.gpu_path;
   so.reconnect = o.reconnect;
   so.require_all = o.require_all;
+  so.resolve = discovery::receiver_resolver(so.connect.timeouts.connect);  // --connect NAME
   return so;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "c_api.hpp"
+#include "rdmavideo/discovery.hpp"
 #include "rdmavideo/memory.hpp"
 #include "rdmavideo/sender_session.hpp"
 
@@ -50,6 +51,7 @@ Result<SenderSessionOptions> session_options(const rdmavideo_sender_config& c) {
   o.policy.checksum = c.checksum != 0;
   o.reconnect = c.reconnect != 0;
   o.require_all = c.require_all != 0;
+  o.resolve = discovery::receiver_resolver(o.connect.timeouts.connect);  // a receiver's name
   return o;
 }
 

@@ -160,7 +160,7 @@ TEST(ObsSettings, ParsesAndNamesWhatIsWrong) {
     const char* says;
   };
   for (const Bad& b : {Bad{"", "auto", 1, "x", "destinations is empty"},
-                       Bad{"rec", "auto", 1, "x", "destinations \"rec\""},
+                       Bad{"[rec", "auto", 1, "x", "destinations \"[rec\""},
                        Bad{"rec:0", "auto", 1, "x", "destinations \"rec:0\""},
                        Bad{"rec:5000", "udp", 1, "x", "transport \"udp\" unknown"},
                        Bad{"rec:5000", "auto", 64, "x", "tracks 64"},

@@ -134,6 +134,21 @@ bool Destination::connect() {
   set_state(DestinationState::connecting);
   ConnectOptions connect_options = options.connect;
   connect_options.endpoint = endpoint;
+  if (endpoint.named) {
+    auto found =
+        options.resolve
+            ? options.resolve(endpoint)
+            : Result<Endpoint>(make_error(ErrorCode::unsupported,
+                                          "\"{}\" is a receiver's name, and this program finds "
+                                          "none (give HOST:PORT)",
+                                          endpoint.host));
+    if (!found) {
+      try_again_or_give_up(found.error());
+      return false;
+    }
+    log().info("[send] \"{}\" is at {}", endpoint.host, found->to_string());
+    connect_options.endpoint = *found;
+  }
   auto made = sender::SenderCore::connect(options.transport, connect_options);
   if (!made) {
     try_again_or_give_up(made.error());

@@ -24,6 +24,7 @@ std::optional<TransportKind> parse_transport(std::string_view text) {
 }
 
 std::string Endpoint::to_string() const {
+  if (named) return host;
   if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
   return fmt::format("{}:{}", host, port);
 }
@@ -58,6 +59,22 @@ Result<Endpoint> parse_endpoint(std::string_view text, bool allow_port_zero) {
   return Endpoint{std::string(host), static_cast<uint16_t>(value)};
 }
 
+Result<Endpoint> parse_destination(std::string_view text) {
+  // An address ends in ":PORT" (digits); anything else is a name.
+  const auto colon = text.rfind(':');
+  const bool has_port = colon != std::string_view::npos && colon + 1 < text.size() &&
+                        text.find_first_not_of("0123456789", colon + 1) == std::string_view::npos;
+  if (has_port || (!text.empty() && text.front() == '[')) return parse_endpoint(text, false);
+  if (text.empty()) return make_error(ErrorCode::invalid_argument, "a receiver's name is empty");
+  if (text.size() > 63) {  // a DNS label, which an instance name is
+    return make_error(ErrorCode::invalid_argument,
+                      "\"{}\" is not HOST:PORT, and too long for a receiver's name ({} bytes, "
+                      "at most 63)",
+                      text, text.size());
+  }
+  return Endpoint{std::string(text), 0, true};
+}
+
 Result<std::vector<Endpoint>> parse_endpoints(std::string_view list) {
   std::vector<Endpoint> out;
   std::string_view rest = list;
@@ -67,7 +84,7 @@ Result<std::vector<Endpoint>> parse_endpoints(std::string_view list) {
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     if (!item.empty()) {
-      auto endpoint = parse_endpoint(item, false);
+      auto endpoint = parse_destination(item);
       if (!endpoint) {
         return Unexpected(endpoint.error().context(fmt::format("destinations \"{}\"", list)));
       }

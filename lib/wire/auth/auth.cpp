@@ -37,6 +37,19 @@ std::array<std::byte, 32> derive(const SharedKey& key, Role from, const Nonce& s
 
 }  // namespace
 
+std::string key_id(const SharedKey& key) {
+  static constexpr std::string_view kLabel = "rdmavideo key id v1";
+  const auto digest = crypto::hmac_sha256(key.bytes(), {std::as_bytes(std::span(kLabel))});
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < 8; ++i) {
+    const auto b = std::to_integer<unsigned>(digest[i]);
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
 SharedKey::~SharedKey() { crypto::wipe(bytes_); }
 
 Result<std::shared_ptr<const SharedKey>> load_key(const std::filesystem::path& path) {

@@ -184,7 +184,8 @@ typedef struct rdmavideo_buffer rdmavideo_buffer;
 
 typedef struct rdmavideo_sender_config {
   uint32_t struct_size;
-  /* "host:port", or several separated by commas for fan-out (at most 64). Required. */
+  /* "host:port", or several separated by commas for fan-out (at most 64); an entry without
+   * ":port" is the name a receiver advertises by DNS-SD, found at each connect. Required. */
   const char* destinations;
   /* A shared key file (rdmavideo-keygen, docs/security.md): both ends prove it. NULL: none. */
   const char* key_file;

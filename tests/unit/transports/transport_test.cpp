@@ -122,10 +122,16 @@ TEST(ParseEndpoints, ReadsAListAndNamesTheBadEntry) {
   EXPECT_EQ((*two)[0].port, 5000);
   EXPECT_EQ((*two)[1].host, "::1");
   EXPECT_EQ((*two)[1].port, 5001);
-  auto bad = parse_endpoints("rec1:5000,rec2");
+  auto bad = parse_endpoints("rec1:5000,rec2:99999");
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message().find("destinations \"rec1:5000,rec2\""), std::string::npos)
+  EXPECT_NE(bad.error().message().find("destinations \"rec1:5000,rec2:99999\""), std::string::npos)
       << bad.error().message();
+  auto named = parse_endpoints("rec1:5000, studio recorder");
+  ASSERT_TRUE(named) << named.error().message();
+  ASSERT_EQ(named->size(), 2u);
+  EXPECT_FALSE((*named)[0].named);
+  EXPECT_TRUE((*named)[1].named);
+  EXPECT_EQ((*named)[1].host, "studio recorder");
   auto none = parse_endpoints(" , ");
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message().find("destinations is empty"), std::string::npos);
@@ -135,6 +141,41 @@ TEST(ParseEndpoints, ReadsAListAndNamesTheBadEntry) {
   ASSERT_FALSE(too_many);
   EXPECT_NE(too_many.error().message().find("65 receivers; at most 64"), std::string::npos)
       << too_many.error().message();
+}
+
+// Where a sender connects: an address ends in ":PORT" (digits); anything else is a receiver's
+// name, found by DNS-SD at connect, and shown as it was given.
+TEST(ParseDestination, TakesAnAddressOrAReceiversName) {
+  auto address = parse_destination("rec1:5000");
+  ASSERT_TRUE(address) << address.error().message();
+  EXPECT_FALSE(address->named);
+  EXPECT_EQ(address->port, 5000);
+  auto v6 = parse_destination("[::1]:7");
+  ASSERT_TRUE(v6) << v6.error().message();
+  EXPECT_EQ(v6->host, "::1");
+  for (const char* name : {"studio-recorder", "Studio: A", "recorder #2", "rec:12a"}) {
+    SCOPED_TRACE(name);
+    auto named = parse_destination(name);
+    ASSERT_TRUE(named) << named.error().message();
+    EXPECT_TRUE(named->named);
+    EXPECT_EQ(named->host, name);
+    EXPECT_EQ(named->port, 0);
+    EXPECT_EQ(named->to_string(), name);
+  }
+  auto port_zero = parse_destination("rec:0");
+  ASSERT_FALSE(port_zero);
+  EXPECT_NE(port_zero.error().message().find("port \"0\" out of range"), std::string::npos)
+      << port_zero.error().message();
+  auto unclosed = parse_destination("[::1");
+  ASSERT_FALSE(unclosed);
+  EXPECT_NE(unclosed.error().message().find("is not [ADDRESS]:PORT"), std::string::npos);
+  auto empty = parse_destination("");
+  ASSERT_FALSE(empty);
+  EXPECT_NE(empty.error().message().find("name is empty"), std::string::npos);
+  auto too_long = parse_destination(std::string(64, 'n'));
+  ASSERT_FALSE(too_long);
+  EXPECT_NE(too_long.error().message().find("at most 63"), std::string::npos)
+      << too_long.error().message();
 }
 
 }  // namespace

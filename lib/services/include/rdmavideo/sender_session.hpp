@@ -184,6 +184,10 @@ struct SenderSessionOptions {
   std::function<void(const FrameTiming& timing)> on_frame;
   /// External frames (submit_external()) that may be in flight at once.
   uint32_t max_external_in_flight = 2;
+  /// Finds a destination given by name (Endpoint::named), at each connect, so a receiver that
+  /// comes back on another address or port is found there (discovery::receiver_resolver():
+  /// DNS-SD). Unset: a named destination fails, saying this program finds no names.
+  std::function<Result<Endpoint>(const Endpoint& named)> resolve;
 };
 
 /// What the source knows of a frame.

@@ -30,16 +30,23 @@ std::optional<std::string> why_not_verbs();
 struct Endpoint {
   std::string host;
   uint16_t port = 0;
+  /// `host` is a receiver's name, to be found by DNS-SD when it is connected to
+  /// (SenderSessionOptions::resolve); `port` is then 0.
+  bool named = false;
   std::string to_string() const;
 };
 /// "HOST:PORT", "[v6addr]:PORT"; port 0 is allowed only when listening.
 Result<Endpoint> parse_endpoint(std::string_view text, bool allow_port_zero);
+/// Where a sender connects: "HOST:PORT", "[v6addr]:PORT", or a receiver's name as it
+/// advertises itself (anything that does not end in ":PORT": "studio recorder"), found by
+/// DNS-SD at connect.
+Result<Endpoint> parse_destination(std::string_view text);
 /// The most receivers one sender sends to (a fan-out; its frames' destinations are a 64-bit
 /// mask).
 inline constexpr size_t kMaxDestinations = 64;
-/// A fan-out's receivers as one setting spells them: "HOST:PORT,HOST:PORT", spaces around each
-/// ignored. Errors quote the whole list and name the bad entry; an empty list and one of more
-/// than kMaxDestinations are refused.
+/// A fan-out's receivers as one setting spells them: "HOST:PORT,HOST:PORT" (or names, see
+/// parse_destination), spaces around each ignored. Errors quote the whole list and name the bad
+/// entry; an empty list and one of more than kMaxDestinations are refused.
 Result<std::vector<Endpoint>> parse_endpoints(std::string_view list);
 
 struct Timeouts {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "rdmavideo/result.hpp"
@@ -34,6 +35,11 @@ class SharedKey {
  private:
   std::vector<std::byte> bytes_;
 };
+
+/// A key's public name: 16 hexadecimal characters of an HMAC-SHA256 under the key of a fixed
+/// label, so two ends (and a DNS-SD listing) can tell whether they hold the same key without
+/// showing it. Stable: a key keeps its id.
+std::string key_id(const SharedKey& key);
 
 /// Reads a key file: its contents as they are (a trailing newline is part of the key), at
 /// least kMinKeyBytes. Like ssh with a private key, a file that group or others may read or

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// A build without Avahi (or Windows, for now): advertising and browsing say why they cannot,
+// and everything goes on by address.
+#include "rdmavideo/discovery.hpp"
+
+namespace rdmavideo::discovery {
+namespace {
+
+Error unavailable() {
+  return Error(ErrorCode::unsupported,
+               "DNS-SD is not built in (rdmavideo was built without Avahi's client library)");
+}
+
+}  // namespace
+
+bool available() { return false; }
+
+Endpoint host_or_name(const std::string& host, uint16_t port) { return Endpoint{host, port}; }
+
+Result<std::unique_ptr<Advertiser>> Advertiser::start(Advert /*advert*/) {
+  return Unexpected(unavailable());
+}
+
+Result<std::vector<Service>> browse(std::string_view /*type*/, std::chrono::milliseconds /*wait*/) {
+  return Unexpected(unavailable());
+}
+
+Result<Service> find(std::string_view name, std::string_view /*type*/,
+                     std::chrono::milliseconds /*wait*/) {
+  return Unexpected(unavailable().context(fmt::format("find \"{}\"", name)));
+}
+
+}  // namespace rdmavideo::discovery

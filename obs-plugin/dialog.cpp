@@ -18,7 +18,11 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <chrono>
+#include <future>
+
 #include "dialog_model.hpp"
+#include "rdmavideo/log.hpp"
 
 namespace rdmavideo::obs {
 namespace {
@@ -31,8 +35,18 @@ class OutputDialog : public QDialog {
     auto* form = new QFormLayout();
     destinations_ = new QLineEdit();
     destinations_->setPlaceholderText("recorder:5000, monitor:5000");
-    destinations_->setToolTip("Receivers, host:port, comma-separated: each gets every frame");
+    destinations_->setToolTip(
+        "Receivers, host:port or the names they advertise, comma-separated: each gets every "
+        "frame");
     form->addRow("Receivers", destinations_);
+    // The receivers DNS-SD finds: choosing one adds its name to the field.
+    found_ = new QComboBox();
+    found_->setToolTip("Receivers advertised on the network (DNS-SD): choose one to add it");
+    auto* rescan = new QPushButton("Refresh");
+    auto* found_row = new QHBoxLayout();
+    found_row->addWidget(found_, 1);
+    found_row->addWidget(rescan);
+    form->addRow("On the network", found_row);
     transport_ = new QComboBox();
     for (const auto& [label, value] : transport_choices())
       transport_->addItem(QString::fromStdString(label), QString::fromStdString(value));
@@ -101,6 +115,17 @@ class OutputDialog : public QDialog {
         status_->setText(QString::fromStdString(why));
     });
     connect(close, &QPushButton::clicked, this, &QDialog::close);
+    connect(rescan, &QPushButton::clicked, this, [this] { look_for_receivers(); });
+    connect(found_, qOverload<int>(&QComboBox::activated), this, [this](int index) {
+      const std::string entry = found_->itemData(index).toString().toStdString();
+      if (entry.empty()) return;
+      destinations_->setText(
+          QString::fromStdString(with_receiver(destinations_->text().toStdString(), entry)));
+      save();
+    });
+    browse_timer_ = new QTimer(this);
+    connect(browse_timer_, &QTimer::timeout, this, [this] { show_found(); });
+    look_for_receivers();
     auto* timer = new QTimer(this);
     connect(timer, &QTimer::timeout, this, [this] { refresh(); });
     timer->start(1000);
@@ -132,6 +157,37 @@ class OutputDialog : public QDialog {
     save_fields(f);
   }
 
+  // A browse takes about a second: on a thread of its own, its result taken up by a timer.
+  void look_for_receivers() {
+    if (browsing_.valid()) return;
+    found_->clear();
+    found_->addItem("Looking for receivers...");
+    found_->setEnabled(false);
+    browsing_ = std::async(std::launch::async, [] { return found_receivers(browse_receivers()); });
+    browse_timer_->start(100);
+  }
+
+  void show_found() {
+    if (browsing_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    browse_timer_->stop();
+    const auto rows = browsing_.get();
+    found_->clear();
+    found_->addItem(rows.size() == 1 && rows[0].entry.empty()
+                        ? QString::fromStdString(rows[0].label)
+                        : QString("%1 receiver%2 found: choose one to add it")
+                              .arg(rows.size())
+                              .arg(rows.size() == 1 ? "" : "s"));
+    std::string listed;
+    for (const auto& row : rows) {
+      if (!row.entry.empty()) {
+        found_->addItem(QString::fromStdString(row.label), QString::fromStdString(row.entry));
+      }
+      listed += (listed.empty() ? "" : "; ") + row.label;
+    }
+    found_->setEnabled(true);
+    log().info("rdmavideo dialog: on the network: {}", listed);
+  }
+
   void refresh() {
     const DialogStatus st = dialog_status();
     start_->setText(st.active ? "Stop" : "Start");
@@ -145,6 +201,9 @@ class OutputDialog : public QDialog {
   }
 
   QLineEdit* destinations_;
+  QComboBox* found_;
+  QTimer* browse_timer_;
+  std::future<std::vector<FoundReceiver>> browsing_;  // waited for when the dialog goes
   QComboBox* transport_;
   QLineEdit* key_file_;
   QLineEdit* name_;

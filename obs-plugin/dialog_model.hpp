@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "found_receivers.hpp"
+
 namespace rdmavideo::obs {
 
 struct DialogFields {

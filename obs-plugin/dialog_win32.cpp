@@ -7,7 +7,10 @@
 #include <commdlg.h>
 #include <obs-frontend-api.h>
 
+#include <chrono>
+#include <future>
 #include <string>
+#include <vector>
 
 #include "dialog.hpp"
 #include "dialog_model.hpp"
@@ -29,11 +32,16 @@ enum Control : int {
   kTable,
   kStart,
   kClose,
+  kFound,         // the receivers DNS-SD found: choosing one adds it to kDestinations
+  kRescan,        // browse again
   kTrack1 = 120,  // to kTrack1 + 5
 };
 constexpr UINT_PTR kRefreshTimer = 1;
 
 HWND g_window = nullptr;
+// The browse under way (it takes about a second), and the rows the drop-down shows.
+std::future<std::vector<FoundReceiver>> g_browsing;
+std::vector<FoundReceiver> g_found;
 
 std::wstring widen(const std::string& text) {
   if (text.empty()) return {};
@@ -93,6 +101,10 @@ void create_controls(HWND window) {
   auto label = [&](const wchar_t* text) { add(L"STATIC", text, 0, 12, y + 3, 110, 20, -1); };
   label(L"Receivers");
   add(L"EDIT", L"", WS_TABSTOP | ES_AUTOHSCROLL, 130, y, 480, 22, kDestinations);
+  y += 30;
+  label(L"On the network");
+  add(L"COMBOBOX", L"", WS_TABSTOP | CBS_DROPDOWNLIST | WS_VSCROLL, 130, y, 390, 160, kFound);
+  add(L"BUTTON", L"Refresh", WS_TABSTOP | BS_PUSHBUTTON, 530, y, 80, 22, kRescan);
   y += 30;
   label(L"Transport");
   HWND transport = add(L"COMBOBOX", L"", WS_TABSTOP | CBS_DROPDOWNLIST | WS_VSCROLL, 130, y, 480,
@@ -175,6 +187,49 @@ void refresh(HWND window) {
   set_text(window, kTable, table);
 }
 
+void look_for_receivers(HWND window) {
+  if (g_browsing.valid()) return;
+  HWND found = item(window, kFound);
+  SendMessageW(found, CB_RESETCONTENT, 0, 0);
+  SendMessageW(found, CB_ADDSTRING, 0, reinterpret_cast<LPARAM>(L"Looking for receivers..."));
+  SendMessageW(found, CB_SETCURSEL, 0, 0);
+  g_browsing = std::async(std::launch::async, [] { return found_receivers(browse_receivers()); });
+}
+
+// From the refresh timer: the browse's rows once it is done. Row 0 says what was found; the
+// receivers follow, in g_found's order.
+void show_found(HWND window) {
+  if (!g_browsing.valid() ||
+      g_browsing.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    return;
+  }
+  const auto rows = g_browsing.get();
+  g_found.clear();
+  HWND found = item(window, kFound);
+  SendMessageW(found, CB_RESETCONTENT, 0, 0);
+  const bool none = rows.size() == 1 && rows[0].entry.empty();
+  const std::string head = none ? rows[0].label
+                                : std::to_string(rows.size()) +
+                                      (rows.size() == 1 ? " receiver" : " receivers") +
+                                      " found: choose one to add it";
+  SendMessageW(found, CB_ADDSTRING, 0, reinterpret_cast<LPARAM>(widen(head).c_str()));
+  for (const auto& row : rows) {
+    if (row.entry.empty()) continue;
+    g_found.push_back(row);
+    SendMessageW(found, CB_ADDSTRING, 0, reinterpret_cast<LPARAM>(widen(row.label).c_str()));
+  }
+  SendMessageW(found, CB_SETCURSEL, 0, 0);
+}
+
+void choose_found(HWND window) {
+  const auto index = SendMessageW(item(window, kFound), CB_GETCURSEL, 0, 0);
+  if (index < 1 || static_cast<size_t>(index) > g_found.size()) return;
+  set_text(
+      window, kDestinations,
+      with_receiver(text_of(window, kDestinations), g_found[static_cast<size_t>(index) - 1].entry));
+  save(window);
+}
+
 void browse(HWND window) {
   wchar_t path[MAX_PATH] = {};
   const std::wstring current = widen(text_of(window, kKeyFile));
@@ -203,6 +258,10 @@ void on_command(HWND window, int id, int code) {
       if (code == CBN_SELCHANGE) save(window);
       return;
     case kBrowse: browse(window); return;
+    case kFound:
+      if (code == CBN_SELCHANGE) choose_found(window);
+      return;
+    case kRescan: look_for_receivers(window); return;
     case kReconnect:
     case kStartWithObs: save(window); return;
     case kStart: {
@@ -226,13 +285,19 @@ LRESULT CALLBACK window_proc(HWND window, UINT message, WPARAM wp, LPARAM lp) {
         create_controls(window);
         load(window);
         refresh(window);
-        SetTimer(window, kRefreshTimer, 1000, nullptr);
+        look_for_receivers(window);
+        SetTimer(window, kRefreshTimer, 250, nullptr);
         return 0;
       case WM_COMMAND: on_command(window, LOWORD(wp), HIWORD(wp)); return 0;
-      case WM_TIMER: refresh(window); return 0;
+      case WM_TIMER:
+        refresh(window);
+        show_found(window);
+        return 0;
       case WM_CLOSE: DestroyWindow(window); return 0;
       case WM_DESTROY:
         KillTimer(window, kRefreshTimer);
+        if (g_browsing.valid()) g_browsing.wait();
+        g_browsing = {};
         g_window = nullptr;
         return 0;
       default: break;
@@ -269,7 +334,7 @@ void open_dialog() {
   cls.hbrBackground = reinterpret_cast<HBRUSH>(COLOR_BTNFACE + 1);
   cls.lpszClassName = kClass;
   RegisterClassExW(&cls);  // fails harmlessly when registered by an earlier opening
-  RECT size{0, 0, 624, 420};
+  RECT size{0, 0, 624, 450};
   const DWORD style = WS_OVERLAPPED | WS_CAPTION | WS_SYSMENU;
   AdjustWindowRectEx(&size, style, FALSE, WS_EX_DLGMODALFRAME);
   g_window = CreateWindowExW(WS_EX_DLGMODALFRAME, kClass, L"rdmavideo Output", style, CW_USEDEFAULT,

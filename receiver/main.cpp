@@ -30,8 +30,11 @@ std::unique_ptr<discovery::ReceiverAdvert> advertise(const Options& o,
   auto advert =
       discovery::ReceiverAdvert::start(service, {o.name, o.transport, o.key, o.max_streams});
   if (!advert) {
-    log().warn("rdmavideo-recv: not advertised (DNS-SD): {}; senders connect by address",
-               advert.error().message());
+    // No responder on this machine is a set-up, not a fault: said once, at info.
+    const bool no_responder = advert.error().code() == ErrorCode::unsupported;
+    log().log(no_responder ? spdlog::level::info : spdlog::level::warn,
+              "rdmavideo-recv: not advertised (DNS-SD): {}; senders connect by address",
+              advert.error().message());
     return nullptr;
   }
   log().info("advertised as \"{}\" ({})", (*advert)->name(), discovery::kReceiverType);

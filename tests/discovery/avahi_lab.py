@@ -129,28 +129,36 @@ class Host:
 
 
 class Lab:
-    """Hosts a (10.0.0.1) and b (10.0.0.2) on one link."""
+    """Hosts a (10.0.0.1) and b (10.0.0.2) on one link; or, with one_host, host a alone, its
+    link a veth pair whose both ends it holds."""
 
-    def __init__(self):
+    def __init__(self, one_host=False):
         self.tag = f"rvd{os.getpid() % 100000}"
         self.dir = tempfile.mkdtemp(prefix="rdmavideo-dnssd-")
         self.a = Host(self, "a", "eth0", "10.0.0.1")
-        self.b = Host(self, "b", "eth0", "10.0.0.2")
+        self.b = None if one_host else Host(self, "b", "eth0", "10.0.0.2")
+        self.hosts = [self.a] if one_host else [self.a, self.b]
 
     def __enter__(self):
         try:
-            for h in (self.a, self.b):
+            for h in self.hosts:
                 _sh("ip", "netns", "add", h.netns)
                 _sh("ip", "-n", h.netns, "link", "set", "lo", "up")
-            _sh("ip", "link", "add", self.tag + "x", "netns", self.a.netns, "type", "veth",
-                "peer", "name", self.tag + "y", "netns", self.b.netns)
-            for h, end in ((self.a, "x"), (self.b, "y")):
-                _sh("ip", "-n", h.netns, "link", "set", self.tag + end, "name", h.interface)
+            if self.b is None:
+                _sh("ip", "-n", self.a.netns, "link", "add", "eth0", "type", "veth", "peer", "name",
+                    "eth1")
+                _sh("ip", "-n", self.a.netns, "link", "set", "eth1", "up")
+            else:
+                _sh("ip", "link", "add", self.tag + "x", "netns", self.a.netns, "type", "veth",
+                    "peer", "name", self.tag + "y", "netns", self.b.netns)
+                for h, end in ((self.a, "x"), (self.b, "y")):
+                    _sh("ip", "-n", h.netns, "link", "set", self.tag + end, "name", h.interface)
+            for h in self.hosts:
                 _sh("ip", "-n", h.netns, "addr", "add", h.address + "/24", "dev", h.interface)
                 _sh("ip", "-n", h.netns, "link", "set", h.interface, "up")
-            for h in (self.a, self.b):
+            for h in self.hosts:
                 h.start()
-            for h in (self.a, self.b):
+            for h in self.hosts:
                 h.wait_ready()
         except BaseException:
             self.__exit__(None, None, None)
@@ -158,7 +166,7 @@ class Lab:
         return self
 
     def __exit__(self, *exc):
-        for h in (self.a, self.b):
+        for h in self.hosts:
             h.stop()
             _sh("ip", "netns", "del", h.netns, check=False)
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -8,7 +8,9 @@
 // checks the plugin's logic and its use of the libobs ABI, not OBS for Windows itself.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <string>
@@ -157,10 +159,28 @@ TEST_F(WindowsObsPlugin, InsideObsItStartsWithObsFromTheProfileAndStopsAtExit) {
 
 TEST_F(WindowsObsPlugin, TheDialogSavesItsSettingsStartsShowsTheStreamAndStops) {
   Receiver recv(dir_, {"--quiet", "--stats-json", (dir_ / "recv.json").string()});
+  // Wine runs no DNS-SD: the dialog's drop-down is given a stand-in browse result, in
+  // rdmavideo-doctor --discover --json's form.
+  const auto stand_in = dir_ / "found.json";
+  {
+    std::ofstream f(stand_in);
+    f << R"({"receivers": [{"name": "studio recorder", "address": "10.0.0.2", "port": 7800,
+             "txt": {"proto": "3", "key": "required", "key_id": "0123456789abcdef",
+                     "streams_free": "3", "max_streams": "4"}}]})";
+  }
+  ::setenv("RDMAVIDEO_OBS_BROWSE_STAND_IN", stand_in.c_str(), 1);
   const auto r = host(recv.address(), {"--mode", "dialog", "--tracks", "2", "--seconds", "2",
                                        "--name", "from the dialog"});
+  ::unsetenv("RDMAVIDEO_OBS_BROWSE_STAND_IN");
   ASSERT_EQ(recv.process().wait(60s), 0) << recv.process().stderr_text();
   EXPECT_EQ(r["dialog_parent_is_main_window"], true) << r.dump();
+  EXPECT_EQ(r["found"],
+            nlohmann::json::array(
+                {"1 receiver found: choose one to add it",
+                 "studio recorder (10.0.0.2:7800, 3 of 4 streams free, key 0123456789abcdef)"}))
+      << r.dump();
+  EXPECT_TRUE(r["destinations_after_choice"].get<std::string>().ends_with("studio recorder"))
+      << r.dump();
   EXPECT_EQ(r["capturing"], true) << r.dump();
   // What the user typed and ticked, in the profile.
   const nlohmann::json want{

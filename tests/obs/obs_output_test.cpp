@@ -8,10 +8,13 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
+#include "found_receivers.hpp"
 #include "obs_format.hpp"
 #include "obs_sender.hpp"
 #include "process.hpp"
@@ -494,6 +497,73 @@ TEST(ObsOutputPath, AStalledReceiverMakesTheVideoCallbackDropNeverWait) {
     rig.received->held.clear();  // the receiver catches up: the stream ends cleanly
   }
   EXPECT_TRUE(s.stop());
+}
+
+// The dialog's "On the network" drop-down: a row per receiver a browse found, its name what
+// choosing it adds to the Receivers field; one row saying why where there is none.
+TEST(FoundReceivers, ListsWhatABrowseFoundAndAddsItOnce) {
+  discovery::Service studio;
+  studio.name = "studio recorder";
+  studio.address = "10.0.0.2";
+  studio.port = 7800;
+  discovery::ReceiverRecord record;
+  record.protocol = 3;
+  record.transports = {"tcp"};
+  record.key_required = true;
+  record.key_id = "0123456789abcdef";
+  record.streams_free = 3;
+  record.max_streams = 4;
+  studio.txt = discovery::receiver_txt(record);
+  discovery::Service odd = studio;
+  odd.name = "odd";
+  odd.txt = {{"proto", "x"}};
+  const auto rows = found_receivers(std::vector<discovery::Service>{studio, odd});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].entry, "studio recorder");
+  EXPECT_EQ(rows[0].label,
+            "studio recorder (10.0.0.2:7800, 3 of 4 streams free, key 0123456789abcdef)");
+  EXPECT_EQ(rows[1].entry, "odd");
+  EXPECT_NE(rows[1].label.find("\"proto=x\" is not a number"), std::string::npos) << rows[1].label;
+
+  const auto none = found_receivers(std::vector<discovery::Service>{});
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].entry, "");
+  EXPECT_EQ(none[0].label, "No receivers found on the network");
+  const auto failed = found_receivers(Result<std::vector<discovery::Service>>(
+      make_error(ErrorCode::unsupported, "no mDNS responder: avahi-daemon is not running")));
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].entry, "");
+  EXPECT_EQ(failed[0].label, "No receivers found: no mDNS responder: avahi-daemon is not running");
+
+  EXPECT_EQ(with_receiver("", "studio recorder"), "studio recorder");
+  EXPECT_EQ(with_receiver(" rec:5000 ", "studio recorder"), "rec:5000, studio recorder");
+  EXPECT_EQ(with_receiver("rec:5000, studio recorder", "studio recorder"),
+            "rec:5000, studio recorder");
+}
+
+// The stand-in browse result the tests give the dialog (a --discover --json listing), read as a
+// browse would return it; a file that is not one is named.
+TEST(FoundReceivers, ReadsAStandInListing) {
+  const std::string path = ::testing::TempDir() + "found_receivers.json";
+  {
+    std::ofstream out(path);
+    out << R"({"receivers": [{"name": "rec a", "address": "10.0.0.3", "port": 7000,
+               "txt": {"proto": "3", "key": "none", "streams_free": "1", "max_streams": "1"}}],
+               "senders": []})";
+  }
+  ::setenv("RDMAVIDEO_OBS_BROWSE_STAND_IN", path.c_str(), 1);
+  const auto browsed = browse_receivers();
+  ASSERT_TRUE(browsed) << browsed.error().message();
+  ASSERT_EQ(browsed->size(), 1u);
+  EXPECT_EQ(found_receivers(browsed)[0].label, "rec a (10.0.0.3:7000, 1 of 1 stream free, no key)");
+  {
+    std::ofstream out(path);
+    out << "[1, 2]";
+  }
+  const auto bad = browse_receivers();
+  ::unsetenv("RDMAVIDEO_OBS_BROWSE_STAND_IN");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("not a --discover --json listing"), std::string::npos);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "stand_in.hpp"
 
@@ -135,6 +136,22 @@ void set_control(HWND dialog, int id, const std::string& text) {
 
 void click(HWND dialog, int id) { SendMessageW(GetDlgItem(dialog, id), BM_CLICK, 0, 0); }
 
+// The rows of a drop-down list.
+std::vector<std::string> combo_rows(HWND dialog, int id) {
+  HWND combo = GetDlgItem(dialog, id);
+  std::vector<std::string> rows;
+  const auto n = SendMessageW(combo, CB_GETCOUNT, 0, 0);
+  for (LRESULT i = 0; i < n; ++i) {
+    wchar_t text[1024] = {};
+    if (SendMessageW(combo, CB_GETLBTEXTLEN, static_cast<WPARAM>(i), 0) >= 1024) continue;
+    SendMessageW(combo, CB_GETLBTEXT, static_cast<WPARAM>(i), reinterpret_cast<LPARAM>(text));
+    char out[4096] = {};
+    WideCharToMultiByte(CP_UTF8, 0, text, -1, out, sizeof(out), nullptr, nullptr);
+    rows.emplace_back(out);
+  }
+  return rows;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -209,6 +226,19 @@ int main(int argc, char** argv) {
       dialog = FindWindowW(L"rdmavideoOutputDialog", nullptr);
       if (!dialog) die("the Tools menu item opened no dialog");
       out["dialog_parent_is_main_window"] = GetWindow(dialog, GW_OWNER) == main_window;
+      // The receivers on the network (a stand-in browse result where the test gives one):
+      // once found, choosing the first adds its name to the Receivers field.
+      pump_until(
+          [&] {
+            const auto rows = combo_rows(dialog, 112);
+            return !rows.empty() && rows[0] != "Looking for receivers...";
+          },
+          10);
+      out["found"] = combo_rows(dialog, 112);
+      SendMessageW(GetDlgItem(dialog, 112), CB_SETCURSEL, 1, 0);
+      SendMessageW(dialog, WM_COMMAND, MAKEWPARAM(112, CBN_SELCHANGE),
+                   reinterpret_cast<LPARAM>(GetDlgItem(dialog, 112)));
+      out["destinations_after_choice"] = window_text(GetDlgItem(dialog, 101));
       set_control(dialog, 101, a.destinations);                   // Receivers
       SendMessageW(GetDlgItem(dialog, 102), CB_SETCURSEL, 1, 0);  // Transport: TCP
       SendMessageW(dialog, WM_COMMAND, MAKEWPARAM(102, CBN_SELCHANGE),

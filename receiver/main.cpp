@@ -11,6 +11,7 @@
 #include "options.hpp"
 #include "rdmavideo/log.hpp"
 #include "rdmavideo/media/compositor.hpp"
+#include "rdmavideo/nmos.hpp"
 #include "rdmavideo/receiver_advert.hpp"
 #include "rdmavideo/receiver_service.hpp"
 #include "streams.hpp"
@@ -39,6 +40,38 @@ std::unique_ptr<discovery::ReceiverAdvert> advertise(const Options& o,
   }
   log().info("advertised as \"{}\" ({})", (*advert)->name(), discovery::kReceiverType);
   return std::move(*advert);
+}
+
+// --nmos: the receiver as an NMOS node, an NMOS receiver per stream it takes at once. An
+// activation says which sender a receiver takes; the data path is the service's, as ever
+// (a sender connects to the port the receiver's transport parameters show).
+Result<std::unique_ptr<nmos::Node>> start_nmos(const Options& o, const ReceiverService& service) {
+  nmos::NodeOptions no;
+  no.listen = *o.nmos;
+  no.label = o.name.empty() ? "rdmavideo-recv" : o.name;
+  no.description = "rdmavideo receiver";
+  no.seed = "receiver/" + no.label;
+  no.registries = o.nmos_registries;
+  auto node = nmos::Node::start(no);
+  if (!node) return Unexpected(node.error());
+  const Endpoint listening = service.local_endpoint();
+  for (uint32_t i = 0; i < o.max_streams; ++i) {
+    const std::string label = o.max_streams == 1 ? no.label : fmt::format("{} {}", no.label, i + 1);
+    (*node)->add_receiver(label, listening, o.transport,
+                          [label](const nmos::ReceiverActivation& a) -> Result<void> {
+                            if (a.enable) {
+                              log().info("NMOS: {} takes sender {}", label,
+                                         a.sender_id.empty() ? "(unnamed)" : a.sender_id);
+                            } else {
+                              log().info("NMOS: {} released", label);
+                            }
+                            return {};
+                          });
+  }
+  log().info("NMOS node at http://{}/x-nmos/, {} receiver{}, {}",
+             (*node)->local_endpoint().to_string(), o.max_streams, o.max_streams == 1 ? "" : "s",
+             (*node)->registration());
+  return std::move(*node);
 }
 
 int run(const Options& o) {
@@ -97,6 +130,15 @@ int run(const Options& o) {
   }
 
   auto advert = advertise(o, **service);
+  std::unique_ptr<nmos::Node> node;
+  if (o.nmos) {
+    auto started = start_nmos(o, **service);
+    if (!started) {
+      log().error("rdmavideo-recv: {}", started.error().message());
+      return cli::kExitFailed;
+    }
+    node = std::move(*started);
+  }
 
   stats::StatusLine status({}, !o.quiet);
   while (!g_stop && !quit) {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "rdmavideo/gpu_path.hpp"
 #include "rdmavideo/media/composite_layout.hpp"
@@ -40,6 +41,8 @@ struct Options {
   // DNS-SD: advertised as --name (default: the host's name) unless --no-advertise
   std::string name;
   bool advertise = true;
+  std::optional<Endpoint> nmos;              // --nmos: an NMOS node there, a receiver per stream
+  std::vector<std::string> nmos_registries;  // --nmos-registry
   bool quiet = false;
   bool display = false;       // show the stream in an SDL2 window
   double audio_delay_ms = 0;  // --audio-delay: the window's sound that much later than its picture

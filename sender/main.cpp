@@ -17,13 +17,13 @@
 #include "rdmavideo/test_tone.hpp"
 #include "rdmavideo/version.hpp"
 #include "source.hpp"
+#include "stream.hpp"
 #include "trace.hpp"
 
 namespace rdmavideo::send_cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-const std::atomic<bool>& g_stop = cli::stop_requested();  // SIGINT or SIGTERM arrived
 
 std::string_view outcome_name(SenderSession::Outcome outcome) {
   switch (outcome) {
@@ -58,7 +58,9 @@ std::unique_ptr<discovery::Advertiser> advertise(const Options& o, TransportKind
   return std::move(*advertiser);
 }
 
-int run(Options o) {
+}  // namespace
+
+int run_stream(Options o, const std::atomic<bool>& stop) {
   auto ffmpeg = open_ffmpeg(o);
   if (!ffmpeg) {
     log().error("rdmavideo-send: {}", ffmpeg.error().message());
@@ -99,7 +101,7 @@ int run(Options o) {
     }
     trace = std::move(*opened_trace);
   }
-  auto options = session_options(o, *format, &g_stop);
+  auto options = session_options(o, *format, &stop);
   if (trace) options.on_frame = [t = trace.get()](const FrameTiming& f) { t->destination(f); };
   auto connected = SenderSession::connect(std::move(options));
   if (!connected) {
@@ -186,13 +188,13 @@ int run(Options o) {
   }
   std::optional<av::CaptureFeed> capture_feed;
   if (capture && exit_code == 0) {  // every track started, the capture's the last
-    capture_feed.emplace(*capture, session, tracks.back(), Clock::now(), &g_stop);
+    capture_feed.emplace(*capture, session, tracks.back(), Clock::now(), &stop);
   }
   stats::StatusLine status(fmt::format("[{}]", who), !o.quiet);
   DestinationRates parts;
   const auto start = Clock::now();
   const double period_s = 1.0 / o.rate.value();
-  for (uint64_t sequence = 0; exit_code == 0 && !g_stop; ++sequence) {
+  for (uint64_t sequence = 0; exit_code == 0 && !stop; ++sequence) {
     if (o.frames && sequence >= *o.frames) break;
     if (o.duration_s) {
       // Paced: frames due before the end (60 fps for 5 s is 300 frames). Otherwise: time.
@@ -299,7 +301,6 @@ int run(Options o) {
   return exit_code;
 }
 
-}  // namespace
 }  // namespace rdmavideo::send_cli
 
 int main(int argc, char** argv) {
@@ -309,6 +310,7 @@ int main(int argc, char** argv) {
     Options options;
     if (auto code = parse_options(argc, argv, options)) return *code;
     rdmavideo::cli::install_stop_signals();
-    return run(options);
+    const auto& stop = rdmavideo::cli::stop_requested();  // SIGINT or SIGTERM arrived
+    return options.nmos ? run_nmos(options, stop) : run_stream(options, stop);
   });
 }

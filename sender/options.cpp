@@ -39,8 +39,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--connect", connect,
                  "Receiver address, HOST:PORT, or the name a receiver advertises by DNS-SD "
                  "(rdmavideo-doctor --discover lists them); repeat it to send every frame to "
-                 "several receivers (fan-out), each on its own connection")
-      ->required();
+                 "several receivers (fan-out), each on its own connection");
   app.add_option("--transport", transport, "auto, tcp or verbs")->capture_default_str();
   app.add_option("--rdma-device", o.rdma_device,
                  "verbs: the RDMA device the route must go through (e.g. mlx5_0)");
@@ -134,6 +133,14 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_flag("--advertise", o.advertise,
                "Advertise this sender by DNS-SD under its --name (_rdmavideo-send._tcp, with "
                "its format and receivers), so rdmavideo-doctor --discover lists it");
+  std::string nmos;
+  app.add_option("--nmos", nmos,
+                 "Run an NMOS node (IS-04 v1.3 Node API and registration, IS-05 v1.1 "
+                 "Connection API) on ADDRESS:PORT: the sender waits for a controller's "
+                 "activation to stream, and stops when it is disabled (--connect not needed)");
+  app.add_option("--nmos-registry", o.nmos_registries,
+                 "The NMOS registry to register with, http://HOST:PORT; repeat for the next by "
+                 "priority (default: found by DNS-SD, else peer-to-peer)");
   app.add_flag("--reconnect", o.reconnect,
                "When a receiver's connection is lost (or it is not there yet), connect again "
                "with back-off (0.5 s to 5 s) until SIGINT, and go on in a new stream there; "
@@ -205,6 +212,14 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   o.size_given = !size.empty();
   o.rate_given = !rate.empty();
   o.pix_fmt_given = app.count("--pix-fmt") > 0;
+  if (!nmos.empty()) {
+    auto at = parse_endpoint(nmos, true);
+    if (!at) return fail("--nmos " + at.error().message());
+    o.nmos = *at;
+  }
+  if (connect.empty() && !o.nmos)
+    return fail("--connect is required (or --nmos, for a controller to say where)");
+  if (!o.nmos_registries.empty() && !o.nmos) return fail("--nmos-registry needs --nmos");
   for (const auto& address : connect) {
     auto endpoint = parse_destination(address);
     if (!endpoint) return fail("--connect " + endpoint.error().message());

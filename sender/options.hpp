@@ -55,7 +55,10 @@ struct Options {
   std::string trace;                // --trace FILE: every frame's timing, a JSON line each
   std::optional<Endpoint> metrics;  // --metrics HOST:PORT: Prometheus text at /metrics
   std::string name;
-  bool advertise = false;  // --advertise: as `name`, by DNS-SD (_rdmavideo-send._tcp)
+  bool advertise = false;
+  std::optional<Endpoint> nmos;  // --nmos: an NMOS node there; activations say where to send
+  std::vector<std::string> nmos_registries;  // --nmos-registry  // --advertise: as `name`, by
+                                             // DNS-SD (_rdmavideo-send._tcp)
   bool quiet = false;
   bool reconnect = false;    // --reconnect: a lost connection is made again, with back-off
   bool require_all = false;  // --require-all: a receiver that fails ends the run

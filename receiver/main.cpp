@@ -50,6 +50,8 @@ Result<std::unique_ptr<nmos::Node>> start_nmos(const Options& o, const ReceiverS
   no.listen = *o.nmos;
   no.label = o.name.empty() ? "rdmavideo-recv" : o.name;
   no.description = "rdmavideo receiver";
+  no.product = "rdmavideo-recv";
+  no.function = "Receiver";
   no.seed = "receiver/" + no.label;
   no.registries = o.nmos_registries;
   auto node = nmos::Node::start(no);

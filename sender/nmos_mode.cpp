@@ -21,6 +21,8 @@ int run_nmos(const Options& o, const std::atomic<bool>& stop) {
   no.listen = *o.nmos;
   no.label = o.name;
   no.description = "rdmavideo sender";
+  no.product = "rdmavideo-send";
+  no.function = "Sender";
   no.seed = "sender/" + o.name;
   no.registries = o.nmos_registries;
   auto node = nmos::Node::start(no);

@@ -21,6 +21,9 @@ TaiTime tai_now() {
   return TaiTime::from_ns(ns);
 }
 
+// Beyond this the nanoseconds since the epoch leave int64 (the year 2262).
+constexpr int64_t kMaxTaiSeconds = 9'000'000'000;
+
 std::optional<TaiTime> parse_tai(std::string_view text) {
   const auto colon = text.find(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size())
@@ -31,7 +34,7 @@ std::optional<TaiTime> parse_tai(std::string_view text) {
   auto [p2, e2] = std::from_chars(n.data(), n.data() + n.size(), t.nanoseconds);
   if (e1 != std::errc() || p1 != s.data() + s.size() || e2 != std::errc() ||
       p2 != n.data() + n.size() || t.seconds < 0 || t.nanoseconds < 0 ||
-      t.nanoseconds >= 1'000'000'000) {
+      t.nanoseconds >= 1'000'000'000 || t.seconds > kMaxTaiSeconds) {
     return std::nullopt;
   }
   return t;

@@ -22,7 +22,8 @@ struct TaiTime {
   static TaiTime from_ns(int64_t ns) { return {ns / 1'000'000'000, ns % 1'000'000'000}; }
 };
 TaiTime tai_now();
-/// "<seconds>:<nanoseconds>" with nanoseconds below 10^9; nullopt for anything else.
+/// "<seconds>:<nanoseconds>" with nanoseconds below 10^9 (and a time before the year 2262);
+/// nullopt for anything else.
 std::optional<TaiTime> parse_tai(std::string_view text);
 /// A resource version: the TAI time now, and never the same twice in one process.
 std::string next_version();

@@ -120,7 +120,8 @@ void Scheduler::loop() {
     const int64_t now = tai_now().total_ns();
     const int64_t first = due_.begin()->first;
     if (first > now) {
-      wake_.wait_for(lock, std::chrono::nanoseconds(first - now));
+      wake_.wait_for(lock, std::min<std::chrono::nanoseconds>(std::chrono::nanoseconds(first - now),
+                                                              std::chrono::hours(1)));
       continue;
     }
     auto run = std::move(due_.begin()->second.second);

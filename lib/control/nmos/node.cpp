@@ -4,6 +4,7 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -34,6 +35,13 @@ std::vector<std::string> split_path(const std::string& path) {
     at = end + 1;
   }
   return out;
+}
+
+// BCP-002-01: "<group>:<role>", neither with a colon of its own.
+std::string group_hint(std::string group, std::string role) {
+  std::replace(group.begin(), group.end(), ':', ' ');
+  std::replace(role.begin(), role.end(), ':', ' ');
+  return group + ":" + role;
 }
 
 std::string host_name() {
@@ -107,6 +115,14 @@ class NodeImpl final : public Node {
                           ifs_);
     device_ = device_resource({device_id_, options_.label, options_.description}, node_id_, {}, {},
                               host_, port_);
+    // BCP-002-02: what the node and its device are, so a controller tells them apart.
+    for (json* r : {&node_, &device_}) {
+      (*r)["tags"]["urn:x-nmos:tag:asset:manufacturer/v1.0"] = {"rdmavideo"};
+      (*r)["tags"]["urn:x-nmos:tag:asset:product/v1.0"] = {options_.product};
+      (*r)["tags"]["urn:x-nmos:tag:asset:instance-id/v1.0"] = {node_id_};
+    }
+    if (!options_.function.empty())
+      device_["tags"]["urn:x-nmos:tag:asset:function/v1.0"] = {options_.function};
     return {};
   }
 
@@ -135,6 +151,7 @@ class NodeImpl final : public Node {
         video_flow({make_id(base + "/flow"), label, "video"}, e->source["id"], device_id_, video);
     e->sender =
         sender_resource({id, label, options_.description}, e->flow["id"], device_id_, bindings_);
+    e->sender["tags"]["urn:x-nmos:tag:grouphint/v1.0"] = {group_hint(label, "Video 1")};
     if (audio) {
       e->audio_source = audio_source({make_id(base + "/audio-source"), label + " sound", "sound"},
                                      device_id_, *audio);
@@ -168,6 +185,7 @@ class NodeImpl final : public Node {
         make_id(options_.seed + "/receiver/" + std::to_string(receivers_.size()));
     auto e = std::make_unique<ReceiverEntry>();
     e->receiver = receiver_resource({id, label, options_.description}, device_id_, bindings_);
+    e->receiver["tags"]["urn:x-nmos:tag:grouphint/v1.0"] = {group_hint(label, "Video 1")};
     e->connection = std::make_unique<Connection>(
         Connection::Side::receiver, receiver_leg(listening, transport), scheduler_,
         [activate](const json& active) -> Result<void> {
@@ -218,7 +236,9 @@ class NodeImpl final : public Node {
                              return json(5000);
                            }};
     Param enabled{Param::Kind::flag, json::object(), true, false, {}};
-    Param transport{Param::Kind::text, {{"enum", {"auto", "tcp", "verbs"}}}, "auto", false, {}};
+    // "any" is rdmavideo's `auto` (verbs where there is a route, else TCP): IS-05 keeps the word
+    // auto for values a device resolves on activation, and this one is resolved per connection.
+    Param transport{Param::Kind::text, {{"enum", {"any", "tcp", "verbs"}}}, "any", false, {}};
     Param stream_name{Param::Kind::text, json::object(), label, false, {}};
     Param destination_name{Param::Kind::text_or_null, json::object(), nullptr, false, {}};
     return {{"source_ip", source_ip},         {"destination_ip", destination_ip},
@@ -240,7 +260,7 @@ class NodeImpl final : public Node {
     Param destination_port{
         Param::Kind::port, {{"enum", {port}}}, "auto", true, [port] { return json(port); }};
     Param enabled{Param::Kind::flag, json::object(), true, false, {}};
-    const std::string t(to_string(kind));
+    const std::string t = kind == TransportKind::automatic ? "any" : std::string(to_string(kind));
     Param transport{Param::Kind::text, {{"enum", {t}}}, t, false, {}};
     return {{"source_ip", source_ip},
             {"interface_ip", interface_ip},

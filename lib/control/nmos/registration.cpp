@@ -96,10 +96,14 @@ void Registrar::set_state(std::string state) {
   state_ = std::move(state);
 }
 
-// _nmos-node._tcp: always, so that peers and registries see the node; its ver_* record only
-// peer-to-peer (IS-04 "Node API peer-to-peer").
+// _nmos-node._tcp, with its ver_* record, peer-to-peer only (IS-04 "Node API peer-to-peer");
+// withdrawn once registered.
 void Registrar::advertise(bool peer_to_peer) {
   if (!options_.dnssd) return;
+  if (!peer_to_peer) {  // registered: the registry is where the node is found
+    node_advert_.reset();
+    return;
+  }
   discovery::Txt txt{{"api_proto", "http"}, {"api_ver", "v1.3"}, {"api_auth", "false"}};
   if (peer_to_peer) {
     std::lock_guard lock(mu_);
@@ -160,6 +164,16 @@ bool Registrar::post(const Registry& r, const Registered& resource, int* status)
   return true;  // a 4xx is this resource's, not the registry's failure
 }
 
+// A heartbeat: POST with an empty body and no content type; the status, 0 for no answer.
+static int heartbeat(const std::string& host, uint16_t port, const std::string& node_id) {
+  auto c = client_for(host, port);
+  httplib::Request req;
+  req.method = "POST";
+  req.path = fmt::format("{}/health/nodes/{}", kBase, node_id);
+  auto res = c->send(req);
+  return res ? res->status : 0;
+}
+
 bool Registrar::register_all(const Registry& r) {
   auto resources = snapshot_();
   int status = 0;
@@ -189,6 +203,7 @@ void Registrar::deregister(const Registry& r) {
 void Registrar::loop() {
   node_id_ = snapshot_().front().data.value("id", "");
   bool peer_to_peer = false;
+  bool was_registered = false;
   auto wait = [&](std::chrono::milliseconds d) {
     std::unique_lock lock(mu_);
     wake_.wait_for(lock, d, [&] { return stopping_; });
@@ -202,10 +217,14 @@ void Registrar::loop() {
     auto registries = candidates();
     bool registered = false;
     for (const auto& r : registries) {
-      if (!register_all(r)) {
+      // After a registry failed, the next may share its records: a heartbeat first, and the
+      // resources again only where it does not know the node (404).
+      const int beat = was_registered ? heartbeat(r.host, r.port, node_id_) : 404;
+      if (beat != 200 && (beat != 404 || !register_all(r))) {
         log().warn("NMOS: registry {} does not answer; trying the next", r.url());
         continue;
       }
+      was_registered = true;
       registered = true;
       {
         std::lock_guard lock(mu_);
@@ -228,13 +247,11 @@ void Registrar::loop() {
         bool failed = false;
         for (const auto& u : updates) failed = failed || !post(r, u);
         if (!failed && std::chrono::steady_clock::now() >= next_beat) {
-          auto c = client_for(r.host, r.port);
-          auto res =
-              c->Post(fmt::format("{}/health/nodes/{}", kBase, node_id_), "", "application/json");
-          if (res && res->status == 404) {
+          const int status = heartbeat(r.host, r.port, node_id_);
+          if (status == 404) {
             log().info("NMOS: {} no longer knows this node (404): registering again", r.url());
             failed = !register_all(r);
-          } else if (!res || res->status != 200) {
+          } else if (status != 200) {
             failed = true;
           }
           next_beat = std::chrono::steady_clock::now() + options_.heartbeat;

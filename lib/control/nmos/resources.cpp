@@ -198,7 +198,13 @@ json receiver_resource(const Common& c, const std::string& device_id,
                        const std::vector<std::string>& bindings) {
   json r = resource_core(c);
   r["format"] = "urn:x-nmos:format:video";
-  r["caps"] = {{"media_types", {"video/raw"}}};
+  // BCP-004-01: what it takes, as constraint sets: raw video, any size, rate and sampling
+  // (a stream brings its format; the ring is made for it).
+  r["caps"] = {{"media_types", {"video/raw"}},
+               {"constraint_sets",
+                {{{"urn:x-nmos:cap:meta:label", "raw video, any size and rate"},
+                  {"urn:x-nmos:cap:format:media_type", {{"enum", {"video/raw"}}}}}}},
+               {"version", r["version"]}};  // no later than the resource's own
   r["device_id"] = device_id;
   r["transport"] = std::string(kTransport);
   r["interface_bindings"] = bindings;

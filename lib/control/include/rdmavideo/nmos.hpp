@@ -33,8 +33,10 @@ struct NodeOptions {
   /// address, or where that is a wildcard, the address of the interface the registry is
   /// reached through (else the first non-loopback one).
   std::string advertise_host;
-  std::string label;        ///< the node's and its device's label
-  std::string description;  ///< "rdmavideo receiver", "rdmavideo sender"
+  std::string label;                  ///< the node's and its device's label
+  std::string product = "rdmavideo";  ///< BCP-002-02's product: "rdmavideo-recv", ...
+  std::string function;               ///< BCP-002-02's function of the device: "Receiver", "Sender"
+  std::string description;            ///< "rdmavideo receiver", "rdmavideo sender"
   /// What the resources' ids derive from, so they stay the same across restarts (the host
   /// name, the role and the label, by default).
   std::string seed;

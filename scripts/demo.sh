@@ -272,4 +272,9 @@ RDMAVIDEO_LIBRARY=$(find "$sdk" -name librdmavideo.so.0) PYTHONPATH=python \
 wait $recv
 ffprobe -v error -show_entries stream=codec_type,codec_name,profile,sample_rate:format=duration \
   -of compact=p=0 "$out/python.mov"
+echo "== 13. Found and routed: on a host of its own (a network namespace with its own avahi-daemon),"
+echo "      a recorder advertises itself by DNS-SD and runs an NMOS node; rdmavideo-doctor"
+echo "      --discover lists it; a sender connects to it by name; then an NMOS sender is routed"
+echo "      into it by an IS-05 activation, as a facility's controller does (docs/nmos.md)"
+/usr/bin/python3 scripts/demo-routing.py $bin "$out"
 echo "demo: summaries in $out/*.json, received frames in $out/*.png, recordings in $out/*.mov"

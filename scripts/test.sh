@@ -102,6 +102,7 @@ python3 bench/run_live_bench.py --quick --build-dir build  # the live 4K60 tail,
 python3 bench/run_gst_bench.py --quick --build-dir build >/dev/null
 python3 bench/run_windows_bench.py --quick >/dev/null
 python3 bench/run_sdk_bench.py --quick --build-dir build >/dev/null
+python3 bench/run_nmos_bench.py --quick --build-dir build >/dev/null
 
 stage "Debian packages (lintian, then apt into a fresh Debian 12 root)"
 ./scripts/package-debian.sh build/debs

@@ -441,17 +441,28 @@ Result<Service> find(std::string_view name, std::string_view type, std::chrono::
   auto loop = Loop::start();
   if (!loop) return Unexpected(loop.error());
   const auto deadline = Clock::now() + wait;
+  // An IPv4 address first (a link-local IPv6 one needs its interface named to be of use),
+  // then, after a second and a half, any.
+  AvahiProtocol address = AVAHI_PROTO_INET;
   for (;;) {
     {
       Loop::Locked locked(**loop);
       if (!avahi_service_resolver_new((*loop)->client(), AVAHI_IF_UNSPEC, AVAHI_PROTO_UNSPEC,
                                       std::string(name).c_str(), std::string(type).c_str(), "local",
-                                      AVAHI_PROTO_UNSPEC, AvahiLookupFlags(0), found_one, &state)) {
+                                      address, AvahiLookupFlags(0), found_one, &state)) {
         return Unexpected(responder_error(avahi_client_errno((*loop)->client())));
       }
     }
+    const auto until = address == AVAHI_PROTO_INET
+                           ? std::min(deadline, Clock::now() + std::chrono::milliseconds(1500))
+                           : deadline;
     std::unique_lock lock(state.mu);
-    state.changed.wait_until(lock, deadline, [&] { return state.found || state.failed; });
+    state.changed.wait_until(lock, until, [&] { return state.found || state.failed; });
+    if (!state.found && address == AVAHI_PROTO_INET && Clock::now() < deadline) {
+      address = AVAHI_PROTO_UNSPEC;
+      state.failed.reset();
+      continue;
+    }
     if (state.found) {
       Service found = *state.found;
       lock.unlock();

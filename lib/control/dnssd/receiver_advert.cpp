@@ -8,8 +8,8 @@
 
 namespace rdmavideo::discovery {
 
-Result<std::unique_ptr<ReceiverAdvert>> ReceiverAdvert::start(const ReceiverService& service,
-                                                              ReceiverAdvertOptions options) {
+Result<std::unique_ptr<ReceiverAdvert>> ReceiverAdvert::start(
+    const ReceiverService& service, const ReceiverAdvertOptions& options) {
   ReceiverRecord record;
   record.protocol = options.max_version;
   if (options.transport != TransportKind::verbs) record.transports.emplace_back("tcp");

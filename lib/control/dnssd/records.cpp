@@ -62,7 +62,8 @@ Result<std::vector<std::string>> txt_strings(const Txt& txt) {
       return make_error(ErrorCode::invalid_argument,
                         "TXT key \"{}\" must be printable ASCII without '='", printable(key));
     }
-    std::string item = value.empty() ? key : key + "=" + value;
+    std::string item = key;
+    if (!value.empty()) item.append("=").append(value);
     if (item.size() > kMaxTxtString) {
       return make_error(ErrorCode::invalid_argument, "TXT \"{}\" is {} bytes, more than {}", key,
                         item.size(), kMaxTxtString);

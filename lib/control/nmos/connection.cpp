@@ -234,7 +234,9 @@ std::optional<std::string> Connection::check(const json& body) const {
         return fmt::format("transport_params has {} legs; this {} has 1", value.size(),
                            side_ == Side::sender ? "sender" : "receiver");
       if (!value[0].is_object()) return "transport_params' leg must be an object";
-      for (const auto& [name, v] : value[0].items()) {
+      for (const auto& item : value[0].items()) {
+        const std::string& name = item.key();
+        const json& v = item.value();
         const auto it =
             std::find_if(leg_.begin(), leg_.end(), [&](const auto& p) { return p.first == name; });
         if (it == leg_.end())

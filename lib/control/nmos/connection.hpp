@@ -23,6 +23,8 @@ namespace rdmavideo::nmos {
 using json = nlohmann::json;
 
 /// An HTTP answer: status, JSON body, and a Location where one is due.
+// The check flags the implicit members of any struct holding an nlohmann::json.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct Reply {
   int status = 200;
   json body;

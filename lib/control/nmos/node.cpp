@@ -50,11 +50,14 @@ std::string host_name() {
   return name;
 }
 
+// The check flags the implicit members of any struct holding an nlohmann::json.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct SenderEntry {
   json source, flow, sender;
   std::optional<json> audio_source, audio_flow;
   std::unique_ptr<Connection> connection;
 };
+// NOLINTNEXTLINE(bugprone-exception-escape): as above
 struct ReceiverEntry {
   json receiver;
   std::unique_ptr<Connection> connection;
@@ -145,7 +148,7 @@ class NodeImpl final : public Node {
     std::unique_lock lock(mu_);
     const std::string base = options_.seed + "/sender/" + std::to_string(senders_.size());
     auto e = std::make_unique<SenderEntry>();
-    const std::string id = make_id(base);
+    std::string id = make_id(base);
     e->source = video_source({make_id(base + "/source"), label, "video"}, device_id_, video.rate);
     e->flow =
         video_flow({make_id(base + "/flow"), label, "video"}, e->source["id"], device_id_, video);
@@ -181,8 +184,7 @@ class NodeImpl final : public Node {
       const std::string& label, const Endpoint& listening, TransportKind transport,
       std::function<Result<void>(const ReceiverActivation&)> activate) override {
     std::unique_lock lock(mu_);
-    const std::string id =
-        make_id(options_.seed + "/receiver/" + std::to_string(receivers_.size()));
+    std::string id = make_id(options_.seed + "/receiver/" + std::to_string(receivers_.size()));
     auto e = std::make_unique<ReceiverEntry>();
     e->receiver = receiver_resource({id, label, options_.description}, device_id_, bindings_);
     e->receiver["tags"]["urn:x-nmos:tag:grouphint/v1.0"] = {group_hint(label, "Video 1")};
@@ -415,9 +417,9 @@ class NodeImpl final : public Node {
     const bool take = sender.contains("id");
     if (take && !(sender["id"].is_string() && is_id(sender["id"].get<std::string>())))
       return error_reply(400, "the sender's id is not an id");
-    const Reply r = c->patch({{"sender_id", take ? sender["id"] : json(nullptr)},
-                              {"master_enable", take},
-                              {"activation", {{"mode", "activate_immediate"}}}});
+    Reply r = c->patch({{"sender_id", take ? sender["id"] : json(nullptr)},
+                        {"master_enable", take},
+                        {"activation", {{"mode", "activate_immediate"}}}});
     if (r.status != 200) return r;
     return Reply{202, sender, {}};
   }

@@ -228,8 +228,7 @@ void Registrar::loop() {
       registered = true;
       {
         std::lock_guard lock(mu_);
-        current_ = r;
-        updates_.clear();
+        current_ = r;  // resources changed meanwhile are posted again below: no harm
       }
       set_state("registered with " + r.url());
       peer_to_peer = false;

@@ -24,6 +24,8 @@ namespace rdmavideo::nmos {
 using json = nlohmann::json;
 
 /// One resource as the Registration API takes it: {"type": ..., "data": ...}.
+// The check flags the implicit members of any struct holding an nlohmann::json.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct Registered {
   std::string type;  ///< node, device, source, flow, sender, receiver
   json data;

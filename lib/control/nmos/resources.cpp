@@ -27,10 +27,10 @@ std::string read_mac(const std::string& name) {
 }
 
 // IS-04's colour words for the stream's colour.
-std::string colorspace(const Colour& c, bool rgb) {
+std::string colorspace(const Colour& c) {
   if (c.matrix == colour::kBt2020 || c.primaries == colour::kBt2020) return "BT2020";
   if (c.matrix == colour::kBt601_625 || c.matrix == colour::kBt601_525) return "BT601";
-  return rgb && !c.said() ? "BT709" : "BT709";
+  return "BT709";  // what BT.709 and sRGB (RGB) streams are, and streams that say nothing
 }
 
 std::string transfer(const Colour& c) {
@@ -162,7 +162,7 @@ json video_flow(const Common& c, const std::string& source_id, const std::string
   f["frame_width"] = v.width;
   f["frame_height"] = v.height;
   f["interlace_mode"] = "progressive";
-  f["colorspace"] = colorspace(v.colour, traits(v.pix_fmt).rgb);
+  f["colorspace"] = colorspace(v.colour);
   f["transfer_characteristic"] = transfer(v.colour);
   f["components"] = components(v);
   return f;

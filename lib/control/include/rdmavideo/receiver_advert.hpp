@@ -23,7 +23,7 @@ class ReceiverAdvert {
  public:
   /// Advertises `service` (which must outlive this) on its bound port.
   static Result<std::unique_ptr<ReceiverAdvert>> start(const ReceiverService& service,
-                                                       ReceiverAdvertOptions options);
+                                                       const ReceiverAdvertOptions& options);
   /// Brings the TXT record's streams_free up to date when it changed; cheap, call it often.
   void refresh();
   /// The name as established (after a rename: "studio recorder #2").

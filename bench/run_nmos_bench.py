@@ -173,7 +173,7 @@ def scale(build: Path, senders: int, receivers: int, duration: float, work: Path
             p.join(30)
         stop_s = time.monotonic() - stop0
         with reg.lock:
-            left, deleted = len(reg.resources), reg.deletes
+            left = len(reg.resources)
     finally:
         os.environ.clear()
         os.environ.update(env_backup)

@@ -46,14 +46,9 @@ std::unique_ptr<discovery::ReceiverAdvert> advertise(const Options& o,
 // activation says which sender a receiver takes; the data path is the service's, as ever
 // (a sender connects to the port the receiver's transport parameters show).
 Result<std::unique_ptr<nmos::Node>> start_nmos(const Options& o, const ReceiverService& service) {
-  nmos::NodeOptions no;
-  no.listen = *o.nmos;
+  nmos::NodeOptions no = *o.nmos;
   no.label = o.name.empty() ? "rdmavideo-recv" : o.name;
-  no.description = "rdmavideo receiver";
-  no.product = "rdmavideo-recv";
-  no.function = "Receiver";
   no.seed = "receiver/" + no.label;
-  no.registries = o.nmos_registries;
   auto node = nmos::Node::start(no);
   if (!node) return Unexpected(node.error());
   const Endpoint listening = service.local_endpoint();

@@ -5,6 +5,7 @@
 
 #include "cli.hpp"
 #include "display.hpp"
+#include "nmos_options.hpp"
 #include "rdmavideo/media/output_template.hpp"
 #include "rdmavideo/media/recording.hpp"
 #include "rdmavideo/memory.hpp"
@@ -72,14 +73,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_flag("--advertise,!--no-advertise", o.advertise,
                "Advertise by DNS-SD through avahi-daemon (default on; where none runs the "
                "receiver says so once and is reached by address)");
-  std::string nmos;
-  app.add_option("--nmos", nmos,
-                 "Run an NMOS node (IS-04 v1.3 Node API and registration, IS-05 v1.1 "
-                 "Connection API) on ADDRESS:PORT, with an NMOS receiver per stream it takes "
-                 "(--max-streams), so a facility's controller sees and routes it");
-  app.add_option("--nmos-registry", o.nmos_registries,
-                 "The NMOS registry to register with, http://HOST:PORT; repeat for the next by "
-                 "priority (default: found by DNS-SD, else peer-to-peer)");
+  cli::NmosOptions nmos(app,
+                        "with an NMOS receiver per stream it takes (--max-streams), so a "
+                        "facility's controller sees and routes it");
   app.add_flag("--quiet", o.quiet, "No status line");
   auto* display =
       app.add_flag("--display", o.display,
@@ -121,12 +117,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   auto endpoint = parse_endpoint(listen, true);
   if (!endpoint) return fail("--listen " + endpoint.error().message());
   o.listen = *endpoint;
-  if (!nmos.empty()) {
-    auto at = parse_endpoint(nmos, true);
-    if (!at) return fail("--nmos " + at.error().message());
-    o.nmos = *at;
-  }
-  if (!o.nmos_registries.empty() && !o.nmos) return fail("--nmos-registry needs --nmos");
+  if (auto code = nmos.apply(app, "receiver", "rdmavideo-recv", o.nmos)) return code;
   if (!max_memory.empty()) {
     o.max_memory = memory::parse_bytes(max_memory);
     if (!o.max_memory || *o.max_memory == 0) {

@@ -11,6 +11,7 @@
 #include "rdmavideo/media/composite_layout.hpp"
 #include "rdmavideo/media/engine_options.hpp"
 #include "rdmavideo/memory.hpp"
+#include "rdmavideo/nmos.hpp"
 #include "rdmavideo/transport.hpp"
 
 namespace rdmavideo::recv_cli {
@@ -41,8 +42,7 @@ struct Options {
   // DNS-SD: advertised as --name (default: the host's name) unless --no-advertise
   std::string name;
   bool advertise = true;
-  std::optional<Endpoint> nmos;              // --nmos: an NMOS node there, a receiver per stream
-  std::vector<std::string> nmos_registries;  // --nmos-registry
+  std::optional<nmos::NodeOptions> nmos;  // --nmos: an NMOS node, a receiver per stream
   bool quiet = false;
   bool display = false;       // show the stream in an SDL2 window
   double audio_delay_ms = 0;  // --audio-delay: the window's sound that much later than its picture

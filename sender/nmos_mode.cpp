@@ -17,14 +17,9 @@
 namespace rdmavideo::send_cli {
 
 int run_nmos(const Options& o, const std::atomic<bool>& stop) {
-  nmos::NodeOptions no;
-  no.listen = *o.nmos;
+  nmos::NodeOptions no = *o.nmos;
   no.label = o.name;
-  no.description = "rdmavideo sender";
-  no.product = "rdmavideo-send";
-  no.function = "Sender";
   no.seed = "sender/" + o.name;
-  no.registries = o.nmos_registries;
   auto node = nmos::Node::start(no);
   if (!node) {
     log().error("rdmavideo-send: {}", node.error().message());

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "nmos_options.hpp"
 #include "rdmavideo/discovery.hpp"
 
 namespace rdmavideo::send_cli {
@@ -133,14 +134,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_flag("--advertise", o.advertise,
                "Advertise this sender by DNS-SD under its --name (_rdmavideo-send._tcp, with "
                "its format and receivers), so rdmavideo-doctor --discover lists it");
-  std::string nmos;
-  app.add_option("--nmos", nmos,
-                 "Run an NMOS node (IS-04 v1.3 Node API and registration, IS-05 v1.1 "
-                 "Connection API) on ADDRESS:PORT: the sender waits for a controller's "
-                 "activation to stream, and stops when it is disabled (--connect not needed)");
-  app.add_option("--nmos-registry", o.nmos_registries,
-                 "The NMOS registry to register with, http://HOST:PORT; repeat for the next by "
-                 "priority (default: found by DNS-SD, else peer-to-peer)");
+  cli::NmosOptions nmos(app,
+                        "with this sender: it waits for a controller's activation to stream, "
+                        "and stops when it is disabled (--connect not needed)");
   app.add_flag("--reconnect", o.reconnect,
                "When a receiver's connection is lost (or it is not there yet), connect again "
                "with back-off (0.5 s to 5 s) until SIGINT, and go on in a new stream there; "
@@ -212,14 +208,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   o.size_given = !size.empty();
   o.rate_given = !rate.empty();
   o.pix_fmt_given = app.count("--pix-fmt") > 0;
-  if (!nmos.empty()) {
-    auto at = parse_endpoint(nmos, true);
-    if (!at) return fail("--nmos " + at.error().message());
-    o.nmos = *at;
-  }
+  if (auto code = nmos.apply(app, "sender", "rdmavideo-send", o.nmos)) return code;
   if (connect.empty() && !o.nmos)
     return fail("--connect is required (or --nmos, for a controller to say where)");
-  if (!o.nmos_registries.empty() && !o.nmos) return fail("--nmos-registry needs --nmos");
   for (const auto& address : connect) {
     auto endpoint = parse_destination(address);
     if (!endpoint) return fail("--connect " + endpoint.error().message());

@@ -11,6 +11,7 @@
 #include "rdmavideo/av/source.hpp"
 #include "rdmavideo/gpu_path.hpp"
 #include "rdmavideo/memory.hpp"
+#include "rdmavideo/nmos.hpp"
 #include "rdmavideo/protocol.hpp"
 #include "rdmavideo/sender_session.hpp"
 #include "rdmavideo/transport.hpp"
@@ -55,10 +56,9 @@ struct Options {
   std::string trace;                // --trace FILE: every frame's timing, a JSON line each
   std::optional<Endpoint> metrics;  // --metrics HOST:PORT: Prometheus text at /metrics
   std::string name;
-  bool advertise = false;
-  std::optional<Endpoint> nmos;  // --nmos: an NMOS node there; activations say where to send
-  std::vector<std::string> nmos_registries;  // --nmos-registry  // --advertise: as `name`, by
-                                             // DNS-SD (_rdmavideo-send._tcp)
+  bool advertise = false;  // --advertise: as `name`, by DNS-SD (_rdmavideo-send._tcp)
+  // --nmos: an NMOS node; its controller's activations say where to send
+  std::optional<nmos::NodeOptions> nmos;
   bool quiet = false;
   bool reconnect = false;    // --reconnect: a lost connection is made again, with back-off
   bool require_all = false;  // --require-all: a receiver that fails ends the run

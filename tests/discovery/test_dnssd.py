@@ -11,7 +11,6 @@ Run by CTest with RDMAVIDEO_SEND, RDMAVIDEO_RECV and RDMAVIDEO_DOCTOR set; as ro
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -19,7 +18,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 import avahi_lab  # noqa: E402
+from logged_process import Logged  # noqa: E402
 
 SEND = os.environ.get("RDMAVIDEO_SEND", "rdmavideo-send")
 RECV = os.environ.get("RDMAVIDEO_RECV", "rdmavideo-recv")
@@ -55,34 +56,12 @@ def zeroconf_browse(host, service_type, seconds=3):
     return {s["name"]: s for s in json.loads(r.stdout)}
 
 
-class Receiver:
-    """rdmavideo-recv on a host, listening on any free port; its log read as it goes."""
+class Receiver(Logged):
+    """rdmavideo-recv on a host, listening on any free port."""
 
     def __init__(self, host, *args, env=None):
-        self.log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
-        self.proc = host.popen([RECV, "--listen", "0.0.0.0:0", "--quiet", *args],
-                               env=env, stdout=subprocess.DEVNULL, stderr=self.log)
+        super().__init__([RECV, "--listen", "0.0.0.0:0", "--quiet", *args], popen=host.popen, env=env)
         self.port = int(self.wait_for(r"listening on 0\.0\.0\.0:(\d+)").group(1))
-
-    def text(self):
-        with open(self.log.name) as f:
-            return f.read()
-
-    def wait_for(self, pattern, seconds=10):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            m = re.search(pattern, self.text())
-            if m:
-                return m
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise AssertionError(f"rdmavideo-recv never said /{pattern}/:\n{self.text()}")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout=15)
 
 
 def wait_until(check, seconds, what):

@@ -14,9 +14,8 @@ import http.server
 import json
 import os
 import re
-import signal
 import socket
-import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -30,6 +29,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SPECS = os.environ.get("RDMAVIDEO_NMOS_SPECS",
                        os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "nmos")))
 TRANSPORT = "urn:x-rdmavideo:transport:rdmavideo"
+
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+from logged_process import Logged  # noqa: E402
 
 try:
     import jsonschema
@@ -84,37 +86,9 @@ class Schemas:
 SCHEMAS = Schemas()
 
 
-class Program:
-    """One of the programs, its log read as it goes."""
-
-    def __init__(self, args):
-        self.log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self.log,
-                                     env=dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent"))
-
-    def text(self):
-        with open(self.log.name) as f:
-            return f.read()
-
-    def wait_for(self, pattern, seconds=15):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            m = re.search(pattern, self.text())
-            if m:
-                return m
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise AssertionError(f"never said /{pattern}/:\n{self.text()}")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
+def program(args):
+    """One of the programs, without DNS-SD (no responder is asked)."""
+    return Logged(args, env=dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent"))
 
 
 def node_url(program):
@@ -199,10 +173,10 @@ class NodeApi(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.recv_port = free_port()
-        cls.recv = Program([RECV, "--listen", f"127.0.0.1:{cls.recv_port}", "--serve",
+        cls.recv = program([RECV, "--listen", f"127.0.0.1:{cls.recv_port}", "--serve",
                             "--max-streams", "2", "--name", "studio", "--nmos", "127.0.0.1:0",
                             "--quiet"])
-        cls.send = Program([SEND, "--testsrc", "-s", "320x240", "-r", "30", "--realtime",
+        cls.send = program([SEND, "--testsrc", "-s", "320x240", "-r", "30", "--realtime",
                             "--tone", "1000", "--name", "cam 1", "--nmos", "127.0.0.1:0"])
         cls.recv_url = node_url(cls.recv)
         cls.send_url = node_url(cls.send)
@@ -365,7 +339,7 @@ def wait(check, seconds, what):
 class Registration(unittest.TestCase):
     def test_registers_heartbeats_comes_back_after_a_restart_fails_over_and_deletes(self):
         first, second = MockRegistry(), MockRegistry()
-        send = Program([SEND, "--testsrc", "-s", "64x64", "--name", "reg cam", "--nmos", "127.0.0.1:0",
+        send = program([SEND, "--testsrc", "-s", "64x64", "--name", "reg cam", "--nmos", "127.0.0.1:0",
                         "--nmos-registry", first.url, "--nmos-registry", second.url])
         try:
             send.wait_for("registered with " + re.escape(first.url))
@@ -406,9 +380,9 @@ class Activation(unittest.TestCase):
     def test_an_activation_makes_a_sender_stream_into_a_receiver(self):
         recv_port = free_port()
         stats = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
-        recv = Program([RECV, "--listen", f"127.0.0.1:{recv_port}", "--name", "recorder",
+        recv = program([RECV, "--listen", f"127.0.0.1:{recv_port}", "--name", "recorder",
                         "--nmos", "127.0.0.1:0", "--verify", "--stats-json", stats])
-        send = Program([SEND, "--testsrc", "-s", "320x240", "-r", "60", "--realtime", "--checksum",
+        send = program([SEND, "--testsrc", "-s", "320x240", "-r", "60", "--realtime", "--checksum",
                         "--name", "cam", "--nmos", "127.0.0.1:0"])
         try:
             rapi = node_url(recv) + "/x-nmos/"

@@ -202,8 +202,10 @@ void browsed(AvahiServiceBrowser* /*b*/, AvahiIfIndex interface, AvahiProtocol p
   std::lock_guard lock(state->mu);
   switch (event) {
     case AVAHI_BROWSER_NEW:
+      // An address of the protocol it was seen over: an instance seen over IPv4 gets its IPv4
+      // address (which address_rank() then prefers), not a link-local IPv6 one.
       if (avahi_service_resolver_new(state->client, interface, protocol, name, type, domain,
-                                     AVAHI_PROTO_UNSPEC, AvahiLookupFlags(0), resolved, state)) {
+                                     protocol, AvahiLookupFlags(0), resolved, state)) {
         ++state->resolving;
       }
       break;

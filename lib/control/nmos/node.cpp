@@ -37,6 +37,12 @@ std::vector<std::string> split_path(const std::string& path) {
   return out;
 }
 
+// A path that takes GET alone: `value`, or 405 for another method.
+Reply only_get(const std::string& method, const std::string& path, json value) {
+  if (method != "GET") return error_reply(405, method + " is not allowed on " + path);
+  return Reply{200, std::move(value), {}};
+}
+
 // BCP-002-01: "<group>:<role>", neither with a colon of its own.
 std::string group_hint(std::string group, std::string role) {
   std::replace(group.begin(), group.end(), ':', ' ');
@@ -352,10 +358,7 @@ class NodeImpl final : public Node {
 
   Reply route(const std::string& method, const std::string& path, const std::string& body) {
     const auto s = split_path(path);
-    auto get_only = [&](json value) -> Reply {
-      if (method != "GET") return error_reply(405, method + " is not allowed on " + path);
-      return Reply{200, std::move(value), {}};
-    };
+    auto get_only = [&](json value) { return only_get(method, path, std::move(value)); };
     if (s.empty()) return get_only(listing({"x-nmos/"}));
     if (s[0] != "x-nmos") return error_reply(404, path + " is not a path of this node");
     if (s.size() == 1) return get_only(listing({"node/", "connection/"}));
@@ -366,10 +369,7 @@ class NodeImpl final : public Node {
 
   Reply node_api(const std::string& method, const std::string& path,
                  const std::vector<std::string>& s, const std::string& body) {
-    auto get_only = [&](json value) -> Reply {
-      if (method != "GET") return error_reply(405, method + " is not allowed on " + path);
-      return Reply{200, std::move(value), {}};
-    };
+    auto get_only = [&](json value) { return only_get(method, path, std::move(value)); };
     if (s.size() == 2) return get_only(listing({"v1.3/"}));
     if (s[2] != "v1.3")
       return error_reply(404, "Node API version " + s[2] + " is not served (v1.3)");
@@ -447,10 +447,7 @@ class NodeImpl final : public Node {
 
   Reply connection_api(const std::string& method, const std::string& path,
                        const std::vector<std::string>& s, const std::string& body) {
-    auto get_only = [&](json value) -> Reply {
-      if (method != "GET") return error_reply(405, method + " is not allowed on " + path);
-      return Reply{200, std::move(value), {}};
-    };
+    auto get_only = [&](json value) { return only_get(method, path, std::move(value)); };
     if (s.size() == 2) return get_only(listing({"v1.1/"}));
     if (s[2] != "v1.1")
       return error_reply(404, "Connection API version " + s[2] + " is not served (v1.1)");
@@ -493,12 +490,8 @@ class NodeImpl final : public Node {
       if (patch.is_discarded()) return error_reply(400, "the body is not JSON");
       return c->patch(patch);
     }
-    if (what == "constraints")
-      return method == "GET" ? c->constraints()
-                             : error_reply(405, method + " is not allowed on " + path);
-    if (what == "active")
-      return method == "GET" ? c->active()
-                             : error_reply(405, method + " is not allowed on " + path);
+    if (what == "constraints") return get_only(c->constraints().body);
+    if (what == "active") return get_only(c->active().body);
     if (what == "transporttype") return get_only(std::string(kTransport));
     if (what == "transportfile" && type == "senders") {
       if (method != "GET") return error_reply(405, method + " is not allowed on " + path);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace rdmavideo {
@@ -64,7 +65,13 @@ Result<Endpoint> parse_destination(std::string_view text) {
   const auto colon = text.rfind(':');
   const bool has_port = colon != std::string_view::npos && colon + 1 < text.size() &&
                         text.find_first_not_of("0123456789", colon + 1) == std::string_view::npos;
-  if (has_port || (!text.empty() && text.front() == '[')) return parse_endpoint(text, false);
+  // An IPv4 address is an address, port or not (no receiver is called 10.0.0.2).
+  const bool ipv4 = !text.empty() &&
+                    text.find_first_not_of("0123456789.") == std::string_view::npos &&
+                    std::count(text.begin(), text.end(), '.') == 3;
+  if (has_port || ipv4 || (!text.empty() && text.front() == '[')) {
+    return parse_endpoint(text, false);
+  }
   if (text.empty()) return make_error(ErrorCode::invalid_argument, "a receiver's name is empty");
   if (text.size() > 63) {  // a DNS label, which an instance name is
     return make_error(ErrorCode::invalid_argument,

@@ -166,6 +166,10 @@ TEST(ParseDestination, TakesAnAddressOrAReceiversName) {
   ASSERT_FALSE(port_zero);
   EXPECT_NE(port_zero.error().message().find("port \"0\" out of range"), std::string::npos)
       << port_zero.error().message();
+  auto no_port = parse_destination("10.0.0.2");  // an address, not a name
+  ASSERT_FALSE(no_port);
+  EXPECT_NE(no_port.error().message().find("is not HOST:PORT"), std::string::npos)
+      << no_port.error().message();
   auto unclosed = parse_destination("[::1");
   ASSERT_FALSE(unclosed);
   EXPECT_NE(unclosed.error().message().find("is not [ADDRESS]:PORT"), std::string::npos);

@@ -13,6 +13,10 @@ NmosOptions::NmosOptions(CLI::App& app, const std::string& what) {
   app.add_option("--nmos-registry", registries_,
                  "The NMOS registry to register with, http://HOST:PORT; repeat for the next by "
                  "priority (default: found by DNS-SD, else peer-to-peer)");
+  app.add_option("--nmos-domain", domains_,
+                 "The unicast DNS-SD domain to look for registries in (_nmos-register._tcp."
+                 "DOMAIN); repeat for more (default: the resolver's search domains; mDNS is "
+                 "browsed as well)");
 }
 
 std::optional<int> NmosOptions::apply(const CLI::App& app, const std::string& role,
@@ -21,6 +25,7 @@ std::optional<int> NmosOptions::apply(const CLI::App& app, const std::string& ro
   node.reset();
   if (at_.empty()) {
     if (!registries_.empty()) return usage_error(app, "--nmos-registry needs --nmos");
+    if (!domains_.empty()) return usage_error(app, "--nmos-domain needs --nmos");
     return std::nullopt;
   }
   auto at = parse_endpoint(at_, true);
@@ -30,7 +35,13 @@ std::optional<int> NmosOptions::apply(const CLI::App& app, const std::string& ro
       return usage_error(app, "--nmos-registry \"" + url + "\" is not http://HOST:PORT");
     }
   }
+  for (const auto& domain : domains_) {
+    if (domain.empty() || domain.find_first_of(" /:") != std::string::npos) {
+      return usage_error(app, "--nmos-domain \"" + domain + "\" is not a DNS domain");
+    }
+  }
   nmos::NodeOptions o;
+  o.domains = domains_;
   o.listen = *at;
   o.registries = registries_;
   o.description = "rdmavideo " + role;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// --nmos ADDRESS:PORT and --nmos-registry URL: both programs' NMOS node (docs/nmos.md), wired
-// once, as EndOptions wires the options both ends have.
+// --nmos ADDRESS:PORT, --nmos-registry URL and --nmos-domain DOMAIN: both programs' NMOS node
+// (docs/nmos.md), wired once, as EndOptions wires the options both ends have.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -28,6 +28,7 @@ class NmosOptions {
  private:
   std::string at_;
   std::vector<std::string> registries_;
+  std::vector<std::string> domains_;
 };
 
 }  // namespace rdmavideo::cli

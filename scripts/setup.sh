@@ -28,8 +28,9 @@ packages=(
   help2man lintian mmdebstrap  # the Debian packages: man pages, their check, a fresh root
   # DNS-SD: Avahi's client library; its daemon, avahi-browse and python3-zeroconf for the tests
   # (two implementations the project did not write see what it advertises); python3-jsonschema
-  # checks the NMOS APIs' bodies against their schemas
-  libavahi-client-dev avahi-daemon avahi-utils python3-zeroconf python3-jsonschema
+  # checks the NMOS APIs' bodies against their schemas; dnsmasq (its binary alone) serves a
+  # facility's unicast DNS-SD records to the registry tests
+  libavahi-client-dev avahi-daemon avahi-utils python3-zeroconf python3-jsonschema dnsmasq-base
   xvfb x11-apps x11-utils imagemagick xdotool openbox  # display_test: a virtual screen, xwd,
   # xprop, convert, keys, and a window manager (on X11 it is what makes a window fullscreen)
   # optional parts CMake detects (RDMA verbs, FFmpeg codecs, GStreamer plugin, SDL2 display)

@@ -176,7 +176,13 @@ TEST(COMPOSITE_GPU_SUITE, FourFormatsComposedInGpuMemoryEachInItsQuadrant) {
     ASSERT_EQ(tile.at("name"), senders[i].name);
     EXPECT_TRUE(near(frame, centres[i].first, centres[i].second, bt601(senders[i].colour),
                      senders[i].pix_fmt));
-    EXPECT_GT(tile.at("composited").get<int>(), 30) << tile;
+    // Frames reach the canvas all along (its rate is the benchmark's to measure: with the
+    // stand-in driver on a loaded machine the canvas can fall to half its rate, letting the
+    // rest go as "sampled").
+    EXPECT_GT(tile.at("composited").get<int>(), 10) << tile;
+    EXPECT_GE(tile.at("composited").get<int>() + tile.at("sampled").get<int>(),
+              tile.at("received").get<int>() - 3)
+        << "every frame received is composited or let go, counted: " << tile;
     if (RDMAVIDEO_CUDA_KERNELS) {
       EXPECT_EQ(tile.at("downloads"), 0) << "a GPU ring's frames stay in the GPU";
     }

@@ -10,14 +10,12 @@ rdmavideo-send --nmos stream into rdmavideo-recv --nmos.
 
 Run by CTest with RDMAVIDEO_SEND and RDMAVIDEO_RECV set."""
 
-import http.server
 import json
 import os
 import re
 import socket
 import sys
 import tempfile
-import threading
 import time
 import unittest
 import urllib.error
@@ -31,7 +29,9 @@ SPECS = os.environ.get("RDMAVIDEO_NMOS_SPECS",
 TRANSPORT = "urn:x-rdmavideo:transport:rdmavideo"
 
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
+sys.path.insert(0, HERE)
 from logged_process import Logged  # noqa: E402
+from mock_registry import MockRegistry  # noqa: E402
 
 try:
     import jsonschema
@@ -93,78 +93,6 @@ def program(args):
 
 def node_url(program):
     return "http://" + program.wait_for(r"NMOS node at http://([^/]+)/x-nmos/").group(1)
-
-
-class MockRegistry:
-    """A Registration API (v1.3) of the test's own: it records what is posted, answers
-    heartbeats for the nodes it holds (404 for others), and can forget everything (a restart)
-    or stop answering (a failure)."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.resources = {}  # (type, id) -> data
-        self.posts = []      # (type, id, status) in order
-        self.deletes = []
-        self.heartbeats = []
-        registry = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def reply(self, code, body=None):
-                data = json.dumps(body).encode() if body is not None else b""
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length", 0))
-                body = self.rfile.read(length)
-                base = "/x-nmos/registration/v1.3"
-                with registry.lock:
-                    if self.path == base + "/resource":
-                        r = json.loads(body)
-                        key = (r["type"], r["data"]["id"])
-                        code = 200 if key in registry.resources else 201
-                        registry.resources[key] = r["data"]
-                        registry.posts.append((r["type"], r["data"]["id"], code,
-                                               self.headers.get("Content-Type")))
-                        return self.reply(code, r["data"])
-                    m = re.match(base + r"/health/nodes/(.+)$", self.path)
-                    if m:
-                        registry.heartbeats.append((m.group(1), time.monotonic()))
-                        if ("node", m.group(1)) in registry.resources:
-                            return self.reply(200, {"health": str(int(time.time()))})
-                        return self.reply(404, {"code": 404, "error": "no such node", "debug": None})
-                self.reply(404, {"code": 404, "error": "not found", "debug": None})
-
-            def do_DELETE(self):
-                m = re.match(r"/x-nmos/registration/v1.3/resource/(\w+)s/(.+)$", self.path)
-                with registry.lock:
-                    if m:
-                        registry.deletes.append((m.group(1), m.group(2)))
-                        registry.resources.pop((m.group(1), m.group(2)), None)
-                self.reply(204)
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def forget(self):
-        with self.lock:
-            self.resources.clear()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-    def snapshot(self):
-        with self.lock:
-            return dict(self.resources), list(self.posts), list(self.deletes), list(self.heartbeats)
 
 
 class NodeApi(unittest.TestCase):

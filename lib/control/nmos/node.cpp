@@ -176,13 +176,13 @@ class NodeImpl final : public Node {
           return activate(sender_activation(active, label));
         },
         [this, id] { subscription_changed("sender", id); });
+    std::vector<Registered> fresh{{"source", e->source}};
+    if (e->audio_source) fresh.push_back({"source", *e->audio_source});
+    fresh.push_back({"flow", e->flow});
+    if (e->audio_flow) fresh.push_back({"flow", *e->audio_flow});
+    fresh.push_back({"sender", e->sender});
     senders_.emplace(id, std::move(e));
-    device_["senders"].push_back(id);
-    device_["version"] = next_version();
-    if (registrar_) {
-      lock.unlock();
-      for (auto& r : snapshot()) registrar_->changed(r);  // new resources: registered anew
-    }
+    added(lock, "senders", id, std::move(fresh));
     return id;
   }
 
@@ -203,13 +203,9 @@ class NodeImpl final : public Node {
           return activate(a);
         },
         [this, id] { subscription_changed("receiver", id); });
+    std::vector<Registered> fresh{{"receiver", e->receiver}};
     receivers_.emplace(id, std::move(e));
-    device_["receivers"].push_back(id);
-    device_["version"] = next_version();
-    if (registrar_) {
-      lock.unlock();
-      for (auto& r : snapshot()) registrar_->changed(r);
-    }
+    added(lock, "receivers", id, std::move(fresh));
     return id;
   }
 
@@ -316,6 +312,19 @@ class NodeImpl final : public Node {
       }
     }
     if (registrar_) registrar_->changed(changed);
+  }
+
+  // A sender or receiver added (under `lock`): its device lists it, and a registry is given
+  // the device and the new resources, parents first (the rest it holds already).
+  void added(std::unique_lock<std::mutex>& lock, const char* list, const std::string& id,
+             std::vector<Registered> fresh) {
+    device_[list].push_back(id);
+    device_["version"] = next_version();
+    fresh.insert(fresh.begin(), Registered{"device", device_});
+    lock.unlock();
+    if (registrar_) {
+      for (const auto& r : fresh) registrar_->changed(r);
+    }
   }
 
   std::vector<Registered> snapshot() const {

@@ -131,11 +131,24 @@ std::vector<Registrar::Registry> Registrar::candidates() {
     if (auto hp = parse_url(url)) out.push_back({hp->first, hp->second, priority++});
   }
   if (!out.empty() || !options_.dnssd) return out;
-  auto found = discovery::browse(kRegisterType, 1500ms);
-  if (!found) return out;
+  // Unicast DNS first (a facility's own servers: quick, or failing within seconds), then
+  // mDNS; one list, by priority.
+  std::vector<discovery::Service> found;
+  for (const auto& domain :
+       options_.domains.empty() ? discovery::search_domains() : options_.domains) {
+    auto listed = discovery::browse_unicast(kRegisterType, domain);
+    if (listed) {
+      found.insert(found.end(), listed->begin(), listed->end());
+    } else if (unicast_failed_.insert(domain).second) {
+      log().info("NMOS: no registry looked up in {}: {}", domain, listed.error().message());
+    }
+  }
+  if (auto seen = discovery::browse(kRegisterType, 1500ms)) {
+    found.insert(found.end(), seen->begin(), seen->end());
+  }
   static std::mt19937 random{std::random_device{}()};
-  std::shuffle(found->begin(), found->end(), random);  // equal priorities: at random
-  for (const auto& s : *found) {
+  std::shuffle(found.begin(), found.end(), random);  // equal priorities: at random
+  for (const auto& s : found) {
     const auto proto = discovery::txt_value(s.txt, "api_proto").value_or("http");
     const auto versions = discovery::txt_value(s.txt, "api_ver").value_or("");
     if (proto != "http" || versions.find("v1.3") == std::string::npos) continue;
@@ -144,7 +157,10 @@ std::vector<Registrar::Registry> Registrar::candidates() {
     std::from_chars(p.data(), p.data() + p.size(), pri);
     std::string address = s.address;
     if (const auto pct = address.find('%'); pct != std::string::npos) continue;  // link-local
-    out.push_back({address, s.port, pri});
+    const bool twice = std::any_of(out.begin(), out.end(), [&](const Registry& r) {
+      return r.host == address && r.port == s.port;
+    });
+    if (!twice) out.push_back({address, s.port, pri});  // seen over both
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const Registry& a, const Registry& b) { return a.priority < b.priority; });

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// IS-04 registration: find a registry (configured, or by DNS-SD as _nmos-register._tcp, by
-// priority), register the node and then its resources, heartbeat every few seconds,
-// register again after a 404 (a registry that restarted), move to the next registry when one
-// stops answering, and, with none, run peer-to-peer (advertising _nmos-node._tcp with ver_*
-// counters). A clean stop deletes what it registered.
+// IS-04 registration: find a registry (configured, or by DNS-SD as _nmos-register._tcp over
+// unicast DNS and mDNS, by priority), register the node and then its resources, heartbeat
+// every few seconds, register again after a 404 (a registry that restarted), move to the next
+// registry when one stops answering, and, with none, run peer-to-peer (advertising
+// _nmos-node._tcp with ver_* counters). A clean stop deletes what it registered.
 #pragma once
 
 #include <condition_variable>
@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,7 +74,8 @@ class Registrar {
   std::string state_ = "starting";
   std::optional<Registry> current_;
   std::unique_ptr<discovery::Advertiser> node_advert_;
-  bool advert_failed_ = false;  // said once
+  bool advert_failed_ = false;            // said once
+  std::set<std::string> unicast_failed_;  // domains whose lookup failed: said once each
   std::thread thread_;
 };
 

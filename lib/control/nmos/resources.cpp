@@ -56,6 +56,28 @@ json components(const VideoFormat& v) {
       {component("Y", v.width, v.height), component("Cb", cw, ch), component("Cr", cw, ch)});
 }
 
+// What every source has: its format, its device, no parents, the node's clock.
+json source_core(const Common& c, const char* format, const std::string& device_id) {
+  json s = resource_core(c);
+  s["format"] = format;
+  s["caps"] = json::object();
+  s["device_id"] = device_id;
+  s["parents"] = json::array();
+  s["clock_name"] = "clk0";
+  return s;
+}
+
+// What every flow has: its format, source and device, no parents.
+json flow_core(const Common& c, const char* format, const std::string& source_id,
+               const std::string& device_id) {
+  json f = resource_core(c);
+  f["format"] = format;
+  f["source_id"] = source_id;
+  f["device_id"] = device_id;
+  f["parents"] = json::array();
+  return f;
+}
+
 }  // namespace
 
 std::vector<Interface> interfaces() {
@@ -123,23 +145,13 @@ json device_resource(const Common& c, const std::string& node_id,
 }
 
 json video_source(const Common& c, const std::string& device_id, Rational rate) {
-  json s = resource_core(c);
-  s["format"] = "urn:x-nmos:format:video";
-  s["caps"] = json::object();
-  s["device_id"] = device_id;
-  s["parents"] = json::array();
-  s["clock_name"] = "clk0";
+  json s = source_core(c, "urn:x-nmos:format:video", device_id);
   s["grain_rate"] = rational(rate);
   return s;
 }
 
 json audio_source(const Common& c, const std::string& device_id, const AudioFormat& audio) {
-  json s = resource_core(c);
-  s["format"] = "urn:x-nmos:format:audio";
-  s["caps"] = json::object();
-  s["device_id"] = device_id;
-  s["parents"] = json::array();
-  s["clock_name"] = "clk0";
+  json s = source_core(c, "urn:x-nmos:format:audio", device_id);
   static constexpr const char* kNames[] = {"L", "R", "C", "LFE", "Ls", "Rs", "Lrs", "Rrs"};
   s["channels"] = json::array();
   for (uint32_t i = 0; i < audio.channels; ++i) {
@@ -152,11 +164,7 @@ json audio_source(const Common& c, const std::string& device_id, const AudioForm
 
 json video_flow(const Common& c, const std::string& source_id, const std::string& device_id,
                 const VideoFormat& v) {
-  json f = resource_core(c);
-  f["format"] = "urn:x-nmos:format:video";
-  f["source_id"] = source_id;
-  f["device_id"] = device_id;
-  f["parents"] = json::array();
+  json f = flow_core(c, "urn:x-nmos:format:video", source_id, device_id);
   f["grain_rate"] = rational(v.rate);
   f["media_type"] = "video/raw";
   f["frame_width"] = v.width;
@@ -170,11 +178,7 @@ json video_flow(const Common& c, const std::string& source_id, const std::string
 
 json audio_flow(const Common& c, const std::string& source_id, const std::string& device_id,
                 const AudioFormat& audio) {
-  json f = resource_core(c);
-  f["format"] = "urn:x-nmos:format:audio";
-  f["source_id"] = source_id;
-  f["device_id"] = device_id;
-  f["parents"] = json::array();
+  json f = flow_core(c, "urn:x-nmos:format:audio", source_id, device_id);
   f["sample_rate"] = rational(Rational{audio.sample_rate, 1});
   // Linear PCM as 32-bit floats, which is not one of the L16/L24 types of flow_audio_raw.
   f["media_type"] = "audio/x-rdmavideo-f32";

@@ -86,6 +86,15 @@ Result<std::vector<Service>> browse(std::string_view type, std::chrono::millisec
 /// ErrorCode::timeout, naming it, when nothing answers within `wait`.
 Result<Service> find(std::string_view name, std::string_view type, std::chrono::milliseconds wait);
 
+/// Unicast DNS-SD: the instances of `type` that the system's name servers list in `domain`
+/// ("studio.example"), each resolved (SRV, TXT, and its target's address); empty where the
+/// domain lists none. Needs no responder. Fails where no name server answers, naming what was
+/// asked.
+Result<std::vector<Service>> browse_unicast(std::string_view type, std::string_view domain);
+/// The domains a unicast browse looks in when none is given: the resolver's search list
+/// (resolv.conf's `search` or `domain`, as DHCP set it), "local" left out.
+std::vector<std::string> search_domains();
+
 /// Whether this build can reach a responder at all (Avahi's client library built in).
 bool available();
 

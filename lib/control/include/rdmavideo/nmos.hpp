@@ -41,8 +41,12 @@ struct NodeOptions {
   /// name, the role and the label, by default).
   std::string seed;
   /// Registries to register with, "http://host:port", by priority (the first first); empty:
-  /// found by DNS-SD (_nmos-register._tcp), and with none found, peer-to-peer.
+  /// found by DNS-SD (_nmos-register._tcp, over mDNS and unicast DNS, by their "pri"), and
+  /// with none found, peer-to-peer.
   std::vector<std::string> registries;
+  /// The unicast DNS-SD domains to look for registries in ("studio.example"); empty: the
+  /// resolver's search domains (resolv.conf, as DHCP set it).
+  std::vector<std::string> domains;
   bool dnssd = true;  ///< browse for registries and advertise _nmos-node._tcp
   std::chrono::milliseconds heartbeat{5000};
 };

@@ -3,8 +3,10 @@
 // record, and finding a named destination at connect.
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 
+#include "dnssd/names.hpp"
 #include "rdmavideo/discovery.hpp"
 #include "rdmavideo/text.hpp"
 
@@ -45,6 +47,28 @@ Result<T> number(const Txt& txt, std::string_view key) {
 }
 
 }  // namespace
+
+std::string instance_label(std::string_view full) {
+  std::string out;
+  for (size_t i = 0; i < full.size(); ++i) {
+    const char c = full[i];
+    if (c == '.') break;
+    if (c != '\\' || i + 1 >= full.size()) {
+      out += c;
+      continue;
+    }
+    if (i + 3 < full.size() && std::isdigit(static_cast<unsigned char>(full[i + 1])) &&
+        std::isdigit(static_cast<unsigned char>(full[i + 2])) &&
+        std::isdigit(static_cast<unsigned char>(full[i + 3]))) {
+      out += static_cast<char>((full[i + 1] - '0') * 100 + (full[i + 2] - '0') * 10 +
+                               (full[i + 3] - '0'));
+      i += 3;
+    } else {
+      out += full[++i];
+    }
+  }
+  return out;
+}
 
 std::optional<std::string> txt_value(const Txt& txt, std::string_view key) {
   for (const auto& [k, v] : txt) {

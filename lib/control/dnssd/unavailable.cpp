@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A build without Avahi (or Windows, for now): advertising and browsing say why they cannot,
+// A Linux build without Avahi: advertising and browsing say why they cannot,
 // and everything goes on by address.
 #include "rdmavideo/discovery.hpp"
 

@@ -5,6 +5,7 @@
 // whose network carries no multicast publishes its NMOS registries.
 #include <fmt/format.h>
 
+#include "dnssd/names.hpp"
 #include "rdmavideo/discovery.hpp"
 
 #ifdef _WIN32
@@ -30,7 +31,6 @@ Result<std::vector<Service>> browse_unicast(std::string_view type, std::string_v
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 
 namespace rdmavideo::discovery {
 namespace {
@@ -104,29 +104,6 @@ std::optional<std::string> name_at(const std::vector<uint8_t>& message, const ui
                          text.size()) < 0)
     return std::nullopt;
   return std::string(text.data());
-}
-
-// The first label of `full`, unescaped: an instance's name as people read it.
-std::string instance_label(std::string_view full) {
-  std::string out;
-  for (size_t i = 0; i < full.size(); ++i) {
-    const char c = full[i];
-    if (c == '.') break;
-    if (c != '\\' || i + 1 >= full.size()) {
-      out += c;
-      continue;
-    }
-    if (i + 3 < full.size() && std::isdigit(static_cast<unsigned char>(full[i + 1])) &&
-        std::isdigit(static_cast<unsigned char>(full[i + 2])) &&
-        std::isdigit(static_cast<unsigned char>(full[i + 3]))) {
-      out += static_cast<char>((full[i + 1] - '0') * 100 + (full[i + 2] - '0') * 10 +
-                               (full[i + 3] - '0'));
-      i += 3;
-    } else {
-      out += full[++i];
-    }
-  }
-  return out;
 }
 
 // The host's address, IPv4 first.

@@ -3,6 +3,7 @@
 // the key's id, and host_or_name's rule. The daemon itself is tests/discovery's.
 #include <gtest/gtest.h>
 
+#include "dnssd/names.hpp"
 #include "rdmavideo/auth.hpp"
 #include "rdmavideo/discovery.hpp"
 
@@ -107,6 +108,15 @@ TEST(HostOrName, AnAddressOrAKnownHostStaysOneElseItIsAName) {
     EXPECT_EQ(name.port, 0);
     EXPECT_EQ(name.host, "studio recorder");
   }
+}
+
+// A full name as DNS writes it (unicast answers, Windows' API) read back as people name it.
+TEST(InstanceLabel, IsTheFirstLabelWithItsEscapesUndone) {
+  EXPECT_EQ(instance_label("studio\\032recorder._rdmavideo._tcp.local"), "studio recorder");
+  EXPECT_EQ(instance_label("studio recorder._rdmavideo._tcp.local"), "studio recorder");
+  EXPECT_EQ(instance_label("rack\\.2\\\\b._nmos-register._tcp.studio.example"), "rack.2\\b");
+  EXPECT_EQ(instance_label("caf\\195\\169._rdmavideo._tcp.local"), "caf\xc3\xa9");
+  EXPECT_EQ(instance_label("plain"), "plain");
 }
 
 }  // namespace

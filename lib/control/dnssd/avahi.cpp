@@ -11,7 +11,6 @@
 #include <avahi-common/strlst.h>
 #include <avahi-common/thread-watch.h>
 #include <net/if.h>
-#include <netdb.h>
 
 #include <condition_variable>
 #include <map>
@@ -395,16 +394,6 @@ class AvahiAdvertiser final : public Advertiser {
 }  // namespace
 
 bool available() { return true; }
-
-Endpoint host_or_name(const std::string& host, uint16_t port) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
-  if (found) freeaddrinfo(found);
-  if (rc == EAI_NONAME || rc == EAI_FAIL) return Endpoint{host, 0, true};
-  return Endpoint{host, port};
-}
 
 Result<std::unique_ptr<Advertiser>> Advertiser::start(Advert advert) {
   auto advertiser = std::make_unique<AvahiAdvertiser>(std::move(advert));

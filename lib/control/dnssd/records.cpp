@@ -3,6 +3,15 @@
 // record, and finding a named destination at connect.
 #include <fmt/format.h>
 
+#ifdef _WIN32
+// clang-format off
+#include <winsock2.h>
+#include <ws2tcpip.h>
+// clang-format on
+#else
+#include <netdb.h>
+#endif
+
 #include <cctype>
 #include <charconv>
 
@@ -150,6 +159,24 @@ std::function<Result<Endpoint>(const Endpoint& named)> receiver_resolver(
     if (!found) return Unexpected(found.error());
     return found->endpoint();
   };
+}
+
+Endpoint host_or_name(const std::string& host, uint16_t port) {
+  if (!available()) return Endpoint{host, port};  // no names to find: as given
+#ifdef _WIN32
+  static const bool sockets = [] {  // Winsock, started (counted) for getaddrinfo
+    WSADATA data{};
+    return WSAStartup(MAKEWORD(2, 2), &data) == 0;
+  }();
+  if (!sockets) return Endpoint{host, port};
+#endif
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (found) freeaddrinfo(found);
+  if (rc == EAI_NONAME || rc == EAI_FAIL) return Endpoint{host, 0, true};
+  return Endpoint{host, port};
 }
 
 }  // namespace rdmavideo::discovery

@@ -15,8 +15,6 @@ Error unavailable() {
 
 bool available() { return false; }
 
-Endpoint host_or_name(const std::string& host, uint16_t port) { return Endpoint{host, port}; }
-
 Result<std::unique_ptr<Advertiser>> Advertiser::start(Advert /*advert*/) {
   return Unexpected(unavailable());
 }

@@ -311,21 +311,6 @@ class WindowsAdvertiser final : public Advertiser {
 
 bool available() { return api().missing.empty(); }
 
-Endpoint host_or_name(const std::string& host, uint16_t port) {
-  static const bool sockets = [] {  // Winsock, started (counted) for getaddrinfo
-    WSADATA data{};
-    return WSAStartup(MAKEWORD(2, 2), &data) == 0;
-  }();
-  if (!sockets) return Endpoint{host, port};
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
-  if (found) freeaddrinfo(found);
-  if (rc == EAI_NONAME || rc == EAI_FAIL) return Endpoint{host, 0, true};
-  return Endpoint{host, port};
-}
-
 Result<std::unique_ptr<Advertiser>> Advertiser::start(Advert advert) {
   auto a = usable();
   if (!a) return Unexpected(a.error());

@@ -258,10 +258,10 @@ TEST(NonBlockingSession, AReceiverThatKeepsUpIsNotHeldBackByOneThatStalls) {
   // free, or, on a loaded machine, its credit not back within the frame's millisecond).
   EXPECT_EQ(all[1].stats.frames + all[1].stats.dropped, 40u);
   EXPECT_GE(all[1].stats.dropped, static_cast<uint64_t>(no_buffer));
-  // Held back by the stalled one, it would get about as few as it (1 frame); it gets nearly all.
+  // Held back by the stalled one, it would get about as few as it (1 frame); it gets most.
   // (How many depends on the credits coming back within each frame's millisecond: the test
-  // measures time, and runs alone.)
-  EXPECT_GE(all[1].stats.frames, 32u);
+  // measures time, and runs alone; a loaded 2-core machine has been seen to take 30 of 40.)
+  EXPECT_GE(all[1].stats.frames, 20u);
   // The session counts a frame sent where any destination took it: the stalled one's single
   // frame may be one the other dropped.
   EXPECT_GE((*session)->stats().frames, all[1].stats.frames);

@@ -132,7 +132,12 @@ void ObsSender::video(const video_data& frame) {
   const auto began = std::chrono::steady_clock::now();
   const int64_t cpu_began = thread_cpu_ns();
   std::shared_lock running(running_, std::try_to_lock);
-  if (!running || stopped_) return;
+  if (!running || stopped_) {
+    // OBS's video thread handed it while the output stops: it does not go. Counted as dropped,
+    // so that OBS's counters add up (every frame it handed is sent or dropped).
+    late_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   int64_t origin = origin_ns_.load(std::memory_order_relaxed);
   const auto ts = static_cast<int64_t>(frame.timestamp);
   if (origin < 0) {
@@ -216,7 +221,9 @@ Result<void> ObsSender::stop() {
   return session_->end_stream();
 }
 
-uint64_t ObsSender::dropped_frames() const { return session_->stats().dropped; }
+uint64_t ObsSender::dropped_frames() const {
+  return session_->stats().dropped + late_.load(std::memory_order_relaxed);
+}
 
 uint64_t ObsSender::total_bytes() const {
   uint64_t bytes = 0;

@@ -84,8 +84,8 @@ class ObsSender {
   Result<void> stop();
   bool stopped() const { return stopped_.load(); }
 
-  /// Frames OBS handed over that did not go: no free buffer here, or no destination took it
-  /// (no credit, or none up).
+  /// Frames OBS handed over that did not go: no free buffer here, no destination took it (no
+  /// credit, or none up), or handed while the output stops.
   uint64_t dropped_frames() const;
   /// Frames handed to the session.
   uint64_t frames() const { return frames_.load(std::memory_order_relaxed); }
@@ -118,6 +118,7 @@ class ObsSender {
   std::atomic<int64_t> origin_ns_{-1};  // OBS timestamp of the first frame
   std::atomic<uint64_t> frames_{0};
   std::atomic<uint64_t> no_buffer_{0};  // of the dropped, those with no pool buffer free
+  std::atomic<uint64_t> late_{0};       // handed while the output stops: not sent, dropped
   std::atomic<uint64_t> video_ns_{0};
   std::atomic<uint64_t> video_cpu_ns_{0};
   uint64_t next_sequence_ = 0;  // video thread only

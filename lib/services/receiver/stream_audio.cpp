@@ -76,7 +76,10 @@ Result<void> StreamAudio::chunk(proto::AudioChunk& m, StreamSink* sink, StreamRe
   if (video_) {
     const auto since =
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - last_video_arrival_);
-    offset_ms = static_cast<double>(m.pts_ns - (last_video_pts_ + since.count())) / 1e6;
+    // In doubles: a peer's pts may be anything, and their difference in integers overflows.
+    offset_ms = (static_cast<double>(m.pts_ns) - static_cast<double>(last_video_pts_) -
+                 static_cast<double>(since.count())) /
+                1e6;
   }
   const uint32_t samples = m.samples;
   auto queued = Queue::claim(queue_, m.data.size() + kAudioPacketOverheadBytes);

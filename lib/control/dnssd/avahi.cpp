@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 
+#include "dnssd/names.hpp"
 #include "rdmavideo/discovery.hpp"
 #include "rdmavideo/log.hpp"
 
@@ -474,8 +475,7 @@ Result<Service> find(std::string_view name, std::string_view type, std::chrono::
     return Unexpected(
         responder_error(*failed).context(fmt::format("find \"{}\" ({})", name, type)));
   }
-  return make_error(ErrorCode::timeout, "no {} called \"{}\" answered within {} ms (DNS-SD, {})",
-                    type == kReceiverType ? "receiver" : "service", name, wait.count(), type);
+  return Unexpected(nobody_answered(name, type, wait));
 }
 
 }  // namespace rdmavideo::discovery

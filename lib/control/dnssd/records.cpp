@@ -79,6 +79,14 @@ std::string instance_label(std::string_view full) {
   return out;
 }
 
+Error nobody_answered(std::string_view name, std::string_view type,
+                      std::chrono::milliseconds wait) {
+  return Error(
+      ErrorCode::timeout,
+      fmt::format("no {} called \"{}\" answered within {} ms (DNS-SD, {})",
+                  type == kReceiverType ? "receiver" : "service", name, wait.count(), type));
+}
+
 std::optional<std::string> txt_value(const Txt& txt, std::string_view key) {
   for (const auto& [k, v] : txt) {
     if (k == key) return v;

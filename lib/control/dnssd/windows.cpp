@@ -16,6 +16,7 @@
 #include "dnssd/names.hpp"
 #include "dnssd/windows_records.hpp"
 #include "rdmavideo/log.hpp"
+#include "rdmavideo/platform/library.hpp"
 
 #ifndef DNS_REQUEST_PENDING
 #define DNS_REQUEST_PENDING 9506L
@@ -116,15 +117,17 @@ struct Api {
 };
 
 template <typename F>
-void load(HMODULE dll, const char* name, F& into, std::string& missing) {
-  into = dll ? reinterpret_cast<F>(reinterpret_cast<void*>(GetProcAddress(dll, name))) : nullptr;
+void load(const platform::Library* dll, const char* name, F& into, std::string& missing) {
+  into = dll ? reinterpret_cast<F>(dll->symbol(name)) : nullptr;
   if (!into && missing.empty()) missing = name;
 }
 
 const Api& api() {
   static const Api loaded = [] {
     Api a;
-    HMODULE dll = LoadLibraryW(L"dnsapi.dll");
+    // Opened as the CUDA driver is: from the system's folders only, and kept loaded.
+    const auto opened = platform::Library::open("dnsapi.dll");
+    const platform::Library* dll = opened ? &*opened : nullptr;
     load(dll, "DnsServiceBrowse", a.browse, a.missing);
     load(dll, "DnsServiceBrowseCancel", a.browse_cancel, a.missing);
     load(dll, "DnsServiceResolve", a.resolve, a.missing);
@@ -359,8 +362,7 @@ Result<Service> find(std::string_view name, std::string_view type, std::chrono::
   if (!a) return Unexpected(a.error().context(fmt::format("find \"{}\"", name)));
   auto s = resolve_one(**a, fmt::format("{}.{}.local", name, type), type, Clock::now() + wait);
   if (!s && s.error().code() == ErrorCode::timeout) {
-    return make_error(ErrorCode::timeout, "no {} called \"{}\" answered within {} ms (DNS-SD, {})",
-                      type == kReceiverType ? "receiver" : "service", name, wait.count(), type);
+    return Unexpected(nobody_answered(name, type, wait));
   }
   return s;
 }

@@ -70,6 +70,8 @@ class Bench:
         self.recv_bin = build / "receiver" / "rdmavideo-recv"
         self.send_bin = build / "sender" / "rdmavideo-send"
         self.pipe_bin = build / "bench" / "rdmavideo-tcp-pipe"
+        # --baseline-build: the same no-drop case from another build, for a before/after.
+        self.baseline = Path(args.baseline_build) if args.baseline_build else None
         self.frames = args.frames
         self.rt_seconds = args.realtime_seconds
         self.frame_files: dict[str, Path] = {}
@@ -156,20 +158,26 @@ class Bench:
         return run_case(r, body, procs)
 
     # b) rdmavideo, no drops -----------------------------------------------------------------
-    def rdmavideo(self, fmt: Format, realtime: bool = False) -> Result:
+    def rdmavideo(self, fmt: Format, realtime: bool = False, baseline: bool = False) -> Result:
         name = "rdmavideo --realtime" if realtime else "rdmavideo (no-drop)"
+        build = self.baseline if baseline else None
+        if baseline:
+            name += ", baseline build"
         r = Result(name, fmt.label, "realtime" if realtime else "throughput")
         procs: list[Proc] = []
-        d = self.dirs.new(("rt-" if realtime else "") + f"rdmavideo-{fmt.label}")
+        d = self.dirs.new(("rt-" if realtime else "") + ("base-" if baseline else "") +
+                          f"rdmavideo-{fmt.label}")
+        recv_bin = build / "receiver" / "rdmavideo-recv" if build else self.recv_bin
+        send_bin = build / "sender" / "rdmavideo-send" if build else self.send_bin
         recv_json, send_json = d / "recv.json", d / "send.json"
 
         def body():
             recv = Proc("rdmavideo-recv",
-                        [self._need(self.recv_bin), "--listen", "127.0.0.1:0", "--quiet",
+                        [self._need(recv_bin), "--listen", "127.0.0.1:0", "--quiet",
                          "--stats-json", str(recv_json)], d)
             procs.append(recv)
             port = wait_for_port_line(recv)
-            argv = [self._need(self.send_bin), "--connect", f"127.0.0.1:{port}", "--testsrc",
+            argv = [self._need(send_bin), "--connect", f"127.0.0.1:{port}", "--testsrc",
                     "-s", f"{WIDTH}x{HEIGHT}", "--pix-fmt", fmt.ffmpeg, "-r", str(RATE),
                     "--quiet", "--stats-json", str(send_json)]
             if realtime:
@@ -443,6 +451,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true",
                         help="CI smoke: 60 frames and 2 s real-time cases")
     parser.add_argument("--json", metavar="FILE", help="write every result to FILE as JSON")
+    parser.add_argument("--baseline-build", metavar="DIR",
+                        help="also run the no-drop case with the programs of this build (an "
+                             "earlier commit's), alternating with this build's: a before/after")
     parser.add_argument("--repeat", type=int, default=None, metavar="N",
                         help="run the plain pipe and rdmavideo no-drop cases N times each, "
                              "alternating, and report the median (default 3; 1 with --quick)")
@@ -468,8 +479,10 @@ def main() -> int:
         plan = []
         for fmt in FORMATS:
             # The two rows the throughput target compares run --repeat times, alternating.
-            plan += [(bench.plain_pipe, fmt), (bench.rdmavideo, fmt), (bench.iperf3, fmt)] * \
-                args.repeat
+            once = [(bench.plain_pipe, fmt), (bench.rdmavideo, fmt), (bench.iperf3, fmt)]
+            if bench.baseline:
+                once.append((lambda f: bench.rdmavideo(f, baseline=True), fmt))
+            plan += once * args.repeat
             plan += [(bench.ffmpeg, fmt), (bench.gstreamer, fmt)]
         for fmt in FORMATS:
             plan += [(lambda f: bench.rdmavideo(f, realtime=True), fmt),

@@ -4,15 +4,20 @@
 // other connects and writes N bytes, 4 MiB per write; with --connect given several times, it
 // writes N bytes to each from the same buffer, a thread per connection (the plain peer of a
 // fan-out). No framing, no copies beyond the kernel's: what TCP sockets can move here.
-// Each side prints one JSON line: {"role", "bytes", "seconds", "cpu_seconds", "gbytes_per_s"}.
+// --zerocopy writes with MSG_ZEROCOPY (the kernel sends from the buffer's pages instead of
+// copying them, and says when it is done with them on the socket's error queue).
+// Each side prints one JSON line: {"role", "bytes", "seconds", "cpu_seconds", "gbytes_per_s"}
+// (--zerocopy adds "zerocopy_copied": notifications in which the kernel copied after all).
 //
 //   rdmavideo-tcp-pipe --listen PORT [--host ADDR]     (PORT 0: any free port)
-//   rdmavideo-tcp-pipe --connect HOST:PORT [--connect HOST:PORT ...] --bytes N
+//   rdmavideo-tcp-pipe --connect HOST:PORT [--connect HOST:PORT ...] --bytes N [--zerocopy]
 //
 // The listener prints "listening on ADDR:PORT" on stderr once it accepts connections.
 #include <arpa/inet.h>
+#include <linux/errqueue.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -42,19 +47,21 @@ using rdmavideo::bench::cpu_seconds;
 int fail(const char* what) { return rdmavideo::bench::fail("rdmavideo-tcp-pipe", what); }
 
 int usage() {
-  std::fprintf(
-      stderr,
-      "usage: rdmavideo-tcp-pipe --listen PORT [--host ADDR]\n"
-      "       rdmavideo-tcp-pipe --connect HOST:PORT [--connect HOST:PORT ...] --bytes N\n");
+  std::fprintf(stderr,
+               "usage: rdmavideo-tcp-pipe --listen PORT [--host ADDR]\n"
+               "       rdmavideo-tcp-pipe --connect HOST:PORT [--connect HOST:PORT ...] --bytes N "
+               "[--zerocopy]\n");
   return 2;
 }
 
-void report(const char* role, uint64_t bytes, double seconds, double cpu) {
+void report(const char* role, uint64_t bytes, double seconds, double cpu, long copied = -1) {
+  char extra[64] = "";
+  if (copied >= 0) std::snprintf(extra, sizeof extra, ", \"zerocopy_copied\": %ld", copied);
   std::printf(
       "{\"role\": \"%s\", \"bytes\": %llu, \"seconds\": %.6f, \"cpu_seconds\": %.6f, "
-      "\"gbytes_per_s\": %.4f}\n",
+      "\"gbytes_per_s\": %.4f%s}\n",
       role, static_cast<unsigned long long>(bytes), seconds, cpu,
-      seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0);
+      seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0, extra);
   std::fflush(stdout);
 }
 
@@ -122,22 +129,63 @@ int connect_to(const std::string& endpoint) {
   return fd;
 }
 
+// MSG_ZEROCOPY's completions: takes what is on the socket's error queue (waiting up to `wait_ms`
+// for some) and returns how many zerocopy sends it completed; `copied` counts notifications in
+// which the kernel copied the bytes after all.
+long reap_zerocopy(int fd, int wait_ms, std::atomic<long>& copied) {
+  long completed = 0;
+  bool waited = false;
+  for (;;) {
+    char control[128];
+    msghdr msg{};
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    if (recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+      if (completed > 0 || wait_ms == 0 || waited) return completed;
+      pollfd p{fd, 0, 0};  // the error queue wakes poll with POLLERR
+      if (poll(&p, 1, wait_ms) <= 0) return completed;
+      waited = true;
+      continue;
+    }
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+      sock_extended_err error{};
+      std::memcpy(&error, CMSG_DATA(c), sizeof error);
+      if (error.ee_origin != SO_EE_ORIGIN_ZEROCOPY) continue;
+      completed += static_cast<long>(error.ee_data - error.ee_info) + 1;
+      if (error.ee_code & SO_EE_CODE_ZEROCOPY_COPIED) ++copied;
+    }
+  }
+}
+
 // Writes `bytes` from `buffer` (4 MiB per write), half-closes and waits for the reader's EOF,
 // so the time covers delivery, not just buffering. False on a failed send.
-bool write_all(int fd, const std::vector<char>& buffer, uint64_t bytes) {
+bool write_all(int fd, const std::vector<char>& buffer, uint64_t bytes, bool zerocopy,
+               std::atomic<long>& copied) {
   uint64_t left = bytes;
+  long pending = 0;  // zerocopy sends not completed yet
   while (left > 0) {
     const size_t want = left < kChunk ? static_cast<size_t>(left) : kChunk;
     size_t done = 0;
     while (done < want) {
-      const ssize_t n = send(fd, buffer.data() + done, want - done, MSG_NOSIGNAL);
+      const int flags = MSG_NOSIGNAL | (zerocopy ? MSG_ZEROCOPY : 0);
+      const ssize_t n = send(fd, buffer.data() + done, want - done, flags);
       if (n < 0) {
         if (errno == EINTR) continue;
+        if (zerocopy && errno == ENOBUFS) {  // too many completions untaken: take some
+          pending -= reap_zerocopy(fd, 100, copied);
+          continue;
+        }
         return false;
       }
       done += static_cast<size_t>(n);
+      if (zerocopy) pending -= reap_zerocopy(fd, 0, copied) - 1;
     }
     left -= want;
+  }
+  while (pending > 0) {
+    const long completed = reap_zerocopy(fd, 1000, copied);
+    if (completed == 0) return false;
+    pending -= completed;
   }
   shutdown(fd, SHUT_WR);
   char sink[64];
@@ -146,13 +194,18 @@ bool write_all(int fd, const std::vector<char>& buffer, uint64_t bytes) {
   return true;
 }
 
-int run_connect(const std::vector<std::string>& endpoints, uint64_t bytes) {
+int run_connect(const std::vector<std::string>& endpoints, uint64_t bytes, bool zerocopy) {
   std::vector<int> fds;
   for (const auto& endpoint : endpoints) {
     const int fd = connect_to(endpoint);
     if (fd < 0) return fail("connect");
+    const int one = 1;
+    if (zerocopy && setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof one) != 0) {
+      return fail("setsockopt SO_ZEROCOPY");
+    }
     fds.push_back(fd);
   }
+  std::atomic<long> copied{0};
   // One buffer for every connection; every page touched once so the first writes do not pay
   // for page faults.
   const std::vector<char> buffer(kChunk, '\x5a');
@@ -162,7 +215,7 @@ int run_connect(const std::vector<std::string>& endpoints, uint64_t bytes) {
   std::vector<std::thread> writers;
   for (int fd : fds) {
     writers.emplace_back([&, fd] {
-      if (!write_all(fd, buffer, bytes)) ok = false;
+      if (!write_all(fd, buffer, bytes, zerocopy, copied)) ok = false;
     });
   }
   for (auto& w : writers) w.join();
@@ -170,7 +223,7 @@ int run_connect(const std::vector<std::string>& endpoints, uint64_t bytes) {
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const double cpu = cpu_seconds() - cpu_start;
   for (int fd : fds) close(fd);
-  report("connect", bytes * fds.size(), seconds, cpu);
+  report("connect", bytes * fds.size(), seconds, cpu, zerocopy ? copied.load() : -1);
   return 0;
 }
 
@@ -180,13 +233,17 @@ int main(int argc, char** argv) {
   std::string listen_port, host = "127.0.0.1";
   std::vector<std::string> connect_to;
   uint64_t bytes = 0;
-  bool have_bytes = false;
+  bool have_bytes = false, zerocopy = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
     if (arg == "-h" || arg == "--help") {
       usage();
       return 0;
+    }
+    if (arg == "--zerocopy") {
+      zerocopy = true;
+      continue;
     }
     if (!value) return usage();
     if (arg == "--listen") {
@@ -210,5 +267,5 @@ int main(int argc, char** argv) {
     return run_listen(host, static_cast<uint16_t>(port));
   }
   if (!have_bytes) return usage();
-  return run_connect(connect_to, bytes);
+  return run_connect(connect_to, bytes, zerocopy);
 }

@@ -42,7 +42,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
                  "...); a template as --output")
       ->type_name("FILE.wav");
   app.add_option("--codec", o.codec,
-                 "Recording codec: prores, prores_hq, prores_4444, dnxhr_hq, ffv1, h264, hevc, "
+                 "Recording codec: prores_proxy, prores_lt, prores, prores_hq, prores_4444, "
+                 "dnxhr_hq, ffv1, h264, hevc, "
                  "rawvideo (default: by the --output extension)");
   app.add_option("--encoder", o.encoder,
                  "Encoder for --codec: an FFmpeg encoder (prores_ks, h264_nvenc, ...), or "

@@ -127,8 +127,9 @@ std::vector<Case> cases() {
                      "--encoder", "rdmavideo_prores"},
                     false,
                     2,
-                    "--encoder rdmavideo_prores encodes ProRes 422 (--codec prores or "
-                    "prores_hq), not prores_4444: use --encoder prores_aw or prores_ks for it"},
+                    "--encoder rdmavideo_prores encodes ProRes 422 (--codec prores_proxy, "
+                    "prores_lt, prores or prores_hq), not prores_4444: use --encoder prores_aw "
+                    "or prores_ks for it"},
                Case{"RecvOwnProresIntoMkv",
                     {"--listen", "127.0.0.1:0", "--output", "x.mkv", "--codec", "prores_hq",
                      "--encoder", "rdmavideo_prores"},

@@ -27,6 +27,10 @@ constexpr Container kContainers[] = {
 };
 
 const CodecChoice kCodecs[] = {
+    {"prores_proxy", AV_CODEC_ID_PRORES, "prores_aw", "proxy", FF_PROFILE_PRORES_PROXY,
+     AV_PIX_FMT_YUV422P10LE},
+    {"prores_lt", AV_CODEC_ID_PRORES, "prores_aw", "lt", FF_PROFILE_PRORES_LT,
+     AV_PIX_FMT_YUV422P10LE},
     {"prores", AV_CODEC_ID_PRORES, "prores_aw", "standard", FF_PROFILE_PRORES_STANDARD,
      AV_PIX_FMT_YUV422P10LE},
     {"prores_hq", AV_CODEC_ID_PRORES, "prores_aw", "hq", FF_PROFILE_PRORES_HQ,
@@ -112,8 +116,8 @@ Result<Choice> choose(const RecorderOptions& o, std::optional<PixelFormat> forma
   if (own) {
     if (codec->id != AV_CODEC_ID_PRORES || codec->fixed != AV_PIX_FMT_YUV422P10LE) {
       return make_error(ErrorCode::invalid_argument,
-                        "{} {} encodes ProRes 422 ({} prores or prores_hq), not {}: use {} "
-                        "prores_aw or prores_ks for it",
+                        "{} {} encodes ProRes 422 ({} prores_proxy, prores_lt, prores or "
+                        "prores_hq), not {}: use {} prores_aw or prores_ks for it",
                         o.encoder_setting, kOwnProresEncoder, o.codec_setting, codec->name,
                         o.encoder_setting);
     }

@@ -256,6 +256,16 @@ class ProresEncoder final : public VideoEncoder {
   UniquePacket packet_;
 };
 
+// The own encoder's profile for a ProRes 422 codec choice (choose() lets no other through).
+prores::Profile own_profile(int av_profile) {
+  switch (av_profile) {
+    case FF_PROFILE_PRORES_PROXY: return prores::Profile::proxy;
+    case FF_PROFILE_PRORES_LT: return prores::Profile::lt;
+    case FF_PROFILE_PRORES_HQ: return prores::Profile::hq;
+    default: return prores::Profile::standard;
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<VideoEncoder>> open_prores_encoder(const Choice& choice,
@@ -273,8 +283,7 @@ Result<std::unique_ptr<VideoEncoder>> open_prores_encoder(const Choice& choice,
   const AVPixelFormat picture_format = choice.codec->fixed;  // yuv422p10le
   describe_stream(enc, format, picture_format, global_header);
   if (choice.codec->av_profile != FF_PROFILE_UNKNOWN) enc.profile = choice.codec->av_profile;
-  const auto profile = choice.codec->av_profile == FF_PROFILE_PRORES_HQ ? prores::Profile::hq
-                                                                        : prores::Profile::standard;
+  const auto profile = own_profile(choice.codec->av_profile);
   // The frame header's colour is the stream's, as FFmpeg's encoders take it from the frame.
   const prores::FrameFormat own_format{format.width,
                                        format.height,

@@ -424,6 +424,15 @@ def interrupt_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, on_term)
 
 
+def drops_text(r: dict) -> str:
+    """A live case's drops with their causes (`dropped`, `drops`: cause -> count), "8 (late 6,
+    no credit 2)"; a plain socket's, which never drops, as "0 (N late)" from `late`."""
+    if "late" in r:
+        return f"0 ({r['late']} late)"
+    causes = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r["drops"].items() if v)
+    return f"{r['dropped']} ({causes})" if causes else str(r["dropped"])
+
+
 # ---------------------------------------------------------------------------------------------
 # Statistics
 

@@ -37,8 +37,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import (REPO_ROOT, CaseError, Proc, interrupt_on_sigterm, percentile,  # noqa: E402
-                      stop_all, wait_all, wait_for_port_line, wait_idle)
+from benchlib import (REPO_ROOT, CaseError, Proc, drops_text, interrupt_on_sigterm,  # noqa: E402
+                      percentile, stop_all, wait_all, wait_for_port_line, wait_idle)
 
 WIDTH, HEIGHT, RATE = 3840, 2160, 60
 FRAME_BYTES = WIDTH * HEIGHT * 4
@@ -173,13 +173,6 @@ def plain(build: Path, work: Path, tag: str, frames: int, as_rdmavideo: bool = F
             "max": s["latency_ms"]["max"], "recv_p99": r["latency_ms"]["p99"],
             "cpu_per_gb": (send.cpu_seconds + listen.cpu_seconds) / (frames * FRAME_BYTES / 1e9),
             "sched": sched}
-
-
-def drops_text(r: dict) -> str:
-    if "late" in r:
-        return f"0 ({r['late']} late)"
-    causes = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r["drops"].items() if v)
-    return f"{r['dropped']} ({causes})" if causes else str(r["dropped"])
 
 
 def main() -> int:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import REPO_ROOT, Proc, stop_all, wait_for_port_line  # noqa: E402
+from benchlib import REPO_ROOT, Proc, drops_text, stop_all, wait_for_port_line  # noqa: E402
 
 SERVER, CLIENT = "10.99.0.1", "10.99.0.2"
 
@@ -113,11 +113,6 @@ def live_cases(args, size, tmp):
         "tcp": rdmavideo(args.build_dir, "tcp", args.size, args.pix_fmt, args.live_frames, tmp,
                          args.live_fps),
     }
-
-
-def drops_text(r):
-    causes = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r["drops"].items() if v)
-    return f"{r['dropped']} ({causes})" if causes else str(r["dropped"])
 
 
 def print_live(args, size, live):

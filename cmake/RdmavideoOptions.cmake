@@ -46,6 +46,29 @@ if(RDMAVIDEO_SANITIZE)
   # relocations each time it starts (a third of a second for rdmavideo-recv), and the tests
   # start the tools thousands of times. The shipped (optimised) build stays PIE.
   add_link_options($<$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>:-no-pie>)
+  # The processes the tests start that are not ours (gst-launch-1.0, GStreamer's plugin
+  # scanner) load our sanitized plugin only where the sanitizer runtime came first: the tests
+  # preload RDMAVIDEO_SANITIZER_RUNTIME into them. GCC links that runtime as a shared library;
+  # clang, by default, into each program, where a preloaded copy would be a second one: with
+  # clang every program links the shared one too (found by the path it was linked from).
+  set(RDMAVIDEO_SANITIZER_RUNTIME "")
+  if(RDMAVIDEO_SANITIZE MATCHES "address")
+    # What a test that measures resident memory asks (GCC and clang name it differently).
+    add_compile_definitions(RDMAVIDEO_ASAN=1)
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+      execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libclang_rt.asan-${CMAKE_SYSTEM_PROCESSOR}.so
+                      OUTPUT_VARIABLE RDMAVIDEO_SANITIZER_RUNTIME OUTPUT_STRIP_TRAILING_WHITESPACE)
+      get_filename_component(_runtime_dir "${RDMAVIDEO_SANITIZER_RUNTIME}" DIRECTORY)
+      add_link_options(-shared-libsan "LINKER:-rpath,${_runtime_dir}")
+    else()
+      execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libasan.so
+                      OUTPUT_VARIABLE RDMAVIDEO_SANITIZER_RUNTIME OUTPUT_STRIP_TRAILING_WHITESPACE)
+    endif()
+    if(NOT IS_ABSOLUTE "${RDMAVIDEO_SANITIZER_RUNTIME}" OR NOT EXISTS "${RDMAVIDEO_SANITIZER_RUNTIME}")
+      message(FATAL_ERROR "RDMAVIDEO_SANITIZE=${RDMAVIDEO_SANITIZE}: the compiler names no shared "
+                          "AddressSanitizer runtime (it said '${RDMAVIDEO_SANITIZER_RUNTIME}')")
+    endif()
+  endif()
 endif()
 
 set(_rdmavideo_found "")

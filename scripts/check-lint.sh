@@ -10,7 +10,8 @@
 # every header it includes (ninja's dependency list), .clang-tidy and clang-tidy's version. Such
 # a file is not linted again until one of those changes, so a run after a small change takes
 # seconds; a clean cache lints everything (about 5 minutes on two cores for a unity build's
-# sources, 13 for one file at a time). --all ignores the cache.
+# sources, 13 for one file at a time). --all ignores the cache. RDMAVIDEO_LINT_JOBS: how many
+# files at a time (default: one a core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}
@@ -108,7 +109,8 @@ def lint(f):
 
 findings = set()
 failed = []
-with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+jobs = int(os.environ.get("RDMAVIDEO_LINT_JOBS") or os.cpu_count() or 2)
+with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
     for f, rc, text in pool.map(lint, todo):
         if rc != 0:
             failed.append(f)

@@ -5,17 +5,31 @@
 # corpus in tests/fuzz/corpus. New inputs go to a scratch corpus, not into the repository. A
 # finding fails the run; its input is left in build-fuzz/findings/ and belongs in
 # tests/fuzz/regressions/ (fuzz_corpus_test replays it) with the fix. The message path the verbs transport adds (decode_sealed) is the same code, so the
-# targets are built without rdma-core, whose headers clang warns about.
+# targets are built without rdma-core.
+#
+# FUZZ_BUILD_DIR=DIR uses a build folder configured already with clang, RDMAVIDEO_BUILD_FUZZ=ON
+# and RDMAVIDEO_SANITIZE=...,fuzzer-no-link (CI's sanitizer build is one), building only the
+# targets there, instead of a build of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
-build_dir=build-fuzz
-CC=clang CXX=clang++ BUILD_DIR=$build_dir BUILD_TARGETS="fuzz_decode fuzz_receiver fuzz_sound fuzz_tiles fuzz_stream" \
-  ./scripts/build.sh -DRDMAVIDEO_BUILD_FUZZ=ON -DRDMAVIDEO_WERROR=ON \
-  -DRDMAVIDEO_SANITIZE=address,undefined,fuzzer-no-link \
-  -DRDMAVIDEO_BUILD_TESTS=OFF -DRDMAVIDEO_BUILD_BENCH=OFF -DRDMAVIDEO_WITH_VERBS=OFF \
-  -DRDMAVIDEO_WITH_FFMPEG=ON -DRDMAVIDEO_WITH_GSTREAMER=OFF -DRDMAVIDEO_WITH_SDL2=OFF \
-  -DRDMAVIDEO_WITH_CUDA=OFF
+entry_points="fuzz_decode fuzz_receiver fuzz_sound fuzz_tiles fuzz_stream"
+if [ -n "${FUZZ_BUILD_DIR:-}" ]; then
+  build_dir=$FUZZ_BUILD_DIR
+  grep -q '^RDMAVIDEO_BUILD_FUZZ:BOOL=ON' "$build_dir/CMakeCache.txt" 2>/dev/null ||
+    { echo "fuzz: $build_dir is not a build configured with RDMAVIDEO_BUILD_FUZZ=ON" >&2; exit 2; }
+  targets=()
+  for t in $entry_points; do targets+=(--target "$t"); done
+  cmake --build "$build_dir" -j"$(nproc)" "${targets[@]}"
+else
+  build_dir=build-fuzz
+  CC=clang CXX=clang++ BUILD_DIR=$build_dir BUILD_TARGETS="$entry_points" \
+    ./scripts/build.sh -DRDMAVIDEO_BUILD_FUZZ=ON -DRDMAVIDEO_WERROR=ON \
+    -DRDMAVIDEO_SANITIZE=address,undefined,fuzzer-no-link \
+    -DRDMAVIDEO_BUILD_TESTS=OFF -DRDMAVIDEO_BUILD_BENCH=OFF -DRDMAVIDEO_WITH_VERBS=OFF \
+    -DRDMAVIDEO_WITH_FFMPEG=ON -DRDMAVIDEO_WITH_GSTREAMER=OFF -DRDMAVIDEO_WITH_SDL2=OFF \
+    -DRDMAVIDEO_WITH_CUDA=OFF
+fi
 mkdir -p "$build_dir/findings"
 # Each target in its own process, as many at once as there are cores.
 run_target() {

@@ -5,20 +5,24 @@
 # not linted again until it or what it includes changes), and runs every test with CTest, each
 # in the build that suits it and once (each build, a unity build, compiles only the test
 # programs of the labels it runs):
-#   - the sanitizer build (AddressSanitizer, UBSan; without the CUDA toolkit) runs the unit,
-#     integration, GStreamer and kernels tests, several at a time;
+#   - the sanitizer build (clang: AddressSanitizer, UBSan, and libFuzzer's coverage, so that the
+#     same build gives the fuzz targets; without the CUDA toolkit) runs the unit, integration,
+#     GStreamer and kernels tests, several at a time, while the lint runs beside them (the tests
+#     wait on their peers a third of the time);
 #   - the Windows build (MinGW-w64, scripts/build-windows.sh) runs its unit tests under wine,
 #     and rdmavideo-send.exe runs under wine into the optimised build's receiver;
-#   - the optimised build (with the CUDA kernels) runs the unit and kernels tests again (fast,
-#     and the kernels change what they run) and the gpu tests (which skip, saying why, without
-#     a GPU), and the SDK's (label sdk: installed, the examples built out of tree against it,
-#     and the Python module with Debian's numpy); then, one at a time, the tests that measure time (label timing) and the
-#     Soft-RoCE lab (label rxe); a short benchmark smoke run; and the fuzz targets (clang,
-#     libFuzzer) for a bounded time each.
+#   - the optimised build (GCC, with the CUDA kernels) runs the kernels tests again (the kernels
+#     change what they run) and the gpu tests (which skip, saying why, without a GPU), and the
+#     SDK's (label sdk: installed, the examples built out of tree against it, and the Python
+#     module with Debian's numpy); then, one at a time, the tests that measure time (label
+#     timing) and the Soft-RoCE lab (label rxe); a short benchmark smoke run; and the fuzz
+#     targets (libFuzzer, from the sanitizer build) for a bounded time each.
 # Then the Debian packages are made from the optimised build (scripts/package-debian.sh,
 # lintian errors fail) and installed with apt into a fresh Debian 12 root, where the programs,
 # the GStreamer plugin, the examples and the Python module are tried, and purged
 # (tests/debian/install_test.sh; the base root is made once and cached).
+# The optimised and Windows builds carry line tables (-g1), not full debug information, which
+# would add a third to their compile time; scripts/build.sh alone builds with -g.
 # Soaks (label soak) are left out: ctest --test-dir build -L soak runs them. Each stage's time
 # is printed as it ends, and all of them at the end.
 set -euo pipefail
@@ -55,10 +59,20 @@ stage "setup"
 stage "format"
 ./scripts/check-format.sh
 
-stage "sanitizer build"
-BUILD_DIR=build-asan BUILD_TYPE=Debug TEST_LABELS="unit;integration;gst;kernels" \
-  ./scripts/build.sh -DRDMAVIDEO_WERROR=ON -DRDMAVIDEO_SANITIZE=address,undefined \
-  -DRDMAVIDEO_WITH_CUDA=OFF -DRDMAVIDEO_BUILD_BENCH=OFF
+stage "sanitizer build (clang, with the fuzz targets)"
+# A folder configured by another compiler is configured afresh (CMake keeps the first one).
+if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang' build-asan/CMakeCache.txt; then
+  rm -rf build-asan
+fi
+CC=clang CXX=clang++ BUILD_DIR=build-asan BUILD_TYPE=Debug TEST_LABELS="unit;integration;gst;kernels" \
+  ./scripts/build.sh -DRDMAVIDEO_WERROR=ON -DRDMAVIDEO_SANITIZE=address,undefined,fuzzer-no-link \
+  -DRDMAVIDEO_BUILD_FUZZ=ON -DRDMAVIDEO_WITH_CUDA=OFF -DRDMAVIDEO_BUILD_BENCH=OFF
+
+lines_only=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+            -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
+stage "optimised build"
+TEST_LABELS="kernels;gpu;sdk;windows;timing;rxe" ./scripts/build.sh -DRDMAVIDEO_WERROR=ON \
+  "${lines_only[@]}"
 
 # A clean clone's builds have no test timings: CTest is given the ones in the repository, so
 # that it starts the longest tests first instead of last.
@@ -69,26 +83,29 @@ seed_costs() {  # seed_costs BUILD_DIR
   { grep -v '^#' tests/ctest-costs.txt; echo ---; } >"$dir/CTestCostData.txt"
 }
 
-stage "sanitizer tests (-j$parallel)"
+stage "sanitizer tests (-j$parallel) and lint"
+# The lint, one file at a time, in the time the tests spend waiting; its report follows theirs.
+RDMAVIDEO_LINT_JOBS=1 ./scripts/check-lint.sh >build/lint.log 2>&1 &
+lint_pid=$!
 seed_costs build-asan
 # G_SLICE=always-malloc: GLib's slice allocator would hide leaked GStreamer objects from LSan.
+tests_status=0
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 G_SLICE=always-malloc \
   LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
   ctest --test-dir build-asan -L 'unit|integration|gst|kernels' -j"$parallel" \
-  --output-on-failure --timeout 300
+  --output-on-failure --timeout 300 || tests_status=$?
+lint_status=0
+wait "$lint_pid" || lint_status=$?
+cat build/lint.log
+[ "$tests_status" -eq 0 ] || { echo "sanitizer tests failed" >&2; exit "$tests_status"; }
+[ "$lint_status" -eq 0 ] || { echo "lint failed" >&2; exit "$lint_status"; }
 
-stage "optimised build"
-TEST_LABELS="unit;kernels;gpu;sdk;windows;timing;rxe" ./scripts/build.sh -DRDMAVIDEO_WERROR=ON
-
-stage "lint"
-./scripts/check-lint.sh
-
-stage "optimised unit, kernels, gpu and SDK tests (-j$parallel)"
+stage "optimised kernels, gpu and SDK tests (-j$parallel)"
 seed_costs build
-ctest --test-dir build -L 'unit|kernels|gpu|sdk' -j"$parallel" --output-on-failure --timeout 300
+ctest --test-dir build -L 'kernels|gpu|sdk' -j"$parallel" --output-on-failure --timeout 300
 
 stage "Windows build and tests (MinGW-w64, under wine)"
-./scripts/build-windows.sh -DRDMAVIDEO_WERROR=ON
+./scripts/build-windows.sh -DRDMAVIDEO_WERROR=ON "${lines_only[@]}"
 ctest --test-dir build-windows -L windows -j"$parallel" --output-on-failure --timeout 300
 # rdmavideo-send.exe under wine into the optimised build's receiver.
 ctest --test-dir build -L windows -j"$parallel" --output-on-failure --timeout 300
@@ -109,4 +126,4 @@ stage "Debian packages (lintian, then apt into a fresh Debian 12 root)"
 tests/debian/install_test.sh build/debs build/debian-install-test
 
 stage "fuzzing (${FUZZ_SECONDS:-30} s a target)"
-./scripts/fuzz.sh
+FUZZ_BUILD_DIR=build-asan ./scripts/fuzz.sh

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The C API's version, statuses and per-thread last error.
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "c_api.hpp"
@@ -82,7 +83,12 @@ rdmavideo_status rdmavideo_set_log_level(const char* level) {
 const char* rdmavideo_last_error(void) { return c_api::last_error.c_str(); }
 
 const char* rdmavideo_status_name(rdmavideo_status status) {
-  switch (status) {
+  // In C an enum is an int, and a caller may pass any: read it as one. (In C++ a value beyond
+  // the enumerators' range is undefined, and clang's UBSan says so at the load.)
+  static_assert(sizeof(rdmavideo_status) == sizeof(int));
+  int value = 0;
+  std::memcpy(&value, &status, sizeof value);
+  switch (value) {
     case RDMAVIDEO_OK: return "RDMAVIDEO_OK";
     case RDMAVIDEO_DROPPED: return "RDMAVIDEO_DROPPED";
     case RDMAVIDEO_TIMEOUT: return "RDMAVIDEO_TIMEOUT";

@@ -1522,7 +1522,7 @@ TEST_F(GstElements, PausedAuthenticatedSinkSurvivesAnAnonymousFlood) {
   TempDir dir;
   const auto key = dir / "shared.key";
   ASSERT_TRUE(auth::create_key_file(key));
-#ifdef __SANITIZE_ADDRESS__
+#ifdef RDMAVIDEO_ASAN
   // AddressSanitizer's runtime opens files to start a thread: out of descriptors, it cannot,
   // and it fails the thread it already started. The flood alone, then, without the limit.
   const bool exhaust = false;

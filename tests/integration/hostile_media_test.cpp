@@ -256,7 +256,7 @@ TEST(HostileAudio, TinyChunksBeforeTheFirstFrameAreCountedByWhatTheyCost) {
   EXPECT_LE(kept, kAudioQueueBytes / (4 + kAudioPacketOverheadBytes) + 64) << audio.dump();
   EXPECT_GT(audio["dropped_chunks"].get<uint64_t>(), kChunks / 2) << audio.dump();
   std::cout << "resident while queued: +" << rss_queued - rss_before << " KiB\n";
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(RDMAVIDEO_ASAN)
   // AddressSanitizer keeps freed memory in quarantine: what is resident says nothing here.
   (void)rss_queued;
 #else

@@ -43,7 +43,7 @@ class ReceiverLimits : public ::testing::Test {
 // the oldest connections that are no stream, says so about once a second, and takes a good
 // sender as soon as the flood eases.
 TEST_F(ReceiverLimits, DescriptorExhaustionBacksOffAndRecovers) {
-#ifdef __SANITIZE_ADDRESS__
+#ifdef RDMAVIDEO_ASAN
   GTEST_SKIP() << "AddressSanitizer's runtime opens files to start a thread: out of descriptors "
                   "it fails threads it already started, which no program survives";
 #endif
@@ -241,7 +241,7 @@ TEST_F(ReceiverLimits, ServeExitsZeroAfterAFailedStream) {
 // the kept reports are full and the allocator has settled): within 8 MiB, as a thread per
 // connection moves glibc's arenas by a few MiB under load.
 TEST_F(ReceiverLimits, ThousandsOfShortStreamsKeepMemoryFlat) {
-#ifdef __SANITIZE_ADDRESS__
+#ifdef RDMAVIDEO_ASAN
   GTEST_SKIP() << "AddressSanitizer keeps freed memory in quarantine: RSS says nothing here";
 #endif
   Receiver recv(

@@ -168,7 +168,9 @@ class NodeImpl final : public Node {
                                  (*e->audio_source)["id"], device_id_, *audio);
       // The sound travels on the sender's connection with its picture: say so on both.
       (*e->audio_flow)["tags"]["urn:x-rdmavideo:sender"] = {id};
-      e->sender["tags"]["urn:x-rdmavideo:audio_flow"] = {(*e->audio_flow)["id"]};
+      // json::array: braces around one json are that json itself under clang (a copy), an
+      // array under GCC.
+      e->sender["tags"]["urn:x-rdmavideo:audio_flow"] = json::array({(*e->audio_flow)["id"]});
     }
     e->connection = std::make_unique<Connection>(
         Connection::Side::sender, sender_leg(label), scheduler_,

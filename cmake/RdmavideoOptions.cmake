@@ -46,17 +46,20 @@ if(RDMAVIDEO_SANITIZE)
   # relocations each time it starts (a third of a second for rdmavideo-recv), and the tests
   # start the tools thousands of times. The shipped (optimised) build stays PIE.
   add_link_options($<$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>:-no-pie>)
+  # libFuzzer's coverage (a build that also gives the fuzz targets) where a fuzz target reaches:
+  # the library's static layers. Programs, plugins and shared libraries (the tests' too) go
+  # without, as do the ProRes twin and the CUDA stand-in, which the tests run hot.
+  set(RDMAVIDEO_FUZZ_COVERAGE OFF)
+  if(RDMAVIDEO_SANITIZE MATCHES "fuzzer-no-link")
+    set(RDMAVIDEO_FUZZ_COVERAGE ON)
+    set(_type "$<TARGET_PROPERTY:TYPE>")
+    add_compile_options("$<$<OR:$<STREQUAL:${_type},EXECUTABLE>,$<STREQUAL:${_type},MODULE_LIBRARY>,$<STREQUAL:${_type},SHARED_LIBRARY>>:-fno-sanitize=fuzzer-no-link>")
+  endif()
   # The processes the tests start that are not ours (gst-launch-1.0, GStreamer's plugin
   # scanner) load our sanitized plugin only where the sanitizer runtime came first: the tests
   # preload RDMAVIDEO_SANITIZER_RUNTIME into them. GCC links that runtime as a shared library;
   # clang, by default, into each program, where a preloaded copy would be a second one: with
   # clang every program links the shared one too (found by the path it was linked from).
-  # libFuzzer's coverage in every file (the fuzz targets' build): what no fuzz target reaches
-  # and the tests run hot (the ProRes twin, the CUDA stand-in) leaves it out.
-  set(RDMAVIDEO_FUZZ_COVERAGE OFF)
-  if(RDMAVIDEO_SANITIZE MATCHES "fuzzer-no-link")
-    set(RDMAVIDEO_FUZZ_COVERAGE ON)
-  endif()
   set(RDMAVIDEO_SANITIZER_RUNTIME "")
   if(RDMAVIDEO_SANITIZE MATCHES "address")
     # What a test that measures resident memory asks (GCC and clang name it differently).

@@ -13,17 +13,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
-entry_points="fuzz_decode fuzz_receiver fuzz_sound fuzz_tiles fuzz_stream"
+targets=(decode receiver sound tiles stream)
+entry_points=("${targets[@]/#/fuzz_}")
 if [ -n "${FUZZ_BUILD_DIR:-}" ]; then
   build_dir=$FUZZ_BUILD_DIR
   grep -q '^RDMAVIDEO_BUILD_FUZZ:BOOL=ON' "$build_dir/CMakeCache.txt" 2>/dev/null ||
     { echo "fuzz: $build_dir is not a build configured with RDMAVIDEO_BUILD_FUZZ=ON" >&2; exit 2; }
-  targets=()
-  for t in $entry_points; do targets+=(--target "$t"); done
-  cmake --build "$build_dir" -j"$(nproc)" "${targets[@]}"
+  cmake --build "$build_dir" -j"$(nproc)" --target "${entry_points[@]}"
 else
   build_dir=build-fuzz
-  CC=clang CXX=clang++ BUILD_DIR=$build_dir BUILD_TARGETS="$entry_points" \
+  CC=clang CXX=clang++ BUILD_DIR=$build_dir BUILD_TARGETS="${entry_points[*]}" \
     ./scripts/build.sh -DRDMAVIDEO_BUILD_FUZZ=ON -DRDMAVIDEO_WERROR=ON \
     -DRDMAVIDEO_SANITIZE=address,undefined,fuzzer-no-link \
     -DRDMAVIDEO_BUILD_TESTS=OFF -DRDMAVIDEO_BUILD_BENCH=OFF -DRDMAVIDEO_WITH_VERBS=OFF \
@@ -40,7 +39,6 @@ run_target() {
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build_dir/findings/$target-" \
     "$scratch" "tests/fuzz/corpus/$target" 2>"$build_dir/fuzz_$target.log"
 }
-targets=(decode receiver sound tiles stream)
 declare -A pids
 status=0
 report() {  # report TARGET PID: waits for it and says how it went

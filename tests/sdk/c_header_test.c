@@ -22,6 +22,11 @@ int main(void) {
             (unsigned long long)layout.frame_bytes, rdmavideo_version());
     return 1;
   }
+  /* In C any int is a value of the enum: the library must take one that names no status. */
+  if (strcmp(rdmavideo_status_name((rdmavideo_status)42), "(not a status)") != 0) {
+    fprintf(stderr, "status 42 is named %s\n", rdmavideo_status_name((rdmavideo_status)42));
+    return 1;
+  }
   printf("rdmavideo %s: v210 1920x1080 is %llu bytes a frame\n", rdmavideo_version(),
          (unsigned long long)layout.frame_bytes);
   return 0;

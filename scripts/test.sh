@@ -15,12 +15,12 @@
 #     change what they run) and the gpu tests (which skip, saying why, without a GPU), and the
 #     SDK's (label sdk: installed, the examples built out of tree against it, and the Python
 #     module with Debian's numpy); then, one at a time, the tests that measure time (label
-#     timing) and the Soft-RoCE lab (label rxe); a short benchmark smoke run; and the fuzz
-#     targets (libFuzzer, from the sanitizer build) for a bounded time each.
+#     timing) and the Soft-RoCE lab (label rxe); and a short benchmark smoke run.
 # Then the Debian packages are made from the optimised build (scripts/package-debian.sh,
 # lintian errors fail) and installed with apt into a fresh Debian 12 root, where the programs,
 # the GStreamer plugin, the examples and the Python module are tried, and purged
-# (tests/debian/install_test.sh; the base root is made once and cached).
+# (tests/debian/install_test.sh; the base root is made once and cached); beside that, the fuzz
+# targets (libFuzzer, from the sanitizer build) run for a bounded time each.
 # The optimised and Windows builds carry line tables (-g1), not full debug information, which
 # would add a third to their compile time; scripts/build.sh alone builds with -g.
 # Soaks (label soak) are left out: ctest --test-dir build -L soak runs them. Each stage's time
@@ -40,20 +40,28 @@ stage() {  # stage NAME: ends the running stage (printing its time) and names th
   stage_start=$now
   [ -z "$stage_name" ] || echo "== $stage_name"
 }
+free_mib() { df -Pm . | awk 'NR == 2 { print $4 }'; }
 report() {
+  local status=$?
   stage
   echo "== stage times"
   printf '%s\n' "${stages[@]}"
   printf '%-46s %4d s\n' total "$SECONDS"
+  # A full disk ends a compile or a test with whatever message the tool has for it.
+  if [ "$status" -ne 0 ] && [ "$(free_mib)" -lt 2048 ]; then
+    echo "test: the disk is full ($(free_mib) MiB free under $PWD), which may be why" >&2
+  fi
 }
 trap report EXIT
 
 parallel=$(( $(nproc) + 1 ))
 # A clean clone elsewhere still hits the compiler cache (debug information then names the
-# folder that compiled it first).
+# folder that compiled it first), but for the test programs: their precompiled header holds its
+# folder's paths, so they hit in a clean clone in the same folder only.
 export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
 
 stage "setup"
+echo "== $(free_mib) MiB free under $PWD (the builds, caches and tests take about 12 GiB)"
 ./scripts/setup.sh
 
 stage "format"
@@ -125,9 +133,16 @@ python3 bench/run_windows_bench.py --quick >/dev/null
 python3 bench/run_sdk_bench.py --quick --build-dir build >/dev/null
 python3 bench/run_nmos_bench.py --quick --build-dir build >/dev/null
 
-stage "Debian packages (lintian, then apt into a fresh Debian 12 root)"
-./scripts/package-debian.sh build/debs
-tests/debian/install_test.sh build/debs build/debian-install-test
-
-stage "fuzzing (${FUZZ_SECONDS:-30} s a target)"
-FUZZ_BUILD_DIR=build-asan ./scripts/fuzz.sh
+stage "Debian packages and fuzzing (${FUZZ_SECONDS:-30} s a target)"
+# The fuzz targets run for a fixed time each, two at a time, beside the packaging, which spends
+# most of its time in dpkg and apt; their report follows its.
+FUZZ_BUILD_DIR=build-asan ./scripts/fuzz.sh >build/fuzz.log 2>&1 &
+fuzz_pid=$!
+debian_status=0
+{ ./scripts/package-debian.sh build/debs &&
+    tests/debian/install_test.sh build/debs build/debian-install-test; } || debian_status=$?
+fuzz_status=0
+wait "$fuzz_pid" || fuzz_status=$?
+cat build/fuzz.log
+[ "$debian_status" -eq 0 ] || { echo "Debian packages failed" >&2; exit "$debian_status"; }
+[ "$fuzz_status" -eq 0 ] || { echo "fuzzing failed" >&2; exit "$fuzz_status"; }

@@ -107,10 +107,14 @@ RDMAVIDEO_HOST_DEVICE inline void put16(uint8_t* at, uint32_t v) {
   at[1] = static_cast<uint8_t>(v);
 }
 
+/// floor(log2 v), v >= 1: the bits below the highest set one (the GPU's count of leading
+/// zeros, or the compiler's).
 RDMAVIDEO_HOST_DEVICE inline int log2_floor(uint32_t v) {
-  int n = 0;
-  while (v >>= 1) ++n;
-  return n;
+#if defined(__CUDA_ARCH__)
+  return 31 - __clz(static_cast<int>(v));
+#else
+  return 31 - __builtin_clz(v);
+#endif
 }
 
 /// `value` (>= 0) in the code book `book`.
@@ -162,12 +166,44 @@ RDMAVIDEO_HOST_DEVICE inline void forward_dct(const int32_t in[64], int32_t out[
   }
 }
 
+/// What the quantiser divides: numerators below 2^19 (a coefficient is at most 4 x 8 x 512 in
+/// magnitude, so 8 times it plus 3 steps is below 2^18) by divisors below 2^18 (8 x 255 x 128).
+inline constexpr uint32_t kDividendBits = 19;
+inline constexpr uint32_t kMaxDivisor = (1u << 18) - 1;
+
+/// Division by `d` (1 <= d <= kMaxDivisor) as a multiply and a shift, exact for every numerator
+/// below 2^kDividendBits: with 2^(l-1) < d <= 2^l and N = kDividendBits, m = floor(2^(N+l) / d)
+/// + 1 exceeds 2^(N+l) / d by at most 1, so n x m / 2^(N+l) exceeds n / d by less than
+/// 2^N / 2^(N+l) <= 1 / d, which the remainder of n / d (at most (d - 1) / d) cannot carry to
+/// the next integer. A GPU divides in a loop of instructions; this is one multiply. m is at
+/// most 2^(N+1) and the shift at most 37: both are kept in one word (m above, the shift in the
+/// low 6 bits), so that a plane's 64 take 256 bytes of a GPU thread's memory.
+class Divisor {
+ public:
+  Divisor() = default;  // by 1
+  RDMAVIDEO_HOST_DEVICE explicit Divisor(uint32_t d) {
+    const uint32_t shift =
+        kDividendBits + (d <= 1 ? 0 : static_cast<uint32_t>(log2_floor(d - 1)) + 1);
+    const auto multiplier = static_cast<uint32_t>((uint64_t{1} << shift) / d + 1);
+    packed_ = multiplier << 6 | shift;
+  }
+  RDMAVIDEO_HOST_DEVICE uint32_t divide(uint32_t n) const {
+    return static_cast<uint32_t>((uint64_t{n} * (packed_ >> 6)) >> (packed_ & 63));
+  }
+
+ private:
+  uint32_t packed_ = (1u << 6) | 0;
+};
+
 /// `coefficient` / `step`, rounded up from 5/8 of a step rather than a half: the small
 /// coefficients that noise makes cost more bits than the error they save (the dead zone's
-/// width was chosen by PSNR at equal size, prores_conformance_test).
-RDMAVIDEO_HOST_DEVICE inline int32_t quantise(int32_t coefficient, int32_t step) {
+/// width was chosen by PSNR at equal size, prores_conformance_test). `eight_steps` divides by
+/// 8 x `step`: (8 |coefficient| + 3 step) / (8 step).
+RDMAVIDEO_HOST_DEVICE inline int32_t quantise(int32_t coefficient, int32_t step,
+                                              const Divisor& eight_steps) {
   const int32_t magnitude = coefficient < 0 ? -coefficient : coefficient;
-  const int32_t level = (magnitude * 8 + step * 3) / (step * 8);
+  const auto level =
+      static_cast<int32_t>(eight_steps.divide(static_cast<uint32_t>(magnitude * 8 + step * 3)));
   return coefficient < 0 ? -level : level;
 }
 
@@ -190,9 +226,14 @@ using ConstCoefficients = Strided<const int32_t>;
 RDMAVIDEO_HOST_DEVICE inline size_t code_plane(ConstCoefficients coefficients,
                                                const uint8_t* matrix, int q, int count,
                                                uint8_t* out, size_t capacity) {
+  // Each coefficient's step, and what divides by 8 times it, once for all the plane's blocks.
+  Divisor eight_steps[kBlockSamples];
+  for (int at = 0; at < kBlockSamples; ++at) {
+    eight_steps[at] = Divisor(8u * matrix[at] * static_cast<uint32_t>(q));
+  }
   const auto level_at = [&](int block, int at) {
     return quantise(coefficients[static_cast<size_t>(block) * kBlockSamples + at],
-                    static_cast<int32_t>(matrix[at]) * q);
+                    static_cast<int32_t>(matrix[at]) * q, eight_steps[at]);
   };
   BitWriter w(out, capacity);
   // DC: the first as a signed code, then each difference, its sign given relative to the

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // The ProRes encoder's arithmetic and its CPU twin, without a decoder (prores_conformance_test
 // decodes with FFmpeg's): the slice layout, the codes bit for bit, the DCT against the
-// transform's definition, and the encoder's contract (its header fields, the size it aims
-// at and never passes, the same bytes for the same picture, a size it refuses).
+// transform's definition, the quantiser's multiply against division, and the encoder's contract
+// (its header fields, the size it aims at and never passes, the same bytes for the same picture, a
+// size it refuses).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <numbers>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "encoder/frame_writer.hpp"
 #include "rdmavideo/prores.hpp"
 #include "slices/prores_slices.hpp"
 
@@ -85,6 +89,67 @@ TEST(ProresDct, IsFourTimesTheOrthonormalTransformWithinOne) {
 // that does not fit its cap at lo - 1) and the offsets behind the table. Many slices to a
 // thread and fewer slices than threads, slices over their cap, budgets that run out early,
 // late and never.
+TEST(ProresBits, Log2FloorIsTheHighestSetBit) {
+  const auto definition = [](uint32_t v) {
+    int n = 0;
+    while (v >>= 1) ++n;
+    return n;
+  };
+  for (uint32_t v = 1; v < (1u << 20); ++v) ASSERT_EQ(log2_floor(v), definition(v)) << v;
+  for (int b = 20; b < 32; ++b) {
+    for (const uint32_t v : {(1u << b) - 1, 1u << b, (1u << b) + 1}) {
+      EXPECT_EQ(log2_floor(v), definition(v)) << v;
+    }
+  }
+  EXPECT_EQ(log2_floor(0xffffffffu), 31);
+}
+
+// The quantiser's divisor at both edges of every multiple it can meet, for every divisor the
+// multiply is for: a multiplier one too small shows at n = k d (a quotient one short), one too
+// large at n = k d - 1 (one over).
+TEST(ProresQuantiser, TheMultiplyIsDivisionAtEveryDivisorsEdges) {
+  constexpr uint32_t kTop = (1u << kDividendBits) - 1;
+  uint64_t wrong = 0;
+  std::string first;
+  for (uint32_t d = 1; d <= kMaxDivisor; ++d) {
+    const Divisor divisor(d);
+    const uint32_t last = kTop / d * d;
+    for (const uint32_t n : {0u, 1u, d - 1, d, d + 1, 2 * d - 1, 2 * d, last - 1, last, kTop}) {
+      if (n > kTop || divisor.divide(n) == n / d) continue;
+      if (wrong++ == 0) first = std::to_string(n) + " / " + std::to_string(d);
+    }
+  }
+  EXPECT_EQ(wrong, 0u) << "first: " << first;
+}
+
+// Every numerator the quantiser divides, for every step it divides by: each profile's matrix
+// entries times every quantiser, each coefficient a DCT can give (4 x 8 x 512 at most, and
+// one for the rounding). The definition is the division it replaced.
+TEST(ProresQuantiser, EveryCoefficientAtEveryStepIsQuantisedAsByDivision) {
+  constexpr int32_t kMaxCoefficient = 4 * 8 * 512 + 1;
+  std::set<int32_t> steps;
+  for (const auto profile : {Profile::proxy, Profile::lt, Profile::standard, Profile::hq}) {
+    const uint8_t* matrix = detail::matrix(profile);
+    for (int at = 0; at < kBlockSamples; ++at) {
+      for (int q = 1; q <= kMaxQuantiser; ++q) steps.insert(matrix[at] * q);
+    }
+  }
+  uint64_t wrong = 0, checked = 0;
+  std::string first;
+  for (const int32_t step : steps) {
+    const Divisor eight_steps(static_cast<uint32_t>(step) * 8);
+    for (int32_t c = -kMaxCoefficient; c <= kMaxCoefficient; ++c) {
+      const int32_t magnitude = c < 0 ? -c : c;
+      const int32_t level = (magnitude * 8 + step * 3) / (step * 8);
+      ++checked;
+      if (quantise(c, step, eight_steps) == (c < 0 ? -level : level)) continue;
+      if (wrong++ == 0) first = std::to_string(c) + " at step " + std::to_string(step);
+    }
+  }
+  std::cout << checked << " coefficients at " << steps.size() << " steps\n";
+  EXPECT_EQ(wrong, 0u) << "first: " << first;
+}
+
 TEST(ProresRate, TheBlocksPhasesGiveTheQuantisersAndOffsetsOfTheDefinition) {
   std::mt19937 random(7);
   for (uint32_t count : {1u, 5u, 255u, 256u, 257u, 1020u, 4080u, 16320u}) {

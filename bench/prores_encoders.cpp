@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // rdmavideo-prores-encoders: the library's ProRes 422 HQ encoder (on the GPU where there is
-// one, and its CPU twin) next to FFmpeg's prores_aw and prores_ks (every core, frame
-// threads), on the same 10-bit 4:2:2 pictures, in one run and one table: frames a second,
-// CPU milliseconds a frame, the frames' mean size and their PSNR against the source (luma,
-// decoded with FFmpeg's ProRes decoder). The GPU encoder reads a picture already in GPU
-// memory, as a --memory cuda ring holds it; its row also gives the time an encode takes.
+// one, and its CPU twin on one thread and on every core) next to FFmpeg's prores_aw and
+// prores_ks (every core, frame threads), on the same 10-bit 4:2:2 pictures, in one run and one
+// table: frames a second, CPU milliseconds a frame, the frames' mean size and their PSNR against
+// the source (luma, decoded with FFmpeg's ProRes decoder). The GPU encoder reads a picture already
+// in GPU memory, as a --memory cuda ring holds it; its row also gives the time an encode takes.
 //
 //   rdmavideo-prores-encoders [--sizes 1920x1080,3840x2160] [--frames N] [--streams N] [--no-gpu]
 //
@@ -179,10 +179,11 @@ Row run_ffmpeg(const char* name, const Picture& p, int frames) {
   return row;
 }
 
-Row run_cpu_twin(const Picture& p, int frames) {
+Row run_cpu_twin(const Picture& p, int frames, unsigned threads) {
   Row row;
-  row.encoder = "rdmavideo ProRes, CPU twin (1 thread)";
-  auto encoder = prores::Encoder::create({p.width, p.height, prores::Profile::hq});
+  row.encoder = "rdmavideo ProRes, CPU twin (" + std::to_string(threads) +
+                (threads == 1 ? " thread)" : " threads)");
+  auto encoder = prores::Encoder::create({p.width, p.height, prores::Profile::hq}, threads);
   std::vector<uint8_t> out(encoder->max_frame_bytes());
   size_t bytes = 0, last = 0;
   const double cpu0 = cpu_seconds();
@@ -328,7 +329,9 @@ int main(int argc, char** argv) {
       const int at_once = streams > 0 ? streams : (size_t{w} * h <= 1920 * 1080 ? 8 : 2);
       if (at_once > 1 && rows.back().fps > 0) rows.push_back(run_gpu(p, frames, at_once));
     }
-    rows.push_back(run_cpu_twin(p, std::max(1, frames / 3)));
+    rows.push_back(run_cpu_twin(p, std::max(1, frames / 3), 1));
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    if (cores > 1) rows.push_back(run_cpu_twin(p, std::max(1, frames / 3), cores));
     rows.push_back(run_ffmpeg("prores_aw", p, frames));
     rows.push_back(run_ffmpeg("prores_ks", p, frames));
     const std::string picture = std::to_string(w) + "x" + std::to_string(h);

@@ -6,7 +6,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 #include "encoder/frame_writer.hpp"
 #include "slices/prores_slices.hpp"
@@ -40,6 +44,32 @@ size_t index(Profile p) { return static_cast<size_t>(p); }
 void put32(uint8_t* at, uint32_t v) {
   put16(at, v >> 16);
   put16(at + 2, v & 0xffff);
+}
+
+// Runs `code(i)` for every slice i below `count` on `threads` threads, the caller's among them:
+// each takes the next run of slices as it finishes one (slices differ in cost with what they
+// show). Where the system refuses a thread, fewer do it.
+template <typename Code>
+void for_each_slice(size_t count, unsigned threads, const Code& code) {
+  constexpr size_t kRun = 8;
+  std::atomic<size_t> next{0};
+  const auto work = [&] {
+    for (size_t from; (from = next.fetch_add(kRun)) < count;) {
+      for (size_t i = from; i < std::min(count, from + kRun); ++i) code(i);
+    }
+  };
+  const size_t runs = (count + kRun - 1) / kRun;
+  const size_t helpers = std::min<size_t>(threads, std::max<size_t>(runs, 1)) - 1;
+  std::vector<std::jthread> running;
+  running.reserve(helpers);
+  for (size_t h = 0; h < helpers; ++h) {
+    try {
+      running.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+  work();
 }
 
 }  // namespace
@@ -173,12 +203,12 @@ size_t target_frame_bytes(const FrameFormat& format) {
   return macroblocks * bits / 8;
 }
 
-Encoder::Encoder(const FrameFormat& format)
-    : format_(format), slices_(slice_layout(format.width, format.height)) {}
+Encoder::Encoder(const FrameFormat& format, unsigned threads)
+    : format_(format), slices_(slice_layout(format.width, format.height)), threads_(threads) {}
 
-Result<Encoder> Encoder::create(const FrameFormat& format) {
+Result<Encoder> Encoder::create(const FrameFormat& format, unsigned threads) {
   if (auto ok = check_format(format); !ok) return Unexpected(ok.error());
-  return Encoder(format);
+  return Encoder(format, std::max(1u, threads));
 }
 
 size_t Encoder::max_frame_bytes() const { return prores::max_frame_bytes(format_); }
@@ -193,38 +223,68 @@ Result<size_t> Encoder::encode(const Planes422& picture, std::span<uint8_t> out)
   // Every slice's coefficients, made once.
   const size_t count = slices_.size();
   std::vector<int32_t> coefficients(count * kSliceCoefficients);
-  for (size_t i = 0; i < count; ++i) {
+  for_each_slice(count, threads_, [&](size_t i) {
     const SliceSpan& s = slices_[i];
     slice_dct(planes, s.mb_x, s.mb_y, s.mb_count, {&coefficients[i * kSliceCoefficients], 1});
-  }
+  });
   const auto slice = [&](size_t i) {
     return ConstCoefficients{&coefficients[i * kSliceCoefficients], 1};
   };
-  // The search needs the slices' sizes only: counted, not written.
+  // The slices' sizes, each at the quantiser `quantiser_of` gives it: counted, not written.
+  const auto count_at = [&](const auto& quantiser_of, std::vector<uint64_t>& sizes) {
+    for_each_slice(count, threads_, [&](size_t i) {
+      sizes[i] = code_slice(slice(i), slices_[i].mb_count, matrix, quantiser_of(i), nullptr,
+                            slice_cap(slices_[i].mb_count));
+    });
+  };
+  // What each quantiser tried cost each slice: the search ends by counting the slices at both
+  // quantisers it gives them, so their places are known before any is written.
+  std::vector<std::vector<uint64_t>> counted(kMaxQuantiser + 1);
   auto quantisers =
       detail::choose_quantisers(count, detail::slices_budget(format_, count),
                                 [&](int q, std::vector<uint64_t>& sizes) -> Result<void> {
-                                  for (size_t i = 0; i < count; ++i) {
-                                    sizes[i] = code_slice(slice(i), slices_[i].mb_count, matrix, q,
-                                                          nullptr, slice_cap(slices_[i].mb_count));
-                                  }
+                                  count_at([q](size_t) { return q; }, sizes);
+                                  counted[static_cast<size_t>(q)] = sizes;
                                   return {};
                                 });
   if (!quantisers) return Unexpected(quantisers.error());
+  // Each slice's place from its size at its quantiser; then every slice is written there.
+  std::vector<uint64_t> sizes(count);
+  bool known = true;
+  for (size_t i = 0; i < count && known; ++i) {
+    const auto& at_q = counted[static_cast<size_t>((*quantisers)[i])];
+    known = !at_q.empty();
+    if (known) sizes[i] = at_q[i];
+  }
+  if (!known) count_at([&](size_t i) { return (*quantisers)[i]; }, sizes);
   uint8_t* frame = out.data();
   detail::write_headers(format_, frame);
   uint8_t* table = frame + detail::kTableOffset;
-  uint8_t* at = table + 2 * count;
+  std::vector<size_t> offsets(count);
+  size_t end = 2 * count;
   for (size_t i = 0; i < count; ++i) {
-    const size_t bytes = code_slice(slice(i), slices_[i].mb_count, matrix, (*quantisers)[i], at,
-                                    slice_cap(slices_[i].mb_count));
-    if (bytes == 0) {
+    if (sizes[i] == 0) {
       return make_error(ErrorCode::resource, "ProRes: slice {} over its {} bytes", i,
                         slice_cap(slices_[i].mb_count));
     }
-    put16(table + 2 * i, static_cast<uint32_t>(bytes));
-    at += bytes;
+    put16(table + 2 * i, static_cast<uint32_t>(sizes[i]));
+    offsets[i] = end;
+    end += sizes[i];
   }
+  std::atomic<size_t> astray{count};  // a slice that wrote other than it counted (none)
+  for_each_slice(count, threads_, [&](size_t i) {
+    if (code_slice(slice(i), slices_[i].mb_count, matrix, (*quantisers)[i], table + offsets[i],
+                   sizes[i]) != sizes[i]) {
+      astray = i;
+    }
+  });
+  if (const size_t i = astray; i < count) {
+    return make_error(ErrorCode::resource,
+                      "ProRes: slice {} wrote other than the {} bytes it "
+                      "counted",
+                      i, sizes[i]);
+  }
+  uint8_t* at = table + end;
   const auto size = static_cast<size_t>(at - frame);
   detail::finish(frame, count, size);
   return size;

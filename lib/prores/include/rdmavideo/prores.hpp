@@ -71,10 +71,11 @@ Result<void> check_format(const FrameFormat& format);
 size_t max_frame_bytes(const FrameFormat& format);
 size_t target_frame_bytes(const FrameFormat& format);
 
-/// The CPU twin.
+/// The CPU twin. `threads` code a frame's slices (the caller's among them: 1 is the caller's
+/// alone); the frames are the same bytes whatever their number.
 class Encoder {
  public:
-  static Result<Encoder> create(const FrameFormat& format);
+  static Result<Encoder> create(const FrameFormat& format, unsigned threads = 1);
 
   const FrameFormat& format() const { return format_; }
   size_t max_frame_bytes() const;
@@ -83,10 +84,11 @@ class Encoder {
   Result<size_t> encode(const Planes422& picture, std::span<uint8_t> out) const;
 
  private:
-  explicit Encoder(const FrameFormat& format);
+  Encoder(const FrameFormat& format, unsigned threads);
 
   FrameFormat format_;
   std::vector<SliceSpan> slices_;
+  unsigned threads_ = 1;
 };
 
 /// Up to three planes in a GPU's memory, each with its pitch in bytes.

@@ -279,8 +279,9 @@ Result<RecorderMemory> recorder_memory(const RecorderOptions& options,
     if (c.encoder ? name == c.encoder : !choice->encoder) cost = &c;
   }
   RecorderMemory m;
-  const bool own = !choice->encoder;
-  m.threads = own ? 1 : options.threads > 0 ? options.threads : std::clamp(av_cpu_count(), 1, 16);
+  // The project's encoder on the CPU (its twin) codes a frame's slices on these threads too;
+  // they hold no memory of their own (per_thread 0), so a budget never takes them away.
+  m.threads = options.threads > 0 ? options.threads : std::clamp(av_cpu_count(), 1, 16);
   if (cost) {
     m.fixed = static_cast<uint64_t>(cost->fixed * pixels);
     m.per_thread = static_cast<uint64_t>(cost->per_thread * pixels);

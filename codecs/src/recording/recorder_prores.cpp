@@ -89,7 +89,8 @@ OwnProres::~OwnProres() = default;
 
 Result<std::unique_ptr<OwnProres>> OwnProres::open(const prores::FrameFormat& format,
                                                    const proto::StreamStart& stream,
-                                                   std::optional<int> gpu, const std::string& who) {
+                                                   std::optional<int> gpu, int threads,
+                                                   const std::string& who) {
   if (auto ok = prores::check_format(format); !ok) return Unexpected(ok.error().context(who));
   auto impl = std::make_unique<Impl>();
   impl->format = format;
@@ -116,7 +117,9 @@ Result<std::unique_ptr<OwnProres>> OwnProres::open(const prores::FrameFormat& fo
     }
   }
   if (!impl->gpu) {
-    auto cpu = prores::Encoder::create(format);
+    // The twin codes a frame's slices on the recording's threads (every core by default).
+    auto cpu = prores::Encoder::create(
+        format, static_cast<unsigned>(threads > 0 ? threads : std::clamp(av_cpu_count(), 1, 16)));
     if (!cpu) return Unexpected(cpu.error().context(who));
     impl->cpu.emplace(std::move(*cpu));
     static std::atomic<bool> said{false};
@@ -291,7 +294,7 @@ Result<std::unique_ptr<VideoEncoder>> open_prores_encoder(const Choice& choice,
                                        static_cast<uint8_t>(enc.color_primaries),
                                        static_cast<uint8_t>(enc.color_trc),
                                        static_cast<uint8_t>(enc.colorspace)};
-  auto own = OwnProres::open(own_format, format, options.gpu_frames, who);
+  auto own = OwnProres::open(own_format, format, options.gpu_frames, options.threads, who);
   if (!own) return Unexpected(own.error());
   auto packet = make_packet(who);
   if (!packet) return Unexpected(packet.error());

@@ -259,6 +259,10 @@ constexpr uint64_t kClusterBytes = 5ull << 20;
 
 }  // namespace
 
+int encoder_threads(const RecorderOptions& o) {
+  return o.threads > 0 ? o.threads : std::clamp(av_cpu_count(), 1, 16);
+}
+
 Result<RecorderMemory> recorder_memory(const RecorderOptions& options,
                                        const proto::StreamStart& format) {
   auto choice = choose(options, format.pixel_format);
@@ -279,9 +283,9 @@ Result<RecorderMemory> recorder_memory(const RecorderOptions& options,
     if (c.encoder ? name == c.encoder : !choice->encoder) cost = &c;
   }
   RecorderMemory m;
-  // The project's encoder on the CPU (its twin) codes a frame's slices on these threads too;
-  // they hold no memory of their own (per_thread 0), so a budget never takes them away.
-  m.threads = options.threads > 0 ? options.threads : std::clamp(av_cpu_count(), 1, 16);
+  // The project's encoder's threads (its twin's, on the CPU) hold no memory of their own
+  // (per_thread 0), so a budget never takes them away.
+  m.threads = encoder_threads(options);
   if (cost) {
     m.fixed = static_cast<uint64_t>(cost->fixed * pixels);
     m.per_thread = static_cast<uint64_t>(cost->per_thread * pixels);

@@ -46,4 +46,8 @@ struct Choice {
 // --codec says otherwise: the default ProRes HQ would halve its chroma.
 Result<Choice> choose(const RecorderOptions& o, std::optional<PixelFormat> format = std::nullopt);
 
+// The recording encoder's threads: o.threads where given, else one a core (up to 16). The
+// project's ProRes encoder on the CPU (its twin) codes a frame's slices on as many.
+int encoder_threads(const RecorderOptions& o);
+
 }  // namespace rdmavideo::av

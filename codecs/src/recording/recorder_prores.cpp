@@ -117,9 +117,7 @@ Result<std::unique_ptr<OwnProres>> OwnProres::open(const prores::FrameFormat& fo
     }
   }
   if (!impl->gpu) {
-    // The twin codes a frame's slices on the recording's threads (every core by default).
-    auto cpu = prores::Encoder::create(
-        format, static_cast<unsigned>(threads > 0 ? threads : std::clamp(av_cpu_count(), 1, 16)));
+    auto cpu = prores::Encoder::create(format, static_cast<unsigned>(threads));
     if (!cpu) return Unexpected(cpu.error().context(who));
     impl->cpu.emplace(std::move(*cpu));
     static std::atomic<bool> said{false};
@@ -294,7 +292,7 @@ Result<std::unique_ptr<VideoEncoder>> open_prores_encoder(const Choice& choice,
                                        static_cast<uint8_t>(enc.color_primaries),
                                        static_cast<uint8_t>(enc.color_trc),
                                        static_cast<uint8_t>(enc.colorspace)};
-  auto own = OwnProres::open(own_format, format, options.gpu_frames, options.threads, who);
+  auto own = OwnProres::open(own_format, format, options.gpu_frames, encoder_threads(options), who);
   if (!own) return Unexpected(own.error());
   auto packet = make_packet(who);
   if (!packet) return Unexpected(packet.error());

@@ -26,8 +26,8 @@ namespace rdmavideo::av {
 class OwnProres {
  public:
   /// `gpu`: the GPU the stream's frames are in, if they are; else the first GPU, if any.
-  /// Without a usable GPU the CPU twin encodes, on `threads` threads (0: one a core, up to
-  /// 16), and the first recording to find so says why (once a process).
+  /// Without a usable GPU the CPU twin encodes, on `threads` threads (encoder_threads()), and
+  /// the first recording to find so says why (once a process).
   static Result<std::unique_ptr<OwnProres>> open(const prores::FrameFormat& format,
                                                  const proto::StreamStart& stream,
                                                  std::optional<int> gpu, int threads,

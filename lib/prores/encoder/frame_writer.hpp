@@ -34,10 +34,16 @@ Result<void> check_output(const FrameFormat& format, size_t out);
 /// headers and the slice table.
 size_t slices_budget(const FrameFormat& format, size_t count);
 
+/// Each slice's quantiser, and its size coded at it (0: over its cap).
+struct SliceQuantisers {
+  std::vector<int> quantisers;
+  std::vector<uint64_t> sizes;
+};
+
 /// Each slice's quantiser: the finest for all whose slices fit `budget` bytes, then the next
 /// finer for as many slices, in order, as the bytes left pay for. `sizes_at(q, sizes)` gives
 /// every slice's size at quantiser q (0: over its cap).
-Result<std::vector<int>> choose_quantisers(
+Result<SliceQuantisers> choose_quantisers(
     size_t count, size_t budget,
     const std::function<Result<void>(int q, std::vector<uint64_t>& sizes)>& sizes_at);
 

@@ -124,7 +124,7 @@ size_t slices_budget(const FrameFormat& format, size_t count) {
   return target > overhead ? target - overhead : 0;
 }
 
-Result<std::vector<int>> choose_quantisers(
+Result<SliceQuantisers> choose_quantisers(
     size_t count, size_t budget,
     const std::function<Result<void>(int q, std::vector<uint64_t>& sizes)>& sizes_at) {
   const auto n = static_cast<uint32_t>(count);
@@ -139,20 +139,21 @@ Result<std::vector<int>> choose_quantisers(
     if (auto ok = sizes_at(s.q, sizes); !ok) return Unexpected(ok.error());
     rate_step(s, total(sizes));
   }
-  std::vector<int> quantiser(count, s.lo);
+  SliceQuantisers chosen{std::vector<int>(count, s.lo), std::vector<uint64_t>(count)};
+  if (auto ok = sizes_at(s.lo, chosen.sizes); !ok) return Unexpected(ok.error());
   if (s.lo > 1) {
-    if (auto ok = sizes_at(s.lo, sizes); !ok) return Unexpected(ok.error());
     std::vector<uint64_t> finer(count);
     if (auto ok = sizes_at(s.lo - 1, finer); !ok) return Unexpected(ok.error());
-    uint64_t spent = total(sizes);
+    uint64_t spent = total(chosen.sizes);
     for (size_t i = 0; i < count && finer[i] != 0; ++i) {
-      const uint64_t more = finer_extra(sizes[i], finer[i]);
+      const uint64_t more = finer_extra(chosen.sizes[i], finer[i]);
       if (spent + more > budget) break;
       spent += more;
-      quantiser[i] = s.lo - 1;
+      chosen.quantisers[i] = s.lo - 1;
+      chosen.sizes[i] = finer[i];
     }
   }
-  return quantiser;
+  return chosen;
 }
 
 }  // namespace detail
@@ -230,33 +231,21 @@ Result<size_t> Encoder::encode(const Planes422& picture, std::span<uint8_t> out)
   const auto slice = [&](size_t i) {
     return ConstCoefficients{&coefficients[i * kSliceCoefficients], 1};
   };
-  // The slices' sizes, each at the quantiser `quantiser_of` gives it: counted, not written.
-  const auto count_at = [&](const auto& quantiser_of, std::vector<uint64_t>& sizes) {
-    for_each_slice(count, threads_, [&](size_t i) {
-      sizes[i] = code_slice(slice(i), slices_[i].mb_count, matrix, quantiser_of(i), nullptr,
-                            slice_cap(slices_[i].mb_count));
-    });
-  };
-  // What each quantiser tried cost each slice: the search ends by counting the slices at both
-  // quantisers it gives them, so their places are known before any is written.
-  std::vector<std::vector<uint64_t>> counted(kMaxQuantiser + 1);
-  auto quantisers =
-      detail::choose_quantisers(count, detail::slices_budget(format_, count),
-                                [&](int q, std::vector<uint64_t>& sizes) -> Result<void> {
-                                  count_at([q](size_t) { return q; }, sizes);
-                                  counted[static_cast<size_t>(q)] = sizes;
-                                  return {};
-                                });
-  if (!quantisers) return Unexpected(quantisers.error());
-  // Each slice's place from its size at its quantiser; then every slice is written there.
-  std::vector<uint64_t> sizes(count);
-  bool known = true;
-  for (size_t i = 0; i < count && known; ++i) {
-    const auto& at_q = counted[static_cast<size_t>((*quantisers)[i])];
-    known = !at_q.empty();
-    if (known) sizes[i] = at_q[i];
-  }
-  if (!known) count_at([&](size_t i) { return (*quantisers)[i]; }, sizes);
+  // The search needs the slices' sizes only: counted, not written. It ends with each slice's
+  // size at the quantiser it gives the slice, so every slice's place is known before any is
+  // written.
+  auto chosen = detail::choose_quantisers(
+      count, detail::slices_budget(format_, count),
+      [&](int q, std::vector<uint64_t>& sizes) -> Result<void> {
+        for_each_slice(count, threads_, [&](size_t i) {
+          sizes[i] = code_slice(slice(i), slices_[i].mb_count, matrix, q, nullptr,
+                                slice_cap(slices_[i].mb_count));
+        });
+        return {};
+      });
+  if (!chosen) return Unexpected(chosen.error());
+  const std::vector<int>& quantisers = chosen->quantisers;
+  const std::vector<uint64_t>& sizes = chosen->sizes;
   uint8_t* frame = out.data();
   detail::write_headers(format_, frame);
   uint8_t* table = frame + detail::kTableOffset;
@@ -273,15 +262,13 @@ Result<size_t> Encoder::encode(const Planes422& picture, std::span<uint8_t> out)
   }
   std::atomic<size_t> astray{count};  // a slice that wrote other than it counted (none)
   for_each_slice(count, threads_, [&](size_t i) {
-    if (code_slice(slice(i), slices_[i].mb_count, matrix, (*quantisers)[i], table + offsets[i],
+    if (code_slice(slice(i), slices_[i].mb_count, matrix, quantisers[i], table + offsets[i],
                    sizes[i]) != sizes[i]) {
       astray = i;
     }
   });
   if (const size_t i = astray; i < count) {
-    return make_error(ErrorCode::resource,
-                      "ProRes: slice {} wrote other than the {} bytes it "
-                      "counted",
+    return make_error(ErrorCode::resource, "ProRes: slice {} wrote other than the {} bytes it counted",
                       i, sizes[i]);
   }
   uint8_t* at = table + end;

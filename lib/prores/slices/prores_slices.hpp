@@ -192,7 +192,7 @@ class Divisor {
   }
 
  private:
-  uint32_t packed_ = (1u << 6) | 0;
+  uint32_t packed_ = 1u << 6;  // multiplier 1, shift 0
 };
 
 /// `coefficient` / `step`, rounded up from 5/8 of a step rather than a half: the small

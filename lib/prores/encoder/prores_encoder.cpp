@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <map>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -133,24 +134,35 @@ Result<SliceQuantisers> choose_quantisers(
     for (uint64_t b : sizes) sum += rate_bytes(b, n);
     return sum;
   };
-  std::vector<uint64_t> sizes(count);
+  // The sizes at each quantiser counted: the search has often tried the one it ends at, or
+  // the next finer, and neither is counted again.
+  std::map<int, std::vector<uint64_t>> counted;
+  const auto sizes_of = [&](int q) -> Result<const std::vector<uint64_t>*> {
+    auto [at, fresh] = counted.try_emplace(q, count);
+    if (fresh) {
+      if (auto ok = sizes_at(q, at->second); !ok) return Unexpected(ok.error());
+    }
+    return &at->second;
+  };
   RateState s = rate_start(budget);
   while (s.lo < s.hi) {  // sizes fall as the quantiser grows
-    if (auto ok = sizes_at(s.q, sizes); !ok) return Unexpected(ok.error());
-    rate_step(s, total(sizes));
+    auto sizes = sizes_of(s.q);
+    if (!sizes) return Unexpected(sizes.error());
+    rate_step(s, total(**sizes));
   }
-  SliceQuantisers chosen{std::vector<int>(count, s.lo), std::vector<uint64_t>(count)};
-  if (auto ok = sizes_at(s.lo, chosen.sizes); !ok) return Unexpected(ok.error());
+  auto at_lo = sizes_of(s.lo);
+  if (!at_lo) return Unexpected(at_lo.error());
+  SliceQuantisers chosen{std::vector<int>(count, s.lo), **at_lo};
   if (s.lo > 1) {
-    std::vector<uint64_t> finer(count);
-    if (auto ok = sizes_at(s.lo - 1, finer); !ok) return Unexpected(ok.error());
+    auto finer = sizes_of(s.lo - 1);
+    if (!finer) return Unexpected(finer.error());
     uint64_t spent = total(chosen.sizes);
-    for (size_t i = 0; i < count && finer[i] != 0; ++i) {
-      const uint64_t more = finer_extra(chosen.sizes[i], finer[i]);
+    for (size_t i = 0; i < count && (**finer)[i] != 0; ++i) {
+      const uint64_t more = finer_extra(chosen.sizes[i], (**finer)[i]);
       if (spent + more > budget) break;
       spent += more;
       chosen.quantisers[i] = s.lo - 1;
-      chosen.sizes[i] = finer[i];
+      chosen.sizes[i] = (**finer)[i];
     }
   }
   return chosen;
@@ -234,15 +246,15 @@ Result<size_t> Encoder::encode(const Planes422& picture, std::span<uint8_t> out)
   // The search needs the slices' sizes only: counted, not written. It ends with each slice's
   // size at the quantiser it gives the slice, so every slice's place is known before any is
   // written.
-  auto chosen = detail::choose_quantisers(
-      count, detail::slices_budget(format_, count),
-      [&](int q, std::vector<uint64_t>& sizes) -> Result<void> {
-        for_each_slice(count, threads_, [&](size_t i) {
-          sizes[i] = code_slice(slice(i), slices_[i].mb_count, matrix, q, nullptr,
-                                slice_cap(slices_[i].mb_count));
-        });
-        return {};
-      });
+  auto chosen =
+      detail::choose_quantisers(count, detail::slices_budget(format_, count),
+                                [&](int q, std::vector<uint64_t>& sizes) -> Result<void> {
+                                  for_each_slice(count, threads_, [&](size_t i) {
+                                    sizes[i] = code_slice(slice(i), slices_[i].mb_count, matrix, q,
+                                                          nullptr, slice_cap(slices_[i].mb_count));
+                                  });
+                                  return {};
+                                });
   if (!chosen) return Unexpected(chosen.error());
   const std::vector<int>& quantisers = chosen->quantisers;
   const std::vector<uint64_t>& sizes = chosen->sizes;
@@ -268,11 +280,10 @@ Result<size_t> Encoder::encode(const Planes422& picture, std::span<uint8_t> out)
     }
   });
   if (const size_t i = astray; i < count) {
-    return make_error(ErrorCode::resource, "ProRes: slice {} wrote other than the {} bytes it counted",
-                      i, sizes[i]);
+    return make_error(ErrorCode::resource,
+                      "ProRes: slice {} wrote other than the {} bytes it counted", i, sizes[i]);
   }
-  uint8_t* at = table + end;
-  const auto size = static_cast<size_t>(at - frame);
+  const size_t size = detail::kTableOffset + end;
   detail::finish(frame, count, size);
   return size;
 }

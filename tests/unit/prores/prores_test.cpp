@@ -83,12 +83,8 @@ TEST(ProresDct, IsFourTimesTheOrthonormalTransformWithinOne) {
   }
 }
 
-// The rate control's one-block phases (what a GPU's threads run, a barrier between phases) give
-// what its definition gives, written here as plain loops over the slices: the quantisers
-// (lo - 1 for the slices, in order, that the budget still pays for, stopping at the first
-// that does not fit its cap at lo - 1) and the offsets behind the table. Many slices to a
-// thread and fewer slices than threads, slices over their cap, budgets that run out early,
-// late and never.
+// log2_floor against its definition, the loop it replaced: every value below 2^20, and each
+// power of two above it with its neighbours.
 TEST(ProresBits, Log2FloorIsTheHighestSetBit) {
   const auto definition = [](uint32_t v) {
     int n = 0;
@@ -150,6 +146,12 @@ TEST(ProresQuantiser, EveryCoefficientAtEveryStepIsQuantisedAsByDivision) {
   EXPECT_EQ(wrong, 0u) << "first: " << first;
 }
 
+// The rate control's one-block phases (what a GPU's threads run, a barrier between phases) give
+// what its definition gives, written here as plain loops over the slices: the quantisers
+// (lo - 1 for the slices, in order, that the budget still pays for, stopping at the first
+// that does not fit its cap at lo - 1) and the offsets behind the table. Many slices to a
+// thread and fewer slices than threads, slices over their cap, budgets that run out early,
+// late and never.
 TEST(ProresRate, TheBlocksPhasesGiveTheQuantisersAndOffsetsOfTheDefinition) {
   std::mt19937 random(7);
   for (uint32_t count : {1u, 5u, 255u, 256u, 257u, 1020u, 4080u, 16320u}) {
@@ -324,7 +326,7 @@ TEST(ProresEncoder, TheSamePictureMakesTheSameBytes) {
   EXPECT_TRUE(std::equal(a.begin(), a.begin() + static_cast<long>(*sa), b.begin()));
 }
 
-// The twin's slices coded by several threads: the same frames as by one, at every profile and
+// The twin's slices coded by several threads: the same frames as by one, at Proxy and HQ and
 // at a size whose rows end in short slices.
 TEST(ProresEncoder, AnyNumberOfThreadsMakesTheSameBytes) {
   for (const auto profile : {Profile::proxy, Profile::hq}) {

@@ -40,6 +40,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -478,21 +479,20 @@ enum FakeFunction {
   kFillNv12,
   kGrayNv12,
   kProresDct,
-  kProresCode,
-  kProresGather,
+  kProresCount,
+  kProresWrite,
   kToYuv422p10,
   kProresSearch,
-  kProresFiner,
-  kProresOffsets,
+  kProresPlace,
   kFakeFunctions
 };
 int g_functions[kFakeFunctions] = {};
 constexpr const char* kFunctionNames[kFakeFunctions] = {
     "rdmavideo_first_difference", "rdmavideo_packed422_to_nv12", "rdmavideo_yuv422p10_to_p010",
     "rdmavideo_rgb24_to_rgb0",    "rdmavideo_place_nv12",        "rdmavideo_fill_nv12",
-    "rdmavideo_gray_nv12",        "rdmavideo_prores_dct",        "rdmavideo_prores_code",
-    "rdmavideo_prores_gather",    "rdmavideo_to_yuv422p10",      "rdmavideo_prores_search",
-    "rdmavideo_prores_finer",     "rdmavideo_prores_offsets"};
+    "rdmavideo_gray_nv12",        "rdmavideo_prores_dct",        "rdmavideo_prores_count",
+    "rdmavideo_prores_write",     "rdmavideo_to_yuv422p10",      "rdmavideo_prores_search",
+    "rdmavideo_prores_place"};
 constexpr CUresult kNoBinaryForGpu = 209;
 constexpr CUresult kInvalidHandle = 400;
 constexpr CUresult kIllegalAddress = 700;  // what a kernel reading outside memory meets
@@ -594,61 +594,56 @@ CUresult composite(int f, void** params, unsigned threads_x, unsigned threads_y)
   return kSuccess;
 }
 
-// The rate control's one-block kernels: their phases (prores_slices.hpp) run for each thread
+// The rate control's one-block kernels: their phases (prores_rate.hpp) run for each thread
 // the block has, one phase after another, as the barriers between them order them on a GPU.
 CUresult prores_rate(int f, void** params, unsigned block_threads) {
   namespace pr = rdmavideo::prores;
   auto device = [&](int i, size_t bytes) { return alias(arg<CUdeviceptr>(params, i), bytes); };
   const auto threads = std::min<unsigned>(block_threads, pr::kRateThreads);
-  pr::RateShared shared{};  // threads past the block's own add nothing
-  if (f == kProresSearch) {
-    const auto count = arg<unsigned>(params, 1);
-    const auto* sizes = reinterpret_cast<const uint64_t*>(device(0, count * sizeof(uint64_t)));
-    auto* rate = reinterpret_cast<pr::RateState*>(device(2, sizeof(pr::RateState)));
-    if (!sizes || !rate) return kIllegalAddress;
-    if (rate->lo >= rate->hi) return kSuccess;
-    for (unsigned t = 0; t < threads; ++t) pr::search_sum(t, sizes, count, shared);
-    pr::search_step(shared, *rate);
-    return kSuccess;
-  }
-  if (f == kProresFiner) {
-    const auto count = arg<unsigned>(params, 2);
-    const auto* sizes = reinterpret_cast<const uint64_t*>(device(0, count * sizeof(uint64_t)));
-    const auto* finer = reinterpret_cast<const uint64_t*>(device(1, count * sizeof(uint64_t)));
-    const auto* rate = reinterpret_cast<const pr::RateState*>(device(3, sizeof(pr::RateState)));
-    auto* quantisers = reinterpret_cast<int32_t*>(device(4, count * sizeof(int32_t)));
-    if (!sizes || !finer || !rate || !quantisers) return kIllegalAddress;
-    for (unsigned t = 0; t < threads; ++t) pr::finer_sums(t, sizes, finer, count, shared);
-    pr::finer_scan(shared);
-    for (unsigned t = 0; t < threads; ++t) pr::finer_stop(t, sizes, finer, count, *rate, shared);
-    for (unsigned t = 0; t < threads; ++t)
-      pr::finer_quantisers(t, count, *rate, shared, quantisers);
-    return kSuccess;
-  }
+  auto shared = std::make_unique<pr::RateShared>();  // threads past the block's own add nothing
   const auto count = arg<unsigned>(params, 1);
-  const auto* sizes = reinterpret_cast<const uint64_t*>(device(0, count * sizeof(uint64_t)));
+  const auto* sizes =
+      reinterpret_cast<const uint64_t*>(device(0, pr::kSizeRows * count * sizeof(uint64_t)));
   auto* rate = reinterpret_cast<pr::RateState*>(device(2, sizeof(pr::RateState)));
-  auto* offsets = reinterpret_cast<uint64_t*>(device(3, count * sizeof(uint64_t)));
-  if (!sizes || !rate || !offsets) return kIllegalAddress;
-  for (unsigned t = 0; t < threads; ++t) pr::offsets_sum(t, sizes, count, shared);
-  pr::offsets_scan(count, shared, *rate);
-  for (unsigned t = 0; t < threads; ++t) pr::offsets_place(t, sizes, count, shared, *rate, offsets);
+  if (!sizes || !rate) return kIllegalAddress;
+  if (f == kProresSearch) {
+    if (rate->pass >= pr::kSearchPasses) return kSuccess;
+    for (unsigned t = 0; t < threads; ++t) pr::search_sums(t, sizes, count, *rate, *shared);
+    pr::search_pass(*shared, *rate);
+    return kSuccess;
+  }
+  auto* quantisers = reinterpret_cast<int32_t*>(device(3, count * sizeof(int32_t)));
+  auto* chosen = reinterpret_cast<uint64_t*>(device(4, count * sizeof(uint64_t)));
+  auto* offsets = reinterpret_cast<uint64_t*>(device(5, count * sizeof(uint64_t)));
+  if (!quantisers || !chosen || !offsets) return kIllegalAddress;
+  const pr::RateState s = *rate;
+  const int found_row = pr::rate_row(s, s.hi), finer_row = pr::rate_row(s, s.hi - 1);
+  if (found_row < 0) return kIllegalAddress;  // the search never counted where it ended
+  const uint64_t* found = sizes + size_t(found_row) * count;
+  const uint64_t* finer = finer_row < 0 ? nullptr : sizes + size_t(finer_row) * count;
+  for (unsigned t = 0; t < threads; ++t) pr::finer_sums(t, found, finer, count, *shared);
+  pr::finer_scan(finer, *shared);
+  for (unsigned t = 0; t < threads; ++t) pr::finer_stop(t, found, finer, count, s, *shared);
+  for (unsigned t = 0; t < threads; ++t)
+    pr::place_sums(t, found, finer, count, s, *shared, quantisers, chosen);
+  pr::offsets_scan(count, *shared, *rate);
+  for (unsigned t = 0; t < threads; ++t)
+    pr::offsets_place(t, chosen, count, *shared, *rate, offsets);
   return kSuccess;
 }
 
-// The ProRes kernels (prores_slices.hpp): each slice the grid covers, as its thread would (the
-// DCT: each slice a block covers, each of its 8x8 blocks a thread covers).
-CUresult prores(int f, void** params, unsigned grid, unsigned block) {
+// The ProRes kernels (prores_slices.hpp): each slice the grid covers, its phases run for each
+// thread of its block in turn (the DCT: each of its 8x8 blocks a thread covers).
+CUresult prores(int f, void** params, unsigned grid_x, unsigned grid_y, unsigned block) {
   namespace pr = rdmavideo::prores;
   auto device = [&](int i, size_t bytes) { return alias(arg<CUdeviceptr>(params, i), bytes); };
-  const unsigned threads = grid * block;
+  const auto count = arg<unsigned>(params, 2);
+  const auto coefficient_bytes = count * pr::kSliceCoefficients * sizeof(pr::Coefficient);
+  const auto* slices = reinterpret_cast<const pr::SliceAt*>(device(1, count * sizeof(pr::SliceAt)));
+  if (!slices) return kIllegalAddress;
   if (f == kProresDct) {
     auto picture = arg<pr::PlanesRef>(params, 0);
-    const auto count = arg<unsigned>(params, 2);
-    const auto* slices =
-        reinterpret_cast<const pr::SliceAt*>(device(1, count * sizeof(pr::SliceAt)));
-    auto* coefficients =
-        reinterpret_cast<int32_t*>(device(3, count * pr::kSliceCoefficients * sizeof(int32_t)));
+    auto* coefficients = reinterpret_cast<pr::Coefficient*>(device(3, coefficient_bytes));
     const size_t cw = (picture.width + 1) / 2;
     picture.y = reinterpret_cast<const uint16_t*>(plane(reinterpret_cast<CUdeviceptr>(picture.y),
                                                         picture.y_pitch * 2, picture.height,
@@ -657,61 +652,53 @@ CUresult prores(int f, void** params, unsigned grid, unsigned block) {
         reinterpret_cast<CUdeviceptr>(picture.cb), picture.c_pitch * 2, picture.height, cw * 2));
     picture.cr = reinterpret_cast<const uint16_t*>(plane(
         reinterpret_cast<CUdeviceptr>(picture.cr), picture.c_pitch * 2, picture.height, cw * 2));
-    if (!slices || !coefficients || !picture.y || !picture.cb || !picture.cr)
-      return kIllegalAddress;
-    for (unsigned i = 0; i < std::min(count, grid); ++i) {
+    if (!coefficients || !picture.y || !picture.cb || !picture.cr) return kIllegalAddress;
+    for (unsigned i = 0; i < std::min(count, grid_x); ++i) {
       for (unsigned t = 0; t < std::min(block, slices[i].mb_count * 8); ++t) {
         pr::slice_block_dct(picture, slices[i].mb_x, slices[i].mb_y, slices[i].mb_count, t,
-                            pr::Coefficients{coefficients + i, count});
+                            coefficients + size_t{i} * pr::kSliceCoefficients);
       }
     }
     return kSuccess;
   }
-  if (f == kProresCode) {
-    const auto count = arg<unsigned>(params, 2);
-    const auto slot_bytes = arg<uint64_t>(params, 7);
-    const auto* coefficients = reinterpret_cast<const int32_t*>(
-        device(0, count * pr::kSliceCoefficients * sizeof(int32_t)));
-    const auto* slices =
-        reinterpret_cast<const pr::SliceAt*>(device(1, count * sizeof(pr::SliceAt)));
-    const auto* matrix = reinterpret_cast<const uint8_t*>(device(3, 64));
-    const int quantiser = arg<int>(params, 5);
-    const bool each = quantiser == 0;
-    const auto* quantisers =
-        each ? reinterpret_cast<const int32_t*>(device(4, count * sizeof(int32_t))) : nullptr;
-    // No slots: the slices are counted, not written.
-    const bool counted = arg<CUdeviceptr>(params, 6) == 0;
-    auto* slots = counted ? nullptr : reinterpret_cast<uint8_t*>(device(6, count * slot_bytes));
-    auto* sizes = reinterpret_cast<uint64_t*>(device(8, count * sizeof(uint64_t)));
-    const auto* rate =
-        quantiser < 0 ? reinterpret_cast<const pr::RateState*>(device(9, sizeof(pr::RateState)))
-                      : nullptr;
-    if (!coefficients || !slices || !matrix || (each && !quantisers) || (!counted && !slots) ||
-        !sizes || (quantiser < 0 && !rate))
+  const auto* coefficients = reinterpret_cast<const pr::Coefficient*>(device(0, coefficient_bytes));
+  const auto* matrix = reinterpret_cast<const uint8_t*>(device(3, 64));
+  if (!coefficients || !matrix) return kIllegalAddress;
+  if (block < pr::kSliceThreads) return kInvalidValue;  // a slice's chunks need their threads
+  auto shared = std::make_unique<pr::SliceShared>();
+  if (f == kProresCount) {
+    const auto* rate = reinterpret_cast<const pr::RateState*>(device(4, sizeof(pr::RateState)));
+    const auto first_row = arg<int>(params, 5);
+    auto* sizes = reinterpret_cast<uint64_t*>(device(6, pr::kSizeRows * count * sizeof(uint64_t)));
+    if (!rate || !sizes || first_row < 0 || first_row + int(grid_y) > pr::kSizeRows)
       return kIllegalAddress;
-    for (unsigned i = 0; i < std::min(count, threads); ++i) {
-      const int q = each            ? quantisers[i]
-                    : quantiser > 0 ? quantiser
-                                    : pr::quantiser_from(quantiser, *rate);
-      if (q == 0) continue;
-      sizes[i] = pr::code_slice(pr::ConstCoefficients{coefficients + i, count}, slices[i].mb_count,
-                                matrix, q, slots ? slots + i * slot_bytes : nullptr,
-                                pr::slice_cap(slices[i].mb_count));
+    for (unsigned y = 0; y < grid_y; ++y) {
+      const int row = first_row + int(y);
+      if (rate->q[row] == 0) continue;
+      for (unsigned i = 0; i < std::min(count, grid_x); ++i) {
+        sizes[size_t(row) * count + i] =
+            pr::count_slice(coefficients + size_t{i} * pr::kSliceCoefficients, slices[i].mb_count,
+                            matrix, rate->q[row], *shared);
+      }
     }
     return kSuccess;
   }
-  const auto slot_bytes = arg<uint64_t>(params, 1);
-  const auto count = arg<unsigned>(params, 4);
-  const auto* slots = reinterpret_cast<const uint8_t*>(device(0, count * slot_bytes));
-  const auto* sizes = reinterpret_cast<const uint64_t*>(device(2, count * sizeof(uint64_t)));
-  const auto* offsets = reinterpret_cast<const uint64_t*>(device(3, count * sizeof(uint64_t)));
-  auto* table = reinterpret_cast<uint8_t*>(device(5, count * 2));
-  if (!slots || !sizes || !offsets || !table) return kIllegalAddress;
-  for (unsigned i = 0; i < std::min(count, threads); ++i) {
+  const auto* quantisers = reinterpret_cast<const int32_t*>(device(4, count * sizeof(int32_t)));
+  const auto* chosen = reinterpret_cast<const uint64_t*>(device(5, count * sizeof(uint64_t)));
+  const auto* offsets = reinterpret_cast<const uint64_t*>(device(6, count * sizeof(uint64_t)));
+  auto* table = reinterpret_cast<uint8_t*>(device(7, count * 2));
+  if (!quantisers || !chosen || !offsets || !table) return kIllegalAddress;
+  std::vector<uint32_t> words(pr::kSliceWords);
+  for (unsigned i = 0; i < std::min(count, grid_x); ++i) {
+    if (chosen[i] == 0) continue;
     auto* to =
-        reinterpret_cast<uint8_t*>(alias(arg<CUdeviceptr>(params, 6) + offsets[i], sizes[i]));
+        reinterpret_cast<uint8_t*>(alias(arg<CUdeviceptr>(params, 8) + offsets[i], chosen[i]));
     if (!to) return kIllegalAddress;
-    pr::gather_slice(slots + i * slot_bytes, sizes[i], table + 2 * i, to);
+    // A kernel writes what it counts: a slice that disagrees is a fault the tests must see.
+    if (pr::write_slice(coefficients + size_t{i} * pr::kSliceCoefficients, slices[i].mb_count,
+                        matrix, quantisers[i], to, chosen[i], *shared, words.data()) != chosen[i])
+      return kIllegalAddress;
+    pr::put16(table + 2 * i, static_cast<uint32_t>(chosen[i]));
   }
   return kSuccess;
 }
@@ -773,10 +760,9 @@ CUresult fake_launch(void* function, unsigned grid_x, unsigned grid_y, unsigned,
   if (f == kPlaceNv12 || f == kFillNv12 || f == kGrayNv12)
     return composite(f, params, threads_x, threads_y);
   if (f == kToYuv422p10) return to_yuv422p10(params, threads_x, threads_y);
-  if (f == kProresDct || f == kProresCode || f == kProresGather)
-    return prores(f, params, grid_x, block_x);
-  if (f == kProresSearch || f == kProresFiner || f == kProresOffsets)
-    return prores_rate(f, params, block_x);
+  if (f == kProresDct || f == kProresCount || f == kProresWrite)
+    return prores(f, params, grid_x, grid_y, block_x);
+  if (f == kProresSearch || f == kProresPlace) return prores_rate(f, params, block_x);
   if (f == kPacked422ToNv12) {
     const auto width = arg<unsigned>(params, 6), height = arg<unsigned>(params, 7);
     const auto src_pitch = arg<uint64_t>(params, 1), y_pitch = arg<uint64_t>(params, 3),

@@ -134,8 +134,8 @@ Result<SliceQuantisers> choose_quantisers(
     for (uint64_t b : sizes) sum += rate_bytes(b, n);
     return sum;
   };
-  // The sizes at each quantiser counted: the search has often tried the one it ends at, or
-  // the next finer, and neither is counted again.
+  // The sizes at each quantiser counted: the ones the search ends at, and the next finer, were
+  // counted by it, and are not counted again.
   std::map<int, std::vector<uint64_t>> counted;
   const auto sizes_of = [&](int q) -> Result<const std::vector<uint64_t>*> {
     auto [at, fresh] = counted.try_emplace(q, count);
@@ -145,23 +145,32 @@ Result<SliceQuantisers> choose_quantisers(
     return &at->second;
   };
   RateState s = rate_start(budget);
-  while (s.lo < s.hi) {  // sizes fall as the quantiser grows
-    auto sizes = sizes_of(s.q);
-    if (!sizes) return Unexpected(sizes.error());
-    rate_step(s, total(**sizes));
+  while (s.pass < kSearchPasses) {
+    // A GPU counts all of a pass's candidates at once; the first that fits ends the pass, so
+    // one after another, the finer first, those after it need not be counted.
+    uint64_t totals[kMostCandidates];
+    std::fill(std::begin(totals), std::end(totals), ~uint64_t{0});
+    for (int r = pass_row(s.pass); r < pass_row(s.pass + 1); ++r) {
+      if (s.q[r] == 0) continue;
+      auto sizes = sizes_of(s.q[r]);
+      if (!sizes) return Unexpected(sizes.error());
+      totals[r - pass_row(s.pass)] = total(**sizes);
+      if (totals[r - pass_row(s.pass)] <= budget) break;
+    }
+    rate_pass(s, totals);
   }
-  auto at_lo = sizes_of(s.lo);
-  if (!at_lo) return Unexpected(at_lo.error());
-  SliceQuantisers chosen{std::vector<int>(count, s.lo), **at_lo};
-  if (s.lo > 1) {
-    auto finer = sizes_of(s.lo - 1);
+  auto found = sizes_of(s.hi);
+  if (!found) return Unexpected(found.error());
+  SliceQuantisers chosen{std::vector<int>(count, s.hi), **found};
+  if (s.hi > 1) {
+    auto finer = sizes_of(s.hi - 1);
     if (!finer) return Unexpected(finer.error());
     uint64_t spent = total(chosen.sizes);
     for (size_t i = 0; i < count && (**finer)[i] != 0; ++i) {
       const uint64_t more = finer_extra(chosen.sizes[i], (**finer)[i]);
       if (spent + more > budget) break;
       spent += more;
-      chosen.quantisers[i] = s.lo - 1;
+      chosen.quantisers[i] = s.hi - 1;
       chosen.sizes[i] = (**finer)[i];
     }
   }
@@ -235,26 +244,24 @@ Result<size_t> Encoder::encode(const Planes422& picture, std::span<uint8_t> out)
                          picture.c_pitch, format_.width, format_.height};
   // Every slice's coefficients, made once.
   const size_t count = slices_.size();
-  std::vector<int32_t> coefficients(count * kSliceCoefficients);
+  std::vector<Coefficient> coefficients(count * kSliceCoefficients);
   for_each_slice(count, threads_, [&](size_t i) {
     const SliceSpan& s = slices_[i];
-    slice_dct(planes, s.mb_x, s.mb_y, s.mb_count, {&coefficients[i * kSliceCoefficients], 1});
+    slice_dct(planes, s.mb_x, s.mb_y, s.mb_count, &coefficients[i * kSliceCoefficients]);
   });
-  const auto slice = [&](size_t i) {
-    return ConstCoefficients{&coefficients[i * kSliceCoefficients], 1};
-  };
+  const auto slice = [&](size_t i) { return &coefficients[i * kSliceCoefficients]; };
   // The search needs the slices' sizes only: counted, not written. It ends with each slice's
   // size at the quantiser it gives the slice, so every slice's place is known before any is
   // written.
-  auto chosen =
-      detail::choose_quantisers(count, detail::slices_budget(format_, count),
-                                [&](int q, std::vector<uint64_t>& sizes) -> Result<void> {
-                                  for_each_slice(count, threads_, [&](size_t i) {
-                                    sizes[i] = code_slice(slice(i), slices_[i].mb_count, matrix, q,
-                                                          nullptr, slice_cap(slices_[i].mb_count));
-                                  });
-                                  return {};
-                                });
+  auto chosen = detail::choose_quantisers(count, detail::slices_budget(format_, count),
+                                          [&](int q, std::vector<uint64_t>& sizes) -> Result<void> {
+                                            for_each_slice(count, threads_, [&](size_t i) {
+                                              SliceShared shared;
+                                              sizes[i] = count_slice(slice(i), slices_[i].mb_count,
+                                                                     matrix, q, shared);
+                                            });
+                                            return {};
+                                          });
   if (!chosen) return Unexpected(chosen.error());
   const std::vector<int>& quantisers = chosen->quantisers;
   const std::vector<uint64_t>& sizes = chosen->sizes;
@@ -274,8 +281,10 @@ Result<size_t> Encoder::encode(const Planes422& picture, std::span<uint8_t> out)
   }
   std::atomic<size_t> astray{count};  // a slice that wrote other than it counted (none)
   for_each_slice(count, threads_, [&](size_t i) {
-    if (code_slice(slice(i), slices_[i].mb_count, matrix, quantisers[i], table + offsets[i],
-                   sizes[i]) != sizes[i]) {
+    SliceShared shared;
+    std::array<uint32_t, kSliceWords> words;
+    if (write_slice(slice(i), slices_[i].mb_count, matrix, quantisers[i], table + offsets[i],
+                    sizes[i], shared, words.data()) != sizes[i]) {
       astray = i;
     }
   });

@@ -7,15 +7,14 @@
 namespace rdmavideo::prores {
 namespace {
 
-enum Function { kMakePicture, kDct, kCode, kGather, kSearch, kFiner, kOffsets };
-constexpr const char* kFunctions[] = {"rdmavideo_to_yuv422p10",  "rdmavideo_prores_dct",
-                                      "rdmavideo_prores_code",   "rdmavideo_prores_gather",
-                                      "rdmavideo_prores_search", "rdmavideo_prores_finer",
-                                      "rdmavideo_prores_offsets"};
+enum Function { kMakePicture, kDct, kCount, kSearch, kPlace, kWrite };
+constexpr const char* kFunctions[] = {"rdmavideo_to_yuv422p10", "rdmavideo_prores_dct",
+                                      "rdmavideo_prores_count", "rdmavideo_prores_search",
+                                      "rdmavideo_prores_place", "rdmavideo_prores_write"};
 const cuda::KernelImage kKernels{kKernelImage, kFunctions, "the ProRes encoder's kernels"};
 
-// Launches in blocks of 32 x 8 threads; a thread a slice in blocks of kSliceThreads.
-constexpr unsigned kBlockX = 32, kBlockY = 8, kSliceThreads = 64;
+// Launches in blocks of 32 x 8 threads.
+constexpr unsigned kBlockX = 32, kBlockY = 8;
 
 static_assert(static_cast<int>(GpuInput::v210) == input::kInV210 &&
               static_cast<int>(GpuInput::nv12) == input::kInNv12);
@@ -65,16 +64,13 @@ Result<void> GpuPasses::dct(cuda::Stream& stream, const DevicePicture& picture,
   return module_->launch(stream, kDct, {count, 1}, {kMaxSliceMacroblocks * 8, 1}, params);
 }
 
-Result<void> GpuPasses::code(cuda::Stream& stream, cuda::DevicePtr coefficients,
-                             cuda::DevicePtr slices, unsigned count, cuda::DevicePtr matrix,
-                             cuda::DevicePtr quantisers, int quantiser, cuda::DevicePtr slots,
-                             uint64_t slot_bytes, cuda::DevicePtr sizes,
-                             cuda::DevicePtr rate) const {
-  cuda::DevicePtr args[] = {coefficients, slices, matrix, quantisers, slots, sizes, rate};
-  unsigned long long slot_arg = slot_bytes;  // NOLINT(google-runtime-int): the kernel's
-  void* params[] = {&args[0],   &args[1], &count,    &args[2], &args[3],
-                    &quantiser, &args[4], &slot_arg, &args[5], &args[6]};
-  return module_->launch(stream, kCode, {cuda::blocks(count, kSliceThreads), 1}, {kSliceThreads, 1},
+Result<void> GpuPasses::count(cuda::Stream& stream, cuda::DevicePtr coefficients,
+                              cuda::DevicePtr slices, unsigned count, cuda::DevicePtr matrix,
+                              cuda::DevicePtr rate, int first_row, int rows,
+                              cuda::DevicePtr sizes) const {
+  cuda::DevicePtr args[] = {coefficients, slices, matrix, rate, sizes};
+  void* params[] = {&args[0], &args[1], &count, &args[2], &args[3], &first_row, &args[4]};
+  return module_->launch(stream, kCount, {count, static_cast<unsigned>(rows)}, {kSliceThreads, 1},
                          params);
 }
 
@@ -85,29 +81,24 @@ Result<void> GpuPasses::search(cuda::Stream& stream, cuda::DevicePtr sizes, unsi
   return module_->launch(stream, kSearch, {1, 1}, {kRateThreads, 1}, params);
 }
 
-Result<void> GpuPasses::finer(cuda::Stream& stream, cuda::DevicePtr sizes, cuda::DevicePtr finer,
-                              unsigned count, cuda::DevicePtr rate,
-                              cuda::DevicePtr quantisers) const {
-  cuda::DevicePtr args[] = {sizes, finer, rate, quantisers};
-  void* params[] = {&args[0], &args[1], &count, &args[2], &args[3]};
-  return module_->launch(stream, kFiner, {1, 1}, {kRateThreads, 1}, params);
+Result<void> GpuPasses::place(cuda::Stream& stream, cuda::DevicePtr sizes, unsigned count,
+                              cuda::DevicePtr rate, cuda::DevicePtr quantisers,
+                              cuda::DevicePtr chosen, cuda::DevicePtr offsets) const {
+  cuda::DevicePtr args[] = {sizes, rate, quantisers, chosen, offsets};
+  void* params[] = {&args[0], &count, &args[1], &args[2], &args[3], &args[4]};
+  return module_->launch(stream, kPlace, {1, 1}, {kRateThreads, 1}, params);
 }
 
-Result<void> GpuPasses::offsets(cuda::Stream& stream, cuda::DevicePtr sizes, unsigned count,
-                                cuda::DevicePtr rate, cuda::DevicePtr offsets) const {
-  cuda::DevicePtr args[] = {sizes, rate, offsets};
-  void* params[] = {&args[0], &count, &args[1], &args[2]};
-  return module_->launch(stream, kOffsets, {1, 1}, {kRateThreads, 1}, params);
-}
-
-Result<void> GpuPasses::gather(cuda::Stream& stream, cuda::DevicePtr slots, uint64_t slot_bytes,
-                               cuda::DevicePtr sizes, cuda::DevicePtr offsets, unsigned count,
-                               cuda::DevicePtr table, cuda::DevicePtr frame_slices) const {
-  cuda::DevicePtr args[] = {slots, sizes, offsets, table, frame_slices};
-  unsigned long long slot_arg = slot_bytes;  // NOLINT(google-runtime-int): the kernel's
-  void* params[] = {&args[0], &slot_arg, &args[1], &args[2], &count, &args[3], &args[4]};
-  return module_->launch(stream, kGather, {cuda::blocks(count, kSliceThreads), 1},
-                         {kSliceThreads, 1}, params);
+Result<void> GpuPasses::write(cuda::Stream& stream, cuda::DevicePtr coefficients,
+                              cuda::DevicePtr slices, unsigned count, cuda::DevicePtr matrix,
+                              cuda::DevicePtr quantisers, cuda::DevicePtr chosen,
+                              cuda::DevicePtr offsets, cuda::DevicePtr table,
+                              cuda::DevicePtr frame_slices) const {
+  cuda::DevicePtr args[] = {coefficients, slices,  matrix, quantisers,
+                            chosen,       offsets, table,  frame_slices};
+  void* params[] = {&args[0], &args[1], &count,   &args[2], &args[3],
+                    &args[4], &args[5], &args[6], &args[7]};
+  return module_->launch(stream, kWrite, {count, 1}, {kSliceThreads, 1}, params);
 }
 
 }  // namespace rdmavideo::prores

@@ -23,38 +23,33 @@ class GpuPasses {
                             const DevicePicture& to) const;
   // `slices` is an array of `count` slices, three 32-bit numbers each (first macroblock across
   // and down, macroblocks), in device memory; `rate` a RateState there, which the rate
-  // control's passes read and move on.
+  // control's passes read and move on; `sizes` kSizeRows rows of `count` 64-bit sizes, a row
+  // for each quantiser the search counts at.
 
-  /// Each slice's DCT coefficients into `coefficients` (kSliceCoefficients 32-bit numbers a
-  /// slice, interleaved: number k of slice i at k x count + i): a thread block a slice, a
-  /// thread an 8x8 block.
+  /// Each slice's DCT coefficients into `coefficients` (kSliceCoefficients 16-bit numbers a
+  /// slice, in coding order): a thread block a slice, a thread an 8x8 block.
   Result<void> dct(cuda::Stream& stream, const DevicePicture& picture, cuda::DevicePtr slices,
                    unsigned count, cuda::DevicePtr coefficients) const;
-  /// Each slice (a thread a slice) coded at quantisers[i] (32-bit numbers) where `quantiser`
-  /// is 0, at `quantiser` where it is above 0, or at the one `rate` gives (QuantiserFrom; no
-  /// slice is coded where it gives none), into its slot (`slot_bytes` apart; with `slots` 0
-  /// the slices are only counted), its size (64 bits; 0: over its cap) into sizes[i].
-  Result<void> code(cuda::Stream& stream, cuda::DevicePtr coefficients, cuda::DevicePtr slices,
-                    unsigned count, cuda::DevicePtr matrix, cuda::DevicePtr quantisers,
-                    int quantiser, cuda::DevicePtr slots, uint64_t slot_bytes,
-                    cuda::DevicePtr sizes, cuda::DevicePtr rate) const;
-  /// The search for the frame's quantiser moved one step on from the slices' sizes at the one
-  /// it tried (nothing once it has ended).
+  /// Every slice's size (0: over its cap) at the quantisers of rows [first_row, first_row +
+  /// rows) of `rate`, into those rows of `sizes`: a thread block a slice and row.
+  Result<void> count(cuda::Stream& stream, cuda::DevicePtr coefficients, cuda::DevicePtr slices,
+                     unsigned count, cuda::DevicePtr matrix, cuda::DevicePtr rate, int first_row,
+                     int rows, cuda::DevicePtr sizes) const;
+  /// The search's current pass ended from the slices' sizes at its rows.
   Result<void> search(cuda::Stream& stream, cuda::DevicePtr sizes, unsigned count,
                       cuda::DevicePtr rate) const;
-  /// Each slice's quantiser (32-bit numbers) once the search has ended, from the slices' sizes
-  /// at its quantiser and at the next finer.
-  Result<void> finer(cuda::Stream& stream, cuda::DevicePtr sizes, cuda::DevicePtr finer,
-                     unsigned count, cuda::DevicePtr rate, cuda::DevicePtr quantisers) const;
-  /// Each coded slice's place behind the table (64 bits), and into `rate` where they end and
-  /// the first slice over its cap.
-  Result<void> offsets(cuda::Stream& stream, cuda::DevicePtr sizes, unsigned count,
-                       cuda::DevicePtr rate, cuda::DevicePtr offsets) const;
-  /// Each coded slice from its slot to `frame_slices` + offsets[i] (64 bits), and its size into
-  /// the slice table at `table`.
-  Result<void> gather(cuda::Stream& stream, cuda::DevicePtr slots, uint64_t slot_bytes,
-                      cuda::DevicePtr sizes, cuda::DevicePtr offsets, unsigned count,
-                      cuda::DevicePtr table, cuda::DevicePtr frame_slices) const;
+  /// Once the search has ended: each slice's quantiser (32 bits), its size at it and its place
+  /// behind the table (64 bits), and into `rate` where the slices end and the first over its
+  /// cap.
+  Result<void> place(cuda::Stream& stream, cuda::DevicePtr sizes, unsigned count,
+                     cuda::DevicePtr rate, cuda::DevicePtr quantisers, cuda::DevicePtr chosen,
+                     cuda::DevicePtr offsets) const;
+  /// Every slice coded at its quantiser into `frame_slices` + its offset (which counts from the
+  /// table's start), its size into the slice table at `table`: a thread block a slice.
+  Result<void> write(cuda::Stream& stream, cuda::DevicePtr coefficients, cuda::DevicePtr slices,
+                     unsigned count, cuda::DevicePtr matrix, cuda::DevicePtr quantisers,
+                     cuda::DevicePtr chosen, cuda::DevicePtr offsets, cuda::DevicePtr table,
+                     cuda::DevicePtr frame_slices) const;
 
  private:
   explicit GpuPasses(std::shared_ptr<const cuda::Module> module) : module_(std::move(module)) {}

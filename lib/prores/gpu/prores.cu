@@ -19,93 +19,117 @@ extern "C" __global__ void rdmavideo_to_yuv422p10(int input, input::Planes3 plan
   input::to_yuv422p10(input, planes, width, height, pair, row);
 }
 
-// The encoder's passes (slices/prores_slices.hpp). The slices' coefficients are made once a frame,
-// a thread block a slice and a thread an 8x8 block, interleaved (coefficient k of slice i at
-// k x count + i) so that the coding threads of a warp read neighbouring words. Then each slice is
-// coded at a quantiser (a thread a slice) into a slot of its own: while the rate control searches,
-// at the one it tries next, which a one-block kernel then moves on from the slices' total, all on
-// the GPU, the host waiting for none of it; then at the quantiser each slice is given. The coded
-// slices are gathered behind the picture's slice table at offsets a one-block prefix sum gives.
+// The encoder's passes (slices/prores_slices.hpp, slices/prores_rate.hpp). The slices'
+// coefficients are made once a frame, a thread block a slice and a thread an 8x8 block, 16 bits
+// each in coding order. Then the rate control's three passes each count every slice at up to
+// eight quantisers at once (a thread block a slice and quantiser, a thread 32 coefficients,
+// their codes' lengths combined by a fold over the chunks' summaries), a one-block kernel
+// ending each pass from the slices' totals; a one-block kernel gives each slice its quantiser
+// and its place; and every slice is coded at its quantiser by a block of threads, each writing
+// its chunk's codes at the place the fold gave it, and copied to its final place behind the
+// slice table. All on one stream, the host waiting for none of it.
 
 namespace prores = rdmavideo::prores;
 
 extern "C" __global__ void rdmavideo_prores_dct(prores::PlanesRef picture,
                                                 const prores::SliceAt* slices, unsigned count,
-                                                int* coefficients) {
+                                                short* coefficients) {
   const unsigned i = blockIdx.x;
   if (i >= count) return;
   const prores::SliceAt s = slices[i];
   if (threadIdx.x >= s.mb_count * 8) return;
   prores::slice_block_dct(picture, s.mb_x, s.mb_y, s.mb_count, threadIdx.x,
-                          prores::Coefficients{coefficients + i, count});
+                          coefficients + size_t{i} * prores::kSliceCoefficients);
 }
 
-// Slice i at quantisers[i] where `quantiser` is 0, at `quantiser` where it is above 0, or at
-// the one the rate control says (prores::QuantiserFrom; nothing where it says none), into its
-// slot (slot_bytes apart; no slots: counted only); its size (0: over its cap) into sizes[i].
-extern "C" __global__ void rdmavideo_prores_code(
-    const int* coefficients, const prores::SliceAt* slices, unsigned count,
-    const unsigned char* matrix, const int* quantisers, int quantiser, unsigned char* slots,
-    unsigned long long slot_bytes, unsigned long long* sizes, const prores::RateState* rate) {
-  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  const int q = quantiser == 0  ? quantisers[i]
-                : quantiser > 0 ? quantiser
-                                : prores::quantiser_from(quantiser, *rate);
-  if (q == 0) return;
-  const prores::SliceAt s = slices[i];
-  sizes[i] =
-      prores::code_slice(prores::ConstCoefficients{coefficients + i, count}, s.mb_count, matrix, q,
-                         slots ? slots + i * slot_bytes : nullptr, prores::slice_cap(s.mb_count));
+// Slice blockIdx.x's size at the quantiser of row first_row + blockIdx.y of the rate
+// control's state (none where it has none) into that row of `sizes` (0: over its cap).
+// prores::kSliceThreads threads.
+extern "C" __global__ void rdmavideo_prores_count(const short* coefficients,
+                                                  const prores::SliceAt* slices, unsigned count,
+                                                  const unsigned char* matrix,
+                                                  const prores::RateState* rate, int first_row,
+                                                  unsigned long long* sizes) {
+  __shared__ prores::SliceShared shared;
+  const unsigned i = blockIdx.x, t = threadIdx.x;
+  const int row = first_row + static_cast<int>(blockIdx.y);
+  const int q = rate->q[row];  // the same for every thread of the block
+  if (i >= count || q == 0) return;
+  const unsigned mb_count = slices[i].mb_count;
+  const short* at = coefficients + size_t{i} * prores::kSliceCoefficients;
+  prores::slice_steps(t, matrix, q, shared);
+  __syncthreads();
+  prores::slice_summarise(t, at, mb_count, shared);
+  __syncthreads();
+  prores::slice_fold(t, mb_count, shared);
+  __syncthreads();
+  if (t == 0)
+    sizes[size_t{static_cast<unsigned>(row)} * count + i] = prores::slice_size(mb_count, shared);
 }
 
-// One step of the search for the frame's quantiser, from the slices' sizes at the one tried.
+// A pass of the search for the frame's quantiser ended from the slices' totals at its rows.
 // One block of prores::kRateThreads threads.
 extern "C" __global__ void rdmavideo_prores_search(const uint64_t* sizes, unsigned count,
                                                    prores::RateState* rate) {
   __shared__ prores::RateShared shared;
-  if (rate->lo >= rate->hi) return;  // found: every thread reads the same
-  prores::search_sum(threadIdx.x, sizes, count, shared);
+  if (rate->pass >= prores::kSearchPasses) return;  // every thread reads the same
+  prores::search_sums(threadIdx.x, sizes, count, *rate, shared);
   __syncthreads();
-  if (threadIdx.x == 0) prores::search_step(shared, *rate);
+  if (threadIdx.x == 0) prores::search_pass(shared, *rate);
 }
 
-// Each slice's quantiser once the search has ended, from the sizes at it and at the next finer.
-extern "C" __global__ void rdmavideo_prores_finer(const uint64_t* sizes, const uint64_t* finer,
-                                                  unsigned count, const prores::RateState* rate,
-                                                  int* quantisers) {
+// Once the search has ended: each slice's quantiser, its size at it and its place behind the
+// table, where the slices end, and the first over its cap. One block of kRateThreads threads.
+extern "C" __global__ void rdmavideo_prores_place(const uint64_t* sizes, unsigned count,
+                                                  prores::RateState* rate, int* quantisers,
+                                                  uint64_t* chosen, uint64_t* offsets) {
   __shared__ prores::RateShared shared;
   const unsigned t = threadIdx.x;
-  prores::finer_sums(t, sizes, finer, count, shared);
+  const prores::RateState s = *rate;
+  const int found_row = prores::rate_row(s, s.hi), finer_row = prores::rate_row(s, s.hi - 1);
+  const uint64_t* found = sizes + size_t{static_cast<unsigned>(found_row)} * count;
+  const uint64_t* finer =
+      finer_row < 0 ? nullptr : sizes + size_t{static_cast<unsigned>(finer_row)} * count;
+  prores::finer_sums(t, found, finer, count, shared);
   __syncthreads();
-  if (t == 0) prores::finer_scan(shared);
+  if (t == 0) prores::finer_scan(finer, shared);
   __syncthreads();
-  prores::finer_stop(t, sizes, finer, count, *rate, shared);
+  prores::finer_stop(t, found, finer, count, s, shared);
   __syncthreads();
-  prores::finer_quantisers(t, count, *rate, shared, quantisers);
-}
-
-// Each coded slice's offset behind the table, where they end, and the first over its cap.
-extern "C" __global__ void rdmavideo_prores_offsets(const uint64_t* sizes, unsigned count,
-                                                    prores::RateState* rate, uint64_t* offsets) {
-  __shared__ prores::RateShared shared;
-  const unsigned t = threadIdx.x;
-  prores::offsets_sum(t, sizes, count, shared);
+  prores::place_sums(t, found, finer, count, s, shared, quantisers, chosen);
   __syncthreads();
   if (t == 0) prores::offsets_scan(count, shared, *rate);
   __syncthreads();
-  prores::offsets_place(t, sizes, count, shared, *rate, offsets);
+  prores::offsets_place(t, chosen, count, shared, *rate, offsets);
 }
 
-// Slice i's bytes from its slot to offsets[i] after `frame_slices`, and its size into the
-// slice table (big-endian 16 bits).
-extern "C" __global__ void rdmavideo_prores_gather(const unsigned char* slots,
-                                                   unsigned long long slot_bytes,
-                                                   const unsigned long long* sizes,
-                                                   const unsigned long long* offsets,
-                                                   unsigned count, unsigned char* table,
-                                                   unsigned char* frame_slices) {
-  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+// Slice blockIdx.x coded at its quantiser into `frame_slices` + offsets[i], and its size into
+// the slice table (big-endian 16 bits). prores::kSliceThreads threads.
+extern "C" __global__ void rdmavideo_prores_write(const short* coefficients,
+                                                  const prores::SliceAt* slices, unsigned count,
+                                                  const unsigned char* matrix,
+                                                  const int* quantisers, const uint64_t* chosen,
+                                                  const uint64_t* offsets, unsigned char* table,
+                                                  unsigned char* frame_slices) {
+  __shared__ prores::SliceShared shared;
+  __shared__ uint32_t words[prores::kSliceWords];
+  const unsigned i = blockIdx.x, t = threadIdx.x;
   if (i >= count) return;
-  prores::gather_slice(slots + i * slot_bytes, sizes[i], table + 2 * i, frame_slices + offsets[i]);
+  const uint64_t size = chosen[i];
+  if (size == 0) return;  // over its cap: the host says so
+  const unsigned mb_count = slices[i].mb_count;
+  const int q = quantisers[i];
+  const short* at = coefficients + size_t{i} * prores::kSliceCoefficients;
+  for (uint32_t w = t; w < (size + 3) / 4; w += blockDim.x) words[w] = 0;
+  prores::slice_steps(t, matrix, q, shared);
+  __syncthreads();
+  prores::slice_summarise(t, at, mb_count, shared);
+  __syncthreads();
+  prores::slice_fold(t, mb_count, shared);
+  __syncthreads();
+  prores::slice_codes(t, at, mb_count, q, shared, words);
+  __syncthreads();
+  unsigned char* to = frame_slices + offsets[i];
+  for (uint32_t b = t; b < size; b += blockDim.x) to[b] = prores::placed_byte(words, b);
+  if (t == 0) prores::put16(table + 2 * i, static_cast<uint32_t>(size));
 }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The ProRes encoder on a GPU: the slices' coefficients made once a frame; the rate control's
-// search coded and moved on by kernels, one after another on one stream, the host waiting for
-// none of it; the chosen quantisers coded, the slices placed by a prefix sum and gathered
-// behind their table; then where they end read back, and the table and slices downloaded
-// once, behind the headers written here. The choices are the CPU twin's (the same arithmetic,
-// slices/prores_slices.hpp), so the frames are byte for byte the same.
+// three passes counted and ended by kernels, the slices given their quantisers and places, and
+// coded at their final places behind their table, all queued on one stream, the host waiting
+// for none of it; then the rate control's state and the frame read back into page-locked
+// memory behind them, one wait for both, and the headers written here. The choices are the
+// CPU twin's (the same arithmetic, slices/prores_slices.hpp and slices/prores_rate.hpp), so the
+// frames are byte for byte the same.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -22,27 +24,22 @@ struct GpuEncoder::Impl {
   std::unique_ptr<cuda::Stream> stream;
   FrameFormat format;
   std::vector<SliceSpan> slices;
-  uint64_t slot_bytes = 0;
-  // Device memory: the slices (3 x 32 bits each), the matrix, the coefficients, the slots,
-  // each slice's size (and at the next finer quantiser), offset and quantiser, the rate
-  // control's state, and the table and slices.
-  std::shared_ptr<cuda::DevicePtr> slices_at, matrix_at, coefficients_at, slots_at, sizes_at,
-      finer_at, offsets_at, quantisers_at, rate_at, frame_at;
+  // Device memory: the slices (3 x 32 bits each), the matrix, the coefficients, each slice's
+  // size at every quantiser the search counts at (kSizeRows rows), its quantiser, size and
+  // offset once chosen, the rate control's state, and the table and slices.
+  std::shared_ptr<cuda::DevicePtr> slices_at, matrix_at, coefficients_at, sizes_at, chosen_at,
+      offsets_at, quantisers_at, rate_at, frame_at;
   RateState rate{};  // what is uploaded
-  // Where the rate control's state and then the frame are read back into: page-locked, so
-  // that each copy is queued behind the kernels and the host sleeps on an event until it
-  // lands. (A copy into pageable memory makes the driver wait for the stream itself,
-  // spinning: a whole core a stream for the length of an encode.)
+  // Where the rate control's state and the frame are read back into: page-locked, so that each
+  // copy is queued behind the kernels and the host sleeps on an event until it lands. (A copy
+  // into pageable memory makes the driver wait for the stream itself, spinning: a whole core a
+  // stream for the length of an encode.)
   std::shared_ptr<std::byte> rate_back, frame_back;
+  // The frame's bytes after the headers: at most `frame_bytes`, and read back at once up to
+  // `first_read` (its target: only a frame that even the coarsest quantiser cannot bring to
+  // its target needs a second read).
+  size_t frame_bytes = 0, first_read = 0;
   double last_ms = 0;
-
-  // Every slice coded at the quantiser `quantiser` says (QuantiserFrom, or 0: each its own),
-  // the sizes into `sizes`; into its slot only at its own (the rate control's passes count).
-  Result<void> code(int quantiser, cuda::DevicePtr sizes) {
-    return passes->code(*stream, *coefficients_at, *slices_at, static_cast<unsigned>(slices.size()),
-                        *matrix_at, *quantisers_at, quantiser, quantiser == 0 ? *slots_at : 0,
-                        slot_bytes, sizes, *rate_at);
-  }
 };
 
 GpuEncoder::GpuEncoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -61,11 +58,14 @@ Result<std::unique_ptr<GpuEncoder>> GpuEncoder::create(std::shared_ptr<cuda::Dev
   impl->stream = std::move(*stream);
   impl->format = format;
   impl->slices = slice_layout(format.width, format.height);
-  impl->slot_bytes = slice_cap(kMaxSliceMacroblocks);
+  impl->frame_bytes = prores::max_frame_bytes(format) - detail::kTableOffset;
+  const size_t target = prores::target_frame_bytes(format);
+  impl->first_read = std::min(impl->frame_bytes,
+                              target > detail::kTableOffset ? target - detail::kTableOffset : 0);
   auto rate_back = device->allocate_pinned(sizeof(RateState));
   if (!rate_back) return Unexpected(rate_back.error());
   impl->rate_back = std::move(*rate_back);
-  auto frame_back = device->allocate_pinned(prores::max_frame_bytes(format) - detail::kTableOffset);
+  auto frame_back = device->allocate_pinned(impl->frame_bytes);
   if (!frame_back) return Unexpected(frame_back.error());
   impl->frame_back = std::move(*frame_back);
   const size_t count = impl->slices.size();
@@ -78,14 +78,13 @@ Result<std::unique_ptr<GpuEncoder>> GpuEncoder::create(std::shared_ptr<cuda::Dev
   for (auto [to, bytes] :
        {std::pair{&impl->slices_at, count * sizeof(SliceAt)},
         std::pair{&impl->matrix_at, size_t{64}},
-        std::pair{&impl->coefficients_at, count * kSliceCoefficients * sizeof(int32_t)},
-        std::pair{&impl->slots_at, count * impl->slot_bytes},
-        std::pair{&impl->sizes_at, count * sizeof(uint64_t)},
-        std::pair{&impl->finer_at, count * sizeof(uint64_t)},
+        std::pair{&impl->coefficients_at, count * kSliceCoefficients * sizeof(Coefficient)},
+        std::pair{&impl->sizes_at, kSizeRows * count * sizeof(uint64_t)},
+        std::pair{&impl->chosen_at, count * sizeof(uint64_t)},
         std::pair{&impl->rate_at, sizeof(RateState)},
         std::pair{&impl->offsets_at, count * sizeof(uint64_t)},
         std::pair{&impl->quantisers_at, count * sizeof(int32_t)},
-        std::pair{&impl->frame_at, prores::max_frame_bytes(format) - detail::kTableOffset}}) {
+        std::pair{&impl->frame_at, impl->frame_bytes}}) {
     if (auto ok = allocate(*to, bytes); !ok) return Unexpected(ok.error());
   }
   std::vector<SliceAt> spans;
@@ -127,28 +126,27 @@ Result<size_t> GpuEncoder::encode(const DevicePicture& picture, std::span<uint8_
   m.rate = rate_start(detail::slices_budget(m.format, count));
   if (auto ok = m.stream->upload_async(*m.rate_at, std::as_bytes(std::span(&m.rate, 1))); !ok)
     return Unexpected(ok.error());
-  // The search (detail::choose_quantisers' on the CPU), a fixed number of steps: those after
-  // it has ended code nothing and move nothing.
-  for (int step = 0; step < kRateSteps; ++step) {
-    auto ok = m.code(kSearchQuantiser, *m.sizes_at);
+  // The search (detail::choose_quantisers' on the CPU): each pass counted at all of its
+  // quantisers at once, then ended.
+  for (int pass = 0; pass < kSearchPasses; ++pass) {
+    auto ok = m.passes->count(*m.stream, *m.coefficients_at, *m.slices_at, slices, *m.matrix_at,
+                              *m.rate_at, pass_row(pass), pass_row(pass + 1) - pass_row(pass),
+                              *m.sizes_at);
     if (ok) ok = m.passes->search(*m.stream, *m.sizes_at, slices, *m.rate_at);
     if (!ok) return Unexpected(ok.error());
   }
-  // The next finer quantiser for the first slices the bytes left pay for; all coded at theirs.
-  auto done = m.code(kFoundQuantiser, *m.sizes_at);
-  if (done) done = m.code(kFinerQuantiser, *m.finer_at);
+  // Each slice's quantiser and place, then every slice coded there, and both read back.
+  auto done = m.passes->place(*m.stream, *m.sizes_at, slices, *m.rate_at, *m.quantisers_at,
+                              *m.chosen_at, *m.offsets_at);
   if (done) {
-    done =
-        m.passes->finer(*m.stream, *m.sizes_at, *m.finer_at, slices, *m.rate_at, *m.quantisers_at);
-  }
-  if (done) done = m.code(0, *m.sizes_at);
-  if (done) done = m.passes->offsets(*m.stream, *m.sizes_at, slices, *m.rate_at, *m.offsets_at);
-  if (done) {
-    done = m.passes->gather(*m.stream, *m.slots_at, m.slot_bytes, *m.sizes_at, *m.offsets_at,
-                            slices, *m.frame_at, *m.frame_at);
+    done = m.passes->write(*m.stream, *m.coefficients_at, *m.slices_at, slices, *m.matrix_at,
+                           *m.quantisers_at, *m.chosen_at, *m.offsets_at, *m.frame_at, *m.frame_at);
   }
   if (done) {
     done = m.stream->download_async(std::span(m.rate_back.get(), sizeof(RateState)), *m.rate_at);
+  }
+  if (done) {
+    done = m.stream->download_async(std::span(m.frame_back.get(), m.first_read), *m.frame_at);
   }
   if (done) done = m.stream->synchronize();
   if (!done) return Unexpected(done.error());
@@ -158,14 +156,18 @@ Result<size_t> GpuEncoder::encode(const DevicePicture& picture, std::span<uint8_
                       slice_cap(m.slices[m.rate.bad].mb_count));
   }
   const uint64_t end = m.rate.end;
-  if (end + detail::kTableOffset > out.size()) {
+  if (end + detail::kTableOffset > out.size() || end > m.frame_bytes) {
     return make_error(ErrorCode::resource, "ProRes: a frame of {} bytes, over its {}",
                       end + detail::kTableOffset, out.size());
   }
+  if (end > m.first_read) {  // over its target: the rest
+    auto ok =
+        m.stream->download_async(std::span(m.frame_back.get() + m.first_read, end - m.first_read),
+                                 *m.frame_at + m.first_read);
+    if (ok) ok = m.stream->synchronize();
+    if (!ok) return Unexpected(ok.error());
+  }
   uint8_t* frame = out.data();
-  if (auto ok = m.stream->download_async(std::span(m.frame_back.get(), end), *m.frame_at); !ok)
-    return Unexpected(ok.error());
-  if (auto ok = m.stream->synchronize(); !ok) return Unexpected(ok.error());
   std::memcpy(frame + detail::kTableOffset, m.frame_back.get(), end);
   detail::write_headers(m.format, frame);
   const size_t size = detail::kTableOffset + end;

@@ -23,8 +23,6 @@ namespace rdmavideo::prores {
 
 inline constexpr int kMaxSliceMacroblocks = 8;
 inline constexpr int kBlockSamples = 64;
-// The largest quantiser this encoder uses (the format allows up to 224, meaning more).
-inline constexpr int kMaxQuantiser = 128;
 
 // The order in which a progressive frame's coefficients are visited (RDD 36).
 RDMAVIDEO_HOST_DEVICE inline int scan_position(int i) {
@@ -51,10 +49,8 @@ RDMAVIDEO_HOST_DEVICE inline uint8_t level_book(unsigned last_level) {
   return kBooks[last_level < 9 ? last_level : 9];
 }
 
-/// Bits written most significant first into a caller's buffer; past its end, nothing more is
-/// written and overflowed() says so (the caller tries a coarser quantiser).
-/// Writes bits, most significant first, into `out`; with no `out` it only counts the bytes
-/// (the rate control's passes need sizes, not slices).
+/// Writes bits, most significant first, into `out`; past `capacity`, nothing more is written
+/// and overflowed() says so.
 class BitWriter {
  public:
   RDMAVIDEO_HOST_DEVICE BitWriter(uint8_t* out, size_t capacity) : out_(out), capacity_(capacity) {}
@@ -86,7 +82,7 @@ class BitWriter {
  private:
   RDMAVIDEO_HOST_DEVICE void emit(uint8_t byte) {
     if (bytes_ < capacity_) {
-      if (out_) out_[bytes_] = byte;
+      out_[bytes_] = byte;
       ++bytes_;
     } else {
       overflow_ = true;
@@ -100,6 +96,55 @@ class BitWriter {
   int held_ = 0;
   bool overflow_ = false;
 };
+
+/// Counts the bits a writer would be given, writing none: how the codes' lengths are found,
+/// through the very calls that write them.
+struct BitCounter {
+  uint32_t bits = 0;
+  RDMAVIDEO_HOST_DEVICE void put(uint32_t, int count) { bits += static_cast<uint32_t>(count); }
+  RDMAVIDEO_HOST_DEVICE void zeros(unsigned count) { bits += count; }
+};
+
+/// Places bits at a position in 32-bit words (bit 31 of word 0 first), which other threads
+/// fill at other positions: a GPU thread writes its part of a slice where the slice's prefix
+/// sum puts it, ORing the words it shares with its neighbours. The words start at zero.
+class BitPlacer {
+ public:
+  RDMAVIDEO_HOST_DEVICE BitPlacer(uint32_t* words, uint32_t at) : words_(words), at_(at) {}
+
+  RDMAVIDEO_HOST_DEVICE void put(uint32_t value, int count) {
+    if (count == 0) return;
+    value &= count == 32 ? 0xffffffffu : (1u << count) - 1;
+    const uint32_t word = at_ >> 5;
+    const int used = static_cast<int>(at_ & 31), room = 32 - used;
+    if (count <= room) {
+      set(word, value << (room - count));
+    } else {
+      set(word, value >> (count - room));
+      set(word + 1, value << (32 - (count - room)));
+    }
+    at_ += static_cast<uint32_t>(count);
+  }
+  RDMAVIDEO_HOST_DEVICE void zeros(unsigned count) { at_ += count; }
+  RDMAVIDEO_HOST_DEVICE uint32_t at() const { return at_; }
+
+ private:
+  RDMAVIDEO_HOST_DEVICE void set(uint32_t word, uint32_t bits) {
+    if (bits == 0) return;
+#if defined(__CUDA_ARCH__)
+    atomicOr(&words_[word], bits);
+#else
+    words_[word] |= bits;
+#endif
+  }
+  uint32_t* words_;
+  uint32_t at_;
+};
+
+/// Byte `i` of what a BitPlacer placed.
+RDMAVIDEO_HOST_DEVICE inline uint8_t placed_byte(const uint32_t* words, uint32_t i) {
+  return static_cast<uint8_t>(words[i >> 2] >> (24 - 8 * (i & 3)));
+}
 
 /// `v`'s low 16 bits, big-endian, as the format's fields are.
 RDMAVIDEO_HOST_DEVICE inline void put16(uint8_t* at, uint32_t v) {
@@ -117,8 +162,9 @@ RDMAVIDEO_HOST_DEVICE inline int log2_floor(uint32_t v) {
 #endif
 }
 
-/// `value` (>= 0) in the code book `book`.
-RDMAVIDEO_HOST_DEVICE inline void put_code(BitWriter& w, uint32_t value, uint8_t book) {
+/// `value` (>= 0) in the code book `book`, into a writer, a counter or a placer.
+template <typename Bits>
+RDMAVIDEO_HOST_DEVICE inline void put_code(Bits& w, uint32_t value, uint8_t book) {
   const int switch_bits = book & 3;
   const int exp_order = (book >> 2) & 7;
   const int rice_order = book >> 5;
@@ -177,7 +223,7 @@ inline constexpr uint32_t kMaxDivisor = (1u << 18) - 1;
 /// 2^N / 2^(N+l) <= 1 / d, which the remainder of n / d (at most (d - 1) / d) cannot carry to
 /// the next integer. A GPU divides in a loop of instructions; this is one multiply. m is at
 /// most 2^(N+1) and the shift at most 37: both are kept in one word (m above, the shift in the
-/// low 6 bits), so that a plane's 64 take 256 bytes of a GPU thread's memory.
+/// low 6 bits).
 class Divisor {
  public:
   Divisor() = default;  // by 1
@@ -207,77 +253,16 @@ RDMAVIDEO_HOST_DEVICE inline int32_t quantise(int32_t coefficient, int32_t step,
   return coefficient < 0 ? -level : level;
 }
 
-/// A slice's coefficients: number i is at[i * stride]. The CPU keeps each slice's together
-/// (stride 1); the GPU interleaves the slices (stride: their count), so that the threads of a
-/// warp, a slice each, read and write neighbouring words.
-template <typename T>
-struct Strided {
-  T* at;
-  size_t stride;
-  RDMAVIDEO_HOST_DEVICE T& operator[](size_t i) const { return at[i * stride]; }
-  RDMAVIDEO_HOST_DEVICE Strided operator+(size_t i) const { return {at + i * stride, stride}; }
-};
-using Coefficients = Strided<int32_t>;
-using ConstCoefficients = Strided<const int32_t>;
+// ---- A slice's coefficients, in the order they are coded.
+//
+// 16 bits each (a coefficient is at most 4 x 8 x 512 in magnitude), a slice's together, plane
+// after plane: Y (4 blocks a macroblock, in macroblock order: top left, top right, bottom left,
+// bottom right), then Cb and Cr (2 blocks a macroblock: top, bottom). Within a plane of n
+// blocks, block b's coefficient at scan position i is number i x n + b: every block's DC
+// first, then coefficient 1 of every block, and so on, as the plane's codes visit them. So
+// the coding passes read them in order, and a GPU's threads neighbouring stretches.
 
-/// Codes one plane of a slice: `count` blocks (a power of two) of coefficients, each 64 in
-/// raster order, quantised by `matrix` x `q` as they are read. Returns the bytes written (or
-/// counted, with no `out`), or 0 when they did not fit in `capacity`.
-RDMAVIDEO_HOST_DEVICE inline size_t code_plane(ConstCoefficients coefficients,
-                                               const uint8_t* matrix, int q, int count,
-                                               uint8_t* out, size_t capacity) {
-  // Each coefficient's step, and what divides by 8 times it, once for all the plane's blocks.
-  Divisor eight_steps[kBlockSamples];
-  for (int at = 0; at < kBlockSamples; ++at) {
-    eight_steps[at] = Divisor(8u * matrix[at] * static_cast<uint32_t>(q));
-  }
-  const auto level_at = [&](int block, int at) {
-    return quantise(coefficients[static_cast<size_t>(block) * kBlockSamples + at],
-                    static_cast<int32_t>(matrix[at]) * q, eight_steps[at]);
-  };
-  BitWriter w(out, capacity);
-  // DC: the first as a signed code, then each difference, its sign given relative to the
-  // last difference's (an odd code turns it over).
-  int32_t last_dc = level_at(0, 0);
-  put_code(w, static_cast<uint32_t>(last_dc >= 0 ? last_dc * 2 : -last_dc * 2 - 1), kFirstDcBook);
-  unsigned last_code = 5;
-  bool negative = false;
-  for (int b = 1; b < count; ++b) {
-    const int32_t dc = level_at(b, 0);
-    const int32_t delta = dc - last_dc;
-    const uint32_t magnitude = static_cast<uint32_t>(delta < 0 ? -delta : delta);
-    unsigned code = 0;
-    if (delta != 0) code = magnitude * 2 - ((delta < 0) != negative ? 1 : 0);
-    put_code(w, code, dc_book(last_code));
-    last_code = code;
-    negative = delta < 0;
-    last_dc = dc;
-  }
-  // AC: coefficient i of every block in turn, as (run of zeros, level, sign).
-  unsigned run = 0, last_run = 4, last_level = 2;
-  for (int i = 1; i < kBlockSamples; ++i) {
-    const int at = scan_position(i);
-    for (int b = 0; b < count; ++b) {
-      const int32_t v = level_at(b, at);
-      if (v == 0) {
-        ++run;
-        continue;
-      }
-      const unsigned level = static_cast<unsigned>(v < 0 ? -v : v);
-      put_code(w, run, run_book(last_run));
-      put_code(w, level - 1, level_book(last_level));
-      w.put(v < 0 ? 1 : 0, 1);
-      last_run = run;
-      last_level = level;
-      run = 0;
-    }
-  }
-  const size_t bytes = w.finish();
-  return w.overflowed() ? 0 : bytes;
-}
-
-// ---- A whole slice: what the CPU encoder does for each slice, and a GPU thread for one.
-
+using Coefficient = int16_t;
 inline constexpr size_t kSliceHeaderBytes = 6;
 // The most a slice may take: its size is a 16-bit field, and a macroblock's worst case (every
 // coefficient coded at the finest quantiser) is well under 2 KiB.
@@ -288,6 +273,26 @@ inline constexpr size_t kSliceCoefficients = kMaxSliceMacroblocks * 8 * kBlockSa
 RDMAVIDEO_HOST_DEVICE inline size_t slice_cap(uint32_t mb_count) {
   const size_t cap = mb_count * kSliceCapPerMacroblock;
   return cap < 0xffff ? cap : 0xffff;
+}
+
+/// Where each raster position is in the scan (scan_position's inverse).
+RDMAVIDEO_HOST_DEVICE inline int scan_index(int raster) {
+  constexpr uint8_t kIndex[64] = {0,  1,  4,  5,  16, 17, 21, 22, 2,  3,  6,  7,  18, 20, 23, 28,
+                                  8,  9,  12, 13, 19, 24, 27, 29, 10, 11, 14, 15, 25, 26, 30, 31,
+                                  32, 33, 37, 38, 45, 46, 53, 54, 34, 36, 39, 44, 47, 52, 55, 60,
+                                  35, 40, 43, 48, 51, 56, 59, 61, 41, 42, 49, 50, 57, 58, 62, 63};
+  return kIndex[raster];
+}
+
+/// A plane of a slice of `mb_count` macroblocks: its first coefficient and its blocks (a power
+/// of two).
+struct PlaneSpan {
+  uint32_t first, blocks;
+};
+RDMAVIDEO_HOST_DEVICE inline PlaneSpan plane_span(int plane, uint32_t mb_count) {
+  return plane == 0   ? PlaneSpan{0, 4 * mb_count}
+         : plane == 1 ? PlaneSpan{4 * mb_count * kBlockSamples, 2 * mb_count}
+                      : PlaneSpan{6 * mb_count * kBlockSamples, 2 * mb_count};
 }
 
 /// A slice: where it starts (in macroblocks) and how many it has.
@@ -305,14 +310,16 @@ struct PlanesRef {
 };
 
 /// The 8x8 block at (x0, y0) of a plane `width` x `height` (its edge samples repeated), less
-/// the midpoint, transformed into `out`.
-RDMAVIDEO_HOST_DEVICE inline void block_dct(const uint16_t* plane, size_t pitch, uint32_t width,
-                                            uint32_t height, uint32_t x0, uint32_t y0,
-                                            Coefficients out) {
+/// the midpoint, transformed into block `b` of the `blocks` whose coefficients start at
+/// `plane` (in coding order).
+RDMAVIDEO_HOST_DEVICE inline void block_dct(const uint16_t* samples_at, size_t pitch,
+                                            uint32_t width, uint32_t height, uint32_t x0,
+                                            uint32_t y0, Coefficient* plane, uint32_t blocks,
+                                            uint32_t b) {
   int32_t samples[64];
   for (uint32_t r = 0; r < 8; ++r) {
     const uint32_t y = y0 + r < height ? y0 + r : height - 1;
-    const uint16_t* row = plane + y * pitch;
+    const uint16_t* row = samples_at + y * pitch;
     for (uint32_t c = 0; c < 8; ++c) {
       const uint32_t x = x0 + c < width ? x0 + c : width - 1;
       samples[r * 8 + c] = static_cast<int32_t>(row[x] & 0x3ff) - 512;
@@ -320,250 +327,326 @@ RDMAVIDEO_HOST_DEVICE inline void block_dct(const uint16_t* plane, size_t pitch,
   }
   int32_t transformed[64];
   forward_dct(samples, transformed);
-  for (int i = 0; i < 64; ++i) out[i] = transformed[i];
+  for (int at = 0; at < 64; ++at) {
+    plane[static_cast<uint32_t>(scan_index(at)) * blocks + b] =
+        static_cast<Coefficient>(transformed[at]);
+  }
 }
 
 /// Block `t` (0 to 8 x mb_count - 1) of the slice of `mb_count` macroblocks at (mb_x, mb_y):
 /// macroblock t / 8, its block t % 8 (0-3 Y: top left, top right, bottom left, bottom right;
-/// 4-5 Cb and 6-7 Cr: top, bottom), transformed into its place in `coefficients`
-/// (kSliceCoefficients): every Y block of the slice, then every Cb block, then every Cr
-/// block, each plane's in macroblock order. A GPU thread does one.
+/// 4-5 Cb and 6-7 Cr: top, bottom), transformed into its place among the slice's
+/// `coefficients` (kSliceCoefficients). A GPU thread does one.
 RDMAVIDEO_HOST_DEVICE inline void slice_block_dct(const PlanesRef& p, uint32_t mb_x, uint32_t mb_y,
                                                   uint32_t mb_count, uint32_t t,
-                                                  Coefficients coefficients) {
+                                                  Coefficient* coefficients) {
   const uint32_t m = t / 8, b = t % 8;
   const uint32_t x = (mb_x + m) * 16, y = mb_y * 16;
   if (b < 4) {
+    const PlaneSpan luma = plane_span(0, mb_count);
     block_dct(p.y, p.y_pitch, p.width, p.height, x + (b & 1) * 8, y + (b >> 1) * 8,
-              coefficients + (m * 4 + b) * kBlockSamples);
+              coefficients + luma.first, luma.blocks, m * 4 + b);
     return;
   }
   const uint32_t cw = (p.width + 1) / 2;
   const bool cr = b >= 6;
   const uint32_t half = (b - 4) % 2;
-  const Coefficients plane_blocks = coefficients + mb_count * (cr ? 6 : 4) * kBlockSamples;
+  const PlaneSpan chroma = plane_span(cr ? 2 : 1, mb_count);
   block_dct(cr ? p.cr : p.cb, p.c_pitch, cw, p.height, x / 2, y + half * 8,
-            plane_blocks + (m * 2 + half) * kBlockSamples);
+            coefficients + chroma.first, chroma.blocks, m * 2 + half);
 }
 
 /// Every block of the slice (slice_block_dct), one after another.
 RDMAVIDEO_HOST_DEVICE inline void slice_dct(const PlanesRef& p, uint32_t mb_x, uint32_t mb_y,
-                                            uint32_t mb_count, Coefficients coefficients) {
+                                            uint32_t mb_count, Coefficient* coefficients) {
   for (uint32_t t = 0; t < mb_count * 8; ++t) {
     slice_block_dct(p, mb_x, mb_y, mb_count, t, coefficients);
   }
 }
 
-/// The slice's `coefficients` at quantiser `q` into `out` (its 6-byte header first): its
-/// size, or 0 where it does not fit in `cap`. With no `out`, only its size.
-RDMAVIDEO_HOST_DEVICE inline size_t code_slice(ConstCoefficients coefficients, uint32_t mb_count,
-                                               const uint8_t* matrix, int q, uint8_t* out,
-                                               size_t cap) {
-  if (cap <= kSliceHeaderBytes) return 0;
-  const int blocks[3] = {static_cast<int>(mb_count * 4), static_cast<int>(mb_count * 2),
-                         static_cast<int>(mb_count * 2)};
-  size_t sizes[3] = {0, 0, 0};
-  size_t used = kSliceHeaderBytes;
-  for (int plane = 0; plane < 3; ++plane) {
-    sizes[plane] =
-        code_plane(coefficients, matrix, q, blocks[plane], out ? out + used : nullptr, cap - used);
-    if (sizes[plane] == 0 || sizes[plane] > 0xffff) return 0;
-    coefficients = coefficients + static_cast<size_t>(blocks[plane]) * kBlockSamples;
-    used += sizes[plane];
-  }
-  if (!out) return used;
-  out[0] = kSliceHeaderBytes << 3;
-  out[1] = static_cast<uint8_t>(q);
-  put16(out + 2, static_cast<uint32_t>(sizes[0]));
-  put16(out + 4, static_cast<uint32_t>(sizes[1]));
-  return used;
+// ---- A plane's codes.
+//
+// DC: the first block's as a signed code, then each difference, its sign given relative to
+// the last difference's (an odd code turns it over). AC: coefficient i of every block in turn,
+// as (run of zeros, level, sign), whose code books adapt to the last run and level.
+
+/// Each scan position's step and what divides by 8 times it, at one quantiser (the matrix is
+/// the same for every plane).
+struct Steps {
+  int32_t step[kBlockSamples];
+  Divisor eight[kBlockSamples];
+};
+RDMAVIDEO_HOST_DEVICE inline void make_step(const uint8_t* matrix, int q, int i, Steps& s) {
+  s.step[i] = static_cast<int32_t>(matrix[scan_position(i)]) * q;
+  s.eight[i] = Divisor(8u * static_cast<uint32_t>(s.step[i]));
 }
 
-// ---- The rate control, written once too: the CPU twin runs it over the slices' sizes with
-// loops, a GPU as kernels of one thread block whose phases (each for thread t of
-// kRateThreads, a barrier between them) are these functions, so the stand-in driver runs the
-// very phases too, thread after thread.
-
-inline constexpr int kRateThreads = 256;
-/// Steps of the search for the frame's quantiser: enough to narrow 1..kMaxQuantiser to one.
-inline constexpr int kRateSteps = 7;
-static_assert((1 << kRateSteps) >= kMaxQuantiser);
-inline constexpr uint32_t kNoSlice = 0xffffffffu;
-
-/// Where the rate control stands for a frame: a binary search for the finest quantiser whose
-/// slices, all at it, fit `budget` bytes (lo == hi once found; q: the one to try next), and
-/// once the slices are coded, where they end after the table and the first over its cap.
-struct RateState {
-  int32_t lo, hi, q;
-  uint32_t bad;
-  uint64_t budget;
-  uint64_t end;
+/// The levels of a plane: number k of its coefficients (coding order) quantised.
+struct PlaneLevels {
+  const Coefficient* at;
+  int shift;  // log2 of the plane's blocks: number k is at scan position k >> shift
+  const Steps* steps;
+  RDMAVIDEO_HOST_DEVICE int32_t operator[](uint32_t k) const {
+    const uint32_t i = k >> shift;
+    return quantise(at[k], steps->step[i], steps->eight[i]);
+  }
 };
 
-RDMAVIDEO_HOST_DEVICE inline RateState rate_start(uint64_t budget) {
-  return {1, kMaxQuantiser, (1 + kMaxQuantiser) / 2, kNoSlice, budget, 0};
-}
-
-/// A slice's bytes as the search adds them up: one over its cap (size 0) counts so much that
-/// no sum with it fits any budget, yet the sum of every slice cannot wrap.
-RDMAVIDEO_HOST_DEVICE inline uint64_t rate_bytes(uint64_t size, uint32_t count) {
-  return size == 0 ? ~uint64_t{0} / (4 * uint64_t{count} + 4) : size;
-}
-
-/// One step of the search, given the slices' total at s.q.
-RDMAVIDEO_HOST_DEVICE inline void rate_step(RateState& s, uint64_t total) {
-  if (s.lo >= s.hi) return;
-  if (total <= s.budget) {
-    s.hi = s.q;
-  } else {
-    s.lo = s.q + 1;
+/// The DC codes of a plane's `blocks` blocks.
+template <typename Bits>
+RDMAVIDEO_HOST_DEVICE inline void dc_codes(const PlaneLevels& levels, uint32_t blocks, Bits& w) {
+  int32_t last_dc = levels[0];
+  put_code(w, static_cast<uint32_t>(last_dc >= 0 ? last_dc * 2 : -last_dc * 2 - 1), kFirstDcBook);
+  unsigned last_code = 5;
+  bool negative = false;
+  for (uint32_t b = 1; b < blocks; ++b) {
+    const int32_t dc = levels[b];
+    const int32_t delta = dc - last_dc;
+    const uint32_t magnitude = static_cast<uint32_t>(delta < 0 ? -delta : delta);
+    unsigned code = 0;
+    if (delta != 0) code = magnitude * 2 - ((delta < 0) != negative ? 1 : 0);
+    put_code(w, code, dc_book(last_code));
+    last_code = code;
+    negative = delta < 0;
+    last_dc = dc;
   }
-  s.q = (s.lo + s.hi) / 2;
 }
 
-/// Thread t's slices: [first, end).
-struct Chunk {
-  uint32_t first, end;
-};
-RDMAVIDEO_HOST_DEVICE inline Chunk rate_chunk(uint32_t t, uint32_t count) {
-  const uint32_t per = (count + kRateThreads - 1) / kRateThreads;
-  const uint32_t first = t * per < count ? t * per : count;
-  return {first, first + per < count ? first + per : count};
-}
-
-/// What the phases share (a thread block's shared memory on a GPU).
-struct RateShared {
-  uint64_t part[kRateThreads];  // each thread's sum over its chunk
-  uint64_t extra[kRateThreads];
-  uint32_t stop;
+/// Where the AC codes stand: the zeros since the last level, the last run and level.
+struct RunState {
+  uint32_t run = 0, last_run = 4, last_level = 2;
 };
 
-/// `*at` = min(*at, v): atomically on a GPU.
-RDMAVIDEO_HOST_DEVICE inline void min_into(uint32_t* at, uint32_t v) {
-#if defined(__CUDA_ARCH__)
-  atomicMin(at, v);
-#else
-  if (v < *at) *at = v;
-#endif
-}
-
-/// The search's step. Phase 1: thread t's sum. Phase 2 (thread 0): the total, and the step.
-RDMAVIDEO_HOST_DEVICE inline void search_sum(uint32_t t, const uint64_t* sizes, uint32_t count,
-                                             RateShared& sh) {
-  const Chunk c = rate_chunk(t, count);
-  uint64_t sum = 0;
-  for (uint32_t i = c.first; i < c.end; ++i) sum += rate_bytes(sizes[i], count);
-  sh.part[t] = sum;
-}
-RDMAVIDEO_HOST_DEVICE inline void search_step(RateShared& sh, RateState& s) {
-  uint64_t total = 0;
-  for (int t = 0; t < kRateThreads; ++t) total += sh.part[t];
-  rate_step(s, total);
-}
-
-/// Each slice's quantiser once the search ends at lo: lo - 1 for the first slices, in order,
-/// whose extra bytes at lo - 1 the budget still pays for (and none after a slice that does not
-/// fit its cap at lo - 1); lo for the rest. `sizes` at lo, `finer` at lo - 1.
-/// Phase 1: thread t's sums at lo and of the extra bytes. Phase 2 (thread 0): each chunk's
-/// spending before it. Phase 3: the first slice not paid for. Phase 4: the quantisers.
-RDMAVIDEO_HOST_DEVICE inline uint64_t finer_extra(uint64_t size, uint64_t finer) {
-  return finer > size ? finer - size : 0;
-}
-RDMAVIDEO_HOST_DEVICE inline void finer_sums(uint32_t t, const uint64_t* sizes,
-                                             const uint64_t* finer, uint32_t count,
-                                             RateShared& sh) {
-  const Chunk c = rate_chunk(t, count);
-  uint64_t sum = 0, extra = 0;
-  for (uint32_t i = c.first; i < c.end; ++i) {
-    sum += rate_bytes(sizes[i], count);
-    extra += finer_extra(sizes[i], finer[i]);
-  }
-  sh.part[t] = sum;
-  sh.extra[t] = extra;
-}
-RDMAVIDEO_HOST_DEVICE inline void finer_scan(RateShared& sh) {
-  uint64_t total = 0;
-  for (int t = 0; t < kRateThreads; ++t) total += sh.part[t];
-  uint64_t spent = total;  // each chunk's spending before it, all before it taken
-  for (int t = 0; t < kRateThreads; ++t) {
-    const uint64_t extra = sh.extra[t];
-    sh.extra[t] = spent;
-    spent += extra;
-  }
-  sh.stop = kNoSlice;
-}
-RDMAVIDEO_HOST_DEVICE inline void finer_stop(uint32_t t, const uint64_t* sizes,
-                                             const uint64_t* finer, uint32_t count,
-                                             const RateState& s, RateShared& sh) {
-  const Chunk c = rate_chunk(t, count);
-  uint64_t spent = sh.extra[t];
-  for (uint32_t i = c.first; i < c.end; ++i) {
-    const uint64_t extra = finer_extra(sizes[i], finer[i]);
-    if (finer[i] == 0 || spent + extra > s.budget) {
-      min_into(&sh.stop, i);
-      return;
+/// The AC codes of coefficients [begin, end) of a plane, from `s`, which they move on.
+template <typename Bits>
+RDMAVIDEO_HOST_DEVICE inline void ac_codes(const PlaneLevels& levels, uint32_t begin, uint32_t end,
+                                           RunState& s, Bits& w) {
+  for (uint32_t k = begin; k < end; ++k) {
+    const int32_t v = levels[k];
+    if (v == 0) {
+      ++s.run;
+      continue;
     }
-    spent += extra;
-  }
-}
-RDMAVIDEO_HOST_DEVICE inline void finer_quantisers(uint32_t t, uint32_t count, const RateState& s,
-                                                   const RateShared& sh, int32_t* quantisers) {
-  const Chunk c = rate_chunk(t, count);
-  for (uint32_t i = c.first; i < c.end; ++i) {
-    quantisers[i] = s.lo > 1 && i < sh.stop ? s.lo - 1 : s.lo;
-  }
-}
-
-/// Where each coded slice goes behind the table (2 bytes a slice), where they end, and the
-/// first slice over its cap. Phase 1: thread t's sum. Phase 2 (thread 0): each chunk's start,
-/// the end. Phase 3: the offsets and the first slice over its cap.
-RDMAVIDEO_HOST_DEVICE inline void offsets_sum(uint32_t t, const uint64_t* sizes, uint32_t count,
-                                              RateShared& sh) {
-  const Chunk c = rate_chunk(t, count);
-  uint64_t sum = 0;
-  for (uint32_t i = c.first; i < c.end; ++i) sum += sizes[i];
-  sh.part[t] = sum;
-}
-RDMAVIDEO_HOST_DEVICE inline void offsets_scan(uint32_t count, RateShared& sh, RateState& s) {
-  uint64_t at = 2 * uint64_t{count};
-  for (int t = 0; t < kRateThreads; ++t) {
-    const uint64_t sum = sh.part[t];
-    sh.part[t] = at;
-    at += sum;
-  }
-  s.end = at;
-  s.bad = kNoSlice;
-}
-RDMAVIDEO_HOST_DEVICE inline void offsets_place(uint32_t t, const uint64_t* sizes, uint32_t count,
-                                                const RateShared& sh, RateState& s,
-                                                uint64_t* offsets) {
-  const Chunk c = rate_chunk(t, count);
-  uint64_t at = sh.part[t];
-  for (uint32_t i = c.first; i < c.end; ++i) {
-    if (sizes[i] == 0) min_into(&s.bad, i);
-    offsets[i] = at;
-    at += sizes[i];
+    const auto level = static_cast<uint32_t>(v < 0 ? -v : v);
+    put_code(w, s.run, run_book(s.last_run));
+    put_code(w, level - 1, level_book(s.last_level));
+    w.put(v < 0 ? 1 : 0, 1);
+    s.last_run = s.run;
+    s.last_level = level;
+    s.run = 0;
   }
 }
 
-/// The quantiser a coding pass uses where it is told by the rate control: the one the search
-/// tries next (nothing to code once it has ended: returns 0), the one it found, or the next
-/// finer (0 where there is none).
-enum QuantiserFrom : int { kSearchQuantiser = -1, kFoundQuantiser = -2, kFinerQuantiser = -3 };
-RDMAVIDEO_HOST_DEVICE inline int quantiser_from(int from, const RateState& s) {
-  switch (from) {
-    case kSearchQuantiser: return s.lo < s.hi ? s.q : 0;
-    case kFoundQuantiser: return s.lo;
-    case kFinerQuantiser: return s.lo > 1 ? s.lo - 1 : 0;
-    default: return from;
-  }
+// ---- Many threads a slice.
+//
+// A slice's coefficients are cut into chunks of kChunk, a GPU thread each (128 for a slice of
+// 8 macroblocks; a plane of n blocks has 2n, its first holding the DC codes). A chunk's codes
+// depend on what came before it only through its first level's run and code books and its
+// second level's run code book (the run before it adapts that book), so each chunk is
+// summarised on its own, the summaries are folded in order (a few operations each) to give
+// every chunk its first bit and the state it starts from, and then every chunk writes its
+// codes at its place. The CPU twin runs the same phases one thread after another.
+
+inline constexpr uint32_t kChunk = 32;
+inline constexpr uint32_t kSliceThreads = kSliceCoefficients / kChunk;  // 128
+static_assert(kChunk >= 4 * kMaxSliceMacroblocks, "a plane's DC codes fit its first chunk");
+
+/// What a chunk's AC codes are, whatever came before them.
+struct ChunkSummary {
+  uint32_t dc_bits;      // the plane's DC codes (its first chunk only)
+  uint32_t rest_bits;    // from the second level's level code on
+  uint16_t lead, trail;  // zeros before the first level and after the last (lead: all, if none)
+  uint16_t first_level, second_run, last_run, last_level;
+  uint32_t levels;  // 0, 1, or 2 for two or more
+};
+
+/// Chunk `c` of a slice: its plane, the plane's levels' layout, and its coefficients within
+/// the plane.
+struct ChunkAt {
+  int plane;
+  uint32_t blocks, first, begin, end;  // plane's blocks and first coefficient; [begin, end)
+};
+RDMAVIDEO_HOST_DEVICE inline uint32_t slice_chunks(uint32_t mb_count) { return 16 * mb_count; }
+RDMAVIDEO_HOST_DEVICE inline ChunkAt chunk_at(uint32_t c, uint32_t mb_count) {
+  const int plane = c < 8 * mb_count ? 0 : c < 12 * mb_count ? 1 : 2;
+  const PlaneSpan span = plane_span(plane, mb_count);
+  const uint32_t begin = c * kChunk - span.first;
+  return {plane, span.blocks, span.first, begin, begin + kChunk};
+}
+/// The first chunk of plane `p`.
+RDMAVIDEO_HOST_DEVICE inline uint32_t plane_chunk(int plane, uint32_t mb_count) {
+  return plane_span(plane, mb_count).first / kChunk;
 }
 
-/// A coded slice from its slot into the frame, and its size into the slice table.
-RDMAVIDEO_HOST_DEVICE inline void gather_slice(const uint8_t* slot, uint64_t size,
-                                               uint8_t* table_entry, uint8_t* to) {
-  for (uint64_t b = 0; b < size; ++b) to[b] = slot[b];
-  put16(table_entry, static_cast<uint32_t>(size));
+RDMAVIDEO_HOST_DEVICE inline ChunkSummary summarise_chunk(const PlaneLevels& levels,
+                                                          uint32_t blocks, uint32_t begin,
+                                                          uint32_t end) {
+  ChunkSummary c{};
+  if (begin == 0) {  // the plane's DC codes, then its AC from the first block's coefficient 1
+    BitCounter dc;
+    dc_codes(levels, blocks, dc);
+    c.dc_bits = dc.bits;
+    begin = blocks;
+  }
+  uint32_t k = begin;
+  while (k < end && levels[k] == 0) ++k;
+  c.lead = static_cast<uint16_t>(k - begin);
+  if (k == end) {
+    c.trail = c.lead;
+    return c;
+  }
+  const int32_t first = levels[k];
+  c.first_level = static_cast<uint16_t>(first < 0 ? -first : first);
+  c.last_level = c.first_level;
+  uint32_t next = k + 1;
+  while (next < end && levels[next] == 0) ++next;
+  if (next == end) {
+    c.levels = 1;
+    c.trail = static_cast<uint16_t>(end - k - 1);
+    return c;
+  }
+  c.levels = 2;
+  c.second_run = static_cast<uint16_t>(next - k - 1);
+  const int32_t second = levels[next];
+  const auto level = static_cast<uint32_t>(second < 0 ? -second : second);
+  BitCounter rest;
+  put_code(rest, level - 1, level_book(c.first_level));
+  rest.put(second < 0 ? 1 : 0, 1);
+  RunState s{0, c.second_run, level};
+  ac_codes(levels, next + 1, end, s, rest);
+  c.rest_bits = rest.bits;
+  c.trail = static_cast<uint16_t>(s.run);
+  c.last_run = static_cast<uint16_t>(s.last_run);
+  c.last_level = static_cast<uint16_t>(s.last_level);
+  return c;
+}
+
+/// The bits of a chunk whose codes start from `s`, which they move on: what ac_codes (after
+/// dc_codes, for a plane's first chunk) would write from there.
+RDMAVIDEO_HOST_DEVICE inline uint32_t chunk_bits(const ChunkSummary& c, RunState& s) {
+  if (c.levels == 0) {
+    s.run += c.lead;
+    return c.dc_bits;
+  }
+  BitCounter n;
+  const uint32_t run = s.run + c.lead;
+  put_code(n, run, run_book(s.last_run));
+  put_code(n, c.first_level - 1u, level_book(s.last_level));
+  n.put(0, 1);
+  if (c.levels == 1) {
+    s.last_run = run;
+  } else {
+    put_code(n, c.second_run, run_book(run));
+    n.bits += c.rest_bits;
+    s.last_run = c.last_run;
+  }
+  s.last_level = c.last_level;
+  s.run = c.trail;
+  return c.dc_bits + n.bits;
+}
+
+/// What a slice's threads share (a thread block's shared memory on a GPU).
+struct SliceShared {
+  Steps steps;
+  ChunkSummary chunks[kSliceThreads];
+  RunState entry[kSliceThreads];  // the state each chunk's codes start from
+  uint32_t start[kSliceThreads];  // each chunk's first bit, within its plane
+  uint32_t plane_bits[3];
+};
+
+/// The phases of coding a slice of `mb_count` macroblocks at quantiser `q`, for thread t of
+/// kSliceThreads, a barrier between each. Steps: thread t < 64, scan position t's step.
+RDMAVIDEO_HOST_DEVICE inline void slice_steps(uint32_t t, const uint8_t* matrix, int q,
+                                              SliceShared& sh) {
+  if (t < kBlockSamples) make_step(matrix, q, static_cast<int>(t), sh.steps);
+}
+RDMAVIDEO_HOST_DEVICE inline PlaneLevels plane_levels(const Coefficient* coefficients,
+                                                      const ChunkAt& c, const SliceShared& sh) {
+  return {coefficients + c.first, log2_floor(c.blocks), &sh.steps};
+}
+/// Summaries: chunk t's.
+RDMAVIDEO_HOST_DEVICE inline void slice_summarise(uint32_t t, const Coefficient* coefficients,
+                                                  uint32_t mb_count, SliceShared& sh) {
+  if (t >= slice_chunks(mb_count)) return;
+  const ChunkAt c = chunk_at(t, mb_count);
+  sh.chunks[t] = summarise_chunk(plane_levels(coefficients, c, sh), c.blocks, c.begin, c.end);
+}
+/// Fold: thread t < 3, plane t's chunks in order: where each starts, from what, and the
+/// plane's bits.
+RDMAVIDEO_HOST_DEVICE inline void slice_fold(uint32_t t, uint32_t mb_count, SliceShared& sh) {
+  if (t >= 3) return;
+  const int plane = static_cast<int>(t);
+  const uint32_t first = plane_chunk(plane, mb_count);
+  const uint32_t end = plane == 2 ? slice_chunks(mb_count) : plane_chunk(plane + 1, mb_count);
+  RunState s;
+  uint32_t bits = 0;
+  for (uint32_t c = first; c < end; ++c) {
+    sh.entry[c] = s;
+    sh.start[c] = bits;
+    bits += chunk_bits(sh.chunks[c], s);
+  }
+  sh.plane_bits[plane] = bits;
+}
+/// Size (one thread): the slice's bytes, its header's among them, or 0 over its cap.
+RDMAVIDEO_HOST_DEVICE inline size_t slice_size(uint32_t mb_count, const SliceShared& sh) {
+  size_t used = kSliceHeaderBytes;
+  for (uint32_t bits : sh.plane_bits) used += (bits + 7) / 8;
+  return used <= slice_cap(mb_count) ? used : 0;
+}
+/// Codes: chunk t's at its place among `words` (a BitPlacer's, zero, room for the slice), and
+/// thread 0 the header.
+RDMAVIDEO_HOST_DEVICE inline void slice_codes(uint32_t t, const Coefficient* coefficients,
+                                              uint32_t mb_count, int q, const SliceShared& sh,
+                                              uint32_t* words) {
+  if (t >= slice_chunks(mb_count)) return;
+  const uint32_t bytes[3] = {(sh.plane_bits[0] + 7) / 8, (sh.plane_bits[1] + 7) / 8,
+                             (sh.plane_bits[2] + 7) / 8};
+  if (t == 0) {
+    BitPlacer header(words, 0);
+    header.put(kSliceHeaderBytes << 3, 8);
+    header.put(static_cast<uint32_t>(q), 8);
+    header.put(bytes[0], 16);
+    header.put(bytes[1], 16);
+  }
+  const ChunkAt c = chunk_at(t, mb_count);
+  uint32_t plane_byte = kSliceHeaderBytes;
+  for (int p = 0; p < c.plane; ++p) plane_byte += bytes[p];
+  BitPlacer w(words, plane_byte * 8 + sh.start[t]);
+  const PlaneLevels levels = plane_levels(coefficients, c, sh);
+  uint32_t begin = c.begin;
+  if (begin == 0) {
+    dc_codes(levels, c.blocks, w);
+    begin = c.blocks;
+  }
+  RunState s = sh.entry[t];
+  ac_codes(levels, begin, c.end, s, w);
+}
+
+// The slice's phases one thread after another, as the CPU twin and the CUDA stand-in run them.
+
+/// The slice's size at quantiser `q` (0: over its cap).
+inline size_t count_slice(const Coefficient* coefficients, uint32_t mb_count, const uint8_t* matrix,
+                          int q, SliceShared& sh) {
+  for (uint32_t t = 0; t < kBlockSamples; ++t) slice_steps(t, matrix, q, sh);
+  for (uint32_t t = 0; t < kSliceThreads; ++t) slice_summarise(t, coefficients, mb_count, sh);
+  for (uint32_t t = 0; t < 3; ++t) slice_fold(t, mb_count, sh);
+  return slice_size(mb_count, sh);
+}
+
+inline constexpr size_t kSliceWords = (kMaxSliceMacroblocks * kSliceCapPerMacroblock + 3) / 4;
+
+/// The slice at quantiser `q` into `out` (`size` bytes, as count_slice gave it); `words`
+/// (kSliceWords) is scratch. The bytes written: other than `size` only if the two disagree.
+inline size_t write_slice(const Coefficient* coefficients, uint32_t mb_count, const uint8_t* matrix,
+                          int q, uint8_t* out, size_t size, SliceShared& sh, uint32_t* words) {
+  const size_t counted = count_slice(coefficients, mb_count, matrix, q, sh);
+  if (counted != size) return counted;
+  for (size_t w = 0; w < (size + 3) / 4; ++w) words[w] = 0;
+  for (uint32_t t = 0; t < kSliceThreads; ++t) slice_codes(t, coefficients, mb_count, q, sh, words);
+  for (uint32_t i = 0; i < size; ++i) out[i] = placed_byte(words, i);
+  return size;
 }
 
 }  // namespace rdmavideo::prores
+
+#include "slices/prores_rate.hpp"  // IWYU pragma: export

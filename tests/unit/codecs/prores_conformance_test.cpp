@@ -16,13 +16,17 @@ extern "C" {
 #include <cmath>
 #include <cstdarg>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "encoder/frame_writer.hpp"
 #include "process.hpp"
 #include "rdmavideo/prores.hpp"
+#include "slices/prores_slices.hpp"
 
 namespace rdmavideo::prores {
 namespace {
@@ -220,6 +224,76 @@ TEST_P(Conformance, FFmpegDecodesItSilentlyAtLeastAsWellAsProresKsAtTheSameSize)
   const auto capped = [](double db) { return std::min(db, 60.0); };
   EXPECT_GE(capped(ours.psnr_y), capped(ks.second.psnr_y) - 0.05);
   EXPECT_GE(capped(ours.psnr_c), capped(ks.second.psnr_c) - 0.05);
+}
+
+// The rate control's passes (slices/prores_rate.hpp) choose each slice's quantiser as the
+// binary search they replaced did, on every picture of the set: the finest quantiser whose
+// slices all fit the frame's budget, then the next finer one for the first slices the bytes
+// left pay for. At the extreme matrices (proxy's, HQ's) and budgets from starved to lavish.
+TEST_P(Conformance, ThePassesChooseWhatTheBinarySearchChose) {
+  const Case c = GetParam();
+  const Picture p = c.make(c.width, c.height);
+  ASSERT_EQ(p.y.size(), size_t{c.width} * c.height) << "the source picture was not made";
+  const std::vector<SliceSpan> slices = slice_layout(c.width, c.height);
+  const size_t count = slices.size();
+  const PlanesRef planes{p.y.data(),        p.cb.data(), p.cr.data(), c.width,
+                         (c.width + 1) / 2, c.width,     c.height};
+  std::vector<Coefficient> coefficients(count * kSliceCoefficients);
+  for (size_t i = 0; i < count; ++i) {
+    slice_dct(planes, slices[i].mb_x, slices[i].mb_y, slices[i].mb_count,
+              &coefficients[i * kSliceCoefficients]);
+  }
+  for (const Profile profile : {Profile::proxy, Profile::hq}) {
+    std::map<int, std::vector<uint64_t>> counted;  // every slice's size at a quantiser
+    const auto sizes_at = [&](int q) -> const std::vector<uint64_t>& {
+      auto [at, fresh] = counted.try_emplace(q, count);
+      if (fresh) {
+        auto shared = std::make_unique<SliceShared>();
+        for (size_t i = 0; i < count; ++i) {
+          at->second[i] = count_slice(&coefficients[i * kSliceCoefficients], slices[i].mb_count,
+                                      detail::matrix(profile), q, *shared);
+        }
+      }
+      return at->second;
+    };
+    for (const uint32_t bits_per_mb : {0u, 60u, 300u, 3000u}) {
+      SCOPED_TRACE(std::string(to_string(profile)) + " at " + std::to_string(bits_per_mb) +
+                   " bits a macroblock");
+      const FrameFormat format{c.width, c.height, profile, 1, 1, 1, bits_per_mb};
+      const uint64_t budget = detail::slices_budget(format, count);
+      const auto total = [&](int q) {
+        uint64_t sum = 0;
+        for (uint64_t b : sizes_at(q)) sum += rate_bytes(b, uint32_t(count));
+        return sum;
+      };
+      int lo = 1, hi = kMaxQuantiser;
+      while (lo < hi) {
+        const int q = (lo + hi) / 2;
+        if (total(q) <= budget) {
+          hi = q;
+        } else {
+          lo = q + 1;
+        }
+      }
+      std::vector<int> want(count, lo);
+      if (lo > 1) {
+        uint64_t spent = total(lo);
+        for (size_t i = 0; i < count && sizes_at(lo - 1)[i] != 0; ++i) {
+          const uint64_t more = finer_extra(sizes_at(lo)[i], sizes_at(lo - 1)[i]);
+          if (spent + more > budget) break;
+          spent += more;
+          want[i] = lo - 1;
+        }
+      }
+      auto chosen = detail::choose_quantisers(
+          count, budget, [&](int q, std::vector<uint64_t>& sizes) -> Result<void> {
+            sizes = sizes_at(q);
+            return {};
+          });
+      ASSERT_TRUE(chosen);
+      EXPECT_EQ(chosen->quantisers, want) << "the binary search ended at " << lo;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Pictures, Conformance,

@@ -555,9 +555,11 @@ void expect_to_yuv422p10(const std::shared_ptr<Device>& device, uint32_t width, 
 
 // The ProRes encoder's kernels against its CPU twin: a noisy 10-bit 4:2:2 picture of
 // `width` x `height` (its planes in device memory with pitches wider than their rows) makes
-// the same frame, byte for byte, both ways, in each profile.
+// the same frame, byte for byte, both ways, in each profile; with `bits_per_mb`, aimed at that
+// size instead of the profile's (a small one: frames that even the coarsest quantiser leaves
+// over their target, read back in two parts).
 void expect_prores_matches_the_cpu(const std::shared_ptr<Device>& device, uint32_t width,
-                                   uint32_t height) {
+                                   uint32_t height, uint32_t bits_per_mb = 0) {
   namespace pr = prores;
   const uint32_t cw = (width + 1) / 2;
   std::vector<uint16_t> planes[3] = {std::vector<uint16_t>(size_t{width} * height),
@@ -588,8 +590,12 @@ void expect_prores_matches_the_cpu(const std::shared_ptr<Device>& device, uint32
     picture.planes.at[p] = **at;
     picture.planes.pitch[p] = pitch;
   }
-  for (auto profile : {pr::Profile::proxy, pr::Profile::hq}) {
-    const pr::FrameFormat format{width, height, profile, 9, 16, 9};
+  for (auto profile :
+       {pr::Profile::proxy, pr::Profile::lt, pr::Profile::standard, pr::Profile::hq}) {
+    SCOPED_TRACE(std::to_string(width) + "x" + std::to_string(height) + " " +
+                 std::string(pr::to_string(profile)) + " at " + std::to_string(bits_per_mb) +
+                 " bits a macroblock");
+    const pr::FrameFormat format{width, height, profile, 9, 16, 9, bits_per_mb};
     auto gpu = pr::GpuEncoder::create(device, format);
     if (!RDMAVIDEO_CUDA_KERNELS) {
       ASSERT_FALSE(gpu);
@@ -1168,6 +1174,12 @@ TEST(CudaKernels, ProresKernelsMakeTheCpuTwinsFramesByteForByte) {
   auto device = fake_device();
   ASSERT_TRUE(device);
   expect_prores_matches_the_cpu(device, 250, 70);  // odd slices, edges not on 16
+  // The conformance set's sizes (prores_conformance_test).
+  for (const auto& [width, height] :
+       {std::pair{1280u, 720u}, {640u, 360u}, {1000u, 562u}, {33u, 17u}}) {
+    expect_prores_matches_the_cpu(device, width, height);
+  }
+  expect_prores_matches_the_cpu(device, 250, 70, 40);  // over its target: two reads
 }
 
 TEST(CudaKernels, EveryCarriedFormatIsMadeTheProresEncodersTenBitInput) {

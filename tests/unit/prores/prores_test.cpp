@@ -6,8 +6,10 @@
 // size it refuses).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <iostream>
+#include <memory>
 #include <numbers>
 #include <random>
 #include <set>
@@ -58,6 +60,149 @@ TEST(ProresCodes, AWriterPastItsEndSaysSo) {
   w.put(1, 1);
   w.finish();
   EXPECT_TRUE(w.overflowed());
+}
+
+// Every code of every code book the coder uses, counted and written: the counter (how the
+// chunks' lengths are found) says the bits the writer writes.
+TEST(ProresCodes, ACounterCountsWhatAWriterWrites) {
+  std::set<uint8_t> books = {kFirstDcBook};
+  for (unsigned last = 0; last < 20; ++last) {
+    books.insert(dc_book(last));
+    books.insert(run_book(last));
+    books.insert(level_book(last));
+  }
+  for (const uint8_t book : books) {
+    for (uint32_t value = 0; value < 70000; value += value < 300 ? 1 : 97) {
+      uint8_t out[64] = {};
+      BitWriter w(out, sizeof(out));
+      BitCounter n;
+      put_code(w, value, book);
+      put_code(n, value, book);
+      w.put(1, 1);  // a marker: where the code ended
+      const size_t bytes = w.finish();
+      size_t bits = bytes * 8;
+      while (bits > 0 && !((out[(bits - 1) / 8] >> (7 - (bits - 1) % 8)) & 1)) --bits;
+      ASSERT_EQ(n.bits, bits - 1) << "value " << value << " book " << int(book);
+    }
+  }
+}
+
+// A slice's codes by the definition (RDD 36), written plainly from each block's coefficients
+// in raster order: the header, then each plane (Y: 4 blocks a macroblock, then Cb and Cr: 2),
+// its DC codes and then its AC codes, coefficient by coefficient in scan order across the
+// plane's blocks, into one writer, each coefficient divided by its step. Empty: over its cap.
+std::vector<uint8_t> slice_by_definition(const std::vector<std::array<int32_t, 64>>& blocks,
+                                         uint32_t mb_count, const uint8_t* matrix, int q) {
+  const auto level_of = [&](uint32_t block, int at) {
+    const int32_t c = blocks[block][at], step = matrix[at] * q;
+    const int32_t level = ((c < 0 ? -c : c) * 8 + 3 * step) / (8 * step);
+    return c < 0 ? -level : level;
+  };
+  std::vector<uint8_t> out(kSliceHeaderBytes + 3 * slice_cap(mb_count));
+  size_t used = kSliceHeaderBytes, plane_bytes[3] = {};
+  for (int p = 0; p < 3; ++p) {
+    const uint32_t n = p == 0 ? 4 * mb_count : 2 * mb_count;
+    const uint32_t first = p == 0 ? 0 : p == 1 ? 4 * mb_count : 6 * mb_count;
+    BitWriter w(out.data() + used, out.size() - used);
+    int32_t last_dc = level_of(first, 0);
+    put_code(w, static_cast<uint32_t>(last_dc >= 0 ? 2 * last_dc : -2 * last_dc - 1), kFirstDcBook);
+    unsigned last_code = 5;
+    bool negative = false;
+    for (uint32_t b = 1; b < n; ++b) {
+      const int32_t dc = level_of(first + b, 0), delta = dc - last_dc;
+      const auto magnitude = static_cast<uint32_t>(delta < 0 ? -delta : delta);
+      const unsigned code = delta == 0 ? 0 : magnitude * 2 - ((delta < 0) != negative ? 1 : 0);
+      put_code(w, code, dc_book(last_code));
+      last_code = code;
+      negative = delta < 0;
+      last_dc = dc;
+    }
+    unsigned run = 0, last_run = 4, last_level = 2;
+    for (int i = 1; i < 64; ++i) {
+      for (uint32_t b = 0; b < n; ++b) {
+        const int32_t v = level_of(first + b, scan_position(i));
+        if (v == 0) {
+          ++run;
+          continue;
+        }
+        const auto level = static_cast<unsigned>(v < 0 ? -v : v);
+        put_code(w, run, run_book(last_run));
+        put_code(w, level - 1, level_book(last_level));
+        w.put(v < 0 ? 1 : 0, 1);
+        last_run = run;
+        last_level = level;
+        run = 0;
+      }
+    }
+    plane_bytes[p] = w.finish();
+    used += plane_bytes[p];
+  }
+  if (used > slice_cap(mb_count)) return {};
+  out.resize(used);
+  out[0] = kSliceHeaderBytes << 3;
+  out[1] = static_cast<uint8_t>(q);
+  put16(&out[2], static_cast<uint32_t>(plane_bytes[0]));
+  put16(&out[4], static_cast<uint32_t>(plane_bytes[1]));
+  return out;
+}
+
+// The chunks' summaries folded (what a GPU's threads compute for a slice, a chunk each) give
+// the definition's size, and each chunk's codes written at the place the fold gives it make
+// the definition's bytes: slices of every width, quantisers from the finest to the coarsest,
+// and coefficients from all zero through sparse to dense, small and as large as a DCT makes
+// them.
+TEST(ProresChunks, FoldedSummariesGiveTheDefinitionsSizeAndPlacedCodesItsBytes) {
+  std::mt19937 random(21);
+  auto shared = std::make_unique<SliceShared>();
+  std::vector<uint32_t> words(kSliceWords);
+  const uint8_t* matrix = detail::matrix(Profile::hq);
+  int cases = 0, over_cap = 0;
+  for (const uint32_t mb_count : {1u, 2u, 4u, 8u}) {
+    for (const int density : {0, 1, 8, 40, 100}) {  // percent of coefficients not zero
+      for (const int32_t largest : {3, 60, 16384}) {
+        std::vector<std::array<int32_t, 64>> blocks(8 * mb_count);
+        for (auto& block : blocks) {
+          for (auto& c : block) {
+            const bool set = int(random() % 100) < density;
+            c = set ? int32_t(random() % (2 * largest + 1)) - largest : 0;
+          }
+        }
+        // Laid out as the DCT lays them: block b's scan position i is number i x n + b of its
+        // plane.
+        std::vector<Coefficient> coded(kSliceCoefficients);
+        for (int p = 0; p < 3; ++p) {
+          const PlaneSpan span = plane_span(p, mb_count);
+          const uint32_t first = p == 0 ? 0 : p == 1 ? 4 * mb_count : 6 * mb_count;
+          for (uint32_t b = 0; b < span.blocks; ++b) {
+            for (int at = 0; at < 64; ++at) {
+              coded[span.first + uint32_t(scan_index(at)) * span.blocks + b] =
+                  static_cast<Coefficient>(blocks[first + b][at]);
+            }
+          }
+        }
+        for (const int q : {1, 2, 5, 16, 61, 128}) {
+          SCOPED_TRACE(std::to_string(mb_count) + " macroblocks, " + std::to_string(density) +
+                       "% set, up to " + std::to_string(largest) + ", q " + std::to_string(q));
+          const std::vector<uint8_t> want = slice_by_definition(blocks, mb_count, matrix, q);
+          const size_t size = count_slice(coded.data(), mb_count, matrix, q, *shared);
+          ASSERT_EQ(size, want.size());
+          ++cases;
+          if (size == 0) {
+            ++over_cap;
+            continue;
+          }
+          std::vector<uint8_t> got(size);
+          ASSERT_EQ(write_slice(coded.data(), mb_count, matrix, q, got.data(), size, *shared,
+                                words.data()),
+                    size);
+          ASSERT_EQ(got, want);
+        }
+      }
+    }
+  }
+  // A slice's cap is more than its largest coefficients take: none here comes near it.
+  EXPECT_EQ(over_cap, 0);
+  EXPECT_EQ(cases, 4 * 5 * 3 * 6);
 }
 
 TEST(ProresDct, IsFourTimesTheOrthonormalTransformWithinOne) {
@@ -144,97 +289,6 @@ TEST(ProresQuantiser, EveryCoefficientAtEveryStepIsQuantisedAsByDivision) {
   }
   std::cout << checked << " coefficients at " << steps.size() << " steps\n";
   EXPECT_EQ(wrong, 0u) << "first: " << first;
-}
-
-// The rate control's one-block phases (what a GPU's threads run, a barrier between phases) give
-// what its definition gives, written here as plain loops over the slices: the quantisers
-// (lo - 1 for the slices, in order, that the budget still pays for, stopping at the first
-// that does not fit its cap at lo - 1) and the offsets behind the table. Many slices to a
-// thread and fewer slices than threads, slices over their cap, budgets that run out early,
-// late and never.
-TEST(ProresRate, TheBlocksPhasesGiveTheQuantisersAndOffsetsOfTheDefinition) {
-  std::mt19937 random(7);
-  for (uint32_t count : {1u, 5u, 255u, 256u, 257u, 1020u, 4080u, 16320u}) {
-    for (int trial = 0; trial < 6; ++trial) {
-      SCOPED_TRACE(std::to_string(count) + " slices, trial " + std::to_string(trial));
-      std::vector<uint64_t> sizes(count), finer(count);
-      uint64_t at_lo = 0;
-      for (uint32_t i = 0; i < count; ++i) {
-        sizes[i] = 100 + random() % 900;
-        finer[i] = sizes[i] + random() % 300;
-        if (trial == 4 && random() % 200 == 0) finer[i] = 0;  // over its cap at lo - 1
-        at_lo += sizes[i];
-      }
-      // Budgets: none spare, a little, half the extra, all of it and more.
-      const uint64_t spare[6] = {0, 500, count * 75ull, count * 150ull, count * 400ull, 123};
-      RateState rate = rate_start(at_lo + spare[trial]);
-      rate.lo = rate.hi = trial == 5 ? 1 : 40;  // the search ended there
-      // The definition.
-      std::vector<int32_t> want(count, rate.lo);
-      if (rate.lo > 1) {
-        uint64_t spent = at_lo;
-        for (uint32_t i = 0; i < count && finer[i] != 0; ++i) {
-          const uint64_t more = finer[i] > sizes[i] ? finer[i] - sizes[i] : 0;
-          if (spent + more > rate.budget) break;
-          spent += more;
-          want[i] = rate.lo - 1;
-        }
-      }
-      // The phases, thread after thread.
-      RateShared shared{};
-      std::vector<int32_t> got(count, -1);
-      for (uint32_t t = 0; t < kRateThreads; ++t)
-        finer_sums(t, sizes.data(), finer.data(), count, shared);
-      finer_scan(shared);
-      for (uint32_t t = 0; t < kRateThreads; ++t)
-        finer_stop(t, sizes.data(), finer.data(), count, rate, shared);
-      for (uint32_t t = 0; t < kRateThreads; ++t)
-        finer_quantisers(t, count, rate, shared, got.data());
-      ASSERT_EQ(got, want);
-      // Offsets: the table (2 bytes a slice) first, then each slice after the last.
-      std::vector<uint64_t> coded = sizes, offsets(count);
-      if (trial == 3) coded[count / 2] = 0;  // over its cap
-      for (uint32_t t = 0; t < kRateThreads; ++t) offsets_sum(t, coded.data(), count, shared);
-      offsets_scan(count, shared, rate);
-      for (uint32_t t = 0; t < kRateThreads; ++t)
-        offsets_place(t, coded.data(), count, shared, rate, offsets.data());
-      uint64_t at = 2 * uint64_t{count};
-      for (uint32_t i = 0; i < count; ++i) {
-        ASSERT_EQ(offsets[i], at) << i;
-        at += coded[i];
-      }
-      EXPECT_EQ(rate.end, at);
-      EXPECT_EQ(rate.bad, trial == 3 ? count / 2 : kNoSlice);
-    }
-  }
-}
-
-// The search's step from the phases: the binary search for the finest quantiser whose total
-// fits, against sizes that fall as the quantiser grows.
-TEST(ProresRate, TheSearchFindsTheFinestQuantiserThatFits) {
-  const uint32_t count = 1000;
-  auto sizes_at = [&](int q) {
-    std::vector<uint64_t> v(count);
-    for (uint32_t i = 0; i < count; ++i) v[i] = q < 3 && i == 7 ? 0 : 40000 / q + i % 13;
-    return v;
-  };
-  for (int want : {1, 3, 17, 64, 65, 127, 128}) {
-    SCOPED_TRACE(want);
-    uint64_t budget = 0;
-    for (uint64_t b : sizes_at(want)) budget += b;
-    if (want == 128) budget = 1;  // nothing fits: the coarsest
-    RateState rate = rate_start(budget);
-    for (int step = 0; step < kRateSteps; ++step) {
-      const auto sizes = sizes_at(rate.q);
-      RateShared shared{};
-      if (rate.lo >= rate.hi) break;
-      for (uint32_t t = 0; t < kRateThreads; ++t) search_sum(t, sizes.data(), count, shared);
-      search_step(shared, rate);
-    }
-    EXPECT_EQ(rate.lo, rate.hi);
-    // Slice 7 does not fit its cap below 3: a quantiser under 3 never fits.
-    EXPECT_EQ(rate.lo, want == 1 ? 3 : want);
-  }
 }
 
 TEST(ProresSlices, RowsAreCutIntoEightFourTwoAndOneMacroblocks) {

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 
 #include "av_util.hpp"
 #include "rdmavideo/log.hpp"
@@ -44,6 +45,8 @@ struct OwnProres::Impl {
   std::string why_cpu;  // why the CPU twin encodes
   bool frames_on_gpu = false;
   double gpu_ms = 0;
+  UniquePacket packet;
+  std::deque<int64_t> in_flight;  // the pts of each frame the GPU is coding, oldest first
 
   size_t max_frame_bytes() const { return gpu ? gpu->max_frame_bytes() : cpu->max_frame_bytes(); }
 
@@ -52,7 +55,7 @@ struct OwnProres::Impl {
     auto opened = cuda::Device::shared(ordinal);
     if (!opened) return Unexpected(opened.error());
     device = *opened;
-    auto encoder = prores::GpuEncoder::create(device, format);
+    auto encoder = prores::GpuEncoder::create(device, format, kGpuFramesInFlight);
     if (!encoder) return Unexpected(encoder.error());
     auto created = device->create_stream();
     if (!created) return Unexpected(created.error());
@@ -71,16 +74,28 @@ struct OwnProres::Impl {
     return {};
   }
 
-  // The picture on the GPU coded into `packet`; `began`: when its conversion or upload began.
-  Result<void> encode_on_gpu(AVPacket* packet, std::chrono::steady_clock::time_point began) {
-    if (const int rc = av_new_packet(packet, static_cast<int>(gpu->max_frame_bytes())); rc < 0)
+  // The picture on the GPU queued, stamped `pts`; the oldest frame to `out` once as many are
+  // queued as the encoder holds.
+  Result<void> submit(int64_t pts, const Coded& out) {
+    if (auto ok = gpu->submit(picture); !ok) return Unexpected(ok.error().context(who));
+    in_flight.push_back(pts);
+    if (gpu->queued() < gpu->frames_in_flight()) return {};
+    return collect(out);
+  }
+
+  // The oldest frame the GPU is coding to `out`.
+  Result<void> collect(const Coded& out) {
+    av_packet_unref(packet.get());
+    if (const int rc = av_new_packet(packet.get(), static_cast<int>(gpu->max_frame_bytes()));
+        rc < 0)
       return Unexpected(av_error(who, "av_new_packet", rc));
-    auto size = gpu->encode(picture, std::span(packet->data, static_cast<size_t>(packet->size)));
+    const int64_t pts = in_flight.front();
+    in_flight.pop_front();
+    auto size = gpu->collect(std::span(packet->data, static_cast<size_t>(packet->size)));
     if (!size) return Unexpected(size.error().context(who));
-    av_shrink_packet(packet, static_cast<int>(*size));
-    gpu_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
-    return {};
+    av_shrink_packet(packet.get(), static_cast<int>(*size));
+    gpu_ms = gpu->last_encode_ms();
+    return out(*packet, pts);
   }
 };
 
@@ -97,6 +112,9 @@ Result<std::unique_ptr<OwnProres>> OwnProres::open(const prores::FrameFormat& fo
   impl->stream_format = stream.pixel_format;
   impl->layout = stream.layout;
   impl->who = who;
+  auto packet = make_packet(who);
+  if (!packet) return Unexpected(packet.error());
+  impl->packet = std::move(*packet);
   impl->frames_on_gpu = gpu.has_value();
   // The GPU the frames are in; for host frames the first GPU there is.
   std::optional<int> ordinal = gpu;
@@ -135,11 +153,10 @@ bool OwnProres::takes_gpu_frames() const {
   return impl_->gpu && gpu_input(impl_->stream_format).has_value();
 }
 
-Result<void> OwnProres::encode(const AVFrame& frame, AVPacket* packet) {
+Result<void> OwnProres::encode(const AVFrame& frame, int64_t pts, const Coded& out) {
   Impl& m = *impl_;
   if (m.gpu) {
     // One upload of the three planes.
-    const auto began = std::chrono::steady_clock::now();
     const uint32_t samples[3] = {m.format.width, (m.format.width + 1) / 2,
                                  (m.format.width + 1) / 2};
     for (int p = 0; p < 3; ++p) {
@@ -153,8 +170,10 @@ Result<void> OwnProres::encode(const AVFrame& frame, AVPacket* packet) {
       }
     }
     if (auto ok = m.stream->synchronize(); !ok) return Unexpected(ok.error().context(m.who));
-    return m.encode_on_gpu(packet, began);
+    return m.submit(pts, out);
   }
+  AVPacket* packet = m.packet.get();
+  av_packet_unref(packet);
   if (const int rc = av_new_packet(packet, static_cast<int>(m.cpu->max_frame_bytes())); rc < 0)
     return Unexpected(av_error(m.who, "av_new_packet", rc));
   const prores::Planes422 planes{reinterpret_cast<const uint16_t*>(frame.data[0]),
@@ -165,17 +184,16 @@ Result<void> OwnProres::encode(const AVFrame& frame, AVPacket* packet) {
   auto size = m.cpu->encode(planes, std::span(packet->data, static_cast<size_t>(packet->size)));
   if (!size) return Unexpected(size.error().context(m.who));
   av_shrink_packet(packet, static_cast<int>(*size));
-  return {};
+  return out(*packet, pts);
 }
 
-Result<void> OwnProres::encode(FrameLease frame, AVPacket* packet) {
+Result<void> OwnProres::encode(FrameLease frame, int64_t pts, const Coded& out) {
   Impl& m = *impl_;
   const auto input = gpu_input(m.stream_format);
   if (!m.gpu || !input || frame.memory_kind() != memory::MemoryKind::cuda) {
     return make_error(ErrorCode::invalid_argument,
                       "{}: a frame in GPU memory for an encoder that does not take one", m.who);
   }
-  const auto began = std::chrono::steady_clock::now();
   prores::DevicePlanes from;
   const auto base = cuda::address(frame.data().data());
   for (int p = 0; p < m.layout.plane_count && p < 3; ++p) {
@@ -186,7 +204,15 @@ Result<void> OwnProres::encode(FrameLease frame, AVPacket* packet) {
   if (ok) ok = m.stream->synchronize();
   if (!ok) return Unexpected(ok.error().context(m.who));
   frame.release();  // the slot goes back while the picture is coded
-  return m.encode_on_gpu(packet, began);
+  return m.submit(pts, out);
+}
+
+Result<void> OwnProres::flush(const Coded& out) {
+  Impl& m = *impl_;
+  while (m.gpu && m.gpu->queued() > 0) {
+    if (auto ok = m.collect(out); !ok) return ok;
+  }
+  return {};
 }
 
 double OwnProres::gpu_ms() const { return impl_->gpu_ms; }
@@ -205,18 +231,17 @@ std::string OwnProres::describe() const {
 
 namespace {
 
-// The project's ProRes behind the recorder's seam: each picture coded and written at once (an
-// intra-only codec holds nothing back), stamped with its time as a keyframe.
+// The project's ProRes behind the recorder's seam: each picture coded and written in order,
+// stamped with its time as a keyframe; at once by the CPU twin, a few frames later on a GPU
+// (kGpuFramesInFlight are coded at once), and those left at the stream's end by flush().
 class ProresEncoder final : public VideoEncoder {
  public:
   ProresEncoder(UniqueCodecContext context, AVPixelFormat picture_format,
-                std::unique_ptr<OwnProres> own, prores::Profile profile, Rational rate,
-                UniquePacket packet)
+                std::unique_ptr<OwnProres> own, prores::Profile profile, Rational rate)
       : VideoEncoder(std::move(context), picture_format),
         own_(std::move(own)),
         profile_(profile),
-        rate_(rate),
-        packet_(std::move(packet)) {}
+        rate_(rate) {}
 
   bool takes_gpu_frames() const override { return own_->takes_gpu_frames(); }
   bool stores_raw() const override { return false; }
@@ -226,14 +251,12 @@ class ProresEncoder final : public VideoEncoder {
     return MKTAG(tag[0], tag[1], tag[2], tag[3]);
   }
   Result<void> encode(AVFrame& picture, const Packets& out) override {
-    if (auto ok = own_->encode(picture, packet_.get()); !ok) return ok;
-    return written(picture.pts, out);
+    return own_->encode(picture, picture.pts, written(out));
   }
   Result<void> encode(FrameLease frame, int64_t pts, const Packets& out) override {
-    if (auto ok = own_->encode(std::move(frame), packet_.get()); !ok) return ok;
-    return written(pts, out);
+    return own_->encode(std::move(frame), pts, written(out));
   }
-  Result<void> flush(const Packets&) override { return {}; }  // each picture went out coded
+  Result<void> flush(const Packets& out) override { return own_->flush(written(out)); }
   double gpu_ms() const override { return own_->gpu_ms(); }
   std::string describe(std::string_view muxer) const override {
     return fmt::format("{} (prores {}, {}) {}x{} {} at {} fps in {}, {}", kOwnProresEncoder,
@@ -243,18 +266,19 @@ class ProresEncoder final : public VideoEncoder {
   }
 
  private:
-  Result<void> written(int64_t pts, const Packets& out) {
-    AVPacket& p = *packet_;
-    p.pts = p.dts = pts;
-    p.duration = 1;
-    p.flags |= AV_PKT_FLAG_KEY;
-    return out(p);
+  // Each coded picture stamped with its time as a keyframe, then to the file.
+  static OwnProres::Coded written(const Packets& out) {
+    return [&out](AVPacket& p, int64_t pts) {
+      p.pts = p.dts = pts;
+      p.duration = 1;
+      p.flags |= AV_PKT_FLAG_KEY;
+      return out(p);
+    };
   }
 
   std::unique_ptr<OwnProres> own_;
   prores::Profile profile_;
   Rational rate_;
-  UniquePacket packet_;
 };
 
 // The own encoder's profile for a ProRes 422 codec choice (choose() lets no other through).
@@ -294,11 +318,8 @@ Result<std::unique_ptr<VideoEncoder>> open_prores_encoder(const Choice& choice,
                                        static_cast<uint8_t>(enc.colorspace)};
   auto own = OwnProres::open(own_format, format, options.gpu_frames, encoder_threads(options), who);
   if (!own) return Unexpected(own.error());
-  auto packet = make_packet(who);
-  if (!packet) return Unexpected(packet.error());
-  return std::unique_ptr<VideoEncoder>(
-      std::make_unique<ProresEncoder>(std::move(*context), picture_format, std::move(*own), profile,
-                                      format.frame_rate, std::move(*packet)));
+  return std::unique_ptr<VideoEncoder>(std::make_unique<ProresEncoder>(
+      std::move(*context), picture_format, std::move(*own), profile, format.frame_rate));
 }
 
 }  // namespace rdmavideo::av

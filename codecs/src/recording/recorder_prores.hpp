@@ -11,6 +11,7 @@ extern "C" {
 #include <libavcodec/avcodec.h>
 }
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,10 @@ extern "C" {
 #include "rdmavideo/result.hpp"
 
 namespace rdmavideo::av {
+
+/// Frames a GPU encoder codes at once, each on its own stream: one frame's passes overlap the
+/// next's, and the host waits for none of them.
+inline constexpr unsigned kGpuFramesInFlight = 3;
 
 class OwnProres {
  public:
@@ -37,10 +42,16 @@ class OwnProres {
   /// Whether frames of the stream in GPU memory are encoded there (a GPU encoder, and the
   /// stream's format made 10-bit 4:2:2 on the GPU).
   bool takes_gpu_frames() const;
-  /// A yuv422p10le picture in host memory into `packet` (its data and size; no timing).
-  Result<void> encode(const AVFrame& picture, AVPacket* packet);
-  /// A frame in GPU memory into `packet`; the lease goes back once it is converted.
-  Result<void> encode(FrameLease frame, AVPacket* packet);
+  /// What a coded frame is handed to: its packet (data and size; no timing) and its pts.
+  using Coded = std::function<Result<void>(AVPacket& packet, int64_t pts)>;
+  /// A yuv422p10le picture in host memory, stamped `pts`. On a GPU up to
+  /// kGpuFramesInFlight frames are coded at once: `out` is given the oldest once that many
+  /// are queued, and flush() the rest.
+  Result<void> encode(const AVFrame& picture, int64_t pts, const Coded& out);
+  /// A frame in GPU memory; the lease goes back once it is converted.
+  Result<void> encode(FrameLease frame, int64_t pts, const Coded& out);
+  /// The frames still being coded, in order.
+  Result<void> flush(const Coded& out);
   /// The GPU's time for the last frame (ms, conversion or upload included); 0 on the CPU.
   double gpu_ms() const;
   /// "on the GPU (...)" or "on the CPU (...)", for the recording's description.

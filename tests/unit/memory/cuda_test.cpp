@@ -553,6 +553,80 @@ void expect_to_yuv422p10(const std::shared_ptr<Device>& device, uint32_t width, 
   }
 }
 
+// A noisy 10-bit 4:2:2 picture of `width` x `height` (planes Y, Cb, Cr), from `seed`.
+std::vector<std::vector<uint16_t>> prores_picture(uint32_t width, uint32_t height, uint32_t seed) {
+  const uint32_t cw = (width + 1) / 2;
+  std::vector<std::vector<uint16_t>> planes = {std::vector<uint16_t>(size_t{width} * height),
+                                               std::vector<uint16_t>(size_t{cw} * height),
+                                               std::vector<uint16_t>(size_t{cw} * height)};
+  for (auto& plane : planes) {
+    for (size_t i = 0; i < plane.size(); ++i) {
+      seed = seed * 1103515245 + 12345;
+      plane[i] = static_cast<uint16_t>(64 + (i % width) * 3 % 800 + (seed >> 16) % 97);
+    }
+  }
+  return planes;
+}
+
+// Device memory for such a picture, pitches wider than its rows.
+struct DeviceProresPicture {
+  prores::DevicePicture picture;
+  std::vector<std::shared_ptr<DevicePtr>> memory;
+};
+DeviceProresPicture allocate_prores_picture(const std::shared_ptr<Device>& device, uint32_t width,
+                                            uint32_t height) {
+  DeviceProresPicture out{{{}, width, height}, {}};
+  for (int p = 0; p < 3; ++p) {
+    const uint32_t samples = p == 0 ? width : (width + 1) / 2;
+    const size_t pitch = (samples * 2 + 255) / 256 * 256 + 256;
+    auto at = device->allocate(pitch * height);
+    EXPECT_TRUE(at);
+    if (!at) return out;
+    out.memory.push_back(*at);
+    out.picture.planes.at[p] = **at;
+    out.picture.planes.pitch[p] = pitch;
+  }
+  return out;
+}
+void upload_prores_picture(const std::shared_ptr<Device>& device,
+                           const std::vector<std::vector<uint16_t>>& planes,
+                           const prores::DevicePicture& to) {
+  auto stream = device->create_stream();
+  ASSERT_TRUE(stream);
+  for (int p = 0; p < 3; ++p) {
+    const size_t row = (p == 0 ? to.width : (to.width + 1) / 2) * 2u;
+    ASSERT_TRUE((*stream)->copy_2d_async(
+        Pitched::device(to.planes.at[p], to.planes.pitch[p]),
+        Pitched::host(reinterpret_cast<const std::byte*>(planes[p].data()), row), row, to.height));
+  }
+  ASSERT_TRUE((*stream)->synchronize());
+}
+
+// The CPU twin's frame of the picture.
+std::vector<uint8_t> prores_on_cpu(const prores::FrameFormat& format,
+                                   const std::vector<std::vector<uint16_t>>& planes) {
+  auto cpu = prores::Encoder::create(format);
+  EXPECT_TRUE(cpu);
+  if (!cpu) return {};
+  std::vector<uint8_t> out(cpu->max_frame_bytes());
+  const prores::Planes422 host{planes[0].data(), planes[1].data(), planes[2].data(), format.width,
+                               (format.width + 1) / 2};
+  auto size = cpu->encode(host, out);
+  EXPECT_TRUE(size);
+  out.resize(size ? *size : 0);
+  return out;
+}
+
+std::string first_difference_of(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+  if (got.size() != want.size()) {
+    return std::to_string(got.size()) + " bytes, not " + std::to_string(want.size());
+  }
+  const auto differ = std::mismatch(got.begin(), got.end(), want.begin());
+  return differ.first == got.end()
+             ? "the same"
+             : "first difference at byte " + std::to_string(differ.first - got.begin());
+}
+
 // The ProRes encoder's kernels against its CPU twin: a noisy 10-bit 4:2:2 picture of
 // `width` x `height` (its planes in device memory with pitches wider than their rows) makes
 // the same frame, byte for byte, both ways, in each profile; with `bits_per_mb`, aimed at that
@@ -561,35 +635,9 @@ void expect_to_yuv422p10(const std::shared_ptr<Device>& device, uint32_t width, 
 void expect_prores_matches_the_cpu(const std::shared_ptr<Device>& device, uint32_t width,
                                    uint32_t height, uint32_t bits_per_mb = 0) {
   namespace pr = prores;
-  const uint32_t cw = (width + 1) / 2;
-  std::vector<uint16_t> planes[3] = {std::vector<uint16_t>(size_t{width} * height),
-                                     std::vector<uint16_t>(size_t{cw} * height),
-                                     std::vector<uint16_t>(size_t{cw} * height)};
-  uint32_t seed = 12345;
-  for (auto& plane : planes) {
-    for (size_t i = 0; i < plane.size(); ++i) {
-      seed = seed * 1103515245 + 12345;
-      plane[i] = static_cast<uint16_t>(64 + (i % width) * 3 % 800 + (seed >> 16) % 97);
-    }
-  }
-  prores::DevicePicture picture{{}, width, height};
-  std::vector<std::shared_ptr<DevicePtr>> memory;
-  for (int p = 0; p < 3; ++p) {
-    const uint32_t samples = p == 0 ? width : cw;
-    const size_t pitch = (samples * 2 + 255) / 256 * 256 + 256;
-    auto at = device->allocate(pitch * height);
-    ASSERT_TRUE(at);
-    memory.push_back(*at);
-    auto stream = device->create_stream();
-    ASSERT_TRUE(stream);
-    ASSERT_TRUE((*stream)->copy_2d_async(
-        Pitched::device(**at, pitch),
-        Pitched::host(reinterpret_cast<const std::byte*>(planes[p].data()), samples * 2),
-        samples * 2, height));
-    ASSERT_TRUE((*stream)->synchronize());
-    picture.planes.at[p] = **at;
-    picture.planes.pitch[p] = pitch;
-  }
+  const auto planes = prores_picture(width, height, 12345);
+  auto picture = allocate_prores_picture(device, width, height);
+  upload_prores_picture(device, planes, picture.picture);
   for (auto profile :
        {pr::Profile::proxy, pr::Profile::lt, pr::Profile::standard, pr::Profile::hq}) {
     SCOPED_TRACE(std::to_string(width) + "x" + std::to_string(height) + " " +
@@ -603,20 +651,71 @@ void expect_prores_matches_the_cpu(const std::shared_ptr<Device>& device, uint32
       return;
     }
     ASSERT_TRUE(gpu) << gpu.error().message();
-    auto cpu = pr::Encoder::create(format);
-    ASSERT_TRUE(cpu);
-    std::vector<uint8_t> on_gpu((*gpu)->max_frame_bytes()), on_cpu(cpu->max_frame_bytes());
-    auto gpu_size = (*gpu)->encode(picture, on_gpu);
+    std::vector<uint8_t> on_gpu((*gpu)->max_frame_bytes());
+    auto gpu_size = (*gpu)->encode(picture.picture, on_gpu);
     ASSERT_TRUE(gpu_size) << gpu_size.error().message();
-    const pr::Planes422 host{planes[0].data(), planes[1].data(), planes[2].data(), width, cw};
-    auto cpu_size = cpu->encode(host, on_cpu);
-    ASSERT_TRUE(cpu_size);
-    ASSERT_EQ(*gpu_size, *cpu_size) << pr::to_string(profile);
-    const auto differ =
-        std::mismatch(on_gpu.begin(), on_gpu.begin() + long(*gpu_size), on_cpu.begin());
-    EXPECT_EQ(differ.first, on_gpu.begin() + long(*gpu_size))
-        << pr::to_string(profile) << ": first difference at byte " << differ.first - on_gpu.begin();
+    on_gpu.resize(*gpu_size);
+    const auto on_cpu = prores_on_cpu(format, planes);
+    EXPECT_EQ(on_gpu, on_cpu) << first_difference_of(on_gpu, on_cpu);
   }
+}
+
+// Frames in flight: each picture made in the same device memory once submit() has returned
+// (it has been read), the frames collected in order are the CPU twin's of each picture; one
+// more than the encoder queues, encode() while frames are queued, and a collect() with none
+// queued are refused, naming why.
+void expect_prores_frames_in_flight(const std::shared_ptr<Device>& device, uint32_t width,
+                                    uint32_t height) {
+  namespace pr = prores;
+  if (!RDMAVIDEO_CUDA_KERNELS) GTEST_SKIP() << "this build has no CUDA kernels";
+  const pr::FrameFormat format{width, height, pr::Profile::hq, 1, 1, 1};
+  auto picture = allocate_prores_picture(device, width, height);
+  std::vector<std::vector<std::vector<uint16_t>>> pictures;
+  for (uint32_t seed = 1; seed <= 7; ++seed)
+    pictures.push_back(prores_picture(width, height, seed));
+  auto gpu = pr::GpuEncoder::create(device, format, 3);
+  ASSERT_TRUE(gpu) << gpu.error().message();
+  EXPECT_EQ((*gpu)->frames_in_flight(), 3u);
+  std::vector<uint8_t> out((*gpu)->max_frame_bytes());
+  const auto collect_as = [&](size_t k) {
+    auto size = (*gpu)->collect(out);
+    ASSERT_TRUE(size) << size.error().message();
+    const std::vector<uint8_t> got(out.begin(), out.begin() + long(*size));
+    const auto want = prores_on_cpu(format, pictures[k]);
+    EXPECT_EQ(got, want) << "picture " << k << ": " << first_difference_of(got, want);
+  };
+  // Three queued at once, each made where the last was.
+  for (size_t k = 0; k < 3; ++k) {
+    upload_prores_picture(device, pictures[k], picture.picture);
+    ASSERT_TRUE((*gpu)->submit(picture.picture));
+    EXPECT_EQ((*gpu)->queued(), k + 1);
+  }
+  auto refused = (*gpu)->submit(picture.picture);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("3 frames in flight already: collect one first"),
+            std::string::npos)
+      << refused.error().message();
+  auto alone = (*gpu)->encode(picture.picture, out);
+  ASSERT_FALSE(alone);
+  EXPECT_NE(alone.error().message().find("collect them before encoding one alone"),
+            std::string::npos)
+      << alone.error().message();
+  for (size_t k = 0; k < 3; ++k) collect_as(k);
+  auto none = (*gpu)->collect(out);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message().find("no frame in flight"), std::string::npos);
+  // Then as a recorder runs it: one submitted, the oldest collected once three are queued.
+  size_t collected = 3;
+  for (size_t k = 3; k < pictures.size(); ++k) {
+    upload_prores_picture(device, pictures[k], picture.picture);
+    ASSERT_TRUE((*gpu)->submit(picture.picture));
+    if ((*gpu)->queued() == 3) collect_as(collected++);
+  }
+  while ((*gpu)->queued() > 0) collect_as(collected++);
+  EXPECT_EQ(collected, pictures.size());
+  auto wrong = pr::GpuEncoder::create(device, format, 0);
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message().find("0 frames in flight (1 to 8)"), std::string::npos);
 }
 
 #ifndef RDMAVIDEO_REAL_GPU
@@ -1182,6 +1281,12 @@ TEST(CudaKernels, ProresKernelsMakeTheCpuTwinsFramesByteForByte) {
   expect_prores_matches_the_cpu(device, 250, 70, 40);  // over its target: two reads
 }
 
+TEST(CudaKernels, ProresFramesInFlightAreCollectedInOrderAsTheTwinMakesThem) {
+  auto device = fake_device();
+  ASSERT_TRUE(device);
+  expect_prores_frames_in_flight(device, 250, 70);
+}
+
 TEST(CudaKernels, EveryCarriedFormatIsMadeTheProresEncodersTenBitInput) {
   auto device = fake_device();
   ASSERT_TRUE(device);
@@ -1288,6 +1393,11 @@ TEST(RealGpu, ProresKernelsMakeTheCpuTwinsFramesByteForByte) {
   REQUIRE_GPU();
   expect_prores_matches_the_cpu(gpu, 1920, 1080);
   expect_prores_matches_the_cpu(gpu, 1000, 562);
+}
+
+TEST(RealGpu, ProresFramesInFlightAreCollectedInOrderAsTheTwinMakesThem) {
+  REQUIRE_GPU();
+  expect_prores_frames_in_flight(gpu, 1920, 1080);
 }
 
 TEST(RealGpu, EveryCarriedFormatIsMadeTheProresEncodersTenBitInput) {

@@ -108,28 +108,43 @@ struct DevicePicture {
 enum class GpuInput { uyvy, yuy2, nv12, i420, p010, yuv422p10, v210 };
 
 /// The encoder on a GPU: the same frames as Encoder's, from a picture in that GPU's memory.
-/// The slices are transformed, coded and gathered behind their table there; what crosses to
-/// the host is each slice's size while the rate control looks for the quantisers (a few KiB)
-/// and the coded frame. Not thread-safe: one encode at a time.
+/// The slices are transformed, counted, coded and placed behind their table there, with no
+/// wait of the host's between the passes; what crosses to the host is the coded frame (and the
+/// rate control's end, a few bytes). Frames may be queued (submit()) several at once, each on
+/// its own stream with its own memory, and collected in order (collect()), so that one frame's
+/// passes overlap the next's. Not thread-safe: one caller at a time.
+inline constexpr unsigned kMostFramesInFlight = 8;
 class GpuEncoder {
  public:
   /// `unsupported`, naming why, where the device cannot run the library's kernels.
+  /// `frames_in_flight` (1 to kMostFramesInFlight): how many frames submit() may queue before
+  /// one is collected.
   static Result<std::unique_ptr<GpuEncoder>> create(std::shared_ptr<cuda::Device> device,
-                                                    const FrameFormat& format);
+                                                    const FrameFormat& format,
+                                                    unsigned frames_in_flight = 1);
   ~GpuEncoder();
   GpuEncoder(const GpuEncoder&) = delete;
   GpuEncoder& operator=(const GpuEncoder&) = delete;
 
   const FrameFormat& format() const;
   size_t max_frame_bytes() const;
+  unsigned frames_in_flight() const;
+  /// Frames submitted and not yet collected.
+  unsigned queued() const;
   /// Queues on `stream` (of the encoder's device) the making of `to` from `from` (planes as
   /// `input` lays them out); the caller waits.
   Result<void> make_picture(cuda::Stream& stream, GpuInput input, const DevicePlanes& from,
                             const DevicePicture& to) const;
-  /// Encodes the picture (10-bit 4:2:2 planes in the device's memory, pitches in bytes) into
-  /// `out` (at least max_frame_bytes()); the frame's size.
+  /// Queues the encoding of the picture (10-bit 4:2:2 planes in the device's memory, pitches in
+  /// bytes); returns once it has been read, so the caller may make the next picture in its
+  /// place, while the frame is coded. `invalid_argument` where frames_in_flight() are queued.
+  Result<void> submit(const DevicePicture& picture);
+  /// The oldest frame queued into `out` (at least max_frame_bytes()), waiting until it is
+  /// done: its size.
+  Result<size_t> collect(std::span<uint8_t> out);
+  /// One picture submitted and collected, with none queued: the frame's size.
   Result<size_t> encode(const DevicePicture& picture, std::span<uint8_t> out);
-  /// How long the last encode took, from its first kernel to the frame on the host.
+  /// How long the last frame collected took, from its submission to its bytes in `out`.
   double last_encode_ms() const;
 
  private:

@@ -8,10 +8,14 @@
 //
 //   rdmavideo-prores-encoders [--sizes 1920x1080,3840x2160] [--frames N] [--streams N] [--no-gpu]
 //
-// --streams: the GPU's row again with N encoders at once, each on its own thread and CUDA
-// stream (default 8 at 1080p and below, 2 above: the recording machine's target).
+// The GPU's rows: one encoder with one frame at a time (an encode's latency), then with three
+// frames in flight (each on its own CUDA stream, as the recorder runs it), then --streams N
+// encoders at once, each on its own thread (default 8 at 1080p and below, 2 above: the
+// recording machine's target).
 //
 // The source is FFmpeg's testsrc2 (a moving test card) at each size, made by libavfilter.
+// Where there is a GPU, rows of their own then give where one encoder's frame spends its time,
+// pass by pass (each waited for and timed from the host, as a profiler would show them).
 // scripts/gpu-check.sh runs it on a GPU machine; bench/README.md has a run.
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -36,6 +40,7 @@ namespace {
 
 using namespace rdmavideo;
 using Clock = std::chrono::steady_clock;
+constexpr unsigned kInFlight = 3;  // as the recorder runs it (kGpuFramesInFlight)
 
 struct Picture {
   uint32_t width = 0, height = 0;
@@ -205,12 +210,14 @@ Row run_cpu_twin(const Picture& p, int frames, unsigned threads) {
   return row;
 }
 
-// `streams` encoders on their own threads and CUDA streams at once, as a recording machine
-// runs one a stream: frames a second and CPU time a frame over all of them.
-Row run_gpu(const Picture& p, int frames, int streams) {
+// `streams` encoders on their own threads at once, as a recording machine runs one a stream,
+// each with `in_flight` frames queued (each on its own CUDA stream): frames a second and CPU
+// time a frame over all of them. With one frame in flight, "encode ms" is an encode's latency.
+Row run_gpu(const Picture& p, int frames, int streams, unsigned in_flight) {
   Row row;
   row.encoder = "rdmavideo ProRes, GPU" +
-                (streams > 1 ? ", " + std::to_string(streams) + " streams at once" : std::string());
+                (streams > 1 ? ", " + std::to_string(streams) + " streams" : std::string()) + ", " +
+                std::to_string(in_flight) + " in flight";
   auto device = cuda::Device::shared(0);
   if (!device) {
     row.note = "no GPU: " + device.error().message();
@@ -218,7 +225,8 @@ Row run_gpu(const Picture& p, int frames, int streams) {
   }
   std::vector<std::unique_ptr<prores::GpuEncoder>> encoders;
   for (int s = 0; s < streams; ++s) {
-    auto encoder = prores::GpuEncoder::create(*device, {p.width, p.height, prores::Profile::hq});
+    auto encoder =
+        prores::GpuEncoder::create(*device, {p.width, p.height, prores::Profile::hq}, in_flight);
     if (!encoder) {
       row.note = encoder.error().message();
       return row;
@@ -253,15 +261,27 @@ Row run_gpu(const Picture& p, int frames, int streams) {
     threads.emplace_back([&, s] {
       Run& r = runs[s];
       r.out.resize(encoders[s]->max_frame_bytes());
-      for (int i = 0; i < frames; ++i) {
-        auto size = encoders[s]->encode(picture, r.out);
+      prores::GpuEncoder& e = *encoders[s];
+      const auto collect = [&] {
+        auto size = e.collect(r.out);
         if (!size) {
           r.error = size.error().message();
-          return;
+          return false;
         }
         r.bytes += *size;
         r.last = *size;
-        r.encode_ms += encoders[s]->last_encode_ms();
+        r.encode_ms += e.last_encode_ms();
+        return true;
+      };
+      for (int i = 0; i < frames; ++i) {
+        if (auto ok = e.submit(picture); !ok) {
+          r.error = ok.error().message();
+          return;
+        }
+        if (e.queued() == e.frames_in_flight() && !collect()) return;
+      }
+      while (e.queued() > 0) {
+        if (!collect()) return;
       }
     });
   }
@@ -281,6 +301,46 @@ Row run_gpu(const Picture& p, int frames, int streams) {
   row.psnr = luma_psnr(p, runs[0].out.data(), runs[0].last);
   row.note = (*device)->describe();
   return row;
+}
+
+// Where one encoder's frame spends its time on the GPU: each pass waited for and timed
+// (GpuEncoder::time_passes), the mean of `frames` frames; printed as rows of their own.
+void print_pass_times(const Picture& p, int frames, const std::string& picture) {
+  auto device = cuda::Device::shared(0);
+  if (!device) return;
+  auto encoder = prores::GpuEncoder::create(*device, {p.width, p.height, prores::Profile::hq});
+  if (!encoder) return;
+  prores::GpuEncoder& e = **encoder;
+  const uint32_t cw = (p.width + 1) / 2;
+  prores::DevicePicture at{{}, p.width, p.height};
+  std::vector<std::shared_ptr<cuda::DevicePtr>> memory;
+  const std::vector<uint16_t>* planes[3] = {&p.y, &p.cb, &p.cr};
+  for (int i = 0; i < 3; ++i) {
+    auto m = (*device)->allocate(planes[i]->size() * 2);
+    if (!m || !(*device)->upload(**m, std::as_bytes(std::span(*planes[i])))) return;
+    memory.push_back(*m);
+    at.planes.at[i] = **m;
+    at.planes.pitch[i] = (i == 0 ? p.width : cw) * 2;
+  }
+  e.time_passes(true);
+  std::vector<uint8_t> out(e.max_frame_bytes());
+  std::vector<std::pair<std::string, double>> sums;
+  for (int f = 0; f < frames; ++f) {
+    if (!e.encode(at, out)) return;
+    const auto times = e.last_pass_times();
+    for (size_t i = 0; i < times.size(); ++i) {
+      if (sums.size() <= i) sums.emplace_back(std::string(times[i].pass), 0.0);
+      sums[i].second += times[i].ms;
+    }
+  }
+  double total = 0;
+  for (const auto& [pass, ms] : sums) {
+    std::printf("%-12s   pass: %-37s %8.3f ms a frame\n", picture.c_str(), pass.c_str(),
+                ms / frames);
+    total += ms / frames;
+  }
+  std::printf("%-12s   pass: %-37s %8.3f ms a frame (each pass waited for)\n", picture.c_str(),
+              "all", total);
 }
 
 }  // namespace
@@ -308,7 +368,7 @@ int main(int argc, char** argv) {
     }
   }
   av_log_set_level(AV_LOG_ERROR);
-  std::printf("%-12s %-40s %8s %12s %12s %9s %10s  %s\n", "picture", "encoder (ProRes 422 HQ)",
+  std::printf("%-12s %-46s %8s %12s %12s %9s %10s  %s\n", "picture", "encoder (ProRes 422 HQ)",
               "fps", "CPU ms/frame", "bytes/frame", "PSNR Y", "encode ms", "");
   for (size_t at = 0; at < sizes.size();) {
     size_t comma = sizes.find(',', at);
@@ -325,9 +385,14 @@ int main(int argc, char** argv) {
     }
     std::vector<Row> rows;
     if (gpu) {
-      rows.push_back(run_gpu(p, frames, 1));
+      // One encoder a frame at a time (its latency), then with frames in flight, then as many
+      // as the recording machine runs.
+      rows.push_back(run_gpu(p, frames, 1, 1));
       const int at_once = streams > 0 ? streams : (size_t{w} * h <= 1920 * 1080 ? 8 : 2);
-      if (at_once > 1 && rows.back().fps > 0) rows.push_back(run_gpu(p, frames, at_once));
+      if (rows.back().fps > 0) {
+        rows.push_back(run_gpu(p, frames, 1, kInFlight));
+        if (at_once > 1) rows.push_back(run_gpu(p, frames, at_once, kInFlight));
+      }
     }
     rows.push_back(run_cpu_twin(p, std::max(1, frames / 3), 1));
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -337,14 +402,15 @@ int main(int argc, char** argv) {
     const std::string picture = std::to_string(w) + "x" + std::to_string(h);
     for (const Row& r : rows) {
       if (r.fps == 0) {
-        std::printf("%-12s %-40s %s\n", picture.c_str(), r.encoder.c_str(), r.note.c_str());
+        std::printf("%-12s %-46s %s\n", picture.c_str(), r.encoder.c_str(), r.note.c_str());
         continue;
       }
-      std::printf("%-12s %-40s %8.1f %12.2f %12.0f %9.2f %10s  %s\n", picture.c_str(),
+      std::printf("%-12s %-46s %8.1f %12.2f %12.0f %9.2f %10s  %s\n", picture.c_str(),
                   r.encoder.c_str(), r.fps, r.cpu_ms, r.mean_bytes, r.psnr,
                   r.encode_ms > 0 ? std::to_string(r.encode_ms).substr(0, 6).c_str() : "-",
                   r.note.c_str());
     }
+    if (gpu && rows.front().fps > 0) print_pass_times(p, frames, picture);
   }
   return 0;
 }

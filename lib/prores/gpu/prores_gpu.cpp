@@ -53,6 +53,19 @@ struct GpuEncoder::Impl {
   // cannot bring to its target needs a second read).
   size_t frame_bytes = 0, first_read = 0;
   double last_ms = 0;
+  // With timing on, each pass waited for and timed from the host.
+  bool timing = false;
+  std::vector<GpuEncoder::PassTime> times;
+  Clock::time_point lap_start;
+
+  Result<void> lap(cuda::Stream& stream, std::string_view pass) {
+    if (!timing) return {};
+    if (auto ok = stream.synchronize(); !ok) return ok;
+    const auto now = Clock::now();
+    times.push_back({pass, std::chrono::duration<double, std::milli>(now - lap_start).count()});
+    lap_start = now;
+    return {};
+  }
 
   Result<void> allocate(Slot& s) {
     const size_t count = slices.size();
@@ -86,7 +99,10 @@ struct GpuEncoder::Impl {
     const size_t count = slices.size();
     const auto n = static_cast<unsigned>(count);
     cuda::Stream& stream = *s.stream;
+    times.clear();
+    lap_start = Clock::now();
     if (auto ok = passes->dct(stream, picture, *slices_at, n, *s.coefficients_at); !ok) return ok;
+    if (auto ok = lap(stream, "dct"); !ok) return ok;
     auto read = stream.mark();
     if (!read) return Unexpected(read.error());
     s.read = *read;
@@ -97,26 +113,33 @@ struct GpuEncoder::Impl {
     auto ok = stream.upload_async(*s.rate_at, std::span(s.rate_back.get(), sizeof(RateState)));
     // The search (detail::choose_quantisers' on the CPU): each pass counted at all of its
     // quantisers at once, then ended.
+    constexpr std::string_view kCount[] = {"count: 8 quantisers", "count: 7 quantisers",
+                                           "count: 1 quantiser"};
     for (int pass = 0; ok && pass < kSearchPasses; ++pass) {
       ok = passes->count(stream, *s.coefficients_at, *slices_at, n, *matrix_at, *s.rate_at,
                          pass_row(pass), pass_row(pass + 1) - pass_row(pass), *s.sizes_at);
+      if (ok) ok = lap(stream, kCount[pass]);
       if (ok) ok = passes->search(stream, *s.sizes_at, n, *s.rate_at);
+      if (ok) ok = lap(stream, "search");
     }
     // Each slice's quantiser and place, then every slice coded there, and both read back.
     if (ok) {
       ok = passes->place(stream, *s.sizes_at, n, *s.rate_at, *s.quantisers_at, *s.chosen_at,
                          *s.offsets_at);
     }
+    if (ok) ok = lap(stream, "place");
     if (ok) {
       ok = passes->write(stream, *s.coefficients_at, *slices_at, n, *matrix_at, *s.quantisers_at,
                          *s.chosen_at, *s.offsets_at, *s.frame_at, *s.frame_at);
     }
+    if (ok) ok = lap(stream, "write");
     if (ok) {
       ok = stream.download_async(std::span(s.rate_back.get(), sizeof(RateState)), *s.rate_at);
     }
     if (ok && first_read > 0) {
       ok = stream.download_async(std::span(s.frame_back.get(), first_read), *s.frame_at);
     }
+    if (ok) ok = lap(stream, "read back");
     if (!ok) return ok;
     auto done = stream.mark();
     if (!done) return Unexpected(done.error());
@@ -216,6 +239,10 @@ Result<void> GpuEncoder::make_picture(cuda::Stream& stream, GpuInput input,
 }
 
 double GpuEncoder::last_encode_ms() const { return impl_->last_ms; }
+
+void GpuEncoder::time_passes(bool on) { impl_->timing = on; }
+
+std::vector<GpuEncoder::PassTime> GpuEncoder::last_pass_times() const { return impl_->times; }
 
 Result<void> GpuEncoder::submit(const DevicePicture& picture) {
   Impl& m = *impl_;

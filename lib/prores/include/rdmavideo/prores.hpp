@@ -146,6 +146,16 @@ class GpuEncoder {
   Result<size_t> encode(const DevicePicture& picture, std::span<uint8_t> out);
   /// How long the last frame collected took, from its submission to its bytes in `out`.
   double last_encode_ms() const;
+  /// Where a frame's time goes, as a profiler would show it: with time_passes(true), each pass
+  /// of a submitted frame is waited for and timed from the host (which slows the frame by a
+  /// wait a pass, and lets no frame overlap another). The last submitted frame's passes, in
+  /// order.
+  struct PassTime {
+    std::string_view pass;
+    double ms;
+  };
+  void time_passes(bool on);
+  std::vector<PassTime> last_pass_times() const;
 
  private:
   struct Impl;

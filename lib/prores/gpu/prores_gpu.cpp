@@ -194,7 +194,8 @@ Result<std::unique_ptr<GpuEncoder>> GpuEncoder::create(std::shared_ptr<cuda::Dev
   auto passes = GpuPasses::load(*device);
   if (!passes) return Unexpected(passes.error());
   auto impl = std::make_unique<Impl>();
-  impl->device = device;
+  impl->device = std::move(device);
+  cuda::Device& gpu = *impl->device;
   impl->passes = std::move(*passes);
   impl->format = format;
   impl->slices = slice_layout(format.width, format.height);
@@ -205,7 +206,7 @@ Result<std::unique_ptr<GpuEncoder>> GpuEncoder::create(std::shared_ptr<cuda::Dev
   const size_t count = impl->slices.size();
   for (auto [to, bytes] : {std::pair{&impl->slices_at, count * sizeof(SliceAt)},
                            std::pair{&impl->matrix_at, size_t{64}}}) {
-    auto at = device->allocate(bytes);
+    auto at = gpu.allocate(bytes);
     if (!at) return Unexpected(at.error());
     *to = std::move(*at);
   }
@@ -215,10 +216,10 @@ Result<std::unique_ptr<GpuEncoder>> GpuEncoder::create(std::shared_ptr<cuda::Dev
   }
   std::vector<SliceAt> spans;
   for (const auto& s : impl->slices) spans.push_back({s.mb_x, s.mb_y, s.mb_count});
-  if (auto ok = device->upload(*impl->slices_at, std::as_bytes(std::span(spans))); !ok)
+  if (auto ok = gpu.upload(*impl->slices_at, std::as_bytes(std::span(spans))); !ok)
     return Unexpected(ok.error());
-  if (auto ok = device->upload(
-          *impl->matrix_at, std::as_bytes(std::span(detail::matrix(format.profile), size_t{64})));
+  if (auto ok = gpu.upload(*impl->matrix_at,
+                           std::as_bytes(std::span(detail::matrix(format.profile), size_t{64})));
       !ok) {
     return Unexpected(ok.error());
   }

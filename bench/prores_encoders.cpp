@@ -29,6 +29,7 @@ extern "C" {
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -210,6 +211,21 @@ Row run_cpu_twin(const Picture& p, int frames, unsigned threads) {
   return row;
 }
 
+// The picture in GPU memory (its planes kept in `memory`), as a --memory cuda ring holds it.
+std::optional<prores::DevicePicture> on_gpu(cuda::Device& device, const Picture& p,
+                                            std::vector<std::shared_ptr<cuda::DevicePtr>>& memory) {
+  prores::DevicePicture picture{{}, p.width, p.height};
+  const std::vector<uint16_t>* planes[3] = {&p.y, &p.cb, &p.cr};
+  for (int i = 0; i < 3; ++i) {
+    auto at = device.allocate(planes[i]->size() * 2);
+    if (!at || !device.upload(**at, std::as_bytes(std::span(*planes[i])))) return std::nullopt;
+    memory.push_back(*at);
+    picture.planes.at[i] = **at;
+    picture.planes.pitch[i] = (i == 0 ? p.width : (p.width + 1) / 2) * 2;
+  }
+  return picture;
+}
+
 // `streams` encoders on their own threads at once, as a recording machine runs one a stream,
 // each with `in_flight` frames queued (each on its own CUDA stream): frames a second and CPU
 // time a frame over all of them. With one frame in flight, "encode ms" is an encode's latency.
@@ -233,19 +249,11 @@ Row run_gpu(const Picture& p, int frames, int streams, unsigned in_flight) {
     }
     encoders.push_back(std::move(*encoder));
   }
-  const uint32_t cw = (p.width + 1) / 2;
-  prores::DevicePicture picture{{}, p.width, p.height};
   std::vector<std::shared_ptr<cuda::DevicePtr>> memory;
-  const std::vector<uint16_t>* planes[3] = {&p.y, &p.cb, &p.cr};
-  for (int i = 0; i < 3; ++i) {
-    auto at = (*device)->allocate(planes[i]->size() * 2);
-    if (!at || !(*device)->upload(**at, std::as_bytes(std::span(*planes[i])))) {
-      row.note = "could not put the picture in GPU memory";
-      return row;
-    }
-    memory.push_back(*at);
-    picture.planes.at[i] = **at;
-    picture.planes.pitch[i] = (i == 0 ? p.width : cw) * 2;
+  const auto picture = on_gpu(**device, p, memory);
+  if (!picture) {
+    row.note = "could not put the picture in GPU memory";
+    return row;
   }
   struct Run {
     std::vector<uint8_t> out;
@@ -274,7 +282,7 @@ Row run_gpu(const Picture& p, int frames, int streams, unsigned in_flight) {
         return true;
       };
       for (int i = 0; i < frames; ++i) {
-        if (auto ok = e.submit(picture); !ok) {
+        if (auto ok = e.submit(*picture); !ok) {
           r.error = ok.error().message();
           return;
         }
@@ -311,22 +319,14 @@ void print_pass_times(const Picture& p, int frames, const std::string& picture) 
   auto encoder = prores::GpuEncoder::create(*device, {p.width, p.height, prores::Profile::hq});
   if (!encoder) return;
   prores::GpuEncoder& e = **encoder;
-  const uint32_t cw = (p.width + 1) / 2;
-  prores::DevicePicture at{{}, p.width, p.height};
   std::vector<std::shared_ptr<cuda::DevicePtr>> memory;
-  const std::vector<uint16_t>* planes[3] = {&p.y, &p.cb, &p.cr};
-  for (int i = 0; i < 3; ++i) {
-    auto m = (*device)->allocate(planes[i]->size() * 2);
-    if (!m || !(*device)->upload(**m, std::as_bytes(std::span(*planes[i])))) return;
-    memory.push_back(*m);
-    at.planes.at[i] = **m;
-    at.planes.pitch[i] = (i == 0 ? p.width : cw) * 2;
-  }
+  const auto at = on_gpu(**device, p, memory);
+  if (!at) return;
   e.time_passes(true);
   std::vector<uint8_t> out(e.max_frame_bytes());
   std::vector<std::pair<std::string, double>> sums;
   for (int f = 0; f < frames; ++f) {
-    if (!e.encode(at, out)) return;
+    if (!e.encode(*at, out)) return;
     const auto times = e.last_pass_times();
     for (size_t i = 0; i < times.size(); ++i) {
       if (sums.size() <= i) sums.emplace_back(std::string(times[i].pass), 0.0);

@@ -42,6 +42,18 @@ extern "C" __global__ void rdmavideo_prores_dct(prores::PlanesRef picture,
                           coefficients + size_t{i} * prores::kSliceCoefficients);
 }
 
+// A slice's phases up to its fold (slices/prores_slices.hpp) at quantiser `q`, by thread t of
+// the block, a barrier after each: then its size and every chunk's place are known.
+__device__ void fold_slice(unsigned t, const short* at, unsigned mb_count,
+                           const unsigned char* matrix, int q, prores::SliceShared& shared) {
+  prores::slice_steps(t, matrix, q, shared);
+  __syncthreads();
+  prores::slice_summarise(t, at, mb_count, shared);
+  __syncthreads();
+  prores::slice_fold(t, mb_count, shared);
+  __syncthreads();
+}
+
 // Slice blockIdx.x's size at the quantiser of row first_row + blockIdx.y of the rate
 // control's state (none where it has none) into that row of `sizes` (0: over its cap).
 // prores::kSliceThreads threads.
@@ -56,13 +68,7 @@ extern "C" __global__ void rdmavideo_prores_count(const short* coefficients,
   const int q = rate->q[row];  // the same for every thread of the block
   if (i >= count || q == 0) return;
   const unsigned mb_count = slices[i].mb_count;
-  const short* at = coefficients + size_t{i} * prores::kSliceCoefficients;
-  prores::slice_steps(t, matrix, q, shared);
-  __syncthreads();
-  prores::slice_summarise(t, at, mb_count, shared);
-  __syncthreads();
-  prores::slice_fold(t, mb_count, shared);
-  __syncthreads();
+  fold_slice(t, coefficients + size_t{i} * prores::kSliceCoefficients, mb_count, matrix, q, shared);
   if (t == 0)
     sizes[size_t{static_cast<unsigned>(row)} * count + i] = prores::slice_size(mb_count, shared);
 }
@@ -121,12 +127,7 @@ extern "C" __global__ void rdmavideo_prores_write(const short* coefficients,
   const int q = quantisers[i];
   const short* at = coefficients + size_t{i} * prores::kSliceCoefficients;
   for (uint32_t w = t; w < (size + 3) / 4; w += blockDim.x) words[w] = 0;
-  prores::slice_steps(t, matrix, q, shared);
-  __syncthreads();
-  prores::slice_summarise(t, at, mb_count, shared);
-  __syncthreads();
-  prores::slice_fold(t, mb_count, shared);
-  __syncthreads();
+  fold_slice(t, at, mb_count, matrix, q, shared);  // its barriers order the zeros too
   prores::slice_codes(t, at, mb_count, q, shared, words);
   __syncthreads();
   unsigned char* to = frame_slices + offsets[i];

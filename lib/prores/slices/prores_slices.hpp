@@ -24,13 +24,31 @@ namespace rdmavideo::prores {
 inline constexpr int kMaxSliceMacroblocks = 8;
 inline constexpr int kBlockSamples = 64;
 
-// The order in which a progressive frame's coefficients are visited (RDD 36).
+// The order in which a progressive frame's coefficients are visited (RDD 36): the raster
+// position of each step of the scan, and the step of each raster position, derived from it so
+// that the two cannot disagree.
+struct ScanTable {
+  uint8_t at[64];
+};
+RDMAVIDEO_HOST_DEVICE constexpr ScanTable scan_positions() {
+  return {{0,  1,  8,  9,  2,  3,  10, 11, 16, 17, 24, 25, 18, 19, 26, 27, 4,  5,  12, 20, 13, 6,
+           7,  14, 21, 28, 29, 22, 15, 23, 30, 31, 32, 33, 40, 48, 41, 34, 35, 42, 49, 56, 57, 50,
+           43, 36, 37, 44, 51, 58, 59, 52, 45, 38, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63}};
+}
+RDMAVIDEO_HOST_DEVICE constexpr ScanTable scan_indices() {
+  const ScanTable positions = scan_positions();
+  ScanTable indices{};
+  for (int i = 0; i < 64; ++i) indices.at[positions.at[i]] = static_cast<uint8_t>(i);
+  return indices;
+}
 RDMAVIDEO_HOST_DEVICE inline int scan_position(int i) {
-  constexpr uint8_t kScan[64] = {0,  1,  8,  9,  2,  3,  10, 11, 16, 17, 24, 25, 18, 19, 26, 27,
-                                 4,  5,  12, 20, 13, 6,  7,  14, 21, 28, 29, 22, 15, 23, 30, 31,
-                                 32, 33, 40, 48, 41, 34, 35, 42, 49, 56, 57, 50, 43, 36, 37, 44,
-                                 51, 58, 59, 52, 45, 38, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
-  return kScan[i];
+  static constexpr ScanTable kPositions = scan_positions();
+  return kPositions.at[i];
+}
+/// Where each raster position is in the scan.
+RDMAVIDEO_HOST_DEVICE inline int scan_index(int raster) {
+  static constexpr ScanTable kIndices = scan_indices();
+  return kIndices.at[raster];
 }
 
 // Code book bytes (bits 7-5: Rice order; 4-2: exponential Golomb order; 1-0: the switch).
@@ -273,15 +291,6 @@ inline constexpr size_t kSliceCoefficients = kMaxSliceMacroblocks * 8 * kBlockSa
 RDMAVIDEO_HOST_DEVICE inline size_t slice_cap(uint32_t mb_count) {
   const size_t cap = mb_count * kSliceCapPerMacroblock;
   return cap < 0xffff ? cap : 0xffff;
-}
-
-/// Where each raster position is in the scan (scan_position's inverse).
-RDMAVIDEO_HOST_DEVICE inline int scan_index(int raster) {
-  constexpr uint8_t kIndex[64] = {0,  1,  4,  5,  16, 17, 21, 22, 2,  3,  6,  7,  18, 20, 23, 28,
-                                  8,  9,  12, 13, 19, 24, 27, 29, 10, 11, 14, 15, 25, 26, 30, 31,
-                                  32, 33, 37, 38, 45, 46, 53, 54, 34, 36, 39, 44, 47, 52, 55, 60,
-                                  35, 40, 43, 48, 51, 56, 59, 61, 41, 42, 49, 50, 57, 58, 62, 63};
-  return kIndex[raster];
 }
 
 /// A plane of a slice of `mb_count` macroblocks: its first coefficient and its blocks (a power

@@ -67,54 +67,6 @@ RDMAVIDEO_HOST_DEVICE inline uint8_t level_book(unsigned last_level) {
   return kBooks[last_level < 9 ? last_level : 9];
 }
 
-/// Writes bits, most significant first, into `out`; past `capacity`, nothing more is written
-/// and overflowed() says so.
-class BitWriter {
- public:
-  RDMAVIDEO_HOST_DEVICE BitWriter(uint8_t* out, size_t capacity) : out_(out), capacity_(capacity) {}
-
-  /// The low `count` (0..32) bits of `value`.
-  RDMAVIDEO_HOST_DEVICE void put(uint32_t value, int count) {
-    if (count == 0) return;
-    acc_ = (acc_ << count) | (value & (count == 32 ? 0xffffffffu : (1u << count) - 1));
-    held_ += count;
-    while (held_ >= 8) {
-      held_ -= 8;
-      emit(static_cast<uint8_t>(acc_ >> held_));
-    }
-  }
-  RDMAVIDEO_HOST_DEVICE void zeros(unsigned count) {
-    for (; count >= 32; count -= 32) put(0, 32);
-    put(0, static_cast<int>(count));
-  }
-  /// Pads the last byte with zeros; the bytes written.
-  RDMAVIDEO_HOST_DEVICE size_t finish() {
-    if (held_ > 0) {
-      emit(static_cast<uint8_t>(acc_ << (8 - held_)));
-      held_ = 0;
-    }
-    return bytes_;
-  }
-  RDMAVIDEO_HOST_DEVICE bool overflowed() const { return overflow_; }
-
- private:
-  RDMAVIDEO_HOST_DEVICE void emit(uint8_t byte) {
-    if (bytes_ < capacity_) {
-      out_[bytes_] = byte;
-      ++bytes_;
-    } else {
-      overflow_ = true;
-    }
-  }
-
-  uint8_t* out_;
-  size_t capacity_;
-  size_t bytes_ = 0;
-  uint64_t acc_ = 0;
-  int held_ = 0;
-  bool overflow_ = false;
-};
-
 /// Counts the bits a writer would be given, writing none: how the codes' lengths are found,
 /// through the very calls that write them.
 struct BitCounter {

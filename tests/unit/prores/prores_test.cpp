@@ -23,6 +23,55 @@
 namespace rdmavideo::prores {
 namespace {
 
+// The tests' own writer, as the definition writes a slice: bits most significant first, byte
+// after byte into `out`; past `capacity`, nothing more is written and overflowed() says so.
+// (The encoder places its codes with prores::BitPlacer and counts them with BitCounter.)
+class BitWriter {
+ public:
+  BitWriter(uint8_t* out, size_t capacity) : out_(out), capacity_(capacity) {}
+
+  /// The low `count` (0..32) bits of `value`.
+  void put(uint32_t value, int count) {
+    if (count == 0) return;
+    acc_ = (acc_ << count) | (value & (count == 32 ? 0xffffffffu : (1u << count) - 1));
+    held_ += count;
+    while (held_ >= 8) {
+      held_ -= 8;
+      emit(static_cast<uint8_t>(acc_ >> held_));
+    }
+  }
+  void zeros(unsigned count) {
+    for (; count >= 32; count -= 32) put(0, 32);
+    put(0, static_cast<int>(count));
+  }
+  /// Pads the last byte with zeros; the bytes written.
+  size_t finish() {
+    if (held_ > 0) {
+      emit(static_cast<uint8_t>(acc_ << (8 - held_)));
+      held_ = 0;
+    }
+    return bytes_;
+  }
+  bool overflowed() const { return overflow_; }
+
+ private:
+  void emit(uint8_t byte) {
+    if (bytes_ < capacity_) {
+      out_[bytes_] = byte;
+      ++bytes_;
+    } else {
+      overflow_ = true;
+    }
+  }
+
+  uint8_t* out_;
+  size_t capacity_;
+  size_t bytes_ = 0;
+  uint64_t acc_ = 0;
+  int held_ = 0;
+  bool overflow_ = false;
+};
+
 std::string bits_of(uint32_t value, uint8_t book) {
   uint8_t out[16] = {};
   BitWriter w(out, sizeof(out));

@@ -700,6 +700,23 @@ void expect_prores_frames_in_flight(const std::shared_ptr<Device>& device, uint3
   EXPECT_NE(alone.error().message().find("collect them before encoding one alone"),
             std::string::npos)
       << alone.error().message();
+  // A picture of another size, and too little room for a frame: refused, naming why, and
+  // nothing queued is lost.
+  prores::DevicePicture smaller = picture.picture;
+  smaller.width = width - 1;
+  auto other = (*gpu)->submit(smaller);
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message().find(std::to_string(width - 1) + "x" + std::to_string(height) +
+                                         " picture for a " + std::to_string(width) + "x" +
+                                         std::to_string(height)),
+            std::string::npos)
+      << other.error().message();
+  std::vector<uint8_t> little(100);
+  auto cramped = (*gpu)->collect(little);
+  ASSERT_FALSE(cramped);
+  EXPECT_NE(cramped.error().message().find("100 bytes for a frame of up to"), std::string::npos)
+      << cramped.error().message();
+  EXPECT_EQ((*gpu)->queued(), 3u);
   for (size_t k = 0; k < 3; ++k) collect_as(k);
   auto none = (*gpu)->collect(out);
   ASSERT_FALSE(none);
